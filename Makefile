@@ -1,0 +1,104 @@
+# fabscope - one non-recursive Makefile.
+#
+#   make deps     install the Debian packages the build needs (apt-get)
+#   make          build build/fabscope and build/libfabscope.a
+#   make demo     deps + build + run the built-in scenario
+#   make test     deps + build + every test (prints "tests: N passed, N failed")
+#   make asan     the whole test suite under AddressSanitizer + UBSan
+#   make bench    benchmarks (reported, not asserted)
+#   make fuzz     short libFuzzer runs of the parsers (clang)
+#   make format-check
+#
+# Warnings: -Wall -Wextra -Wshadow -Wpointer-arith -Wstrict-prototypes
+# -Wmissing-prototypes -Wformat=2 -Wundef; WERROR=1 adds -Werror (CI does).
+
+CC      ?= cc
+BUILD   ?= build
+OPT     ?= -O2 -g
+WARN    := -Wall -Wextra -Wshadow -Wpointer-arith -Wstrict-prototypes \
+           -Wmissing-prototypes -Wformat=2 -Wundef -Wno-format-nonliteral
+ifeq ($(WERROR),1)
+WARN    += -Werror
+endif
+CFLAGS  ?=
+CFLAGS  += -std=gnu11 $(OPT) $(WARN) -D_GNU_SOURCE -MMD -MP $(SAN)
+LDFLAGS += $(SAN)
+LDLIBS  := -lyaml -ljansson -lm
+
+DEB_PKGS := libyaml-dev libjansson-dev libcmocka-dev pkg-config
+
+LIB_SRC := $(sort $(wildcard src/*.c src/*/*.c))
+LIB_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRC)) $(BUILD)/gen/default_scenario.o
+LIB     := $(BUILD)/libfabscope.a
+BIN     := $(BUILD)/fabscope
+TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
+TEST_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
+
+.PHONY: all deps demo test check asan bench fuzz format-check clean doc-keys
+
+all: $(BIN)
+
+deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+# the built-in scenario is examples/default/scenario.yaml, compiled in
+$(BUILD)/gen/default_scenario.c: examples/default/scenario.yaml
+	@mkdir -p $(dir $@)
+	@{ echo '/* generated from examples/default/scenario.yaml */'; \
+	   echo 'const char fab_default_scenario[] ='; \
+	   sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; \
+	   echo ';'; } > $@
+
+$(BUILD)/gen/default_scenario.o: $(BUILD)/gen/default_scenario.c
+	$(CC) $(CFLAGS) -Wno-missing-variable-declarations -c $< -o $@
+
+$(LIB): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BIN): $(BUILD)/cli/fabscope.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIB) tests/unit/testutil.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Wno-missing-prototypes -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS) -lcmocka
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	./$(BIN) sim
+
+check: $(BIN) $(TEST_BIN)
+	@FABSCOPE=./$(BIN) BUILD=$(BUILD) sh tests/run.sh $(TEST_BIN)
+
+test: deps
+	@$(MAKE) --no-print-directory check
+
+asan: deps
+	@$(MAKE) --no-print-directory check BUILD=build-asan OPT="-O1 -g" \
+	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	sh bench/run.sh ./$(BIN)
+
+doc-keys: $(BIN)
+	./$(BIN) sim --keys
+
+format-check:
+	clang-format --dry-run --Werror $(LIB_SRC) cli/*.c tests/unit/*.c
+
+clean:
+	rm -rf build build-asan
+
+-include $(LIB_OBJ:.o=.d) $(BUILD)/cli/fabscope.d

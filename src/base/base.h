@@ -1,0 +1,97 @@
+/*
+ * base.h - types, units and error values shared by every layer.
+ *
+ * Simulated time is an integer count of picoseconds, rates are integer bits
+ * per second and sizes are integer bytes; the names carry the unit.  Errors
+ * are values: functions return 0 or a negative FAB_E*, and fill a
+ * struct fab_err with a message that points at the input.
+ */
+#ifndef FAB_BASE_H
+#define FAB_BASE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef uint64_t fab_time_ps; /* simulated time, picoseconds */
+typedef uint64_t fab_rate_bps; /* link or flow rate, bits per second */
+typedef uint64_t fab_bytes;    /* a size, bytes */
+
+#define FAB_PS_PER_NS 1000ULL
+#define FAB_PS_PER_US 1000000ULL
+#define FAB_PS_PER_MS 1000000000ULL
+#define FAB_PS_PER_S 1000000000000ULL
+#define FAB_TIME_NEVER UINT64_MAX
+
+/* Exit codes of the command line tool, documented in the README. */
+enum fab_exit {
+	FAB_EXIT_OK = 0,
+	FAB_EXIT_CHECKS = 1, /* checks failed: a suspect found, a test failed */
+	FAB_EXIT_USAGE = 2,
+	FAB_EXIT_INPUT = 3, /* bad scenario, topology or flow file */
+	FAB_EXIT_IO = 4,
+	FAB_EXIT_INTERNAL = 5,
+};
+
+/* One table gives the error enum and its strings. */
+#define FAB_ERRORS(X)                                   \
+	X(FAB_OK, 0, "ok")                              \
+	X(FAB_EINVAL, -1, "invalid input")              \
+	X(FAB_ENOMEM, -2, "out of memory")              \
+	X(FAB_EIO, -3, "input/output error")            \
+	X(FAB_ETOPO, -4, "impossible topology")         \
+	X(FAB_EINTERNAL, -5, "internal error")
+
+enum fab_errno {
+#define FAB_X(name, value, text) name = value,
+	FAB_ERRORS(FAB_X)
+#undef FAB_X
+};
+
+const char *fab_strerror(int err);
+
+/* An error with a message that points at the input (file:line:col: key: ...). */
+struct fab_err {
+	int code;
+	char msg[512];
+};
+
+/* Sets err (if not NULL) and returns code; printf-style message. */
+int fab_err_set(struct fab_err *err, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Map an error value to the CLI exit code. */
+int fab_err_exit_code(int code);
+
+/* Units as people write them.  Each returns 0 or FAB_EINVAL and writes a
+ * reason ("expected a rate such as 400Gbps") into why (size why_len). */
+int fab_parse_rate(const char *s, fab_rate_bps *out, char *why, size_t why_len);
+int fab_parse_time(const char *s, fab_time_ps *out, char *why, size_t why_len);
+int fab_parse_bytes(const char *s, fab_bytes *out, char *why, size_t why_len);
+int fab_parse_uint(const char *s, uint64_t *out, char *why, size_t why_len);
+int fab_parse_double(const char *s, double *out, char *why, size_t why_len);
+int fab_parse_bool(const char *s, bool *out, char *why, size_t why_len);
+
+/* Canonical text for a value (the inverse of the parsers): "400Gbps",
+ * "1.5us", "32MiB".  Returns buf. */
+char *fab_fmt_rate(fab_rate_bps v, char *buf, size_t len);
+char *fab_fmt_time(fab_time_ps v, char *buf, size_t len);
+char *fab_fmt_bytes(fab_bytes v, char *buf, size_t len);
+
+/* Serialisation time of `bytes` on a link of `rate_bps`, rounded to ps. */
+static inline fab_time_ps fab_ser_ps(uint64_t bytes, fab_rate_bps rate_bps)
+{
+	return (fab_time_ps)(((__uint128_t)bytes * 8u * FAB_PS_PER_S +
+			      rate_bps / 2) /
+			     rate_bps);
+}
+
+void *fab_xcalloc(size_t n, size_t size); /* aborts on OOM: not user input */
+void *fab_xrealloc(void *p, size_t n, size_t size);
+char *fab_xstrdup(const char *s);
+
+#define FAB_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+#define FAB_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define FAB_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+#endif

@@ -1,0 +1,301 @@
+/*
+ * units.c - parse and print quantities as people write them.
+ *
+ * "400Gbps", "1.5us", "32MiB", "4096".  Numbers are decimal with an optional
+ * fraction; the value is computed exactly in 128-bit integers and rounded to
+ * the nearest unit (ps, bit/s, byte), so "0.1us" is exactly 100000 ps.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "base.h"
+
+struct unit {
+	const char *name;
+	uint64_t mult;
+};
+
+static const struct unit rate_units[] = {
+	{"bps", 1},           {"kbps", 1000ULL},         {"Kbps", 1000ULL},
+	{"Mbps", 1000000ULL}, {"Gbps", 1000000000ULL},   {"Tbps", 1000000000000ULL},
+	{"b/s", 1},           {"Kb/s", 1000ULL},         {"Mb/s", 1000000ULL},
+	{"Gb/s", 1000000000ULL}, {"Tb/s", 1000000000000ULL}, {"G", 1000000000ULL},
+	{"M", 1000000ULL},    {"T", 1000000000000ULL},
+};
+
+static const struct unit time_units[] = {
+	{"ps", 1},
+	{"ns", FAB_PS_PER_NS},
+	{"us", FAB_PS_PER_US},
+	{"ms", FAB_PS_PER_MS},
+	{"s", FAB_PS_PER_S},
+};
+
+static const struct unit byte_units[] = {
+	{"", 1},
+	{"B", 1},
+	{"KB", 1000ULL},
+	{"MB", 1000000ULL},
+	{"GB", 1000000000ULL},
+	{"TB", 1000000000000ULL},
+	{"KiB", 1ULL << 10},
+	{"MiB", 1ULL << 20},
+	{"GiB", 1ULL << 30},
+	{"TiB", 1ULL << 40},
+};
+
+static void why_set(char *why, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void why_set(char *why, size_t len, const char *fmt, ...)
+{
+	if (!why || !len)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+}
+
+/* Split "12.5Gbps" into mantissa 125, 1 fraction digit, unit "Gbps". */
+static int split_number(const char *s, __uint128_t *mant, unsigned *frac_digits,
+			const char **unit)
+{
+	const char *p = s;
+	__uint128_t m = 0;
+	unsigned digits = 0, frac = 0;
+	bool dot = false;
+	while (isspace((unsigned char)*p))
+		p++;
+	for (;; p++) {
+		if (isdigit((unsigned char)*p)) {
+			if (digits >= 30)
+				return -1;
+			m = m * 10 + (unsigned)(*p - '0');
+			digits++;
+			if (dot)
+				frac++;
+		} else if (*p == '.' && !dot) {
+			dot = true;
+		} else if (*p == '_' && digits) {
+			continue; /* 1_000_000 */
+		} else {
+			break;
+		}
+	}
+	if (!digits)
+		return -1;
+	while (isspace((unsigned char)*p))
+		p++;
+	*mant = m;
+	*frac_digits = frac;
+	*unit = p;
+	return 0;
+}
+
+static int parse_with_units(const char *s, const struct unit *units, size_t n,
+			    uint64_t *out, bool unitless_zero_ok, bool unitless_ok)
+{
+	__uint128_t mant;
+	unsigned frac;
+	const char *u;
+	if (split_number(s, &mant, &frac, &u))
+		return -1;
+	size_t ulen = strlen(u);
+	while (ulen && isspace((unsigned char)u[ulen - 1]))
+		ulen--;
+	uint64_t mult = 0;
+	if (ulen == 0) {
+		if (unitless_ok || (unitless_zero_ok && mant == 0))
+			mult = 1;
+		else
+			return -2;
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			if (strlen(units[i].name) == ulen &&
+			    strncmp(units[i].name, u, ulen) == 0) {
+				mult = units[i].mult;
+				break;
+			}
+		}
+		if (!mult)
+			return -3;
+	}
+	__uint128_t div = 1;
+	for (unsigned i = 0; i < frac; i++)
+		div *= 10;
+	__uint128_t v = mant * mult;
+	if (mult && v / mult != mant)
+		return -4;
+	v = (v + div / 2) / div;
+	if (v > UINT64_MAX)
+		return -4;
+	*out = (uint64_t)v;
+	return 0;
+}
+
+int fab_parse_rate(const char *s, fab_rate_bps *out, char *why, size_t why_len)
+{
+	int rc = parse_with_units(s, rate_units, FAB_ARRAY_LEN(rate_units), out,
+				  true, false);
+	if (rc == -4)
+		why_set(why, why_len, "rate too large, got \"%s\"", s);
+	else if (rc)
+		why_set(why, why_len,
+			"expected a rate with a unit (bps, Kbps, Mbps, Gbps, Tbps), got \"%s\"",
+			s);
+	return rc ? FAB_EINVAL : 0;
+}
+
+int fab_parse_time(const char *s, fab_time_ps *out, char *why, size_t why_len)
+{
+	int rc = parse_with_units(s, time_units, FAB_ARRAY_LEN(time_units), out,
+				  true, false);
+	if (rc == -4)
+		why_set(why, why_len, "time too large, got \"%s\"", s);
+	else if (rc)
+		why_set(why, why_len,
+			"expected a time with a unit (ps, ns, us, ms, s), got \"%s\"", s);
+	return rc ? FAB_EINVAL : 0;
+}
+
+int fab_parse_bytes(const char *s, fab_bytes *out, char *why, size_t why_len)
+{
+	int rc = parse_with_units(s, byte_units, FAB_ARRAY_LEN(byte_units), out,
+				  true, true);
+	if (rc == -4)
+		why_set(why, why_len, "size too large, got \"%s\"", s);
+	else if (rc)
+		why_set(why, why_len,
+			"expected a size in bytes (B, KB, MB, GB, KiB, MiB, GiB), got \"%s\"",
+			s);
+	return rc ? FAB_EINVAL : 0;
+}
+
+int fab_parse_uint(const char *s, uint64_t *out, char *why, size_t why_len)
+{
+	const char *p = s;
+	if (!*p || !isdigit((unsigned char)*p))
+		goto bad;
+	errno = 0;
+	char *end;
+	unsigned long long v = strtoull(p, &end, 10);
+	if (errno || *end)
+		goto bad;
+	*out = v;
+	return 0;
+bad:
+	why_set(why, why_len, "expected a non-negative integer, got \"%s\"", s);
+	return FAB_EINVAL;
+}
+
+int fab_parse_double(const char *s, double *out, char *why, size_t why_len)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end) {
+		/* also accept a fraction such as 1/256 */
+		char *slash;
+		double num = strtod(s, &slash);
+		if (slash != s && *slash == '/') {
+			double den = strtod(slash + 1, &end);
+			if (end != slash + 1 && !*end && den != 0) {
+				*out = num / den;
+				return 0;
+			}
+		}
+		why_set(why, why_len, "expected a number, got \"%s\"", s);
+		return FAB_EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+int fab_parse_bool(const char *s, bool *out, char *why, size_t why_len)
+{
+	static const char *yes[] = {"true", "yes", "on", "1"};
+	static const char *no[] = {"false", "no", "off", "0"};
+	for (size_t i = 0; i < FAB_ARRAY_LEN(yes); i++) {
+		if (!strcasecmp(s, yes[i])) {
+			*out = true;
+			return 0;
+		}
+		if (!strcasecmp(s, no[i])) {
+			*out = false;
+			return 0;
+		}
+	}
+	why_set(why, why_len, "expected true or false, got \"%s\"", s);
+	return FAB_EINVAL;
+}
+
+/* Largest unit that shows v exactly with at most 3 decimals. */
+static char *fmt_units(uint64_t v, const struct unit *units, size_t n,
+		       char *buf, size_t len)
+{
+	if (v == 0) {
+		snprintf(buf, len, "0%s", units[0].name);
+		return buf;
+	}
+	for (size_t i = n; i-- > 0;) {
+		uint64_t m = units[i].mult;
+		if (v < m)
+			continue;
+		uint64_t milli = m >= 1000 ? m / 1000 : 0;
+		if (m == 1 || v % m == 0) {
+			snprintf(buf, len, "%llu%s", (unsigned long long)(v / m),
+				 units[i].name);
+			return buf;
+		}
+		if (milli && v % milli == 0) {
+			uint64_t whole = v / m, rest = (v % m) / milli;
+			char frac[24];
+			snprintf(frac, sizeof frac, "%03llu", (unsigned long long)rest);
+			for (int k = 2; k > 0 && frac[k] == '0'; k--)
+				frac[k] = 0;
+			snprintf(buf, len, "%llu.%s%s", (unsigned long long)whole, frac,
+				 units[i].name);
+			return buf;
+		}
+	}
+	snprintf(buf, len, "%llu%s", (unsigned long long)v, units[0].name);
+	return buf;
+}
+
+char *fab_fmt_rate(fab_rate_bps v, char *buf, size_t len)
+{
+	static const struct unit u[] = {{"bps", 1},
+					{"Kbps", 1000ULL},
+					{"Mbps", 1000000ULL},
+					{"Gbps", 1000000000ULL},
+					{"Tbps", 1000000000000ULL}};
+	return fmt_units(v, u, FAB_ARRAY_LEN(u), buf, len);
+}
+
+char *fab_fmt_time(fab_time_ps v, char *buf, size_t len)
+{
+	return fmt_units(v, time_units, FAB_ARRAY_LEN(time_units), buf, len);
+}
+
+char *fab_fmt_bytes(fab_bytes v, char *buf, size_t len)
+{
+	static const struct unit u[] = {{"B", 1},
+					{"KiB", 1ULL << 10},
+					{"MiB", 1ULL << 20},
+					{"GiB", 1ULL << 30},
+					{"TiB", 1ULL << 40}};
+	if (v % 1024 && v > 1024) {
+		/* not a binary multiple: decimal units read better */
+		static const struct unit d[] = {{"B", 1},
+						{"KB", 1000ULL},
+						{"MB", 1000000ULL},
+						{"GB", 1000000000ULL}};
+		return fmt_units(v, d, FAB_ARRAY_LEN(d), buf, len);
+	}
+	return fmt_units(v, u, FAB_ARRAY_LEN(u), buf, len);
+}

@@ -1,0 +1,42 @@
+/*
+ * result.h - the result document and its renderings.
+ *
+ * One run, one document: a versioned JSON object (schema "fabscope.result/1")
+ * with the seed, the effective configuration, the topology report, a
+ * summary, per-flow and per-port tables, and optional time series.  CSV holds
+ * the same tables with units in the column names; text is a summary for
+ * people.  Nothing here reads a clock: same run, same bytes.
+ */
+#ifndef FAB_RESULT_H
+#define FAB_RESULT_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "../scenario/scenario.h"
+#include "../sim/sim.h"
+
+#define FAB_RESULT_SCHEMA "fabscope.result/1"
+
+struct fab_summary {
+	size_t flows, flows_done;
+	fab_bytes bytes;
+	fab_time_ps fct_min, fct_p50, fct_p99, fct_max;
+	double fct_mean;
+	double goodput_mean_bps;
+	uint64_t drops, retx_pkts, cnps, timeouts, ecn_marks, pause_frames;
+	double ecmp_max_over_mean; /* leaf uplinks (tier 1 -> tier 2), 0 if none */
+	fab_rate_bps ecmp_up_max_bytes, ecmp_up_mean_bytes;
+};
+
+void fab_summary_compute(const struct fab_sim *s, struct fab_summary *out);
+
+/* The whole document (caller json_decref's it). */
+json_t *fab_result_json(const struct fab_config *c, const struct fab_sim *s);
+
+int fab_result_write_flows_csv(FILE *f, const struct fab_sim *s);
+int fab_result_write_ports_csv(FILE *f, const struct fab_sim *s);
+int fab_result_write_series_csv(FILE *f, const struct fab_sim *s);
+int fab_result_write_text(FILE *f, const struct fab_config *c, const struct fab_sim *s);
+
+#endif

@@ -1,0 +1,80 @@
+/*
+ * scenario.h - a scenario file (YAML) as typed configuration.
+ *
+ * One table lists every key: its path, type, unit, default, range and
+ * meaning.  Defaults, parsing, range checks, --set overrides, the effective
+ * configuration in result documents and the reference in doc/scenario.md
+ * (`fabscope sim --keys`) all come from that table, so they cannot disagree.
+ */
+#ifndef FAB_SCENARIO_H
+#define FAB_SCENARIO_H
+
+#include "../base/base.h"
+#include "../sim/sim.h"
+#include "../topo/topo.h"
+#include "../work/traffic.h"
+
+struct fab_run_params {
+	uint64_t seed;
+	fab_time_ps end_ps; /* 0 = until every flow is done */
+};
+
+struct fab_key_loc {
+	const char *origin;
+	unsigned line, col;
+	bool given;
+};
+
+struct fab_config {
+	struct fab_topo_params topo;
+	struct fab_fabric_params fabric;
+	struct fab_traffic_params traffic;
+	struct fab_run_params run;
+	char *origin;          /* the scenario's name in messages */
+	char *topo_file;       /* owned; topo.file points here */
+	struct fab_key_loc *loc; /* per key of the table */
+};
+
+/* Loads a scenario: path NULL means the built-in default.  sets are
+ * "key=value" overrides applied after the file.  Returns NULL and fills err
+ * (file:line:col: key: message) on bad input. */
+struct fab_config *fab_config_load(const char *path, const char *const *sets, size_t nsets,
+				   struct fab_err *err);
+/* Parses scenario text held in memory; origin names it in messages and
+ * relative paths resolve against base_dir (may be NULL). */
+struct fab_config *fab_config_parse(const char *text, size_t len, const char *origin,
+				    const char *base_dir, const char *const *sets, size_t nsets,
+				    struct fab_err *err);
+void fab_config_free(struct fab_config *c);
+
+/* The built-in default scenario's YAML text. */
+extern const char fab_default_scenario[];
+
+/* The key table, for the effective configuration and the reference. */
+enum fab_key_type {
+	K_U32, K_U64, K_RATE, K_TIME, K_BYTES, K_BOOL, K_DOUBLE, K_ENUM, K_RATIO,
+	K_PRIOMASK, K_PATH, K_U8,
+};
+
+struct fab_key_def {
+	const char *path;   /* "topology.spines" */
+	int type;           /* enum fab_key_type */
+	size_t off;         /* offset in struct fab_config (or in a list item) */
+	const char *def;    /* default, as a user would write it */
+	double min, max;    /* range for numbers (rates, times, bytes included) */
+	const char *choices; /* K_ENUM: "spine-leaf|fat-tree|file" */
+	const char *doc;
+};
+
+const struct fab_key_def *fab_config_keys(size_t *n);
+const struct fab_key_def *fab_config_flow_keys(size_t *n);
+const struct fab_key_def *fab_config_gen_keys(size_t *n);
+/* Canonical text of a key's value in cfg (or a list item when base given). */
+void fab_config_value_text(const struct fab_key_def *k, const void *base, char *buf,
+			   size_t len);
+/* Was a key (by path) given in the file or by --set? */
+bool fab_config_given(const struct fab_config *c, const char *path);
+/* The location prefix for a key ("file:line:col: " or "--set "), "" if unknown. */
+void fab_config_where(const struct fab_config *c, const char *path, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,60 @@
+/*
+ * dcqcn.h - the DCQCN reaction point (sender-side rate control of RoCEv2).
+ *
+ * Pure state machine, no simulator inside, so it is unit-tested alone.
+ * Zhu et al., "Congestion Control for Large-Scale RDMA Deployments",
+ * SIGCOMM 2015: on a CNP the current rate Rc is cut by alpha/2 and the
+ * target Rt remembers the old rate; alpha is an EWMA of congestion (gain g)
+ * that decays by (1-g) every alpha period without a CNP; the rate recovers
+ * in stages driven by a timer and a byte counter: fast recovery (Rc moves
+ * half way to Rt) for the first F steps, then additive increase (Rt += R_AI),
+ * then hyper increase (Rt += i * R_HAI) once both counters pass F.
+ * Alpha is decayed lazily (on the next CNP) by the number of whole alpha
+ * periods since the last update, which is the same as a periodic timer.
+ */
+#ifndef FAB_DCQCN_H
+#define FAB_DCQCN_H
+
+#include "../base/base.h"
+
+struct fab_dcqcn_params {
+	bool enabled;
+	double g;                  /* alpha gain, 1/256 */
+	double initial_alpha;      /* 1.0 */
+	fab_time_ps alpha_period_ps; /* alpha decay period K, 55us */
+	fab_time_ps rate_period_ps;  /* rate-increase timer T, 55us */
+	fab_bytes byte_counter;    /* rate-increase byte counter B, 10MB */
+	uint32_t fast_recovery_steps; /* F, 5 */
+	fab_rate_bps rai_bps;      /* additive increase step R_AI, 40Mbps */
+	fab_rate_bps rhai_bps;     /* hyper increase step R_HAI, 400Mbps */
+	fab_rate_bps min_rate_bps; /* floor of Rc, 100Mbps */
+};
+
+struct fab_dcqcn {
+	double rc_bps;     /* current rate */
+	double rt_bps;     /* target rate */
+	double line_bps;   /* the NIC's line rate: the ceiling */
+	double alpha;
+	fab_time_ps alpha_ref_ps; /* last alpha update */
+	uint32_t timer_steps;     /* rate-timer expiries since the last cut */
+	uint32_t byte_steps;      /* byte-counter expiries since the last cut */
+	fab_bytes bytes_since;    /* bytes sent since the last byte step */
+	uint64_t cuts;            /* CNP reactions so far */
+};
+
+void fab_dcqcn_init(struct fab_dcqcn *rp, const struct fab_dcqcn_params *p, double line_bps);
+/* Brings alpha up to now: one (1-g) factor per whole period since the last update. */
+void fab_dcqcn_decay_alpha(struct fab_dcqcn *rp, const struct fab_dcqcn_params *p,
+			   fab_time_ps now_ps);
+void fab_dcqcn_on_cnp(struct fab_dcqcn *rp, const struct fab_dcqcn_params *p,
+		      fab_time_ps now_ps);
+void fab_dcqcn_on_rate_timer(struct fab_dcqcn *rp, const struct fab_dcqcn_params *p);
+void fab_dcqcn_on_bytes(struct fab_dcqcn *rp, const struct fab_dcqcn_params *p,
+			fab_bytes bytes);
+/* True while the rate is below the line rate (the timer should run). */
+static inline bool fab_dcqcn_limited(const struct fab_dcqcn *rp)
+{
+	return rp->rc_bps < rp->line_bps;
+}
+
+#endif

@@ -1,0 +1,216 @@
+/*
+ * roce.c - the RoCEv2 transport: reliable-connected queue pairs with
+ * go-back-N, ACK coalescing, CNP generation and the DCQCN reaction point.
+ *
+ * A flow's bytes are split evenly over its queue pairs; each QP segments its
+ * share into MTU packets numbered by PSN.  The receiver accepts only the next
+ * expected PSN: an out-of-order packet draws one NAK naming the expected PSN
+ * (and no other until that PSN arrives), a duplicate draws an ACK.  The
+ * sender goes back to the NAKed PSN, or to the oldest unacknowledged one
+ * when no progress was made for a retransmission timeout.  The notification
+ * point sends at most one CNP per QP per interval for CE-marked packets; the
+ * reaction point (dcqcn.c) sets the QP's rate, which nic.c enforces.
+ * Both ends of a QP live in one struct sim_qp: the sender fields are only
+ * touched at the source NIC, the receiver fields only at the destination.
+ */
+#include "transport.h"
+
+enum {
+	ACK_FRAME = FAB_HDR_ETH + FAB_HDR_IPV4 + FAB_HDR_UDP + FAB_HDR_BTH + FAB_HDR_AETH +
+		    FAB_HDR_ICRC + FAB_HDR_FCS,                                       /* 66 */
+	CNP_FRAME = FAB_HDR_ETH + FAB_HDR_IPV4 + FAB_HDR_UDP + FAB_HDR_BTH + 16 +
+		    FAB_HDR_ICRC + FAB_HDR_FCS,                                       /* 78 */
+};
+
+static void send_ctrl(struct fab_sim *s, struct sim_qp *qp, int kind, uint32_t psn)
+{
+	struct pkt *p = sim_pkt_alloc(s);
+	p->kind = (uint8_t)kind;
+	p->qp = qp->id;
+	p->psn = psn;
+	p->src_nic = qp->dst_nic;
+	p->dst_nic = qp->src_nic;
+	p->hash = qp->hash_rev;
+	p->prio = s->fp.ctrl_prio;
+	p->frame_bytes = kind == PKT_CNP ? CNP_FRAME : ACK_FRAME;
+	struct sim_nic *nic = &s->nics[qp->dst_nic];
+	sim_port_enqueue(s, &s->ports[nic->port], p);
+}
+
+static void rto_arm(struct fab_sim *s, struct sim_qp *qp, fab_time_ps at)
+{
+	qp->rto_armed = true;
+	qp->rto_gen++;
+	fab_eq_push(&s->eq, at, EV_RTO, qp, qp->rto_gen);
+}
+
+static void roce_flow_start(struct fab_sim *s, struct sim_flow *f)
+{
+	double line = (double)s->ports[s->nics[f->spec.src_nic].port].rate_bps;
+	for (uint32_t k = 0; k < f->nqps; k++) {
+		struct sim_qp *qp = &s->qps[f->first_qp + k];
+		fab_dcqcn_init(&qp->cc, &s->fp.dcqcn, line);
+		qp->next_send_ps = s->now_ps;
+		qp->last_progress_ps = s->now_ps;
+		nic_qp_make_ready(s, qp);
+	}
+}
+
+static bool roce_has_data(const struct sim_qp *qp)
+{
+	return !qp->done && qp->snd_nxt < qp->npkts;
+}
+
+static struct pkt *roce_next_packet(struct fab_sim *s, struct sim_qp *qp)
+{
+	if (!roce_has_data(qp))
+		return NULL;
+	struct sim_flow *f = &s->flows[qp->flow];
+	struct pkt *p = sim_pkt_alloc(s);
+	p->kind = PKT_DATA;
+	p->qp = qp->id;
+	p->psn = qp->snd_nxt;
+	p->src_nic = qp->src_nic;
+	p->dst_nic = qp->dst_nic;
+	p->hash = qp->hash_fwd;
+	p->prio = qp->prio;
+	p->ecn = ECN_ECT0;
+	p->payload = p->psn + 1 == qp->npkts ? qp->last_payload : (uint16_t)s->fp.mtu;
+	p->frame_bytes = (uint16_t)(p->payload + FAB_ROCE_FRAME_OVERHEAD);
+	if (qp->snd_nxt < qp->snd_max)
+		f->st.retx_pkts++;
+	qp->snd_nxt++;
+	if (qp->snd_nxt > qp->snd_max)
+		qp->snd_max = qp->snd_nxt;
+	f->st.data_pkts++;
+	s->tot.data_pkts++;
+	s->tot.data_tx_bytes += p->payload;
+	s->live_data_payload += p->payload;
+	if (!qp->rto_armed) {
+		qp->last_progress_ps = s->now_ps;
+		rto_arm(s, qp, s->now_ps + s->fp.nic.rto_ps);
+	}
+	if (s->fp.dcqcn.enabled)
+		fab_dcqcn_on_bytes(&qp->cc, &s->fp.dcqcn, p->payload);
+	return p;
+}
+
+static void qp_complete(struct fab_sim *s, struct sim_qp *qp)
+{
+	qp->done = true;
+	qp->rto_gen++;
+	qp->cc_gen++;
+	struct sim_flow *f = &s->flows[qp->flow];
+	if (++f->qps_done == f->nqps) {
+		f->st.finish_ps = s->now_ps;
+		s->tot.flows_done++;
+	}
+}
+
+static void sender_ack(struct fab_sim *s, struct sim_qp *qp, uint32_t psn)
+{
+	if (psn > qp->snd_una) {
+		qp->snd_una = psn;
+		qp->last_progress_ps = s->now_ps;
+		if (qp->snd_nxt < qp->snd_una)
+			qp->snd_nxt = qp->snd_una;
+	}
+	if (qp->snd_una >= qp->npkts && !qp->done)
+		qp_complete(s, qp);
+}
+
+static void receive_data(struct fab_sim *s, struct sim_qp *qp, struct pkt *p)
+{
+	if (p->ecn == ECN_CE && s->fp.dcqcn.enabled &&
+	    (!qp->cnp_sent_once || s->now_ps - qp->last_cnp_ps >= s->fp.nic.cnp_interval_ps)) {
+		qp->cnp_sent_once = true;
+		qp->last_cnp_ps = s->now_ps;
+		send_ctrl(s, qp, PKT_CNP, 0);
+	}
+	if (p->psn == qp->rcv_nxt) {
+		qp->rcv_nxt++;
+		s->flows[qp->flow].st.delivered_bytes += p->payload;
+		qp->nak_sent = false;
+		if (++qp->unacked >= s->fp.nic.ack_every || qp->rcv_nxt == qp->npkts) {
+			qp->unacked = 0;
+			send_ctrl(s, qp, PKT_ACK, qp->rcv_nxt);
+		}
+	} else if (p->psn > qp->rcv_nxt) {
+		if (!qp->nak_sent) {
+			qp->nak_sent = true;
+			send_ctrl(s, qp, PKT_NAK, qp->rcv_nxt);
+		}
+	} else {
+		send_ctrl(s, qp, PKT_ACK, qp->rcv_nxt);
+	}
+}
+
+static void roce_on_receive(struct fab_sim *s, struct sim_nic *nic, struct pkt *p)
+{
+	(void)nic;
+	struct sim_qp *qp = &s->qps[p->qp];
+	switch (p->kind) {
+	case PKT_DATA:
+		receive_data(s, qp, p);
+		break;
+	case PKT_ACK:
+		sender_ack(s, qp, p->psn);
+		break;
+	case PKT_NAK:
+		sender_ack(s, qp, p->psn);
+		if (!qp->done && p->psn < qp->snd_nxt) {
+			qp->snd_nxt = p->psn;
+			nic_qp_make_ready(s, qp);
+		}
+		break;
+	case PKT_CNP:
+		s->flows[qp->flow].st.cnps++;
+		if (s->fp.dcqcn.enabled && !qp->done) {
+			fab_dcqcn_on_cnp(&qp->cc, &s->fp.dcqcn, s->now_ps);
+			qp->cc_gen++;
+			fab_eq_push(&s->eq, s->now_ps + s->fp.dcqcn.rate_period_ps, EV_CC_TIMER, qp,
+				    qp->cc_gen);
+		}
+		break;
+	}
+	sim_pkt_free(s, p);
+}
+
+static void roce_on_timer(struct fab_sim *s, const struct fab_ev *ev)
+{
+	struct sim_qp *qp = ev->obj;
+	if (ev->type == EV_CC_TIMER) {
+		if (ev->arg != qp->cc_gen || qp->done)
+			return;
+		fab_dcqcn_on_rate_timer(&qp->cc, &s->fp.dcqcn);
+		if (fab_dcqcn_limited(&qp->cc))
+			fab_eq_push(&s->eq, s->now_ps + s->fp.dcqcn.rate_period_ps, EV_CC_TIMER, qp,
+				    qp->cc_gen);
+		return;
+	}
+	/* EV_RTO */
+	if (ev->arg != qp->rto_gen || qp->done)
+		return;
+	qp->rto_armed = false;
+	if (qp->snd_una >= qp->snd_max)
+		return; /* nothing outstanding; re-armed by the next send */
+	fab_time_ps due = qp->last_progress_ps + s->fp.nic.rto_ps;
+	if (s->now_ps >= due) {
+		s->flows[qp->flow].st.timeouts++;
+		qp->snd_nxt = qp->snd_una;
+		qp->last_progress_ps = s->now_ps;
+		rto_arm(s, qp, s->now_ps + s->fp.nic.rto_ps);
+		nic_qp_make_ready(s, qp);
+	} else {
+		rto_arm(s, qp, due);
+	}
+}
+
+const struct fab_transport_ops fab_roce_transport = {
+	.name = "roce",
+	.flow_start = roce_flow_start,
+	.next_packet = roce_next_packet,
+	.has_data = roce_has_data,
+	.on_receive = roce_on_receive,
+	.on_timer = roce_on_timer,
+};

@@ -1,0 +1,579 @@
+/*
+ * sim.c - the packet engine: event loop, links, switch ports over a shared
+ * buffer, PFC and ECN.
+ *
+ * Model.  A port serialises one frame at a time at its rate (frame + 20 B
+ * preamble/IFG) and the frame arrives whole at the peer after the link's
+ * propagation delay (store and forward).  A switch port has 8 strict-priority
+ * egress queues over the switch's shared buffer.  Lossless priorities (PFC)
+ * are admitted per ingress port and priority: above XOFF the switch sends
+ * PAUSE upstream and keeps admitting into headroom, at or below XON it sends
+ * RESUME; a packet past the headroom (or the whole buffer) is dropped.
+ * Lossy priorities are admitted by dynamic threshold: an egress queue may hold
+ * at most alpha x (free buffer).  ECN marks data at dequeue with RED on the
+ * egress queue depth (Kmin, Kmax, Pmax).  ECMP picks among equal-cost next
+ * hops by the packet's 5-tuple hash mixed with a per-switch seed.
+ * Simplified: no cut-through, no per-port buffer limits, PAUSE takes effect
+ * after the frame being serialised.
+ * Hot: handle_arrive, switch_receive, switch_start_tx, sim_port_transmit.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport.h"
+
+static const struct fab_transport_ops *transport = &fab_roce_transport;
+
+struct pkt *sim_pkt_alloc(struct fab_sim *s)
+{
+	if (!s->free_pkts) {
+		struct pkt_slab *slab = fab_xcalloc(1, sizeof *slab);
+		slab->next = s->slabs;
+		s->slabs = slab;
+		for (size_t i = FAB_ARRAY_LEN(slab->pkts); i-- > 0;) {
+			slab->pkts[i].next = s->free_pkts;
+			s->free_pkts = &slab->pkts[i];
+		}
+	}
+	struct pkt *p = s->free_pkts;
+	s->free_pkts = p->next;
+	memset(p, 0, sizeof *p);
+	return p;
+}
+
+void sim_pkt_free(struct fab_sim *s, struct pkt *p)
+{
+	if (p->kind == PKT_DATA)
+		s->live_data_payload -= p->payload;
+	p->next = s->free_pkts;
+	s->free_pkts = p;
+}
+
+static void queue_area_update(struct fab_sim *s, struct sim_port *port)
+{
+	port->st.queue_area += (double)port->qbytes_total * (double)(s->now_ps - port->q_changed_ps);
+	port->q_changed_ps = s->now_ps;
+}
+
+bool sim_port_prio_paused(const struct sim_port *port, unsigned prio, fab_time_ps now)
+{
+	(void)now;
+	return port->paused_mask & (1u << prio);
+}
+
+void sim_port_transmit(struct fab_sim *s, struct sim_port *port, struct pkt *p)
+{
+	uint32_t wire = p->frame_bytes + FAB_WIRE_PREAMBLE_IFG;
+	fab_time_ps ser = fab_ser_ps(wire, port->rate_bps);
+	port->busy = true;
+	port->st.tx_bytes += p->frame_bytes;
+	port->st.tx_wire_bytes += wire;
+	port->st.tx_pkts++;
+	if (p->kind == PKT_DATA)
+		port->st.tx_data_pkts++;
+	fab_eq_push(&s->eq, s->now_ps + ser, EV_TX_DONE, port, 0);
+	fab_eq_push(&s->eq, s->now_ps + ser + port->delay_ps, EV_ARRIVE, p, port->peer);
+}
+
+/* Sends the pending PFC frame, if any: one frame carries every priority
+ * whose PAUSE or RESUME is waiting. */
+static bool port_send_pending_pfc(struct fab_sim *s, struct sim_port *port)
+{
+	if (!port->pfc_pending)
+		return false;
+	struct pkt *p = sim_pkt_alloc(s);
+	p->kind = PKT_PFC;
+	p->frame_bytes = FAB_PFC_FRAME;
+	p->pfc_mask = port->pfc_pending;
+	for (unsigned i = 0; i < FAB_NPRIO; i++) {
+		if (!(port->pfc_pending & (1u << i)))
+			continue;
+		p->pfc_quanta[i] = port->pfc_quanta[i];
+		if (port->pfc_quanta[i])
+			port->st.pause_tx[i]++;
+		else
+			port->st.resume_tx[i]++;
+	}
+	port->pfc_pending = 0;
+	sim_port_transmit(s, port, p);
+	return true;
+}
+
+void sim_port_send_pfc(struct fab_sim *s, struct sim_port *port, unsigned prio, uint16_t quanta)
+{
+	port->pfc_pending |= (uint8_t)(1u << prio);
+	port->pfc_quanta[prio] = quanta;
+	sim_port_kick(s, port);
+}
+
+static fab_time_ps pause_duration_ps(const struct sim_port *port, uint32_t quanta)
+{
+	return fab_ser_ps((uint64_t)quanta * 64u, port->rate_bps); /* 512 bit times */
+}
+
+static void pfc_arm_refresh(struct fab_sim *s, struct sim_port *port, unsigned prio)
+{
+	port->pfc_gen[prio]++;
+	fab_time_ps half = pause_duration_ps(port, s->fp.pfc.quanta) / 2;
+	fab_eq_push(&s->eq, s->now_ps + (half ? half : 1), EV_PFC_REFRESH, port,
+		    prio | (port->pfc_gen[prio] << 3));
+}
+
+static void switch_start_tx(struct fab_sim *s, struct sim_port *port)
+{
+	if (port->busy)
+		return;
+	if (port_send_pending_pfc(s, port))
+		return;
+	for (int prio = FAB_NPRIO - 1; prio >= 0; prio--) {
+		struct pkt *p = port->head[prio];
+		if (!p || (port->paused_mask & (1u << prio)))
+			continue;
+		port->head[prio] = p->next;
+		if (!p->next)
+			port->tail[prio] = NULL;
+		p->next = NULL;
+		/* ECN: RED on the queue this packet leaves, counting itself */
+		if (s->fp.ecn.enabled && p->ecn == ECN_ECT0) {
+			uint64_t q = port->qbytes[prio];
+			const struct fab_ecn_params *e = &s->fp.ecn;
+			bool mark = false;
+			if (q > e->kmax_bytes) {
+				mark = true;
+			} else if (q > e->kmin_bytes) {
+				double prob = e->pmax * (double)(q - e->kmin_bytes) /
+					      (double)(e->kmax_bytes - e->kmin_bytes);
+				struct sim_switch *sw =
+					&s->switches[s->topo->switch_index[port->node]];
+				mark = fab_rng_unit(&sw->rng) < prob;
+			}
+			if (mark) {
+				p->ecn = ECN_CE;
+				port->st.ecn_marks++;
+			}
+		}
+		queue_area_update(s, port);
+		port->qbytes[prio] -= p->frame_bytes;
+		port->qbytes_total -= p->frame_bytes;
+		struct sim_switch *sw = &s->switches[s->topo->switch_index[port->node]];
+		sw->buffer_used -= p->frame_bytes;
+		struct sim_port *in = &s->ports[p->in_port];
+		in->in_bytes[prio] -= p->frame_bytes;
+		if ((in->xoff_sent & (1u << prio)) && in->in_bytes[prio] <= s->fp.pfc.xon_bytes) {
+			in->xoff_sent &= (uint8_t)~(1u << prio);
+			in->pfc_gen[prio]++;
+			sim_port_send_pfc(s, in, (unsigned)prio, 0);
+		}
+		sim_port_transmit(s, port, p);
+		return;
+	}
+}
+
+void sim_port_kick(struct fab_sim *s, struct sim_port *port)
+{
+	if (port->busy)
+		return;
+	if (port->is_switch) {
+		switch_start_tx(s, port);
+	} else {
+		struct sim_nic *nic = &s->nics[s->topo->nodes[port->node].nic];
+		if (!port_send_pending_pfc(s, port))
+			nic_start_tx(s, nic, port);
+	}
+}
+
+void sim_port_enqueue(struct fab_sim *s, struct sim_port *port, struct pkt *p)
+{
+	queue_area_update(s, port);
+	unsigned prio = p->prio;
+	p->next = NULL;
+	if (port->tail[prio])
+		port->tail[prio]->next = p;
+	else
+		port->head[prio] = p;
+	port->tail[prio] = p;
+	port->qbytes[prio] += p->frame_bytes;
+	port->qbytes_total += p->frame_bytes;
+	if (port->qbytes_total > port->st.max_queue_bytes)
+		port->st.max_queue_bytes = port->qbytes_total;
+	sim_port_kick(s, port);
+}
+
+static void drop_packet(struct fab_sim *s, struct sim_port *eport, struct pkt *p)
+{
+	eport->st.drops++;
+	eport->st.drop_bytes += p->frame_bytes;
+	s->tot.drops++;
+	if (p->kind == PKT_DATA)
+		s->tot.data_drop_bytes += p->payload;
+	sim_pkt_free(s, p);
+}
+
+static void switch_receive(struct fab_sim *s, struct sim_port *in, struct pkt *p)
+{
+	uint32_t node = in->node;
+	uint32_t si = s->topo->switch_index[node];
+	struct sim_switch *sw = &s->switches[si];
+	uint32_t cnt;
+	const uint32_t *hops = fab_topo_routes(s->topo, node, p->dst_nic, &cnt);
+	uint32_t eid = cnt == 1 ? hops[0] : hops[fab_mix64(p->hash ^ sw->ecmp_seed) % cnt];
+	struct sim_port *eport = &s->ports[eid];
+	unsigned prio = p->prio;
+	uint32_t size = p->frame_bytes;
+	const struct fab_pfc_params *pfc = &s->fp.pfc;
+	bool lossless = pfc->enabled && (pfc->prio_mask & (1u << prio));
+
+	if (sw->buffer_used + size > s->fp.buffer_bytes) {
+		drop_packet(s, eport, p);
+		return;
+	}
+	if (lossless) {
+		if (in->in_bytes[prio] + size > pfc->xoff_bytes + in->headroom_bytes) {
+			drop_packet(s, eport, p); /* headroom overflow */
+			return;
+		}
+	} else {
+		double limit = s->fp.dt_alpha * (double)(s->fp.buffer_bytes - sw->buffer_used);
+		if ((double)(eport->qbytes[prio] + size) > limit) {
+			drop_packet(s, eport, p);
+			return;
+		}
+	}
+	sw->buffer_used += size;
+	in->in_bytes[prio] += size;
+	p->in_port = in->id;
+	if (lossless && in->in_bytes[prio] > pfc->xoff_bytes &&
+	    !(in->xoff_sent & (1u << prio))) {
+		in->xoff_sent |= (uint8_t)(1u << prio);
+		sim_port_send_pfc(s, in, prio, (uint16_t)pfc->quanta);
+		pfc_arm_refresh(s, in, prio);
+	}
+	sim_port_enqueue(s, eport, p);
+}
+
+static void receive_pfc(struct fab_sim *s, struct sim_port *port, const struct pkt *p)
+{
+	for (unsigned prio = 0; prio < FAB_NPRIO; prio++) {
+		if (!(p->pfc_mask & (1u << prio)))
+			continue;
+		uint8_t bit = (uint8_t)(1u << prio);
+		if (p->pfc_quanta[prio] == 0) {
+			if (port->paused_mask & bit) {
+				port->st.paused_ps[prio] += s->now_ps - port->paused_since[prio];
+				port->paused_mask &= (uint8_t)~bit;
+			}
+			port->paused_until[prio] = s->now_ps;
+		} else {
+			port->st.pause_rx[prio]++;
+			port->paused_until[prio] = s->now_ps + pause_duration_ps(port, p->pfc_quanta[prio]);
+			if (!(port->paused_mask & bit)) {
+				port->paused_mask |= bit;
+				port->paused_since[prio] = s->now_ps;
+			}
+			fab_eq_push(&s->eq, port->paused_until[prio], EV_PAUSE_EXPIRE, port, prio);
+		}
+	}
+	sim_port_kick(s, port);
+}
+
+static void handle_arrive(struct fab_sim *s, struct pkt *p, uint32_t port_id)
+{
+	struct sim_port *port = &s->ports[port_id];
+	port->st.rx_bytes += p->frame_bytes;
+	port->st.rx_pkts++;
+	if (p->kind == PKT_PFC) {
+		receive_pfc(s, port, p);
+		sim_pkt_free(s, p);
+		return;
+	}
+	if (port->is_switch) {
+		switch_receive(s, port, p);
+		return;
+	}
+	struct sim_nic *nic = &s->nics[s->topo->nodes[port->node].nic];
+	if (p->kind == PKT_DATA)
+		s->tot.data_rx_bytes += p->payload;
+	nic_rx_account(s, nic, p);
+	transport->on_receive(s, nic, p);
+}
+
+static void handle_pause_expire(struct fab_sim *s, struct sim_port *port, unsigned prio)
+{
+	uint8_t bit = (uint8_t)(1u << prio);
+	if (!(port->paused_mask & bit) || s->now_ps < port->paused_until[prio])
+		return;
+	port->st.paused_ps[prio] += s->now_ps - port->paused_since[prio];
+	port->paused_mask &= (uint8_t)~bit;
+	sim_port_kick(s, port);
+}
+
+static void handle_pfc_refresh(struct fab_sim *s, struct sim_port *port, uint32_t arg)
+{
+	unsigned prio = arg & 7;
+	if (!(port->xoff_sent & (1u << prio)) || (arg >> 3) != port->pfc_gen[prio])
+		return;
+	sim_port_send_pfc(s, port, prio, (uint16_t)s->fp.pfc.quanta);
+	pfc_arm_refresh(s, port, prio);
+}
+
+static void handle_sample(struct fab_sim *s)
+{
+	for (uint32_t i = 0; i < s->topo->nports; i++) {
+		struct sim_port *port = &s->ports[i];
+		if (!port->is_switch)
+			continue;
+		if (s->nseries == s->cap_series) {
+			s->cap_series = s->cap_series ? 2 * s->cap_series : 4096;
+			s->series = fab_xrealloc(s->series, s->cap_series, sizeof *s->series);
+		}
+		s->series[s->nseries++] = (struct fab_series_row){
+			s->now_ps, i, port->qbytes_total, port->st.tx_bytes - port->series_tx_mark};
+		port->series_tx_mark = port->st.tx_bytes;
+	}
+	fab_eq_push(&s->eq, s->now_ps + s->fp.series_interval_ps, EV_SAMPLE, NULL, 0);
+}
+
+static fab_bytes auto_headroom(const struct fab_fabric_params *fp, const struct sim_port *port)
+{
+	/* what the upstream still sends after we decide to pause: a round trip
+	 * of the link, plus frames already being serialised at both ends */
+	uint64_t rtt_bytes = (uint64_t)(((__uint128_t)port->rate_bps * 2 * port->delay_ps) /
+					 (8 * FAB_PS_PER_S));
+	return rtt_bytes + 3ull * (fp->mtu + FAB_ROCE_WIRE_OVERHEAD) + FAB_PFC_FRAME +
+	       FAB_WIRE_PREAMBLE_IFG;
+}
+
+struct fab_sim *fab_sim_new(const struct fab_topo *topo, const struct fab_fabric_params *fp,
+			    uint64_t seed, const struct fab_sim_flow *flows, size_t nflows,
+			    struct fab_err *err)
+{
+	struct fab_sim *s = fab_xcalloc(1, sizeof *s);
+	s->topo = topo;
+	s->fp = *fp;
+	s->seed = seed;
+	fab_eq_init(&s->eq);
+	s->ports = fab_xcalloc(topo->nports, sizeof *s->ports);
+	for (uint32_t i = 0; i < topo->nports; i++) {
+		struct sim_port *port = &s->ports[i];
+		const struct fab_port *tp = &topo->ports[i];
+		port->id = i;
+		port->node = tp->node;
+		port->peer = tp->peer;
+		port->rate_bps = tp->rate_bps;
+		port->delay_ps = tp->delay_ps;
+		port->is_switch = topo->nodes[tp->node].kind == FAB_NODE_SWITCH;
+		port->headroom_bytes = fp->pfc.headroom_bytes ? fp->pfc.headroom_bytes
+							      : auto_headroom(fp, port);
+	}
+	s->switches = fab_xcalloc(topo->nswitches ? topo->nswitches : 1, sizeof *s->switches);
+	struct fab_rng seeds;
+	fab_rng_init(&seeds, fp->ecmp_seed, FAB_RNG_ECMP_SEED);
+	uint64_t same = fab_rng_next(&seeds);
+	for (uint32_t n = 0; n < topo->nnodes; n++) {
+		uint32_t si = topo->switch_index[n];
+		if (si == UINT32_MAX)
+			continue;
+		s->switches[si].node = n;
+		s->switches[si].ecmp_seed = fp->ecmp_same_hash ? same : fab_rng_next(&seeds);
+		fab_rng_init(&s->switches[si].rng, seed, FAB_RNG_SWITCH_BASE + si);
+	}
+	s->nics = fab_xcalloc(topo->nnics, sizeof *s->nics);
+	for (uint32_t i = 0; i < topo->nnics; i++) {
+		s->nics[i].index = i;
+		s->nics[i].node = topo->nic_node[i];
+		s->nics[i].port = topo->nodes[topo->nic_node[i]].first_port;
+	}
+	s->nflows = (uint32_t)nflows;
+	s->flows = fab_xcalloc(nflows ? nflows : 1, sizeof *s->flows);
+	uint64_t total_qps = 0;
+	for (size_t i = 0; i < nflows; i++) {
+		const struct fab_sim_flow *f = &flows[i];
+		if (f->src_nic >= topo->nnics || f->dst_nic >= topo->nnics ||
+		    f->src_nic == f->dst_nic || !f->bytes || !f->qps || f->prio >= FAB_NPRIO) {
+			fab_err_set(err, FAB_EINVAL, "flow %u: invalid endpoints, size or queue pairs",
+				    f->id);
+			fab_sim_free(s);
+			return NULL;
+		}
+		uint32_t q = f->qps;
+		if ((fab_bytes)q > f->bytes)
+			q = (uint32_t)f->bytes;
+		s->flows[i].spec = *f;
+		s->flows[i].nqps = q;
+		s->flows[i].first_qp = (uint32_t)total_qps;
+		s->flows[i].st.finish_ps = FAB_TIME_NEVER;
+		total_qps += q;
+	}
+	s->nqps = (uint32_t)total_qps;
+	s->qps = fab_xcalloc(total_qps ? total_qps : 1, sizeof *s->qps);
+	for (uint32_t i = 0; i < s->nflows; i++) {
+		struct sim_flow *f = &s->flows[i];
+		for (uint32_t k = 0; k < f->nqps; k++) {
+			struct sim_qp *qp = &s->qps[f->first_qp + k];
+			qp->id = f->first_qp + k;
+			qp->flow = i;
+			qp->src_nic = f->spec.src_nic;
+			qp->dst_nic = f->spec.dst_nic;
+			qp->prio = f->spec.prio;
+			qp->bytes = f->spec.bytes / f->nqps + (k < f->spec.bytes % f->nqps ? 1 : 0);
+			qp->npkts = (uint32_t)((qp->bytes + fp->mtu - 1) / fp->mtu);
+			qp->last_payload = (uint16_t)(qp->bytes - (uint64_t)(qp->npkts - 1) * fp->mtu);
+			/* the UDP source port identifies the QP's 5-tuple */
+			qp->sport = (uint16_t)(49152 + fab_mix64(seed ^ (0x51ed270bULL + qp->id)) % 16384);
+			uint64_t ips = ((uint64_t)qp->src_nic << 32) | qp->dst_nic;
+			uint64_t rips = ((uint64_t)qp->dst_nic << 32) | qp->src_nic;
+			uint64_t l4 = ((uint64_t)qp->sport << 16) | FAB_ROCE_UDP_DPORT;
+			qp->hash_fwd = fab_mix64(fab_mix64(ips) ^ l4 ^ 17);
+			qp->hash_rev = fab_mix64(fab_mix64(rips) ^ l4 ^ 17);
+		}
+		fab_eq_push(&s->eq, f->spec.start_ps, EV_FLOW_START, f, 0);
+	}
+	if (fp->series_interval_ps)
+		fab_eq_push(&s->eq, 0, EV_SAMPLE, NULL, 0);
+	return s;
+}
+
+void fab_sim_set_progress(struct fab_sim *s, fab_progress_fn fn, void *ctx)
+{
+	s->progress = fn;
+	s->progress_ctx = ctx;
+}
+
+int fab_sim_run(struct fab_sim *s, fab_time_ps end_ps)
+{
+	struct fab_ev ev;
+	uint64_t next_progress = 1u << 20;
+	while (s->tot.flows_done < s->nflows && fab_eq_pop(&s->eq, &ev)) {
+		if (end_ps && ev.t_ps > end_ps) {
+			s->now_ps = end_ps;
+			s->tot.stopped_by_end_time = true;
+			break;
+		}
+		s->now_ps = ev.t_ps;
+		switch (ev.type) {
+		case EV_TX_DONE: {
+			struct sim_port *port = ev.obj;
+			port->busy = false;
+			sim_port_kick(s, port);
+			break;
+		}
+		case EV_ARRIVE:
+			handle_arrive(s, ev.obj, ev.arg);
+			break;
+		case EV_PAUSE_EXPIRE:
+			handle_pause_expire(s, ev.obj, ev.arg);
+			break;
+		case EV_PFC_REFRESH:
+			handle_pfc_refresh(s, ev.obj, ev.arg);
+			break;
+		case EV_QP_WAKE:
+			nic_on_wake(s, ev.obj);
+			break;
+		case EV_FLOW_START:
+			transport->flow_start(s, ev.obj);
+			break;
+		case EV_RTO:
+		case EV_CC_TIMER:
+			transport->on_timer(s, &ev);
+			break;
+		case EV_NIC_DRAIN:
+			nic_on_drain(s, ev.obj, ev.arg);
+			break;
+		case EV_SAMPLE:
+			handle_sample(s);
+			break;
+		}
+		if (s->progress && s->eq.popped >= next_progress) {
+			next_progress += 1u << 20;
+			s->progress(s->progress_ctx, s->now_ps, s->eq.popped);
+		}
+	}
+	/* close the books: open intervals end now */
+	for (uint32_t i = 0; i < s->topo->nports; i++) {
+		struct sim_port *port = &s->ports[i];
+		queue_area_update(s, port);
+		for (unsigned prio = 0; prio < FAB_NPRIO; prio++)
+			if (port->paused_mask & (1u << prio)) {
+				port->st.paused_ps[prio] += s->now_ps - port->paused_since[prio];
+				port->paused_since[prio] = s->now_ps;
+			}
+	}
+	s->tot.events = s->eq.popped;
+	s->tot.end_ps = s->now_ps;
+	s->tot.data_inflight_bytes = s->live_data_payload;
+	return 0;
+}
+
+void fab_sim_free(struct fab_sim *s)
+{
+	if (!s)
+		return;
+	fab_eq_free(&s->eq);
+	while (s->slabs) {
+		struct pkt_slab *next = s->slabs->next;
+		free(s->slabs);
+		s->slabs = next;
+	}
+	free(s->ports);
+	free(s->switches);
+	free(s->nics);
+	free(s->qps);
+	free(s->flows);
+	free(s->series);
+	free(s->port_stats_out);
+	free(s->flow_stats_out);
+	free(s->flow_specs_out);
+	free(s);
+}
+
+const struct fab_port_stats *fab_sim_port_stats(const struct fab_sim *s)
+{
+	struct fab_sim *m = (struct fab_sim *)s;
+	if (!m->port_stats_out)
+		m->port_stats_out = fab_xcalloc(s->topo->nports, sizeof *m->port_stats_out);
+	for (uint32_t i = 0; i < s->topo->nports; i++)
+		m->port_stats_out[i] = s->ports[i].st;
+	return m->port_stats_out;
+}
+
+const struct fab_flow_stats *fab_sim_flow_stats(const struct fab_sim *s)
+{
+	struct fab_sim *m = (struct fab_sim *)s;
+	if (!m->flow_stats_out)
+		m->flow_stats_out = fab_xcalloc(s->nflows ? s->nflows : 1, sizeof *m->flow_stats_out);
+	for (uint32_t i = 0; i < s->nflows; i++)
+		m->flow_stats_out[i] = s->flows[i].st;
+	return m->flow_stats_out;
+}
+
+const struct fab_sim_flow *fab_sim_flows(const struct fab_sim *s, size_t *n)
+{
+	struct fab_sim *m = (struct fab_sim *)s;
+	if (!m->flow_specs_out)
+		m->flow_specs_out = fab_xcalloc(s->nflows ? s->nflows : 1, sizeof *m->flow_specs_out);
+	for (uint32_t i = 0; i < s->nflows; i++)
+		m->flow_specs_out[i] = s->flows[i].spec;
+	*n = s->nflows;
+	return m->flow_specs_out;
+}
+
+const struct fab_sim_totals *fab_sim_totals(const struct fab_sim *s)
+{
+	return &s->tot;
+}
+
+const struct fab_series_row *fab_sim_series(const struct fab_sim *s, size_t *n)
+{
+	*n = s->nseries;
+	return s->series;
+}
+
+const struct fab_topo *fab_sim_topo(const struct fab_sim *s)
+{
+	return s->topo;
+}
+
+fab_bytes fab_sim_headroom(const struct fab_sim *s, uint32_t port)
+{
+	return s->ports[port].headroom_bytes;
+}

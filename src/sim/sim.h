@@ -1,0 +1,152 @@
+/*
+ * sim.h - the packet-level engine: what it takes, what it gives back.
+ *
+ * The engine takes a routed topology, the fabric parameters (buffers, PFC,
+ * ECN, DCQCN, NIC transport) and a list of point-to-point flows between
+ * NICs, runs them packet by packet, and leaves counters per port and per
+ * flow.  It never prints and never exits; it reports through return values,
+ * struct fab_err and an optional progress callback.
+ */
+#ifndef FAB_SIM_H
+#define FAB_SIM_H
+
+#include "../base/base.h"
+#include "../topo/topo.h"
+#include "dcqcn.h"
+
+#define FAB_NPRIO 8
+
+/* RoCEv2 wire overheads, bytes. */
+enum {
+	FAB_WIRE_PREAMBLE_IFG = 20, /* preamble 7 + SFD 1 + inter-frame gap 12 */
+	FAB_HDR_ETH = 14,
+	FAB_HDR_FCS = 4,
+	FAB_HDR_IPV4 = 20,
+	FAB_HDR_UDP = 8,
+	FAB_HDR_BTH = 12,
+	FAB_HDR_ICRC = 4,
+	FAB_HDR_AETH = 4,            /* ACK extended transport header */
+	FAB_ROCE_FRAME_OVERHEAD = FAB_HDR_ETH + FAB_HDR_FCS + FAB_HDR_IPV4 +
+				  FAB_HDR_UDP + FAB_HDR_BTH + FAB_HDR_ICRC, /* 62 */
+	FAB_ROCE_WIRE_OVERHEAD = FAB_ROCE_FRAME_OVERHEAD + FAB_WIRE_PREAMBLE_IFG, /* 82 */
+	FAB_PFC_FRAME = 64,          /* a PFC PAUSE frame, minimum Ethernet frame */
+	FAB_ROCE_UDP_DPORT = 4791,
+};
+
+struct fab_pfc_params {
+	bool enabled;
+	uint8_t prio_mask;          /* lossless priorities, bit p = priority p */
+	fab_bytes xoff_bytes;       /* per ingress port and priority: PAUSE above this */
+	fab_bytes xon_bytes;        /* RESUME at or below this */
+	fab_bytes headroom_bytes;   /* above xoff before dropping; 0 = from the link's RTT */
+	uint32_t quanta;            /* PAUSE time in 512-bit quanta, 1..65535 */
+	bool nic_pause;             /* the NIC sends PAUSE when its receive buffer passes nic_xoff */
+	fab_bytes nic_rx_buffer_bytes;
+	fab_rate_bps nic_rx_drain_bps; /* how fast the NIC empties its receive buffer (PCIe), 0 = line rate */
+};
+
+struct fab_ecn_params {
+	bool enabled;
+	fab_bytes kmin_bytes;
+	fab_bytes kmax_bytes;
+	double pmax; /* marking probability at kmax */
+};
+
+struct fab_nic_params {
+	uint32_t ack_every;         /* coalesce: one ACK per this many packets */
+	fab_time_ps rto_ps;         /* retransmission timeout */
+	fab_time_ps cnp_interval_ps; /* at most one CNP per QP per interval */
+};
+
+struct fab_fabric_params {
+	uint32_t mtu;               /* RoCE payload per packet: 1024, 2048 or 4096 */
+	fab_bytes buffer_bytes;     /* shared buffer per switch */
+	double dt_alpha;            /* dynamic threshold for lossy queues */
+	uint8_t ctrl_prio;          /* priority of ACK, NAK and CNP */
+	uint64_t ecmp_seed;         /* per-switch seeds are derived from it */
+	bool ecmp_same_hash;        /* every switch uses the same seed (polarization) */
+	struct fab_pfc_params pfc;
+	struct fab_ecn_params ecn;
+	struct fab_dcqcn_params dcqcn;
+	struct fab_nic_params nic;
+	fab_time_ps series_interval_ps; /* 0 = no time series */
+};
+
+/* One transfer between two NICs. */
+struct fab_sim_flow {
+	uint32_t id;
+	uint32_t src_gpu, dst_gpu;  /* for reporting */
+	uint32_t src_nic, dst_nic;
+	fab_bytes bytes;
+	fab_time_ps start_ps;
+	uint8_t prio;
+	uint32_t qps;               /* queue pairs; bytes split evenly */
+};
+
+struct fab_flow_stats {
+	fab_time_ps finish_ps;      /* last byte acknowledged; FAB_TIME_NEVER if unfinished */
+	fab_bytes delivered_bytes;  /* in-order bytes accepted by the receiver */
+	uint64_t data_pkts;         /* data packets sent, retransmissions included */
+	uint64_t retx_pkts;
+	uint64_t cnps;              /* CNPs received by the sender */
+	uint64_t timeouts;
+};
+
+struct fab_port_stats {
+	uint64_t tx_bytes, rx_bytes;     /* Ethernet frame bytes (FCS included) */
+	uint64_t tx_pkts, rx_pkts;
+	uint64_t tx_wire_bytes;          /* frames + preamble + IFG: what the line carried */
+	uint64_t drops, drop_bytes;      /* packets dropped at this port's egress queue */
+	uint64_t ecn_marks;
+	uint64_t pause_tx[FAB_NPRIO];    /* PAUSE (non-zero quanta) frames sent for priority */
+	uint64_t pause_rx[FAB_NPRIO];
+	uint64_t resume_tx[FAB_NPRIO];   /* zero-quanta frames */
+	fab_time_ps paused_ps[FAB_NPRIO]; /* time this port's egress was held by PAUSE */
+	uint64_t max_queue_bytes;        /* egress queue peak, all priorities */
+	double queue_area;               /* integral of queue bytes over ps */
+	uint64_t tx_data_pkts;           /* data packets sent */
+};
+
+struct fab_series_row {
+	fab_time_ps t_ps;
+	uint32_t port;
+	uint64_t queue_bytes;
+	uint64_t tx_bytes; /* frame bytes sent in the interval */
+};
+
+struct fab_sim_totals {
+	uint64_t events;
+	fab_time_ps end_ps;         /* simulated time when the run stopped */
+	uint64_t data_tx_bytes;     /* payload bytes put on the wire by NICs, retransmissions included */
+	uint64_t data_rx_bytes;     /* payload bytes that reached a destination NIC */
+	uint64_t data_drop_bytes;   /* payload bytes dropped in switches */
+	uint64_t data_inflight_bytes; /* payload bytes in queues or on wires at the end */
+	uint64_t data_pkts;
+	uint64_t drops;
+	uint64_t flows_done;
+	bool stopped_by_end_time;
+};
+
+struct fab_sim;
+
+typedef void (*fab_progress_fn)(void *ctx, fab_time_ps now_ps, uint64_t events);
+
+/* Copies what it needs from flows; topo must outlive the sim. */
+struct fab_sim *fab_sim_new(const struct fab_topo *topo, const struct fab_fabric_params *fp,
+			    uint64_t seed, const struct fab_sim_flow *flows, size_t nflows,
+			    struct fab_err *err);
+void fab_sim_set_progress(struct fab_sim *s, fab_progress_fn fn, void *ctx);
+/* Runs until every flow is done or end_ps (0 = no limit). */
+int fab_sim_run(struct fab_sim *s, fab_time_ps end_ps);
+void fab_sim_free(struct fab_sim *s);
+
+const struct fab_port_stats *fab_sim_port_stats(const struct fab_sim *s);
+const struct fab_flow_stats *fab_sim_flow_stats(const struct fab_sim *s);
+const struct fab_sim_flow *fab_sim_flows(const struct fab_sim *s, size_t *n);
+const struct fab_sim_totals *fab_sim_totals(const struct fab_sim *s);
+const struct fab_series_row *fab_sim_series(const struct fab_sim *s, size_t *n);
+const struct fab_topo *fab_sim_topo(const struct fab_sim *s);
+/* Headroom actually used on each switch port (auto-sized per link). */
+fab_bytes fab_sim_headroom(const struct fab_sim *s, uint32_t port);
+
+#endif

@@ -1,0 +1,172 @@
+/*
+ * sim_int.h - the packet engine's internal state, shared by its modules:
+ * sim.c (event loop, links, switch queues, shared buffer, PFC, ECN),
+ * nic.c (NIC egress scheduling, rate limiting, NIC-side PAUSE) and the
+ * transports behind transport.h (roce.c).
+ */
+#ifndef FAB_SIM_INT_H
+#define FAB_SIM_INT_H
+
+#include "../base/rng.h"
+#include "eq.h"
+#include "sim.h"
+
+enum pkt_kind { PKT_DATA, PKT_ACK, PKT_NAK, PKT_CNP, PKT_PFC };
+
+enum ecn_bits { ECN_NOT_ECT = 0, ECN_ECT0 = 2, ECN_CE = 3 };
+
+/* A packet in flight.  Pooled: allocated from slabs, recycled on a free list. */
+struct pkt {
+	struct pkt *next;     /* queue or free-list link */
+	uint32_t qp;          /* queue pair it belongs to */
+	uint32_t psn;         /* DATA: packet sequence number; ACK/NAK: next expected */
+	uint32_t src_nic, dst_nic;
+	uint32_t in_port;     /* switch: the port it arrived on (ingress accounting) */
+	uint64_t hash;        /* 5-tuple hash, mixed with each switch's seed for ECMP */
+	uint16_t frame_bytes; /* Ethernet frame, FCS included */
+	uint16_t payload;     /* RoCE payload bytes (DATA) */
+	uint8_t kind;         /* enum pkt_kind */
+	uint8_t prio;
+	uint8_t ecn;          /* enum ecn_bits */
+	uint8_t pfc_mask;     /* PKT_PFC: priorities it carries */
+	uint16_t pfc_quanta[FAB_NPRIO];
+};
+
+/* The egress side of an interface plus, for switch ports, the ingress
+ * accounting of what arrives on it. */
+struct sim_port {
+	uint32_t id, node;
+	uint32_t peer;               /* global port id at the other end */
+	fab_rate_bps rate_bps;
+	fab_time_ps delay_ps;
+	bool is_switch;
+	bool busy;                   /* serialising a frame */
+	uint8_t paused_mask;         /* priorities held by a PAUSE from the peer */
+	fab_time_ps paused_until[FAB_NPRIO];
+	fab_time_ps paused_since[FAB_NPRIO];
+	uint8_t pfc_pending;         /* priorities to put in the next PFC frame */
+	uint16_t pfc_quanta[FAB_NPRIO];
+	struct pkt *head[FAB_NPRIO], *tail[FAB_NPRIO];
+	uint64_t qbytes[FAB_NPRIO];  /* egress queue, frame bytes */
+	uint64_t qbytes_total;
+	fab_time_ps q_changed_ps;
+	/* ingress accounting (switch ports) */
+	uint64_t in_bytes[FAB_NPRIO];
+	uint8_t xoff_sent;           /* we asked the peer to pause these priorities */
+	uint32_t pfc_gen[FAB_NPRIO];
+	fab_bytes headroom_bytes;
+	uint64_t series_tx_mark;
+	struct fab_port_stats st;
+};
+
+struct sim_switch {
+	uint32_t node;
+	uint64_t buffer_used;  /* frame bytes held */
+	uint64_t ecmp_seed;
+	struct fab_rng rng;    /* ECN marking draws */
+};
+
+struct sim_qp;
+
+struct sim_nic {
+	uint32_t node, port, index;
+	struct sim_qp *ready_head[FAB_NPRIO], *ready_tail[FAB_NPRIO];
+	/* receive buffer toward the GPU (NIC-side PAUSE) */
+	double rx_level_bytes;
+	fab_time_ps rx_level_ps;
+	uint8_t rx_xoff_sent;
+	uint32_t rx_gen;
+};
+
+struct sim_qp {
+	uint32_t id, flow;
+	uint32_t src_nic, dst_nic;
+	uint16_t sport;
+	uint8_t prio;
+	bool done, in_ready, wake_pending, rto_armed, cc_timer_armed;
+	fab_bytes bytes;
+	uint32_t npkts;
+	uint16_t last_payload;
+	uint64_t hash_fwd, hash_rev;
+	/* sender */
+	uint32_t snd_nxt, snd_una, snd_max;
+	fab_time_ps next_send_ps;      /* rate limiter */
+	fab_time_ps last_progress_ps;
+	uint32_t rto_gen, cc_gen;
+	struct fab_dcqcn cc;
+	struct sim_qp *ready_next;
+	/* receiver */
+	uint32_t rcv_nxt, unacked;
+	bool nak_sent;
+	fab_time_ps last_cnp_ps;
+	bool cnp_sent_once;
+};
+
+struct sim_flow {
+	struct fab_sim_flow spec;
+	uint32_t first_qp, nqps, qps_done;
+	struct fab_flow_stats st;
+};
+
+enum ev_type {
+	EV_TX_DONE,      /* obj port: finished serialising */
+	EV_ARRIVE,       /* obj pkt, arg port it arrives on */
+	EV_PAUSE_EXPIRE, /* obj port, arg priority */
+	EV_PFC_REFRESH,  /* obj port, arg prio | gen << 3 */
+	EV_QP_WAKE,      /* obj qp: rate limiter allows the next packet */
+	EV_FLOW_START,   /* obj flow */
+	EV_RTO,          /* obj qp, arg generation */
+	EV_CC_TIMER,     /* obj qp, arg generation */
+	EV_NIC_DRAIN,    /* obj nic, arg generation */
+	EV_SAMPLE,
+};
+
+struct pkt_slab {
+	struct pkt_slab *next;
+	struct pkt pkts[4096];
+};
+
+struct fab_sim {
+	const struct fab_topo *topo;
+	struct fab_fabric_params fp;
+	uint64_t seed;
+	struct fab_eq eq;
+	fab_time_ps now_ps;
+	struct sim_port *ports;
+	struct sim_switch *switches; /* by switch index */
+	struct sim_nic *nics;        /* by NIC index */
+	struct sim_qp *qps;
+	uint32_t nqps;
+	struct sim_flow *flows;
+	uint32_t nflows;
+	struct pkt *free_pkts;
+	struct pkt_slab *slabs;
+	uint64_t live_data_payload;
+	struct fab_sim_totals tot;
+	struct fab_series_row *series;
+	size_t nseries, cap_series;
+	fab_progress_fn progress;
+	void *progress_ctx;
+	/* plain arrays handed out by the stats accessors */
+	struct fab_port_stats *port_stats_out;
+	struct fab_flow_stats *flow_stats_out;
+	struct fab_sim_flow *flow_specs_out;
+};
+
+/* sim.c */
+struct pkt *sim_pkt_alloc(struct fab_sim *s);
+void sim_pkt_free(struct fab_sim *s, struct pkt *p);
+void sim_port_transmit(struct fab_sim *s, struct sim_port *port, struct pkt *p);
+void sim_port_enqueue(struct fab_sim *s, struct sim_port *port, struct pkt *p);
+bool sim_port_prio_paused(const struct sim_port *port, unsigned prio, fab_time_ps now);
+void sim_port_send_pfc(struct fab_sim *s, struct sim_port *port, unsigned prio, uint16_t quanta);
+void sim_port_kick(struct fab_sim *s, struct sim_port *port);
+
+/* nic.c */
+void nic_start_tx(struct fab_sim *s, struct sim_nic *nic, struct sim_port *port);
+void nic_qp_make_ready(struct fab_sim *s, struct sim_qp *qp);
+void nic_on_wake(struct fab_sim *s, struct sim_qp *qp);
+void nic_rx_account(struct fab_sim *s, struct sim_nic *nic, const struct pkt *p);
+void nic_on_drain(struct fab_sim *s, struct sim_nic *nic, uint32_t gen);
+
+#endif

@@ -1,0 +1,625 @@
+/*
+ * topo.c - topology builders (spine-leaf, fat-tree, edge-list file) and
+ * shortest-path ECMP routing.
+ *
+ * Builders add nodes and links to a draft; finishing the draft lays each
+ * node's ports out contiguously in link order, so port numbers are stable
+ * and documented: a leaf's host-facing ports come first, then its uplinks
+ * spine by spine.  Routing runs one breadth-first search per destination NIC
+ * (NICs never forward) and keeps every neighbour one hop closer; equal lists
+ * for consecutive destinations are shared, which keeps a 1024-NIC fat-tree's
+ * tables small.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "topo.h"
+
+struct draft_link {
+	uint32_t a, b;
+	fab_rate_bps rate_bps;
+	fab_time_ps delay_ps;
+};
+
+struct draft {
+	struct fab_node *nodes;
+	uint32_t nnodes, cap_nodes;
+	struct draft_link *links;
+	uint32_t nlinks, cap_links;
+};
+
+static uint32_t fab_draft_add_node(struct draft *d, int kind, uint32_t tier, const char *name)
+{
+	if (d->nnodes == d->cap_nodes) {
+		d->cap_nodes = d->cap_nodes ? 2 * d->cap_nodes : 64;
+		d->nodes = fab_xrealloc(d->nodes, d->cap_nodes, sizeof *d->nodes);
+	}
+	struct fab_node *n = &d->nodes[d->nnodes];
+	memset(n, 0, sizeof *n);
+	n->kind = kind;
+	n->tier = tier;
+	n->server = -1;
+	n->nic = -1;
+	snprintf(n->name, sizeof n->name, "%s", name);
+	return d->nnodes++;
+}
+
+static void fab_draft_add_link(struct draft *d, uint32_t a, uint32_t b, fab_rate_bps rate,
+			       fab_time_ps delay)
+{
+	if (d->nlinks == d->cap_links) {
+		d->cap_links = d->cap_links ? 2 * d->cap_links : 64;
+		d->links = fab_xrealloc(d->links, d->cap_links, sizeof *d->links);
+	}
+	d->links[d->nlinks++] = (struct draft_link){a, b, rate, delay};
+}
+
+static void draft_free(struct draft *d)
+{
+	free(d->nodes);
+	free(d->links);
+}
+
+char *fab_topo_fmt_ratio(fab_rate_bps down, fab_rate_bps up, char *buf, size_t len)
+{
+	if (!up) {
+		snprintf(buf, len, "n/a");
+		return buf;
+	}
+	double r = (double)down / (double)up;
+	if (r >= 1.0) {
+		if ((down % up) == 0)
+			snprintf(buf, len, "%llu:1", (unsigned long long)(down / up));
+		else
+			snprintf(buf, len, "%.2f:1", r);
+	} else {
+		if ((up % down) == 0 && down)
+			snprintf(buf, len, "1:%llu", (unsigned long long)(up / down));
+		else
+			snprintf(buf, len, "1:%.2f", 1.0 / r);
+	}
+	return buf;
+}
+
+/* Multi-source BFS from all NICs gives each switch its tier when the
+ * builder did not say (explicit files). */
+static void assign_tiers(struct fab_topo *t)
+{
+	uint32_t *queue = fab_xcalloc(t->nnodes, sizeof *queue);
+	uint32_t head = 0, tail = 0;
+	uint32_t *dist = fab_xcalloc(t->nnodes, sizeof *dist);
+	for (uint32_t i = 0; i < t->nnodes; i++)
+		dist[i] = UINT32_MAX;
+	for (uint32_t i = 0; i < t->nnics; i++) {
+		dist[t->nic_node[i]] = 0;
+		queue[tail++] = t->nic_node[i];
+	}
+	while (head < tail) {
+		uint32_t u = queue[head++];
+		const struct fab_node *n = &t->nodes[u];
+		for (uint32_t p = n->first_port; p < n->first_port + n->nports; p++) {
+			uint32_t v = t->ports[t->ports[p].peer].node;
+			if (dist[v] == UINT32_MAX) {
+				dist[v] = dist[u] + 1;
+				queue[tail++] = v;
+			}
+		}
+	}
+	for (uint32_t i = 0; i < t->nnodes; i++)
+		if (t->nodes[i].kind == FAB_NODE_SWITCH && t->nodes[i].tier == 0)
+			t->nodes[i].tier = dist[i] == UINT32_MAX ? 1 : dist[i];
+	free(queue);
+	free(dist);
+}
+
+static void report_tiers(struct fab_topo *t)
+{
+	static const char *names2[] = {"nic", "leaf", "spine", "core"};
+	static const char *names3[] = {"nic", "edge", "aggregation", "core"};
+	uint32_t maxtier = 0;
+	for (uint32_t i = 0; i < t->nnodes; i++)
+		maxtier = FAB_MAX(maxtier, t->nodes[i].tier);
+	if (maxtier > 3)
+		maxtier = 3;
+	t->ntiers = 0;
+	for (uint32_t tier = 1; tier <= maxtier; tier++) {
+		struct fab_tier_report *r = &t->tiers[t->ntiers++];
+		memset(r, 0, sizeof *r);
+		r->tier = tier;
+		snprintf(r->name, sizeof r->name, "%s",
+			 maxtier >= 3 ? names3[tier] : names2[tier]);
+		for (uint32_t i = 0; i < t->nnodes; i++) {
+			const struct fab_node *n = &t->nodes[i];
+			if (n->kind != FAB_NODE_SWITCH || n->tier != tier)
+				continue;
+			r->switches++;
+			for (uint32_t p = n->first_port; p < n->first_port + n->nports; p++) {
+				uint32_t peer_tier = t->nodes[t->ports[t->ports[p].peer].node].tier;
+				if (peer_tier < tier)
+					r->down_bps += t->ports[p].rate_bps;
+				else if (peer_tier > tier)
+					r->up_bps += t->ports[p].rate_bps;
+			}
+		}
+	}
+}
+
+static int compute_routes(struct fab_topo *t, struct fab_err *err)
+{
+	t->switch_index = fab_xcalloc(t->nnodes, sizeof *t->switch_index);
+	t->nswitches = 0;
+	for (uint32_t i = 0; i < t->nnodes; i++)
+		t->switch_index[i] = t->nodes[i].kind == FAB_NODE_SWITCH
+					     ? t->nswitches++
+					     : UINT32_MAX;
+	size_t cells = (size_t)t->nswitches * t->nnics;
+	t->route_off = fab_xcalloc(cells, sizeof *t->route_off);
+	t->route_cnt = fab_xcalloc(cells, sizeof *t->route_cnt);
+	size_t cap = 1024;
+	t->route_ports = fab_xcalloc(cap, sizeof *t->route_ports);
+	t->nroute_ports = 0;
+
+	uint32_t *dist = fab_xcalloc(t->nnodes, sizeof *dist);
+	uint32_t *queue = fab_xcalloc(t->nnodes, sizeof *queue);
+	uint32_t hops[256];
+	for (uint32_t d = 0; d < t->nnics; d++) {
+		for (uint32_t i = 0; i < t->nnodes; i++)
+			dist[i] = UINT32_MAX;
+		uint32_t head = 0, tail = 0, dn = t->nic_node[d];
+		dist[dn] = 0;
+		queue[tail++] = dn;
+		while (head < tail) {
+			uint32_t u = queue[head++];
+			const struct fab_node *n = &t->nodes[u];
+			if (n->kind == FAB_NODE_NIC && u != dn)
+				continue; /* NICs do not forward */
+			for (uint32_t p = n->first_port; p < n->first_port + n->nports; p++) {
+				uint32_t v = t->ports[t->ports[p].peer].node;
+				if (dist[v] == UINT32_MAX) {
+					dist[v] = dist[u] + 1;
+					queue[tail++] = v;
+				}
+			}
+		}
+		for (uint32_t s = 0; s < t->nnodes; s++) {
+			const struct fab_node *n = &t->nodes[s];
+			if (n->kind != FAB_NODE_SWITCH)
+				continue;
+			size_t cell = (size_t)t->switch_index[s] * t->nnics + d;
+			if (dist[s] == UINT32_MAX) {
+				fab_err_set(err, FAB_ETOPO,
+					    "topology: %s cannot reach %s: the graph is not connected",
+					    n->name, t->nodes[dn].name);
+				goto fail;
+			}
+			uint32_t nh = 0;
+			for (uint32_t p = n->first_port; p < n->first_port + n->nports; p++) {
+				uint32_t v = t->ports[t->ports[p].peer].node;
+				if (dist[v] + 1 == dist[s] &&
+				    (t->nodes[v].kind == FAB_NODE_SWITCH || v == dn)) {
+					if (nh == FAB_ARRAY_LEN(hops)) {
+						fab_err_set(err, FAB_ETOPO,
+							    "topology: %s has more than %zu equal-cost paths",
+							    n->name, FAB_ARRAY_LEN(hops));
+						goto fail;
+					}
+					hops[nh++] = p;
+				}
+			}
+			/* share the list with the previous destination when equal */
+			if (d > 0 && t->route_cnt[cell - 1] == nh &&
+			    !memcmp(&t->route_ports[t->route_off[cell - 1]], hops,
+				    nh * sizeof *hops)) {
+				t->route_off[cell] = t->route_off[cell - 1];
+				t->route_cnt[cell] = (uint8_t)nh;
+				continue;
+			}
+			if (t->nroute_ports + nh > cap) {
+				while (t->nroute_ports + nh > cap)
+					cap *= 2;
+				t->route_ports = fab_xrealloc(t->route_ports, cap,
+							      sizeof *t->route_ports);
+			}
+			t->route_off[cell] = (uint32_t)t->nroute_ports;
+			t->route_cnt[cell] = (uint8_t)nh;
+			memcpy(&t->route_ports[t->nroute_ports], hops, nh * sizeof *hops);
+			t->nroute_ports += nh;
+		}
+	}
+	free(dist);
+	free(queue);
+	return 0;
+fail:
+	free(dist);
+	free(queue);
+	return FAB_ETOPO;
+}
+
+/* Lays out ports from the draft and routes.  Takes the draft's arrays. */
+static struct fab_topo *draft_finish(struct draft *d, const struct fab_topo_params *p,
+				     struct fab_err *err)
+{
+	struct fab_topo *t = fab_xcalloc(1, sizeof *t);
+	t->nodes = d->nodes;
+	t->nnodes = d->nnodes;
+	d->nodes = NULL;
+	uint32_t *deg = fab_xcalloc(t->nnodes, sizeof *deg);
+	for (uint32_t i = 0; i < d->nlinks; i++) {
+		deg[d->links[i].a]++;
+		deg[d->links[i].b]++;
+	}
+	uint32_t off = 0;
+	for (uint32_t i = 0; i < t->nnodes; i++) {
+		t->nodes[i].first_port = off;
+		t->nodes[i].nports = 0;
+		off += deg[i];
+	}
+	t->nports = off;
+	t->ports = fab_xcalloc(t->nports, sizeof *t->ports);
+	for (uint32_t i = 0; i < d->nlinks; i++) {
+		const struct draft_link *l = &d->links[i];
+		struct fab_node *a = &t->nodes[l->a], *b = &t->nodes[l->b];
+		uint32_t pa = a->first_port + a->nports++;
+		uint32_t pb = b->first_port + b->nports++;
+		t->ports[pa] = (struct fab_port){l->a, pb, l->rate_bps, l->delay_ps};
+		t->ports[pb] = (struct fab_port){l->b, pa, l->rate_bps, l->delay_ps};
+	}
+	free(deg);
+
+	t->nnics = 0;
+	for (uint32_t i = 0; i < t->nnodes; i++)
+		if (t->nodes[i].kind == FAB_NODE_NIC)
+			t->nnics++;
+	t->nic_node = fab_xcalloc(t->nnics, sizeof *t->nic_node);
+	for (uint32_t i = 0, k = 0; i < t->nnodes; i++)
+		if (t->nodes[i].kind == FAB_NODE_NIC) {
+			t->nodes[i].nic = (int32_t)k;
+			t->nic_node[k++] = i;
+		}
+	t->gpus_per_server = p->gpus_per_server;
+	t->nics_per_server = p->nics_per_server;
+	for (uint32_t i = 0; i < t->nnics; i++) {
+		struct fab_node *n = &t->nodes[t->nic_node[i]];
+		n->server = (int32_t)(i / t->nics_per_server);
+		if (n->nports != 1) {
+			fab_err_set(err, FAB_ETOPO,
+				    "topology: NIC %s has %u links; a NIC has exactly one",
+				    n->name, n->nports);
+			goto fail;
+		}
+	}
+	if (t->nnics % t->nics_per_server) {
+		fab_err_set(err, FAB_ETOPO,
+			    "topology: %u NICs do not divide into servers of %u NICs",
+			    t->nnics, t->nics_per_server);
+		goto fail;
+	}
+	t->nservers = t->nnics / t->nics_per_server;
+	t->ngpus = t->nservers * t->gpus_per_server;
+	for (uint32_t i = 0; i < t->nnodes; i++) {
+		const struct fab_node *n = &t->nodes[i];
+		if (n->kind == FAB_NODE_SWITCH && p->radix && n->nports > p->radix) {
+			fab_err_set(err, FAB_ETOPO,
+				    "topology: switch %s needs %u ports but topology.radix is %u",
+				    n->name, n->nports, p->radix);
+			goto fail;
+		}
+	}
+	assign_tiers(t);
+	report_tiers(t);
+	if (compute_routes(t, err))
+		goto fail;
+	return t;
+fail:
+	fab_topo_free(t);
+	return NULL;
+}
+
+static struct fab_topo *build_spine_leaf(const struct fab_topo_params *p,
+					 struct fab_err *err)
+{
+	uint32_t N = p->nics_per_server, S = p->servers_per_leaf, L = p->leaves;
+	uint32_t spines = p->spines, links = p->links_per_spine;
+	if (p->rail_optimized && L % N) {
+		fab_err_set(err, FAB_ETOPO,
+			    "topology.leaves: rail-optimized wiring needs a multiple of "
+			    "nics_per_server (%u) leaves, got %u",
+			    N, L);
+		return NULL;
+	}
+	uint32_t servers = p->rail_optimized ? (L / N) * S : L * S;
+	uint32_t hosts_per_leaf = p->rail_optimized ? S : S * N;
+	fab_rate_bps down_bps = (fab_rate_bps)hosts_per_leaf * p->host_bps;
+
+	if (p->oversub_num) {
+		/* uplinks per leaf so that down:up = num:den */
+		__uint128_t need_num = (__uint128_t)down_bps * p->oversub_den;
+		__uint128_t need_den = (__uint128_t)p->oversub_num * p->fabric_bps;
+		char db[32], fb[32];
+		fab_fmt_rate(p->host_bps, db, sizeof db);
+		fab_fmt_rate(p->fabric_bps, fb, sizeof fb);
+		if (need_num % need_den) {
+			fab_err_set(err, FAB_ETOPO,
+				    "topology.oversubscription: %u:%u is impossible: a leaf has "
+				    "%u x %s down, which needs %.2f uplinks of %s; choose a ratio "
+				    "that gives a whole number of uplinks",
+				    p->oversub_num, p->oversub_den, hosts_per_leaf, db,
+				    (double)need_num / (double)need_den, fb);
+			return NULL;
+		}
+		uint32_t uplinks = (uint32_t)(need_num / need_den);
+		if (p->spines_given) {
+			if (uplinks % spines) {
+				fab_err_set(err, FAB_ETOPO,
+					    "topology.oversubscription: %u:%u needs %u uplinks per "
+					    "leaf, which %u spines cannot share evenly",
+					    p->oversub_num, p->oversub_den, uplinks, spines);
+				return NULL;
+			}
+			links = uplinks / spines;
+		} else {
+			if (p->links_given && uplinks % links) {
+				fab_err_set(err, FAB_ETOPO,
+					    "topology.oversubscription: %u:%u needs %u uplinks per "
+					    "leaf, not a multiple of links_per_spine %u",
+					    p->oversub_num, p->oversub_den, uplinks, links);
+				return NULL;
+			}
+			spines = uplinks / links;
+		}
+	}
+	if (!spines || !links) {
+		fab_err_set(err, FAB_ETOPO, "topology: a spine-leaf fabric needs at least one spine");
+		return NULL;
+	}
+
+	struct draft d = {0};
+	char name[32];
+	for (uint32_t s = 0; s < servers; s++)
+		for (uint32_t k = 0; k < N; k++) {
+			snprintf(name, sizeof name, "server%u.nic%u", s, k);
+			fab_draft_add_node(&d, FAB_NODE_NIC, 0, name);
+		}
+	uint32_t leaf0 = d.nnodes;
+	for (uint32_t l = 0; l < L; l++) {
+		snprintf(name, sizeof name, "leaf%u", l);
+		fab_draft_add_node(&d, FAB_NODE_SWITCH, 1, name);
+	}
+	uint32_t spine0 = d.nnodes;
+	for (uint32_t s = 0; s < spines; s++) {
+		snprintf(name, sizeof name, "spine%u", s);
+		fab_draft_add_node(&d, FAB_NODE_SWITCH, 2, name);
+	}
+	/* host links, leaf by leaf so each leaf's host ports come first */
+	for (uint32_t l = 0; l < L; l++) {
+		for (uint32_t s = 0; s < servers; s++)
+			for (uint32_t k = 0; k < N; k++) {
+				uint32_t leaf = p->rail_optimized ? (s / S) * N + k : s / S;
+				if (leaf != l)
+					continue;
+				fab_draft_add_link(&d, s * N + k, leaf0 + l, p->host_bps,
+						   p->host_delay_ps);
+			}
+	}
+	for (uint32_t l = 0; l < L; l++)
+		for (uint32_t s = 0; s < spines; s++)
+			for (uint32_t k = 0; k < links; k++)
+				fab_draft_add_link(&d, leaf0 + l, spine0 + s, p->fabric_bps,
+						   p->fabric_delay_ps);
+	struct fab_topo *t = draft_finish(&d, p, err);
+	draft_free(&d);
+	return t;
+}
+
+static struct fab_topo *build_fat_tree(const struct fab_topo_params *p,
+				       struct fab_err *err)
+{
+	uint32_t k = p->k;
+	if (k < 2 || k % 2) {
+		fab_err_set(err, FAB_ETOPO, "topology.k: a fat-tree needs an even k >= 2, got %u", k);
+		return NULL;
+	}
+	uint32_t h = k / 2, nics = k * k * k / 4;
+	if (nics % p->nics_per_server) {
+		fab_err_set(err, FAB_ETOPO,
+			    "topology.k: a k=%u fat-tree has %u host ports, not a multiple of "
+			    "nics_per_server %u",
+			    k, nics, p->nics_per_server);
+		return NULL;
+	}
+	struct draft d = {0};
+	char name[32];
+	for (uint32_t i = 0; i < nics; i++) {
+		snprintf(name, sizeof name, "server%u.nic%u", i / p->nics_per_server,
+			 i % p->nics_per_server);
+		fab_draft_add_node(&d, FAB_NODE_NIC, 0, name);
+	}
+	uint32_t edge0 = d.nnodes;
+	for (uint32_t pod = 0; pod < k; pod++)
+		for (uint32_t e = 0; e < h; e++) {
+			snprintf(name, sizeof name, "edge%u.%u", pod, e);
+			fab_draft_add_node(&d, FAB_NODE_SWITCH, 1, name);
+		}
+	uint32_t agg0 = d.nnodes;
+	for (uint32_t pod = 0; pod < k; pod++)
+		for (uint32_t a = 0; a < h; a++) {
+			snprintf(name, sizeof name, "agg%u.%u", pod, a);
+			fab_draft_add_node(&d, FAB_NODE_SWITCH, 2, name);
+		}
+	uint32_t core0 = d.nnodes;
+	for (uint32_t c = 0; c < h * h; c++) {
+		snprintf(name, sizeof name, "core%u", c);
+		fab_draft_add_node(&d, FAB_NODE_SWITCH, 3, name);
+	}
+	for (uint32_t i = 0; i < nics; i++)
+		fab_draft_add_link(&d, i, edge0 + i / h, p->host_bps, p->host_delay_ps);
+	for (uint32_t pod = 0; pod < k; pod++)
+		for (uint32_t e = 0; e < h; e++)
+			for (uint32_t a = 0; a < h; a++)
+				fab_draft_add_link(&d, edge0 + pod * h + e, agg0 + pod * h + a,
+						   p->fabric_bps, p->fabric_delay_ps);
+	for (uint32_t pod = 0; pod < k; pod++)
+		for (uint32_t a = 0; a < h; a++)
+			for (uint32_t c = 0; c < h; c++)
+				fab_draft_add_link(&d, agg0 + pod * h + a, core0 + a * h + c,
+						   p->core_bps, p->fabric_delay_ps);
+	struct fab_topo *t = draft_finish(&d, p, err);
+	draft_free(&d);
+	return t;
+}
+
+/*
+ * The edge-list file, one statement a line ('#' starts a comment):
+ *   nic NAME                 an endpoint; servers are consecutive groups of
+ *                            nics_per_server NICs in file order
+ *   switch NAME
+ *   link A B RATE DELAY      e.g. link server0.nic0 leaf0 400Gbps 1us
+ */
+static int read_topo_file(const char *path, struct draft *d, struct fab_err *err)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return fab_err_set(err, FAB_EIO, "%s: cannot open topology file", path);
+	char line[1024];
+	unsigned lineno = 0;
+	int rc = 0;
+	while (fgets(line, sizeof line, f)) {
+		lineno++;
+		char *hash = strchr(line, '#');
+		if (hash)
+			*hash = 0;
+		char *tok[8];
+		unsigned col[8], ntok = 0;
+		for (char *q = line; *q;) {
+			while (*q == ' ' || *q == '\t' || *q == '\r' || *q == '\n')
+				*q++ = 0;
+			if (!*q)
+				break;
+			if (ntok == 8) {
+				rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: too many fields",
+						 path, lineno, (unsigned)(q - line) + 1);
+				goto out;
+			}
+			col[ntok] = (unsigned)(q - line) + 1;
+			tok[ntok++] = q;
+			while (*q && *q != ' ' && *q != '\t' && *q != '\r' && *q != '\n')
+				q++;
+		}
+		if (!ntok)
+			continue;
+		if (!strcmp(tok[0], "nic") || !strcmp(tok[0], "switch")) {
+			if (ntok != 2) {
+				rc = fab_err_set(err, FAB_EINVAL,
+						 "%s:%u:%u: expected '%s NAME'", path, lineno,
+						 col[0], tok[0]);
+				goto out;
+			}
+			for (uint32_t i = 0; i < d->nnodes; i++)
+				if (!strcmp(d->nodes[i].name, tok[1])) {
+					rc = fab_err_set(err, FAB_EINVAL,
+							 "%s:%u:%u: node '%s' is defined twice",
+							 path, lineno, col[1], tok[1]);
+					goto out;
+				}
+			if (strlen(tok[1]) >= sizeof d->nodes[0].name) {
+				rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: name too long",
+						 path, lineno, col[1]);
+				goto out;
+			}
+			fab_draft_add_node(d, tok[0][0] == 'n' ? FAB_NODE_NIC : FAB_NODE_SWITCH,
+					   0, tok[1]);
+		} else if (!strcmp(tok[0], "link")) {
+			if (ntok != 5) {
+				rc = fab_err_set(err, FAB_EINVAL,
+						 "%s:%u:%u: expected 'link A B RATE DELAY'",
+						 path, lineno, col[0]);
+				goto out;
+			}
+			uint32_t ends[2];
+			for (int e = 0; e < 2; e++) {
+				ends[e] = UINT32_MAX;
+				for (uint32_t i = 0; i < d->nnodes; i++)
+					if (!strcmp(d->nodes[i].name, tok[1 + e]))
+						ends[e] = i;
+				if (ends[e] == UINT32_MAX) {
+					rc = fab_err_set(err, FAB_EINVAL,
+							 "%s:%u:%u: unknown node '%s' (declare it with nic or switch first)",
+							 path, lineno, col[1 + e], tok[1 + e]);
+					goto out;
+				}
+			}
+			if (ends[0] == ends[1]) {
+				rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: a link joins two different nodes",
+						 path, lineno, col[2]);
+				goto out;
+			}
+			fab_rate_bps rate;
+			fab_time_ps delay;
+			char why[160];
+			if (fab_parse_rate(tok[3], &rate, why, sizeof why) || !rate) {
+				rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: %s", path, lineno,
+						 col[3], rate ? why : "a link rate must be positive");
+				goto out;
+			}
+			if (fab_parse_time(tok[4], &delay, why, sizeof why)) {
+				rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: %s", path, lineno,
+						 col[4], why);
+				goto out;
+			}
+			fab_draft_add_link(d, ends[0], ends[1], rate, delay);
+		} else {
+			rc = fab_err_set(err, FAB_EINVAL,
+					 "%s:%u:%u: unknown statement '%s' (expected nic, switch or link)",
+					 path, lineno, col[0], tok[0]);
+			goto out;
+		}
+	}
+	if (!rc && !d->nnodes)
+		rc = fab_err_set(err, FAB_EINVAL, "%s: the topology file declares no nodes", path);
+out:
+	fclose(f);
+	return rc;
+}
+
+struct fab_topo *fab_topo_build(const struct fab_topo_params *p, struct fab_err *err)
+{
+	if (!p->gpus_per_server || !p->nics_per_server) {
+		fab_err_set(err, FAB_ETOPO, "topology: gpus_per_server and nics_per_server must be >= 1");
+		return NULL;
+	}
+	switch (p->kind) {
+	case FAB_TOPO_SPINE_LEAF:
+		return build_spine_leaf(p, err);
+	case FAB_TOPO_FAT_TREE:
+		return build_fat_tree(p, err);
+	case FAB_TOPO_FILE: {
+		struct draft d = {0};
+		struct fab_topo *t = NULL;
+		if (!p->file || !*p->file) {
+			fab_err_set(err, FAB_EINVAL, "topology.file: kind file needs a file");
+			return NULL;
+		}
+		if (!read_topo_file(p->file, &d, err))
+			t = draft_finish(&d, p, err);
+		draft_free(&d);
+		return t;
+	}
+	}
+	fab_err_set(err, FAB_EINVAL, "topology.kind: unknown kind");
+	return NULL;
+}
+
+void fab_topo_free(struct fab_topo *t)
+{
+	if (!t)
+		return;
+	free(t->nodes);
+	free(t->ports);
+	free(t->nic_node);
+	free(t->switch_index);
+	free(t->route_off);
+	free(t->route_cnt);
+	free(t->route_ports);
+	free(t);
+}

@@ -1,0 +1,127 @@
+/*
+ * topo.h - the cluster graph: NICs, switches, links, and routes over them.
+ *
+ * A node is a NIC (an endpoint) or a switch.  Every link is two directed
+ * ports, one at each end; a port is the egress side of a node's interface and
+ * knows its peer port.  GPUs are not nodes: GPU g of a server uses one of the
+ * server's NICs (gpu -> nic map).  Routing is shortest-path with every
+ * equal-cost next hop kept, so ECMP chooses among them per packet hash.
+ */
+#ifndef FAB_TOPO_H
+#define FAB_TOPO_H
+
+#include "../base/base.h"
+
+enum fab_topo_kind { FAB_TOPO_SPINE_LEAF, FAB_TOPO_FAT_TREE, FAB_TOPO_FILE };
+
+/* What the user asked for; the scenario layer fills it. */
+struct fab_topo_params {
+	int kind;                    /* enum fab_topo_kind */
+	uint32_t gpus_per_server;    /* GPUs in a server */
+	uint32_t nics_per_server;    /* NICs in a server, one switch port each */
+	uint32_t leaves;             /* spine-leaf: leaf switches */
+	uint32_t spines;             /* spine-leaf: spine switches */
+	uint32_t servers_per_leaf;   /* spine-leaf: servers under a leaf (a rail group with rail wiring) */
+	uint32_t links_per_spine;    /* spine-leaf: parallel links from each leaf to each spine */
+	bool rail_optimized;         /* NIC k of each server goes to leaf k of its group */
+	uint32_t k;                  /* fat-tree arity (even) */
+	fab_rate_bps host_bps;       /* NIC to leaf/edge links */
+	fab_rate_bps fabric_bps;     /* leaf-spine, edge-aggregation links */
+	fab_rate_bps core_bps;       /* aggregation-core links (fat-tree) */
+	fab_time_ps host_delay_ps;   /* propagation delay of host links */
+	fab_time_ps fabric_delay_ps; /* propagation delay of switch-switch links */
+	uint32_t oversub_num;        /* requested down:up ratio, 0 = not requested */
+	uint32_t oversub_den;
+	bool spines_given;           /* the user set spines explicitly */
+	bool links_given;            /* the user set links_per_spine explicitly */
+	uint32_t radix;              /* switch port limit */
+	const char *file;            /* FAB_TOPO_FILE: path of the edge list */
+};
+
+enum fab_node_kind { FAB_NODE_NIC, FAB_NODE_SWITCH };
+
+struct fab_node {
+	int kind;            /* enum fab_node_kind */
+	uint32_t tier;       /* 0 NIC, 1 leaf/edge, 2 spine/aggregation, 3 core */
+	uint32_t first_port; /* index of its first port in topo->ports */
+	uint32_t nports;
+	int32_t server;      /* NIC: server index; switch: -1 */
+	int32_t nic;         /* NIC: NIC index (0..nnics-1); switch: -1 */
+	char name[32];
+};
+
+struct fab_port {
+	uint32_t node;            /* owner */
+	uint32_t peer;            /* the port at the other end of the link */
+	fab_rate_bps rate_bps;    /* the rate it runs at */
+	fab_time_ps delay_ps;     /* propagation delay of the link */
+};
+
+/* Per tier: capacity toward the tier below and toward the tier above. */
+struct fab_tier_report {
+	uint32_t tier;
+	char name[16];
+	uint32_t switches;
+	fab_rate_bps down_bps; /* sum over the tier's switches */
+	fab_rate_bps up_bps;
+};
+
+struct fab_topo {
+	struct fab_node *nodes;
+	uint32_t nnodes;
+	struct fab_port *ports;
+	uint32_t nports;
+	uint32_t *nic_node;   /* NIC index -> node id */
+	uint32_t nnics;
+	uint32_t nservers, gpus_per_server, nics_per_server;
+	uint32_t ngpus;
+	/* routes: for switch node s and destination NIC d, the ECMP next-hop
+	 * ports are route_ports[route_off[...] .. + route_cnt[...]] */
+	uint32_t *switch_index; /* node id -> switch index, UINT32_MAX for NICs */
+	uint32_t nswitches;
+	uint32_t *route_off;    /* [nswitches * nnics] */
+	uint8_t *route_cnt;     /* [nswitches * nnics] */
+	uint32_t *route_ports;
+	size_t nroute_ports;
+	struct fab_tier_report tiers[4];
+	uint32_t ntiers;
+};
+
+/* Builds and routes; returns NULL and fills err on an impossible request. */
+struct fab_topo *fab_topo_build(const struct fab_topo_params *p, struct fab_err *err);
+void fab_topo_free(struct fab_topo *t);
+
+/* NIC index used by GPU g. */
+static inline uint32_t fab_topo_gpu_nic(const struct fab_topo *t, uint32_t gpu)
+{
+	uint32_t server = gpu / t->gpus_per_server;
+	uint32_t local = gpu % t->gpus_per_server;
+	return server * t->nics_per_server +
+	       (uint32_t)((uint64_t)local * t->nics_per_server / t->gpus_per_server);
+}
+
+static inline uint32_t fab_topo_gpu_server(const struct fab_topo *t, uint32_t gpu)
+{
+	return gpu / t->gpus_per_server;
+}
+
+/* The switch a NIC's single port connects to (its leaf / edge). */
+static inline uint32_t fab_topo_nic_leaf(const struct fab_topo *t, uint32_t nic)
+{
+	const struct fab_node *n = &t->nodes[t->nic_node[nic]];
+	return t->ports[t->ports[n->first_port].peer].node;
+}
+
+/* Equal-cost next hops from switch node sw toward NIC dst. */
+static inline const uint32_t *fab_topo_routes(const struct fab_topo *t, uint32_t sw,
+					      uint32_t dst_nic, uint32_t *count)
+{
+	size_t i = (size_t)t->switch_index[sw] * t->nnics + dst_nic;
+	*count = t->route_cnt[i];
+	return &t->route_ports[t->route_off[i]];
+}
+
+/* "2:1", "1.5:1" */
+char *fab_topo_fmt_ratio(fab_rate_bps down, fab_rate_bps up, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,399 @@
+/*
+ * traffic.c - flow lists and traffic generators.
+ *
+ * Generators draw from their own PRNG stream (scenario seed, generator
+ * index), so adding a generator never changes another's pairs.  The
+ * permutation is a uniformly shuffled derangement repaired by random swaps
+ * until every pair is allowed by its scope.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/rng.h"
+#include "traffic.h"
+
+struct flow_vec {
+	struct fab_sim_flow *v;
+	size_t n, cap;
+};
+
+static void push_flow(struct flow_vec *fv, const struct fab_topo *t, uint32_t src,
+		      uint32_t dst, fab_bytes bytes, fab_time_ps start, uint32_t prio,
+		      uint32_t qps)
+{
+	if (fv->n == fv->cap) {
+		fv->cap = fv->cap ? 2 * fv->cap : 64;
+		fv->v = fab_xrealloc(fv->v, fv->cap, sizeof *fv->v);
+	}
+	fv->v[fv->n] = (struct fab_sim_flow){
+		.id = (uint32_t)fv->n,
+		.src_gpu = src,
+		.dst_gpu = dst,
+		.src_nic = fab_topo_gpu_nic(t, src),
+		.dst_nic = fab_topo_gpu_nic(t, dst),
+		.bytes = bytes,
+		.start_ps = start,
+		.prio = (uint8_t)prio,
+		.qps = qps,
+	};
+	fv->n++;
+}
+
+static bool pair_allowed(const struct fab_topo *t, int scope, uint32_t a, uint32_t b)
+{
+	uint32_t na = fab_topo_gpu_nic(t, a), nb = fab_topo_gpu_nic(t, b);
+	if (na == nb)
+		return false;
+	switch (scope) {
+	case FAB_SCOPE_CROSS_SERVER:
+		return fab_topo_gpu_server(t, a) != fab_topo_gpu_server(t, b);
+	case FAB_SCOPE_CROSS_LEAF:
+		return fab_topo_nic_leaf(t, na) != fab_topo_nic_leaf(t, nb);
+	}
+	return true;
+}
+
+static int loc_err(struct fab_err *err, const struct fab_src_loc *loc, const char *fmt,
+		   const char *detail)
+{
+	return fab_err_set(err, FAB_EINVAL, "%s:%u:%u: %s: %s%s", loc->origin ? loc->origin : "?",
+			   loc->line, loc->col, loc->what, fmt, detail ? detail : "");
+}
+
+static int gen_permutation(const struct fab_gen_spec *g, const struct fab_topo *t,
+			   struct fab_rng *r, struct flow_vec *fv, struct fab_err *err)
+{
+	uint32_t n = t->ngpus;
+	uint32_t *p = fab_xcalloc(n, sizeof *p);
+	for (uint32_t i = 0; i < n; i++)
+		p[i] = i;
+	for (uint32_t i = n; i > 1; i--) {
+		uint32_t j = (uint32_t)fab_rng_below(r, i);
+		uint32_t tmp = p[i - 1];
+		p[i - 1] = p[j];
+		p[j] = tmp;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		if (pair_allowed(t, g->scope, i, p[i]))
+			continue;
+		bool fixed = false;
+		for (uint32_t tries = 0; tries < 8 * n && !fixed; tries++) {
+			uint32_t j = (uint32_t)fab_rng_below(r, n);
+			if (pair_allowed(t, g->scope, i, p[j]) && pair_allowed(t, g->scope, j, p[i])) {
+				uint32_t tmp = p[i];
+				p[i] = p[j];
+				p[j] = tmp;
+				fixed = true;
+			}
+		}
+		for (uint32_t j = 0; j < n && !fixed; j++)
+			if (pair_allowed(t, g->scope, i, p[j]) && pair_allowed(t, g->scope, j, p[i])) {
+				uint32_t tmp = p[i];
+				p[i] = p[j];
+				p[j] = tmp;
+				fixed = true;
+			}
+		if (!fixed) {
+			free(p);
+			return loc_err(err, &g->loc,
+				       "no permutation satisfies this scope on this topology", NULL);
+		}
+	}
+	for (uint32_t i = 0; i < n; i++)
+		push_flow(fv, t, i, p[i], g->bytes, g->start_ps, g->priority, g->qps);
+	free(p);
+	return 0;
+}
+
+static int gen_incast(const struct fab_gen_spec *g, const struct fab_topo *t, struct fab_rng *r,
+		      struct flow_vec *fv, struct fab_err *err)
+{
+	char detail[96];
+	if (g->dst >= t->ngpus) {
+		snprintf(detail, sizeof detail, "%u, but the cluster has GPUs 0..%u", g->dst,
+			 t->ngpus - 1);
+		return loc_err(err, &g->loc, "dst is GPU ", detail);
+	}
+	uint32_t *cand = fab_xcalloc(t->ngpus, sizeof *cand), nc = 0;
+	for (uint32_t i = 0; i < t->ngpus; i++)
+		if (pair_allowed(t, g->scope == FAB_SCOPE_ANY ? FAB_SCOPE_CROSS_SERVER : g->scope, i,
+				 g->dst))
+			cand[nc++] = i;
+	if (g->senders > nc || !g->senders) {
+		snprintf(detail, sizeof detail, "%u asked, %u GPUs can send to GPU %u", g->senders,
+			 nc, g->dst);
+		free(cand);
+		return loc_err(err, &g->loc, "senders: ", detail);
+	}
+	for (uint32_t i = 0; i < g->senders; i++) {
+		uint32_t j = i + (uint32_t)fab_rng_below(r, nc - i);
+		uint32_t tmp = cand[i];
+		cand[i] = cand[j];
+		cand[j] = tmp;
+	}
+	/* senders in GPU order: stable, readable flow lists */
+	for (uint32_t i = 1; i < g->senders; i++)
+		for (uint32_t k = i; k > 0 && cand[k - 1] > cand[k]; k--) {
+			uint32_t tmp = cand[k];
+			cand[k] = cand[k - 1];
+			cand[k - 1] = tmp;
+		}
+	for (uint32_t i = 0; i < g->senders; i++)
+		push_flow(fv, t, cand[i], g->dst, g->bytes, g->start_ps, g->priority, g->qps);
+	free(cand);
+	return 0;
+}
+
+static int check_flow(const struct fab_flow_spec *f, const struct fab_topo *t,
+		      struct fab_err *err)
+{
+	char detail[128];
+	if (f->src >= t->ngpus || f->dst >= t->ngpus) {
+		snprintf(detail, sizeof detail, "%u does not exist; the cluster has GPUs 0..%u",
+			 f->src >= t->ngpus ? f->src : f->dst, t->ngpus - 1);
+		return loc_err(err, &f->loc, f->src >= t->ngpus ? "src: GPU " : "dst: GPU ", detail);
+	}
+	if (fab_topo_gpu_nic(t, f->src) == fab_topo_gpu_nic(t, f->dst)) {
+		snprintf(detail, sizeof detail, "GPUs %u and %u share NIC %s", f->src, f->dst,
+			 t->nodes[t->nic_node[fab_topo_gpu_nic(t, f->src)]].name);
+		return loc_err(err, &f->loc, "a flow must cross the fabric: ", detail);
+	}
+	return 0;
+}
+
+int fab_traffic_expand(const struct fab_traffic_params *tp, const struct fab_topo *t,
+		       uint64_t seed, struct fab_sim_flow **out, size_t *nout,
+		       struct fab_err *err)
+{
+	struct flow_vec fv = {0};
+	struct fab_flow_spec *csv = NULL;
+	size_t ncsv = 0;
+	int rc = 0;
+	for (size_t i = 0; i < tp->nflows; i++) {
+		if ((rc = check_flow(&tp->flows[i], t, err)))
+			goto fail;
+		const struct fab_flow_spec *f = &tp->flows[i];
+		push_flow(&fv, t, f->src, f->dst, f->bytes, f->start_ps, f->priority, f->qps);
+	}
+	if (tp->flows_csv) {
+		if ((rc = fab_traffic_read_csv(tp->flows_csv, &csv, &ncsv, err)))
+			goto fail;
+		for (size_t i = 0; i < ncsv; i++) {
+			if ((rc = check_flow(&csv[i], t, err)))
+				goto fail;
+			push_flow(&fv, t, csv[i].src, csv[i].dst, csv[i].bytes, csv[i].start_ps,
+				  csv[i].priority, csv[i].qps);
+		}
+	}
+	for (size_t gi = 0; gi < tp->ngens; gi++) {
+		const struct fab_gen_spec *g = &tp->gens[gi];
+		struct fab_rng r;
+		fab_rng_init(&r, seed, (uint64_t)FAB_RNG_TRAFFIC * 1000 + gi);
+		switch (g->kind) {
+		case FAB_GEN_PERMUTATION:
+			rc = gen_permutation(g, t, &r, &fv, err);
+			break;
+		case FAB_GEN_ALL_TO_ALL:
+			for (uint32_t a = 0; a < t->ngpus; a++)
+				for (uint32_t b = 0; b < t->ngpus; b++)
+					if (a != b && pair_allowed(t, g->scope, a, b))
+						push_flow(&fv, t, a, b, g->bytes, g->start_ps,
+							  g->priority, g->qps);
+			break;
+		case FAB_GEN_INCAST:
+			rc = gen_incast(g, t, &r, &fv, err);
+			break;
+		case FAB_GEN_RANDOM_PAIRS:
+			for (uint32_t k = 0; k < g->pairs; k++) {
+				uint32_t a, b, tries = 0;
+				do {
+					a = (uint32_t)fab_rng_below(&r, t->ngpus);
+					b = (uint32_t)fab_rng_below(&r, t->ngpus);
+				} while (!pair_allowed(t, g->scope, a, b) && ++tries < 100000);
+				if (tries >= 100000) {
+					rc = loc_err(err, &g->loc, "no pair satisfies this scope", NULL);
+					goto fail;
+				}
+				push_flow(&fv, t, a, b, g->bytes, g->start_ps, g->priority, g->qps);
+			}
+			break;
+		}
+		if (rc)
+			goto fail;
+	}
+	free(csv);
+	*out = fv.v;
+	*nout = fv.n;
+	return 0;
+fail:
+	free(csv);
+	free(fv.v);
+	return rc;
+}
+
+static char *trim(char *s)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	size_t n = strlen(s);
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' || s[n - 1] == '\n'))
+		s[--n] = 0;
+	return s;
+}
+
+int fab_traffic_read_csv(const char *path, struct fab_flow_spec **flows, size_t *n,
+			 struct fab_err *err)
+{
+	static const char *cols[] = {"src", "dst", "bytes", "start", "priority", "qps"};
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return fab_err_set(err, FAB_EIO, "%s: cannot open flow list", path);
+	char line[1024];
+	int colmap[8];
+	unsigned ncols = 0, lineno = 0;
+	size_t cap = 0;
+	int rc = 0;
+	*flows = NULL;
+	*n = 0;
+	while (fgets(line, sizeof line, f)) {
+		lineno++;
+		char *l = trim(line);
+		if (!*l || *l == '#')
+			continue;
+		char *fields[8];
+		unsigned fcol[8], nf = 0;
+		for (char *q = l;;) {
+			if (nf == 8) {
+				rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: too many columns", path, lineno,
+						 (unsigned)(q - line) + 1);
+				goto out;
+			}
+			fcol[nf] = (unsigned)(q - line) + 1;
+			fields[nf++] = q;
+			char *comma = strchr(q, ',');
+			if (!comma)
+				break;
+			*comma = 0;
+			q = comma + 1;
+		}
+		for (unsigned i = 0; i < nf; i++) {
+			char *tr = trim(fields[i]);
+			fcol[i] += (unsigned)(tr - fields[i]);
+			fields[i] = tr;
+		}
+		if (!ncols) { /* the header */
+			for (unsigned i = 0; i < nf; i++) {
+				colmap[i] = -1;
+				for (unsigned c = 0; c < FAB_ARRAY_LEN(cols); c++)
+					if (!strcmp(fields[i], cols[c]))
+						colmap[i] = (int)c;
+				if (colmap[i] < 0) {
+					rc = fab_err_set(err, FAB_EINVAL,
+							 "%s:%u:%u: unknown column '%s' (expected src, dst, bytes, start, priority, qps)",
+							 path, lineno, fcol[i], fields[i]);
+					goto out;
+				}
+			}
+			bool have[6] = {0};
+			for (unsigned i = 0; i < nf; i++)
+				have[colmap[i]] = true;
+			if (!have[0] || !have[1] || !have[2]) {
+				rc = fab_err_set(err, FAB_EINVAL,
+						 "%s:%u:1: the header needs at least src, dst and bytes",
+						 path, lineno);
+				goto out;
+			}
+			ncols = nf;
+			continue;
+		}
+		if (nf != ncols) {
+			rc = fab_err_set(err, FAB_EINVAL, "%s:%u:1: expected %u fields, got %u", path,
+					 lineno, ncols, nf);
+			goto out;
+		}
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 64;
+			*flows = fab_xrealloc(*flows, cap, sizeof **flows);
+		}
+		struct fab_flow_spec *fs = &(*flows)[*n];
+		memset(fs, 0, sizeof *fs);
+		fs->priority = 3;
+		fs->qps = 1;
+		fs->loc.origin = NULL;
+		for (unsigned i = 0; i < nf; i++) {
+			char why[160];
+			uint64_t v = 0;
+			int prc = 0;
+			switch (colmap[i]) {
+			case 0:
+			case 1:
+			case 4:
+			case 5:
+				prc = fab_parse_uint(fields[i], &v, why, sizeof why);
+				if (!prc && colmap[i] == 4 && v >= FAB_NPRIO) {
+					snprintf(why, sizeof why, "priority must be 0..7, got %s", fields[i]);
+					prc = FAB_EINVAL;
+				}
+				if (!prc && colmap[i] == 5 && (v < 1 || v > 1024)) {
+					snprintf(why, sizeof why, "qps must be 1..1024, got %s", fields[i]);
+					prc = FAB_EINVAL;
+				}
+				if (!prc && v > UINT32_MAX) {
+					snprintf(why, sizeof why, "value too large: %s", fields[i]);
+					prc = FAB_EINVAL;
+				}
+				if (colmap[i] == 0)
+					fs->src = (uint32_t)v;
+				else if (colmap[i] == 1)
+					fs->dst = (uint32_t)v;
+				else if (colmap[i] == 4)
+					fs->priority = (uint32_t)v;
+				else
+					fs->qps = (uint32_t)v;
+				break;
+			case 2:
+				prc = fab_parse_bytes(fields[i], &fs->bytes, why, sizeof why);
+				if (!prc && !fs->bytes) {
+					snprintf(why, sizeof why, "bytes must be at least 1");
+					prc = FAB_EINVAL;
+				}
+				break;
+			case 3:
+				prc = fab_parse_time(fields[i], &fs->start_ps, why, sizeof why);
+				break;
+			}
+			if (prc) {
+				rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: %s: %s", path, lineno,
+						 fcol[i], cols[colmap[i]], why);
+				goto out;
+			}
+		}
+		fs->loc.line = lineno;
+		fs->loc.col = 1;
+		snprintf(fs->loc.what, sizeof fs->loc.what, "flow");
+		(*n)++;
+	}
+	if (!ncols)
+		rc = fab_err_set(err, FAB_EINVAL, "%s: empty flow list (expected a header line)", path);
+out:
+	fclose(f);
+	if (rc) {
+		free(*flows);
+		*flows = NULL;
+		*n = 0;
+	} else {
+		/* messages about these flows name the CSV file */
+		for (size_t i = 0; i < *n; i++)
+			(*flows)[i].loc.origin = path;
+	}
+	return rc;
+}
+
+void fab_traffic_free(struct fab_traffic_params *tp)
+{
+	free(tp->flows);
+	free(tp->gens);
+	free(tp->flows_csv);
+	memset(tp, 0, sizeof *tp);
+}

@@ -1,0 +1,67 @@
+/*
+ * traffic.h - what a scenario asks the network to carry: explicit flows, a
+ * CSV flow list, and generators (permutation, all-to-all, incast, random
+ * pairs), expanded into the engine's NIC-to-NIC flows.
+ *
+ * Endpoints are GPU indices (server * gpus_per_server + local GPU); each GPU
+ * sends through the NIC the topology assigns it.  Two GPUs that share a NIC
+ * cannot exchange traffic over the fabric, so generators never pair them.
+ */
+#ifndef FAB_TRAFFIC_H
+#define FAB_TRAFFIC_H
+
+#include "../base/base.h"
+#include "../sim/sim.h"
+#include "../topo/topo.h"
+
+enum fab_gen_kind { FAB_GEN_PERMUTATION, FAB_GEN_ALL_TO_ALL, FAB_GEN_INCAST, FAB_GEN_RANDOM_PAIRS };
+enum fab_scope { FAB_SCOPE_ANY, FAB_SCOPE_CROSS_SERVER, FAB_SCOPE_CROSS_LEAF };
+
+struct fab_src_loc {
+	const char *origin; /* file name (not owned) */
+	unsigned line, col;
+	char what[64];      /* "traffic.flows[2]" */
+};
+
+struct fab_flow_spec {
+	uint32_t src, dst;    /* GPUs */
+	fab_bytes bytes;
+	fab_time_ps start_ps;
+	uint32_t priority;
+	uint32_t qps;
+	struct fab_src_loc loc;
+};
+
+struct fab_gen_spec {
+	int kind;             /* enum fab_gen_kind */
+	fab_bytes bytes;      /* per flow */
+	fab_time_ps start_ps;
+	uint32_t priority;
+	uint32_t qps;         /* per flow */
+	uint32_t senders;     /* incast: how many GPUs send */
+	uint32_t dst;         /* incast: the receiving GPU */
+	uint32_t pairs;       /* random-pairs: how many flows */
+	int scope;            /* enum fab_scope: which pairs are allowed */
+	struct fab_src_loc loc;
+};
+
+struct fab_traffic_params {
+	struct fab_flow_spec *flows;
+	size_t nflows;
+	struct fab_gen_spec *gens;
+	size_t ngens;
+	char *flows_csv;       /* path, or NULL */
+};
+
+/* Reads "src,dst,bytes[,start][,priority][,qps]" rows; appends to *flows. */
+int fab_traffic_read_csv(const char *path, struct fab_flow_spec **flows, size_t *n,
+			 struct fab_err *err);
+
+/* Expands everything into engine flows (caller frees *out). */
+int fab_traffic_expand(const struct fab_traffic_params *tp, const struct fab_topo *t,
+		       uint64_t seed, struct fab_sim_flow **out, size_t *nout,
+		       struct fab_err *err);
+
+void fab_traffic_free(struct fab_traffic_params *tp);
+
+#endif
