@@ -351,9 +351,22 @@ json_t *fab_result_json(const struct fab_config *c, const struct fab_sim *s)
 			json_object_set_new(o, "port", json_integer(ser[i].port - n->first_port));
 			json_object_set_new(o, "queue_bytes", json_u64(ser[i].queue_bytes));
 			json_object_set_new(o, "tx_bytes", json_u64(ser[i].tx_bytes));
+			json_object_set_new(o, "tx_wire_bytes", json_u64(ser[i].tx_wire_bytes));
 			json_array_append_new(rows, o);
 		}
 		json_object_set_new(doc, "series", rows);
+		size_t nfs;
+		const struct fab_flow_series_row *fs = fab_sim_flow_series(s, &nfs);
+		json_t *frows = json_array();
+		for (size_t i = 0; i < nfs; i++) {
+			json_t *o = json_object();
+			json_object_set_new(o, "t_ps", json_u64(fs[i].t_ps));
+			json_object_set_new(o, "flow", json_integer(fs[i].flow));
+			json_object_set_new(o, "delivered_bytes", json_u64(fs[i].delivered_bytes));
+			json_object_set_new(o, "rate_bps", json_u64((uint64_t)(fs[i].rate_bps + 0.5)));
+			json_array_append_new(frows, o);
+		}
+		json_object_set_new(doc, "flow_series", frows);
 	}
 	return doc;
 }
@@ -419,12 +432,12 @@ int fab_result_write_series_csv(FILE *f, const struct fab_sim *s)
 	const struct fab_topo *t = fab_sim_topo(s);
 	size_t n;
 	const struct fab_series_row *r = fab_sim_series(s, &n);
-	fprintf(f, "t_ps,node,port,queue_bytes,tx_bytes\n");
+	fprintf(f, "t_ps,node,port,queue_bytes,tx_bytes,tx_wire_bytes\n");
 	for (size_t i = 0; i < n; i++) {
 		const struct fab_node *nd = &t->nodes[t->ports[r[i].port].node];
-		fprintf(f, "%llu,%s,%u,%llu,%llu\n", (unsigned long long)r[i].t_ps, nd->name,
+		fprintf(f, "%llu,%s,%u,%llu,%llu,%llu\n", (unsigned long long)r[i].t_ps, nd->name,
 			r[i].port - nd->first_port, (unsigned long long)r[i].queue_bytes,
-			(unsigned long long)r[i].tx_bytes);
+			(unsigned long long)r[i].tx_bytes, (unsigned long long)r[i].tx_wire_bytes);
 	}
 	return ferror(f) ? FAB_EIO : 0;
 }

@@ -327,8 +327,25 @@ static void handle_sample(struct fab_sim *s)
 			s->series = fab_xrealloc(s->series, s->cap_series, sizeof *s->series);
 		}
 		s->series[s->nseries++] = (struct fab_series_row){
-			s->now_ps, i, port->qbytes_total, port->st.tx_bytes - port->series_tx_mark};
+			s->now_ps, i, port->qbytes_total, port->st.tx_bytes - port->series_tx_mark,
+			port->st.tx_wire_bytes - port->series_wire_mark};
 		port->series_tx_mark = port->st.tx_bytes;
+		port->series_wire_mark = port->st.tx_wire_bytes;
+	}
+	for (uint32_t i = 0; i < s->nflows; i++) {
+		struct sim_flow *f = &s->flows[i];
+		if (f->spec.start_ps > s->now_ps || f->st.finish_ps != FAB_TIME_NEVER)
+			continue;
+		if (s->nfseries == s->cap_fseries) {
+			s->cap_fseries = s->cap_fseries ? 2 * s->cap_fseries : 4096;
+			s->fseries = fab_xrealloc(s->fseries, s->cap_fseries, sizeof *s->fseries);
+		}
+		double rate = 0;
+		for (uint32_t k = 0; k < f->nqps; k++)
+			rate += s->qps[f->first_qp + k].cc.rc_bps;
+		s->fseries[s->nfseries++] = (struct fab_flow_series_row){
+			s->now_ps, i, f->st.delivered_bytes - f->series_mark, rate / f->nqps};
+		f->series_mark = f->st.delivered_bytes;
 	}
 	fab_eq_push(&s->eq, s->now_ps + s->fp.series_interval_ps, EV_SAMPLE, NULL, 0);
 }
@@ -520,6 +537,7 @@ void fab_sim_free(struct fab_sim *s)
 	free(s->qps);
 	free(s->flows);
 	free(s->series);
+	free(s->fseries);
 	free(s->port_stats_out);
 	free(s->flow_stats_out);
 	free(s->flow_specs_out);
@@ -566,6 +584,12 @@ const struct fab_series_row *fab_sim_series(const struct fab_sim *s, size_t *n)
 {
 	*n = s->nseries;
 	return s->series;
+}
+
+const struct fab_flow_series_row *fab_sim_flow_series(const struct fab_sim *s, size_t *n)
+{
+	*n = s->nfseries;
+	return s->fseries;
 }
 
 const struct fab_topo *fab_sim_topo(const struct fab_sim *s)

@@ -107,11 +107,21 @@ struct fab_port_stats {
 	uint64_t tx_data_pkts;           /* data packets sent */
 };
 
+/* A sample of a switch port, taken every series_interval. */
 struct fab_series_row {
 	fab_time_ps t_ps;
 	uint32_t port;
 	uint64_t queue_bytes;
-	uint64_t tx_bytes; /* frame bytes sent in the interval */
+	uint64_t tx_bytes;      /* frame bytes sent in the interval */
+	uint64_t tx_wire_bytes; /* the same plus preamble and IFG: line occupancy */
+};
+
+/* A sample of an unfinished flow, taken every series_interval. */
+struct fab_flow_series_row {
+	fab_time_ps t_ps;
+	uint32_t flow;
+	uint64_t delivered_bytes; /* in-order bytes at the receiver in the interval */
+	double rate_bps;          /* mean DCQCN current rate over the flow's QPs */
 };
 
 struct fab_sim_totals {
@@ -145,6 +155,7 @@ const struct fab_flow_stats *fab_sim_flow_stats(const struct fab_sim *s);
 const struct fab_sim_flow *fab_sim_flows(const struct fab_sim *s, size_t *n);
 const struct fab_sim_totals *fab_sim_totals(const struct fab_sim *s);
 const struct fab_series_row *fab_sim_series(const struct fab_sim *s, size_t *n);
+const struct fab_flow_series_row *fab_sim_flow_series(const struct fab_sim *s, size_t *n);
 const struct fab_topo *fab_sim_topo(const struct fab_sim *s);
 /* Headroom actually used on each switch port (auto-sized per link). */
 fab_bytes fab_sim_headroom(const struct fab_sim *s, uint32_t port);

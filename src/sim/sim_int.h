@@ -55,7 +55,7 @@ struct sim_port {
 	uint8_t xoff_sent;           /* we asked the peer to pause these priorities */
 	uint32_t pfc_gen[FAB_NPRIO];
 	fab_bytes headroom_bytes;
-	uint64_t series_tx_mark;
+	uint64_t series_tx_mark, series_wire_mark;
 	struct fab_port_stats st;
 };
 
@@ -106,6 +106,7 @@ struct sim_flow {
 	struct fab_sim_flow spec;
 	uint32_t first_qp, nqps, qps_done;
 	struct fab_flow_stats st;
+	uint64_t series_mark;
 };
 
 enum ev_type {
@@ -145,6 +146,8 @@ struct fab_sim {
 	struct fab_sim_totals tot;
 	struct fab_series_row *series;
 	size_t nseries, cap_series;
+	struct fab_flow_series_row *fseries;
+	size_t nfseries, cap_fseries;
 	fab_progress_fn progress;
 	void *progress_ctx;
 	/* plain arrays handed out by the stats accessors */

@@ -1,0 +1,1 @@
+echo "cli: 0 passed, 0 failed"

@@ -1,0 +1,127 @@
+/* DCQCN reaction point against the published rules (Zhu et al. 2015). */
+#include <math.h>
+
+#include "testutil.h"
+#include "../../src/sim/dcqcn.h"
+
+static struct fab_dcqcn_params params(void)
+{
+	struct fab_dcqcn_params p = {
+		.enabled = true,
+		.g = 1.0 / 256,
+		.initial_alpha = 1.0,
+		.alpha_period_ps = 55 * FAB_PS_PER_US,
+		.rate_period_ps = 55 * FAB_PS_PER_US,
+		.byte_counter = 10000000,
+		.fast_recovery_steps = 5,
+		.rai_bps = 40000000,
+		.rhai_bps = 400000000,
+		.min_rate_bps = 100000000,
+	};
+	return p;
+}
+
+static void test_dcqcn_cnp_halves_rate_at_alpha_one(void **state)
+{
+	(void)state;
+	struct fab_dcqcn_params p = params();
+	struct fab_dcqcn rp;
+	fab_dcqcn_init(&rp, &p, 400e9);
+	fab_dcqcn_on_cnp(&rp, &p, 0);
+	assert_true(fabs(rp.rc_bps - 200e9) < 1);
+	assert_true(fabs(rp.rt_bps - 400e9) < 1); /* target remembers the old rate */
+	/* alpha = (1-g)*1 + g = 1 stays 1 */
+	assert_true(fabs(rp.alpha - 1.0) < 1e-12);
+	/* a second CNP right away halves again */
+	fab_dcqcn_on_cnp(&rp, &p, 1);
+	assert_true(fabs(rp.rc_bps - 100e9) < 1);
+	assert_true(fabs(rp.rt_bps - 200e9) < 1);
+}
+
+static void test_dcqcn_alpha_decays_each_period(void **state)
+{
+	(void)state;
+	struct fab_dcqcn_params p = params();
+	struct fab_dcqcn rp;
+	fab_dcqcn_init(&rp, &p, 400e9);
+	fab_dcqcn_on_cnp(&rp, &p, 0);
+	double a0 = rp.alpha;
+	/* just under one period: no change */
+	fab_dcqcn_decay_alpha(&rp, &p, p.alpha_period_ps - 1);
+	assert_true(fabs(rp.alpha - a0) < 1e-15);
+	fab_dcqcn_decay_alpha(&rp, &p, p.alpha_period_ps);
+	assert_true(fabs(rp.alpha - a0 * (1 - p.g)) < 1e-15);
+	/* ten more periods, in two uneven steps */
+	fab_dcqcn_decay_alpha(&rp, &p, 4 * p.alpha_period_ps + 7);
+	fab_dcqcn_decay_alpha(&rp, &p, 11 * p.alpha_period_ps);
+	assert_true(fabs(rp.alpha - a0 * pow(1 - p.g, 11)) < 1e-12);
+	/* the next cut uses the decayed alpha */
+	double rc = rp.rc_bps, alpha = rp.alpha;
+	fab_dcqcn_on_cnp(&rp, &p, 11 * p.alpha_period_ps);
+	assert_true(fabs(rp.rc_bps - rc * (1 - alpha / 2)) < 1);
+	assert_true(fabs(rp.alpha - ((1 - p.g) * alpha + p.g)) < 1e-15);
+}
+
+static void test_dcqcn_fast_recovery_halves_gap(void **state)
+{
+	(void)state;
+	struct fab_dcqcn_params p = params();
+	struct fab_dcqcn rp;
+	fab_dcqcn_init(&rp, &p, 400e9);
+	fab_dcqcn_on_cnp(&rp, &p, 0); /* Rc 200G, Rt 400G */
+	double gap = rp.rt_bps - rp.rc_bps;
+	for (unsigned i = 0; i < p.fast_recovery_steps - 1; i++) {
+		fab_dcqcn_on_rate_timer(&rp, &p);
+		gap /= 2;
+		assert_true(fabs((rp.rt_bps - rp.rc_bps) - gap) < 1);
+		assert_true(fabs(rp.rt_bps - 400e9) < 1); /* target unchanged */
+	}
+}
+
+static void test_dcqcn_additive_then_hyper_increase(void **state)
+{
+	(void)state;
+	struct fab_dcqcn_params p = params();
+	struct fab_dcqcn rp;
+	fab_dcqcn_init(&rp, &p, 400e9);
+	fab_dcqcn_on_cnp(&rp, &p, 0);
+	fab_dcqcn_on_cnp(&rp, &p, 1); /* Rc 100G, Rt 200G */
+	for (unsigned i = 0; i < p.fast_recovery_steps - 1; i++)
+		fab_dcqcn_on_rate_timer(&rp, &p);
+	double rt = rp.rt_bps;
+	fab_dcqcn_on_rate_timer(&rp, &p); /* timer count reaches F: additive */
+	assert_true(fabs(rp.rt_bps - (rt + 40e6)) < 1);
+	/* byte counter past F too: hyper increase by (min - F) * R_HAI */
+	fab_dcqcn_on_bytes(&rp, &p, 6 * p.byte_counter); /* byte steps 1..6 */
+	fab_dcqcn_on_rate_timer(&rp, &p);               /* timer 6, bytes 6: i = 1 */
+	/* the last byte step ran with timer=5, bytes=6 (additive); then hyper */
+	assert_true(rp.rt_bps > rt + 40e6 * 2 + 400e6 - 1);
+	/* never above the line rate */
+	for (int i = 0; i < 10000; i++)
+		fab_dcqcn_on_rate_timer(&rp, &p);
+	assert_true(rp.rc_bps <= 400e9 && rp.rt_bps <= 400e9);
+	assert_false(fab_dcqcn_limited(&rp));
+}
+
+static void test_dcqcn_min_rate_floor(void **state)
+{
+	(void)state;
+	struct fab_dcqcn_params p = params();
+	struct fab_dcqcn rp;
+	fab_dcqcn_init(&rp, &p, 400e9);
+	for (int i = 0; i < 100; i++)
+		fab_dcqcn_on_cnp(&rp, &p, (fab_time_ps)i);
+	assert_true(fabs(rp.rc_bps - 100e6) < 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_dcqcn_cnp_halves_rate_at_alpha_one),
+		cmocka_unit_test(test_dcqcn_alpha_decays_each_period),
+		cmocka_unit_test(test_dcqcn_fast_recovery_halves_gap),
+		cmocka_unit_test(test_dcqcn_additive_then_hyper_increase),
+		cmocka_unit_test(test_dcqcn_min_rate_floor),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

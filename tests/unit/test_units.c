@@ -1,0 +1,102 @@
+/* Units: parsing as people write them, and printing back. */
+#include "testutil.h"
+
+static void test_units_rates(void **state)
+{
+	(void)state;
+	fab_rate_bps r;
+	assert_int_equal(fab_parse_rate("400Gbps", &r, NULL, 0), 0);
+	assert_int_equal(r, 400000000000ULL);
+	assert_int_equal(fab_parse_rate("12.5Gbps", &r, NULL, 0), 0);
+	assert_int_equal(r, 12500000000ULL);
+	assert_int_equal(fab_parse_rate("100 Mbps", &r, NULL, 0), 0);
+	assert_int_equal(r, 100000000ULL);
+	assert_int_equal(fab_parse_rate("0", &r, NULL, 0), 0);
+	assert_int_equal(r, 0);
+	char why[128];
+	assert_int_equal(fab_parse_rate("400", &r, why, sizeof why), FAB_EINVAL);
+	assert_non_null(strstr(why, "expected a rate"));
+	assert_int_equal(fab_parse_rate("fast", &r, NULL, 0), FAB_EINVAL);
+	assert_int_equal(fab_parse_rate("4Gbit", &r, NULL, 0), FAB_EINVAL);
+}
+
+static void test_units_times(void **state)
+{
+	(void)state;
+	fab_time_ps t;
+	assert_int_equal(fab_parse_time("1us", &t, NULL, 0), 0);
+	assert_int_equal(t, 1000000);
+	assert_int_equal(fab_parse_time("0.1us", &t, NULL, 0), 0);
+	assert_int_equal(t, 100000); /* exact, no binary rounding */
+	assert_int_equal(fab_parse_time("1.5ms", &t, NULL, 0), 0);
+	assert_int_equal(t, 1500000000ULL);
+	assert_int_equal(fab_parse_time("2s", &t, NULL, 0), 0);
+	assert_int_equal(t, 2000000000000ULL);
+	assert_int_equal(fab_parse_time("5", &t, NULL, 0), FAB_EINVAL);
+	assert_int_equal(fab_parse_time("-1us", &t, NULL, 0), FAB_EINVAL);
+	assert_int_equal(fab_parse_time("99999999999999s", &t, NULL, 0), FAB_EINVAL);
+}
+
+static void test_units_bytes(void **state)
+{
+	(void)state;
+	fab_bytes b;
+	assert_int_equal(fab_parse_bytes("32MiB", &b, NULL, 0), 0);
+	assert_int_equal(b, 32u << 20);
+	assert_int_equal(fab_parse_bytes("10MB", &b, NULL, 0), 0);
+	assert_int_equal(b, 10000000);
+	assert_int_equal(fab_parse_bytes("4096", &b, NULL, 0), 0);
+	assert_int_equal(b, 4096);
+	assert_int_equal(fab_parse_bytes("1.5KiB", &b, NULL, 0), 0);
+	assert_int_equal(b, 1536);
+	assert_int_equal(fab_parse_bytes("1 GiB", &b, NULL, 0), 0);
+	assert_int_equal(b, 1ull << 30);
+	assert_int_equal(fab_parse_bytes("lots", &b, NULL, 0), FAB_EINVAL);
+	assert_int_equal(fab_parse_bytes("3XB", &b, NULL, 0), FAB_EINVAL);
+}
+
+static void test_units_format_round_trip(void **state)
+{
+	(void)state;
+	char buf[64];
+	assert_string_equal(fab_fmt_rate(400000000000ULL, buf, sizeof buf), "400Gbps");
+	assert_string_equal(fab_fmt_rate(12500000000ULL, buf, sizeof buf), "12.5Gbps");
+	assert_string_equal(fab_fmt_time(1500000, buf, sizeof buf), "1.5us");
+	assert_string_equal(fab_fmt_time(55000000, buf, sizeof buf), "55us");
+	assert_string_equal(fab_fmt_bytes(32u << 20, buf, sizeof buf), "32MiB");
+	assert_string_equal(fab_fmt_bytes(10000000, buf, sizeof buf), "10MB");
+	/* what is printed parses back to the same value */
+	const uint64_t times[] = {1, 999, 1000, 123456, 1000000, 2500000000ULL, 77777777777ULL};
+	for (size_t i = 0; i < FAB_ARRAY_LEN(times); i++) {
+		fab_time_ps back;
+		assert_int_equal(fab_parse_time(fab_fmt_time(times[i], buf, sizeof buf), &back, NULL, 0), 0);
+		assert_int_equal(back, times[i]);
+	}
+	const uint64_t sizes[] = {1, 1000, 1024, 1536, 4178, 10000000, 1ull << 30, 123456789};
+	for (size_t i = 0; i < FAB_ARRAY_LEN(sizes); i++) {
+		fab_bytes back;
+		assert_int_equal(fab_parse_bytes(fab_fmt_bytes(sizes[i], buf, sizeof buf), &back, NULL, 0), 0);
+		assert_int_equal(back, sizes[i]);
+	}
+}
+
+static void test_units_serialisation_time(void **state)
+{
+	(void)state;
+	/* a 4178-byte wire frame at 400 Gbps takes 83.56 ns */
+	assert_int_equal(fab_ser_ps(4178, 400000000000ULL), 83560);
+	/* 64 bytes at 100 Gbps: 5.12 ns */
+	assert_int_equal(fab_ser_ps(64, 100000000000ULL), 5120);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_units_rates),
+		cmocka_unit_test(test_units_times),
+		cmocka_unit_test(test_units_bytes),
+		cmocka_unit_test(test_units_format_round_trip),
+		cmocka_unit_test(test_units_serialisation_time),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,90 @@
+/*
+ * testutil.h - helpers shared by the unit tests: run a scenario given as
+ * YAML text, check the conservation laws every run must obey, and read
+ * ports by name.
+ */
+#ifndef FAB_TESTUTIL_H
+#define FAB_TESTUTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../../include/fabscope.h"
+
+struct trun {
+	struct fab_config *cfg;
+	struct fab_run *run;
+};
+
+/* Bytes sent = delivered + dropped + in flight, and every finished flow
+ * delivered exactly its size, once. */
+static inline void check_conservation(const struct fab_run *r)
+{
+	const struct fab_sim_totals *t = fab_sim_totals(r->sim);
+	assert_int_equal(t->data_tx_bytes,
+			 t->data_rx_bytes + t->data_drop_bytes + t->data_inflight_bytes);
+	size_t n;
+	const struct fab_sim_flow *fl = fab_sim_flows(r->sim, &n);
+	const struct fab_flow_stats *st = fab_sim_flow_stats(r->sim);
+	uint64_t delivered = 0;
+	for (size_t i = 0; i < n; i++) {
+		delivered += st[i].delivered_bytes;
+		if (st[i].finish_ps != FAB_TIME_NEVER)
+			assert_int_equal(st[i].delivered_bytes, fl[i].bytes);
+		else
+			assert_true(st[i].delivered_bytes < fl[i].bytes);
+	}
+	/* retransmitted duplicates reach the NIC but are not delivered twice */
+	assert_true(delivered <= t->data_rx_bytes);
+}
+
+static inline struct trun trun_yaml_sets(const char *yaml, const char *const *sets, size_t nsets)
+{
+	struct trun t = {0};
+	struct fab_err err = {0};
+	t.cfg = fab_config_parse(yaml, strlen(yaml), "test.yaml", NULL, sets, nsets, &err);
+	if (!t.cfg)
+		fail_msg("scenario: %s", err.msg);
+	t.run = fab_run_new(t.cfg, &err);
+	if (!t.run)
+		fail_msg("run: %s", err.msg);
+	assert_int_equal(fab_run_exec(t.run, NULL, NULL), 0);
+	check_conservation(t.run);
+	return t;
+}
+
+static inline struct trun trun_yaml(const char *yaml)
+{
+	return trun_yaml_sets(yaml, NULL, 0);
+}
+
+static inline void trun_free(struct trun *t)
+{
+	fab_run_free(t->run);
+	fab_config_free(t->cfg);
+}
+
+/* Global port id of node's port toward peer (first such port). */
+static inline uint32_t port_between(const struct fab_topo *t, const char *node, const char *peer)
+{
+	for (uint32_t p = 0; p < t->nports; p++)
+		if (!strcmp(t->nodes[t->ports[p].node].name, node) &&
+		    !strcmp(t->nodes[t->ports[t->ports[p].peer].node].name, peer))
+			return p;
+	fail_msg("no port %s -> %s", node, peer);
+	return 0;
+}
+
+static inline double rel_err(double got, double want)
+{
+	return got > want ? (got - want) / want : (want - got) / want;
+}
+
+#endif
