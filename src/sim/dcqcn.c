@@ -33,7 +33,8 @@ void fab_dcqcn_on_cnp(struct fab_dcqcn *rp, const struct fab_dcqcn_params *p,
 		      fab_time_ps now_ps)
 {
 	fab_dcqcn_decay_alpha(rp, p, now_ps);
-	rp->rt_bps = rp->rc_bps;
+	if (p->clamp_target || rp->timer_steps > 0 || rp->cuts == 0)
+		rp->rt_bps = rp->rc_bps;
 	rp->rc_bps = rp->rc_bps * (1.0 - rp->alpha / 2.0);
 	if (rp->rc_bps < (double)p->min_rate_bps)
 		rp->rc_bps = (double)p->min_rate_bps;

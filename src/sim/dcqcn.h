@@ -9,6 +9,14 @@
  * in stages driven by a timer and a byte counter: fast recovery (Rc moves
  * half way to Rt) for the first F steps, then additive increase (Rt += R_AI),
  * then hyper increase (Rt += i * R_HAI) once both counters pass F.
+ * Defaults: the paper's gains and timers (g 1/256, K = T = 55us, B = 10MB),
+ * R_AI and R_HAI scaled to 400G as HPCC's ns-3 scales them (5 and 50 Mbps
+ * per 25 Gbps), and the NICs' shipped threshold F = 1 and target clamping
+ * off.  With the paper's F = 5 and clamping, a 16-to-1 incast over-cuts and
+ * leaves the bottleneck half idle; see doc/model.md.
+ * Target clamping follows the NICs' option: with clamp_target off, a cut
+ * that comes before any timer-driven increase keeps the old target, so a
+ * burst of CNPs cannot drag the target down with the rate.
  * Alpha is decayed lazily (on the next CNP) by the number of whole alpha
  * periods since the last update, which is the same as a periodic timer.
  */
@@ -24,10 +32,12 @@ struct fab_dcqcn_params {
 	fab_time_ps alpha_period_ps; /* alpha decay period K, 55us */
 	fab_time_ps rate_period_ps;  /* rate-increase timer T, 55us */
 	fab_bytes byte_counter;    /* rate-increase byte counter B, 10MB */
-	uint32_t fast_recovery_steps; /* F, 5 */
-	fab_rate_bps rai_bps;      /* additive increase step R_AI, 40Mbps */
-	fab_rate_bps rhai_bps;     /* hyper increase step R_HAI, 400Mbps */
+	uint32_t fast_recovery_steps; /* F, 1 */
+	fab_rate_bps rai_bps;      /* additive increase step R_AI, 80Mbps */
+	fab_rate_bps rhai_bps;     /* hyper increase step R_HAI, 800Mbps */
 	fab_rate_bps min_rate_bps; /* floor of Rc, 100Mbps */
+	bool clamp_target;         /* every cut sets Rt = Rc (the paper); false: only a
+				    * cut after a timer increase does (NIC default) */
 };
 
 struct fab_dcqcn {

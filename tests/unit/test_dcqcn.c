@@ -17,6 +17,7 @@ static struct fab_dcqcn_params params(void)
 		.rai_bps = 40000000,
 		.rhai_bps = 400000000,
 		.min_rate_bps = 100000000,
+		.clamp_target = true, /* the paper's rule: every cut sets Rt = Rc */
 	};
 	return p;
 }
@@ -103,6 +104,25 @@ static void test_dcqcn_additive_then_hyper_increase(void **state)
 	assert_false(fab_dcqcn_limited(&rp));
 }
 
+static void test_dcqcn_unclamped_target_survives_cnp_burst(void **state)
+{
+	(void)state;
+	struct fab_dcqcn_params p = params();
+	p.clamp_target = false;
+	struct fab_dcqcn rp;
+	fab_dcqcn_init(&rp, &p, 400e9);
+	fab_dcqcn_on_cnp(&rp, &p, 0);
+	fab_dcqcn_on_cnp(&rp, &p, 1);
+	fab_dcqcn_on_cnp(&rp, &p, 2); /* Rc 50G; no increase in between */
+	assert_true(fabs(rp.rc_bps - 50e9) < 1);
+	assert_true(fabs(rp.rt_bps - 400e9) < 1);
+	/* after a timer increase, the next cut does move the target */
+	fab_dcqcn_on_rate_timer(&rp, &p);
+	double rc = rp.rc_bps;
+	fab_dcqcn_on_cnp(&rp, &p, 3);
+	assert_true(fabs(rp.rt_bps - rc) < 1);
+}
+
 static void test_dcqcn_min_rate_floor(void **state)
 {
 	(void)state;
@@ -121,6 +141,7 @@ int main(void)
 		cmocka_unit_test(test_dcqcn_alpha_decays_each_period),
 		cmocka_unit_test(test_dcqcn_fast_recovery_halves_gap),
 		cmocka_unit_test(test_dcqcn_additive_then_hyper_increase),
+		cmocka_unit_test(test_dcqcn_unclamped_target_survives_cnp_burst),
 		cmocka_unit_test(test_dcqcn_min_rate_floor),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,313 @@
+/*
+ * The packet engine against physics and published behaviour: line rate
+ * times header efficiency, store-and-forward latency, DCQCN convergence,
+ * lossless incast under PFC, recovery from drops, ECMP spreading and the
+ * cost of oversubscription.  Every run also checks byte conservation.
+ */
+#include "testutil.h"
+
+#define LINE 400e9
+#define EFF(mtu) ((double)(mtu) / ((mtu) + FAB_ROCE_WIRE_OVERHEAD))
+
+/* one leaf, n single-NIC servers */
+#define ONE_LEAF(n)                                                                   \
+	"topology: {leaves: 1, servers_per_leaf: " #n ", gpus_per_server: 1, "        \
+	"nics_per_server: 1, spines: 1, links_per_spine: 1}\n"
+
+static const char *single_flow_yaml = ONE_LEAF(2) "traffic:\n"
+						  "  flows:\n"
+						  "    - {src: 0, dst: 1, bytes: 1GiB}\n";
+
+/* Expected FCT of a lone flow on one switch: the NIC streams the packets
+ * back to back; the last one is stored and forwarded once, then its ACK
+ * comes back the same way. */
+static double lone_flow_fct_ps(double bytes, unsigned mtu, double delay_ps)
+{
+	double pkts = bytes / mtu;
+	double data_ser = (mtu + FAB_ROCE_WIRE_OVERHEAD) * 8 / LINE * 1e12;
+	double ack_ser = (66 + 20) * 8 / LINE * 1e12;
+	return pkts * data_ser + data_ser + 2 * ack_ser + 4 * delay_ps;
+}
+
+static void test_physics_single_flow_line_rate(void **state)
+{
+	(void)state;
+	struct trun t = trun_yaml(single_flow_yaml);
+	const struct fab_flow_stats *st = fab_sim_flow_stats(t.run->sim);
+	double bytes = 1ull << 30;
+	double fct = (double)st[0].finish_ps;
+	double goodput = bytes * 8 / (fct / 1e12);
+	double want = LINE * EFF(4096); /* 392.149 Gbps */
+	print_message("goodput %.3f Gbps, theory %.3f Gbps\n", goodput / 1e9, want / 1e9);
+	assert_true(rel_err(goodput, want) < 0.005);
+	double base_rtt = lone_flow_fct_ps(0, 4096, 1e6);
+	double fct_want = bytes * 8 / want * 1e12 + base_rtt;
+	assert_true(rel_err(fct, fct_want) < 0.005);
+	assert_int_equal(st[0].retx_pkts, 0);
+	trun_free(&t);
+}
+
+static void test_physics_small_flow_latency(void **state)
+{
+	(void)state;
+	/* 1 MiB: the round trip is 16% of the FCT, so latency modelling shows */
+	const char *sets[] = {"traffic.flows.0.bytes=1MiB", "fabric.mtu=1024"};
+	struct trun t = trun_yaml_sets(single_flow_yaml, sets, 2);
+	const struct fab_flow_stats *st = fab_sim_flow_stats(t.run->sim);
+	double want = lone_flow_fct_ps(1 << 20, 1024, 1e6);
+	print_message("fct %.3f us, model %.3f us\n", st[0].finish_ps / 1e6, want / 1e6);
+	assert_true(rel_err((double)st[0].finish_ps, want) < 0.005);
+	trun_free(&t);
+}
+
+static uint64_t port_tx_wire(const struct trun *t, const char *node, const char *peer)
+{
+	uint32_t p = port_between(t->run->topo, node, peer);
+	return fab_sim_port_stats(t->run->sim)[p].tx_wire_bytes;
+}
+
+static void test_physics_dcqcn_two_flows_converge(void **state)
+{
+	(void)state;
+	/* the second flow joins at 1 ms a flow already at line rate; no PFC, so
+	 * only DCQCN keeps the queue (and the drop count) down.  DCQCN converges
+	 * slowly: rates are compared from 20 ms on. */
+	const char *yaml = ONE_LEAF(3) "fabric:\n"
+				       "  pfc: {enabled: false}\n"
+				       "  series_interval: 1ms\n"
+				       "traffic:\n"
+				       "  flows:\n"
+				       "    - {src: 1, dst: 0, bytes: 4GiB}\n"
+				       "    - {src: 2, dst: 0, bytes: 4GiB, start: 1ms}\n";
+	struct trun t = trun_yaml(yaml);
+	const struct fab_flow_stats *st = fab_sim_flow_stats(t.run->sim);
+	fab_time_ps first_done = FAB_MIN(st[0].finish_ps, st[1].finish_ps);
+	fab_time_ps from = 20 * FAB_PS_PER_MS, to = first_done - FAB_PS_PER_MS;
+	assert_true(to > from + 5 * FAB_PS_PER_MS);
+	size_t n;
+	const struct fab_flow_series_row *fs = fab_sim_flow_series(t.run->sim, &n);
+	double got[2] = {0, 0};
+	for (size_t i = 0; i < n; i++)
+		if (fs[i].t_ps > from && fs[i].t_ps <= to)
+			got[fs[i].flow] += (double)fs[i].delivered_bytes;
+	const struct fab_series_row *ps = fab_sim_series(t.run->sim, &n);
+	uint32_t bott = port_between(t.run->topo, "leaf0", "server0.nic0");
+	double wire = 0;
+	for (size_t i = 0; i < n; i++)
+		if (ps[i].port == bott && ps[i].t_ps > from && ps[i].t_ps <= to)
+			wire += (double)ps[i].tx_wire_bytes;
+	double secs = (double)(to - from) / 1e12;
+	double r0 = got[0] * 8 / secs, r1 = got[1] * 8 / secs, util = wire * 8 / secs / LINE;
+	print_message("rates %.1f and %.1f Gbps, bottleneck %.1f%% busy\n", r0 / 1e9, r1 / 1e9,
+		      util * 100);
+	assert_true(FAB_MIN(r0, r1) / FAB_MAX(r0, r1) >= 0.90);
+	assert_true(util >= 0.95);
+	assert_true(st[0].cnps > 0 && st[1].cnps > 0);
+	struct fab_summary sm;
+	fab_summary_compute(t.run->sim, &sm);
+	assert_int_equal(sm.drops, 0);
+	trun_free(&t);
+}
+
+static const char *incast_yaml = ONE_LEAF(17) "fabric: {series_interval: 50us}\n"
+					      "traffic:\n"
+					      "  generators:\n"
+					      "    - {kind: incast, senders: 16, dst: 0, bytes: 16MiB}\n";
+
+static void test_physics_incast_lossless_with_pfc(void **state)
+{
+	(void)state;
+	struct trun t = trun_yaml(incast_yaml);
+	const struct fab_sim_totals *tot = fab_sim_totals(t.run->sim);
+	struct fab_summary sm;
+	fab_summary_compute(t.run->sim, &sm);
+	assert_int_equal(sm.flows_done, 16);
+	assert_int_equal(sm.drops, 0);
+	assert_true(sm.pause_frames > 0);
+	assert_int_equal(sm.retx_pkts, 0);
+	/* busy while all 16 send: up to the first sender's finish */
+	const struct fab_flow_stats *st = fab_sim_flow_stats(t.run->sim);
+	fab_time_ps first_done = FAB_TIME_NEVER, last = 0;
+	for (int i = 0; i < 16; i++)
+		first_done = FAB_MIN(first_done, st[i].finish_ps);
+	size_t n;
+	const struct fab_series_row *rows = fab_sim_series(t.run->sim, &n);
+	uint32_t bott = port_between(t.run->topo, "leaf0", "server0.nic0");
+	double wire = 0;
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].port == bott && rows[i].t_ps <= first_done) {
+			wire += (double)rows[i].tx_wire_bytes;
+			last = rows[i].t_ps;
+		}
+	double util = wire * 8 / ((double)last / 1e12) / LINE;
+	assert_true(last > tot->end_ps / 4);
+	print_message("bottleneck %.2f%% busy, %llu PAUSE frames, %llu ECN marks\n", util * 100,
+		      (unsigned long long)sm.pause_frames, (unsigned long long)sm.ecn_marks);
+	assert_true(util >= 0.95);
+	trun_free(&t);
+}
+
+static void test_physics_incast_lossy_recovers(void **state)
+{
+	(void)state;
+	const char *sets[] = {"fabric.pfc.enabled=false", "fabric.buffer=256KiB",
+			      "fabric.dcqcn.enabled=false", "fabric.nic.rto=100us"};
+	struct trun t = trun_yaml_sets(incast_yaml, sets, 4);
+	struct fab_summary sm;
+	fab_summary_compute(t.run->sim, &sm);
+	print_message("drops %llu, retransmitted %llu, timeouts %llu\n",
+		      (unsigned long long)sm.drops, (unsigned long long)sm.retx_pkts,
+		      (unsigned long long)sm.timeouts);
+	assert_true(sm.drops > 0);
+	assert_true(sm.retx_pkts > 0);
+	assert_int_equal(sm.flows_done, 16); /* every byte delivered */
+	assert_int_equal(sm.pause_frames, 0);
+	trun_free(&t);
+}
+
+static void test_physics_nic_pause_when_receiver_slow(void **state)
+{
+	(void)state;
+	/* the receiving NIC drains into the GPU at 100 Gbps: it must pause its
+	 * leaf, and the flow runs at the drain rate without a drop */
+	const char *sets[] = {"fabric.pfc.nic_rx_drain=100Gbps", "traffic.flows.0.bytes=64MiB",
+			      "fabric.ecn.enabled=false"};
+	struct trun t = trun_yaml_sets(single_flow_yaml, sets, 3);
+	const struct fab_flow_stats *st = fab_sim_flow_stats(t.run->sim);
+	uint32_t nicp = port_between(t.run->topo, "server1.nic0", "leaf0");
+	const struct fab_port_stats *ps = fab_sim_port_stats(t.run->sim);
+	double goodput = (double)(64ull << 20) * 8 / ((double)st[0].finish_ps / 1e12);
+	double want = 100e9 * 4096.0 / (4096 + FAB_ROCE_FRAME_OVERHEAD);
+	print_message("goodput %.2f Gbps, drain-limited %.2f Gbps, NIC PAUSE %llu\n", goodput / 1e9,
+		      want / 1e9, (unsigned long long)ps[nicp].pause_tx[3]);
+	assert_true(ps[nicp].pause_tx[3] > 0);
+	assert_true(rel_err(goodput, want) < 0.05);
+	struct fab_summary sm;
+	fab_summary_compute(t.run->sim, &sm);
+	assert_int_equal(sm.drops, 0);
+	trun_free(&t);
+}
+
+static const char *ecmp_yaml =
+	"topology: {leaves: 4, servers_per_leaf: 4, gpus_per_server: 1, nics_per_server: 1,\n"
+	"           spines: 4, links_per_spine: 1}\n"
+	"traffic:\n"
+	"  generators:\n"
+	"    - {kind: permutation, bytes: 2MiB, qps: 16, scope: cross-leaf}\n";
+
+static void uplink_bytes(const struct trun *t, uint64_t *out, size_t *n)
+{
+	const struct fab_topo *topo = t->run->topo;
+	const struct fab_port_stats *ps = fab_sim_port_stats(t->run->sim);
+	*n = 0;
+	for (uint32_t p = 0; p < topo->nports; p++) {
+		const struct fab_node *a = &topo->nodes[topo->ports[p].node];
+		const struct fab_node *b = &topo->nodes[topo->ports[topo->ports[p].peer].node];
+		if (a->tier == 1 && b->tier == 2)
+			out[(*n)++] = ps[p].tx_bytes;
+	}
+}
+
+static void test_physics_ecmp_spreads_and_seed_moves_it(void **state)
+{
+	(void)state;
+	uint64_t a[64], b[64], c[64];
+	size_t na, nb, nc;
+	struct trun t1 = trun_yaml(ecmp_yaml);
+	uplink_bytes(&t1, a, &na);
+	assert_int_equal(na, 16);
+	for (size_t i = 0; i < na; i++)
+		assert_true(a[i] > 0); /* every uplink used */
+	struct fab_summary sm;
+	fab_summary_compute(t1.run->sim, &sm);
+	print_message("uplink max/mean %.3f\n", sm.ecmp_max_over_mean);
+	assert_true(sm.ecmp_max_over_mean >= 1.0 && sm.ecmp_max_over_mean < 2.0);
+	struct trun t2 = trun_yaml(ecmp_yaml);
+	uplink_bytes(&t2, b, &nb);
+	assert_memory_equal(a, b, na * sizeof *a); /* same seed, same placement */
+	const char *sets[] = {"fabric.ecmp.seed=77"};
+	struct trun t3 = trun_yaml_sets(ecmp_yaml, sets, 1);
+	uplink_bytes(&t3, c, &nc);
+	assert_int_equal(nc, na);
+	assert_memory_not_equal(a, c, na * sizeof *a); /* another seed moves flows */
+	trun_free(&t1);
+	trun_free(&t2);
+	trun_free(&t3);
+}
+
+/* Bytes moved per second until the last flow is done. */
+static double aggregate_throughput(const struct trun *t)
+{
+	size_t n;
+	const struct fab_sim_flow *fl = fab_sim_flows(t->run->sim, &n);
+	const struct fab_flow_stats *st = fab_sim_flow_stats(t->run->sim);
+	double bytes = 0;
+	fab_time_ps end = 0;
+	for (size_t i = 0; i < n; i++) {
+		bytes += (double)fl[i].bytes;
+		end = FAB_MAX(end, st[i].finish_ps);
+	}
+	return bytes * 8 / ((double)end / 1e12);
+}
+
+static void test_physics_oversubscription_halves_cross_spine(void **state)
+{
+	(void)state;
+	const char *yaml =
+		"topology: {leaves: 4, servers_per_leaf: 8, gpus_per_server: 1,\n"
+		"           nics_per_server: 1, links_per_spine: 1}\n"
+		"traffic:\n"
+		"  generators:\n"
+		"    - {kind: permutation, bytes: 64MiB, qps: 256, scope: cross-leaf}\n";
+	const char *one[] = {"topology.oversubscription=1:1"};
+	const char *two[] = {"topology.oversubscription=2:1"};
+	struct trun a = trun_yaml_sets(yaml, one, 1);
+	struct trun b = trun_yaml_sets(yaml, two, 1);
+	assert_int_equal(a.run->topo->tiers[0].down_bps, a.run->topo->tiers[0].up_bps);
+	assert_int_equal(b.run->topo->tiers[0].down_bps, 2 * b.run->topo->tiers[0].up_bps);
+	double ta = aggregate_throughput(&a), tb = aggregate_throughput(&b);
+	print_message("1:1 %.1f Gbps, 2:1 %.1f Gbps, ratio %.3f\n", ta / 1e9, tb / 1e9, tb / ta);
+	assert_true(rel_err(tb / ta, 0.5) <= 0.10);
+	trun_free(&a);
+	trun_free(&b);
+}
+
+static void test_physics_same_seed_same_bytes(void **state)
+{
+	(void)state;
+	char *doc[3];
+	const char *sets[] = {"run.seed=2"};
+	for (int i = 0; i < 3; i++) {
+		struct fab_err err = {0};
+		struct fab_config *c = fab_config_load(NULL, sets, i == 2 ? 1 : 0, &err);
+		assert_non_null(c);
+		struct fab_run *r = fab_run_new(c, &err);
+		assert_non_null(r);
+		fab_run_exec(r, NULL, NULL);
+		json_t *j = fab_result_json(c, r->sim);
+		doc[i] = json_dumps(j, JSON_INDENT(2));
+		json_decref(j);
+		fab_run_free(r);
+		fab_config_free(c);
+	}
+	assert_string_equal(doc[0], doc[1]);
+	assert_string_not_equal(doc[0], doc[2]);
+	for (int i = 0; i < 3; i++)
+		free(doc[i]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_physics_single_flow_line_rate),
+		cmocka_unit_test(test_physics_small_flow_latency),
+		cmocka_unit_test(test_physics_dcqcn_two_flows_converge),
+		cmocka_unit_test(test_physics_incast_lossless_with_pfc),
+		cmocka_unit_test(test_physics_incast_lossy_recovers),
+		cmocka_unit_test(test_physics_nic_pause_when_receiver_slow),
+		cmocka_unit_test(test_physics_ecmp_spreads_and_seed_moves_it),
+		cmocka_unit_test(test_physics_oversubscription_halves_cross_spine),
+		cmocka_unit_test(test_physics_same_seed_same_bytes),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
