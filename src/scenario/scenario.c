@@ -427,6 +427,9 @@ static const char *suggest(const struct fab_key_def *tab, size_t n, const char *
 		char child[64];
 		snprintf(child, sizeof child, "%.*s", (int)cl, rest);
 		size_t dd = edit_distance(child, name);
+		size_t nl = strlen(name);
+		if (nl >= 3 && dd >= best && !strncmp(child, name, nl))
+			dd = best - 1; /* "prio" for "priority" */
 		if (dd < best) {
 			best = dd;
 			snprintf(buf, len, "%s", child);
@@ -658,6 +661,12 @@ static int apply_set(struct ynode *root, const char *set, struct fab_err *err)
 			break;
 		}
 		struct ynode *child = fab_ydom_get(cur, part);
+		if (!child && strspn(next, "0123456789") == strlen(next)) {
+			rc = fab_err_set(err, FAB_EINVAL,
+					 "--set %s: '%s' is not an index of the list (there is no list '%s')",
+					 set, next, part);
+			goto out;
+		}
 		if (!child) {
 			child = fab_ydom_new(Y_MAP, "--set", 0, 0);
 			fab_ydom_put(cur, part, child, 0, 0);

@@ -301,7 +301,7 @@ static struct fab_topo *draft_finish(struct draft *d, const struct fab_topo_para
 		const struct fab_node *n = &t->nodes[i];
 		if (n->kind == FAB_NODE_SWITCH && p->radix && n->nports > p->radix) {
 			fab_err_set(err, FAB_ETOPO,
-				    "topology: switch %s needs %u ports but topology.radix is %u",
+				    "topology.radix: switch %s needs %u ports but the radix is %u",
 				    n->name, n->nports, p->radix);
 			goto fail;
 		}
@@ -359,7 +359,17 @@ static struct fab_topo *build_spine_leaf(const struct fab_topo_params *p,
 			}
 			links = uplinks / spines;
 		} else {
-			if (p->links_given && uplinks % links) {
+			if (!p->links_given) {
+				/* as many parallel links as divide the uplinks evenly */
+				uint32_t a = uplinks, b = links;
+				while (b) {
+					uint32_t r = a % b;
+					a = b;
+					b = r;
+				}
+				links = a;
+			}
+			if (uplinks % links) {
 				fab_err_set(err, FAB_ETOPO,
 					    "topology.oversubscription: %u:%u needs %u uplinks per "
 					    "leaf, not a multiple of links_per_spine %u",

@@ -1,0 +1,236 @@
+/* Topology builders and routing: counts, ratios, wiring, path lengths. */
+#include <unistd.h>
+
+#include "testutil.h"
+
+static struct fab_topo_params spine_leaf(void)
+{
+	struct fab_topo_params p = {
+		.kind = FAB_TOPO_SPINE_LEAF,
+		.gpus_per_server = 8,
+		.nics_per_server = 8,
+		.leaves = 4,
+		.spines = 4,
+		.servers_per_leaf = 2,
+		.links_per_spine = 4,
+		.host_bps = 400000000000ULL,
+		.fabric_bps = 400000000000ULL,
+		.core_bps = 400000000000ULL,
+		.host_delay_ps = 1000000,
+		.fabric_delay_ps = 1000000,
+		.radix = 64,
+	};
+	return p;
+}
+
+/* Hops from NIC a to NIC b following the first ECMP choice at each switch. */
+static unsigned hops(const struct fab_topo *t, uint32_t a, uint32_t b)
+{
+	uint32_t node = t->ports[t->ports[t->nodes[t->nic_node[a]].first_port].peer].node;
+	unsigned h = 1;
+	while (node != t->nic_node[b]) {
+		uint32_t cnt;
+		const uint32_t *r = fab_topo_routes(t, node, b, &cnt);
+		assert_true(cnt >= 1);
+		node = t->ports[t->ports[r[0]].peer].node;
+		h++;
+		assert_true(h < 16);
+	}
+	return h;
+}
+
+static void test_topo_spine_leaf_counts_and_ratio(void **state)
+{
+	(void)state;
+	struct fab_topo_params p = spine_leaf();
+	struct fab_err err;
+	struct fab_topo *t = fab_topo_build(&p, &err);
+	assert_non_null(t);
+	assert_int_equal(t->nnics, 64);
+	assert_int_equal(t->ngpus, 64);
+	assert_int_equal(t->nservers, 8);
+	assert_int_equal(t->nswitches, 8);
+	assert_int_equal(t->nports / 2, 64 + 4 * 4 * 4);
+	assert_int_equal(t->tiers[0].down_bps, 4 * 16 * 400000000000ULL);
+	assert_int_equal(t->tiers[0].up_bps, 4 * 16 * 400000000000ULL);
+	/* same leaf: NIC-leaf-NIC; across leaves: NIC-leaf-spine-leaf-NIC */
+	assert_int_equal(hops(t, 0, 1), 2);
+	assert_int_equal(hops(t, 0, 63), 4);
+	/* a leaf reaches a remote NIC over all 16 uplinks */
+	uint32_t cnt;
+	fab_topo_routes(t, t->nnics, 63, &cnt);
+	assert_int_equal(cnt, 16);
+	/* GPU g uses NIC g when there is one NIC per GPU */
+	assert_int_equal(fab_topo_gpu_nic(t, 13), 13);
+	fab_topo_free(t);
+}
+
+static void test_topo_oversubscription_derives_uplinks(void **state)
+{
+	(void)state;
+	struct fab_topo_params p = spine_leaf();
+	p.links_per_spine = 1;
+	p.oversub_num = 2;
+	p.oversub_den = 1;
+	struct fab_err err;
+	struct fab_topo *t = fab_topo_build(&p, &err);
+	assert_non_null(t);
+	/* 16 x 400G down, 2:1 -> 8 uplinks -> 8 spines of one link */
+	assert_int_equal(t->nswitches, 4 + 8);
+	assert_int_equal(t->tiers[0].down_bps, 2 * t->tiers[0].up_bps);
+	char buf[16];
+	assert_string_equal(fab_topo_fmt_ratio(t->tiers[0].down_bps, t->tiers[0].up_bps, buf, sizeof buf),
+			    "2:1");
+	fab_topo_free(t);
+	/* with the spine count fixed, the links per spine are derived */
+	p.spines = 4;
+	p.spines_given = true;
+	t = fab_topo_build(&p, &err);
+	assert_non_null(t);
+	assert_int_equal(t->nswitches, 8);
+	assert_int_equal(t->nodes[t->nic_node[63] + 1].nports, 16 + 4 * 2); /* leaf0 */
+	fab_topo_free(t);
+}
+
+static void test_topo_impossible_ratio_says_why(void **state)
+{
+	(void)state;
+	struct fab_topo_params p = spine_leaf();
+	p.oversub_num = 3;
+	p.oversub_den = 1;
+	struct fab_err err = {0};
+	assert_null(fab_topo_build(&p, &err));
+	assert_int_equal(err.code, FAB_ETOPO);
+	assert_non_null(strstr(err.msg, "topology.oversubscription: 3:1 is impossible"));
+	assert_non_null(strstr(err.msg, "5.33 uplinks"));
+	/* 8 uplinks cannot be shared by 3 spines */
+	p.oversub_num = 2;
+	p.spines = 3;
+	p.spines_given = true;
+	assert_null(fab_topo_build(&p, &err));
+	assert_non_null(strstr(err.msg, "3 spines cannot share"));
+}
+
+static void test_topo_radix_checked(void **state)
+{
+	(void)state;
+	struct fab_topo_params p = spine_leaf();
+	p.radix = 24; /* a leaf needs 16 down + 16 up */
+	struct fab_err err = {0};
+	assert_null(fab_topo_build(&p, &err));
+	assert_non_null(strstr(err.msg, "topology.radix: switch leaf0 needs 32 ports but the radix is 24"));
+}
+
+static void test_topo_rail_optimized_wiring(void **state)
+{
+	(void)state;
+	struct fab_topo_params p = spine_leaf();
+	p.rail_optimized = true;
+	p.leaves = 16; /* two rail groups of 8 leaves */
+	p.servers_per_leaf = 4;
+	p.spines = 4;
+	p.links_per_spine = 1;
+	struct fab_err err;
+	struct fab_topo *t = fab_topo_build(&p, &err);
+	assert_non_null(t);
+	assert_int_equal(t->nservers, 8);
+	for (uint32_t nic = 0; nic < t->nnics; nic++) {
+		uint32_t server = nic / 8, k = nic % 8;
+		uint32_t leaf = fab_topo_nic_leaf(t, nic);
+		char want[16];
+		snprintf(want, sizeof want, "leaf%u", (server / 4) * 8 + k);
+		assert_string_equal(t->nodes[leaf].name, want);
+	}
+	/* same rail, same group: one leaf; different rails: through a spine */
+	assert_int_equal(hops(t, 0, 8), 2);
+	assert_int_equal(hops(t, 0, 1), 4);
+	p.leaves = 12;
+	assert_null(fab_topo_build(&p, &err));
+	assert_non_null(strstr(err.msg, "multiple of nics_per_server"));
+	fab_topo_free(t);
+}
+
+static void test_topo_fat_tree_k4(void **state)
+{
+	(void)state;
+	struct fab_topo_params p = spine_leaf();
+	p.kind = FAB_TOPO_FAT_TREE;
+	p.k = 4;
+	p.gpus_per_server = 1;
+	p.nics_per_server = 1;
+	struct fab_err err;
+	struct fab_topo *t = fab_topo_build(&p, &err);
+	assert_non_null(t);
+	assert_int_equal(t->nnics, 16);
+	assert_int_equal(t->nswitches, 8 + 8 + 4);
+	assert_int_equal(t->nports / 2, 48);
+	assert_int_equal(t->ntiers, 3);
+	assert_string_equal(t->tiers[2].name, "core");
+	assert_int_equal(hops(t, 0, 1), 2);  /* same edge */
+	assert_int_equal(hops(t, 0, 2), 4);  /* same pod */
+	assert_int_equal(hops(t, 0, 15), 6); /* across pods */
+	uint32_t cnt;
+	fab_topo_routes(t, t->nnics, 15, &cnt); /* edge0.0 up: 2 aggregation switches */
+	assert_int_equal(cnt, 2);
+	fab_topo_routes(t, t->nnics + 8, 15, &cnt); /* agg0.0 up: 2 cores */
+	assert_int_equal(cnt, 2);
+	p.k = 5;
+	assert_null(fab_topo_build(&p, &err));
+	fab_topo_free(t);
+}
+
+static void test_topo_edge_list_file(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/fabscope-topo-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	const char *text = "# two NICs on one switch, a third behind a second switch\n"
+			   "nic a\nnic b\nnic c\nswitch s1\nswitch s2\n"
+			   "link a s1 100Gbps 500ns\nlink b s1 100Gbps 500ns\n"
+			   "link s1 s2 200Gbps 1us\nlink c s2 100Gbps 500ns\n";
+	assert_true(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+	close(fd);
+	struct fab_topo_params p = spine_leaf();
+	p.kind = FAB_TOPO_FILE;
+	p.file = path;
+	p.gpus_per_server = 1;
+	p.nics_per_server = 1;
+	struct fab_err err;
+	struct fab_topo *t = fab_topo_build(&p, &err);
+	assert_non_null(t);
+	assert_int_equal(t->nnics, 3);
+	assert_int_equal(hops(t, 0, 1), 2);
+	assert_int_equal(hops(t, 0, 2), 3);
+	assert_int_equal(t->ports[t->nodes[t->nic_node[2]].first_port].rate_bps, 100000000000ULL);
+	fab_topo_free(t);
+	/* an unknown node is reported where it stands */
+	FILE *f = fopen(path, "w");
+	fputs("nic a\nswitch s\nlink a  t 1Gbps 1us\n", f);
+	fclose(f);
+	assert_null(fab_topo_build(&p, &err));
+	char want[128];
+	snprintf(want, sizeof want, "%s:3:9: unknown node 't'", path);
+	assert_non_null(strstr(err.msg, want));
+	/* a disconnected graph is refused */
+	f = fopen(path, "w");
+	fputs("nic a\nnic b\nswitch s\nswitch t\nlink a s 1Gbps 1us\nlink b t 1Gbps 1us\n", f);
+	fclose(f);
+	assert_null(fab_topo_build(&p, &err));
+	assert_non_null(strstr(err.msg, "not connected"));
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_topo_spine_leaf_counts_and_ratio),
+		cmocka_unit_test(test_topo_oversubscription_derives_uplinks),
+		cmocka_unit_test(test_topo_impossible_ratio_says_why),
+		cmocka_unit_test(test_topo_radix_checked),
+		cmocka_unit_test(test_topo_rail_optimized_wiring),
+		cmocka_unit_test(test_topo_fat_tree_k4),
+		cmocka_unit_test(test_topo_edge_list_file),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
