@@ -79,6 +79,21 @@ static void progress(void *vctx, fab_time_ps now_ps, uint64_t events)
 	ctx->shown = true;
 }
 
+/* "a|b|c" -> "a, b, c" (a bar would split a Markdown table cell) */
+static void choices_text(const char *choices, char *buf, size_t len)
+{
+	size_t o = 0;
+	for (const char *c = choices; *c && o + 3 < len; c++) {
+		if (*c == '|') {
+			buf[o++] = ',';
+			buf[o++] = ' ';
+		} else {
+			buf[o++] = *c;
+		}
+	}
+	buf[o] = 0;
+}
+
 static void print_keys(void)
 {
 	size_t n;
@@ -87,7 +102,7 @@ static void print_keys(void)
 	for (size_t i = 0; i < n; i++) {
 		char range[96] = "";
 		if (k[i].type == K_ENUM)
-			snprintf(range, sizeof range, "%s", k[i].choices);
+			choices_text(k[i].choices, range, sizeof range);
 		else if (k[i].type == K_U32 || k[i].type == K_U64 || k[i].type == K_U8 ||
 			 k[i].type == K_DOUBLE)
 			snprintf(range, sizeof range, "%g .. %g", k[i].min, k[i].max);
@@ -121,9 +136,13 @@ static void print_keys(void)
 	for (size_t l = 0; l < 2; l++) {
 		k = lists[l].get(&n);
 		for (size_t i = 0; i < n; i++)
+		{
+			char choices[96] = "";
+			if (k[i].type == K_ENUM)
+				choices_text(k[i].choices, choices, sizeof choices);
 			printf("| `%s.%s` | %s | %s | %s |\n", lists[l].name, k[i].path,
-			       k[i].def ? k[i].def : "required",
-			       k[i].type == K_ENUM ? k[i].choices : "", k[i].doc);
+			       k[i].def ? k[i].def : "required", choices, k[i].doc);
+		}
 	}
 }
 

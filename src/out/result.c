@@ -484,10 +484,14 @@ int fab_result_write_text(FILE *f, const struct fab_config *c, const struct fab_
 	for (uint32_t i = 0; i < t->ntiers; i++) {
 		const struct fab_tier_report *r = &t->tiers[i];
 		char ratio[32];
-		fprintf(f, "  %-11s %4u switches  down %s  up %s  oversubscription %s\n", r->name,
-			r->switches, fab_fmt_rate(r->down_bps, a, sizeof a),
-			fab_fmt_rate(r->up_bps, b, sizeof b),
-			fab_topo_fmt_ratio(r->down_bps, r->up_bps, ratio, sizeof ratio));
+		if (r->up_bps)
+			fprintf(f, "  %-11s %4u switches  down %s  up %s  oversubscription %s\n",
+				r->name, r->switches, fab_fmt_rate(r->down_bps, a, sizeof a),
+				fab_fmt_rate(r->up_bps, b, sizeof b),
+				fab_topo_fmt_ratio(r->down_bps, r->up_bps, ratio, sizeof ratio));
+		else
+			fprintf(f, "  %-11s %4u switches  down %s  (top tier)\n", r->name, r->switches,
+				fab_fmt_rate(r->down_bps, a, sizeof a));
 	}
 	fprintf(f, "fabric: MTU %u, buffer %s/switch, PFC %s, ECN %s, DCQCN %s\n", c->fabric.mtu,
 		fab_fmt_bytes(c->fabric.buffer_bytes, a, sizeof a), c->fabric.pfc.enabled ? "on" : "off",

@@ -1,1 +1,88 @@
-echo "cli: 0 passed, 0 failed"
+#!/bin/sh
+# Golden tests of the command line: a command, its exit status, what it
+# prints.  Usage: cli_test.sh path/to/fabscope.  Last line:
+# "cli: N passed, N failed".
+F=${1:-./build/fabscope}
+pass=0
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+ok() { pass=$((pass + 1)); echo "ok $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1"; }
+
+# run NAME WANT_RC CMD...: stdout in $tmp/out, stderr in $tmp/err
+run() {
+	r_name=$1
+	r_want=$2
+	shift 2
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	if [ "$rc" -eq "$r_want" ]; then
+		return 0
+	fi
+	bad "$r_name: exit $rc, want $r_want: $(head -c 300 "$tmp/err")"
+	return 1
+}
+
+has() { grep -qF -- "$2" "$1"; }
+
+run help 0 "$F" --help && has "$tmp/out" "usage: fabscope" && ok help
+run version 0 "$F" --version && has "$tmp/out" "libyaml" && has "$tmp/out" "jansson" && ok version
+run sim-help 0 "$F" sim --help && has "$tmp/out" "--set KEY=VALUE" && ok sim-help
+run no-command 2 "$F" && ok no-command
+run unknown-command 2 "$F" frobnicate && has "$tmp/err" "unknown command 'frobnicate'" && ok unknown-command
+run bad-format 2 "$F" sim --format xml && has "$tmp/err" 'expected text, json or csv' && ok bad-format
+run two-scenarios 2 "$F" sim a.yaml b.yaml && ok two-scenarios
+run bad-option 2 "$F" sim --frob && ok bad-option
+run missing-file 4 "$F" sim "$tmp/nope.yaml" && has "$tmp/err" "cannot open scenario" && ok missing-file
+
+# every malformed scenario: exit 3, the message, and no output files
+for y in tests/scenarios/bad/*.yaml; do
+	n=$(basename "$y" .yaml)
+	want=$(cat "tests/scenarios/bad/$n.expect")
+	if run "bad-$n" 3 "$F" sim "$y" --out "$tmp/out-$n"; then
+		if ! has "$tmp/err" "fabscope: $y$want"; then
+			bad "bad-$n: message: $(cat "$tmp/err") / want: $y$want"
+		elif [ -e "$tmp/out-$n" ] && [ -n "$(ls -A "$tmp/out-$n")" ]; then
+			bad "bad-$n: wrote output files"
+		elif [ -s "$tmp/out" ]; then
+			bad "bad-$n: printed on stdout"
+		else
+			ok "bad-$n"
+		fi
+	fi
+done
+run set-unknown 3 "$F" sim --set topology.spinez=2 && has "$tmp/err" "fabscope: --set topology.spinez: unknown key (did you mean 'spines'?)" && ok set-unknown
+
+# the built-in scenario: text, JSON twice (byte-identical), CSV, files
+run demo-text 0 "$F" sim && has "$tmp/out" "80 of 80 flows done" && has "$tmp/out" "oversubscription 1:1" && ok demo-text
+run demo-json-1 0 "$F" sim --format json -q --out "$tmp/o1" && ok demo-json-1
+[ ! -s "$tmp/out" ] && ok quiet-prints-nothing || bad quiet-prints-nothing
+run demo-json-2 0 "$F" sim --format json && cp "$tmp/out" "$tmp/j2" && ok demo-json-2
+if cmp -s "$tmp/o1/result.json" "$tmp/j2"; then ok same-seed-same-bytes; else bad same-seed-same-bytes; fi
+has "$tmp/j2" '"schema": "fabscope.result/1"' && has "$tmp/j2" '"seed": 1' && ok json-schema-and-seed || bad json-schema-and-seed
+run other-seed 0 "$F" sim --format json --seed 5 && ! cmp -s "$tmp/out" "$tmp/j2" && has "$tmp/out" '"seed": 5' && ok other-seed-other-bytes
+for f in result.json flows.csv ports.csv summary.txt; do
+	[ -s "$tmp/o1/$f" ] && ok "out-$f" || bad "out-$f missing"
+done
+[ -z "$(ls -A "$tmp/o1" | grep '\.tmp$')" ] && ok no-temp-files-left || bad no-temp-files-left
+run demo-csv 0 "$F" sim --format csv && head -1 "$tmp/out" | grep -q '^id,src_gpu,dst_gpu,src_nic,dst_nic,bytes,' && has "$tmp/out" "node,port,peer,peer_port,rate_bps" && ok demo-csv
+run print-scenario 0 "$F" sim --print-scenario && cmp -s "$tmp/out" examples/default/scenario.yaml && ok print-scenario-is-example
+# the built-in scenario is examples/default/scenario.yaml: same results
+if run example-file 0 "$F" sim examples/default/scenario.yaml --format json; then
+	grep -v '"scenario":' "$tmp/out" >"$tmp/a"
+	grep -v '"scenario":' "$tmp/j2" >"$tmp/b"
+	cmp -s "$tmp/a" "$tmp/b" && ok example-file-equals-built-in || bad example-file-equals-built-in
+fi
+
+# the key reference in doc/scenario.md is the one the program prints
+run keys 0 "$F" sim --keys
+if [ -f doc/scenario.md ] && awk 'NR==FNR{want=want $0 "\n"; next} {have=have $0 "\n"} END{exit index(have, want) ? 0 : 1}' "$tmp/out" doc/scenario.md; then
+	ok doc-keys-current
+else
+	bad "doc-keys-current: doc/scenario.md does not hold the output of 'fabscope sim --keys'"
+fi
+
+echo "cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,20 @@
+#!/bin/sh
+# Benchmarks, reported and not asserted: wall time, events, events/s, data
+# packets/s and peak RSS for fixed scenarios, plus callgrind's instruction
+# count (repeatable on a noisy machine) when valgrind is installed.
+F=${1:-./build/fabscope}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for s in bench/*.yaml; do
+	name=$(basename "$s" .yaml)
+	"$F" sim "$s" --out "$tmp/$name" >/dev/null 2>"$tmp/$name.err" || { cat "$tmp/$name.err"; exit 1; }
+	line=$(grep 'events in' "$tmp/$name.err")
+	events=$(echo "$line" | sed -n 's/^fabscope: \([0-9]*\) events in.*/\1/p')
+	wall=$(echo "$line" | sed -n 's/.*events in \([0-9.]*\) s wall.*/\1/p')
+	rss=$(echo "$line" | sed -n 's/.*peak RSS \([0-9]*\) MiB.*/\1/p')
+	pkts=$(grep -m1 '"data_pkts"' "$tmp/$name/result.json" | tr -dc '0-9')
+	simt=$(grep -m1 '"sim_time_ps"' "$tmp/$name/result.json" | tr -dc '0-9')
+	awk -v n="$name" -v e="$events" -v w="$wall" -v r="$rss" -v p="$pkts" -v t="$simt" 'BEGIN {
+		printf "%s: %.3f ms simulated in %.3f s wall; %d events, %.2f M events/s, %.2f M data packets/s, peak RSS %d MiB\n",
+			n, t / 1e9, w, e, e / w / 1e6, p / w / 1e6, r }'
+done
