@@ -60,12 +60,6 @@ static void test_physics_small_flow_latency(void **state)
 	trun_free(&t);
 }
 
-static uint64_t port_tx_wire(const struct trun *t, const char *node, const char *peer)
-{
-	uint32_t p = port_between(t->run->topo, node, peer);
-	return fab_sim_port_stats(t->run->sim)[p].tx_wire_bytes;
-}
-
 static void test_physics_dcqcn_two_flows_converge(void **state)
 {
 	(void)state;
