@@ -10,13 +10,15 @@
 #   make format-check
 #
 # Warnings: -Wall -Wextra -Wshadow -Wpointer-arith -Wstrict-prototypes
-# -Wmissing-prototypes -Wformat=2 -Wundef; WERROR=1 adds -Werror (CI does).
+# -Wmissing-prototypes -Wformat=2 -Wundef (messages may be cut to their buffers:
+# -Wno-format-truncation); WERROR=1 adds -Werror (CI does).
 
 CC      ?= cc
 BUILD   ?= build
 OPT     ?= -O2 -g
 WARN    := -Wall -Wextra -Wshadow -Wpointer-arith -Wstrict-prototypes \
-           -Wmissing-prototypes -Wformat=2 -Wundef -Wno-format-nonliteral
+           -Wmissing-prototypes -Wformat=2 -Wundef -Wno-format-nonliteral \
+           -Wno-format-truncation
 ifeq ($(WERROR),1)
 WARN    += -Werror
 endif
