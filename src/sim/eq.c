@@ -54,15 +54,21 @@ bool fab_eq_pop(struct fab_eq *q, struct fab_ev *out)
 	size_t n = q->len, i = 0;
 	if (!n)
 		return true;
+	__uint128_t last_key = fab_ev_key(&last);
 	for (;;) {
 		size_t c = 4 * i + 1;
 		if (c >= n)
 			break;
 		size_t best = c, end = FAB_MIN(c + 4, n);
-		for (size_t k = c + 1; k < end; k++)
-			if (fab_ev_before(&q->heap[k], &q->heap[best]))
+		__uint128_t best_key = fab_ev_key(&q->heap[c]);
+		for (size_t k = c + 1; k < end; k++) {
+			__uint128_t kk = fab_ev_key(&q->heap[k]);
+			if (kk < best_key) {
+				best_key = kk;
 				best = k;
-		if (!fab_ev_before(&q->heap[best], &last))
+			}
+		}
+		if (best_key >= last_key)
 			break;
 		q->heap[i] = q->heap[best];
 		i = best;

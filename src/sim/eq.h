@@ -36,9 +36,15 @@ static inline size_t fab_eq_len(const struct fab_eq *q)
 	return q->len;
 }
 
+/* (time, sequence) as one 128-bit key: one branch-free comparison */
+static inline __uint128_t fab_ev_key(const struct fab_ev *e)
+{
+	return ((__uint128_t)e->t_ps << 64) | e->seq;
+}
+
 static inline bool fab_ev_before(const struct fab_ev *a, const struct fab_ev *b)
 {
-	return a->t_ps < b->t_ps || (a->t_ps == b->t_ps && a->seq < b->seq);
+	return fab_ev_key(a) < fab_ev_key(b);
 }
 
 void fab_eq_push(struct fab_eq *q, fab_time_ps t_ps, uint32_t type, void *obj,

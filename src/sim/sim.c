@@ -15,6 +15,10 @@
  * hops by the packet's 5-tuple hash mixed with a per-switch seed.
  * Simplified: no cut-through, no per-port buffer limits, PAUSE takes effect
  * after the frame being serialised.
+ * A link delivers frames in the order they were sent, so each port keeps the
+ * frames on its wire in a FIFO and only the first one has an arrival event:
+ * the event queue holds one event per busy link instead of one per frame in
+ * flight, which keeps it small and hot in cache.
  * Hot: handle_arrive, switch_receive, switch_start_tx, sim_port_transmit.
  */
 #include <stdlib.h>
@@ -72,7 +76,28 @@ void sim_port_transmit(struct fab_sim *s, struct sim_port *port, struct pkt *p)
 	if (p->kind == PKT_DATA)
 		port->st.tx_data_pkts++;
 	fab_eq_push(&s->eq, s->now_ps + ser, EV_TX_DONE, port, 0);
-	fab_eq_push(&s->eq, s->now_ps + ser + port->delay_ps, EV_ARRIVE, p, port->peer);
+	p->arrive_ps = s->now_ps + ser + port->delay_ps;
+	p->next = NULL;
+	if (port->wire_tail) {
+		port->wire_tail->next = p;
+	} else {
+		port->wire_head = p;
+		fab_eq_push(&s->eq, p->arrive_ps, EV_ARRIVE, port, 0);
+	}
+	port->wire_tail = p;
+}
+
+/* The first frame on port's wire has arrived: take it off the wire. */
+static struct pkt *wire_pop(struct fab_sim *s, struct sim_port *port)
+{
+	struct pkt *p = port->wire_head;
+	port->wire_head = p->next;
+	if (port->wire_head)
+		fab_eq_push(&s->eq, port->wire_head->arrive_ps, EV_ARRIVE, port, 0);
+	else
+		port->wire_tail = NULL;
+	p->next = NULL;
+	return p;
 }
 
 /* Sends the pending PFC frame, if any: one frame carries every priority
@@ -474,9 +499,11 @@ int fab_sim_run(struct fab_sim *s, fab_time_ps end_ps)
 			sim_port_kick(s, port);
 			break;
 		}
-		case EV_ARRIVE:
-			handle_arrive(s, ev.obj, ev.arg);
+		case EV_ARRIVE: {
+			struct sim_port *from = ev.obj;
+			handle_arrive(s, wire_pop(s, from), from->peer);
 			break;
+		}
 		case EV_PAUSE_EXPIRE:
 			handle_pause_expire(s, ev.obj, ev.arg);
 			break;

@@ -30,6 +30,7 @@ struct pkt {
 	uint8_t ecn;          /* enum ecn_bits */
 	uint8_t pfc_mask;     /* PKT_PFC: priorities it carries */
 	uint16_t pfc_quanta[FAB_NPRIO];
+	fab_time_ps arrive_ps; /* on a wire: when it reaches the peer */
 };
 
 /* The egress side of an interface plus, for switch ports, the ingress
@@ -47,6 +48,7 @@ struct sim_port {
 	uint8_t pfc_pending;         /* priorities to put in the next PFC frame */
 	uint16_t pfc_quanta[FAB_NPRIO];
 	struct pkt *head[FAB_NPRIO], *tail[FAB_NPRIO];
+	struct pkt *wire_head, *wire_tail; /* frames on the link toward the peer */
 	uint64_t qbytes[FAB_NPRIO];  /* egress queue, frame bytes */
 	uint64_t qbytes_total;
 	fab_time_ps q_changed_ps;
@@ -111,7 +113,7 @@ struct sim_flow {
 
 enum ev_type {
 	EV_TX_DONE,      /* obj port: finished serialising */
-	EV_ARRIVE,       /* obj pkt, arg port it arrives on */
+	EV_ARRIVE,       /* obj port: the first frame on its wire reaches the peer */
 	EV_PAUSE_EXPIRE, /* obj port, arg priority */
 	EV_PFC_REFRESH,  /* obj port, arg prio | gen << 3 */
 	EV_QP_WAKE,      /* obj qp: rate limiter allows the next packet */
