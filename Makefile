@@ -97,10 +97,30 @@ bench: deps
 doc-keys: $(BIN)
 	./$(BIN) sim --keys
 
+# libFuzzer (clang) over the parsers, FUZZ_SECONDS each; skipped when the
+# compiler has no libFuzzer.
+FUZZ_SECONDS ?= 10
+FUZZ_SRC := $(filter-out src/fabscope.c,$(LIB_SRC)) src/fabscope.c
+fuzz:
+	@if ! echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n){(void)d;(void)n;return 0;}' | \
+	  clang -x c -fsanitize=fuzzer - -o /dev/null 2>/dev/null; then \
+	  echo "fuzz: clang with libFuzzer not available, skipped"; exit 0; fi; \
+	mkdir -p build-fuzz && \
+	$(MAKE) --no-print-directory $(BUILD)/gen/default_scenario.c && \
+	for t in fuzz_scenario fuzz_files; do \
+	  clang -std=gnu11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
+	    -o build-fuzz/$$t tests/fuzz/$$t.c $(FUZZ_SRC) $(BUILD)/gen/default_scenario.c \
+	    -lyaml -ljansson -lm || exit 1; \
+	  rm -rf build-fuzz/corpus-$$t && cp -r tests/fuzz/corpus build-fuzz/corpus-$$t && \
+	  ./build-fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -max_len=4096 build-fuzz/corpus-$$t \
+	    2>build-fuzz/$$t.log || { tail -40 build-fuzz/$$t.log; exit 1; }; \
+	  echo "fuzz: $$t: $$(grep -o 'stat::number_of_executed_units: [0-9]*' build-fuzz/$$t.log || tail -1 build-fuzz/$$t.log)"; \
+	done
+
 format-check:
 	clang-format --dry-run --Werror $(LIB_SRC) cli/*.c tests/unit/*.c
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz
 
 -include $(LIB_OBJ:.o=.d) $(BUILD)/cli/fabscope.d
