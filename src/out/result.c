@@ -111,6 +111,23 @@ void fab_summary_compute(const struct fab_sim *s, struct fab_summary *o)
 	}
 }
 
+/* A list of items (flows, generators) as their keys' canonical text. */
+static json_t *items_json(const struct fab_key_def *keys, size_t nkeys, const void *items,
+			  size_t stride, size_t n)
+{
+	json_t *arr = json_array();
+	for (size_t i = 0; i < n; i++) {
+		json_t *o = json_object();
+		for (size_t k = 0; k < nkeys; k++) {
+			char val[128];
+			fab_config_value_text(&keys[k], (const char *)items + i * stride, val, sizeof val);
+			json_object_set_new(o, keys[k].path, json_string(val));
+		}
+		json_array_append_new(arr, o);
+	}
+	return arr;
+}
+
 static json_t *config_json(const struct fab_config *c)
 {
 	json_t *root = json_object();
@@ -141,28 +158,13 @@ static json_t *config_json(const struct fab_config *c)
 			json_object_set_new(obj, part, json_string(val));
 	}
 	json_t *traffic = json_object_get(root, "traffic");
-	json_t *flows = json_array(), *gens = json_array();
 	size_t nf, ng;
 	const struct fab_key_def *fk = fab_config_flow_keys(&nf);
 	const struct fab_key_def *gk = fab_config_gen_keys(&ng);
-	for (size_t i = 0; i < c->traffic.nflows; i++) {
-		json_t *o = json_object();
-		for (size_t k = 0; k < nf; k++) {
-			char val[128];
-			fab_config_value_text(&fk[k], &c->traffic.flows[i], val, sizeof val);
-			json_object_set_new(o, fk[k].path, json_string(val));
-		}
-		json_array_append_new(flows, o);
-	}
-	for (size_t i = 0; i < c->traffic.ngens; i++) {
-		json_t *o = json_object();
-		for (size_t k = 0; k < ng; k++) {
-			char val[128];
-			fab_config_value_text(&gk[k], &c->traffic.gens[i], val, sizeof val);
-			json_object_set_new(o, gk[k].path, json_string(val));
-		}
-		json_array_append_new(gens, o);
-	}
+	json_t *flows = items_json(fk, nf, c->traffic.flows, sizeof *c->traffic.flows,
+				   c->traffic.nflows);
+	json_t *gens = items_json(gk, ng, c->traffic.gens, sizeof *c->traffic.gens,
+				  c->traffic.ngens);
 	json_object_set_new(traffic, "flows", flows);
 	json_object_set_new(traffic, "generators", gens);
 	return root;
