@@ -1,0 +1,748 @@
+/*
+ * coll.c - collective schedules: ring, double binary tree, hierarchical,
+ * recursive halving-doubling and direct, for every operation they serve.
+ *
+ * Conventions.  Buffers are IN (the send buffer, never written), OUT (the
+ * receive buffer) and TMP (scratch).  Offsets and lengths are computed in
+ * elements and stored in bytes.  A region that does not divide evenly is
+ * split so that parts differ by at most one element; a transfer of zero
+ * elements is not created.  Channels split every region into independent
+ * parts, each with its own connections.  Pipelining splits each ring
+ * segment or tree half into slices of at most chunk_bytes.
+ * A zero-byte COPY step is a join: it completes when its dependencies do,
+ * and lets one later step wait for a whole phase.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll.h"
+
+#define NONE UINT32_MAX
+
+struct sb {
+	struct fab_sched *s;
+	const struct fab_coll_args *a;
+	uint64_t eb; /* element bytes */
+};
+
+static uint32_t add_step(struct sb *b, uint32_t rank, int kind, uint32_t ch, int sbuf,
+			 uint64_t soff, int dbuf, uint64_t doff, uint64_t elems,
+			 const uint32_t *deps, uint32_t nd)
+{
+	struct fab_sched *s = b->s;
+	if (s->nsteps == s->cap_steps) {
+		s->cap_steps = s->cap_steps ? 2 * s->cap_steps : 256;
+		s->steps = fab_xrealloc(s->steps, s->cap_steps, sizeof *s->steps);
+	}
+	if (s->ndeps + nd > s->cap_deps) {
+		while (s->ndeps + nd > s->cap_deps)
+			s->cap_deps = s->cap_deps ? 2 * s->cap_deps : 512;
+		s->deps = fab_xrealloc(s->deps, s->cap_deps, sizeof *s->deps);
+	}
+	struct fab_step *st = &s->steps[s->nsteps];
+	memset(st, 0, sizeof *st);
+	st->rank = rank;
+	st->peer = rank;
+	st->match = NONE;
+	st->kind = (uint8_t)kind;
+	st->channel = (uint8_t)ch;
+	st->src_buf = (uint8_t)sbuf;
+	st->dst_buf = (uint8_t)dbuf;
+	st->src_off = soff * b->eb;
+	st->dst_off = doff * b->eb;
+	st->bytes = elems * b->eb;
+	st->dep_off = s->ndeps;
+	for (uint32_t i = 0; i < nd; i++)
+		if (deps[i] != NONE)
+			s->deps[s->ndeps + st->ndeps++] = deps[i];
+	s->ndeps += st->ndeps;
+	return s->nsteps++;
+}
+
+/* A send and the receive that takes it. */
+static void xfer(struct sb *b, uint32_t from, uint32_t to, uint32_t ch, int sbuf, uint64_t soff,
+		 int dbuf, uint64_t doff, uint64_t elems, bool reduce, const uint32_t *sdeps,
+		 uint32_t nsd, const uint32_t *rdeps, uint32_t nrd, uint32_t *send_id,
+		 uint32_t *recv_id)
+{
+	uint32_t snd = add_step(b, from, FAB_STEP_SEND, ch, sbuf, soff, sbuf, soff, elems, sdeps, nsd);
+	uint32_t rcv = add_step(b, to, reduce ? FAB_STEP_RECV_REDUCE : FAB_STEP_RECV, ch, dbuf, doff,
+				dbuf, doff, elems, rdeps, nrd);
+	b->s->steps[snd].peer = to;
+	b->s->steps[snd].match = rcv;
+	b->s->steps[rcv].peer = from;
+	b->s->steps[rcv].match = snd;
+	if (send_id)
+		*send_id = snd;
+	if (recv_id)
+		*recv_id = rcv;
+}
+
+static uint32_t copy_step(struct sb *b, uint32_t rank, int sbuf, uint64_t soff, int dbuf,
+			  uint64_t doff, uint64_t elems, const uint32_t *deps, uint32_t nd)
+{
+	return add_step(b, rank, FAB_STEP_COPY, 0, sbuf, soff, dbuf, doff, elems, deps, nd);
+}
+
+static uint32_t join_step(struct sb *b, uint32_t rank, const uint32_t *deps, uint32_t nd)
+{
+	return add_step(b, rank, FAB_STEP_COPY, 0, FAB_BUF_OUT, 0, FAB_BUF_OUT, 0, 0, deps, nd);
+}
+
+/* Part i of n of len elements: parts differ by at most one. */
+static void split(uint64_t len, uint64_t n, uint64_t i, uint64_t *off, uint64_t *part)
+{
+	uint64_t base = len / n, rem = len % n;
+	*off = i * base + (i < rem ? i : rem);
+	*part = base + (i < rem ? 1 : 0);
+}
+
+static uint64_t nslices(const struct sb *b, uint64_t elems)
+{
+	uint64_t bytes = elems * b->eb;
+	if (!b->a->chunk_bytes || bytes <= b->a->chunk_bytes)
+		return 1;
+	return (bytes + b->a->chunk_bytes - 1) / b->a->chunk_bytes;
+}
+
+/* A growable list of step ids. */
+struct ids {
+	uint32_t *v;
+	uint32_t n, cap;
+};
+
+static void ids_push(struct ids *l, uint32_t id)
+{
+	if (id == NONE)
+		return;
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 8;
+		l->v = fab_xrealloc(l->v, l->cap, sizeof *l->v);
+	}
+	l->v[l->n++] = id;
+}
+
+/*
+ * A ring over members m[0..k) (ring order) on buffer buf, in place.
+ * Segment j (seg_off[j], seg_len[j] elements) belongs to position j: after
+ * the reduce-scatter position p holds segment p reduced; the all-gather
+ * starts from there.  At reduce-scatter step t position p sends segment
+ * (p - t - 1) mod k; at all-gather step t it sends segment (p - t) mod k.
+ * start[p]: what position p's first access waits for.  join[p] (out): a
+ * step that completes when every send and receive of position p here has
+ * (the last of each is not enough: a receive can end a chain).
+ */
+static void ring_phase(struct sb *b, uint32_t k, const uint32_t *m, int buf,
+		       const uint64_t *seg_off, const uint64_t *seg_len, bool rs, bool ag,
+		       const uint32_t *start, uint32_t *join)
+{
+	if (k == 1) {
+		join[0] = start[0];
+		return;
+	}
+	uint32_t C = b->a->channels;
+	uint32_t *prev = fab_xcalloc(k, sizeof *prev), *nprev = fab_xcalloc(k, sizeof *nprev);
+	uint32_t *rs_send = fab_xcalloc((size_t)k * (k - 1), sizeof *rs_send);
+	struct ids *fin = fab_xcalloc(k, sizeof *fin);
+	for (uint32_t c = 0; c < C; c++) {
+		uint64_t maxlen = 0;
+		for (uint32_t j = 0; j < k; j++) {
+			uint64_t o, l;
+			split(seg_len[j], C, c, &o, &l);
+			maxlen = FAB_MAX(maxlen, l);
+		}
+		uint64_t S = nslices(b, maxlen);
+		for (uint64_t sl = 0; sl < S; sl++) {
+			/* region of segment j for this channel and slice */
+#define REGION(j, OFF, LEN)                                              \
+	do {                                                             \
+		uint64_t co_, cl_, so_;                                  \
+		split(seg_len[j], C, c, &co_, &cl_);                     \
+		split(cl_, S, sl, &so_, &(LEN));                         \
+		(OFF) = seg_off[j] + co_ + so_;                          \
+	} while (0)
+			for (uint32_t p = 0; p < k; p++)
+				prev[p] = start[p];
+			for (size_t i = 0; i < (size_t)k * (k - 1); i++)
+				rs_send[i] = NONE;
+			/* sends of step t wait for the receives of step t-1: nprev
+			 * collects step t's receives */
+			if (rs)
+				for (uint32_t t = 0; t + 1 < k; t++) {
+					memcpy(nprev, prev, k * sizeof *prev);
+					for (uint32_t p = 0; p < k; p++) {
+						uint32_t q = (p + 1) % k;
+						uint32_t j = (uint32_t)((p + 2 * k - t - 1) % k);
+						uint64_t off, len;
+						REGION(j, off, len);
+						if (!len)
+							continue;
+						uint32_t snd, rcv;
+						xfer(b, m[p], m[q], c, buf, off, buf, off, len, true, &prev[p], 1,
+						     &start[q], 1, &snd, &rcv);
+						rs_send[(size_t)p * (k - 1) + t] = snd;
+						ids_push(&fin[p], snd);
+						ids_push(&fin[q], rcv);
+						nprev[q] = rcv;
+					}
+					memcpy(prev, nprev, k * sizeof *prev);
+				}
+			if (ag)
+				for (uint32_t t = 0; t + 1 < k; t++) {
+					memcpy(nprev, prev, k * sizeof *prev);
+					for (uint32_t p = 0; p < k; p++) {
+						uint32_t q = (p + 1) % k;
+						uint32_t j = (uint32_t)((p + k - t) % k);
+						uint64_t off, len;
+						REGION(j, off, len);
+						if (!len)
+							continue;
+						uint32_t rdeps[2] = {start[q], rs_send[(size_t)q * (k - 1) + t]};
+						uint32_t snd, rcv;
+						xfer(b, m[p], m[q], c, buf, off, buf, off, len, false, &prev[p], 1,
+						     rdeps, 2, &snd, &rcv);
+						ids_push(&fin[p], snd);
+						ids_push(&fin[q], rcv);
+						nprev[q] = rcv;
+					}
+					memcpy(prev, nprev, k * sizeof *prev);
+				}
+#undef REGION
+		}
+	}
+	for (uint32_t p = 0; p < k; p++) {
+		ids_push(&fin[p], start[p]);
+		join[p] = join_step(b, m[p], fin[p].v, fin[p].n);
+		free(fin[p].v);
+	}
+	free(fin);
+	free(prev);
+	free(nprev);
+	free(rs_send);
+}
+
+static const uint32_t *rank_order(const struct fab_coll_args *a, uint32_t *tmp)
+{
+	if (a->order)
+		return a->order;
+	for (uint32_t i = 0; i < a->nranks; i++)
+		tmp[i] = i;
+	return tmp;
+}
+
+static void build_ring(struct sb *b, uint64_t cnt, const uint32_t *m)
+{
+	const struct fab_coll_args *a = b->a;
+	uint32_t n = a->nranks;
+	uint32_t *start = fab_xcalloc(n, sizeof *start), *join = fab_xcalloc(n, sizeof *join);
+	uint64_t *so = fab_xcalloc(n, sizeof *so), *sl = fab_xcalloc(n, sizeof *sl);
+	switch (a->op) {
+	case FAB_OP_ALLREDUCE:
+		for (uint32_t p = 0; p < n; p++) {
+			start[p] = copy_step(b, m[p], FAB_BUF_IN, 0, FAB_BUF_OUT, 0, cnt, NULL, 0);
+			split(cnt, n, p, &so[p], &sl[p]);
+		}
+		ring_phase(b, n, m, FAB_BUF_OUT, so, sl, true, true, start, join);
+		break;
+	case FAB_OP_REDUCESCATTER:
+		for (uint32_t p = 0; p < n; p++) {
+			start[p] = copy_step(b, m[p], FAB_BUF_IN, 0, FAB_BUF_TMP, 0, cnt * n, NULL, 0);
+			so[p] = (uint64_t)m[p] * cnt;
+			sl[p] = cnt;
+		}
+		ring_phase(b, n, m, FAB_BUF_TMP, so, sl, true, false, start, join);
+		for (uint32_t p = 0; p < n; p++)
+			copy_step(b, m[p], FAB_BUF_TMP, (uint64_t)m[p] * cnt, FAB_BUF_OUT, 0, cnt, &join[p], 1);
+		break;
+	case FAB_OP_ALLGATHER:
+		for (uint32_t p = 0; p < n; p++) {
+			start[p] = copy_step(b, m[p], FAB_BUF_IN, 0, FAB_BUF_OUT, (uint64_t)m[p] * cnt, cnt,
+					     NULL, 0);
+			so[p] = (uint64_t)m[p] * cnt;
+			sl[p] = cnt;
+		}
+		ring_phase(b, n, m, FAB_BUF_OUT, so, sl, false, true, start, join);
+		break;
+	case FAB_OP_BROADCAST:
+	case FAB_OP_REDUCE: {
+		/* a pipelined chain: from the root (broadcast) or to it (reduce) */
+		bool bc = a->op == FAB_OP_BROADCAST;
+		uint32_t rp = 0;
+		for (uint32_t p = 0; p < n; p++)
+			if (m[p] == a->root)
+				rp = p;
+		uint32_t *chain = fab_xcalloc(n, sizeof *chain);
+		for (uint32_t i = 0; i < n; i++)
+			chain[i] = bc ? m[(rp + i) % n] : m[(rp + 1 + i) % n];
+		uint32_t *init = fab_xcalloc(n, sizeof *init);
+		for (uint32_t i = 0; i < n; i++)
+			init[i] = bc ? (i == 0 ? copy_step(b, chain[0], FAB_BUF_IN, 0, FAB_BUF_OUT, 0, cnt,
+							   NULL, 0)
+					       : NONE)
+				     : copy_step(b, chain[i], FAB_BUF_IN, 0, FAB_BUF_OUT, 0, cnt, NULL, 0);
+		for (uint32_t c = 0; c < a->channels; c++) {
+			uint64_t co, cl;
+			split(cnt, a->channels, c, &co, &cl);
+			uint64_t S = nslices(b, cl);
+			for (uint64_t s = 0; s < S; s++) {
+				uint64_t o, l;
+				split(cl, S, s, &o, &l);
+				if (!l)
+					continue;
+				uint32_t prev = init[0];
+				for (uint32_t i = 0; i + 1 < n; i++) {
+					uint32_t rcv;
+					xfer(b, chain[i], chain[i + 1], c, FAB_BUF_OUT, co + o, FAB_BUF_OUT, co + o,
+					     l, !bc, &prev, 1, &init[i + 1], 1, NULL, &rcv);
+					prev = rcv;
+				}
+			}
+		}
+		free(chain);
+		free(init);
+		break;
+	}
+	}
+	free(start);
+	free(join);
+	free(so);
+	free(sl);
+}
+
+/* Double binary tree (AllReduce), or one binary tree (Broadcast, Reduce). */
+static void build_tree(struct sb *b, uint64_t cnt, const uint32_t *m)
+{
+	const struct fab_coll_args *a = b->a;
+	uint32_t n = a->nranks;
+	bool up = a->op != FAB_OP_BROADCAST, down = a->op != FAB_OP_REDUCE;
+	uint32_t ntrees = a->op == FAB_OP_ALLREDUCE ? 2 : 1;
+	uint32_t *pos2rank = fab_xcalloc(n, sizeof *pos2rank);
+	uint32_t *init = fab_xcalloc(n, sizeof *init); /* by rank */
+	uint32_t *upsend = fab_xcalloc(n, sizeof *upsend), *fromparent = fab_xcalloc(n, sizeof *fromparent);
+	uint32_t (*kids)[2] = fab_xcalloc(n, sizeof *kids);
+	uint32_t rp = 0;
+	for (uint32_t p = 0; p < n; p++)
+		if (m[p] == a->root)
+			rp = p;
+	for (uint32_t r = 0; r < n; r++) {
+		bool needs = a->op != FAB_OP_BROADCAST || r == a->root;
+		init[r] = needs ? copy_step(b, r, FAB_BUF_IN, 0, FAB_BUF_OUT, 0, cnt, NULL, 0) : NONE;
+	}
+	for (uint32_t t = 0; t < ntrees; t++) {
+		/* tree 1 mirrors tree 0: the leaves of one are inner nodes of the other */
+		for (uint32_t i = 0; i < n; i++)
+			pos2rank[i] = a->op == FAB_OP_ALLREDUCE ? (t ? m[n - 1 - i] : m[i]) : m[(rp + i) % n];
+		uint64_t to, tl;
+		split(cnt, ntrees, t, &to, &tl);
+		for (uint32_t c = 0; c < a->channels; c++) {
+			uint64_t co, cl;
+			split(tl, a->channels, c, &co, &cl);
+			uint64_t S = nslices(b, cl);
+			for (uint64_t s = 0; s < S; s++) {
+				uint64_t o, l;
+				split(cl, S, s, &o, &l);
+				if (!l)
+					continue;
+				uint64_t off = to + co + o;
+				uint32_t ch = t * a->channels + c;
+				for (uint32_t i = 0; i < n; i++) {
+					kids[i][0] = kids[i][1] = NONE;
+					upsend[i] = fromparent[i] = NONE;
+				}
+				if (up)
+					for (uint32_t i = n; i-- > 0;) {
+						uint32_t r = pos2rank[i];
+						uint32_t deps[3] = {init[r], NONE, NONE};
+						for (uint32_t k = 0; k < 2; k++) {
+							uint32_t cpos = 2 * i + 1 + k;
+							if (cpos >= n)
+								continue;
+							/* the child's up-send was created (reverse order) */
+							uint32_t rcv;
+							xfer(b, pos2rank[cpos], r, ch, FAB_BUF_OUT, off, FAB_BUF_OUT, off, l,
+							     true, &kids[cpos][0], 1, &init[r], 1, &upsend[cpos], &rcv);
+							deps[1 + k] = rcv;
+						}
+						/* what the node's own up-send waits for: all children */
+						uint32_t j = join_step(b, r, deps, 3);
+						kids[i][0] = j;
+					}
+				if (down) {
+					for (uint32_t i = 0; i < n; i++) {
+						uint32_t r = pos2rank[i];
+						uint32_t have = i == 0 ? (up ? kids[0][0] : init[r]) : fromparent[i];
+						for (uint32_t k = 0; k < 2; k++) {
+							uint32_t cpos = 2 * i + 1 + k;
+							if (cpos >= n)
+								continue;
+							uint32_t rdeps[2] = {upsend[cpos], init[pos2rank[cpos]]};
+							xfer(b, r, pos2rank[cpos], ch, FAB_BUF_OUT, off, FAB_BUF_OUT, off, l,
+							     false, &have, 1, rdeps, 2, NULL, &fromparent[cpos]);
+						}
+					}
+				}
+			}
+		}
+	}
+	free(pos2rank);
+	free(init);
+	free(upsend);
+	free(fromparent);
+	free(kids);
+}
+
+/* Intra-server reduce-scatter, per-rail ring all-reduce, intra-server all-gather. */
+static void build_hier(struct sb *b, uint64_t cnt)
+{
+	const struct fab_coll_args *a = b->a;
+	uint32_t n = a->nranks, G = a->ranks_per_node, N = n / G;
+	uint32_t *start = fab_xcalloc(n, sizeof *start), *j1 = fab_xcalloc(n, sizeof *j1);
+	uint32_t *j2 = fab_xcalloc(n, sizeof *j2), *j3 = fab_xcalloc(n, sizeof *j3);
+	uint32_t *mem = fab_xcalloc(FAB_MAX(G, N), sizeof *mem);
+	uint32_t *st = fab_xcalloc(FAB_MAX(G, N), sizeof *st), *jo = fab_xcalloc(FAB_MAX(G, N), sizeof *jo);
+	uint64_t *so = fab_xcalloc(FAB_MAX(G, N), sizeof *so), *sl = fab_xcalloc(FAB_MAX(G, N), sizeof *sl);
+	for (uint32_t r = 0; r < n; r++)
+		start[r] = copy_step(b, r, FAB_BUF_IN, 0, FAB_BUF_OUT, 0, cnt, NULL, 0);
+	for (int phase = 1; phase <= 3; phase++) {
+		uint32_t groups = phase == 2 ? G : N, k = phase == 2 ? N : G;
+		for (uint32_t g = 0; g < groups; g++) {
+			for (uint32_t i = 0; i < k; i++) {
+				uint32_t r = phase == 2 ? i * G + g : g * G + i;
+				mem[i] = r;
+				st[i] = phase == 1 ? start[r] : phase == 2 ? j1[r] : j2[r];
+			}
+			if (phase == 2) {
+				/* the rail's shard: segment g of the server-level split */
+				uint64_t go, gl;
+				split(cnt, G, g, &go, &gl);
+				for (uint32_t i = 0; i < k; i++) {
+					split(gl, k, i, &so[i], &sl[i]);
+					so[i] += go;
+				}
+			} else {
+				for (uint32_t i = 0; i < k; i++)
+					split(cnt, k, i, &so[i], &sl[i]);
+			}
+			ring_phase(b, k, mem, FAB_BUF_OUT, so, sl, phase != 3, phase != 1, st, jo);
+			for (uint32_t i = 0; i < k; i++)
+				(phase == 1 ? j1 : phase == 2 ? j2 : j3)[mem[i]] = jo[i];
+		}
+	}
+	free(start);
+	free(j1);
+	free(j2);
+	free(j3);
+	free(mem);
+	free(st);
+	free(jo);
+	free(so);
+	free(sl);
+}
+
+/* Rabenseifner: recursive-halving reduce-scatter, recursive-doubling
+ * all-gather; ranks beyond the largest power of two fold into partners. */
+static void build_rhd(struct sb *b, uint64_t cnt, const uint32_t *m)
+{
+	const struct fab_coll_args *a = b->a;
+	uint32_t n = a->nranks, p2 = 1;
+	while (p2 * 2 <= n)
+		p2 *= 2;
+	uint32_t extra = n - p2, levels = 0;
+	while ((1u << levels) < p2)
+		levels++;
+	uint32_t *init = fab_xcalloc(n, sizeof *init), *last = fab_xcalloc(n, sizeof *last);
+	uint32_t *fold = fab_xcalloc(n, sizeof *fold);
+	uint32_t *rs_send = fab_xcalloc((size_t)p2 * (levels + 1), sizeof *rs_send);
+	uint64_t *lo = fab_xcalloc(p2, sizeof *lo), *hi = fab_xcalloc(p2, sizeof *hi);
+	for (uint32_t p = 0; p < n; p++)
+		init[p] = copy_step(b, m[p], FAB_BUF_IN, 0, FAB_BUF_OUT, 0, cnt, NULL, 0);
+	for (uint32_t c = 0; c < a->channels; c++) {
+		uint64_t co, cl;
+		split(cnt, a->channels, c, &co, &cl);
+		if (!cl)
+			continue;
+		for (uint32_t p = 0; p < n; p++) {
+			last[p] = init[p];
+			fold[p] = NONE;
+		}
+		for (uint32_t i = 0; i < extra; i++)
+			xfer(b, m[p2 + i], m[i], c, FAB_BUF_OUT, co, FAB_BUF_OUT, co, cl, true, &init[p2 + i], 1,
+			     &init[i], 1, &fold[p2 + i], &last[i]);
+		for (uint32_t i = 0; i < p2; i++) {
+			lo[i] = co;
+			hi[i] = co + cl;
+		}
+		for (size_t i = 0; i < (size_t)p2 * (levels + 1); i++)
+			rs_send[i] = NONE;
+		uint32_t *nlast = fab_xcalloc(p2, sizeof *nlast);
+		for (uint32_t lv = 0; lv < levels; lv++) {
+			uint32_t d = p2 >> (lv + 1);
+			for (uint32_t i = 0; i < p2; i++)
+				nlast[i] = last[i];
+			for (uint32_t i = 0; i < p2; i++) {
+				uint32_t q = i ^ d;
+				uint64_t h0o, h0l;
+				split(hi[i] - lo[i], 2, 0, &h0o, &h0l);
+				bool keep_low = !(i & d);
+				uint64_t so = keep_low ? lo[i] + h0l : lo[i];
+				uint64_t sl = keep_low ? hi[i] - lo[i] - h0l : h0l;
+				if (!sl)
+					continue;
+				uint32_t rcv;
+				xfer(b, m[i], m[q], c, FAB_BUF_OUT, so, FAB_BUF_OUT, so, sl, true, &last[i], 1,
+				     &last[q], 1, &rs_send[(size_t)i * (levels + 1) + lv], &rcv);
+				nlast[q] = rcv;
+			}
+			for (uint32_t i = 0; i < p2; i++) {
+				uint64_t h0o, h0l;
+				split(hi[i] - lo[i], 2, 0, &h0o, &h0l);
+				if (!(i & d))
+					hi[i] = lo[i] + h0l;
+				else
+					lo[i] = lo[i] + h0l;
+				last[i] = nlast[i];
+			}
+		}
+		for (uint32_t lv = levels; lv-- > 0;) {
+			uint32_t d = p2 >> (lv + 1);
+			for (uint32_t i = 0; i < p2; i++)
+				nlast[i] = last[i];
+			for (uint32_t i = 0; i < p2; i++) {
+				uint32_t q = i ^ d;
+				if (hi[i] == lo[i])
+					continue;
+				uint32_t rdeps[2] = {last[q], rs_send[(size_t)q * (levels + 1) + lv]};
+				uint32_t rcv;
+				xfer(b, m[i], m[q], c, FAB_BUF_OUT, lo[i], FAB_BUF_OUT, lo[i], hi[i] - lo[i], false,
+				     &last[i], 1, rdeps, 2, NULL, &rcv);
+				nlast[q] = rcv;
+			}
+			uint64_t *nlo = fab_xcalloc(p2, sizeof *nlo), *nhi = fab_xcalloc(p2, sizeof *nhi);
+			for (uint32_t i = 0; i < p2; i++) {
+				uint32_t q = i ^ d;
+				nlo[i] = FAB_MIN(lo[i], lo[q]);
+				nhi[i] = FAB_MAX(hi[i], hi[q]);
+				/* an empty partner region does not move the bounds */
+				if (hi[q] == lo[q]) {
+					nlo[i] = lo[i];
+					nhi[i] = hi[i];
+				} else if (hi[i] == lo[i]) {
+					nlo[i] = lo[q];
+					nhi[i] = hi[q];
+				}
+			}
+			memcpy(lo, nlo, p2 * sizeof *lo);
+			memcpy(hi, nhi, p2 * sizeof *hi);
+			free(nlo);
+			free(nhi);
+			for (uint32_t i = 0; i < p2; i++)
+				last[i] = nlast[i];
+		}
+		free(nlast);
+		for (uint32_t i = 0; i < extra; i++)
+			xfer(b, m[i], m[p2 + i], c, FAB_BUF_OUT, co, FAB_BUF_OUT, co, cl, false, &last[i], 1,
+			     &fold[p2 + i], 1, NULL, NULL);
+	}
+	free(init);
+	free(last);
+	free(fold);
+	free(rs_send);
+	free(lo);
+	free(hi);
+}
+
+static void build_direct(struct sb *b, uint64_t cnt)
+{
+	const struct fab_coll_args *a = b->a;
+	uint32_t n = a->nranks;
+	if (a->op == FAB_OP_SENDRECV) {
+		for (uint32_t r = 0; r < n; r++) {
+			if (n == 1) {
+				copy_step(b, r, FAB_BUF_IN, 0, FAB_BUF_OUT, 0, cnt, NULL, 0);
+				continue;
+			}
+			for (uint32_t c = 0; c < a->channels; c++) {
+				uint64_t co, cl;
+				split(cnt, a->channels, c, &co, &cl);
+				if (cl)
+					xfer(b, r, (r + 1) % n, c, FAB_BUF_IN, co, FAB_BUF_OUT, co, cl, false, NULL, 0,
+					     NULL, 0, NULL, NULL);
+			}
+		}
+		return;
+	}
+	/* AllToAll: block k of rank r's input goes to block r of rank k's output */
+	for (uint32_t r = 0; r < n; r++)
+		copy_step(b, r, FAB_BUF_IN, (uint64_t)r * cnt, FAB_BUF_OUT, (uint64_t)r * cnt, cnt, NULL, 0);
+	for (uint32_t d = 1; d < n; d++)
+		for (uint32_t r = 0; r < n; r++) {
+			uint32_t k = (r + d) % n;
+			for (uint32_t c = 0; c < a->channels; c++) {
+				uint64_t co, cl;
+				split(cnt, a->channels, c, &co, &cl);
+				if (cl)
+					xfer(b, r, k, c, FAB_BUF_IN, (uint64_t)k * cnt + co, FAB_BUF_OUT,
+					     (uint64_t)r * cnt + co, cl, false, NULL, 0, NULL, 0, NULL, NULL);
+			}
+		}
+}
+
+static const char *op_names[] = {"allreduce", "reducescatter", "allgather", "broadcast",
+				 "reduce",    "alltoall",      "sendrecv"};
+static const char *op_titles[] = {"AllReduce", "ReduceScatter", "AllGather", "Broadcast",
+				  "Reduce",    "AllToAll",      "SendRecv"};
+static const char *algo_names[] = {"ring", "tree", "hierarchical", "rhd", "direct", "auto"};
+
+const char *fab_coll_op_name(int op)
+{
+	return op >= 0 && op < FAB_OP_COUNT ? op_names[op] : "?";
+}
+
+const char *fab_coll_op_title(int op)
+{
+	return op >= 0 && op < FAB_OP_COUNT ? op_titles[op] : "?";
+}
+
+const char *fab_coll_algo_name(int algo)
+{
+	return algo >= 0 && algo < FAB_ALGO_COUNT ? algo_names[algo] : "?";
+}
+
+int fab_coll_op_parse(const char *s)
+{
+	for (int i = 0; i < FAB_OP_COUNT; i++)
+		if (!strcmp(s, op_names[i]))
+			return i;
+	return -1;
+}
+
+int fab_coll_algo_parse(const char *s)
+{
+	for (int i = 0; i < FAB_ALGO_COUNT; i++)
+		if (!strcmp(s, algo_names[i]))
+			return i;
+	return -1;
+}
+
+static bool per_rank_block(int op)
+{
+	return op == FAB_OP_ALLGATHER || op == FAB_OP_REDUCESCATTER || op == FAB_OP_ALLTOALL;
+}
+
+void fab_coll_sizes(int op, uint64_t count, uint32_t elem_bytes, uint32_t nranks,
+		    uint64_t *size_bytes, uint64_t *in_bytes, uint64_t *out_bytes)
+{
+	uint64_t total = per_rank_block(op) ? count / nranks * nranks : count;
+	uint64_t block = per_rank_block(op) ? count / nranks : count;
+	*size_bytes = total * elem_bytes;
+	switch (op) {
+	case FAB_OP_REDUCESCATTER:
+		*in_bytes = total * elem_bytes;
+		*out_bytes = block * elem_bytes;
+		break;
+	case FAB_OP_ALLGATHER:
+		*in_bytes = block * elem_bytes;
+		*out_bytes = total * elem_bytes;
+		break;
+	case FAB_OP_ALLTOALL:
+		*in_bytes = *out_bytes = total * elem_bytes;
+		break;
+	default:
+		*in_bytes = *out_bytes = count * elem_bytes;
+	}
+}
+
+double fab_coll_busbw_factor(int op, uint32_t n)
+{
+	switch (op) {
+	case FAB_OP_ALLREDUCE:
+		return 2.0 * (n - 1) / n;
+	case FAB_OP_REDUCESCATTER:
+	case FAB_OP_ALLGATHER:
+	case FAB_OP_ALLTOALL:
+		return (double)(n - 1) / n;
+	default:
+		return 1.0;
+	}
+}
+
+bool fab_coll_supported(int op, int algo, uint32_t n, uint32_t rpn, char *why, size_t wl)
+{
+	static const bool ok[FAB_OP_COUNT][FAB_ALGO_AUTO] = {
+		/*                 ring   tree   hier   rhd    direct */
+		[FAB_OP_ALLREDUCE] = {true, true, true, true, false},
+		[FAB_OP_REDUCESCATTER] = {true, false, false, false, false},
+		[FAB_OP_ALLGATHER] = {true, false, false, false, false},
+		[FAB_OP_BROADCAST] = {true, true, false, false, false},
+		[FAB_OP_REDUCE] = {true, true, false, false, false},
+		[FAB_OP_ALLTOALL] = {false, false, false, false, true},
+		[FAB_OP_SENDRECV] = {false, false, false, false, true},
+	};
+	if (op < 0 || op >= FAB_OP_COUNT || algo < 0 || algo >= FAB_ALGO_AUTO || !ok[op][algo]) {
+		if (why)
+			snprintf(why, wl, "algorithm %s does not implement %s", fab_coll_algo_name(algo),
+				 fab_coll_op_title(op));
+		return false;
+	}
+	if (algo == FAB_ALGO_HIER && (!rpn || n % rpn)) {
+		if (why)
+			snprintf(why, wl, "hierarchical needs whole servers: %u ranks, %u per server", n, rpn);
+		return false;
+	}
+	return true;
+}
+
+int fab_coll_build(const struct fab_coll_args *a, struct fab_sched *out, struct fab_err *err)
+{
+	char why[160];
+	memset(out, 0, sizeof *out);
+	if (!a->nranks || !a->elem_bytes || !a->channels || a->channels > 64)
+		return fab_err_set(err, FAB_EINVAL, "collective: ranks, element size and 1..64 channels needed");
+	if (!fab_coll_supported(a->op, a->algo, a->nranks, a->ranks_per_node, why, sizeof why))
+		return fab_err_set(err, FAB_EINVAL, "collective: %s", why);
+	if ((a->op == FAB_OP_BROADCAST || a->op == FAB_OP_REDUCE) && a->root >= a->nranks)
+		return fab_err_set(err, FAB_EINVAL, "collective: root %u is not a rank (0..%u)", a->root,
+				   a->nranks - 1);
+	uint64_t cnt = per_rank_block(a->op) ? a->count / a->nranks : a->count;
+	if (!cnt)
+		return fab_err_set(err, FAB_EINVAL,
+				   "collective: %s of %llu elements over %u ranks moves nothing",
+				   fab_coll_op_title(a->op), (unsigned long long)a->count, a->nranks);
+	uint64_t size;
+	fab_coll_sizes(a->op, a->count, a->elem_bytes, a->nranks, &size, &out->buf_bytes[FAB_BUF_IN],
+		       &out->buf_bytes[FAB_BUF_OUT]);
+	out->buf_bytes[FAB_BUF_TMP] = a->op == FAB_OP_REDUCESCATTER ? out->buf_bytes[FAB_BUF_IN] : 0;
+	out->nranks = a->nranks;
+	out->channels = a->algo == FAB_ALGO_TREE && a->op == FAB_OP_ALLREDUCE ? 2 * a->channels
+									     : a->channels;
+	struct sb b = {out, a, a->elem_bytes};
+	uint32_t *tmp = fab_xcalloc(a->nranks, sizeof *tmp);
+	const uint32_t *m = rank_order(a, tmp);
+	switch (a->algo) {
+	case FAB_ALGO_RING:
+		build_ring(&b, cnt, m);
+		break;
+	case FAB_ALGO_TREE:
+		build_tree(&b, cnt, m);
+		break;
+	case FAB_ALGO_HIER:
+		build_hier(&b, cnt);
+		break;
+	case FAB_ALGO_RHD:
+		build_rhd(&b, cnt, m);
+		break;
+	case FAB_ALGO_DIRECT:
+		build_direct(&b, cnt);
+		break;
+	}
+	free(tmp);
+	return 0;
+}
+
+void fab_sched_free(struct fab_sched *s)
+{
+	free(s->steps);
+	free(s->deps);
+	memset(s, 0, sizeof *s);
+}

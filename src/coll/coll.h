@@ -1,0 +1,111 @@
+/*
+ * coll.h - collective algorithms as schedules.
+ *
+ * A collective (operation, ranks, size, algorithm, channels, chunk size) is
+ * a pure function into a schedule: steps (send, receive, receive-and-reduce,
+ * local copy) on each rank, with dependencies between steps.  Every send is
+ * created together with the receive that takes it (step.match).  Nothing
+ * here knows about simulators or sockets: the packet engine, the flow engine
+ * and the real-network probe execute the same schedules, and the checker
+ * (fab_coll_check) executes them on real buffers to prove them right.
+ *
+ * Sizes follow nccl-tests: `count` elements of the operation's "size"
+ * column, which is the per-rank buffer for AllReduce, Broadcast, Reduce and
+ * SendRecv, and the whole (n x per-rank block) buffer for AllGather,
+ * ReduceScatter and AllToAll (rounded down to a multiple of n).
+ */
+#ifndef FAB_COLL_H
+#define FAB_COLL_H
+
+#include "../base/base.h"
+
+enum fab_coll_op {
+	FAB_OP_ALLREDUCE,
+	FAB_OP_REDUCESCATTER,
+	FAB_OP_ALLGATHER,
+	FAB_OP_BROADCAST,
+	FAB_OP_REDUCE,
+	FAB_OP_ALLTOALL,
+	FAB_OP_SENDRECV,
+	FAB_OP_COUNT
+};
+
+enum fab_coll_algo {
+	FAB_ALGO_RING,
+	FAB_ALGO_TREE,
+	FAB_ALGO_HIER,   /* intra-server reduce-scatter, per-rail ring, intra-server all-gather */
+	FAB_ALGO_RHD,    /* recursive halving-doubling */
+	FAB_ALGO_DIRECT, /* every pair at once (AllToAll, SendRecv) */
+	FAB_ALGO_AUTO,   /* chosen by the cost model (select.c) */
+	FAB_ALGO_COUNT
+};
+
+enum fab_buf { FAB_BUF_IN, FAB_BUF_OUT, FAB_BUF_TMP, FAB_NBUF };
+
+enum fab_step_kind {
+	FAB_STEP_SEND,        /* send bytes of src_buf at src_off to peer */
+	FAB_STEP_RECV,        /* receive into dst_buf at dst_off (overwrite) */
+	FAB_STEP_RECV_REDUCE, /* receive and add into dst_buf at dst_off */
+	FAB_STEP_COPY,        /* local copy src -> dst */
+};
+
+struct fab_step {
+	uint32_t rank;
+	uint32_t peer;     /* SEND/RECV: the other rank */
+	uint32_t match;    /* SEND: its receive step; RECV: its send step */
+	uint32_t dep_off;  /* deps[dep_off .. dep_off + ndeps) are step ids */
+	uint16_t ndeps;
+	uint8_t kind;      /* enum fab_step_kind */
+	uint8_t channel;   /* distinct channels use distinct connections */
+	uint8_t src_buf, dst_buf;
+	uint64_t src_off, dst_off, bytes;
+};
+
+struct fab_sched {
+	uint32_t nranks;
+	struct fab_step *steps;
+	uint32_t nsteps, cap_steps;
+	uint32_t *deps;
+	uint32_t ndeps, cap_deps;
+	uint64_t buf_bytes[FAB_NBUF]; /* per-rank buffer sizes */
+	uint32_t channels;
+};
+
+struct fab_coll_args {
+	int op;                /* enum fab_coll_op */
+	int algo;              /* enum fab_coll_algo, not AUTO */
+	uint32_t nranks;
+	uint64_t count;        /* elements, nccl-tests semantics */
+	uint32_t elem_bytes;   /* datatype size */
+	uint32_t root;         /* Broadcast, Reduce */
+	uint32_t channels;     /* >= 1 */
+	uint64_t chunk_bytes;  /* pipelining unit (ring, tree); 0 = no pipelining */
+	uint32_t ranks_per_node; /* hierarchical: consecutive ranks per server */
+	const uint32_t *order; /* ring order / tree layout of ranks; NULL = 0..n-1 */
+};
+
+int fab_coll_build(const struct fab_coll_args *a, struct fab_sched *out, struct fab_err *err);
+void fab_sched_free(struct fab_sched *s);
+
+/* Executes the schedule on integer data in a randomised order (seed) and
+ * compares every element with the operation's definition.  Also proves
+ * the schedule free of deadlock and of a buffer overwritten while a send
+ * still reads it.  Returns 0, or FAB_EINVAL with the first difference. */
+int fab_coll_check(const struct fab_coll_args *a, const struct fab_sched *s, uint64_t seed,
+		   struct fab_err *err);
+
+/* The operation's size column in bytes, and per-rank input/output bytes. */
+void fab_coll_sizes(int op, uint64_t count, uint32_t elem_bytes, uint32_t nranks,
+		    uint64_t *size_bytes, uint64_t *in_bytes, uint64_t *out_bytes);
+/* nccl-tests' bus bandwidth factor: busbw = algbw x factor. */
+double fab_coll_busbw_factor(int op, uint32_t nranks);
+bool fab_coll_supported(int op, int algo, uint32_t nranks, uint32_t ranks_per_node,
+			char *why, size_t why_len);
+
+const char *fab_coll_op_name(int op);   /* "allreduce" */
+const char *fab_coll_op_title(int op);  /* "AllReduce" */
+const char *fab_coll_algo_name(int algo); /* "ring" */
+int fab_coll_op_parse(const char *s);   /* -1 if unknown */
+int fab_coll_algo_parse(const char *s);
+
+#endif
