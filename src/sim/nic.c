@@ -88,7 +88,7 @@ void nic_start_tx(struct fab_sim *s, struct sim_nic *nic, struct sim_port *port)
 
 void nic_qp_make_ready(struct fab_sim *s, struct sim_qp *qp)
 {
-	if (qp->in_ready || qp->wake_pending || qp->done || !transport->has_data(qp))
+	if (qp->in_ready || qp->wake_pending || !transport->has_data(qp))
 		return;
 	struct sim_nic *nic = &s->nics[qp->src_nic];
 	if (qp->next_send_ps > s->now_ps) {

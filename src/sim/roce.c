@@ -44,28 +44,53 @@ static void rto_arm(struct fab_sim *s, struct sim_qp *qp, fab_time_ps at)
 	fab_eq_push(&s->eq, at, EV_RTO, qp, qp->rto_gen);
 }
 
+void sim_qp_post(struct fab_sim *s, struct sim_qp *qp, fab_bytes bytes, uint32_t flow,
+		 uint32_t cookie)
+{
+	if (qp->nmsgs == qp->cap_msgs) {
+		qp->cap_msgs = qp->cap_msgs ? 2 * qp->cap_msgs : 4;
+		qp->msgs = fab_xrealloc(qp->msgs, qp->cap_msgs, sizeof *qp->msgs);
+	}
+	uint32_t npk = (uint32_t)((bytes + s->fp.mtu - 1) / s->fp.mtu);
+	if (!npk)
+		npk = 1; /* an empty message still carries one packet */
+	qp->npkts += npk;
+	qp->msgs[qp->nmsgs++] = (struct sim_msg){
+		.end_psn = qp->npkts,
+		.last_payload = (uint16_t)(bytes - (uint64_t)(npk - 1) * s->fp.mtu),
+		.flow = flow,
+		.cookie = cookie,
+	};
+	if (qp->next_send_ps < s->now_ps)
+		qp->next_send_ps = s->now_ps;
+	nic_qp_make_ready(s, qp);
+}
+
 static void roce_flow_start(struct fab_sim *s, struct sim_flow *f)
 {
-	double line = (double)s->ports[s->nics[f->spec.src_nic].port].rate_bps;
 	for (uint32_t k = 0; k < f->nqps; k++) {
-		struct sim_qp *qp = &s->qps[f->first_qp + k];
-		fab_dcqcn_init(&qp->cc, &s->fp.dcqcn, line);
-		qp->next_send_ps = s->now_ps;
+		struct sim_qp *qp = s->qps[f->first_qp + k];
+		fab_bytes bytes = f->spec.bytes / f->nqps + (k < f->spec.bytes % f->nqps ? 1 : 0);
 		qp->last_progress_ps = s->now_ps;
-		nic_qp_make_ready(s, qp);
+		sim_qp_post(s, qp, bytes, (uint32_t)(f - s->flows), 0);
 	}
 }
 
 static bool roce_has_data(const struct sim_qp *qp)
 {
-	return !qp->done && qp->snd_nxt < qp->npkts;
+	return qp->snd_nxt < qp->npkts;
 }
 
 static struct pkt *roce_next_packet(struct fab_sim *s, struct sim_qp *qp)
 {
 	if (!roce_has_data(qp))
 		return NULL;
-	struct sim_flow *f = &s->flows[qp->flow];
+	/* the message holding snd_nxt (go-back-N can move it backwards) */
+	while (qp->smsg > 0 && qp->msgs[qp->smsg - 1].end_psn > qp->snd_nxt)
+		qp->smsg--;
+	while (qp->msgs[qp->smsg].end_psn <= qp->snd_nxt)
+		qp->smsg++;
+	const struct sim_msg *m = &qp->msgs[qp->smsg];
 	struct pkt *p = sim_pkt_alloc(s);
 	p->kind = PKT_DATA;
 	p->qp = qp->id;
@@ -75,14 +100,19 @@ static struct pkt *roce_next_packet(struct fab_sim *s, struct sim_qp *qp)
 	p->hash = qp->hash_fwd;
 	p->prio = qp->prio;
 	p->ecn = ECN_ECT0;
-	p->payload = p->psn + 1 == qp->npkts ? qp->last_payload : (uint16_t)s->fp.mtu;
+	p->payload = p->psn + 1 == m->end_psn ? m->last_payload : (uint16_t)s->fp.mtu;
 	p->frame_bytes = (uint16_t)(p->payload + FAB_ROCE_FRAME_OVERHEAD);
-	if (qp->snd_nxt < qp->snd_max)
-		f->st.retx_pkts++;
+	struct fab_flow_stats *fst = m->flow != NO_FLOW ? &s->flows[m->flow].st : NULL;
+	if (qp->snd_nxt < qp->snd_max) {
+		if (fst)
+			fst->retx_pkts++;
+		s->tot.retx_pkts++;
+	}
 	qp->snd_nxt++;
 	if (qp->snd_nxt > qp->snd_max)
 		qp->snd_max = qp->snd_nxt;
-	f->st.data_pkts++;
+	if (fst)
+		fst->data_pkts++;
 	s->tot.data_pkts++;
 	s->tot.data_tx_bytes += p->payload;
 	s->live_data_payload += p->payload;
@@ -95,18 +125,7 @@ static struct pkt *roce_next_packet(struct fab_sim *s, struct sim_qp *qp)
 	return p;
 }
 
-static void qp_complete(struct fab_sim *s, struct sim_qp *qp)
-{
-	qp->done = true;
-	qp->rto_gen++;
-	qp->cc_gen++;
-	struct sim_flow *f = &s->flows[qp->flow];
-	if (++f->qps_done == f->nqps) {
-		f->st.finish_ps = s->now_ps;
-		s->tot.flows_done++;
-	}
-}
-
+/* Messages fully acknowledged: a flow is done when all its QPs' are. */
 static void sender_ack(struct fab_sim *s, struct sim_qp *qp, uint32_t psn)
 {
 	if (psn > qp->snd_una) {
@@ -115,8 +134,16 @@ static void sender_ack(struct fab_sim *s, struct sim_qp *qp, uint32_t psn)
 		if (qp->snd_nxt < qp->snd_una)
 			qp->snd_nxt = qp->snd_una;
 	}
-	if (qp->snd_una >= qp->npkts && !qp->done)
-		qp_complete(s, qp);
+	while (qp->amsg < qp->nmsgs && qp->msgs[qp->amsg].end_psn <= qp->snd_una) {
+		const struct sim_msg *m = &qp->msgs[qp->amsg++];
+		if (m->flow == NO_FLOW)
+			continue;
+		struct sim_flow *f = &s->flows[m->flow];
+		if (++f->qps_done == f->nqps) {
+			f->st.finish_ps = s->now_ps;
+			s->tot.flows_done++;
+		}
+	}
 }
 
 static void receive_data(struct fab_sim *s, struct sim_qp *qp, struct pkt *p)
@@ -129,9 +156,18 @@ static void receive_data(struct fab_sim *s, struct sim_qp *qp, struct pkt *p)
 	}
 	if (p->psn == qp->rcv_nxt) {
 		qp->rcv_nxt++;
-		s->flows[qp->flow].st.delivered_bytes += p->payload;
 		qp->nak_sent = false;
-		if (++qp->unacked >= s->fp.nic.ack_every || qp->rcv_nxt == qp->npkts) {
+		bool boundary = false;
+		const struct sim_msg *m = &qp->msgs[qp->rmsg];
+		if (m->flow != NO_FLOW)
+			s->flows[m->flow].st.delivered_bytes += p->payload;
+		if (m->end_psn == qp->rcv_nxt) {
+			boundary = true;
+			qp->rmsg++;
+			if (m->flow == NO_FLOW)
+				s->hooks.delivered(s->hooks.ctx, m->cookie);
+		}
+		if (++qp->unacked >= s->fp.nic.ack_every || boundary) {
 			qp->unacked = 0;
 			send_ctrl(s, qp, PKT_ACK, qp->rcv_nxt);
 		}
@@ -148,7 +184,7 @@ static void receive_data(struct fab_sim *s, struct sim_qp *qp, struct pkt *p)
 static void roce_on_receive(struct fab_sim *s, struct sim_nic *nic, struct pkt *p)
 {
 	(void)nic;
-	struct sim_qp *qp = &s->qps[p->qp];
+	struct sim_qp *qp = s->qps[p->qp];
 	switch (p->kind) {
 	case PKT_DATA:
 		receive_data(s, qp, p);
@@ -158,14 +194,16 @@ static void roce_on_receive(struct fab_sim *s, struct sim_nic *nic, struct pkt *
 		break;
 	case PKT_NAK:
 		sender_ack(s, qp, p->psn);
-		if (!qp->done && p->psn < qp->snd_nxt) {
+		if (p->psn < qp->snd_nxt) {
 			qp->snd_nxt = p->psn;
 			nic_qp_make_ready(s, qp);
 		}
 		break;
 	case PKT_CNP:
-		s->flows[qp->flow].st.cnps++;
-		if (s->fp.dcqcn.enabled && !qp->done) {
+		if (qp->amsg < qp->nmsgs && qp->msgs[qp->amsg].flow != NO_FLOW)
+			s->flows[qp->msgs[qp->amsg].flow].st.cnps++;
+		s->tot.cnps++;
+		if (s->fp.dcqcn.enabled) {
 			fab_dcqcn_on_cnp(&qp->cc, &s->fp.dcqcn, s->now_ps);
 			qp->cc_gen++;
 			fab_eq_push(&s->eq, s->now_ps + s->fp.dcqcn.rate_period_ps, EV_CC_TIMER, qp,
@@ -180,7 +218,7 @@ static void roce_on_timer(struct fab_sim *s, const struct fab_ev *ev)
 {
 	struct sim_qp *qp = ev->obj;
 	if (ev->type == EV_CC_TIMER) {
-		if (ev->arg != qp->cc_gen || qp->done)
+		if (ev->arg != qp->cc_gen)
 			return;
 		fab_dcqcn_on_rate_timer(&qp->cc, &s->fp.dcqcn);
 		if (fab_dcqcn_limited(&qp->cc))
@@ -189,14 +227,16 @@ static void roce_on_timer(struct fab_sim *s, const struct fab_ev *ev)
 		return;
 	}
 	/* EV_RTO */
-	if (ev->arg != qp->rto_gen || qp->done)
+	if (ev->arg != qp->rto_gen)
 		return;
 	qp->rto_armed = false;
 	if (qp->snd_una >= qp->snd_max)
 		return; /* nothing outstanding; re-armed by the next send */
 	fab_time_ps due = qp->last_progress_ps + s->fp.nic.rto_ps;
 	if (s->now_ps >= due) {
-		s->flows[qp->flow].st.timeouts++;
+		if (qp->amsg < qp->nmsgs && qp->msgs[qp->amsg].flow != NO_FLOW)
+			s->flows[qp->msgs[qp->amsg].flow].st.timeouts++;
+		s->tot.timeouts++;
 		qp->snd_nxt = qp->snd_una;
 		qp->last_progress_ps = s->now_ps;
 		rto_arm(s, qp, s->now_ps + s->fp.nic.rto_ps);

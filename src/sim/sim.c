@@ -367,7 +367,7 @@ static void handle_sample(struct fab_sim *s)
 		}
 		double rate = 0;
 		for (uint32_t k = 0; k < f->nqps; k++)
-			rate += s->qps[f->first_qp + k].cc.rc_bps;
+			rate += s->qps[f->first_qp + k]->cc.rc_bps;
 		s->fseries[s->nfseries++] = (struct fab_flow_series_row){
 			s->now_ps, i, f->st.delivered_bytes - f->series_mark, rate / f->nqps};
 		f->series_mark = f->st.delivered_bytes;
@@ -446,33 +446,90 @@ struct fab_sim *fab_sim_new(const struct fab_topo *topo, const struct fab_fabric
 		s->flows[i].st.finish_ps = FAB_TIME_NEVER;
 		total_qps += q;
 	}
-	s->nqps = (uint32_t)total_qps;
-	s->qps = fab_xcalloc(total_qps ? total_qps : 1, sizeof *s->qps);
+	(void)total_qps;
 	for (uint32_t i = 0; i < s->nflows; i++) {
 		struct sim_flow *f = &s->flows[i];
-		for (uint32_t k = 0; k < f->nqps; k++) {
-			struct sim_qp *qp = &s->qps[f->first_qp + k];
-			qp->id = f->first_qp + k;
-			qp->flow = i;
-			qp->src_nic = f->spec.src_nic;
-			qp->dst_nic = f->spec.dst_nic;
-			qp->prio = f->spec.prio;
-			qp->bytes = f->spec.bytes / f->nqps + (k < f->spec.bytes % f->nqps ? 1 : 0);
-			qp->npkts = (uint32_t)((qp->bytes + fp->mtu - 1) / fp->mtu);
-			qp->last_payload = (uint16_t)(qp->bytes - (uint64_t)(qp->npkts - 1) * fp->mtu);
-			/* the UDP source port identifies the QP's 5-tuple */
-			qp->sport = (uint16_t)(49152 + fab_mix64(seed ^ (0x51ed270bULL + qp->id)) % 16384);
-			uint64_t ips = ((uint64_t)qp->src_nic << 32) | qp->dst_nic;
-			uint64_t rips = ((uint64_t)qp->dst_nic << 32) | qp->src_nic;
-			uint64_t l4 = ((uint64_t)qp->sport << 16) | FAB_ROCE_UDP_DPORT;
-			qp->hash_fwd = fab_mix64(fab_mix64(ips) ^ l4 ^ 17);
-			qp->hash_rev = fab_mix64(fab_mix64(rips) ^ l4 ^ 17);
-		}
+		f->first_qp = s->nqps;
+		for (uint32_t k = 0; k < f->nqps; k++)
+			sim_qp_new(s, f->spec.src_nic, f->spec.dst_nic, f->spec.prio);
 		fab_eq_push(&s->eq, f->spec.start_ps, EV_FLOW_START, f, 0);
 	}
 	if (fp->series_interval_ps)
 		fab_eq_push(&s->eq, 0, EV_SAMPLE, NULL, 0);
 	return s;
+}
+
+struct sim_qp *sim_qp_new(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint8_t prio)
+{
+	if (s->nqps == s->cap_qps) {
+		s->cap_qps = s->cap_qps ? 2 * s->cap_qps : 256;
+		s->qps = fab_xrealloc(s->qps, s->cap_qps, sizeof *s->qps);
+	}
+	struct sim_qp *qp = fab_xcalloc(1, sizeof *qp);
+	qp->id = s->nqps;
+	s->qps[s->nqps++] = qp;
+	qp->src_nic = src_nic;
+	qp->dst_nic = dst_nic;
+	qp->prio = prio;
+	/* the UDP source port identifies the QP's 5-tuple */
+	qp->sport = (uint16_t)(49152 + fab_mix64(s->seed ^ (0x51ed270bULL + qp->id)) % 16384);
+	uint64_t ips = ((uint64_t)src_nic << 32) | dst_nic;
+	uint64_t rips = ((uint64_t)dst_nic << 32) | src_nic;
+	uint64_t l4 = ((uint64_t)qp->sport << 16) | FAB_ROCE_UDP_DPORT;
+	qp->hash_fwd = fab_mix64(fab_mix64(ips) ^ l4 ^ 17);
+	qp->hash_rev = fab_mix64(fab_mix64(rips) ^ l4 ^ 17);
+	double line = (double)s->ports[s->nics[src_nic].port].rate_bps;
+	if (s->server.pcie_bps && (double)s->server.pcie_bps < line)
+		line = (double)s->server.pcie_bps;
+	fab_dcqcn_init(&qp->cc, &s->fp.dcqcn, line);
+	return qp;
+}
+
+void fab_sim_set_hooks(struct fab_sim *s, const struct fab_sim_hooks *h)
+{
+	s->hooks = *h;
+}
+
+void fab_sim_set_server(struct fab_sim *s, const struct fab_server_params *sp)
+{
+	s->server = *sp;
+}
+
+uint32_t fab_sim_open(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint8_t prio)
+{
+	return sim_qp_new(s, src_nic, dst_nic, prio)->id;
+}
+
+void fab_sim_post(struct fab_sim *s, uint32_t conn, fab_bytes bytes, uint32_t cookie)
+{
+	sim_qp_post(s, s->qps[conn], bytes, NO_FLOW, cookie);
+}
+
+void fab_sim_post_local(struct fab_sim *s, uint32_t src_gpu, uint32_t dst_gpu, fab_bytes bytes,
+			uint32_t cookie)
+{
+	(void)dst_gpu; /* the NVSwitch does not block: only the sender's egress serialises */
+	if (!s->nvl_free_ps)
+		s->nvl_free_ps = fab_xcalloc(s->topo->ngpus, sizeof *s->nvl_free_ps);
+	fab_time_ps start = FAB_MAX(s->now_ps, s->nvl_free_ps[src_gpu]);
+	fab_time_ps ser = s->server.nvlink_bps ? fab_ser_ps(bytes, s->server.nvlink_bps) : 0;
+	s->nvl_free_ps[src_gpu] = start + ser;
+	fab_eq_push(&s->eq, start + ser + s->server.nvlink_lat_ps, EV_LOCAL, NULL, cookie);
+}
+
+void fab_sim_timer(struct fab_sim *s, fab_time_ps at_ps, uint32_t arg)
+{
+	fab_eq_push(&s->eq, FAB_MAX(at_ps, s->now_ps), EV_USER, NULL, arg);
+}
+
+void fab_sim_hold(struct fab_sim *s, int delta)
+{
+	s->holds = (uint64_t)((int64_t)s->holds + delta);
+}
+
+fab_time_ps fab_sim_now(const struct fab_sim *s)
+{
+	return s->now_ps;
 }
 
 void fab_sim_set_progress(struct fab_sim *s, fab_progress_fn fn, void *ctx)
@@ -485,7 +542,7 @@ int fab_sim_run(struct fab_sim *s, fab_time_ps end_ps)
 {
 	struct fab_ev ev;
 	uint64_t next_progress = 1u << 20;
-	while (s->tot.flows_done < s->nflows && fab_eq_pop(&s->eq, &ev)) {
+	while ((s->tot.flows_done < s->nflows || s->holds) && fab_eq_pop(&s->eq, &ev)) {
 		if (end_ps && ev.t_ps > end_ps) {
 			s->now_ps = end_ps;
 			s->tot.stopped_by_end_time = true;
@@ -526,6 +583,14 @@ int fab_sim_run(struct fab_sim *s, fab_time_ps end_ps)
 		case EV_SAMPLE:
 			handle_sample(s);
 			break;
+		case EV_USER:
+			if (s->hooks.timer)
+				s->hooks.timer(s->hooks.ctx, ev.arg);
+			break;
+		case EV_LOCAL:
+			if (s->hooks.delivered)
+				s->hooks.delivered(s->hooks.ctx, ev.arg);
+			break;
 		}
 		if (s->progress && s->eq.popped >= next_progress) {
 			next_progress += 1u << 20;
@@ -561,7 +626,12 @@ void fab_sim_free(struct fab_sim *s)
 	free(s->ports);
 	free(s->switches);
 	free(s->nics);
+	for (uint32_t i = 0; i < s->nqps; i++) {
+		free(s->qps[i]->msgs);
+		free(s->qps[i]);
+	}
 	free(s->qps);
+	free(s->nvl_free_ps);
 	free(s->flows);
 	free(s->series);
 	free(s->fseries);

@@ -132,12 +132,29 @@ struct fab_sim_totals {
 	uint64_t data_drop_bytes;   /* payload bytes dropped in switches */
 	uint64_t data_inflight_bytes; /* payload bytes in queues or on wires at the end */
 	uint64_t data_pkts;
+	uint64_t retx_pkts;         /* all queue pairs, flows' and workloads' */
+	uint64_t timeouts;
+	uint64_t cnps;
 	uint64_t drops;
 	uint64_t flows_done;
 	bool stopped_by_end_time;
 };
 
 struct fab_sim;
+
+/* What a workload (collectives, jobs) hears from the engine. */
+struct fab_sim_hooks {
+	void *ctx;
+	void (*timer)(void *ctx, uint32_t arg);       /* a timer set with fab_sim_timer */
+	void (*delivered)(void *ctx, uint32_t cookie); /* a posted message arrived whole */
+};
+
+/* The server model around the NICs. */
+struct fab_server_params {
+	fab_rate_bps nvlink_bps;  /* per GPU, each direction, through the NVSwitch */
+	fab_time_ps nvlink_lat_ps;
+	fab_rate_bps pcie_bps;    /* GPU to NIC: caps a NIC's sending rate */
+};
 
 typedef void (*fab_progress_fn)(void *ctx, fab_time_ps now_ps, uint64_t events);
 
@@ -157,6 +174,21 @@ const struct fab_sim_totals *fab_sim_totals(const struct fab_sim *s);
 const struct fab_series_row *fab_sim_series(const struct fab_sim *s, size_t *n);
 const struct fab_flow_series_row *fab_sim_flow_series(const struct fab_sim *s, size_t *n);
 const struct fab_topo *fab_sim_topo(const struct fab_sim *s);
+/* The workload interface.  Connections are queue pairs between NICs that
+ * live for the whole run; messages posted on one are delivered in order.
+ * Intra-server transfers go GPU to GPU over NVLink (one serialising egress
+ * per GPU, then the latency).  While holds are outstanding, fab_sim_run
+ * keeps going even when no flow is left. */
+void fab_sim_set_hooks(struct fab_sim *s, const struct fab_sim_hooks *h);
+void fab_sim_set_server(struct fab_sim *s, const struct fab_server_params *sp);
+uint32_t fab_sim_open(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint8_t prio);
+void fab_sim_post(struct fab_sim *s, uint32_t conn, fab_bytes bytes, uint32_t cookie);
+void fab_sim_post_local(struct fab_sim *s, uint32_t src_gpu, uint32_t dst_gpu, fab_bytes bytes,
+			uint32_t cookie);
+void fab_sim_timer(struct fab_sim *s, fab_time_ps at_ps, uint32_t arg);
+void fab_sim_hold(struct fab_sim *s, int delta);
+fab_time_ps fab_sim_now(const struct fab_sim *s);
+
 /* Headroom actually used on each switch port (auto-sized per link). */
 fab_bytes fab_sim_headroom(const struct fab_sim *s, uint32_t port);
 

@@ -80,15 +80,29 @@ struct sim_nic {
 	uint32_t rx_gen;
 };
 
+/* A message on a queue pair: its packets end (exclusive) at end_psn. */
+struct sim_msg {
+	uint32_t end_psn;
+	uint16_t last_payload;
+	uint32_t flow;   /* owning flow, or NO_FLOW for a posted message */
+	uint32_t cookie; /* handed back when delivered (posted messages) */
+};
+
+#define NO_FLOW UINT32_MAX
+
+/* A queue pair: a reliable connection between two NICs carrying messages
+ * in order.  Flows own theirs; a workload opens its own (one per channel
+ * and peer, as collective libraries do) and posts messages on them. */
 struct sim_qp {
-	uint32_t id, flow;
+	uint32_t id;
 	uint32_t src_nic, dst_nic;
 	uint16_t sport;
 	uint8_t prio;
-	bool done, in_ready, wake_pending, rto_armed, cc_timer_armed;
-	fab_bytes bytes;
-	uint32_t npkts;
-	uint16_t last_payload;
+	bool in_ready, wake_pending, rto_armed;
+	uint32_t npkts;                 /* packets posted so far */
+	struct sim_msg *msgs;
+	uint32_t nmsgs, cap_msgs;
+	uint32_t smsg, rmsg, amsg;      /* message cursors: sending, receiving, acknowledging */
 	uint64_t hash_fwd, hash_rev;
 	/* sender */
 	uint32_t snd_nxt, snd_una, snd_max;
@@ -122,6 +136,8 @@ enum ev_type {
 	EV_CC_TIMER,     /* obj qp, arg generation */
 	EV_NIC_DRAIN,    /* obj nic, arg generation */
 	EV_SAMPLE,
+	EV_USER,         /* arg: the workload's timer argument */
+	EV_LOCAL,        /* arg: cookie of an intra-server transfer that arrived */
 };
 
 struct pkt_slab {
@@ -138,8 +154,12 @@ struct fab_sim {
 	struct sim_port *ports;
 	struct sim_switch *switches; /* by switch index */
 	struct sim_nic *nics;        /* by NIC index */
-	struct sim_qp *qps;
-	uint32_t nqps;
+	struct sim_qp **qps;            /* by id; each allocated once, never moved */
+	uint32_t nqps, cap_qps;
+	struct fab_sim_hooks hooks;
+	struct fab_server_params server;
+	uint64_t holds;                 /* outstanding workload activity */
+	fab_time_ps *nvl_free_ps;       /* per GPU: when its NVLink egress is free */
 	struct sim_flow *flows;
 	uint32_t nflows;
 	struct pkt *free_pkts;
@@ -166,6 +186,10 @@ void sim_port_enqueue(struct fab_sim *s, struct sim_port *port, struct pkt *p);
 bool sim_port_prio_paused(const struct sim_port *port, unsigned prio, fab_time_ps now);
 void sim_port_send_pfc(struct fab_sim *s, struct sim_port *port, unsigned prio, uint16_t quanta);
 void sim_port_kick(struct fab_sim *s, struct sim_port *port);
+
+struct sim_qp *sim_qp_new(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint8_t prio);
+void sim_qp_post(struct fab_sim *s, struct sim_qp *qp, fab_bytes bytes, uint32_t flow,
+		 uint32_t cookie);
 
 /* nic.c */
 void nic_start_tx(struct fab_sim *s, struct sim_nic *nic, struct sim_port *port);
