@@ -133,19 +133,53 @@ static void ids_push(struct ids *l, uint32_t id)
  * step that completes when every send and receive of position p here has
  * (the last of each is not enough: a receive can end a chain).
  */
-static void ring_phase(struct sb *b, uint32_t k, const uint32_t *m, int buf,
-		       const uint64_t *seg_off, const uint64_t *seg_len, bool rs, bool ag,
-		       const uint32_t *start, uint32_t *join)
+struct segs {
+	bool by_block;     /* segment j is block m[j] of blk elements (RS, AG) */
+	uint64_t blk;
+	uint64_t base, len; /* else: split [base, base + len) into k segments */
+};
+
+static void seg_of(const struct segs *sg, const uint32_t *m, uint32_t k, uint32_t j, uint64_t *off,
+		   uint64_t *len)
+{
+	if (sg->by_block) {
+		*off = (uint64_t)m[j] * sg->blk;
+		*len = sg->blk;
+	} else {
+		split(sg->len, k, j, off, len);
+		*off += sg->base;
+	}
+}
+
+/* Members are identified by rank; mc[c] is channel c's ring order of the
+ * same members, start and join are indexed like mc[0]. */
+static void ring_phase(struct sb *b, uint32_t k, const uint32_t *const *mc, int buf,
+		       const struct segs *sg, bool rs, bool ag, const uint32_t *start,
+		       uint32_t *join)
 {
 	if (k == 1) {
 		join[0] = start[0];
 		return;
 	}
 	uint32_t C = b->a->channels;
+	/* position of each member of mc[0] in channel c's order */
+	uint32_t *slot = fab_xcalloc(k, sizeof *slot);
 	uint32_t *prev = fab_xcalloc(k, sizeof *prev), *nprev = fab_xcalloc(k, sizeof *nprev);
 	uint32_t *rs_send = fab_xcalloc((size_t)k * (k - 1), sizeof *rs_send);
 	struct ids *fin = fab_xcalloc(k, sizeof *fin);
+	uint32_t *st = fab_xcalloc(k, sizeof *st);
+	uint64_t *seg_off = fab_xcalloc(k, sizeof *seg_off), *seg_len = fab_xcalloc(k, sizeof *seg_len);
 	for (uint32_t c = 0; c < C; c++) {
+		const uint32_t *m = mc[c];
+		/* start[] and fin[] follow mc[0]'s numbering; st[] this channel's */
+		for (uint32_t p = 0; p < k; p++)
+			for (uint32_t i = 0; i < k; i++)
+				if (mc[0][i] == m[p]) {
+					slot[p] = i;
+					st[p] = start[i];
+				}
+		for (uint32_t j = 0; j < k; j++)
+			seg_of(sg, m, k, j, &seg_off[j], &seg_len[j]);
 		uint64_t maxlen = 0;
 		for (uint32_t j = 0; j < k; j++) {
 			uint64_t o, l;
@@ -163,7 +197,7 @@ static void ring_phase(struct sb *b, uint32_t k, const uint32_t *m, int buf,
 		(OFF) = seg_off[j] + co_ + so_;                          \
 	} while (0)
 			for (uint32_t p = 0; p < k; p++)
-				prev[p] = start[p];
+				prev[p] = st[p];
 			for (size_t i = 0; i < (size_t)k * (k - 1); i++)
 				rs_send[i] = NONE;
 			/* sends of step t wait for the receives of step t-1: nprev
@@ -180,10 +214,10 @@ static void ring_phase(struct sb *b, uint32_t k, const uint32_t *m, int buf,
 							continue;
 						uint32_t snd, rcv;
 						xfer(b, m[p], m[q], c, buf, off, buf, off, len, true, &prev[p], 1,
-						     &start[q], 1, &snd, &rcv);
+						     &st[q], 1, &snd, &rcv);
 						rs_send[(size_t)p * (k - 1) + t] = snd;
-						ids_push(&fin[p], snd);
-						ids_push(&fin[q], rcv);
+						ids_push(&fin[slot[p]], snd);
+						ids_push(&fin[slot[q]], rcv);
 						nprev[q] = rcv;
 					}
 					memcpy(prev, nprev, k * sizeof *prev);
@@ -198,12 +232,12 @@ static void ring_phase(struct sb *b, uint32_t k, const uint32_t *m, int buf,
 						REGION(j, off, len);
 						if (!len)
 							continue;
-						uint32_t rdeps[2] = {start[q], rs_send[(size_t)q * (k - 1) + t]};
+						uint32_t rdeps[2] = {st[q], rs_send[(size_t)q * (k - 1) + t]};
 						uint32_t snd, rcv;
 						xfer(b, m[p], m[q], c, buf, off, buf, off, len, false, &prev[p], 1,
 						     rdeps, 2, &snd, &rcv);
-						ids_push(&fin[p], snd);
-						ids_push(&fin[q], rcv);
+						ids_push(&fin[slot[p]], snd);
+						ids_push(&fin[slot[q]], rcv);
 						nprev[q] = rcv;
 					}
 					memcpy(prev, nprev, k * sizeof *prev);
@@ -213,10 +247,14 @@ static void ring_phase(struct sb *b, uint32_t k, const uint32_t *m, int buf,
 	}
 	for (uint32_t p = 0; p < k; p++) {
 		ids_push(&fin[p], start[p]);
-		join[p] = join_step(b, m[p], fin[p].v, fin[p].n);
+		join[p] = join_step(b, mc[0][p], fin[p].v, fin[p].n);
 		free(fin[p].v);
 	}
 	free(fin);
+	free(st);
+	free(slot);
+	free(seg_off);
+	free(seg_len);
 	free(prev);
 	free(nprev);
 	free(rs_send);
@@ -236,33 +274,29 @@ static void build_ring(struct sb *b, uint64_t cnt, const uint32_t *m)
 	const struct fab_coll_args *a = b->a;
 	uint32_t n = a->nranks;
 	uint32_t *start = fab_xcalloc(n, sizeof *start), *join = fab_xcalloc(n, sizeof *join);
-	uint64_t *so = fab_xcalloc(n, sizeof *so), *sl = fab_xcalloc(n, sizeof *sl);
+	const uint32_t **mc = fab_xcalloc(a->channels, sizeof *mc);
+	for (uint32_t c = 0; c < a->channels; c++)
+		mc[c] = a->chan_order ? a->chan_order[c] : m;
+	struct segs sg = {.by_block = a->op != FAB_OP_ALLREDUCE, .blk = cnt, .base = 0, .len = cnt};
 	switch (a->op) {
 	case FAB_OP_ALLREDUCE:
-		for (uint32_t p = 0; p < n; p++) {
-			start[p] = copy_step(b, m[p], FAB_BUF_IN, 0, FAB_BUF_OUT, 0, cnt, NULL, 0);
-			split(cnt, n, p, &so[p], &sl[p]);
-		}
-		ring_phase(b, n, m, FAB_BUF_OUT, so, sl, true, true, start, join);
+		for (uint32_t p = 0; p < n; p++)
+			start[p] = copy_step(b, mc[0][p], FAB_BUF_IN, 0, FAB_BUF_OUT, 0, cnt, NULL, 0);
+		ring_phase(b, n, mc, FAB_BUF_OUT, &sg, true, true, start, join);
 		break;
 	case FAB_OP_REDUCESCATTER:
-		for (uint32_t p = 0; p < n; p++) {
-			start[p] = copy_step(b, m[p], FAB_BUF_IN, 0, FAB_BUF_TMP, 0, cnt * n, NULL, 0);
-			so[p] = (uint64_t)m[p] * cnt;
-			sl[p] = cnt;
-		}
-		ring_phase(b, n, m, FAB_BUF_TMP, so, sl, true, false, start, join);
 		for (uint32_t p = 0; p < n; p++)
-			copy_step(b, m[p], FAB_BUF_TMP, (uint64_t)m[p] * cnt, FAB_BUF_OUT, 0, cnt, &join[p], 1);
+			start[p] = copy_step(b, mc[0][p], FAB_BUF_IN, 0, FAB_BUF_TMP, 0, cnt * n, NULL, 0);
+		ring_phase(b, n, mc, FAB_BUF_TMP, &sg, true, false, start, join);
+		for (uint32_t p = 0; p < n; p++)
+			copy_step(b, mc[0][p], FAB_BUF_TMP, (uint64_t)mc[0][p] * cnt, FAB_BUF_OUT, 0, cnt,
+				  &join[p], 1);
 		break;
 	case FAB_OP_ALLGATHER:
-		for (uint32_t p = 0; p < n; p++) {
-			start[p] = copy_step(b, m[p], FAB_BUF_IN, 0, FAB_BUF_OUT, (uint64_t)m[p] * cnt, cnt,
-					     NULL, 0);
-			so[p] = (uint64_t)m[p] * cnt;
-			sl[p] = cnt;
-		}
-		ring_phase(b, n, m, FAB_BUF_OUT, so, sl, false, true, start, join);
+		for (uint32_t p = 0; p < n; p++)
+			start[p] = copy_step(b, mc[0][p], FAB_BUF_IN, 0, FAB_BUF_OUT,
+					     (uint64_t)mc[0][p] * cnt, cnt, NULL, 0);
+		ring_phase(b, n, mc, FAB_BUF_OUT, &sg, false, true, start, join);
 		break;
 	case FAB_OP_BROADCAST:
 	case FAB_OP_REDUCE: {
@@ -306,8 +340,7 @@ static void build_ring(struct sb *b, uint64_t cnt, const uint32_t *m)
 	}
 	free(start);
 	free(join);
-	free(so);
-	free(sl);
+	free(mc);
 }
 
 /* Double binary tree (AllReduce), or one binary tree (Broadcast, Reduce). */
@@ -401,7 +434,9 @@ static void build_hier(struct sb *b, uint64_t cnt)
 	uint32_t *j2 = fab_xcalloc(n, sizeof *j2), *j3 = fab_xcalloc(n, sizeof *j3);
 	uint32_t *mem = fab_xcalloc(FAB_MAX(G, N), sizeof *mem);
 	uint32_t *st = fab_xcalloc(FAB_MAX(G, N), sizeof *st), *jo = fab_xcalloc(FAB_MAX(G, N), sizeof *jo);
-	uint64_t *so = fab_xcalloc(FAB_MAX(G, N), sizeof *so), *sl = fab_xcalloc(FAB_MAX(G, N), sizeof *sl);
+	const uint32_t **mc = fab_xcalloc(a->channels, sizeof *mc);
+	for (uint32_t c = 0; c < a->channels; c++)
+		mc[c] = mem;
 	for (uint32_t r = 0; r < n; r++)
 		start[r] = copy_step(b, r, FAB_BUF_IN, 0, FAB_BUF_OUT, 0, cnt, NULL, 0);
 	for (int phase = 1; phase <= 3; phase++) {
@@ -412,19 +447,10 @@ static void build_hier(struct sb *b, uint64_t cnt)
 				mem[i] = r;
 				st[i] = phase == 1 ? start[r] : phase == 2 ? j1[r] : j2[r];
 			}
-			if (phase == 2) {
-				/* the rail's shard: segment g of the server-level split */
-				uint64_t go, gl;
-				split(cnt, G, g, &go, &gl);
-				for (uint32_t i = 0; i < k; i++) {
-					split(gl, k, i, &so[i], &sl[i]);
-					so[i] += go;
-				}
-			} else {
-				for (uint32_t i = 0; i < k; i++)
-					split(cnt, k, i, &so[i], &sl[i]);
-			}
-			ring_phase(b, k, mem, FAB_BUF_OUT, so, sl, phase != 3, phase != 1, st, jo);
+			struct segs sg = {.by_block = false, .base = 0, .len = cnt};
+			if (phase == 2) /* the rail's shard: segment g of the server-level split */
+				split(cnt, G, g, &sg.base, &sg.len);
+			ring_phase(b, k, mc, FAB_BUF_OUT, &sg, phase != 3, phase != 1, st, jo);
 			for (uint32_t i = 0; i < k; i++)
 				(phase == 1 ? j1 : phase == 2 ? j2 : j3)[mem[i]] = jo[i];
 		}
@@ -436,8 +462,7 @@ static void build_hier(struct sb *b, uint64_t cnt)
 	free(mem);
 	free(st);
 	free(jo);
-	free(so);
-	free(sl);
+	free(mc);
 }
 
 /* Rabenseifner: recursive-halving reduce-scatter, recursive-doubling

@@ -82,6 +82,7 @@ struct fab_coll_args {
 	uint64_t chunk_bytes;  /* pipelining unit (ring, tree); 0 = no pipelining */
 	uint32_t ranks_per_node; /* hierarchical: consecutive ranks per server */
 	const uint32_t *order; /* ring order / tree layout of ranks; NULL = 0..n-1 */
+	const uint32_t *const *chan_order; /* ring: one order per channel (overrides order) */
 };
 
 int fab_coll_build(const struct fab_coll_args *a, struct fab_sched *out, struct fab_err *err);

@@ -82,6 +82,33 @@ static void test_coll_custom_ring_order(void **state)
 	}
 }
 
+/* Each channel its own ring order (rotated inside each server of 4). */
+static void test_coll_per_channel_ring_orders(void **state)
+{
+	(void)state;
+	enum { N = 16, C = 4 };
+	uint32_t orders[C][N];
+	const uint32_t *co[C];
+	for (uint32_t c = 0; c < C; c++) {
+		for (uint32_t p = 0; p < N; p++)
+			orders[c][p] = (p / 4) * 4 + (p % 4 + c + 1) % 4;
+		co[c] = orders[c];
+	}
+	const int ops[] = {FAB_OP_ALLREDUCE, FAB_OP_REDUCESCATTER, FAB_OP_ALLGATHER};
+	for (size_t i = 0; i < FAB_ARRAY_LEN(ops); i++) {
+		bool block = ops[i] != FAB_OP_ALLREDUCE;
+		struct fab_coll_args a = {.op = ops[i], .algo = FAB_ALGO_RING, .nranks = N,
+					  .count = block ? N * 37 : 1001, .elem_bytes = 4, .channels = C,
+					  .chunk_bytes = 24, .chan_order = co};
+		struct fab_sched s;
+		struct fab_err err = {0};
+		assert_int_equal(fab_coll_build(&a, &s, &err), 0);
+		if (fab_coll_check(&a, &s, 3, &err))
+			fail_msg("%s", err.msg);
+		fab_sched_free(&s);
+	}
+}
+
 static void test_coll_unsupported_is_refused(void **state)
 {
 	(void)state;
@@ -148,6 +175,7 @@ int main(void)
 		cmocka_unit_test(test_coll_every_op_algo_and_rank_count),
 		cmocka_unit_test(test_coll_tiny_and_odd_sizes),
 		cmocka_unit_test(test_coll_custom_ring_order),
+		cmocka_unit_test(test_coll_per_channel_ring_orders),
 		cmocka_unit_test(test_coll_unsupported_is_refused),
 		cmocka_unit_test(test_coll_checker_catches_missing_dependency),
 		cmocka_unit_test(test_coll_busbw_factors),
