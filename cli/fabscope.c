@@ -24,6 +24,7 @@ static const char *usage_main =
 	"\n"
 	"commands:\n"
 	"  sim [SCENARIO.yaml]   run a packet-level simulation (built-in scenario if none)\n"
+	"  coll [SCENARIO.yaml]  nccl-tests in simulation: a collective over a range of sizes\n"
 	"\n"
 	"options:\n"
 	"  -h, --help            show this help\n"
@@ -55,6 +56,42 @@ static const char *usage_sim =
 	"  fabscope sim\n"
 	"  fabscope sim examples/default/scenario.yaml --set topology.oversubscription=2:1\n"
 	"  fabscope sim my.yaml --format json > result.json\n"
+	"\n"
+	"exit status: 0 ok, 2 usage, 3 bad scenario, 4 I/O error, 5 internal error\n";
+
+static const char *usage_coll =
+	"usage: fabscope coll [SCENARIO.yaml] [options]\n"
+	"\n"
+	"Runs one collective over a range of sizes on the scenario's cluster, packet by\n"
+	"packet, and prints it the way nccl-tests does (size, count, type, redop, root,\n"
+	"time, algbw, busbw).  With no SCENARIO, the built-in cluster (64 GPUs).  The\n"
+	"scenario's traffic section is ignored unless collective.background_traffic.\n"
+	"\n"
+	"options (each sets a collective.* key):\n"
+	"  --op OP               allreduce, reducescatter, allgather, broadcast, reduce,\n"
+	"                        alltoall, sendrecv (default allreduce)\n"
+	"  -a, --algo ALGO       ring, tree, hierarchical, rhd, direct, auto (default auto)\n"
+	"  -b, --minbytes SIZE   smallest size (default 1K; K, M, G are binary, as in nccl-tests)\n"
+	"  -e, --maxbytes SIZE   largest size (default 64M)\n"
+	"  -f, --stepfactor N    multiply the size by N from row to row (default 4)\n"
+	"  -i, --stepbytes SIZE  add SIZE from row to row instead\n"
+	"  -n, --iters N         timed iterations per size (default 1)\n"
+	"  -w, --warmup_iters N  warm-up iterations per size (default 0)\n"
+	"  -d, --datatype TYPE   float, half, bfloat16, double, int8, ... (default float)\n"
+	"  -r, --root N          root rank of broadcast and reduce\n"
+	"  -g, --gpus N          ranks in the communicator (default: every GPU)\n"
+	"  --channels N          channels (default: one per NIC of a server, at least 2)\n"
+	"  --placement P         packed, spread, random\n"
+	"  --ring-order O        topology, rank\n"
+	"\n"
+	"  --seed N, --set KEY=VALUE, --format text|json|csv, --out DIR, -q: as for sim\n"
+	"  --debug               the communicator's log on stderr (rings, per-operation\n"
+	"                        algorithm, channels, start, end), like NCCL_DEBUG=INFO\n"
+	"  -h, --help            show this help\n"
+	"\n"
+	"examples:\n"
+	"  fabscope coll -b 8 -e 128M -f 2\n"
+	"  fabscope coll --op allgather --algo ring --set topology.oversubscription=2:1\n"
 	"\n"
 	"exit status: 0 ok, 2 usage, 3 bad scenario, 4 I/O error, 5 internal error\n";
 
@@ -325,6 +362,248 @@ out:
 	return rc;
 }
 
+/* Writes each file of an --out directory to a temporary name, renames all
+ * of them only when every one is complete. */
+typedef int (*writer_fn)(FILE *f, void *ctx);
+
+struct out_spec {
+	const char *name;
+	writer_fn write;
+};
+
+static int write_out_dir(const char *outdir, const struct out_spec *specs, size_t n, void *ctx)
+{
+	if (mkdir(outdir, 0777) && errno != EEXIST) {
+		fprintf(stderr, "fabscope: --out %s: %s\n", outdir, strerror(errno));
+		return FAB_EXIT_IO;
+	}
+	struct out_file files[8];
+	bool ok = true;
+	size_t opened = 0;
+	for (size_t i = 0; i < n && ok; i++, opened++)
+		ok = !out_open(&files[i], outdir, specs[i].name);
+	if (!ok)
+		opened--;
+	for (size_t i = 0; i < opened && ok; i++)
+		ok = !specs[i].write(files[i].f, ctx);
+	for (size_t i = 0; i < opened; i++)
+		if (files[i].f && fclose(files[i].f))
+			ok = false;
+	for (size_t i = 0; i < opened; i++) {
+		if (ok && rename(files[i].tmp, files[i].final)) {
+			fprintf(stderr, "fabscope: %s: %s\n", files[i].final, strerror(errno));
+			ok = false;
+		}
+		if (!ok)
+			unlink(files[i].tmp);
+	}
+	if (!ok) {
+		fprintf(stderr, "fabscope: could not write the results into %s\n", outdir);
+		return FAB_EXIT_IO;
+	}
+	return FAB_EXIT_OK;
+}
+
+struct coll_out {
+	const struct fab_config *cfg;
+	struct fab_coll_run *r;
+	json_t *doc;
+};
+
+static int w_coll_json(FILE *f, void *ctx)
+{
+	struct coll_out *o = ctx;
+	return json_dumpf(o->doc, f, JSON_INDENT(2)) || fputc('\n', f) == EOF;
+}
+
+static int w_coll_text(FILE *f, void *ctx)
+{
+	struct coll_out *o = ctx;
+	return fab_coll_write_text(f, o->cfg, o->r->run->sim, &o->r->comm, &o->r->sweep);
+}
+
+static int w_coll_csv(FILE *f, void *ctx)
+{
+	struct coll_out *o = ctx;
+	return fab_coll_write_csv(f, o->cfg, &o->r->sweep);
+}
+
+static int w_coll_ports(FILE *f, void *ctx)
+{
+	struct coll_out *o = ctx;
+	return fab_result_write_ports_csv(f, o->r->run->sim);
+}
+
+static int w_coll_log(FILE *f, void *ctx)
+{
+	struct coll_out *o = ctx;
+	const struct fab_log *log = &o->r->work.log;
+	return log->len && fwrite(log->buf, 1, log->len, f) != log->len;
+}
+
+static int cmd_coll(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"op", required_argument, NULL, 'O'},
+		{"algo", required_argument, NULL, 'a'},
+		{"minbytes", required_argument, NULL, 'b'},
+		{"maxbytes", required_argument, NULL, 'e'},
+		{"stepfactor", required_argument, NULL, 'f'},
+		{"stepbytes", required_argument, NULL, 'i'},
+		{"iters", required_argument, NULL, 'n'},
+		{"warmup_iters", required_argument, NULL, 'w'},
+		{"datatype", required_argument, NULL, 'd'},
+		{"root", required_argument, NULL, 'r'},
+		{"gpus", required_argument, NULL, 'g'},
+		{"channels", required_argument, NULL, 'C'},
+		{"placement", required_argument, NULL, 'P'},
+		{"ring-order", required_argument, NULL, 'R'},
+		{"seed", required_argument, NULL, 's'},
+		{"set", required_argument, NULL, 'S'},
+		{"format", required_argument, NULL, 'F'},
+		{"out", required_argument, NULL, 'o'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"debug", no_argument, NULL, 'D'},
+		{"help", no_argument, NULL, 'h'},
+		{0, 0, 0, 0},
+	};
+	static const struct {
+		int opt;
+		const char *key;
+	} keymap[] = {{'O', "collective.op"},         {'a', "collective.algo"},
+		      {'b', "collective.min_bytes"},  {'e', "collective.max_bytes"},
+		      {'f', "collective.step_factor"}, {'i', "collective.step_bytes"},
+		      {'n', "collective.iters"},      {'w', "collective.warmup"},
+		      {'d', "collective.datatype"},   {'r', "collective.root"},
+		      {'g', "collective.gpus"},       {'C', "collective.channels"},
+		      {'P', "collective.placement"},  {'R', "collective.ring_order"},
+		      {'s', "run.seed"}};
+	char **owned = calloc((size_t)argc + 1, sizeof *owned);
+	const char **sets = calloc((size_t)argc + 1, sizeof *sets);
+	size_t nsets = 0, nowned = 0;
+	const char *format = "text", *outdir = NULL;
+	bool quiet = false, debug = false;
+	int c, rc = FAB_EXIT_OK;
+	struct fab_config *cfg = NULL;
+	struct fab_coll_run *r = NULL;
+	json_t *doc = NULL;
+	while ((c = getopt_long(argc, argv, "a:b:e:f:i:n:w:d:r:g:qh", opts, NULL)) != -1) {
+		const char *key = NULL;
+		for (size_t k = 0; k < FAB_ARRAY_LEN(keymap); k++)
+			if (keymap[k].opt == c)
+				key = keymap[k].key;
+		if (key) {
+			size_t len = strlen(key) + strlen(optarg) + 2;
+			char *kv = owned[nowned++] = malloc(len);
+			snprintf(kv, len, "%s=%s", key, optarg);
+			sets[nsets++] = kv;
+			continue;
+		}
+		switch (c) {
+		case 'S':
+			sets[nsets++] = optarg;
+			break;
+		case 'F':
+			format = optarg;
+			if (strcmp(format, "text") && strcmp(format, "json") && strcmp(format, "csv")) {
+				fprintf(stderr, "fabscope: --format: expected text, json or csv, got \"%s\"\n",
+					format);
+				rc = FAB_EXIT_USAGE;
+				goto out;
+			}
+			break;
+		case 'o':
+			outdir = optarg;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'D':
+			debug = true;
+			break;
+		case 'h':
+			fputs(usage_coll, stdout);
+			goto out;
+		default:
+			fputs(usage_coll, stderr);
+			rc = FAB_EXIT_USAGE;
+			goto out;
+		}
+	}
+	if (argc - optind > 1) {
+		fprintf(stderr, "fabscope: coll takes one scenario file, got %d\n", argc - optind);
+		rc = FAB_EXIT_USAGE;
+		goto out;
+	}
+	struct fab_err err = {0};
+	cfg = fab_config_load(optind < argc ? argv[optind] : NULL, sets, nsets, &err);
+	if (!cfg) {
+		fprintf(stderr, "fabscope: %s\n", err.msg);
+		rc = fab_err_exit_code(err.code);
+		goto out;
+	}
+	r = fab_coll_run_new(cfg, debug || outdir, &err);
+	if (!r) {
+		fprintf(stderr, "fabscope: %s\n", err.msg);
+		rc = fab_err_exit_code(err.code);
+		goto out;
+	}
+	struct progress_ctx pctx = {wall_s(), false};
+	bool tty = isatty(STDERR_FILENO) && !quiet;
+	int erc = fab_coll_run_exec(r, tty ? progress : NULL, &pctx, &err);
+	if (pctx.shown)
+		fputs("\r\033[K", stderr);
+	if (debug && r->work.log.len)
+		fwrite(r->work.log.buf, 1, r->work.log.len, stderr);
+	if (erc) {
+		fprintf(stderr, "fabscope: %s\n", err.msg);
+		rc = fab_err_exit_code(erc);
+		goto out;
+	}
+	if (!quiet) {
+		double el = wall_s() - pctx.t0;
+		const struct fab_sim_totals *tot = fab_sim_totals(r->run->sim);
+		struct rusage ru;
+		getrusage(RUSAGE_SELF, &ru);
+		fprintf(stderr, "fabscope: %llu events in %.3f s wall (%.2fM events/s), peak RSS %ld MiB\n",
+			(unsigned long long)tot->events, el, el > 0 ? (double)tot->events / el / 1e6 : 0,
+			ru.ru_maxrss / 1024);
+	}
+	doc = fab_coll_json(cfg, r->run->sim, &r->comm, &r->sweep);
+	struct coll_out co = {cfg, r, doc};
+	if (outdir) {
+		const struct out_spec specs[] = {{"result.json", w_coll_json},
+						 {"coll.txt", w_coll_text},
+						 {"coll.csv", w_coll_csv},
+						 {"ports.csv", w_coll_ports},
+						 {"coll.log", w_coll_log}};
+		rc = write_out_dir(outdir, specs, FAB_ARRAY_LEN(specs), &co);
+		if (rc)
+			goto out;
+	}
+	if (!quiet) {
+		if (!strcmp(format, "json"))
+			w_coll_json(stdout, &co);
+		else if (!strcmp(format, "csv"))
+			w_coll_csv(stdout, &co);
+		else
+			w_coll_text(stdout, &co);
+		if (fflush(stdout) || ferror(stdout)) {
+			fprintf(stderr, "fabscope: writing to stdout failed\n");
+			rc = FAB_EXIT_IO;
+		}
+	}
+out:
+	json_decref(doc);
+	fab_coll_run_free(r);
+	fab_config_free(cfg);
+	for (size_t i = 0; i < nowned; i++)
+		free(owned[i]);
+	free(owned);
+	free(sets);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -342,6 +621,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "sim"))
 		return cmd_sim(argc - 1, argv + 1);
+	if (!strcmp(cmd, "coll"))
+		return cmd_coll(argc - 1, argv + 1);
 	fprintf(stderr, "fabscope: unknown command '%s'\n\n%s", cmd, usage_main);
 	return FAB_EXIT_USAGE;
 }

@@ -15,6 +15,9 @@
 #include "../src/out/result.h"
 #include "../src/scenario/scenario.h"
 #include "../src/sim/sim.h"
+#include "../src/work/comm.h"
+#include "../src/work/sweep.h"
+#include "../src/work/work.h"
 
 #define FABSCOPE_VERSION "0.1.0"
 
@@ -29,6 +32,21 @@ struct fab_run {
 struct fab_run *fab_run_new(const struct fab_config *c, struct fab_err *err);
 int fab_run_exec(struct fab_run *r, fab_progress_fn progress, void *ctx);
 void fab_run_free(struct fab_run *r);
+
+/* A collective sweep (fabscope coll): the scenario's cluster, one
+ * communicator over collective.gpus GPUs, one operation over a size range. */
+struct fab_coll_run {
+	struct fab_run *run;
+	struct fab_work work;
+	struct fab_comm comm;
+	struct fab_sweep sweep;
+	uint32_t *gpus; /* rank -> GPU */
+};
+
+struct fab_coll_run *fab_coll_run_new(const struct fab_config *c, bool log, struct fab_err *err);
+int fab_coll_run_exec(struct fab_coll_run *r, fab_progress_fn progress, void *ctx,
+		      struct fab_err *err);
+void fab_coll_run_free(struct fab_coll_run *r);
 
 /* "fabscope 0.1.0 (libyaml 0.2.5, jansson 2.14)" */
 const char *fab_version_string(void);

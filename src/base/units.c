@@ -47,6 +47,9 @@ static const struct unit byte_units[] = {
 	{"MiB", 1ULL << 20},
 	{"GiB", 1ULL << 30},
 	{"TiB", 1ULL << 40},
+	{"K", 1ULL << 10}, /* nccl-tests' -b 8 -e 128M: binary */
+	{"M", 1ULL << 20},
+	{"G", 1ULL << 30},
 };
 
 static void why_set(char *why, size_t len, const char *fmt, ...)

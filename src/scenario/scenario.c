@@ -52,6 +52,12 @@ static const struct fab_key_def keys[] = {
 	 "propagation delay of switch-to-switch links"},
 	{"topology.radix", K_U32, OFF(topo.radix), "64", 2, 1024, NULL,
 	 "ports per switch; a design that needs more is refused"},
+	{"topology.nvlink_rate", K_RATE, OFF(server.nvlink_bps), "3600Gbps", 1e9, 1e14, NULL,
+	 "per GPU and direction through the server's NVSwitch (H100: 450 GB/s)"},
+	{"topology.nvlink_latency", K_TIME, OFF(server.nvlink_lat_ps), "1us", 0, 1e9, NULL,
+	 "latency of a GPU-to-GPU transfer inside a server"},
+	{"topology.pcie_rate", K_RATE, OFF(server.pcie_bps), "512Gbps", 1e9, 1e14, NULL,
+	 "GPU to NIC (PCIe Gen5 x16); a NIC sends no faster than this"},
 	{"topology.file", K_PATH, OFF(topo_file), "", 0, 0, NULL,
 	 "file: edge list (nic NAME / switch NAME / link A B RATE DELAY), relative to the scenario"},
 	/* fabric */
@@ -123,6 +129,41 @@ static const struct fab_key_def keys[] = {
 	/* traffic */
 	{"traffic.flows_csv", K_PATH, OFF(traffic.flows_csv), "", 0, 0, NULL,
 	 "CSV flow list with header src,dst,bytes[,start,priority,qps], relative to the scenario"},
+	/* collective (fabscope coll) */
+	{"collective.op", K_ENUM, OFF(coll.op), "allreduce", 0, 0,
+	 "allreduce|reducescatter|allgather|broadcast|reduce|alltoall|sendrecv", "the operation"},
+	{"collective.algo", K_ENUM, OFF(coll.algo), "auto", 0, 0,
+	 "ring|tree|hierarchical|rhd|direct|auto", "algorithm; auto asks the cost model for each size"},
+	{"collective.min_bytes", K_BYTES, OFF(coll.min_bytes), "1KiB", 1, 1e13, NULL,
+	 "smallest size (nccl-tests -b)"},
+	{"collective.max_bytes", K_BYTES, OFF(coll.max_bytes), "64MiB", 1, 1e13, NULL,
+	 "largest size (nccl-tests -e)"},
+	{"collective.step_factor", K_U32, OFF(coll.factor), "4", 2, 1024, NULL,
+	 "size multiplier from one row to the next (nccl-tests -f)"},
+	{"collective.step_bytes", K_BYTES, OFF(coll.step_bytes), "0", 0, 1e13, NULL,
+	 "size increment instead of a factor (nccl-tests -i); 0 = use the factor"},
+	{"collective.iters", K_U32, OFF(coll.iters), "1", 1, 10000, NULL,
+	 "timed iterations per size (nccl-tests -n)"},
+	{"collective.warmup", K_U32, OFF(coll.warmup), "0", 0, 10000, NULL,
+	 "warm-up iterations per size, not timed (nccl-tests -w)"},
+	{"collective.datatype", K_ENUM, OFF(coll.dtype), "float", 0, 0,
+	 "int8|uint8|int32|uint32|int64|uint64|half|float|double|bfloat16", "element type"},
+	{"collective.root", K_U32, OFF(coll.root), "0", 0, 1e9, NULL, "root rank of broadcast and reduce"},
+	{"collective.gpus", K_U32, OFF(coll.gpus), "0", 0, 1e9, NULL,
+	 "ranks (GPUs) in the communicator; 0 = every GPU of the cluster"},
+	{"collective.placement", K_ENUM, OFF(coll.placement), "packed", 0, 0, "packed|spread|random",
+	 "which servers the ranks use: in order, one leaf after another, or at random (seeded)"},
+	{"collective.ring_order", K_ENUM, OFF(coll.ring_order), "topology", 0, 0, "topology|rank",
+	 "ring order: by leaf, server and GPU, or by rank"},
+	{"collective.channels", K_U32, OFF(coll.channels), "0", 0, 32, NULL,
+	 "channels (rings, connections per peer); 0 = one per NIC of a server, at least 2"},
+	{"collective.chunk", K_BYTES, OFF(coll.chunk_bytes), "512KiB", 0, 1e12, NULL,
+	 "pipelining unit of ring and tree steps; 0 = no pipelining"},
+	{"collective.reduce_rate", K_RATE, OFF(coll.reduce_bps), "0", 0, 1e15, NULL,
+	 "how fast a GPU reduces received data; 0 = reductions take no time"},
+	{"collective.priority", K_U32, OFF(coll.priority), "3", 0, 7, NULL, "traffic class"},
+	{"collective.background_traffic", K_BOOL, OFF(coll.background), "false", 0, 0, NULL,
+	 "fabscope coll also runs the scenario's traffic section, as a noisy neighbour"},
 	/* run */
 	{"run.seed", K_U64, OFF(run.seed), "1", 0, BIG, NULL,
 	 "seed of every random stream (ECN marking, generators, port numbers)"},
@@ -445,7 +486,7 @@ static bool is_section(const char *path)
 	for (size_t i = 0; i < FAB_ARRAY_LEN(keys); i++)
 		if (!strncmp(keys[i].path, path, l) && keys[i].path[l] == '.')
 			return true;
-	return !strcmp(path, "traffic");
+	return !strcmp(path, "traffic") || !strcmp(path, "collective");
 }
 
 static int key_index(const char *path)

@@ -12,6 +12,7 @@
 #include "../base/base.h"
 #include "../sim/sim.h"
 #include "../topo/topo.h"
+#include "../work/sweep.h"
 #include "../work/traffic.h"
 
 struct fab_run_params {
@@ -30,6 +31,8 @@ struct fab_config {
 	struct fab_fabric_params fabric;
 	struct fab_traffic_params traffic;
 	struct fab_run_params run;
+	struct fab_server_params server;
+	struct fab_coll_params coll;
 	char *origin;          /* the scenario's name in messages */
 	char *topo_file;       /* owned; topo.file points here */
 	struct fab_key_loc *loc; /* per key of the table */

@@ -532,6 +532,16 @@ fab_time_ps fab_sim_now(const struct fab_sim *s)
 	return s->now_ps;
 }
 
+const struct fab_server_params *fab_sim_server(const struct fab_sim *s)
+{
+	return &s->server;
+}
+
+uint32_t fab_sim_mtu(const struct fab_sim *s)
+{
+	return s->fp.mtu;
+}
+
 void fab_sim_set_progress(struct fab_sim *s, fab_progress_fn fn, void *ctx)
 {
 	s->progress = fn;

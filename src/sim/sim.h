@@ -188,6 +188,8 @@ void fab_sim_post_local(struct fab_sim *s, uint32_t src_gpu, uint32_t dst_gpu, f
 void fab_sim_timer(struct fab_sim *s, fab_time_ps at_ps, uint32_t arg);
 void fab_sim_hold(struct fab_sim *s, int delta);
 fab_time_ps fab_sim_now(const struct fab_sim *s);
+const struct fab_server_params *fab_sim_server(const struct fab_sim *s);
+uint32_t fab_sim_mtu(const struct fab_sim *s);
 
 /* Headroom actually used on each switch port (auto-sized per link). */
 fab_bytes fab_sim_headroom(const struct fab_sim *s, uint32_t port);

@@ -1,0 +1,392 @@
+/*
+ * comm.c - communicators: ring orders, connections, algorithm choice and
+ * the execution of schedules on the packet engine.
+ *
+ * Ring orders.  With topo_ring, ranks are ordered by (leaf, server, GPU)
+ * so a ring crosses the spine as few times as it can; channel c rotates
+ * the GPUs inside each server so that it leaves the server through GPU c's
+ * NIC (different channels use different NICs, as NCCL's rings do).
+ * Without it, the ring follows rank order.
+ *
+ * The cost model is alpha-beta per algorithm (in the spirit of NCCL's
+ * tuner): alpha is a hop's latency (NVLink or network), beta the inverse
+ * of the bandwidth a rank can push on that hop.  It only has to rank the
+ * algorithms, and the tests check that it picks the faster one away from
+ * the crossover.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/rng.h"
+#include "comm.h"
+
+static uint32_t gpu_nic(const struct fab_comm *c, uint32_t gpu)
+{
+	return fab_topo_gpu_nic(c->topo, gpu);
+}
+
+static uint32_t gpu_leaf(const struct fab_comm *c, uint32_t gpu)
+{
+	return fab_topo_nic_leaf(c->topo, gpu_nic(c, gpu));
+}
+
+struct sortkey {
+	uint64_t key;
+	uint32_t rank;
+};
+
+static int cmp_key(const void *a, const void *b)
+{
+	const struct sortkey *x = a, *y = b;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+static uint32_t conn_get(struct fab_comm *c, uint32_t src_nic, uint32_t dst_nic, uint32_t ch)
+{
+	uint64_t key = ((uint64_t)src_nic << 40) ^ ((uint64_t)dst_nic << 12) ^ ch;
+	key += 1; /* 0 marks an empty slot */
+	if (c->nconns * 2 >= c->conn_cap) {
+		uint32_t ncap = c->conn_cap ? 2 * c->conn_cap : 1024;
+		uint64_t *nk = fab_xcalloc(ncap, sizeof *nk);
+		uint32_t *nv = fab_xcalloc(ncap, sizeof *nv);
+		for (uint32_t i = 0; i < c->conn_cap; i++) {
+			if (!c->conn_key[i])
+				continue;
+			uint32_t h = (uint32_t)fab_mix64(c->conn_key[i]) & (ncap - 1);
+			while (nk[h])
+				h = (h + 1) & (ncap - 1);
+			nk[h] = c->conn_key[i];
+			nv[h] = c->conn_val[i];
+		}
+		free(c->conn_key);
+		free(c->conn_val);
+		c->conn_key = nk;
+		c->conn_val = nv;
+		c->conn_cap = ncap;
+	}
+	uint32_t h = (uint32_t)fab_mix64(key) & (c->conn_cap - 1);
+	while (c->conn_key[h]) {
+		if (c->conn_key[h] == key)
+			return c->conn_val[h];
+		h = (h + 1) & (c->conn_cap - 1);
+	}
+	c->conn_key[h] = key;
+	c->conn_val[h] = fab_sim_open(c->w->sim, src_nic, dst_nic, c->prio);
+	c->nconns++;
+	return c->conn_val[h];
+}
+
+int fab_comm_init(struct fab_comm *c, struct fab_work *w, const struct fab_comm_params *p,
+		  struct fab_err *err)
+{
+	memset(c, 0, sizeof *c);
+	const struct fab_topo *t = w->topo;
+	c->w = w;
+	c->topo = t;
+	snprintf(c->name, sizeof c->name, "%s", p->name ? p->name : "comm");
+	c->nranks = p->nranks;
+	c->topo_ring = p->topo_ring;
+	c->chunk_bytes = p->chunk_bytes;
+	c->prio = p->prio;
+	c->reduce_bps = p->reduce_bps;
+	c->nics_per_server = t->nics_per_server;
+	if (!p->nranks)
+		return fab_err_set(err, FAB_EINVAL, "%s: a communicator needs at least one GPU", c->name);
+	c->gpu = fab_xcalloc(p->nranks, sizeof *c->gpu);
+	uint32_t *per_server = fab_xcalloc(t->nservers, sizeof *per_server);
+	for (uint32_t r = 0; r < p->nranks; r++) {
+		if (p->gpus[r] >= t->ngpus) {
+			free(per_server);
+			return fab_err_set(err, FAB_EINVAL, "%s: GPU %u does not exist (0..%u)", c->name,
+					   p->gpus[r], t->ngpus - 1);
+		}
+		c->gpu[r] = p->gpus[r];
+		if (per_server[fab_topo_gpu_server(t, p->gpus[r])]++)
+			for (uint32_t q = 0; q < r; q++)
+				if (c->gpu[q] == c->gpu[r]) {
+					free(per_server);
+					return fab_err_set(err, FAB_EINVAL, "%s: GPU %u appears twice", c->name,
+							   c->gpu[r]);
+				}
+	}
+	c->ranks_per_server = 0;
+	for (uint32_t s = 0; s < t->nservers; s++) {
+		if (!per_server[s])
+			continue;
+		c->nservers++;
+		if (!c->ranks_per_server)
+			c->ranks_per_server = per_server[s];
+		else if (c->ranks_per_server != per_server[s])
+			c->ranks_per_server = UINT32_MAX;
+	}
+	if (c->ranks_per_server == UINT32_MAX)
+		c->ranks_per_server = 0;
+	free(per_server);
+	uint32_t G = c->ranks_per_server ? c->ranks_per_server : 1;
+	c->channels = p->channels ? p->channels : FAB_MAX(2u, FAB_MIN(t->nics_per_server, G));
+	if (c->channels > 32)
+		c->channels = 32;
+
+	/* orders: per channel, rotating the GPUs inside each server */
+	struct sortkey *k = fab_xcalloc(p->nranks, sizeof *k);
+	c->chan_order = fab_xcalloc(c->channels, sizeof *c->chan_order);
+	for (uint32_t ch = 0; ch < c->channels; ch++) {
+		c->chan_order[ch] = fab_xcalloc(p->nranks, sizeof **c->chan_order);
+		for (uint32_t r = 0; r < p->nranks; r++) {
+			uint32_t g = c->gpu[r];
+			uint32_t local = g % t->gpus_per_server;
+			uint32_t rot = (local + t->gpus_per_server - (ch + 1) % t->gpus_per_server) %
+				       t->gpus_per_server;
+			k[r].rank = r;
+			k[r].key = c->topo_ring ? ((uint64_t)gpu_leaf(c, g) << 40) |
+							  ((uint64_t)fab_topo_gpu_server(t, g) << 12) | rot
+						: r;
+		}
+		qsort(k, p->nranks, sizeof *k, cmp_key);
+		for (uint32_t r = 0; r < p->nranks; r++)
+			c->chan_order[ch][r] = k[r].rank;
+	}
+	/* server-major numbering for the hierarchical algorithm */
+	if (c->ranks_per_server) {
+		for (uint32_t r = 0; r < p->nranks; r++) {
+			k[r].rank = r;
+			k[r].key = ((uint64_t)fab_topo_gpu_server(t, c->gpu[r]) << 12) | (c->gpu[r] % t->gpus_per_server);
+		}
+		qsort(k, p->nranks, sizeof *k, cmp_key);
+		c->hier_gpu = fab_xcalloc(p->nranks, sizeof *c->hier_gpu);
+		for (uint32_t r = 0; r < p->nranks; r++)
+			c->hier_gpu[r] = c->gpu[k[r].rank];
+	}
+	free(k);
+
+	/* cost model inputs, from the first NIC's link and the fabric */
+	const struct fab_port *hp = &t->ports[t->nodes[t->nic_node[0]].first_port];
+	fab_time_ps fabric_delay = 0;
+	for (uint32_t i = 0; i < t->nports; i++)
+		if (t->nodes[t->ports[i].node].kind == FAB_NODE_SWITCH &&
+		    t->nodes[t->ports[t->ports[i].peer].node].kind == FAB_NODE_SWITCH) {
+			fabric_delay = t->ports[i].delay_ps;
+			break;
+		}
+	const struct fab_server_params *sp = fab_sim_server(w->sim);
+	uint32_t mtu = fab_sim_mtu(w->sim);
+	double eff = (double)mtu / (mtu + FAB_ROCE_WIRE_OVERHEAD);
+	double nic = (double)hp->rate_bps;
+	if (sp->pcie_bps && (double)sp->pcie_bps < nic)
+		nic = (double)sp->pcie_bps;
+	c->bw_nic_Bps = nic * eff / 8;
+	c->bw_nvl_Bps = sp->nvlink_bps ? (double)sp->nvlink_bps / 8 : 1e15;
+	c->alpha_net_s = (2.0 * (double)hp->delay_ps + 2.0 * (double)fabric_delay) / 1e12 +
+			 2.0 * (mtu + FAB_ROCE_WIRE_OVERHEAD) * 8 / (double)hp->rate_bps;
+	c->alpha_nvl_s = (double)sp->nvlink_lat_ps / 1e12;
+
+	struct fab_log *log = &w->log;
+	fab_log_printf(log, "fabscope INFO %s: %u ranks on %u servers, %u channels, ring order %s\n",
+		       c->name, c->nranks, c->nservers, c->channels,
+		       c->topo_ring ? "follows the topology" : "follows the ranks");
+	for (uint32_t ch = 0; ch < c->channels; ch++) {
+		fab_log_printf(log, "fabscope INFO %s: Channel %02u/%02u :", c->name, ch, c->channels);
+		for (uint32_t r = 0; r < c->nranks && r < 64; r++)
+			fab_log_printf(log, " %u", c->chan_order[ch][r]);
+		fab_log_printf(log, "%s\n", c->nranks > 64 ? " ..." : "");
+	}
+	if (c->nranks > 1) {
+		fab_log_printf(log, "fabscope INFO %s: Trees [0] root %u, [1] root %u (double binary tree over the ring order)\n",
+			       c->name, c->chan_order[0][0], c->chan_order[0][c->nranks - 1]);
+	}
+	return 0;
+}
+
+void fab_comm_free(struct fab_comm *c)
+{
+	if (c->busy) {
+		fab_exec_free(&c->ex);
+		fab_sched_free(&c->sched);
+	}
+	for (uint32_t ch = 0; ch < c->channels && c->chan_order; ch++)
+		free(c->chan_order[ch]);
+	free(c->chan_order);
+	free(c->gpu);
+	free(c->hier_gpu);
+	free(c->conn_key);
+	free(c->conn_val);
+	memset(c, 0, sizeof *c);
+}
+
+static void finish_op(struct fab_comm *c)
+{
+	c->res.end_ps = fab_sim_now(c->w->sim);
+	char a[32], b[32];
+	fab_log_printf(&c->w->log,
+		       "fabscope INFO %s: %s opCount %llu bytes %llu count %llu algo %s channels %u "
+		       "start %s end %s time %.3f us\n",
+		       c->name, fab_coll_op_title(c->res.op), (unsigned long long)c->res.op_count,
+		       (unsigned long long)c->res.bytes, (unsigned long long)c->res.count,
+		       fab_coll_algo_name(c->res.algo), c->sched.channels,
+		       fab_fmt_time(c->res.start_ps, a, sizeof a), fab_fmt_time(c->res.end_ps, b, sizeof b),
+		       (double)(c->res.end_ps - c->res.start_ps) / 1e6);
+	c->busy = false;
+	fab_exec_free(&c->ex);
+	fab_sched_free(&c->sched);
+	fab_sim_hold(c->w->sim, -1);
+	if (c->done)
+		c->done(c->done_ctx, &c->res);
+}
+
+static void check_finished(struct fab_comm *c)
+{
+	if (c->busy && fab_exec_finished(&c->ex))
+		finish_op(c);
+}
+
+static void on_delivered(void *obj, uint32_t step)
+{
+	struct fab_comm *c = obj;
+	fab_exec_delivered(&c->ex, step);
+	fab_exec_pump(&c->ex);
+	check_finished(c);
+}
+
+static void on_local_done(void *obj, uint32_t step)
+{
+	struct fab_comm *c = obj;
+	fab_exec_done(&c->ex, step);
+	fab_exec_pump(&c->ex);
+	check_finished(c);
+}
+
+static void start_send(void *ctx, struct fab_exec *ex, uint32_t step)
+{
+	struct fab_comm *c = ctx;
+	const struct fab_step *st = &ex->s->steps[step];
+	uint32_t src = c->map[st->rank], dst = c->map[st->peer];
+	uint32_t cookie = fab_work_cookie(c->w, on_delivered, c, step);
+	if (fab_topo_gpu_server(c->topo, src) == fab_topo_gpu_server(c->topo, dst))
+		fab_sim_post_local(c->w->sim, src, dst, st->bytes, cookie);
+	else
+		fab_sim_post(c->w->sim, conn_get(c, gpu_nic(c, src), gpu_nic(c, dst), st->channel),
+			     st->bytes, cookie);
+}
+
+static void start_local(void *ctx, struct fab_exec *ex, uint32_t step)
+{
+	struct fab_comm *c = ctx;
+	const struct fab_step *st = &ex->s->steps[step];
+	if (st->kind == FAB_STEP_RECV_REDUCE && c->reduce_bps && st->bytes) {
+		fab_work_timer(c->w, fab_sim_now(c->w->sim) + fab_ser_ps(st->bytes, c->reduce_bps),
+			       on_local_done, c, step);
+		return;
+	}
+	fab_exec_done(ex, step); /* copies and plain receives take no time */
+}
+
+static const struct fab_exec_ops exec_ops = {start_send, start_local};
+
+int fab_comm_start(struct fab_comm *c, const struct fab_coll_req *r, fab_comm_done_fn done,
+		   void *ctx, struct fab_err *err)
+{
+	if (c->busy)
+		return fab_err_set(err, FAB_EINTERNAL, "%s: an operation is already running", c->name);
+	uint64_t size, in, out;
+	fab_coll_sizes(r->op, r->count, r->elem_bytes, c->nranks, &size, &in, &out);
+	int algo = r->algo == FAB_ALGO_AUTO ? fab_comm_select(c, r->op, size) : r->algo;
+	struct fab_coll_args a = {
+		.op = r->op,
+		.algo = algo,
+		.nranks = c->nranks,
+		.count = r->count,
+		.elem_bytes = r->elem_bytes,
+		.root = r->root,
+		.channels = c->channels,
+		.chunk_bytes = c->chunk_bytes,
+		.ranks_per_node = c->ranks_per_server,
+		.chan_order = (const uint32_t *const *)c->chan_order,
+		.order = c->chan_order[0],
+	};
+	if (algo == FAB_ALGO_HIER)
+		a.order = NULL, a.chan_order = NULL;
+	int rc = fab_coll_build(&a, &c->sched, err);
+	if (rc)
+		return rc;
+	c->map = algo == FAB_ALGO_HIER ? c->hier_gpu : c->gpu;
+	c->res = (struct fab_op_result){.op = r->op,
+					.algo = algo,
+					.bytes = size,
+					.count = r->count,
+					.start_ps = fab_sim_now(c->w->sim),
+					.op_count = c->ops++};
+	c->done = done;
+	c->done_ctx = ctx;
+	c->busy = true;
+	fab_sim_hold(c->w->sim, +1);
+	fab_exec_init(&c->ex, &c->sched, &exec_ops, c);
+	fab_exec_start(&c->ex);
+	check_finished(c);
+	return 0;
+}
+
+double fab_comm_model(const struct fab_comm *c, int op, int algo, uint64_t bytes)
+{
+	if (!fab_coll_supported(op, algo, c->nranks, c->ranks_per_server, NULL, 0))
+		return -1;
+	double n = c->nranks, S = (double)bytes;
+	if (c->nranks == 1)
+		return 0;
+	double N = c->nservers, G = c->ranks_per_server ? c->ranks_per_server : n / N;
+	double nics = FAB_MIN((double)c->channels, (double)c->nics_per_server);
+	if (G <= 1)
+		nics = 1;
+	/* a ring hop: network for one hop in G (topology order), NVLink otherwise */
+	double f_net = N > 1 ? N / n : 0;
+	double alpha_ring = f_net * c->alpha_net_s + (1 - f_net) * c->alpha_nvl_s;
+	double bw_ring = N > 1 ? FAB_MIN(c->bw_nvl_Bps, c->bw_nic_Bps * nics) : c->bw_nvl_Bps;
+	double depth = ceil(log2(n + 1));
+	double alpha_any = N > 1 ? c->alpha_net_s : c->alpha_nvl_s;
+	double bw_any = N > 1 ? c->bw_nic_Bps : c->bw_nvl_Bps;
+	switch (algo) {
+	case FAB_ALGO_RING:
+		switch (op) {
+		case FAB_OP_ALLREDUCE:
+			return 2 * (n - 1) * alpha_ring + 2 * (n - 1) / n * S / bw_ring;
+		case FAB_OP_REDUCESCATTER:
+		case FAB_OP_ALLGATHER:
+			return (n - 1) * alpha_ring + (n - 1) / n * S / bw_ring;
+		default: /* pipelined chain */
+			return (n - 1) * alpha_ring + S / bw_ring;
+		}
+	case FAB_ALGO_TREE:
+		/* every tree edge is a network hop; a rank moves about 2S in and out */
+		return (op == FAB_OP_ALLREDUCE ? 2 : 1) * depth * alpha_any +
+		       (op == FAB_OP_ALLREDUCE ? 2 : 1) * S / bw_any;
+	case FAB_ALGO_HIER: {
+		double t = 2 * (G - 1) * c->alpha_nvl_s + 2 * (G - 1) / G * S / c->bw_nvl_Bps;
+		if (N > 1)
+			t += 2 * (N - 1) * c->alpha_net_s + 2 * (N - 1) / N * (S / G) / c->bw_nic_Bps;
+		return t;
+	}
+	case FAB_ALGO_RHD:
+		return 2 * ceil(log2(n)) * alpha_any + 2 * (n - 1) / n * S / bw_any;
+	case FAB_ALGO_DIRECT:
+		return alpha_any + (op == FAB_OP_ALLTOALL ? (n - 1) / n * S : S) / bw_any;
+	}
+	return -1;
+}
+
+int fab_comm_select(const struct fab_comm *c, int op, uint64_t bytes)
+{
+	int best = -1;
+	double best_t = 0;
+	for (int algo = 0; algo < FAB_ALGO_AUTO; algo++) {
+		double t = fab_comm_model(c, op, algo, bytes);
+		if (t < 0)
+			continue;
+		if (best < 0 || t < best_t) {
+			best = algo;
+			best_t = t;
+		}
+	}
+	return best < 0 ? FAB_ALGO_RING : best;
+}

@@ -1,0 +1,92 @@
+/*
+ * comm.h - a communicator: a set of GPUs that run collectives together on
+ * the simulated cluster, the way an NCCL communicator does.
+ *
+ * It owns its connections (one queue pair per channel and NIC pair, kept
+ * for its whole life), its ring orders (one per channel, following the
+ * topology or the rank order) and its algorithm choice.  An operation is
+ * built as a schedule (src/coll/) and executed step by step: sends become
+ * messages on the engine (or NVLink transfers inside a server), receives
+ * wait for them, reductions cost bytes / reduce rate when one is set.
+ */
+#ifndef FAB_COMM_H
+#define FAB_COMM_H
+
+#include "../coll/coll.h"
+#include "../coll/exec.h"
+#include "work.h"
+
+struct fab_comm_params {
+	const char *name;          /* in logs: "job0" */
+	uint32_t nranks;
+	const uint32_t *gpus;      /* rank -> GPU (copied) */
+	bool topo_ring;            /* ring order by leaf, server, GPU; else by rank */
+	uint32_t channels;         /* 0: one per NIC of a server (at least 2) */
+	uint64_t chunk_bytes;      /* pipelining unit */
+	uint8_t prio;
+	fab_rate_bps reduce_bps;   /* 0: reductions take no time */
+};
+
+struct fab_coll_req {
+	int op;
+	int algo;                  /* FAB_ALGO_AUTO: the cost model chooses */
+	uint64_t count;            /* elements, nccl-tests semantics */
+	uint32_t elem_bytes;
+	uint32_t root;
+};
+
+struct fab_op_result {
+	int op, algo;
+	uint64_t bytes;            /* nccl-tests size column */
+	uint64_t count;
+	fab_time_ps start_ps, end_ps;
+	uint64_t op_count;         /* the communicator's operation number */
+};
+
+typedef void (*fab_comm_done_fn)(void *ctx, const struct fab_op_result *r);
+
+struct fab_comm {
+	struct fab_work *w;
+	const struct fab_topo *topo;
+	char name[32];
+	uint32_t nranks, channels, nics_per_server;
+	uint32_t *gpu;             /* rank -> GPU */
+	uint32_t *hier_gpu;        /* server-major ranks for hierarchical; NULL if servers are uneven */
+	uint32_t ranks_per_server; /* when every server holds the same number, else 0 */
+	uint32_t nservers;
+	uint32_t **chan_order;     /* [channels][nranks] ring orders */
+	bool topo_ring;
+	uint64_t chunk_bytes;
+	uint8_t prio;
+	fab_rate_bps reduce_bps;
+	/* connections: (src NIC, dst NIC, channel) -> engine connection */
+	uint64_t *conn_key;
+	uint32_t *conn_val;
+	uint32_t conn_cap, nconns;
+	/* the operation in progress */
+	bool busy;
+	struct fab_sched sched;
+	struct fab_exec ex;
+	const uint32_t *map;       /* schedule rank -> GPU */
+	struct fab_op_result res;
+	fab_comm_done_fn done;
+	void *done_ctx;
+	uint64_t ops;
+	/* the cost model's inputs */
+	double bw_nic_Bps, bw_nvl_Bps; /* bytes per second */
+	double alpha_net_s, alpha_nvl_s;
+};
+
+int fab_comm_init(struct fab_comm *c, struct fab_work *w, const struct fab_comm_params *p,
+		  struct fab_err *err);
+void fab_comm_free(struct fab_comm *c);
+/* Starts one operation now; done(ctx, result) when every rank has finished. */
+int fab_comm_start(struct fab_comm *c, const struct fab_coll_req *r, fab_comm_done_fn done,
+		   void *ctx, struct fab_err *err);
+/* The cost model: modelled time in seconds, or a negative value when the
+ * algorithm cannot run this operation here. */
+double fab_comm_model(const struct fab_comm *c, int op, int algo, uint64_t bytes);
+/* The algorithm the model picks for op at bytes. */
+int fab_comm_select(const struct fab_comm *c, int op, uint64_t bytes);
+
+#endif

@@ -1,0 +1,174 @@
+/*
+ * sweep.c - size sweeps (nccl-tests' -b -e -f -i -n -w) and rank placement.
+ *
+ * Timing follows nccl-tests: the warm-up iterations run first, then the
+ * timed ones back to back; the row's time is the timed span divided by the
+ * iterations.  algbw = size / time, busbw = algbw x the operation's factor
+ * (GB/s = 1e9 bytes per second).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/rng.h"
+#include "sweep.h"
+
+static const struct {
+	const char *name;
+	uint32_t bytes;
+} dtypes[FAB_DT_COUNT] = {
+	[FAB_DT_INT8] = {"int8", 1},      [FAB_DT_UINT8] = {"uint8", 1},
+	[FAB_DT_INT32] = {"int32", 4},    [FAB_DT_UINT32] = {"uint32", 4},
+	[FAB_DT_INT64] = {"int64", 8},    [FAB_DT_UINT64] = {"uint64", 8},
+	[FAB_DT_HALF] = {"half", 2},      [FAB_DT_FLOAT] = {"float", 4},
+	[FAB_DT_DOUBLE] = {"double", 8},  [FAB_DT_BFLOAT16] = {"bfloat16", 2},
+};
+
+uint32_t fab_dtype_bytes(int dt)
+{
+	return dt >= 0 && dt < FAB_DT_COUNT ? dtypes[dt].bytes : 1;
+}
+
+const char *fab_dtype_name(int dt)
+{
+	return dt >= 0 && dt < FAB_DT_COUNT ? dtypes[dt].name : "?";
+}
+
+int fab_place(const struct fab_topo *t, int placement, uint32_t nranks, uint64_t seed,
+	      uint32_t *gpus, struct fab_err *err)
+{
+	if (nranks > t->ngpus)
+		return fab_err_set(err, FAB_EINVAL, "collective.gpus: %u GPUs asked, the cluster has %u",
+				   nranks, t->ngpus);
+	uint32_t S = t->nservers, *order = fab_xcalloc(S, sizeof *order);
+	for (uint32_t s = 0; s < S; s++)
+		order[s] = s;
+	if (placement == FAB_PLACE_SPREAD) {
+		/* servers grouped by leaf, then one from each leaf in turn */
+		uint32_t *leaf = fab_xcalloc(S, sizeof *leaf), n = 0;
+		for (uint32_t s = 0; s < S; s++)
+			leaf[s] = fab_topo_nic_leaf(t, s * t->nics_per_server);
+		bool *used = fab_xcalloc(S, sizeof *used);
+		while (n < S) {
+			bool *leaf_taken = fab_xcalloc(t->nnodes, sizeof *leaf_taken);
+			for (uint32_t s = 0; s < S; s++)
+				if (!used[s] && !leaf_taken[leaf[s]]) {
+					leaf_taken[leaf[s]] = true;
+					used[s] = true;
+					order[n++] = s;
+				}
+			free(leaf_taken);
+		}
+		free(leaf);
+		free(used);
+	} else if (placement == FAB_PLACE_RANDOM) {
+		struct fab_rng r;
+		fab_rng_init(&r, seed, FAB_RNG_TRAFFIC * 1000 + 999);
+		for (uint32_t i = S; i > 1; i--) {
+			uint32_t j = (uint32_t)fab_rng_below(&r, i), tmp = order[i - 1];
+			order[i - 1] = order[j];
+			order[j] = tmp;
+		}
+	}
+	for (uint32_t r = 0; r < nranks; r++)
+		gpus[r] = order[r / t->gpus_per_server] * t->gpus_per_server + r % t->gpus_per_server;
+	free(order);
+	return 0;
+}
+
+static int start_iteration(struct fab_sweep *sw);
+
+static void on_done(void *ctx, const struct fab_op_result *r)
+{
+	struct fab_sweep *sw = ctx;
+	struct fab_sweep_row *row = &sw->rows[sw->cur];
+	row->algo = r->algo;
+	if (sw->iter + 1 == sw->p.warmup)
+		sw->timed_start = r->end_ps; /* the timed span starts after the warm-up */
+	if (++sw->iter == sw->p.warmup + sw->p.iters) {
+		double secs = (double)(r->end_ps - sw->timed_start) / 1e12 / sw->p.iters;
+		row->time_us = secs * 1e6;
+		row->start_ps = sw->timed_start;
+		row->end_ps = r->end_ps;
+		row->algbw_GBps = secs > 0 ? (double)row->bytes / secs / 1e9 : 0;
+		row->busbw_GBps = row->algbw_GBps * fab_coll_busbw_factor(sw->p.op, sw->comm->nranks);
+		sw->cur++;
+		sw->iter = 0;
+		if (sw->cur == sw->nrows) {
+			sw->finished = true;
+			return;
+		}
+	}
+	if (start_iteration(sw)) {
+		sw->rc = sw->err.code;
+		sw->finished = true;
+	}
+}
+
+static int start_iteration(struct fab_sweep *sw)
+{
+	struct fab_sweep_row *row = &sw->rows[sw->cur];
+	if (sw->iter == 0 && sw->p.warmup == 0)
+		sw->timed_start = fab_sim_now(sw->comm->w->sim);
+	struct fab_coll_req req = {sw->p.op, sw->p.algo, row->count, fab_dtype_bytes(sw->p.dtype),
+				   sw->p.root};
+	return fab_comm_start(sw->comm, &req, on_done, sw, &sw->err);
+}
+
+int fab_sweep_start(struct fab_sweep *sw, struct fab_comm *c, const struct fab_coll_params *p,
+		    struct fab_err *err)
+{
+	memset(sw, 0, sizeof *sw);
+	sw->comm = c;
+	sw->p = *p;
+	if (!sw->p.iters)
+		sw->p.iters = 1;
+	uint32_t eb = fab_dtype_bytes(p->dtype);
+	char why[160];
+	if (p->algo != FAB_ALGO_AUTO &&
+	    !fab_coll_supported(p->op, p->algo, c->nranks, c->ranks_per_server, why, sizeof why))
+		return fab_err_set(err, FAB_EINVAL, "collective.algo: %s", why);
+	if ((p->op == FAB_OP_BROADCAST || p->op == FAB_OP_REDUCE) && p->root >= c->nranks)
+		return fab_err_set(err, FAB_EINVAL, "collective.root: rank %u does not exist (0..%u)",
+				   p->root, c->nranks - 1);
+	if (p->min_bytes > p->max_bytes)
+		return fab_err_set(err, FAB_EINVAL, "collective.min_bytes: larger than max_bytes");
+	for (uint64_t b = p->min_bytes;;) {
+		uint64_t count = b / eb;
+		bool block = p->op == FAB_OP_ALLGATHER || p->op == FAB_OP_REDUCESCATTER ||
+			     p->op == FAB_OP_ALLTOALL;
+		if (block)
+			count = count / c->nranks * c->nranks;
+		if (count) {
+			sw->rows = fab_xrealloc(sw->rows, sw->nrows + 1, sizeof *sw->rows);
+			struct fab_sweep_row *row = &sw->rows[sw->nrows++];
+			memset(row, 0, sizeof *row);
+			row->count = count;
+			row->bytes = count * eb;
+		}
+		uint64_t next = p->step_bytes ? b + p->step_bytes : b * (p->factor > 1 ? p->factor : 2);
+		if (next > p->max_bytes || next <= b)
+			break;
+		b = next;
+	}
+	if (!sw->nrows)
+		return fab_err_set(err, FAB_EINVAL,
+				   "collective.max_bytes: no size in the range holds a whole element per rank");
+	int rc = start_iteration(sw);
+	if (rc)
+		*err = sw->err;
+	return rc;
+}
+
+void fab_sweep_free(struct fab_sweep *sw)
+{
+	free(sw->rows);
+	memset(sw, 0, sizeof *sw);
+}
+
+double fab_sweep_avg_busbw(const struct fab_sweep *sw)
+{
+	double sum = 0;
+	for (uint32_t i = 0; i < sw->nrows; i++)
+		sum += sw->rows[i].busbw_GBps;
+	return sw->nrows ? sum / sw->nrows : 0;
+}

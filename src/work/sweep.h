@@ -1,0 +1,67 @@
+/*
+ * sweep.h - nccl-tests in simulation: one operation over a range of sizes,
+ * warm-up and timed iterations back to back on one communicator, and the
+ * placement of a communicator's ranks on the cluster's GPUs.
+ */
+#ifndef FAB_SWEEP_H
+#define FAB_SWEEP_H
+
+#include "comm.h"
+
+enum fab_placement { FAB_PLACE_PACKED, FAB_PLACE_SPREAD, FAB_PLACE_RANDOM };
+
+/* Ranks on GPUs: packed fills servers in order; spread takes servers from
+ * each leaf in turn; random takes servers in a seeded random order.  A
+ * server's GPUs are used together, in order. */
+int fab_place(const struct fab_topo *t, int placement, uint32_t nranks, uint64_t seed,
+	      uint32_t *gpus, struct fab_err *err);
+
+struct fab_coll_params {
+	int op, algo;
+	fab_bytes min_bytes, max_bytes;
+	uint32_t factor;          /* size multiplier per row (nccl-tests -f) */
+	fab_bytes step_bytes;     /* when set, size increment per row instead (-i) */
+	uint32_t iters, warmup;   /* -n, -w */
+	int dtype;                /* enum fab_dtype */
+	uint32_t root;
+	uint32_t gpus;            /* ranks; 0 = every GPU */
+	int placement;            /* enum fab_placement */
+	int ring_order;           /* 0: follows the topology, 1: follows the ranks */
+	uint32_t channels;
+	fab_bytes chunk_bytes;
+	fab_rate_bps reduce_bps;
+	uint32_t priority;
+	bool background;          /* run the scenario's traffic alongside */
+};
+
+enum fab_dtype { FAB_DT_INT8, FAB_DT_UINT8, FAB_DT_INT32, FAB_DT_UINT32, FAB_DT_INT64, FAB_DT_UINT64,
+		 FAB_DT_HALF, FAB_DT_FLOAT, FAB_DT_DOUBLE, FAB_DT_BFLOAT16, FAB_DT_COUNT };
+uint32_t fab_dtype_bytes(int dtype);
+const char *fab_dtype_name(int dtype);
+
+struct fab_sweep_row {
+	uint64_t bytes, count;
+	int algo;
+	double time_us;          /* mean over the timed iterations */
+	double algbw_GBps, busbw_GBps;
+	fab_time_ps start_ps, end_ps; /* of the timed iterations */
+};
+
+struct fab_sweep {
+	struct fab_comm *comm;
+	struct fab_coll_params p;
+	struct fab_sweep_row *rows;
+	uint32_t nrows, cur;
+	uint32_t iter;           /* warm-up iterations first, then timed */
+	fab_time_ps timed_start;
+	bool finished;
+	int rc;
+	struct fab_err err;
+};
+
+int fab_sweep_start(struct fab_sweep *sw, struct fab_comm *c, const struct fab_coll_params *p,
+		    struct fab_err *err);
+void fab_sweep_free(struct fab_sweep *sw);
+double fab_sweep_avg_busbw(const struct fab_sweep *sw);
+
+#endif

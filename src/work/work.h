@@ -1,0 +1,51 @@
+/*
+ * work.h - what workloads share: a dispatcher for the engine's callbacks,
+ * and a text log.
+ *
+ * The engine hands back a 32-bit cookie when a posted message arrives and
+ * a 32-bit argument when a timer fires.  The dispatcher turns each into a
+ * one-shot (function, object, value) slot, so several communicators and
+ * jobs can share one engine.
+ */
+#ifndef FAB_WORK_H
+#define FAB_WORK_H
+
+#include <stdio.h>
+
+#include "../sim/sim.h"
+
+typedef void (*fab_work_fn)(void *obj, uint32_t val);
+
+struct fab_work_slot {
+	fab_work_fn fn;
+	void *obj;
+	uint32_t val;
+	uint32_t next_free;
+};
+
+/* A growable text buffer: the library logs here, the CLI prints it. */
+struct fab_log {
+	char *buf;
+	size_t len, cap;
+	bool enabled;
+};
+
+void fab_log_printf(struct fab_log *log, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void fab_log_free(struct fab_log *log);
+
+struct fab_work {
+	struct fab_sim *sim;
+	const struct fab_topo *topo;
+	struct fab_work_slot *slots;
+	uint32_t nslots, cap_slots, free_head;
+	struct fab_log log;
+};
+
+void fab_work_init(struct fab_work *w, struct fab_sim *sim, const struct fab_topo *topo);
+void fab_work_free(struct fab_work *w);
+/* A cookie for fab_sim_post / fab_sim_post_local: fn(obj, val) on arrival. */
+uint32_t fab_work_cookie(struct fab_work *w, fab_work_fn fn, void *obj, uint32_t val);
+/* fn(obj, val) at simulated time at_ps. */
+void fab_work_timer(struct fab_work *w, fab_time_ps at_ps, fab_work_fn fn, void *obj, uint32_t val);
+
+#endif
