@@ -94,8 +94,11 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	sh bench/run.sh ./$(BIN)
 
+# regenerates the key reference at the end of doc/scenario.md
 doc-keys: $(BIN)
-	./$(BIN) sim --keys
+	sed '/^| key | default |/,$$d' doc/scenario.md > doc/scenario.md.tmp
+	./$(BIN) sim --keys >> doc/scenario.md.tmp
+	mv doc/scenario.md.tmp doc/scenario.md
 
 # libFuzzer (clang) over the parsers, FUZZ_SECONDS each; skipped when the
 # compiler has no libFuzzer.

@@ -23,7 +23,7 @@ json_t *fab_coll_json(const struct fab_config *c, const struct fab_sim *s,
 	json_t *doc = fab_result_json(c, s);
 	json_object_set_new(doc, "kind", json_string("coll"));
 	json_t *o = json_object();
-	static const char *placements[] = {"packed", "spread", "random"};
+	static const char *placements[] = {"packed", "spread", "random", "scatter"};
 	json_object_set_new(o, "op", json_string(fab_coll_op_name(c->coll.op)));
 	json_object_set_new(o, "algo", json_string(fab_coll_algo_name(c->coll.algo)));
 	json_object_set_new(o, "ranks", json_integer(comm->nranks));

@@ -69,8 +69,10 @@ int fab_place(const struct fab_topo *t, int placement, uint32_t nranks, uint64_t
 			order[j] = tmp;
 		}
 	}
+	uint32_t G = t->gpus_per_server, used = (nranks + G - 1) / G;
 	for (uint32_t r = 0; r < nranks; r++)
-		gpus[r] = order[r / t->gpus_per_server] * t->gpus_per_server + r % t->gpus_per_server;
+		gpus[r] = placement == FAB_PLACE_SCATTER ? order[r % used] * G + r / used
+							 : order[r / G] * G + r % G;
 	free(order);
 	return 0;
 }

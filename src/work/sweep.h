@@ -8,11 +8,13 @@
 
 #include "comm.h"
 
-enum fab_placement { FAB_PLACE_PACKED, FAB_PLACE_SPREAD, FAB_PLACE_RANDOM };
+enum fab_placement { FAB_PLACE_PACKED, FAB_PLACE_SPREAD, FAB_PLACE_RANDOM, FAB_PLACE_SCATTER };
 
 /* Ranks on GPUs: packed fills servers in order; spread takes servers from
- * each leaf in turn; random takes servers in a seeded random order.  A
- * server's GPUs are used together, in order. */
+ * each leaf in turn; random takes servers in a seeded random order (a
+ * server's GPUs are used together, in order); scatter deals consecutive
+ * ranks to different servers, round robin over as few servers as hold
+ * them. */
 int fab_place(const struct fab_topo *t, int placement, uint32_t nranks, uint64_t seed,
 	      uint32_t *gpus, struct fab_err *err);
 
