@@ -104,11 +104,12 @@ struct fab_coll_run *fab_coll_run_new(const struct fab_config *c, bool log, stru
 		.name = "coll",
 		.nranks = n,
 		.gpus = r->gpus,
-		.topo_ring = c->coll.ring_order == 0,
+		.ring_order = c->coll.ring_order,
 		.channels = c->coll.channels,
 		.chunk_bytes = c->coll.chunk_bytes,
 		.prio = (uint8_t)c->coll.priority,
 		.reduce_bps = c->coll.reduce_bps,
+		.qps_per_conn = c->coll.qps_per_conn,
 	};
 	if (fab_comm_init(&r->comm, &r->work, &cp, err))
 		goto fail;

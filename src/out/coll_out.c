@@ -30,7 +30,8 @@ json_t *fab_coll_json(const struct fab_config *c, const struct fab_sim *s,
 	json_object_set_new(o, "servers", json_integer(comm->nservers));
 	json_object_set_new(o, "channels", json_integer(comm->channels));
 	json_object_set_new(o, "placement", json_string(placements[c->coll.placement]));
-	json_object_set_new(o, "ring_order", json_string(c->coll.ring_order ? "rank" : "topology"));
+	static const char *orders[] = {"topology", "rank", "flat"};
+	json_object_set_new(o, "ring_order", json_string(orders[c->coll.ring_order]));
 	json_object_set_new(o, "datatype", json_string(fab_dtype_name(c->coll.dtype)));
 	json_object_set_new(o, "busbw_factor", json_real(fab_coll_busbw_factor(c->coll.op, comm->nranks)));
 	json_t *gpus = json_array();

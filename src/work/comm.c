@@ -2,11 +2,15 @@
  * comm.c - communicators: ring orders, connections, algorithm choice and
  * the execution of schedules on the packet engine.
  *
- * Ring orders.  With topo_ring, ranks are ordered by (leaf, server, GPU)
+ * Ring orders.  In topology order, ranks are ordered by (leaf, server, GPU)
  * so a ring crosses the spine as few times as it can; channel c rotates
  * the GPUs inside each server so that it leaves the server through GPU c's
  * NIC (different channels use different NICs, as NCCL's rings do).
- * Without it, the ring follows rank order.
+ * Without it, servers follow in the order of their first rank (with spread
+ * placement, every server-to-server hop then crosses the spine), GPUs
+ * inside a server rotating the same way.  A flat ring is the rank order
+ * itself, for every channel.  A connection may stripe each
+ * message over several queue pairs (qps_per_conn), so ECMP spreads it.
  *
  * The cost model is alpha-beta per algorithm (in the spirit of NCCL's
  * tuner): alpha is a hop's latency (NVLink or network), beta the inverse
@@ -74,7 +78,10 @@ static uint32_t conn_get(struct fab_comm *c, uint32_t src_nic, uint32_t dst_nic,
 		h = (h + 1) & (c->conn_cap - 1);
 	}
 	c->conn_key[h] = key;
+	/* qps_per_conn consecutive queue pairs: the first is the connection's id */
 	c->conn_val[h] = fab_sim_open(c->w->sim, src_nic, dst_nic, c->prio);
+	for (uint32_t q = 1; q < c->qps_per_conn; q++)
+		fab_sim_open(c->w->sim, src_nic, dst_nic, c->prio);
 	c->nconns++;
 	return c->conn_val[h];
 }
@@ -88,10 +95,11 @@ int fab_comm_init(struct fab_comm *c, struct fab_work *w, const struct fab_comm_
 	c->topo = t;
 	snprintf(c->name, sizeof c->name, "%s", p->name ? p->name : "comm");
 	c->nranks = p->nranks;
-	c->topo_ring = p->topo_ring;
+	c->ring_order = p->ring_order;
 	c->chunk_bytes = p->chunk_bytes;
 	c->prio = p->prio;
 	c->reduce_bps = p->reduce_bps;
+	c->qps_per_conn = p->qps_per_conn ? p->qps_per_conn : 1;
 	c->nics_per_server = t->nics_per_server;
 	if (!p->nranks)
 		return fab_err_set(err, FAB_EINVAL, "%s: a communicator needs at least one GPU", c->name);
@@ -132,6 +140,12 @@ int fab_comm_init(struct fab_comm *c, struct fab_work *w, const struct fab_comm_
 
 	/* orders: per channel, rotating the GPUs inside each server */
 	struct sortkey *k = fab_xcalloc(p->nranks, sizeof *k);
+	/* in rank order, servers follow their first rank */
+	uint32_t *first_rank = fab_xcalloc(t->nservers, sizeof *first_rank);
+	for (uint32_t sv = 0; sv < t->nservers; sv++)
+		first_rank[sv] = UINT32_MAX;
+	for (uint32_t r = p->nranks; r-- > 0;)
+		first_rank[fab_topo_gpu_server(t, c->gpu[r])] = r;
 	c->chan_order = fab_xcalloc(c->channels, sizeof *c->chan_order);
 	for (uint32_t ch = 0; ch < c->channels; ch++) {
 		c->chan_order[ch] = fab_xcalloc(p->nranks, sizeof **c->chan_order);
@@ -141,14 +155,19 @@ int fab_comm_init(struct fab_comm *c, struct fab_work *w, const struct fab_comm_
 			uint32_t rot = (local + t->gpus_per_server - (ch + 1) % t->gpus_per_server) %
 				       t->gpus_per_server;
 			k[r].rank = r;
-			k[r].key = c->topo_ring ? ((uint64_t)gpu_leaf(c, g) << 40) |
-							  ((uint64_t)fab_topo_gpu_server(t, g) << 12) | rot
-						: r;
+			uint32_t sv = fab_topo_gpu_server(t, g);
+			if (c->ring_order == FAB_RING_TOPOLOGY)
+				k[r].key = ((uint64_t)gpu_leaf(c, g) << 40) | ((uint64_t)sv << 12) | rot;
+			else if (c->ring_order == FAB_RING_RANK)
+				k[r].key = ((uint64_t)first_rank[sv] << 12) | rot;
+			else
+				k[r].key = r;
 		}
 		qsort(k, p->nranks, sizeof *k, cmp_key);
 		for (uint32_t r = 0; r < p->nranks; r++)
 			c->chan_order[ch][r] = k[r].rank;
 	}
+	free(first_rank);
 	/* server-major numbering for the hierarchical algorithm */
 	if (c->ranks_per_server) {
 		for (uint32_t r = 0; r < p->nranks; r++) {
@@ -186,7 +205,9 @@ int fab_comm_init(struct fab_comm *c, struct fab_work *w, const struct fab_comm_
 	struct fab_log *log = &w->log;
 	fab_log_printf(log, "fabscope INFO %s: %u ranks on %u servers, %u channels, ring order %s\n",
 		       c->name, c->nranks, c->nservers, c->channels,
-		       c->topo_ring ? "follows the topology" : "follows the ranks");
+		       c->ring_order == FAB_RING_TOPOLOGY ? "follows the topology"
+		       : c->ring_order == FAB_RING_RANK ? "follows the ranks, server by server"
+							: "is the rank order (flat)");
 	for (uint32_t ch = 0; ch < c->channels; ch++) {
 		fab_log_printf(log, "fabscope INFO %s: Channel %02u/%02u :", c->name, ch, c->channels);
 		for (uint32_t r = 0; r < c->nranks && r < 64; r++)
@@ -206,6 +227,7 @@ void fab_comm_free(struct fab_comm *c)
 		fab_exec_free(&c->ex);
 		fab_sched_free(&c->sched);
 	}
+	free(c->parts);
 	for (uint32_t ch = 0; ch < c->channels && c->chan_order; ch++)
 		free(c->chan_order[ch]);
 	free(c->chan_order);
@@ -231,6 +253,8 @@ static void finish_op(struct fab_comm *c)
 	c->busy = false;
 	fab_exec_free(&c->ex);
 	fab_sched_free(&c->sched);
+	free(c->parts);
+	c->parts = NULL;
 	fab_sim_hold(c->w->sim, -1);
 	if (c->done)
 		c->done(c->done_ctx, &c->res);
@@ -245,6 +269,8 @@ static void check_finished(struct fab_comm *c)
 static void on_delivered(void *obj, uint32_t step)
 {
 	struct fab_comm *c = obj;
+	if (c->parts && --c->parts[step])
+		return; /* other stripes of this send still travel */
 	fab_exec_delivered(&c->ex, step);
 	fab_exec_pump(&c->ex);
 	check_finished(c);
@@ -263,12 +289,22 @@ static void start_send(void *ctx, struct fab_exec *ex, uint32_t step)
 	struct fab_comm *c = ctx;
 	const struct fab_step *st = &ex->s->steps[step];
 	uint32_t src = c->map[st->rank], dst = c->map[st->peer];
-	uint32_t cookie = fab_work_cookie(c->w, on_delivered, c, step);
-	if (fab_topo_gpu_server(c->topo, src) == fab_topo_gpu_server(c->topo, dst))
-		fab_sim_post_local(c->w->sim, src, dst, st->bytes, cookie);
-	else
-		fab_sim_post(c->w->sim, conn_get(c, gpu_nic(c, src), gpu_nic(c, dst), st->channel),
-			     st->bytes, cookie);
+	if (fab_topo_gpu_server(c->topo, src) == fab_topo_gpu_server(c->topo, dst)) {
+		if (c->parts)
+			c->parts[step] = 1;
+		fab_sim_post_local(c->w->sim, src, dst, st->bytes,
+				   fab_work_cookie(c->w, on_delivered, c, step));
+		return;
+	}
+	uint32_t conn = conn_get(c, gpu_nic(c, src), gpu_nic(c, dst), st->channel);
+	uint32_t Q = c->qps_per_conn;
+	if (Q > st->bytes)
+		Q = (uint32_t)FAB_MAX(st->bytes, 1);
+	if (c->parts)
+		c->parts[step] = Q;
+	for (uint32_t q = 0; q < Q; q++)
+		fab_sim_post(c->w->sim, conn + q, st->bytes / Q + (q < st->bytes % Q ? 1 : 0),
+			     fab_work_cookie(c->w, on_delivered, c, step));
 }
 
 static void start_local(void *ctx, struct fab_exec *ex, uint32_t step)
@@ -321,6 +357,8 @@ int fab_comm_start(struct fab_comm *c, const struct fab_coll_req *r, fab_comm_do
 	c->done = done;
 	c->done_ctx = ctx;
 	c->busy = true;
+	if (c->qps_per_conn > 1)
+		c->parts = fab_xcalloc(c->sched.nsteps ? c->sched.nsteps : 1, sizeof *c->parts);
 	fab_sim_hold(c->w->sim, +1);
 	fab_exec_init(&c->ex, &c->sched, &exec_ops, c);
 	fab_exec_start(&c->ex);

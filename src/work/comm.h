@@ -16,15 +16,22 @@
 #include "../coll/exec.h"
 #include "work.h"
 
+enum fab_ring_order {
+	FAB_RING_TOPOLOGY, /* by leaf, server, GPU: fewest spine crossings */
+	FAB_RING_RANK,     /* servers in the order of their first rank */
+	FAB_RING_FLAT,     /* exactly the rank order, every channel the same */
+};
+
 struct fab_comm_params {
 	const char *name;          /* in logs: "job0" */
 	uint32_t nranks;
 	const uint32_t *gpus;      /* rank -> GPU (copied) */
-	bool topo_ring;            /* ring order by leaf, server, GPU; else by rank */
+	int ring_order;            /* enum fab_ring_order */
 	uint32_t channels;         /* 0: one per NIC of a server (at least 2) */
 	uint64_t chunk_bytes;      /* pipelining unit */
 	uint8_t prio;
 	fab_rate_bps reduce_bps;   /* 0: reductions take no time */
+	uint32_t qps_per_conn;     /* queue pairs a message is striped over (0 = 1) */
 };
 
 struct fab_coll_req {
@@ -55,10 +62,12 @@ struct fab_comm {
 	uint32_t ranks_per_server; /* when every server holds the same number, else 0 */
 	uint32_t nservers;
 	uint32_t **chan_order;     /* [channels][nranks] ring orders */
-	bool topo_ring;
+	int ring_order;
 	uint64_t chunk_bytes;
 	uint8_t prio;
 	fab_rate_bps reduce_bps;
+	uint32_t qps_per_conn;
+	uint32_t *parts;           /* per send step: stripes still travelling */
 	/* connections: (src NIC, dst NIC, channel) -> engine connection */
 	uint64_t *conn_key;
 	uint32_t *conn_val;

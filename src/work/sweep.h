@@ -28,8 +28,9 @@ struct fab_coll_params {
 	uint32_t root;
 	uint32_t gpus;            /* ranks; 0 = every GPU */
 	int placement;            /* enum fab_placement */
-	int ring_order;           /* 0: follows the topology, 1: follows the ranks */
+	int ring_order;           /* enum fab_ring_order */
 	uint32_t channels;
+	uint32_t qps_per_conn;
 	fab_bytes chunk_bytes;
 	fab_rate_bps reduce_bps;
 	uint32_t priority;

@@ -1,0 +1,162 @@
+/*
+ * Collectives on the simulated cluster, against closed forms: the ring's
+ * alpha-beta time and bus bandwidth, the tree/ring crossover and the cost
+ * model's choice, the hierarchical algorithm's NIC bytes, and what
+ * oversubscription does to a ring that crosses the spine.
+ */
+#include "testutil.h"
+
+struct crun {
+	struct fab_config *cfg;
+	struct fab_coll_run *r;
+};
+
+static struct crun coll_yaml(const char *yaml, const char *const *sets, size_t nsets)
+{
+	struct crun c = {0};
+	struct fab_err err = {0};
+	c.cfg = fab_config_parse(yaml, strlen(yaml), "test.yaml", NULL, sets, nsets, &err);
+	if (!c.cfg)
+		fail_msg("scenario: %s", err.msg);
+	c.r = fab_coll_run_new(c.cfg, false, &err);
+	if (!c.r)
+		fail_msg("coll: %s", err.msg);
+	if (fab_coll_run_exec(c.r, NULL, NULL, &err))
+		fail_msg("exec: %s", err.msg);
+	check_conservation(c.r->run);
+	return c;
+}
+
+static void crun_free(struct crun *c)
+{
+	fab_coll_run_free(c->r);
+	fab_config_free(c->cfg);
+}
+
+static double row_time_us(const struct crun *c, uint32_t i)
+{
+	assert_true(i < c->r->sweep.nrows);
+	return c->r->sweep.rows[i].time_us;
+}
+
+static void test_collsim_ring_alpha_beta(void **state)
+{
+	(void)state;
+	/* 8 single-GPU servers on one leaf: every ring hop is NIC-leaf-NIC */
+	const char *yaml =
+		"topology: {leaves: 1, servers_per_leaf: 8, gpus_per_server: 1, nics_per_server: 1,\n"
+		"           spines: 1, links_per_spine: 1}\n"
+		"collective: {algo: ring, min_bytes: 256MiB, max_bytes: 256MiB}\n";
+	struct crun c = coll_yaml(yaml, NULL, 0);
+	double n = 8, S = 256.0 * (1 << 20);
+	double B = 400e9 / 8 * 4096.0 / 4178; /* bytes/s a NIC moves as payload */
+	double busbw = c.r->sweep.rows[0].busbw_GBps * 1e9;
+	double alpha = 2 * (1e-6 + 4178 * 8 / 400e9); /* first packet, NIC to NIC */
+	double model_us = (2 * (n - 1) / n * S / B + 2 * (n - 1) * alpha) * 1e6;
+	print_message("busbw %.2f GB/s vs %.2f; time %.1f us vs alpha-beta %.1f us\n", busbw / 1e9,
+		      B / 1e9, row_time_us(&c, 0), model_us);
+	assert_true(busbw <= B * 1.001 && busbw >= B * 0.97);
+	assert_true(rel_err(row_time_us(&c, 0), model_us) < 0.05);
+	crun_free(&c);
+}
+
+static void test_collsim_tree_ring_crossover_and_auto(void **state)
+{
+	(void)state;
+	/* the built-in cluster: 64 GPUs, 8 servers on 4 leaves */
+	const char *yaml = "collective: {min_bytes: 4KiB, max_bytes: 16MiB, step_bytes: 16380KiB}\n";
+	const char *algo_ring[] = {"collective.algo=ring"};
+	const char *algo_tree[] = {"collective.algo=tree"};
+	struct crun ring = coll_yaml(yaml, algo_ring, 1);
+	struct crun tree = coll_yaml(yaml, algo_tree, 1);
+	struct crun autom = coll_yaml(yaml, NULL, 0);
+	assert_int_equal(ring.r->sweep.nrows, 2);
+	for (uint32_t i = 0; i < 2; i++)
+		print_message("%llu B: ring %.1f us, tree %.1f us, auto (%s) %.1f us\n",
+			      (unsigned long long)ring.r->sweep.rows[i].bytes, row_time_us(&ring, i),
+			      row_time_us(&tree, i), fab_coll_algo_name(autom.r->sweep.rows[i].algo),
+			      row_time_us(&autom, i));
+	/* small: the tree's log(n) depth wins; large: the ring's bandwidth */
+	assert_true(row_time_us(&tree, 0) < row_time_us(&ring, 0) / 2);
+	assert_true(row_time_us(&ring, 1) < row_time_us(&tree, 1) / 2);
+	/* auto does at least as well as the better of the two, on both sides */
+	for (uint32_t i = 0; i < 2; i++) {
+		double best = FAB_MIN(row_time_us(&ring, i), row_time_us(&tree, i));
+		assert_true(row_time_us(&autom, i) <= best * 1.05);
+	}
+	crun_free(&ring);
+	crun_free(&tree);
+	crun_free(&autom);
+}
+
+static double nic_tx_bytes(const struct crun *c)
+{
+	const struct fab_topo *t = c->r->run->topo;
+	const struct fab_port_stats *ps = fab_sim_port_stats(c->r->run->sim);
+	double sum = 0;
+	for (uint32_t i = 0; i < t->nnics; i++)
+		sum += (double)ps[t->nodes[t->nic_node[i]].first_port].tx_data_pkts;
+	return sum;
+}
+
+static void test_collsim_hierarchical_nic_bytes(void **state)
+{
+	(void)state;
+	/* 4 servers x 8 GPUs; a flat ring (every hop between servers) against
+	 * the hierarchical algorithm, counted in data packets leaving NICs */
+	const char *yaml =
+		"topology: {leaves: 2, servers_per_leaf: 2, gpus_per_server: 8, nics_per_server: 8,\n"
+		"           spines: 4, links_per_spine: 4}\n"
+		"collective: {min_bytes: 64MiB, max_bytes: 64MiB}\n";
+	const char *flat[] = {"collective.algo=ring", "collective.placement=scatter",
+			      "collective.ring_order=flat"};
+	const char *hier[] = {"collective.algo=hierarchical"};
+	struct crun f = coll_yaml(yaml, flat, 3);
+	struct crun h = coll_yaml(yaml, hier, 1);
+	double n = 32, N = 4, G = 8;
+	double want = (N - 1) / N * n / (G * (n - 1)); /* 2(N-1)/N S/G per GPU vs 2(n-1)/n S */
+	double got = nic_tx_bytes(&h) / nic_tx_bytes(&f);
+	print_message("NIC packets: hierarchical / flat ring = %.4f (closed form %.4f, 1/G = %.4f)\n",
+		      got, want, 1 / G);
+	assert_true(rel_err(got, want) < 0.02);
+	assert_true(got < 1.1 / G);
+	crun_free(&f);
+	crun_free(&h);
+}
+
+static void test_collsim_oversubscription_and_ring_order(void **state)
+{
+	(void)state;
+	const char *yaml =
+		"topology: {leaves: 2, servers_per_leaf: 4, gpus_per_server: 8, nics_per_server: 8,\n"
+		"           links_per_spine: 1}\n"
+		"collective: {algo: ring, qps_per_connection: 8, min_bytes: 64MiB, max_bytes: 64MiB,\n"
+		"             placement: spread}\n";
+	const char *s[4][2] = {{"topology.oversubscription=1:1", "collective.ring_order=rank"},
+			       {"topology.oversubscription=2:1", "collective.ring_order=rank"},
+			       {"topology.oversubscription=1:1", "collective.ring_order=topology"},
+			       {"topology.oversubscription=2:1", "collective.ring_order=topology"}};
+	double bw[4];
+	for (int i = 0; i < 4; i++) {
+		struct crun c = coll_yaml(yaml, s[i], 2);
+		bw[i] = c.r->sweep.rows[0].busbw_GBps;
+		crun_free(&c);
+	}
+	print_message("busbw GB/s: spread+rank order 1:1 %.1f 2:1 %.1f; leaf-local order 1:1 %.1f 2:1 %.1f\n",
+		      bw[0], bw[1], bw[2], bw[3]);
+	/* every server hop crosses the spine: half the uplinks, half the busbw */
+	assert_true(rel_err(bw[1] / bw[0], 0.5) <= 0.15);
+	/* the ring stays in its leaf but for one hop per leaf: unharmed */
+	assert_true(rel_err(bw[3], bw[2]) <= 0.10);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_collsim_ring_alpha_beta),
+		cmocka_unit_test(test_collsim_tree_ring_crossover_and_auto),
+		cmocka_unit_test(test_collsim_hierarchical_nic_bytes),
+		cmocka_unit_test(test_collsim_oversubscription_and_ring_order),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
