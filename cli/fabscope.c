@@ -50,6 +50,7 @@ static const char *usage_sim =
 	"  -q, --quiet           print nothing on stdout; no progress, no timing\n"
 	"  --keys                print the reference of every scenario key (Markdown)\n"
 	"  --print-scenario      print the built-in scenario\n"
+	"  --debug               the jobs' and communicators' log on stderr\n"
 	"  -h, --help            show this help\n"
 	"\n"
 	"examples:\n"
@@ -169,8 +170,9 @@ static void print_keys(void)
 		const char *name;
 		const struct fab_key_def *(*get)(size_t *);
 	} lists[] = {{"traffic.flows[]", fab_config_flow_keys},
-		     {"traffic.generators[]", fab_config_gen_keys}};
-	for (size_t l = 0; l < 2; l++) {
+		     {"traffic.generators[]", fab_config_gen_keys},
+		     {"jobs[]", fab_config_job_keys}};
+	for (size_t l = 0; l < FAB_ARRAY_LEN(lists); l++) {
 		k = lists[l].get(&n);
 		for (size_t i = 0; i < n; i++)
 		{
@@ -211,9 +213,11 @@ static int cmd_sim(int argc, char **argv)
 		{"quiet", no_argument, NULL, 'q'},
 		{"keys", no_argument, NULL, 'K'},
 		{"print-scenario", no_argument, NULL, 'P'},
+		{"debug", no_argument, NULL, 'D'},
 		{"help", no_argument, NULL, 'h'},
 		{0, 0, 0, 0},
 	};
+	bool debug = false;
 	const char **sets = calloc((size_t)argc + 2, sizeof *sets);
 	char seedbuf[64];
 	size_t nsets = 0;
@@ -253,6 +257,9 @@ static int cmd_sim(int argc, char **argv)
 		case 'P':
 			fputs(fab_default_scenario, stdout);
 			goto out;
+		case 'D':
+			debug = true;
+			break;
 		case 'h':
 			fputs(usage_sim, stdout);
 			goto out;
@@ -275,7 +282,7 @@ static int cmd_sim(int argc, char **argv)
 		rc = fab_err_exit_code(err.code);
 		goto out;
 	}
-	run = fab_run_new(cfg, &err);
+	run = fab_run_new_log(cfg, debug, &err);
 	if (!run) {
 		fprintf(stderr, "fabscope: %s\n", err.msg);
 		rc = fab_err_exit_code(err.code);
@@ -290,6 +297,8 @@ static int cmd_sim(int argc, char **argv)
 	}
 	if (pctx.shown)
 		fputs("\r\033[K", stderr);
+	if (debug && run->work && run->work->log.len)
+		fwrite(run->work->log.buf, 1, run->work->log.len, stderr);
 	if (!quiet) {
 		double el = wall_s() - pctx.t0;
 		const struct fab_sim_totals *tot = fab_sim_totals(run->sim);
@@ -300,6 +309,8 @@ static int cmd_sim(int argc, char **argv)
 			ru.ru_maxrss / 1024);
 	}
 	doc = fab_result_json(cfg, run->sim);
+	if (run->njobs)
+		json_object_set_new(doc, "jobs", fab_jobs_json(run->jobs, run->njobs));
 	if (outdir) {
 		if (mkdir(outdir, 0777) && errno != EEXIST) {
 			fprintf(stderr, "fabscope: --out %s: %s\n", outdir, strerror(errno));
@@ -317,7 +328,8 @@ static int cmd_sim(int argc, char **argv)
 			ok = !json_dumpf(doc, files[0].f, JSON_INDENT(2)) && fputc('\n', files[0].f) != EOF;
 			ok = ok && !fab_result_write_flows_csv(files[1].f, run->sim);
 			ok = ok && !fab_result_write_ports_csv(files[2].f, run->sim);
-			ok = ok && !fab_result_write_text(files[3].f, cfg, run->sim);
+			ok = ok && !fab_result_write_text(files[3].f, cfg, run->sim) &&
+			     !fab_jobs_write_text(files[3].f, run->jobs, run->njobs);
 			if (nfiles == 5)
 				ok = ok && !fab_result_write_series_csv(files[4].f, run->sim);
 		}
@@ -348,6 +360,7 @@ static int cmd_sim(int argc, char **argv)
 			fab_result_write_ports_csv(stdout, run->sim);
 		} else {
 			fab_result_write_text(stdout, cfg, run->sim);
+			fab_jobs_write_text(stdout, run->jobs, run->njobs);
 		}
 		if (fflush(stdout) || ferror(stdout)) {
 			fprintf(stderr, "fabscope: writing to stdout failed\n");

@@ -16,6 +16,7 @@
 #include "../src/scenario/scenario.h"
 #include "../src/sim/sim.h"
 #include "../src/work/comm.h"
+#include "../src/work/job.h"
 #include "../src/work/sweep.h"
 #include "../src/work/work.h"
 
@@ -25,11 +26,16 @@ struct fab_run {
 	const struct fab_config *config;
 	struct fab_topo *topo;
 	struct fab_sim *sim;
+	struct fab_work *work;  /* when the scenario has jobs */
+	struct fab_job *jobs;
+	uint32_t njobs;
 };
 
-/* Builds the topology, expands the traffic and prepares the engine.
- * NULL and err (pointing into the scenario) on bad input. */
+/* Builds the topology, expands the traffic, places the jobs and prepares
+ * the engine.  NULL and err (pointing into the scenario) on bad input.
+ * log: keep the communicators' and jobs' log (fab_run->work->log). */
 struct fab_run *fab_run_new(const struct fab_config *c, struct fab_err *err);
+struct fab_run *fab_run_new_log(const struct fab_config *c, bool log, struct fab_err *err);
 int fab_run_exec(struct fab_run *r, fab_progress_fn progress, void *ctx);
 void fab_run_free(struct fab_run *r);
 

@@ -36,7 +36,42 @@ static void locate(const struct fab_config *c, struct fab_err *err)
 	memcpy(err->msg, msg, sizeof msg);
 }
 
+static int setup_jobs(struct fab_run *r, const struct fab_config *c, bool log, struct fab_err *err)
+{
+	if (!c->njobs)
+		return 0;
+	r->work = fab_xcalloc(1, sizeof *r->work);
+	fab_work_init(r->work, r->sim, r->topo);
+	r->work->log.enabled = log;
+	r->jobs = fab_xcalloc(c->njobs, sizeof *r->jobs);
+	bool *used = fab_xcalloc(r->topo->nservers, sizeof *used);
+	int rc = 0;
+	for (size_t i = 0; i < c->njobs && !rc; i++) {
+		const struct fab_job_spec *js = &c->jobs[i];
+		uint32_t *gpus = fab_xcalloc(js->gpus, sizeof *gpus);
+		rc = fab_job_place(r->topo, js, js->gpus, c->run.seed + i, used, gpus, err);
+		if (!rc) {
+			rc = fab_job_init(&r->jobs[i], r->work, js, gpus, err);
+			r->njobs = (uint32_t)i + 1;
+		}
+		free(gpus);
+		if (rc) {
+			char msg[sizeof err->msg];
+			snprintf(msg, sizeof msg, "%s:%u:%u: %s: %s", js->loc.origin, js->loc.line, js->loc.col,
+				 js->loc.what, err->msg);
+			memcpy(err->msg, msg, sizeof msg);
+		}
+	}
+	free(used);
+	return rc;
+}
+
 struct fab_run *fab_run_new(const struct fab_config *c, struct fab_err *err)
+{
+	return fab_run_new_log(c, false, err);
+}
+
+struct fab_run *fab_run_new_log(const struct fab_config *c, bool log, struct fab_err *err)
 {
 	struct fab_run *r = fab_xcalloc(1, sizeof *r);
 	r->config = c;
@@ -54,6 +89,8 @@ struct fab_run *fab_run_new(const struct fab_config *c, struct fab_err *err)
 	if (!r->sim)
 		goto fail;
 	fab_sim_set_server(r->sim, &c->server);
+	if (setup_jobs(r, c, log, err))
+		goto fail;
 	return r;
 fail:
 	fab_run_free(r);
@@ -64,13 +101,25 @@ int fab_run_exec(struct fab_run *r, fab_progress_fn progress, void *ctx)
 {
 	if (progress)
 		fab_sim_set_progress(r->sim, progress, ctx);
-	return fab_sim_run(r->sim, r->config->run.end_ps);
+	for (uint32_t i = 0; i < r->njobs; i++)
+		fab_job_start(&r->jobs[i]);
+	int rc = fab_sim_run(r->sim, r->config->run.end_ps);
+	for (uint32_t i = 0; i < r->njobs && !rc; i++)
+		rc = r->jobs[i].rc;
+	return rc;
 }
 
 void fab_run_free(struct fab_run *r)
 {
 	if (!r)
 		return;
+	for (uint32_t i = 0; i < r->njobs; i++)
+		fab_job_free(&r->jobs[i]);
+	free(r->jobs);
+	if (r->work) {
+		fab_work_free(r->work);
+		free(r->work);
+	}
 	fab_sim_free(r->sim);
 	fab_topo_free(r->topo);
 	free(r);
@@ -87,6 +136,14 @@ struct fab_coll_run *fab_coll_run_new(const struct fab_config *c, bool log, stru
 		memset(&quiet.traffic, 0, sizeof quiet.traffic);
 		use = &quiet;
 	}
+	if (c->njobs) {
+		/* jobs run under fabscope sim; the sweep has the cluster to itself */
+		if (use != &quiet)
+			quiet = *c;
+		quiet.jobs = NULL;
+		quiet.njobs = 0;
+		use = &quiet;
+	}
 	r->run = fab_run_new(use, err);
 	if (!r->run)
 		goto fail;
@@ -96,7 +153,12 @@ struct fab_coll_run *fab_coll_run_new(const struct fab_config *c, bool log, stru
 	const struct fab_topo *t = r->run->topo;
 	uint32_t n = c->coll.gpus ? c->coll.gpus : t->ngpus;
 	r->gpus = fab_xcalloc(n, sizeof *r->gpus);
-	if (fab_place(t, c->coll.placement, n, c->run.seed, r->gpus, err)) {
+	if (c->coll.placement == FAB_PLACE_LIST) {
+		fab_err_set(err, FAB_EINVAL, "collective.placement: list is for jobs (jobs[].gpu_list)");
+		locate(c, err);
+		goto fail;
+	}
+	if (fab_place(t, c->coll.placement, n, c->run.seed, NULL, r->gpus, err)) {
 		locate(c, err);
 		goto fail;
 	}

@@ -100,3 +100,70 @@ int fab_coll_write_csv(FILE *f, const struct fab_config *c, const struct fab_swe
 	}
 	return ferror(f) ? FAB_EIO : 0;
 }
+
+json_t *fab_jobs_json(const struct fab_job *jobs, uint32_t n)
+{
+	json_t *arr = json_array();
+	for (uint32_t i = 0; i < n; i++) {
+		const struct fab_job *j = &jobs[i];
+		struct fab_job_stats st;
+		fab_job_stats(j, &st);
+		json_t *o = json_object();
+		json_object_set_new(o, "name", json_string(j->spec.name));
+		json_object_set_new(o, "dp", json_integer(j->dp));
+		json_object_set_new(o, "tp", json_integer(j->tp));
+		json_object_set_new(o, "pp", json_integer(j->pp));
+		json_object_set_new(o, "finished", json_boolean(j->finished && !j->rc));
+		json_t *g = json_array();
+		for (uint32_t r = 0; r < j->n; r++)
+			json_array_append_new(g, json_integer(j->gpu[r]));
+		json_object_set_new(o, "gpus", g);
+		json_t *its = json_array();
+		for (uint32_t k = 0; k < j->niters; k++) {
+			const struct fab_job_iter *it = &j->iters[k];
+			json_t *x = json_object();
+			fab_time_ps t = it->end_ps - it->start_ps;
+			json_object_set_new(x, "iteration", json_integer(k));
+			json_object_set_new(x, "start_ps", json_integer((json_int_t)it->start_ps));
+			json_object_set_new(x, "end_ps", json_integer((json_int_t)it->end_ps));
+			json_object_set_new(x, "time_ps", json_integer((json_int_t)t));
+			json_object_set_new(x, "compute_ps", json_integer((json_int_t)it->compute_ps));
+			json_object_set_new(x, "comm_ps", json_integer((json_int_t)it->comm_ps));
+			json_object_set_new(x, "exposed_ps", json_integer((json_int_t)it->exposed_ps));
+			json_object_set_new(x, "idle_fraction", json_real(t ? (double)it->exposed_ps / (double)t : 0));
+			json_array_append_new(its, x);
+		}
+		json_object_set_new(o, "iterations", its);
+		json_t *s = json_object();
+		json_object_set_new(s, "mean_ps", json_integer((json_int_t)(st.mean_ps + 0.5)));
+		json_object_set_new(s, "p50_ps", json_integer((json_int_t)st.p50_ps));
+		json_object_set_new(s, "p99_ps", json_integer((json_int_t)st.p99_ps));
+		json_object_set_new(s, "max_ps", json_integer((json_int_t)st.max_ps));
+		json_object_set_new(s, "min_ps", json_integer((json_int_t)st.min_ps));
+		json_object_set_new(s, "idle_fraction", json_real(st.idle_fraction));
+		json_object_set_new(o, "stats", s);
+		json_array_append_new(arr, o);
+	}
+	return arr;
+}
+
+int fab_jobs_write_text(FILE *f, const struct fab_job *jobs, uint32_t n)
+{
+	if (!n)
+		return 0;
+	fprintf(f, "\njobs:\n");
+	fprintf(f, "  %-12s %5s %11s %6s %11s %11s %11s %11s %7s\n", "name", "gpus", "dp x tp x pp",
+		"iters", "mean", "p50", "p99", "max", "idle");
+	for (uint32_t i = 0; i < n; i++) {
+		const struct fab_job *j = &jobs[i];
+		struct fab_job_stats st;
+		fab_job_stats(j, &st);
+		char shape[32];
+		snprintf(shape, sizeof shape, "%u x %u x %u", j->dp, j->tp, j->pp);
+		fprintf(f, "  %-12s %5u %11s %6u %8.3f ms %8.3f ms %8.3f ms %8.3f ms %6.1f%%%s\n",
+			j->spec.name, j->n, shape, j->niters, st.mean_ps / 1e9, st.p50_ps / 1e9,
+			st.p99_ps / 1e9, st.max_ps / 1e9, st.idle_fraction * 100,
+			j->finished && !j->rc ? "" : "  (unfinished)");
+	}
+	return ferror(f) ? FAB_EIO : 0;
+}

@@ -39,6 +39,10 @@ int fab_result_write_ports_csv(FILE *f, const struct fab_sim *s);
 int fab_result_write_series_csv(FILE *f, const struct fab_sim *s);
 int fab_result_write_text(FILE *f, const struct fab_config *c, const struct fab_sim *s);
 
+/* Training jobs: per iteration and per job. */
+json_t *fab_jobs_json(const struct fab_job *jobs, uint32_t n);
+int fab_jobs_write_text(FILE *f, const struct fab_job *jobs, uint32_t n);
+
 /* A collective sweep: the document gets kind "coll" and a "collective"
  * section; text is an nccl-tests table; CSV its rows. */
 json_t *fab_coll_json(const struct fab_config *c, const struct fab_sim *s,

@@ -199,6 +199,45 @@ static const struct fab_key_def gen_keys[] = {
 	 "which pairs are allowed (incast: any means cross-server)"},
 };
 
+#define JOFF(field) offsetof(struct fab_job_spec, field)
+static const struct fab_key_def job_keys[] = {
+	{"name", K_STR32, JOFF(name), "", 0, 0, NULL, "shown in results and logs (default job0, job1, ...)"},
+	{"gpus", K_U32, JOFF(gpus), "0", 0, 1e9, NULL, "GPUs of the job = dp x tp x pp (0: the length of gpu_list)"},
+	{"placement", K_ENUM, JOFF(placement), "packed", 0, 0, "packed|spread|random|scatter|list",
+	 "servers the job takes, among those no earlier job took; list: gpu_list"},
+	{"gpu_list", K_U32LIST, JOFF(gpu_list), "", 0, 1e9, NULL, "placement list: the GPUs in rank order"},
+	{"ring_order", K_ENUM, JOFF(ring_order), "topology", 0, 0, "topology|rank|flat",
+	 "ring order of the data-parallel all-reduces"},
+	{"iterations", K_U32, JOFF(iterations), "5", 1, 1e6, NULL, "training steps"},
+	{"compute", K_TIME, JOFF(compute_ps), "10ms", 0, 1e15, NULL,
+	 "forward + backward compute per iteration (per stage), a third forward"},
+	{"gradient_bytes", K_BYTES, JOFF(grad_bytes), "256MiB", 1, 1e13, NULL,
+	 "gradient each GPU all-reduces per iteration over its data-parallel group"},
+	{"buckets", K_U32, JOFF(buckets), "4", 1, 1024, NULL, "gradient buckets (all-reduced in order)"},
+	{"overlap", K_BOOL, JOFF(overlap), "true", 0, 0, NULL,
+	 "a bucket's all-reduce starts when the backward pass has produced it (else after the pass)"},
+	{"tp", K_U32, JOFF(tp), "1", 1, 1024, NULL, "tensor-parallel group size (consecutive GPUs, one server)"},
+	{"tp_bytes", K_BYTES, JOFF(tp_bytes), "0", 0, 1e13, NULL, "bytes of each tensor-parallel all-reduce"},
+	{"tp_collectives", K_U32, JOFF(tp_collectives), "4", 0, 1e6, NULL,
+	 "tensor-parallel all-reduces per forward pass of a micro-batch (each blocks compute)"},
+	{"pp", K_U32, JOFF(pp), "1", 1, 1024, NULL, "pipeline stages"},
+	{"pp_bytes", K_BYTES, JOFF(pp_bytes), "0", 0, 1e13, NULL,
+	 "activations per micro-batch and GPU sent to the next stage (gradients come back)"},
+	{"microbatches", K_U32, JOFF(microbatches), "1", 1, 1e6, NULL, "micro-batches per iteration (GPipe)"},
+	{"algo", K_ENUM, JOFF(algo), "auto", 0, 0, "ring|tree|hierarchical|rhd|direct|auto",
+	 "data-parallel all-reduce algorithm"},
+	{"channels", K_U32, JOFF(channels), "0", 0, 32, NULL, "channels of the data-parallel communicators"},
+	{"qps_per_connection", K_U32, JOFF(qps_per_conn), "1", 1, 64, NULL, "queue pairs per connection"},
+	{"start", K_TIME, JOFF(start_ps), "0", 0, 1e15, NULL, "when the first iteration starts"},
+	{"priority", K_U32, JOFF(priority), "3", 0, 7, NULL, "traffic class"},
+};
+
+const struct fab_key_def *fab_config_job_keys(size_t *n)
+{
+	*n = FAB_ARRAY_LEN(job_keys);
+	return job_keys;
+}
+
 const struct fab_key_def *fab_config_keys(size_t *n)
 {
 	*n = FAB_ARRAY_LEN(keys);
@@ -348,6 +387,42 @@ static int parse_value(const struct fab_key_def *k, void *base, const char *text
 		*s = *text ? fab_xstrdup(text) : NULL;
 		return 0;
 	}
+	case K_STR32:
+		if (strlen(text) >= 32) {
+			snprintf(why, wl, "at most 31 characters, got \"%s\"", text);
+			return FAB_EINVAL;
+		}
+		snprintf(field, 32, "%s", text);
+		return 0;
+	case K_U32LIST: {
+		uint32_t **list = (uint32_t **)field;
+		uint32_t *count = (uint32_t *)(field + sizeof(uint32_t *));
+		free(*list);
+		*list = NULL;
+		*count = 0;
+		const char *p = text;
+		while (*p == ' ' || *p == '[')
+			p++;
+		while (*p && *p != ']') {
+			char *end;
+			errno = 0;
+			unsigned long v = strtoul(p, &end, 10);
+			if (end == p || errno || v > (unsigned long)k->max) {
+				snprintf(why, wl, "expected a list of GPU numbers such as [0, 1, 8, 9], got \"%s\"",
+					 text);
+				free(*list);
+				*list = NULL;
+				*count = 0;
+				return FAB_EINVAL;
+			}
+			*list = fab_xrealloc(*list, *count + 1, sizeof **list);
+			(*list)[(*count)++] = (uint32_t)v;
+			p = end;
+			while (*p == ' ' || *p == ',')
+				p++;
+		}
+		return 0;
+	}
 	}
 	snprintf(why, wl, "internal: unknown key type");
 	return FAB_EINTERNAL;
@@ -415,6 +490,19 @@ void fab_config_value_text(const struct fab_key_def *k, const void *base, char *
 	case K_PATH: {
 		const char *s = *(char *const *)field;
 		snprintf(buf, len, "%s", s ? s : "");
+		return;
+	}
+	case K_STR32:
+		snprintf(buf, len, "%s", field);
+		return;
+	case K_U32LIST: {
+		const uint32_t *list = *(uint32_t *const *)field;
+		uint32_t count = *(const uint32_t *)(field + sizeof(uint32_t *));
+		size_t o = (size_t)snprintf(buf, len, "[");
+		for (uint32_t i = 0; i < count && o + 12 < len; i++)
+			o += (size_t)snprintf(buf + o, len - o, "%s%u", i ? ", " : "", list[i]);
+		if (o < len)
+			snprintf(buf + o, len - o, "]");
 		return;
 	}
 	}
@@ -523,10 +611,10 @@ static const char *scalar_text(const struct ynode *v, char *buf, size_t len)
 static int load_key(struct loader *L, const struct fab_key_def *k, void *base, const char *path,
 		    const struct ynode *v)
 {
-	char w[300], why[256], seqbuf[128];
+	char w[300], why[256], seqbuf[4096];
 	const char *text = scalar_text(v, seqbuf, sizeof seqbuf);
 	where(v, w, sizeof w);
-	if (!text || (v->kind == Y_SEQ && k->type != K_PRIOMASK))
+	if (!text || (v->kind == Y_SEQ && k->type != K_PRIOMASK && k->type != K_U32LIST))
 		return fab_err_set(L->err, FAB_EINVAL, "%s%s: expected a single value, got a %s", w,
 				   path, v->kind == Y_MAP ? "mapping" : "list");
 	if (parse_value(k, base, text, why, sizeof why))
@@ -588,7 +676,7 @@ static int load_item(struct loader *L, const struct fab_key_def *tab, size_t nta
 static int load_list(struct loader *L, const char *path, const struct ynode *seq)
 {
 	char w[300];
-	bool flows = !strcmp(path, "traffic.flows");
+	bool flows = !strcmp(path, "traffic.flows"), jobs = !strcmp(path, "jobs");
 	if (seq->kind != Y_SEQ) {
 		where(seq, w, sizeof w);
 		return fab_err_set(L->err, FAB_EINVAL, "%s%s: expected a list (items start with '- ')",
@@ -598,7 +686,32 @@ static int load_list(struct loader *L, const char *path, const struct ynode *seq
 	for (size_t i = 0; i < seq->n; i++) {
 		char what[64];
 		snprintf(what, sizeof what, "%s[%zu]", path, i);
-		if (flows) {
+		if (jobs) {
+			struct fab_config *c = L->c;
+			c->jobs = fab_xrealloc(c->jobs, c->njobs + 1, sizeof *c->jobs);
+			struct fab_job_spec *j = &c->jobs[c->njobs++];
+			memset(j, 0, sizeof *j);
+			if (load_item(L, job_keys, FAB_ARRAY_LEN(job_keys), j, seq->vals[i], what))
+				return FAB_EINVAL;
+			set_loc(&j->loc, seq->vals[i], what);
+			if (!j->name[0])
+				snprintf(j->name, sizeof j->name, "job%zu", i);
+			if (!j->gpus)
+				j->gpus = j->ngpu_list;
+			if (j->placement == FAB_PLACE_LIST && j->ngpu_list != j->gpus) {
+				char wh[300];
+				where(seq->vals[i], wh, sizeof wh);
+				return fab_err_set(L->err, FAB_EINVAL,
+						   "%s%s: placement list needs gpu_list with gpus (%u) GPUs, got %u",
+						   wh, what, j->gpus, j->ngpu_list);
+			}
+			if (!j->gpus) {
+				char wh[300];
+				where(seq->vals[i], wh, sizeof wh);
+				return fab_err_set(L->err, FAB_EINVAL, "%s%s: a job needs gpus (or a gpu_list)",
+						   wh, what);
+			}
+		} else if (flows) {
 			tp->flows = fab_xrealloc(tp->flows, tp->nflows + 1, sizeof *tp->flows);
 			struct fab_flow_spec *f = &tp->flows[tp->nflows++];
 			memset(f, 0, sizeof *f);
@@ -634,7 +747,8 @@ static int walk(struct loader *L, const struct ynode *map, const char *prefix)
 			L->c->loc[ki] = (struct fab_key_loc){v->origin, v->line, v->col, true};
 			continue;
 		}
-		if (!strcmp(path, "traffic.flows") || !strcmp(path, "traffic.generators")) {
+		if (!strcmp(path, "traffic.flows") || !strcmp(path, "traffic.generators") ||
+		    !strcmp(path, "jobs")) {
 			if (load_list(L, path, v))
 				return FAB_EINVAL;
 			continue;
@@ -842,6 +956,9 @@ void fab_config_free(struct fab_config *c)
 {
 	if (!c)
 		return;
+	for (size_t i = 0; i < c->njobs; i++)
+		free(c->jobs[i].gpu_list);
+	free(c->jobs);
 	fab_traffic_free(&c->traffic);
 	free(c->topo_file);
 	free(c->origin);

@@ -12,6 +12,7 @@
 #include "../base/base.h"
 #include "../sim/sim.h"
 #include "../topo/topo.h"
+#include "../work/job.h"
 #include "../work/sweep.h"
 #include "../work/traffic.h"
 
@@ -33,6 +34,8 @@ struct fab_config {
 	struct fab_run_params run;
 	struct fab_server_params server;
 	struct fab_coll_params coll;
+	struct fab_job_spec *jobs;
+	size_t njobs;
 	char *origin;          /* the scenario's name in messages */
 	char *topo_file;       /* owned; topo.file points here */
 	struct fab_key_loc *loc; /* per key of the table */
@@ -56,7 +59,7 @@ extern const char fab_default_scenario[];
 /* The key table, for the effective configuration and the reference. */
 enum fab_key_type {
 	K_U32, K_U64, K_RATE, K_TIME, K_BYTES, K_BOOL, K_DOUBLE, K_ENUM, K_RATIO,
-	K_PRIOMASK, K_PATH, K_U8,
+	K_PRIOMASK, K_PATH, K_U8, K_STR32, K_U32LIST,
 };
 
 struct fab_key_def {
@@ -72,6 +75,7 @@ struct fab_key_def {
 const struct fab_key_def *fab_config_keys(size_t *n);
 const struct fab_key_def *fab_config_flow_keys(size_t *n);
 const struct fab_key_def *fab_config_gen_keys(size_t *n);
+const struct fab_key_def *fab_config_job_keys(size_t *n);
 /* Canonical text of a key's value in cfg (or a list item when base given). */
 void fab_config_value_text(const struct fab_key_def *k, const void *base, char *buf,
 			   size_t len);

@@ -81,6 +81,7 @@ struct fab_comm {
 	fab_comm_done_fn done;
 	void *done_ctx;
 	uint64_t ops;
+	void *user;                /* the owner's back pointer */
 	/* the cost model's inputs */
 	double bw_nic_Bps, bw_nvl_Bps; /* bytes per second */
 	double alpha_net_s, alpha_nvl_s;

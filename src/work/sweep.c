@@ -34,12 +34,16 @@ const char *fab_dtype_name(int dt)
 }
 
 int fab_place(const struct fab_topo *t, int placement, uint32_t nranks, uint64_t seed,
-	      uint32_t *gpus, struct fab_err *err)
+	      bool *used_in, uint32_t *gpus, struct fab_err *err)
 {
-	if (nranks > t->ngpus)
-		return fab_err_set(err, FAB_EINVAL, "collective.gpus: %u GPUs asked, the cluster has %u",
-				   nranks, t->ngpus);
-	uint32_t S = t->nservers, *order = fab_xcalloc(S, sizeof *order);
+	uint32_t S = t->nservers, free_gpus = 0;
+	for (uint32_t s = 0; s < S; s++)
+		if (!used_in || !used_in[s])
+			free_gpus += t->gpus_per_server;
+	if (nranks > free_gpus)
+		return fab_err_set(err, FAB_EINVAL, "gpus: %u GPUs asked, %u are free in the cluster",
+				   nranks, free_gpus);
+	uint32_t *order = fab_xcalloc(S, sizeof *order);
 	for (uint32_t s = 0; s < S; s++)
 		order[s] = s;
 	if (placement == FAB_PLACE_SPREAD) {
@@ -69,10 +73,18 @@ int fab_place(const struct fab_topo *t, int placement, uint32_t nranks, uint64_t
 			order[j] = tmp;
 		}
 	}
+	/* drop the servers already taken, keep the order of the rest */
+	uint32_t nfree = 0;
+	for (uint32_t i = 0; i < S; i++)
+		if (!used_in || !used_in[order[i]])
+			order[nfree++] = order[i];
 	uint32_t G = t->gpus_per_server, used = (nranks + G - 1) / G;
 	for (uint32_t r = 0; r < nranks; r++)
 		gpus[r] = placement == FAB_PLACE_SCATTER ? order[r % used] * G + r / used
 							 : order[r / G] * G + r % G;
+	if (used_in)
+		for (uint32_t i = 0; i < used; i++)
+			used_in[order[i]] = true;
 	free(order);
 	return 0;
 }

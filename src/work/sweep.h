@@ -8,15 +8,17 @@
 
 #include "comm.h"
 
-enum fab_placement { FAB_PLACE_PACKED, FAB_PLACE_SPREAD, FAB_PLACE_RANDOM, FAB_PLACE_SCATTER };
+enum fab_placement { FAB_PLACE_PACKED, FAB_PLACE_SPREAD, FAB_PLACE_RANDOM, FAB_PLACE_SCATTER,
+		     FAB_PLACE_LIST /* jobs: an explicit GPU list */ };
 
 /* Ranks on GPUs: packed fills servers in order; spread takes servers from
  * each leaf in turn; random takes servers in a seeded random order (a
  * server's GPUs are used together, in order); scatter deals consecutive
  * ranks to different servers, round robin over as few servers as hold
- * them. */
+ * them.  used (may be NULL) marks servers already taken: they are
+ * skipped, and the servers chosen are marked. */
 int fab_place(const struct fab_topo *t, int placement, uint32_t nranks, uint64_t seed,
-	      uint32_t *gpus, struct fab_err *err);
+	      bool *used, uint32_t *gpus, struct fab_err *err);
 
 struct fab_coll_params {
 	int op, algo;

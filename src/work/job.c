@@ -1,0 +1,463 @@
+/*
+ * job.c - the training-job state machine of job.h.
+ *
+ * A worker is one tensor-parallel group of one stage of one replica; its
+ * GPUs compute in lockstep.  Compute is a timer; tensor-parallel
+ * all-reduces run on the worker's own communicator and block it; pipeline
+ * transfers are messages between the corresponding GPUs of adjacent
+ * stages; data-parallel all-reduces run on one communicator per stage and
+ * tensor index, one bucket after another.  Forward takes a third of the
+ * compute and backward two thirds, split evenly over micro-batches.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+#include "sweep.h"
+
+enum { W_FWD, W_BWD, W_DONE };
+
+struct fab_job_worker {
+	struct fab_job *job;
+	uint32_t s, d;
+	int state;
+	uint32_t m;        /* micro-batch */
+	uint32_t k;        /* compute chunk within the pass */
+	bool waiting;      /* for activations (forward) or gradients (backward) */
+	uint32_t *act_have, *grad_have; /* [M]: messages arrived per micro-batch */
+};
+
+static struct fab_job_worker *worker(struct fab_job *j, uint32_t s, uint32_t d)
+{
+	return &j->wk[s * j->dp + d];
+}
+
+static uint32_t rank_of(const struct fab_job *j, uint32_t s, uint32_t d, uint32_t x)
+{
+	return (s * j->dp + d) * j->tp + x;
+}
+
+static void op_begin(struct fab_job *j)
+{
+	if (j->active_ops++ == 0)
+		j->comm_since = fab_sim_now(j->w->sim);
+}
+
+static void op_end(struct fab_job *j)
+{
+	if (--j->active_ops == 0)
+		j->comm_acc += fab_sim_now(j->w->sim) - j->comm_since;
+}
+
+static void fail(struct fab_job *j)
+{
+	j->rc = j->err.code ? j->err.code : FAB_EINTERNAL;
+	if (!j->finished) {
+		j->finished = true;
+		fab_sim_hold(j->w->sim, -1);
+	}
+}
+
+static void try_fwd(struct fab_job_worker *wk);
+static void try_bwd(struct fab_job_worker *wk);
+static void start_iteration(struct fab_job *j);
+
+static void maybe_end_iteration(struct fab_job *j)
+{
+	if (j->workers_done < j->pp * j->dp || j->dp_pending)
+		return;
+	fab_time_ps now = fab_sim_now(j->w->sim);
+	struct fab_job_iter *it = &j->iters[j->niters++];
+	it->start_ps = j->iter_start;
+	it->end_ps = now;
+	it->compute_ps = j->spec.compute_ps;
+	it->comm_ps = j->comm_acc;
+	it->exposed_ps = now - j->iter_start > j->spec.compute_ps ? now - j->iter_start - j->spec.compute_ps
+								  : 0;
+	fab_log_printf(&j->w->log, "fabscope INFO %s: iteration %u time %.3f us comm %.3f us exposed %.3f us\n",
+		       j->spec.name, j->niters - 1, (double)(now - j->iter_start) / 1e6,
+		       (double)j->comm_acc / 1e6, (double)it->exposed_ps / 1e6);
+	if (++j->iter < j->spec.iterations) {
+		start_iteration(j);
+		return;
+	}
+	j->finished = true;
+	fab_sim_hold(j->w->sim, -1);
+}
+
+/* ---- data-parallel buckets ---- */
+
+static void dp_start(struct fab_job *j, uint32_t s, uint32_t x);
+
+static void dp_done(void *ctx, const struct fab_op_result *r)
+{
+	(void)r;
+	struct fab_comm *c = ctx;
+	struct fab_job *j = c->user;
+	uint32_t idx = (uint32_t)(c - j->dp_comm), s = idx / j->tp, x = idx % j->tp;
+	op_end(j);
+	j->dp_busy[idx] = false;
+	j->dp_next[idx]++;
+	j->dp_pending--;
+	dp_start(j, s, x);
+	maybe_end_iteration(j);
+}
+
+static void dp_start(struct fab_job *j, uint32_t s, uint32_t x)
+{
+	uint32_t idx = s * j->tp + x, b = j->dp_next[idx];
+	if (j->dp_busy[idx] || b >= j->spec.buckets || j->bucket_ready[s * j->spec.buckets + b] < j->dp)
+		return;
+	uint64_t bytes = j->spec.grad_bytes / j->spec.buckets +
+			 (b < j->spec.grad_bytes % j->spec.buckets ? 1 : 0);
+	struct fab_coll_req req = {FAB_OP_ALLREDUCE, j->spec.algo, FAB_MAX(bytes / 4, 1), 4, 0};
+	j->dp_busy[idx] = true;
+	op_begin(j);
+	if (fab_comm_start(&j->dp_comm[idx], &req, dp_done, &j->dp_comm[idx], &j->err))
+		fail(j);
+}
+
+static void bucket_produced(struct fab_job *j, uint32_t s, uint32_t b)
+{
+	if (++j->bucket_ready[s * j->spec.buckets + b] < j->dp)
+		return;
+	for (uint32_t x = 0; x < j->tp; x++)
+		dp_start(j, s, x);
+}
+
+/* ---- pipeline transfers ---- */
+
+static void on_act(void *obj, uint32_t m)
+{
+	struct fab_job_worker *wk = obj;
+	if (++wk->act_have[m] == wk->job->tp && wk->waiting && wk->state == W_FWD && wk->m == m) {
+		wk->waiting = false;
+		try_fwd(wk);
+	}
+}
+
+static void on_grad(void *obj, uint32_t m)
+{
+	struct fab_job_worker *wk = obj;
+	if (++wk->grad_have[m] == wk->job->tp && wk->waiting && wk->state == W_BWD && wk->m == m) {
+		wk->waiting = false;
+		try_bwd(wk);
+	}
+}
+
+/* Every GPU of the worker's group sends to its peer in the next (down) or
+ * previous stage. */
+static void pp_send(struct fab_job_worker *wk, bool down, uint32_t m)
+{
+	struct fab_job *j = wk->job;
+	uint32_t s2 = down ? wk->s + 1 : wk->s - 1, bnd = down ? wk->s : wk->s - 1;
+	struct fab_job_worker *to = worker(j, s2, wk->d);
+	for (uint32_t x = 0; x < j->tp; x++) {
+		uint32_t src = j->gpu[rank_of(j, wk->s, wk->d, x)], dst = j->gpu[rank_of(j, s2, wk->d, x)];
+		uint32_t cookie = fab_work_cookie(j->w, down ? on_act : on_grad, to, m);
+		if (fab_topo_gpu_server(j->t, src) == fab_topo_gpu_server(j->t, dst)) {
+			fab_sim_post_local(j->w->sim, src, dst, j->spec.pp_bytes, cookie);
+			continue;
+		}
+		size_t ci = (((size_t)bnd * j->dp + wk->d) * j->tp + x) * 2 + (down ? 0 : 1);
+		fab_sim_post(j->w->sim, j->pp_conn[ci], j->spec.pp_bytes, cookie);
+	}
+}
+
+/* ---- the worker ---- */
+
+static uint32_t fwd_chunks(const struct fab_job *j)
+{
+	return j->tp > 1 && j->spec.tp_bytes && j->spec.tp_collectives ? j->spec.tp_collectives : 1;
+}
+
+static void fwd_chunk_done(void *obj, uint32_t unused);
+static void bwd_chunk_done(void *obj, uint32_t unused);
+
+static void after_fwd(struct fab_job_worker *wk)
+{
+	struct fab_job *j = wk->job;
+	if (wk->s + 1 < j->pp)
+		pp_send(wk, true, wk->m);
+	if (++wk->m < j->M) {
+		try_fwd(wk);
+		return;
+	}
+	wk->state = W_BWD;
+	wk->m = j->M - 1;
+	try_bwd(wk);
+}
+
+static void tp_done(void *ctx, const struct fab_op_result *r)
+{
+	(void)r;
+	struct fab_job_worker *wk = ctx;
+	op_end(wk->job);
+	if (++wk->k < fwd_chunks(wk->job))
+		fab_work_timer(wk->job->w, fab_sim_now(wk->job->w->sim) +
+					       wk->job->spec.compute_ps / 3 / wk->job->M / fwd_chunks(wk->job),
+			       fwd_chunk_done, wk, 0);
+	else
+		after_fwd(wk);
+}
+
+static void fwd_chunk_done(void *obj, uint32_t unused)
+{
+	(void)unused;
+	struct fab_job_worker *wk = obj;
+	struct fab_job *j = wk->job;
+	if (fwd_chunks(j) == 1) {
+		after_fwd(wk);
+		return;
+	}
+	struct fab_coll_req req = {FAB_OP_ALLREDUCE, FAB_ALGO_AUTO, FAB_MAX(j->spec.tp_bytes / 4, 1), 4, 0};
+	op_begin(j);
+	if (fab_comm_start(&j->tp_comm[wk->s * j->dp + wk->d], &req, tp_done, wk, &j->err))
+		fail(j);
+}
+
+static void try_fwd(struct fab_job_worker *wk)
+{
+	struct fab_job *j = wk->job;
+	if (wk->s > 0 && wk->act_have[wk->m] < j->tp) {
+		wk->waiting = true;
+		return;
+	}
+	wk->k = 0;
+	fab_work_timer(j->w, fab_sim_now(j->w->sim) + j->spec.compute_ps / 3 / j->M / fwd_chunks(j),
+		       fwd_chunk_done, wk, 0);
+}
+
+/* The last backward pass (micro-batch 0) yields the buckets. */
+static uint32_t bwd_chunks(const struct fab_job_worker *wk)
+{
+	return wk->m == 0 ? wk->job->spec.buckets : 1;
+}
+
+static void bwd_chunk_done(void *obj, uint32_t unused)
+{
+	(void)unused;
+	struct fab_job_worker *wk = obj;
+	struct fab_job *j = wk->job;
+	if (wk->m == 0 && j->spec.overlap)
+		bucket_produced(j, wk->s, wk->k);
+	if (++wk->k < bwd_chunks(wk)) {
+		fab_work_timer(j->w, fab_sim_now(j->w->sim) + 2 * j->spec.compute_ps / 3 / j->M / bwd_chunks(wk),
+			       bwd_chunk_done, wk, 0);
+		return;
+	}
+	if (wk->s > 0)
+		pp_send(wk, false, wk->m);
+	if (wk->m > 0) {
+		wk->m--;
+		try_bwd(wk);
+		return;
+	}
+	wk->state = W_DONE;
+	j->workers_done++;
+	if (!j->spec.overlap)
+		for (uint32_t b = 0; b < j->spec.buckets; b++)
+			bucket_produced(j, wk->s, b);
+	maybe_end_iteration(j);
+}
+
+static void try_bwd(struct fab_job_worker *wk)
+{
+	struct fab_job *j = wk->job;
+	if (wk->s + 1 < j->pp && wk->grad_have[wk->m] < j->tp) {
+		wk->waiting = true;
+		return;
+	}
+	wk->k = 0;
+	fab_work_timer(j->w, fab_sim_now(j->w->sim) + 2 * j->spec.compute_ps / 3 / j->M / bwd_chunks(wk),
+		       bwd_chunk_done, wk, 0);
+}
+
+static void start_iteration(struct fab_job *j)
+{
+	j->iter_start = fab_sim_now(j->w->sim);
+	j->comm_acc = 0;
+	if (j->active_ops)
+		j->comm_since = j->iter_start;
+	j->workers_done = 0;
+	j->dp_pending = j->pp * j->tp * j->spec.buckets;
+	memset(j->bucket_ready, 0, (size_t)j->pp * j->spec.buckets * sizeof *j->bucket_ready);
+	memset(j->dp_next, 0, (size_t)j->pp * j->tp * sizeof *j->dp_next);
+	for (uint32_t i = 0; i < j->pp * j->dp; i++) {
+		struct fab_job_worker *wk = &j->wk[i];
+		wk->state = W_FWD;
+		wk->m = 0;
+		wk->waiting = false;
+		memset(wk->act_have, 0, j->M * sizeof *wk->act_have);
+		memset(wk->grad_have, 0, j->M * sizeof *wk->grad_have);
+	}
+	for (uint32_t i = 0; i < j->pp * j->dp; i++)
+		try_fwd(&j->wk[i]);
+}
+
+static void begin(void *obj, uint32_t unused)
+{
+	(void)unused;
+	start_iteration(obj);
+}
+
+void fab_job_start(struct fab_job *j)
+{
+	fab_sim_hold(j->w->sim, +1);
+	fab_work_timer(j->w, j->spec.start_ps, begin, j, 0);
+}
+
+int fab_job_place(const struct fab_topo *t, const struct fab_job_spec *spec, uint32_t ngpus,
+		  uint64_t seed, bool *server_used, uint32_t *gpus, struct fab_err *err)
+{
+	if (spec->placement != FAB_PLACE_LIST)
+		return fab_place(t, spec->placement, ngpus, seed, server_used, gpus, err);
+	for (uint32_t r = 0; r < ngpus; r++) {
+		uint32_t g = spec->gpu_list[r];
+		if (g >= t->ngpus)
+			return fab_err_set(err, FAB_EINVAL, "gpu_list: GPU %u does not exist (0..%u)", g,
+					   t->ngpus - 1);
+		if (server_used[fab_topo_gpu_server(t, g)])
+			return fab_err_set(err, FAB_EINVAL, "gpu_list: GPU %u is on a server another job uses", g);
+		gpus[r] = g;
+	}
+	for (uint32_t r = 0; r < ngpus; r++)
+		server_used[fab_topo_gpu_server(t, gpus[r])] = true;
+	return 0;
+}
+
+int fab_job_init(struct fab_job *j, struct fab_work *w, const struct fab_job_spec *spec,
+		 const uint32_t *gpus, struct fab_err *err)
+{
+	memset(j, 0, sizeof *j);
+	j->spec = *spec;
+	j->spec.gpu_list = NULL;
+	j->w = w;
+	j->t = w->topo;
+	j->tp = spec->tp ? spec->tp : 1;
+	j->pp = spec->pp ? spec->pp : 1;
+	j->M = spec->microbatches ? spec->microbatches : 1;
+	j->n = spec->gpus;
+	if (!j->n || j->n % (j->tp * j->pp))
+		return fab_err_set(err, FAB_EINVAL, "gpus: %u GPUs do not divide into tp %u x pp %u",
+				   j->n, j->tp, j->pp);
+	j->dp = j->n / (j->tp * j->pp);
+	if (!j->spec.buckets)
+		j->spec.buckets = 1;
+	j->gpu = fab_xcalloc(j->n, sizeof *j->gpu);
+	memcpy(j->gpu, gpus, j->n * sizeof *gpus);
+	j->iters = fab_xcalloc(FAB_MAX(spec->iterations, 1), sizeof *j->iters);
+	j->wk = fab_xcalloc((size_t)j->pp * j->dp, sizeof *j->wk);
+	for (uint32_t s = 0; s < j->pp; s++)
+		for (uint32_t d = 0; d < j->dp; d++) {
+			struct fab_job_worker *wk = worker(j, s, d);
+			wk->job = j;
+			wk->s = s;
+			wk->d = d;
+			wk->act_have = fab_xcalloc(j->M, sizeof *wk->act_have);
+			wk->grad_have = fab_xcalloc(j->M, sizeof *wk->grad_have);
+		}
+	j->bucket_ready = fab_xcalloc((size_t)j->pp * j->spec.buckets, sizeof *j->bucket_ready);
+	j->dp_next = fab_xcalloc((size_t)j->pp * j->tp, sizeof *j->dp_next);
+	j->dp_busy = fab_xcalloc((size_t)j->pp * j->tp, sizeof *j->dp_busy);
+	uint32_t *g = fab_xcalloc(FAB_MAX(j->dp, j->tp), sizeof *g);
+	char name[64];
+	j->dp_comm = fab_xcalloc((size_t)j->pp * j->tp, sizeof *j->dp_comm);
+	for (uint32_t s = 0; s < j->pp; s++)
+		for (uint32_t x = 0; x < j->tp; x++) {
+			for (uint32_t d = 0; d < j->dp; d++)
+				g[d] = j->gpu[rank_of(j, s, d, x)];
+			snprintf(name, sizeof name, "%s.dp%u.%u", spec->name, s, x);
+			struct fab_comm_params cp = {name, j->dp, g, spec->ring_order, spec->channels, 512 * 1024,
+						     (uint8_t)spec->priority, 0, spec->qps_per_conn};
+			if (fab_comm_init(&j->dp_comm[s * j->tp + x], w, &cp, err))
+				goto fail;
+			j->dp_comm[s * j->tp + x].user = j;
+		}
+	if (j->tp > 1) {
+		j->tp_comm = fab_xcalloc((size_t)j->pp * j->dp, sizeof *j->tp_comm);
+		for (uint32_t s = 0; s < j->pp; s++)
+			for (uint32_t d = 0; d < j->dp; d++) {
+				for (uint32_t x = 0; x < j->tp; x++)
+					g[x] = j->gpu[rank_of(j, s, d, x)];
+				snprintf(name, sizeof name, "%s.tp%u.%u", spec->name, s, d);
+				struct fab_comm_params cp = {name, j->tp, g, FAB_RING_TOPOLOGY, 0, 512 * 1024,
+							     (uint8_t)spec->priority, 0, 1};
+				if (fab_comm_init(&j->tp_comm[s * j->dp + d], w, &cp, err))
+					goto fail;
+			}
+	}
+	if (j->pp > 1) {
+		j->pp_conn = fab_xcalloc((size_t)(j->pp - 1) * j->dp * j->tp * 2, sizeof *j->pp_conn);
+		for (uint32_t s = 0; s + 1 < j->pp; s++)
+			for (uint32_t d = 0; d < j->dp; d++)
+				for (uint32_t x = 0; x < j->tp; x++) {
+					uint32_t a = fab_topo_gpu_nic(j->t, j->gpu[rank_of(j, s, d, x)]);
+					uint32_t b = fab_topo_gpu_nic(j->t, j->gpu[rank_of(j, s + 1, d, x)]);
+					size_t ci = (((size_t)s * j->dp + d) * j->tp + x) * 2;
+					if (a == b)
+						continue; /* same NIC: the transfer stays in the server */
+					j->pp_conn[ci] = fab_sim_open(w->sim, a, b, (uint8_t)spec->priority);
+					j->pp_conn[ci + 1] = fab_sim_open(w->sim, b, a, (uint8_t)spec->priority);
+				}
+	}
+	free(g);
+	fab_log_printf(&w->log, "fabscope INFO %s: %u GPUs, dp %u x tp %u x pp %u, %u micro-batches, %u buckets, overlap %s\n",
+		       spec->name, j->n, j->dp, j->tp, j->pp, j->M, j->spec.buckets,
+		       spec->overlap ? "on" : "off");
+	return 0;
+fail:
+	free(g);
+	return FAB_EINVAL;
+}
+
+void fab_job_free(struct fab_job *j)
+{
+	for (uint32_t i = 0; j->dp_comm && i < j->pp * j->tp; i++)
+		fab_comm_free(&j->dp_comm[i]);
+	for (uint32_t i = 0; j->tp_comm && i < j->pp * j->dp; i++)
+		fab_comm_free(&j->tp_comm[i]);
+	for (uint32_t i = 0; j->wk && i < j->pp * j->dp; i++) {
+		free(j->wk[i].act_have);
+		free(j->wk[i].grad_have);
+	}
+	free(j->dp_comm);
+	free(j->tp_comm);
+	free(j->pp_conn);
+	free(j->wk);
+	free(j->gpu);
+	free(j->iters);
+	free(j->bucket_ready);
+	free(j->dp_next);
+	free(j->dp_busy);
+	memset(j, 0, sizeof *j);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+void fab_job_stats(const struct fab_job *j, struct fab_job_stats *o)
+{
+	memset(o, 0, sizeof *o);
+	if (!j->niters)
+		return;
+	uint64_t *t = fab_xcalloc(j->niters, sizeof *t);
+	double sum = 0, exposed = 0;
+	for (uint32_t i = 0; i < j->niters; i++) {
+		t[i] = j->iters[i].end_ps - j->iters[i].start_ps;
+		sum += (double)t[i];
+		exposed += (double)j->iters[i].exposed_ps;
+	}
+	qsort(t, j->niters, sizeof *t, cmp_u64);
+	size_t r50 = (size_t)(0.50 * j->niters + 0.999999), r99 = (size_t)(0.99 * j->niters + 0.999999);
+	o->mean_ps = sum / j->niters;
+	o->p50_ps = (double)t[FAB_MAX(r50, 1) - 1];
+	o->p99_ps = (double)t[FAB_MIN(FAB_MAX(r99, 1), j->niters) - 1];
+	o->max_ps = (double)t[j->niters - 1];
+	o->min_ps = (double)t[0];
+	o->idle_fraction = sum > 0 ? exposed / sum : 0;
+	free(t);
+}
