@@ -1,7 +1,7 @@
 /*
  * Training jobs: iteration time against compute plus the collectives
  * measured alone, overlap hiding all but the last bucket, the GPipe bubble,
- * tensor-parallel all-reduces, and two jobs sharing links.
+ * and tensor-parallel all-reduces.
  */
 #include "testutil.h"
 
@@ -126,35 +126,6 @@ static void test_job_tensor_parallel_allreduces_block(void **state)
 	trun_free(&t);
 }
 
-static void test_job_two_tenants_share_links(void **state)
-{
-	(void)state;
-	/* two jobs spread over the same leaves of a 2:1 fabric: their rings
-	 * cross the spine on the same uplinks */
-	const char *yaml =
-		"topology: {leaves: 2, servers_per_leaf: 4, links_per_spine: 1, oversubscription: 2:1}\n"
-		"jobs:\n"
-		"  - {name: a, gpus: 32, placement: spread, ring_order: rank, iterations: 2,\n"
-		"     compute: 2ms, gradient_bytes: 128MiB, overlap: false, qps_per_connection: 4}\n"
-		"  - {name: b, gpus: 32, placement: spread, ring_order: rank, iterations: 2,\n"
-		"     compute: 2ms, gradient_bytes: 128MiB, overlap: false, qps_per_connection: 4}\n";
-	struct trun both = job_run(yaml, NULL, 0);
-	const char *alone_set[] = {"jobs.1.start=1s"}; /* b starts after a is done */
-	struct trun alone = job_run(yaml, alone_set, 1);
-	struct fab_job_stats s_both, s_alone;
-	fab_job_stats(job(&both, 0), &s_both);
-	fab_job_stats(job(&alone, 0), &s_alone);
-	print_message("job a: %.3f ms alone, %.3f ms next to b\n", s_alone.mean_ps / 1e9,
-		      s_both.mean_ps / 1e9);
-	assert_true(s_both.mean_ps > 1.2 * s_alone.mean_ps);
-	/* the jobs hold different servers */
-	for (uint32_t x = 0; x < 32; x++)
-		for (uint32_t y = 0; y < 32; y++)
-			assert_int_not_equal(both.run->jobs[0].gpu[x], both.run->jobs[1].gpu[y]);
-	trun_free(&both);
-	trun_free(&alone);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -162,7 +133,6 @@ int main(void)
 		cmocka_unit_test(test_job_overlap_hides_all_but_last_bucket),
 		cmocka_unit_test(test_job_pipeline_bubble),
 		cmocka_unit_test(test_job_tensor_parallel_allreduces_block),
-		cmocka_unit_test(test_job_two_tenants_share_links),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
