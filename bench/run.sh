@@ -7,7 +7,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for s in bench/*.yaml; do
 	name=$(basename "$s" .yaml)
-	"$F" sim "$s" --out "$tmp/$name" >/dev/null 2>"$tmp/$name.err" || { cat "$tmp/$name.err"; exit 1; }
+	cmd=sim
+	case "$name" in coll-*) cmd=coll ;; esac
+	"$F" $cmd "$s" --out "$tmp/$name" >/dev/null 2>"$tmp/$name.err" || { cat "$tmp/$name.err"; exit 1; }
 	line=$(grep 'events in' "$tmp/$name.err")
 	events=$(echo "$line" | sed -n 's/^fabscope: \([0-9]*\) events in.*/\1/p')
 	wall=$(echo "$line" | sed -n 's/.*events in \([0-9.]*\) s wall.*/\1/p')
@@ -17,4 +19,7 @@ for s in bench/*.yaml; do
 	awk -v n="$name" -v e="$events" -v w="$wall" -v r="$rss" -v p="$pkts" -v t="$simt" 'BEGIN {
 		printf "%s: %.3f ms simulated in %.3f s wall; %d events, %.2f M events/s, %.2f M data packets/s, peak RSS %d MiB\n",
 			n, t / 1e9, w, e, e / w / 1e6, p / w / 1e6, r }'
+	if [ "$cmd" = coll ]; then
+		grep -v '^#' "$tmp/$name/coll.txt" | sed "s/^/  $name: /"
+	fi
 done

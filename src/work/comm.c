@@ -133,6 +133,15 @@ int fab_comm_init(struct fab_comm *c, struct fab_work *w, const struct fab_comm_
 	if (c->ranks_per_server == UINT32_MAX)
 		c->ranks_per_server = 0;
 	free(per_server);
+	bool *leaf_seen = fab_xcalloc(t->nnodes, sizeof *leaf_seen);
+	for (uint32_t r = 0; r < p->nranks; r++) {
+		uint32_t l = gpu_leaf(c, c->gpu[r]);
+		if (!leaf_seen[l]) {
+			leaf_seen[l] = true;
+			c->nleaves++;
+		}
+	}
+	free(leaf_seen);
 	uint32_t G = c->ranks_per_server ? c->ranks_per_server : 1;
 	c->channels = p->channels ? p->channels : FAB_MAX(2u, FAB_MIN(t->nics_per_server, G));
 	if (c->channels > 32)
@@ -380,7 +389,10 @@ double fab_comm_model(const struct fab_comm *c, int op, int algo, uint64_t bytes
 	/* a ring hop: network for one hop in G (topology order), NVLink otherwise */
 	double f_net = N > 1 ? N / n : 0;
 	double alpha_ring = f_net * c->alpha_net_s + (1 - f_net) * c->alpha_nvl_s;
-	double bw_ring = N > 1 ? FAB_MIN(c->bw_nvl_Bps, c->bw_nic_Bps * nics) : c->bw_nvl_Bps;
+	/* a ring channel is one connection: crossing the spine, it usually
+	 * shares an uplink with another channel (ECMP), unless striped */
+	double collide = c->nleaves > 1 && c->channels > 1 && c->qps_per_conn == 1 ? 2 : 1;
+	double bw_ring = N > 1 ? FAB_MIN(c->bw_nvl_Bps, c->bw_nic_Bps * nics / collide) : c->bw_nvl_Bps;
 	double depth = ceil(log2(n + 1));
 	double alpha_any = N > 1 ? c->alpha_net_s : c->alpha_nvl_s;
 	double bw_any = N > 1 ? c->bw_nic_Bps : c->bw_nvl_Bps;

@@ -61,6 +61,7 @@ struct fab_comm {
 	uint32_t *hier_gpu;        /* server-major ranks for hierarchical; NULL if servers are uneven */
 	uint32_t ranks_per_server; /* when every server holds the same number, else 0 */
 	uint32_t nservers;
+	uint32_t nleaves;          /* leaves its NICs hang off */
 	uint32_t **chan_order;     /* [channels][nranks] ring orders */
 	int ring_order;
 	uint64_t chunk_bytes;
