@@ -253,10 +253,11 @@ static void finish_op(struct fab_comm *c)
 	char a[32], b[32];
 	fab_log_printf(&c->w->log,
 		       "fabscope INFO %s: %s opCount %llu bytes %llu count %llu algo %s channels %u "
-		       "start %s end %s time %.3f us\n",
+		       "chunk %llu steps %u start %s end %s time %.3f us\n",
 		       c->name, fab_coll_op_title(c->res.op), (unsigned long long)c->res.op_count,
 		       (unsigned long long)c->res.bytes, (unsigned long long)c->res.count,
 		       fab_coll_algo_name(c->res.algo), c->sched.channels,
+		       (unsigned long long)c->chunk_bytes, c->sched.nsteps,
 		       fab_fmt_time(c->res.start_ps, a, sizeof a), fab_fmt_time(c->res.end_ps, b, sizeof b),
 		       (double)(c->res.end_ps - c->res.start_ps) / 1e6);
 	c->busy = false;
