@@ -224,8 +224,25 @@ int fab_comm_init(struct fab_comm *c, struct fab_work *w, const struct fab_comm_
 		fab_log_printf(log, "%s\n", c->nranks > 64 ? " ..." : "");
 	}
 	if (c->nranks > 1) {
-		fab_log_printf(log, "fabscope INFO %s: Trees [0] root %u, [1] root %u (double binary tree over the ring order)\n",
-			       c->name, c->chan_order[0][0], c->chan_order[0][c->nranks - 1]);
+		/* the double binary tree: heap over channel 0's order, and mirrored */
+		for (uint32_t t2 = 0; t2 < 2; t2++) {
+			uint32_t *parent = fab_xcalloc(c->nranks, sizeof *parent);
+			for (uint32_t i = 0; i < c->nranks; i++) {
+				uint32_t me = t2 ? c->chan_order[0][c->nranks - 1 - i] : c->chan_order[0][i];
+				uint32_t pi = (i - 1) / 2;
+				parent[me] = i == 0 ? UINT32_MAX
+						    : (t2 ? c->chan_order[0][c->nranks - 1 - pi] : c->chan_order[0][pi]);
+			}
+			fab_log_printf(log, "fabscope INFO %s: Tree %u parents (rank:parent):", c->name, t2);
+			for (uint32_t r = 0; r < c->nranks && r < 64; r++) {
+				if (parent[r] == UINT32_MAX)
+					fab_log_printf(log, " %u:root", r);
+				else
+					fab_log_printf(log, " %u:%u", r, parent[r]);
+			}
+			fab_log_printf(log, "%s\n", c->nranks > 64 ? " ..." : "");
+			free(parent);
+		}
 	}
 	return 0;
 }
