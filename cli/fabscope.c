@@ -171,7 +171,8 @@ static void print_keys(void)
 		const struct fab_key_def *(*get)(size_t *);
 	} lists[] = {{"traffic.flows[]", fab_config_flow_keys},
 		     {"traffic.generators[]", fab_config_gen_keys},
-		     {"jobs[]", fab_config_job_keys}};
+		     {"jobs[]", fab_config_job_keys},
+		     {"faults[]", fab_config_fault_keys}};
 	for (size_t l = 0; l < FAB_ARRAY_LEN(lists); l++) {
 		k = lists[l].get(&n);
 		for (size_t i = 0; i < n; i++)

@@ -45,13 +45,20 @@ static int setup_jobs(struct fab_run *r, const struct fab_config *c, bool log, s
 	r->work->log.enabled = log;
 	r->jobs = fab_xcalloc(c->njobs, sizeof *r->jobs);
 	bool *used = fab_xcalloc(r->topo->nservers, sizeof *used);
+	/* slow GPUs: every job computes at its slowest GPU's pace */
+	double *slow = fab_xcalloc(r->topo->ngpus, sizeof *slow);
+	for (uint32_t g = 0; g < r->topo->ngpus; g++)
+		slow[g] = 1;
+	for (size_t i = 0; i < c->nfaults; i++)
+		if (c->faults[i].kind == FAB_FAULT_SLOW_GPU && c->faults[i].gpu < r->topo->ngpus)
+			slow[c->faults[i].gpu] = c->faults[i].factor;
 	int rc = 0;
 	for (size_t i = 0; i < c->njobs && !rc; i++) {
 		const struct fab_job_spec *js = &c->jobs[i];
 		uint32_t *gpus = fab_xcalloc(js->gpus, sizeof *gpus);
 		rc = fab_job_place(r->topo, js, js->gpus, c->run.seed + i, used, gpus, err);
 		if (!rc) {
-			rc = fab_job_init(&r->jobs[i], r->work, js, gpus, err);
+			rc = fab_job_init(&r->jobs[i], r->work, js, gpus, slow, err);
 			r->njobs = (uint32_t)i + 1;
 		}
 		free(gpus);
@@ -63,6 +70,7 @@ static int setup_jobs(struct fab_run *r, const struct fab_config *c, bool log, s
 		}
 	}
 	free(used);
+	free(slow);
 	return rc;
 }
 
@@ -89,6 +97,12 @@ struct fab_run *fab_run_new_log(const struct fab_config *c, bool log, struct fab
 	if (!r->sim)
 		goto fail;
 	fab_sim_set_server(r->sim, &c->server);
+	for (size_t i = 0; i < c->nfaults; i++) {
+		struct fab_fault f;
+		if (fab_fault_resolve(&c->faults[i], r->topo, &f, err))
+			goto fail;
+		fab_sim_add_fault(r->sim, &f);
+	}
 	if (setup_jobs(r, c, log, err))
 		goto fail;
 	return r;

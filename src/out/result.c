@@ -167,6 +167,11 @@ static json_t *config_json(const struct fab_config *c)
 				  c->traffic.ngens);
 	json_object_set_new(traffic, "flows", flows);
 	json_object_set_new(traffic, "generators", gens);
+	size_t nj, nx;
+	const struct fab_key_def *jk = fab_config_job_keys(&nj);
+	const struct fab_key_def *xk = fab_config_fault_keys(&nx);
+	json_object_set_new(root, "jobs", items_json(jk, nj, c->jobs, sizeof *c->jobs, c->njobs));
+	json_object_set_new(root, "faults", items_json(xk, nx, c->faults, sizeof *c->faults, c->nfaults));
 	return root;
 }
 
@@ -226,6 +231,7 @@ json_t *fab_result_json(const struct fab_config *c, const struct fab_sim *s)
 	json_object_set_new(sum, "bytes", json_u64(sm.bytes));
 	json_object_set_new(sum, "data_pkts", json_u64(tot->data_pkts));
 	json_object_set_new(sum, "drops", json_u64(sm.drops));
+	json_object_set_new(sum, "wire_losses", json_u64(tot->wire_losses));
 	json_object_set_new(sum, "retx_pkts", json_u64(sm.retx_pkts));
 	json_object_set_new(sum, "timeouts", json_u64(sm.timeouts));
 	json_object_set_new(sum, "ecn_marks", json_u64(sm.ecn_marks));
@@ -322,6 +328,7 @@ json_t *fab_result_json(const struct fab_config *c, const struct fab_sim *s)
 		json_object_set_new(o, "tx_pkts", json_u64(x->tx_pkts));
 		json_object_set_new(o, "rx_pkts", json_u64(x->rx_pkts));
 		json_object_set_new(o, "drops", json_u64(x->drops));
+		json_object_set_new(o, "rx_errors", json_u64(x->rx_errors));
 		json_object_set_new(o, "ecn_marks", json_u64(x->ecn_marks));
 		json_object_set_new(o, "pause_tx", json_u64(ptx));
 		json_object_set_new(o, "pause_rx", json_u64(prx));
@@ -333,6 +340,7 @@ json_t *fab_result_json(const struct fab_config *c, const struct fab_sim *s)
 				    json_real(tot->end_ps ? (double)x->tx_wire_bytes * 8e12 /
 								    ((double)tp->rate_bps * (double)tot->end_ps)
 							  : 0.0));
+		json_object_set_new(o, "watchdog_trips", json_u64(x->watchdog_trips));
 		json_object_set_new(o, "pause_tx_by_prio", ptxa);
 		json_object_set_new(o, "pause_rx_by_prio", prxa);
 		json_object_set_new(o, "paused_ps_by_prio", pausa);
@@ -405,7 +413,7 @@ int fab_result_write_ports_csv(FILE *f, const struct fab_sim *s)
 	const struct fab_topo *t = fab_sim_topo(s);
 	const struct fab_port_stats *ps = fab_sim_port_stats(s);
 	fprintf(f, "node,port,peer,peer_port,rate_bps,tx_bytes,rx_bytes,tx_pkts,rx_pkts,drops,"
-		   "ecn_marks,pause_tx,pause_rx,paused_ps,max_queue_bytes\n");
+		   "ecn_marks,pause_tx,pause_rx,paused_ps,max_queue_bytes,rx_errors\n");
 	for (uint32_t p = 0; p < t->nports; p++) {
 		const struct fab_port *tp = &t->ports[p];
 		const struct fab_node *n = &t->nodes[tp->node];
@@ -417,14 +425,14 @@ int fab_result_write_ports_csv(FILE *f, const struct fab_sim *s)
 			prx += x->pause_rx[k];
 			paused += x->paused_ps[k];
 		}
-		fprintf(f, "%s,%u,%s,%u,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
+		fprintf(f, "%s,%u,%s,%u,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
 			n->name, p - n->first_port, pn->name, tp->peer - pn->first_port,
 			(unsigned long long)tp->rate_bps, (unsigned long long)x->tx_bytes,
 			(unsigned long long)x->rx_bytes, (unsigned long long)x->tx_pkts,
 			(unsigned long long)x->rx_pkts, (unsigned long long)x->drops,
 			(unsigned long long)x->ecn_marks, (unsigned long long)ptx,
 			(unsigned long long)prx, (unsigned long long)paused,
-			(unsigned long long)x->max_queue_bytes);
+			(unsigned long long)x->max_queue_bytes, (unsigned long long)x->rx_errors);
 	}
 	return ferror(f) ? FAB_EIO : 0;
 }
@@ -508,9 +516,9 @@ int fab_result_write_text(FILE *f, const struct fab_config *c, const struct fab_
 			ftime(sm.fct_max, e, sizeof e));
 		fprintf(f, "  goodput   %.2f Gbps mean per flow\n", sm.goodput_mean_bps / 1e9);
 	}
-	fprintf(f, "  drops %llu, retransmitted packets %llu, timeouts %llu\n",
-		(unsigned long long)sm.drops, (unsigned long long)sm.retx_pkts,
-		(unsigned long long)sm.timeouts);
+	fprintf(f, "  drops %llu, lost on links %llu, retransmitted packets %llu, timeouts %llu\n",
+		(unsigned long long)sm.drops, (unsigned long long)tot->wire_losses,
+		(unsigned long long)sm.retx_pkts, (unsigned long long)sm.timeouts);
 	fprintf(f, "  ECN marks %llu, CNPs %llu, PAUSE frames %llu\n", (unsigned long long)sm.ecn_marks,
 		(unsigned long long)sm.cnps, (unsigned long long)sm.pause_frames);
 	if (sm.ecmp_max_over_mean > 0)

@@ -85,6 +85,8 @@ static const struct fab_key_def keys[] = {
 	 "bytes admitted above xoff before dropping; 0 sizes it from each link (2 x rate x delay + 3 frames)"},
 	{"fabric.pfc.quanta", K_U32, OFF(fabric.pfc.quanta), "65535", 1, 65535, NULL,
 	 "PAUSE time in 512-bit quanta; refreshed at half time while congested"},
+	{"fabric.pfc.watchdog", K_TIME, OFF(fabric.pfc_watchdog_ps), "0", 0, 1e13, NULL,
+	 "PFC watchdog: a priority paused this long stops obeying PAUSE for as long (0 = off)"},
 	{"fabric.pfc.nic_rx_buffer", K_BYTES, OFF(fabric.pfc.nic_rx_buffer_bytes), "512KiB", 4096,
 	 1e12, NULL, "NIC receive buffer: the NIC pauses its switch above it, resumes at half"},
 	{"fabric.pfc.nic_rx_drain", K_RATE, OFF(fabric.pfc.nic_rx_drain_bps), "0", 0, 1.6e12, NULL,
@@ -231,6 +233,32 @@ static const struct fab_key_def job_keys[] = {
 	{"start", K_TIME, JOFF(start_ps), "0", 0, 1e15, NULL, "when the first iteration starts"},
 	{"priority", K_U32, JOFF(priority), "3", 0, 7, NULL, "traffic class"},
 };
+
+#define XOFF(field) offsetof(struct fab_fault_spec, field)
+static const struct fab_key_def fault_keys[] = {
+	{"kind", K_ENUM, XOFF(kind), NULL, 0, 0, "degrade|lossy|down|pfc-storm|ecn|slow-gpu",
+	 "what breaks: a link's speed, a link's frames, a link, a NIC's PAUSE, a switch's ECN, a GPU"},
+	{"node", K_STR32, XOFF(node), "", 0, 0, NULL, "the NIC or switch (for a link: one end)"},
+	{"peer", K_STR32, XOFF(peer), "", 0, 0, NULL, "a link's other end (default: the node's first link)"},
+	{"link_index", K_U32, XOFF(link_index), "0", 0, 1024, NULL, "which of parallel links to peer"},
+	{"rate", K_RATE, XOFF(rate_bps), "0", 0, 1.6e12, NULL, "degrade: the speed the link really runs at"},
+	{"drop", K_DOUBLE, XOFF(drop), "0", 0, 1, NULL, "lossy: probability a frame is lost"},
+	{"priority", K_U32, XOFF(priority), "3", 0, 7, NULL, "pfc-storm: the priority paused"},
+	{"kmin", K_BYTES, XOFF(kmin_bytes), "0", 0, 1e12, NULL, "ecn: the switch's Kmin"},
+	{"kmax", K_BYTES, XOFF(kmax_bytes), "0", 0, 1e12, NULL, "ecn: the switch's Kmax"},
+	{"convergence", K_TIME, XOFF(convergence_ps), "50us", 0, 1e13, NULL,
+	 "down: time until switches route around the link"},
+	{"gpu", K_U32, XOFF(gpu), "0", 0, 1e9, NULL, "slow-gpu: the GPU"},
+	{"factor", K_DOUBLE, XOFF(factor), "1", 1, 1000, NULL, "slow-gpu: its compute takes factor times as long"},
+	{"start", K_TIME, XOFF(start_ps), "0", 0, 1e15, NULL, "when it breaks"},
+	{"end", K_TIME, XOFF(end_ps), "0", 0, 1e15, NULL, "when it is mended (0: never)"},
+};
+
+const struct fab_key_def *fab_config_fault_keys(size_t *n)
+{
+	*n = FAB_ARRAY_LEN(fault_keys);
+	return fault_keys;
+}
 
 const struct fab_key_def *fab_config_job_keys(size_t *n)
 {
@@ -677,6 +705,7 @@ static int load_list(struct loader *L, const char *path, const struct ynode *seq
 {
 	char w[300];
 	bool flows = !strcmp(path, "traffic.flows"), jobs = !strcmp(path, "jobs");
+	bool faults = !strcmp(path, "faults");
 	if (seq->kind != Y_SEQ) {
 		where(seq, w, sizeof w);
 		return fab_err_set(L->err, FAB_EINVAL, "%s%s: expected a list (items start with '- ')",
@@ -686,7 +715,15 @@ static int load_list(struct loader *L, const char *path, const struct ynode *seq
 	for (size_t i = 0; i < seq->n; i++) {
 		char what[64];
 		snprintf(what, sizeof what, "%s[%zu]", path, i);
-		if (jobs) {
+		if (faults) {
+			struct fab_config *c = L->c;
+			c->faults = fab_xrealloc(c->faults, c->nfaults + 1, sizeof *c->faults);
+			struct fab_fault_spec *f = &c->faults[c->nfaults++];
+			memset(f, 0, sizeof *f);
+			if (load_item(L, fault_keys, FAB_ARRAY_LEN(fault_keys), f, seq->vals[i], what))
+				return FAB_EINVAL;
+			set_loc(&f->loc, seq->vals[i], what);
+		} else if (jobs) {
 			struct fab_config *c = L->c;
 			c->jobs = fab_xrealloc(c->jobs, c->njobs + 1, sizeof *c->jobs);
 			struct fab_job_spec *j = &c->jobs[c->njobs++];
@@ -748,7 +785,7 @@ static int walk(struct loader *L, const struct ynode *map, const char *prefix)
 			continue;
 		}
 		if (!strcmp(path, "traffic.flows") || !strcmp(path, "traffic.generators") ||
-		    !strcmp(path, "jobs")) {
+		    !strcmp(path, "jobs") || !strcmp(path, "faults")) {
 			if (load_list(L, path, v))
 				return FAB_EINVAL;
 			continue;
@@ -959,6 +996,7 @@ void fab_config_free(struct fab_config *c)
 	for (size_t i = 0; i < c->njobs; i++)
 		free(c->jobs[i].gpu_list);
 	free(c->jobs);
+	free(c->faults);
 	fab_traffic_free(&c->traffic);
 	free(c->topo_file);
 	free(c->origin);

@@ -12,6 +12,7 @@
 #include "../base/base.h"
 #include "../sim/sim.h"
 #include "../topo/topo.h"
+#include "../work/fault.h"
 #include "../work/job.h"
 #include "../work/sweep.h"
 #include "../work/traffic.h"
@@ -36,6 +37,8 @@ struct fab_config {
 	struct fab_coll_params coll;
 	struct fab_job_spec *jobs;
 	size_t njobs;
+	struct fab_fault_spec *faults;
+	size_t nfaults;
 	char *origin;          /* the scenario's name in messages */
 	char *topo_file;       /* owned; topo.file points here */
 	struct fab_key_loc *loc; /* per key of the table */
@@ -76,6 +79,7 @@ const struct fab_key_def *fab_config_keys(size_t *n);
 const struct fab_key_def *fab_config_flow_keys(size_t *n);
 const struct fab_key_def *fab_config_gen_keys(size_t *n);
 const struct fab_key_def *fab_config_job_keys(size_t *n);
+const struct fab_key_def *fab_config_fault_keys(size_t *n);
 /* Canonical text of a key's value in cfg (or a list item when base given). */
 void fab_config_value_text(const struct fab_key_def *k, const void *base, char *buf,
 			   size_t len);

@@ -161,16 +161,14 @@ static void switch_start_tx(struct fab_sim *s, struct sim_port *port)
 		/* ECN: RED on the queue this packet leaves, counting itself */
 		if (s->fp.ecn.enabled && p->ecn == ECN_ECT0) {
 			uint64_t q = port->qbytes[prio];
-			const struct fab_ecn_params *e = &s->fp.ecn;
+			struct sim_switch *esw = &s->switches[s->topo->switch_index[port->node]];
 			bool mark = false;
-			if (q > e->kmax_bytes) {
+			if (q > esw->kmax_bytes) {
 				mark = true;
-			} else if (q > e->kmin_bytes) {
-				double prob = e->pmax * (double)(q - e->kmin_bytes) /
-					      (double)(e->kmax_bytes - e->kmin_bytes);
-				struct sim_switch *sw =
-					&s->switches[s->topo->switch_index[port->node]];
-				mark = fab_rng_unit(&sw->rng) < prob;
+			} else if (q > esw->kmin_bytes) {
+				double prob = s->fp.ecn.pmax * (double)(q - esw->kmin_bytes) /
+					      (double)(esw->kmax_bytes - esw->kmin_bytes);
+				mark = fab_rng_unit(&esw->rng) < prob;
 			}
 			if (mark) {
 				p->ecn = ECN_CE;
@@ -241,7 +239,22 @@ static void switch_receive(struct fab_sim *s, struct sim_port *in, struct pkt *p
 	struct sim_switch *sw = &s->switches[si];
 	uint32_t cnt;
 	const uint32_t *hops = fab_topo_routes(s->topo, node, p->dst_nic, &cnt);
-	uint32_t eid = cnt == 1 ? hops[0] : hops[fab_mix64(p->hash ^ sw->ecmp_seed) % cnt];
+	uint64_t h = fab_mix64(p->hash ^ sw->ecmp_seed);
+	uint32_t eid = cnt == 1 ? hops[0] : hops[h % cnt];
+	if (s->ports[eid].down && s->now_ps >= s->ports[eid].reroute_after) {
+		/* routing has converged: hash over the members still up */
+		uint32_t up = 0;
+		for (uint32_t i = 0; i < cnt; i++)
+			up += !s->ports[hops[i]].down || s->now_ps < s->ports[hops[i]].reroute_after;
+		for (uint32_t i = 0, k = 0; up && i < cnt; i++) {
+			if (s->ports[hops[i]].down && s->now_ps >= s->ports[hops[i]].reroute_after)
+				continue;
+			if (k++ == h % up) {
+				eid = hops[i];
+				break;
+			}
+		}
+	}
 	struct sim_port *eport = &s->ports[eid];
 	unsigned prio = p->prio;
 	uint32_t size = p->frame_bytes;
@@ -290,6 +303,16 @@ static void receive_pfc(struct fab_sim *s, struct sim_port *port, const struct p
 			port->paused_until[prio] = s->now_ps;
 		} else {
 			port->st.pause_rx[prio]++;
+			if (s->now_ps < port->wd_ignore_until[prio])
+				continue; /* the watchdog tripped: PAUSE is ignored for a while */
+			if (s->fp.pfc_watchdog_ps && (port->paused_mask & bit) &&
+			    s->now_ps - port->paused_since[prio] >= s->fp.pfc_watchdog_ps) {
+				port->st.watchdog_trips++;
+				port->st.paused_ps[prio] += s->now_ps - port->paused_since[prio];
+				port->paused_mask &= (uint8_t)~bit;
+				port->wd_ignore_until[prio] = s->now_ps + s->fp.pfc_watchdog_ps;
+				continue;
+			}
 			port->paused_until[prio] = s->now_ps + pause_duration_ps(port, p->pfc_quanta[prio]);
 			if (!(port->paused_mask & bit)) {
 				port->paused_mask |= bit;
@@ -304,6 +327,17 @@ static void receive_pfc(struct fab_sim *s, struct sim_port *port, const struct p
 static void handle_arrive(struct fab_sim *s, struct pkt *p, uint32_t port_id)
 {
 	struct sim_port *port = &s->ports[port_id];
+	struct sim_port *from = &s->ports[port->peer];
+	if (from->down || (from->loss > 0 && fab_rng_unit(&from->rng) < from->loss)) {
+		/* lost on the wire: the receiver sees a bad frame, or nothing */
+		port->st.rx_errors++;
+		s->tot.drops++;
+		s->tot.wire_losses++;
+		if (p->kind == PKT_DATA)
+			s->tot.data_drop_bytes += p->payload;
+		sim_pkt_free(s, p);
+		return;
+	}
 	port->st.rx_bytes += p->frame_bytes;
 	port->st.rx_pkts++;
 	if (p->kind == PKT_PFC) {
@@ -375,6 +409,76 @@ static void handle_sample(struct fab_sim *s)
 	fab_eq_push(&s->eq, s->now_ps + s->fp.series_interval_ps, EV_SAMPLE, NULL, 0);
 }
 
+static void storm_arm(struct fab_sim *s, struct sim_port *port, uint8_t prio)
+{
+	fab_time_ps half = pause_duration_ps(port, 65535) / 2;
+	fab_eq_push(&s->eq, s->now_ps + half, EV_STORM, port, prio | (port->storm_gen << 3));
+}
+
+static void handle_storm(struct fab_sim *s, struct sim_port *port, uint32_t arg)
+{
+	if ((arg >> 3) != port->storm_gen)
+		return;
+	sim_port_send_pfc(s, port, arg & 7, 65535);
+	storm_arm(s, port, (uint8_t)(arg & 7));
+}
+
+static void set_link_rate(struct fab_sim *s, uint32_t port, fab_rate_bps rate)
+{
+	s->ports[port].rate_bps = rate;
+	s->ports[s->ports[port].peer].rate_bps = rate;
+}
+
+static void handle_fault(struct fab_sim *s, const struct fab_fault *f, bool end)
+{
+	struct sim_port *a = &s->ports[f->port], *b = &s->ports[a->peer];
+	switch (f->kind) {
+	case FAB_FAULT_DEGRADE:
+		set_link_rate(s, f->port, end ? s->topo->ports[f->port].rate_bps : f->rate_bps);
+		break;
+	case FAB_FAULT_LOSSY:
+		a->loss = b->loss = end ? 0 : f->drop;
+		break;
+	case FAB_FAULT_DOWN:
+		a->down = b->down = !end;
+		a->down_since = b->down_since = s->now_ps;
+		a->reroute_after = b->reroute_after = s->now_ps + f->convergence_ps;
+		if (end) {
+			sim_port_kick(s, a);
+			sim_port_kick(s, b);
+		}
+		break;
+	case FAB_FAULT_PFC_STORM:
+		a->storm_gen++;
+		if (end) {
+			sim_port_send_pfc(s, a, f->prio, 0);
+		} else {
+			sim_port_send_pfc(s, a, f->prio, 65535);
+			storm_arm(s, a, f->prio);
+		}
+		break;
+	case FAB_FAULT_ECN: {
+		struct sim_switch *sw = &s->switches[s->topo->switch_index[f->node]];
+		sw->kmin_bytes = end ? s->fp.ecn.kmin_bytes : f->kmin_bytes;
+		sw->kmax_bytes = end ? s->fp.ecn.kmax_bytes : f->kmax_bytes;
+		break;
+	}
+	}
+}
+
+void fab_sim_add_fault(struct fab_sim *s, const struct fab_fault *f)
+{
+	if (f->kind == FAB_FAULT_SLOW_GPU)
+		return;
+	struct fab_fault *copy = fab_xcalloc(1, sizeof *copy);
+	*copy = *f;
+	s->faults = fab_xrealloc(s->faults, s->nfaults + 1, sizeof *s->faults);
+	s->faults[s->nfaults++] = copy;
+	fab_eq_push(&s->eq, f->start_ps, EV_FAULT, copy, 0);
+	if (f->end_ps > f->start_ps)
+		fab_eq_push(&s->eq, f->end_ps, EV_FAULT, copy, 1);
+}
+
 static fab_bytes auto_headroom(const struct fab_fabric_params *fp, const struct sim_port *port)
 {
 	/* what the upstream still sends after we decide to pause: a round trip
@@ -406,6 +510,7 @@ struct fab_sim *fab_sim_new(const struct fab_topo *topo, const struct fab_fabric
 		port->is_switch = topo->nodes[tp->node].kind == FAB_NODE_SWITCH;
 		port->headroom_bytes = fp->pfc.headroom_bytes ? fp->pfc.headroom_bytes
 							      : auto_headroom(fp, port);
+		fab_rng_init(&port->rng, seed, FAB_RNG_NIC_BASE + i);
 	}
 	s->switches = fab_xcalloc(topo->nswitches ? topo->nswitches : 1, sizeof *s->switches);
 	struct fab_rng seeds;
@@ -418,6 +523,8 @@ struct fab_sim *fab_sim_new(const struct fab_topo *topo, const struct fab_fabric
 		s->switches[si].node = n;
 		s->switches[si].ecmp_seed = fp->ecmp_same_hash ? same : fab_rng_next(&seeds);
 		fab_rng_init(&s->switches[si].rng, seed, FAB_RNG_SWITCH_BASE + si);
+		s->switches[si].kmin_bytes = fp->ecn.kmin_bytes;
+		s->switches[si].kmax_bytes = fp->ecn.kmax_bytes;
 	}
 	s->nics = fab_xcalloc(topo->nnics, sizeof *s->nics);
 	for (uint32_t i = 0; i < topo->nnics; i++) {
@@ -601,6 +708,12 @@ int fab_sim_run(struct fab_sim *s, fab_time_ps end_ps)
 			if (s->hooks.delivered)
 				s->hooks.delivered(s->hooks.ctx, ev.arg);
 			break;
+		case EV_FAULT:
+			handle_fault(s, ev.obj, ev.arg == 1);
+			break;
+		case EV_STORM:
+			handle_storm(s, ev.obj, ev.arg);
+			break;
 		}
 		if (s->progress && s->eq.popped >= next_progress) {
 			next_progress += 1u << 20;
@@ -645,6 +758,9 @@ void fab_sim_free(struct fab_sim *s)
 	free(s->flows);
 	free(s->series);
 	free(s->fseries);
+	for (uint32_t i = 0; i < s->nfaults; i++)
+		free(s->faults[i]);
+	free(s->faults);
 	free(s->port_stats_out);
 	free(s->flow_stats_out);
 	free(s->flow_specs_out);

@@ -70,6 +70,32 @@ struct fab_fabric_params {
 	struct fab_dcqcn_params dcqcn;
 	struct fab_nic_params nic;
 	fab_time_ps series_interval_ps; /* 0 = no time series */
+	fab_time_ps pfc_watchdog_ps;    /* a priority paused this long stops obeying PAUSE; 0 = off */
+};
+
+/* Something broken, from start_ps until end_ps (0: to the end). */
+enum fab_fault_kind {
+	FAB_FAULT_DEGRADE,   /* the link runs at rate_bps; its ports still report their configured speed */
+	FAB_FAULT_LOSSY,     /* each frame on the link is lost with probability drop */
+	FAB_FAULT_DOWN,      /* the link carries nothing; switches route around it after convergence */
+	FAB_FAULT_PFC_STORM, /* the NIC sends PAUSE for prio without end */
+	FAB_FAULT_ECN,       /* the switch marks with kmin/kmax instead of the fabric's */
+	FAB_FAULT_SLOW_GPU,  /* the GPU computes factor times slower (jobs) */
+	FAB_FAULT_COUNT
+};
+
+struct fab_fault {
+	int kind;
+	uint32_t port;          /* a port of the link (DEGRADE, LOSSY, DOWN) or the NIC's (PFC_STORM) */
+	uint32_t node;          /* the switch (ECN) */
+	uint32_t gpu;           /* SLOW_GPU */
+	fab_rate_bps rate_bps;
+	double drop;
+	double factor;
+	uint8_t prio;
+	fab_bytes kmin_bytes, kmax_bytes;
+	fab_time_ps convergence_ps;
+	fab_time_ps start_ps, end_ps;
 };
 
 /* One transfer between two NICs. */
@@ -105,6 +131,8 @@ struct fab_port_stats {
 	uint64_t max_queue_bytes;        /* egress queue peak, all priorities */
 	double queue_area;               /* integral of queue bytes over ps */
 	uint64_t tx_data_pkts;           /* data packets sent */
+	uint64_t rx_errors;              /* frames lost on the link into this port (bad cable, link down) */
+	uint64_t watchdog_trips;         /* PFC watchdog: pauses this port stopped obeying */
 };
 
 /* A sample of a switch port, taken every series_interval. */
@@ -135,7 +163,8 @@ struct fab_sim_totals {
 	uint64_t retx_pkts;         /* all queue pairs, flows' and workloads' */
 	uint64_t timeouts;
 	uint64_t cnps;
-	uint64_t drops;
+	uint64_t drops;             /* in switches and on broken links */
+	uint64_t wire_losses;       /* frames lost on links (lossy or down) */
 	uint64_t flows_done;
 	bool stopped_by_end_time;
 };
@@ -180,6 +209,8 @@ const struct fab_topo *fab_sim_topo(const struct fab_sim *s);
  * per GPU, then the latency).  While holds are outstanding, fab_sim_run
  * keeps going even when no flow is left. */
 void fab_sim_set_hooks(struct fab_sim *s, const struct fab_sim_hooks *h);
+/* Schedules a fault (copied); SLOW_GPU is for the workload, ignored here. */
+void fab_sim_add_fault(struct fab_sim *s, const struct fab_fault *f);
 void fab_sim_set_server(struct fab_sim *s, const struct fab_server_params *sp);
 uint32_t fab_sim_open(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint8_t prio);
 void fab_sim_post(struct fab_sim *s, uint32_t conn, fab_bytes bytes, uint32_t cookie);

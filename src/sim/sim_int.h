@@ -58,6 +58,14 @@ struct sim_port {
 	uint32_t pfc_gen[FAB_NPRIO];
 	fab_bytes headroom_bytes;
 	uint64_t series_tx_mark, series_wire_mark;
+	/* faults */
+	double loss;                 /* frames sent on this port are lost with this probability */
+	bool down;
+	fab_time_ps down_since;
+	fab_time_ps reroute_after;   /* switches stop choosing it from then on */
+	struct fab_rng rng;          /* loss draws */
+	fab_time_ps wd_ignore_until[FAB_NPRIO]; /* watchdog: PAUSE ignored until then */
+	uint32_t storm_gen;
 	struct fab_port_stats st;
 };
 
@@ -66,6 +74,7 @@ struct sim_switch {
 	uint64_t buffer_used;  /* frame bytes held */
 	uint64_t ecmp_seed;
 	struct fab_rng rng;    /* ECN marking draws */
+	fab_bytes kmin_bytes, kmax_bytes; /* the fabric's, unless a fault changed them */
 };
 
 struct sim_qp;
@@ -138,6 +147,8 @@ enum ev_type {
 	EV_SAMPLE,
 	EV_USER,         /* arg: the workload's timer argument */
 	EV_LOCAL,        /* arg: cookie of an intra-server transfer that arrived */
+	EV_FAULT,        /* obj fault, arg 0 start / 1 end */
+	EV_STORM,        /* obj port, arg generation: the storming NIC pauses again */
 };
 
 struct pkt_slab {
@@ -160,6 +171,8 @@ struct fab_sim {
 	struct fab_server_params server;
 	uint64_t holds;                 /* outstanding workload activity */
 	fab_time_ps *nvl_free_ps;       /* per GPU: when its NVLink egress is free */
+	struct fab_fault **faults;
+	uint32_t nfaults;
 	struct sim_flow *flows;
 	uint32_t nflows;
 	struct pkt *free_pkts;

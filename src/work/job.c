@@ -24,6 +24,7 @@ struct fab_job_worker {
 	uint32_t m;        /* micro-batch */
 	uint32_t k;        /* compute chunk within the pass */
 	bool waiting;      /* for activations (forward) or gradients (backward) */
+	double slow;       /* compute takes this many times as long (a straggler) */
 	uint32_t *act_have, *grad_have; /* [M]: messages arrived per micro-batch */
 };
 
@@ -166,6 +167,12 @@ static void pp_send(struct fab_job_worker *wk, bool down, uint32_t m)
 
 /* ---- the worker ---- */
 
+/* fraction of the step's compute, at the worker's pace */
+static fab_time_ps compute(const struct fab_job_worker *wk, uint64_t num, uint64_t den)
+{
+	return (fab_time_ps)((double)wk->job->spec.compute_ps * (double)num / (double)den * wk->slow + 0.5);
+}
+
 static uint32_t fwd_chunks(const struct fab_job *j)
 {
 	return j->tp > 1 && j->spec.tp_bytes && j->spec.tp_collectives ? j->spec.tp_collectives : 1;
@@ -195,7 +202,7 @@ static void tp_done(void *ctx, const struct fab_op_result *r)
 	op_end(wk->job);
 	if (++wk->k < fwd_chunks(wk->job))
 		fab_work_timer(wk->job->w, fab_sim_now(wk->job->w->sim) +
-					       wk->job->spec.compute_ps / 3 / wk->job->M / fwd_chunks(wk->job),
+					       compute(wk, 1, 3ull * wk->job->M * fwd_chunks(wk->job)),
 			       fwd_chunk_done, wk, 0);
 	else
 		after_fwd(wk);
@@ -224,7 +231,7 @@ static void try_fwd(struct fab_job_worker *wk)
 		return;
 	}
 	wk->k = 0;
-	fab_work_timer(j->w, fab_sim_now(j->w->sim) + j->spec.compute_ps / 3 / j->M / fwd_chunks(j),
+	fab_work_timer(j->w, fab_sim_now(j->w->sim) + compute(wk, 1, 3ull * j->M * fwd_chunks(j)),
 		       fwd_chunk_done, wk, 0);
 }
 
@@ -242,7 +249,7 @@ static void bwd_chunk_done(void *obj, uint32_t unused)
 	if (wk->m == 0 && j->spec.overlap)
 		bucket_produced(j, wk->s, wk->k);
 	if (++wk->k < bwd_chunks(wk)) {
-		fab_work_timer(j->w, fab_sim_now(j->w->sim) + 2 * j->spec.compute_ps / 3 / j->M / bwd_chunks(wk),
+		fab_work_timer(j->w, fab_sim_now(j->w->sim) + compute(wk, 2, 3ull * j->M * bwd_chunks(wk)),
 			       bwd_chunk_done, wk, 0);
 		return;
 	}
@@ -269,7 +276,7 @@ static void try_bwd(struct fab_job_worker *wk)
 		return;
 	}
 	wk->k = 0;
-	fab_work_timer(j->w, fab_sim_now(j->w->sim) + 2 * j->spec.compute_ps / 3 / j->M / bwd_chunks(wk),
+	fab_work_timer(j->w, fab_sim_now(j->w->sim) + compute(wk, 2, 3ull * j->M * bwd_chunks(wk)),
 		       bwd_chunk_done, wk, 0);
 }
 
@@ -327,7 +334,7 @@ int fab_job_place(const struct fab_topo *t, const struct fab_job_spec *spec, uin
 }
 
 int fab_job_init(struct fab_job *j, struct fab_work *w, const struct fab_job_spec *spec,
-		 const uint32_t *gpus, struct fab_err *err)
+		 const uint32_t *gpus, const double *slow, struct fab_err *err)
 {
 	memset(j, 0, sizeof *j);
 	j->spec = *spec;
@@ -354,6 +361,9 @@ int fab_job_init(struct fab_job *j, struct fab_work *w, const struct fab_job_spe
 			wk->job = j;
 			wk->s = s;
 			wk->d = d;
+			wk->slow = 1;
+			for (uint32_t x = 0; slow && x < j->tp; x++)
+				wk->slow = FAB_MAX(wk->slow, slow[gpus[rank_of(j, s, d, x)]]);
 			wk->act_have = fab_xcalloc(j->M, sizeof *wk->act_have);
 			wk->grad_have = fab_xcalloc(j->M, sizeof *wk->grad_have);
 		}

@@ -83,8 +83,10 @@ struct fab_job {
 	struct fab_err err;
 };
 
+/* slow (may be NULL): per GPU, how many times longer its compute takes; a
+ * worker computes at its slowest GPU's pace. */
 int fab_job_init(struct fab_job *j, struct fab_work *w, const struct fab_job_spec *spec,
-		 const uint32_t *gpus, struct fab_err *err);
+		 const uint32_t *gpus, const double *slow, struct fab_err *err);
 void fab_job_start(struct fab_job *j);
 void fab_job_free(struct fab_job *j);
 void fab_job_stats(const struct fab_job *j, struct fab_job_stats *out);
