@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "../include/fabscope.h"
+#include "../src/analysis/diagnose.h"
 
 static const char *usage_main =
 	"usage: fabscope <command> [options]\n"
@@ -25,6 +26,8 @@ static const char *usage_main =
 	"commands:\n"
 	"  sim [SCENARIO.yaml]   run a packet-level simulation (built-in scenario if none)\n"
 	"  coll [SCENARIO.yaml]  nccl-tests in simulation: a collective over a range of sizes\n"
+	"  matrix [SCENARIO.yaml]  every NIC pair's latency and bandwidth, in simulation\n"
+	"  diagnose RESULT.json...  name the suspect node, link or port from result documents\n"
 	"\n"
 	"options:\n"
 	"  -h, --help            show this help\n"
@@ -618,6 +621,273 @@ out:
 	return rc;
 }
 
+static const char *usage_matrix =
+	"usage: fabscope matrix [SCENARIO.yaml] [options]\n"
+	"\n"
+	"The full-cluster matrix test on the scenario's cluster (with its faults):\n"
+	"every NIC pair's latency (a ping-pong) and bandwidth (a message each way at\n"
+	"once), in n-1 rounds of disjoint pairs.  The result document's \"matrix\"\n"
+	"section is what fabscope diagnose reads.\n"
+	"\n"
+	"options:\n"
+	"  --bytes SIZE          bandwidth message per direction (matrix.bytes, default 1MiB)\n"
+	"  --serial              one pair at a time (matrix.serial)\n"
+	"  --seed N, --set KEY=VALUE, --format text|json, --out DIR, -q: as for sim\n"
+	"  -h, --help            show this help\n"
+	"\n"
+	"example:\n"
+	"  fabscope matrix examples/loose-cable/scenario.yaml --out run1 && fabscope diagnose run1/result.json\n";
+
+struct matrix_out {
+	const struct fab_config *cfg;
+	struct fab_matrix_run *r;
+	json_t *doc;
+};
+
+static int w_mat_json(FILE *f, void *ctx)
+{
+	struct matrix_out *o = ctx;
+	return json_dumpf(o->doc, f, JSON_INDENT(1)) || fputc('\n', f) == EOF;
+}
+
+static int w_mat_text(FILE *f, void *ctx)
+{
+	struct matrix_out *o = ctx;
+	return fab_matrix_write_text(f, &o->r->m);
+}
+
+static int w_mat_ports(FILE *f, void *ctx)
+{
+	struct matrix_out *o = ctx;
+	return fab_result_write_ports_csv(f, o->r->run->sim);
+}
+
+static int cmd_matrix(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"bytes", required_argument, NULL, 'b'}, {"serial", no_argument, NULL, 'L'},
+		{"seed", required_argument, NULL, 's'},  {"set", required_argument, NULL, 'S'},
+		{"format", required_argument, NULL, 'F'}, {"out", required_argument, NULL, 'o'},
+		{"quiet", no_argument, NULL, 'q'},       {"help", no_argument, NULL, 'h'},
+		{0, 0, 0, 0},
+	};
+	char **owned = calloc((size_t)argc + 1, sizeof *owned);
+	const char **sets = calloc((size_t)argc + 2, sizeof *sets);
+	size_t nsets = 0, nowned = 0;
+	const char *format = "text", *outdir = NULL;
+	bool quiet = false;
+	int c, rc = FAB_EXIT_OK;
+	struct fab_config *cfg = NULL;
+	struct fab_matrix_run *r = NULL;
+	json_t *doc = NULL;
+	while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
+		const char *key = c == 'b' ? "matrix.bytes" : c == 's' ? "run.seed" : NULL;
+		if (key || c == 'L') {
+			const char *val = c == 'L' ? "true" : optarg;
+			if (c == 'L')
+				key = "matrix.serial";
+			size_t len = strlen(key) + strlen(val) + 2;
+			char *kv = owned[nowned++] = malloc(len);
+			snprintf(kv, len, "%s=%s", key, val);
+			sets[nsets++] = kv;
+			continue;
+		}
+		switch (c) {
+		case 'S':
+			sets[nsets++] = optarg;
+			break;
+		case 'F':
+			format = optarg;
+			if (strcmp(format, "text") && strcmp(format, "json")) {
+				fprintf(stderr, "fabscope: --format: expected text or json, got \"%s\"\n", format);
+				rc = FAB_EXIT_USAGE;
+				goto out;
+			}
+			break;
+		case 'o':
+			outdir = optarg;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			fputs(usage_matrix, stdout);
+			goto out;
+		default:
+			fputs(usage_matrix, stderr);
+			rc = FAB_EXIT_USAGE;
+			goto out;
+		}
+	}
+	if (argc - optind > 1) {
+		fprintf(stderr, "fabscope: matrix takes one scenario file, got %d\n", argc - optind);
+		rc = FAB_EXIT_USAGE;
+		goto out;
+	}
+	struct fab_err err = {0};
+	cfg = fab_config_load(optind < argc ? argv[optind] : NULL, sets, nsets, &err);
+	if (!cfg || !(r = fab_matrix_run_new(cfg, &err))) {
+		fprintf(stderr, "fabscope: %s\n", err.msg);
+		rc = fab_err_exit_code(err.code);
+		goto out;
+	}
+	struct progress_ctx pctx = {wall_s(), false};
+	bool tty = isatty(STDERR_FILENO) && !quiet;
+	int erc = fab_matrix_run_exec(r, tty ? progress : NULL, &pctx, &err);
+	if (pctx.shown)
+		fputs("\r\033[K", stderr);
+	if (erc) {
+		fprintf(stderr, "fabscope: %s\n", err.msg);
+		rc = fab_err_exit_code(erc);
+		goto out;
+	}
+	doc = fab_result_json(cfg, r->run->sim);
+	json_object_set_new(doc, "kind", json_string("matrix"));
+	json_object_set_new(doc, "matrix", fab_matrix_json(&r->m));
+	struct matrix_out mo = {cfg, r, doc};
+	if (outdir) {
+		const struct out_spec specs[] = {{"result.json", w_mat_json},
+						 {"matrix.txt", w_mat_text},
+						 {"ports.csv", w_mat_ports}};
+		rc = write_out_dir(outdir, specs, FAB_ARRAY_LEN(specs), &mo);
+		if (rc)
+			goto out;
+	}
+	if (!quiet) {
+		if (!strcmp(format, "json"))
+			w_mat_json(stdout, &mo);
+		else
+			w_mat_text(stdout, &mo);
+	}
+out:
+	json_decref(doc);
+	fab_matrix_run_free(r);
+	fab_config_free(cfg);
+	for (size_t i = 0; i < nowned; i++)
+		free(owned[i]);
+	free(owned);
+	free(sets);
+	return rc;
+}
+
+static const char *usage_diagnose =
+	"usage: fabscope diagnose RESULT.json... [options]\n"
+	"\n"
+	"Reads result documents (fabscope sim, coll, matrix; a real probe's) and names\n"
+	"the suspects, ranked, each with its evidence: links with bad frames, NICs slow\n"
+	"or flaky in the matrix (with the GPUs behind them and their link), PFC storms,\n"
+	"drops concentrated on a port, ECMP imbalance, job iterations far above their\n"
+	"median, and with --baseline what got worse than a healthy run.\n"
+	"\n"
+	"options:\n"
+	"  --baseline FILE       a result document of the healthy cluster\n"
+	"  --format text|json    (default text)\n"
+	"  --svg FILE            a heatmap of the matrix, suspects outlined\n"
+	"  -h, --help            show this help\n"
+	"\n"
+	"exit status: 0 healthy, 1 a suspect was found, 2 usage, 3 bad input, 4 I/O error\n";
+
+static json_t *load_doc(const char *path, int *rc)
+{
+	json_error_t je;
+	json_t *d = json_load_file(path, 0, &je);
+	if (!d) {
+		bool io = je.line < 1;
+		fprintf(stderr, "fabscope: %s:%d:%d: %s\n", path, je.line, je.column, je.text);
+		*rc = io ? FAB_EXIT_IO : FAB_EXIT_INPUT;
+	}
+	return d;
+}
+
+static int cmd_diagnose(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"baseline", required_argument, NULL, 'B'}, {"format", required_argument, NULL, 'F'},
+		{"svg", required_argument, NULL, 'G'},      {"help", no_argument, NULL, 'h'},
+		{0, 0, 0, 0},
+	};
+	const char *baseline = NULL, *format = "text", *svg = NULL;
+	int c, rc = FAB_EXIT_OK;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'B':
+			baseline = optarg;
+			break;
+		case 'F':
+			format = optarg;
+			if (strcmp(format, "text") && strcmp(format, "json")) {
+				fprintf(stderr, "fabscope: --format: expected text or json, got \"%s\"\n", format);
+				return FAB_EXIT_USAGE;
+			}
+			break;
+		case 'G':
+			svg = optarg;
+			break;
+		case 'h':
+			fputs(usage_diagnose, stdout);
+			return FAB_EXIT_OK;
+		default:
+			fputs(usage_diagnose, stderr);
+			return FAB_EXIT_USAGE;
+		}
+	}
+	int ndocs = argc - optind;
+	if (ndocs < 1) {
+		fprintf(stderr, "fabscope: diagnose needs at least one result document\n%s", usage_diagnose);
+		return FAB_EXIT_USAGE;
+	}
+	json_t **docs = calloc((size_t)ndocs, sizeof *docs), *base = NULL;
+	int loaded = 0;
+	for (int i = 0; i < ndocs && !rc; i++, loaded++)
+		docs[i] = load_doc(argv[optind + i], &rc);
+	if (!rc && baseline)
+		base = load_doc(baseline, &rc);
+	struct fab_diagnosis d = {0};
+	if (!rc) {
+		struct fab_diag_params p;
+		struct fab_err err = {0};
+		fab_diag_defaults(&p);
+		if (fab_diagnose(docs, ndocs, base, &p, &d, &err)) {
+			fprintf(stderr, "fabscope: %s\n", err.msg);
+			rc = FAB_EXIT_INPUT;
+		}
+	}
+	if (!rc && svg) {
+		char tmp[4096];
+		snprintf(tmp, sizeof tmp, "%s.tmp", svg);
+		FILE *f = fopen(tmp, "w");
+		int src = f ? fab_diagnosis_write_svg(f, docs, ndocs, &d) : FAB_EIO;
+		if (f && fclose(f))
+			src = FAB_EIO;
+		if (src == FAB_EINVAL) {
+			fprintf(stderr, "fabscope: --svg: no matrix in the documents\n");
+			rc = FAB_EXIT_INPUT;
+		} else if (src || rename(tmp, svg)) {
+			fprintf(stderr, "fabscope: %s: cannot write\n", svg);
+			rc = FAB_EXIT_IO;
+		}
+		if (rc)
+			unlink(tmp);
+	}
+	if (!rc) {
+		if (!strcmp(format, "json")) {
+			json_t *j = fab_diagnosis_json(&d);
+			json_dumpf(j, stdout, JSON_INDENT(2));
+			fputc('\n', stdout);
+			json_decref(j);
+		} else {
+			fab_diagnosis_write_text(stdout, &d);
+		}
+		rc = d.n ? FAB_EXIT_CHECKS : FAB_EXIT_OK;
+	}
+	fab_diagnosis_free(&d);
+	for (int i = 0; i < loaded; i++)
+		json_decref(docs[i]);
+	free(docs);
+	json_decref(base);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -637,6 +907,10 @@ int main(int argc, char **argv)
 		return cmd_sim(argc - 1, argv + 1);
 	if (!strcmp(cmd, "coll"))
 		return cmd_coll(argc - 1, argv + 1);
+	if (!strcmp(cmd, "matrix"))
+		return cmd_matrix(argc - 1, argv + 1);
+	if (!strcmp(cmd, "diagnose"))
+		return cmd_diagnose(argc - 1, argv + 1);
 	fprintf(stderr, "fabscope: unknown command '%s'\n\n%s", cmd, usage_main);
 	return FAB_EXIT_USAGE;
 }

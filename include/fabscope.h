@@ -17,6 +17,7 @@
 #include "../src/sim/sim.h"
 #include "../src/work/comm.h"
 #include "../src/work/job.h"
+#include "../src/work/matrix.h"
 #include "../src/work/sweep.h"
 #include "../src/work/work.h"
 
@@ -53,6 +54,19 @@ struct fab_coll_run *fab_coll_run_new(const struct fab_config *c, bool log, stru
 int fab_coll_run_exec(struct fab_coll_run *r, fab_progress_fn progress, void *ctx,
 		      struct fab_err *err);
 void fab_coll_run_free(struct fab_coll_run *r);
+
+/* The matrix test (fabscope matrix) on the scenario's cluster, with its
+ * traffic, jobs and faults running alongside. */
+struct fab_matrix_run {
+	struct fab_run *run;
+	struct fab_work work;
+	struct fab_matrix m;
+};
+
+struct fab_matrix_run *fab_matrix_run_new(const struct fab_config *c, struct fab_err *err);
+int fab_matrix_run_exec(struct fab_matrix_run *r, fab_progress_fn progress, void *ctx,
+			struct fab_err *err);
+void fab_matrix_run_free(struct fab_matrix_run *r);
 
 /* "fabscope 0.1.0 (libyaml 0.2.5, jansson 2.14)" */
 const char *fab_version_string(void);

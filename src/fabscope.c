@@ -228,3 +228,43 @@ void fab_coll_run_free(struct fab_coll_run *r)
 	fab_run_free(r->run);
 	free(r);
 }
+
+struct fab_matrix_run *fab_matrix_run_new(const struct fab_config *c, struct fab_err *err)
+{
+	struct fab_matrix_run *r = fab_xcalloc(1, sizeof *r);
+	struct fab_config alone = *c;
+	alone.jobs = NULL; /* the matrix runs alone but for the faults */
+	alone.njobs = 0;
+	memset(&alone.traffic, 0, sizeof alone.traffic);
+	r->run = fab_run_new(&alone, err);
+	if (!r->run) {
+		free(r);
+		return NULL;
+	}
+	r->run->config = c;
+	fab_work_init(&r->work, r->run->sim, r->run->topo);
+	fab_matrix_init(&r->m, &r->work, &c->matrix);
+	return r;
+}
+
+int fab_matrix_run_exec(struct fab_matrix_run *r, fab_progress_fn progress, void *ctx,
+			struct fab_err *err)
+{
+	fab_matrix_start(&r->m);
+	int rc = fab_run_exec(r->run, progress, ctx);
+	if (rc)
+		return fab_err_set(err, rc, "the run failed");
+	if (!r->m.finished)
+		return fab_err_set(err, FAB_EINTERNAL, "the matrix test did not finish (stopped at run.end?)");
+	return 0;
+}
+
+void fab_matrix_run_free(struct fab_matrix_run *r)
+{
+	if (!r)
+		return;
+	fab_matrix_free(&r->m);
+	fab_work_free(&r->work);
+	fab_run_free(r->run);
+	free(r);
+}

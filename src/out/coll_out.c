@@ -167,3 +167,113 @@ int fab_jobs_write_text(FILE *f, const struct fab_job *jobs, uint32_t n)
 	}
 	return ferror(f) ? FAB_EIO : 0;
 }
+
+static json_t *json_num_or_null(double v, bool ok)
+{
+	return ok ? json_real(v) : json_null();
+}
+
+json_t *fab_matrix_json(const struct fab_matrix *m)
+{
+	const struct fab_topo *t = m->t;
+	json_t *o = json_object();
+	json_object_set_new(o, "mode", json_string(m->p.serial ? "serial" : "rounds"));
+	json_object_set_new(o, "rounds", json_integer(m->nrounds));
+	json_object_set_new(o, "bytes", json_integer((json_int_t)m->p.bytes));
+	json_object_set_new(o, "latency_bytes", json_integer((json_int_t)m->p.lat_bytes));
+	json_t *ep = json_array(), *gp = json_array(), *links = json_array();
+	for (uint32_t i = 0; i < m->n; i++) {
+		const struct fab_node *nd = &t->nodes[t->nic_node[i]];
+		json_array_append_new(ep, json_string(nd->name));
+		json_t *g = json_array();
+		for (uint32_t x = 0; x < t->ngpus; x++)
+			if (fab_topo_gpu_nic(t, x) == i)
+				json_array_append_new(g, json_integer(x));
+		json_array_append_new(gp, g);
+		/* the endpoint's own link: NIC port and the switch port it meets */
+		const struct fab_port *pt = &t->ports[nd->first_port];
+		const struct fab_node *sw = &t->nodes[t->ports[pt->peer].node];
+		json_t *l = json_object();
+		json_object_set_new(l, "switch", json_string(sw->name));
+		json_object_set_new(l, "switch_port", json_integer(pt->peer - sw->first_port));
+		json_array_append_new(links, l);
+	}
+	json_object_set_new(o, "endpoints", ep);
+	json_object_set_new(o, "gpus", gp);
+	json_object_set_new(o, "links", links);
+	json_t *bw = json_array(), *lat = json_array();
+	for (uint32_t i = 0; i < m->n; i++) {
+		json_t *rb = json_array(), *rl = json_array();
+		for (uint32_t j = 0; j < m->n; j++) {
+			size_t k = (size_t)i * m->n + j;
+			json_array_append_new(rb, json_num_or_null(m->bw_GBps[k], i != j));
+			json_array_append_new(rl, json_num_or_null(m->lat_us[k], i != j));
+		}
+		json_array_append_new(bw, rb);
+		json_array_append_new(lat, rl);
+	}
+	json_object_set_new(o, "bw_GBps", bw);
+	json_object_set_new(o, "lat_us", lat);
+	return o;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+int fab_matrix_write_text(FILE *f, const struct fab_matrix *m)
+{
+	const struct fab_topo *t = m->t;
+	size_t cnt = (size_t)m->n * (m->n - 1);
+	double *v = fab_xcalloc(cnt ? cnt : 1, sizeof *v), *l = fab_xcalloc(cnt ? cnt : 1, sizeof *l);
+	size_t k = 0;
+	for (uint32_t i = 0; i < m->n; i++)
+		for (uint32_t j = 0; j < m->n; j++)
+			if (i != j) {
+				v[k] = m->bw_GBps[(size_t)i * m->n + j];
+				l[k++] = m->lat_us[(size_t)i * m->n + j];
+			}
+	qsort(v, k, sizeof *v, cmp_dbl);
+	qsort(l, k, sizeof *l, cmp_dbl);
+	char b[32];
+	fprintf(f, "fabscope matrix: %u NICs, %llu pairs in %u %s, %s each way, %s ping-pong\n", m->n,
+		(unsigned long long)(k / 2), m->nrounds, m->p.serial ? "steps" : "rounds",
+		fab_fmt_bytes(m->p.bytes, b, sizeof b), "small");
+	if (k) {
+		fprintf(f, "bandwidth GB/s: min %.2f  p1 %.2f  median %.2f  max %.2f\n", v[0],
+			v[k / 100], v[k / 2], v[k - 1]);
+		fprintf(f, "latency us:     min %.3f  median %.3f  p99 %.3f  max %.3f\n", l[0], l[k / 2],
+			l[k * 99 / 100], l[k - 1]);
+	}
+	/* the five endpoints with the lowest median bandwidth (as sender and receiver) */
+	double *med = fab_xcalloc(m->n, sizeof *med), *row = fab_xcalloc(2 * (size_t)m->n, sizeof *row);
+	uint32_t *ord = fab_xcalloc(m->n, sizeof *ord);
+	for (uint32_t i = 0; i < m->n; i++) {
+		size_t c = 0;
+		for (uint32_t j = 0; j < m->n; j++)
+			if (j != i) {
+				row[c++] = m->bw_GBps[(size_t)i * m->n + j];
+				row[c++] = m->bw_GBps[(size_t)j * m->n + i];
+			}
+		qsort(row, c, sizeof *row, cmp_dbl);
+		med[i] = c ? row[c / 2] : 0;
+		ord[i] = i;
+	}
+	for (uint32_t i = 1; i < m->n; i++)
+		for (uint32_t j = i; j > 0 && med[ord[j - 1]] > med[ord[j]]; j--) {
+			uint32_t x = ord[j];
+			ord[j] = ord[j - 1];
+			ord[j - 1] = x;
+		}
+	fprintf(f, "slowest endpoints (median GB/s to and from the others):\n");
+	for (uint32_t i = 0; i < m->n && i < 5; i++)
+		fprintf(f, "  %-16s %.2f\n", t->nodes[t->nic_node[ord[i]]].name, med[ord[i]]);
+	free(v);
+	free(l);
+	free(med);
+	free(row);
+	free(ord);
+	return ferror(f) ? FAB_EIO : 0;
+}

@@ -31,6 +31,7 @@ struct uplink_load {
 	size_t ports, unused;
 	uint64_t max_bytes;
 	double mean_bytes;
+	uint32_t busiest; /* port id */
 };
 
 /* Bytes sent up by the switches of each tier, over their up-facing ports. */
@@ -50,8 +51,10 @@ static size_t uplink_loads(const struct fab_sim *s, struct uplink_load *out, siz
 				continue;
 			u.ports++;
 			sum += (double)ps[p].tx_bytes;
-			if (ps[p].tx_bytes > u.max_bytes)
+			if (ps[p].tx_bytes > u.max_bytes) {
 				u.max_bytes = ps[p].tx_bytes;
+				u.busiest = p;
+			}
 			if (ps[p].tx_data_pkts == 0)
 				u.unused++;
 		}
@@ -265,6 +268,13 @@ json_t *fab_result_json(const struct fab_config *c, const struct fab_sim *s)
 		json_object_set_new(x, "mean_tx_bytes", json_u64((uint64_t)(u[i].mean_bytes + 0.5)));
 		json_object_set_new(x, "max_over_mean",
 				    json_real(u[i].mean_bytes > 0 ? (double)u[i].max_bytes / u[i].mean_bytes : 0));
+		const struct fab_port *bp = &t->ports[u[i].busiest];
+		const struct fab_node *bn = &t->nodes[bp->node];
+		json_t *b = json_object();
+		json_object_set_new(b, "node", json_string(bn->name));
+		json_object_set_new(b, "port", json_integer(u[i].busiest - bn->first_port));
+		json_object_set_new(b, "peer", json_string(t->nodes[t->ports[bp->peer].node].name));
+		json_object_set_new(x, "busiest", b);
 		json_array_append_new(ecmp, x);
 	}
 	json_object_set_new(doc, "ecmp", ecmp);

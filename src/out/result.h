@@ -43,6 +43,11 @@ int fab_result_write_text(FILE *f, const struct fab_config *c, const struct fab_
 json_t *fab_jobs_json(const struct fab_job *jobs, uint32_t n);
 int fab_jobs_write_text(FILE *f, const struct fab_job *jobs, uint32_t n);
 
+/* The matrix test: a "matrix" section (endpoints, GPUs behind each,
+ * bandwidth and latency per ordered pair) and a text summary. */
+json_t *fab_matrix_json(const struct fab_matrix *m);
+int fab_matrix_write_text(FILE *f, const struct fab_matrix *m);
+
 /* A collective sweep: the document gets kind "coll" and a "collective"
  * section; text is an nccl-tests table; CSV its rows. */
 json_t *fab_coll_json(const struct fab_config *c, const struct fab_sim *s,

@@ -169,6 +169,14 @@ static const struct fab_key_def keys[] = {
 	{"collective.priority", K_U32, OFF(coll.priority), "3", 0, 7, NULL, "traffic class"},
 	{"collective.background_traffic", K_BOOL, OFF(coll.background), "false", 0, 0, NULL,
 	 "fabscope coll also runs the scenario's traffic section, as a noisy neighbour"},
+	/* matrix (fabscope matrix) */
+	{"matrix.bytes", K_BYTES, OFF(matrix.bytes), "1MiB", 1, 1e12, NULL,
+	 "bandwidth test: bytes each way per pair"},
+	{"matrix.latency_bytes", K_BYTES, OFF(matrix.lat_bytes), "8", 1, 1e9, NULL,
+	 "latency test: the ping-pong message"},
+	{"matrix.serial", K_BOOL, OFF(matrix.serial), "false", 0, 0, NULL,
+	 "one pair at a time instead of n-1 rounds of disjoint pairs"},
+	{"matrix.priority", K_U32, OFF(matrix.priority), "3", 0, 7, NULL, "traffic class"},
 	/* run */
 	{"run.seed", K_U64, OFF(run.seed), "1", 0, BIG, NULL,
 	 "seed of every random stream (ECN marking, generators, port numbers)"},
@@ -605,7 +613,7 @@ static bool is_section(const char *path)
 	for (size_t i = 0; i < FAB_ARRAY_LEN(keys); i++)
 		if (!strncmp(keys[i].path, path, l) && keys[i].path[l] == '.')
 			return true;
-	return !strcmp(path, "traffic") || !strcmp(path, "collective");
+	return !strcmp(path, "traffic") || !strcmp(path, "collective") || !strcmp(path, "matrix");
 }
 
 static int key_index(const char *path)

@@ -14,6 +14,7 @@
 #include "../topo/topo.h"
 #include "../work/fault.h"
 #include "../work/job.h"
+#include "../work/matrix.h"
 #include "../work/sweep.h"
 #include "../work/traffic.h"
 
@@ -39,6 +40,7 @@ struct fab_config {
 	size_t njobs;
 	struct fab_fault_spec *faults;
 	size_t nfaults;
+	struct fab_matrix_params matrix;
 	char *origin;          /* the scenario's name in messages */
 	char *topo_file;       /* owned; topo.file points here */
 	struct fab_key_loc *loc; /* per key of the table */

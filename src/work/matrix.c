@@ -1,0 +1,138 @@
+/*
+ * matrix.c - all-pairs latency and bandwidth, round by round.
+ *
+ * Circle method: endpoint 0 stays, the others rotate; round r pairs
+ * position i with position n-1-i, so every pair meets exactly once in n-1
+ * rounds and no endpoint is in two pairs of a round.  A pair first
+ * ping-pongs lat_bytes (latency = half the round trip), then sends bytes
+ * each way at once (bandwidth per direction = bytes / its transfer time).
+ * The next round starts when every pair of this one is done.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "matrix.h"
+
+enum { K_PING, K_PONG, K_BW_AB, K_BW_BA };
+
+static uint32_t conn(struct fab_matrix *m, uint32_t a, uint32_t b)
+{
+	uint32_t *c = &m->conn[(size_t)a * m->n + b];
+	if (*c == UINT32_MAX)
+		*c = fab_sim_open(m->w->sim, a, b, (uint8_t)m->p.priority);
+	return *c;
+}
+
+static void start_round(struct fab_matrix *m);
+
+static void post(struct fab_matrix *m, uint32_t a, uint32_t b, fab_bytes bytes, uint32_t pair, int kind);
+
+static void arrived(void *obj, uint32_t val)
+{
+	struct fab_matrix *m = obj;
+	uint32_t pair = val >> 2, kind = val & 3;
+	uint32_t a = m->pairs[pair][0], b = m->pairs[pair][1];
+	fab_time_ps now = fab_sim_now(m->w->sim);
+	switch (kind) {
+	case K_PING:
+		post(m, b, a, m->p.lat_bytes, pair, K_PONG);
+		return;
+	case K_PONG: {
+		double us = (double)(now - m->t0[pair]) / 2 / 1e6;
+		m->lat_us[(size_t)a * m->n + b] = m->lat_us[(size_t)b * m->n + a] = us;
+		m->t0[pair] = now;
+		m->left[pair] = 2;
+		post(m, a, b, m->p.bytes, pair, K_BW_AB);
+		post(m, b, a, m->p.bytes, pair, K_BW_BA);
+		return;
+	}
+	default: {
+		double secs = (double)(now - m->t0[pair]) / 1e12;
+		size_t idx = kind == K_BW_AB ? (size_t)a * m->n + b : (size_t)b * m->n + a;
+		m->bw_GBps[idx] = secs > 0 ? (double)m->p.bytes / secs / 1e9 : 0;
+		if (--m->left[pair])
+			return;
+		if (--m->pending == 0)
+			start_round(m);
+	}
+	}
+}
+
+static void post(struct fab_matrix *m, uint32_t a, uint32_t b, fab_bytes bytes, uint32_t pair, int kind)
+{
+	fab_sim_post(m->w->sim, conn(m, a, b), bytes,
+		     fab_work_cookie(m->w, arrived, m, pair << 2 | (uint32_t)kind));
+}
+
+static void start_round(struct fab_matrix *m)
+{
+	if (m->round == m->nrounds) {
+		m->finished = true;
+		fab_sim_hold(m->w->sim, -1);
+		return;
+	}
+	uint32_t n = m->n, r = m->round++;
+	m->npairs = 0;
+	if (m->p.serial) {
+		/* the r-th unordered pair */
+		uint32_t a = 0, k = r;
+		while (k >= n - 1 - a) {
+			k -= n - 1 - a;
+			a++;
+		}
+		m->pairs[m->npairs][0] = a;
+		m->pairs[m->npairs++][1] = a + 1 + k;
+	} else {
+		uint32_t N = n + (n & 1); /* a dummy endpoint when n is odd */
+		for (uint32_t i = 0; i < N / 2; i++) {
+			uint32_t x = i == 0 ? 0 : 1 + (i - 1 + r) % (N - 1);
+			uint32_t y = 1 + (N - 2 - i + r) % (N - 1);
+			if (x >= n || y >= n)
+				continue;
+			m->pairs[m->npairs][0] = x;
+			m->pairs[m->npairs++][1] = y;
+		}
+	}
+	m->pending = m->npairs;
+	fab_time_ps now = fab_sim_now(m->w->sim);
+	for (uint32_t i = 0; i < m->npairs; i++) {
+		m->t0[i] = now;
+		post(m, m->pairs[i][0], m->pairs[i][1], m->p.lat_bytes, i, K_PING);
+	}
+}
+
+void fab_matrix_init(struct fab_matrix *m, struct fab_work *w, const struct fab_matrix_params *p)
+{
+	memset(m, 0, sizeof *m);
+	m->w = w;
+	m->t = w->topo;
+	m->p = *p;
+	m->n = w->topo->nnics;
+	size_t nn = (size_t)m->n * m->n;
+	m->conn = fab_xcalloc(nn, sizeof *m->conn);
+	for (size_t i = 0; i < nn; i++)
+		m->conn[i] = UINT32_MAX;
+	m->bw_GBps = fab_xcalloc(nn, sizeof *m->bw_GBps);
+	m->lat_us = fab_xcalloc(nn, sizeof *m->lat_us);
+	m->pairs = fab_xcalloc(m->n / 2 + 1, sizeof *m->pairs);
+	m->t0 = fab_xcalloc(m->n / 2 + 1, sizeof *m->t0);
+	m->left = fab_xcalloc(m->n / 2 + 1, sizeof *m->left);
+	m->nrounds = m->n < 2 ? 0 : p->serial ? m->n * (m->n - 1) / 2 : m->n - 1 + (m->n & 1);
+}
+
+void fab_matrix_start(struct fab_matrix *m)
+{
+	fab_sim_hold(m->w->sim, +1);
+	start_round(m);
+}
+
+void fab_matrix_free(struct fab_matrix *m)
+{
+	free(m->conn);
+	free(m->bw_GBps);
+	free(m->lat_us);
+	free(m->pairs);
+	free(m->t0);
+	free(m->left);
+	memset(m, 0, sizeof *m);
+}
