@@ -28,7 +28,7 @@ void fab_diag_defaults(struct fab_diag_params *p)
 	p->bad_pair_share = 0.10;
 	p->pause_factor = 10;
 	p->pause_min = 100;
-	p->ecmp_max_over_mean = 1.6;
+	p->ecmp_max_over_mean = 3.0;
 	p->iter_jump = 1.3;
 	p->baseline_drop = 0.2;
 }
@@ -283,8 +283,10 @@ static void check_ecmp(json_t *doc, const struct fab_diag_params *pr, struct fab
 	size_t i;
 	json_array_foreach(e, i, x)
 	{
-		double r = jnum(x, "max_over_mean");
-		if (r < pr->ecmp_max_over_mean || jnum(x, "mean_tx_bytes") < 1e6)
+		/* random hashing of few flows is uneven by nature: a fault leaves
+		 * uplinks idle, or piles far more than the mean on one */
+		double r = jnum(x, "max_over_mean"), up = jnum(x, "uplinks"), idle = jnum(x, "unused");
+		if (jnum(x, "mean_tx_bytes") < 1e6 || (r < pr->ecmp_max_over_mean && idle * 4 < up))
 			continue;
 		char t[160];
 		snprintf(t, sizeof t, "ECMP imbalance at tier %d uplinks", (int)jnum(x, "tier"));

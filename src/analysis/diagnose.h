@@ -19,7 +19,7 @@ struct fab_diag_params {
 	double bad_pair_share;  /* share of an endpoint's pairs under half the median: 0.1 */
 	double pause_factor;    /* PAUSE frames sent above this x the NICs' median (+1): 10 */
 	uint64_t pause_min;     /* and at least this many: 100 */
-	double ecmp_max_over_mean; /* 1.6 */
+	double ecmp_max_over_mean; /* 3.0, or a quarter of a tier's uplinks idle */
 	double iter_jump;       /* an iteration above this x its job's median: 1.3 */
 	double baseline_drop;   /* worse than the baseline by this fraction: 0.2 */
 };

@@ -409,10 +409,10 @@ static void handle_sample(struct fab_sim *s)
 	fab_eq_push(&s->eq, s->now_ps + s->fp.series_interval_ps, EV_SAMPLE, NULL, 0);
 }
 
+/* A storming NIC sends PAUSE every 2 us, as a stuck NIC floods its port. */
 static void storm_arm(struct fab_sim *s, struct sim_port *port, uint8_t prio)
 {
-	fab_time_ps half = pause_duration_ps(port, 65535) / 2;
-	fab_eq_push(&s->eq, s->now_ps + half, EV_STORM, port, prio | (port->storm_gen << 3));
+	fab_eq_push(&s->eq, s->now_ps + 2 * FAB_PS_PER_US, EV_STORM, port, prio | (port->storm_gen << 3));
 }
 
 static void handle_storm(struct fab_sim *s, struct sim_port *port, uint32_t arg)

@@ -1,0 +1,171 @@
+/*
+ * fabscope diagnose against injected faults: the matrix test runs on a
+ * cluster with one fault, diagnose must put that component first; on a
+ * healthy cluster it must find nothing.  Includes the randomized suite.
+ */
+#include "testutil.h"
+#include "../../src/analysis/diagnose.h"
+#include "../../src/base/rng.h"
+
+#define CLUSTER \
+	"topology: {leaves: 2, servers_per_leaf: 2, gpus_per_server: 8, nics_per_server: 8,\n" \
+	"           spines: 4, links_per_spine: 4}\n"
+
+/* Runs the matrix test and diagnoses it. */
+static void diagnose(const char *yaml, const char *const *sets, size_t n, struct fab_diagnosis *d)
+{
+	struct fab_err err = {0};
+	struct fab_config *c = fab_config_parse(yaml, strlen(yaml), "test.yaml", NULL, sets, n, &err);
+	if (!c)
+		fail_msg("%s", err.msg);
+	struct fab_matrix_run *r = fab_matrix_run_new(c, &err);
+	if (!r || fab_matrix_run_exec(r, NULL, NULL, &err))
+		fail_msg("%s", err.msg);
+	json_t *doc = fab_result_json(c, r->run->sim);
+	json_object_set_new(doc, "matrix", fab_matrix_json(&r->m));
+	/* through text, as the CLI hands documents over */
+	char *text = json_dumps(doc, 0);
+	json_decref(doc);
+	doc = json_loads(text, 0, NULL);
+	free(text);
+	struct fab_diag_params p;
+	fab_diag_defaults(&p);
+	assert_int_equal(fab_diagnose(&doc, 1, NULL, &p, d, &err), 0);
+	json_decref(doc);
+	fab_matrix_run_free(r);
+	fab_config_free(c);
+}
+
+static void link_name(char *buf, size_t len, const char *a, const char *b)
+{
+	if (strcmp(a, b) > 0) {
+		const char *t = a;
+		a = b;
+		b = t;
+	}
+	snprintf(buf, len, "link %s <-> %s", a, b);
+}
+
+static void test_diagnose_healthy_cluster(void **state)
+{
+	(void)state;
+	struct fab_diagnosis d;
+	diagnose(CLUSTER, NULL, 0, &d);
+	assert_int_equal(d.n, 0);
+	fab_diagnosis_free(&d);
+}
+
+static void test_diagnose_names_lossy_cable(void **state)
+{
+	(void)state;
+	const char *yaml = CLUSTER "faults: [{kind: lossy, node: server2.nic5, peer: leaf1, drop: 0.01}]\n";
+	struct fab_diagnosis d;
+	diagnose(yaml, NULL, 0, &d);
+	assert_true(d.n >= 1);
+	assert_string_equal(d.s[0].target, "link leaf1 <-> server2.nic5");
+	fab_diagnosis_free(&d);
+}
+
+static void test_diagnose_names_downgraded_link_from_measurement(void **state)
+{
+	(void)state;
+	/* 100G instead of 400G: no counter shows it, the matrix does */
+	const char *yaml = CLUSTER "faults: [{kind: degrade, node: server1.nic3, peer: leaf0, rate: 100Gbps}]\n";
+	struct fab_diagnosis d;
+	diagnose(yaml, NULL, 0, &d);
+	assert_true(d.n >= 1);
+	assert_string_equal(d.s[0].target, "link leaf0 <-> server1.nic3");
+	assert_non_null(strstr(d.s[0].evidence[0], "GPUs 11"));
+	fab_diagnosis_free(&d);
+}
+
+static void test_diagnose_names_pfc_storm(void **state)
+{
+	(void)state;
+	const char *yaml = CLUSTER "faults: [{kind: pfc-storm, node: server3.nic0, start: 0, end: 500us}]\n";
+	struct fab_diagnosis d;
+	diagnose(yaml, NULL, 0, &d);
+	assert_true(d.n >= 1);
+	assert_string_equal(d.s[0].target, "NIC server3.nic0 (PFC storm)");
+	fab_diagnosis_free(&d);
+}
+
+/* One random fault on a random component, many times. */
+static void test_diagnose_randomized_fault_suite(void **state)
+{
+	(void)state;
+	struct fab_err err = {0};
+	struct fab_config *c = fab_config_parse(CLUSTER, strlen(CLUSTER), "t", NULL, NULL, 0, &err);
+	struct fab_topo *t = fab_topo_build(&c->topo, &err);
+	assert_non_null(t);
+	struct fab_rng r;
+	fab_rng_init(&r, 2026, 1);
+	int runs = 54, hits = 0;
+	for (int i = 0; i < runs; i++) {
+		char fault[256], want[200], seed[32];
+		int kind = (int)fab_rng_below(&r, 3);
+		uint32_t nic = (uint32_t)fab_rng_below(&r, t->nnics);
+		const char *nicname = t->nodes[t->nic_node[nic]].name;
+		const char *leaf = t->nodes[fab_topo_nic_leaf(t, nic)].name;
+		if (kind == 0) {
+			/* lossy: any link, fabric links included */
+			uint32_t p = (uint32_t)fab_rng_below(&r, t->nports);
+			const char *a = t->nodes[t->ports[p].node].name;
+			const char *b = t->nodes[t->ports[t->ports[p].peer].node].name;
+			uint32_t idx = 0;
+			for (uint32_t q = t->nodes[t->ports[p].node].first_port; q < p; q++)
+				idx += t->ports[t->ports[q].peer].node == t->ports[t->ports[p].peer].node;
+			snprintf(fault, sizeof fault,
+				 "faults: [{kind: lossy, node: %s, peer: %s, link_index: %u, drop: 0.01}]", a, b, idx);
+			link_name(want, sizeof want, a, b);
+		} else if (kind == 1) {
+			snprintf(fault, sizeof fault, "faults: [{kind: degrade, node: %s, peer: %s, rate: 100Gbps}]",
+				 nicname, leaf);
+			link_name(want, sizeof want, nicname, leaf);
+		} else {
+			snprintf(fault, sizeof fault, "faults: [{kind: pfc-storm, node: %s, end: 500us}]", nicname);
+			snprintf(want, sizeof want, "NIC %s (PFC storm)", nicname);
+		}
+		char yaml[1024];
+		snprintf(yaml, sizeof yaml, "%s%s\n", CLUSTER, fault);
+		snprintf(seed, sizeof seed, "run.seed=%d", i + 1);
+		const char *sets[] = {seed};
+		struct fab_diagnosis d;
+		diagnose(yaml, sets, 1, &d);
+		bool hit = d.n >= 1 && !strcmp(d.s[0].target, want);
+		hits += hit;
+		if (!hit)
+			print_message("missed: %s -> %s\n", fault, d.n ? d.s[0].target : "(no suspect)");
+		fab_diagnosis_free(&d);
+	}
+	int healthy = 0, clean = 20;
+	for (int i = 0; i < clean; i++) {
+		char seed[32];
+		snprintf(seed, sizeof seed, "run.seed=%d", 100 + i);
+		const char *sets[] = {seed};
+		struct fab_diagnosis d;
+		diagnose(CLUSTER, sets, 1, &d);
+		healthy += d.n == 0;
+		if (d.n)
+			print_message("false alarm (seed %d): %s\n", 100 + i, d.s[0].target);
+		fab_diagnosis_free(&d);
+	}
+	print_message("faults: top suspect right in %d of %d runs (%.0f%%); fault-free: no suspect in %d of %d (%.0f%%)\n",
+		      hits, runs, 100.0 * hits / runs, healthy, clean, 100.0 * healthy / clean);
+	assert_true(hits * 100 >= 90 * runs);
+	assert_true(healthy * 100 >= 95 * clean);
+	fab_topo_free(t);
+	fab_config_free(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_diagnose_healthy_cluster),
+		cmocka_unit_test(test_diagnose_names_lossy_cable),
+		cmocka_unit_test(test_diagnose_names_downgraded_link_from_measurement),
+		cmocka_unit_test(test_diagnose_names_pfc_storm),
+		cmocka_unit_test(test_diagnose_randomized_fault_suite),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
