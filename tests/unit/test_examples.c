@@ -3,6 +3,7 @@
  * checked on the result.
  */
 #include "testutil.h"
+#include "../../src/analysis/diagnose.h"
 
 static struct fab_config *load(const char *path, const char *const *sets, size_t n)
 {
@@ -128,6 +129,178 @@ static void test_examples_two_jobs(void **state)
 	assert_true(mean[0] > 1.2 * mean[1]);
 }
 
+/* the matrix test of an example, diagnosed (baseline: another document or NULL) */
+static json_t *matrix_doc(const char *path, const char *const *sets, size_t n)
+{
+	struct fab_err err = {0};
+	struct fab_config *c = load(path, sets, n);
+	struct fab_matrix_run *r = fab_matrix_run_new(c, &err);
+	if (!r || fab_matrix_run_exec(r, NULL, NULL, &err))
+		fail_msg("%s", err.msg);
+	check_conservation(r->run);
+	json_t *doc = fab_result_json(c, r->run->sim);
+	json_object_set_new(doc, "matrix", fab_matrix_json(&r->m));
+	fab_matrix_run_free(r);
+	fab_config_free(c);
+	return doc;
+}
+
+static void diag(json_t *doc, json_t *base, struct fab_diagnosis *d)
+{
+	struct fab_diag_params p;
+	struct fab_err err = {0};
+	fab_diag_defaults(&p);
+	assert_int_equal(fab_diagnose(&doc, 1, base, &p, d, &err), 0);
+}
+
+static double max_latency(json_t *doc)
+{
+	json_t *lat = json_object_get(json_object_get(doc, "matrix"), "lat_us");
+	double mx = 0;
+	for (size_t i = 0; i < json_array_size(lat); i++)
+		for (size_t j = 0; j < json_array_size(lat); j++)
+			mx = FAB_MAX(mx, json_number_value(json_array_get(json_array_get(lat, i), j)));
+	return mx;
+}
+
+/* loose-cable: the job slows by more than 15%, the aggregate counters stay
+ * small, the matrix and diagnose name the two GPUs and their link. */
+static void test_examples_loose_cable(void **state)
+{
+	(void)state;
+	const char *path = "examples/loose-cable/scenario.yaml";
+	const char *healthy[] = {"faults.0.start=1s"}; /* the cable breaks after the run */
+	double mean[2], loss_share = 0;
+	for (int i = 0; i < 2; i++) {
+		struct fab_config *c = load(path, healthy, (size_t)i);
+		struct fab_run *r = sim(c);
+		struct fab_job_stats st;
+		fab_job_stats(&r->jobs[0], &st);
+		mean[i] = st.mean_ps;
+		if (i == 0) {
+			const struct fab_sim_totals *t = fab_sim_totals(r->sim);
+			loss_share = (double)t->wire_losses / (double)t->data_pkts;
+		}
+		fab_run_free(r);
+		fab_config_free(c);
+	}
+	print_message("step %.3f ms with the loose cable, %.3f ms without (+%.0f%%); %.3f%% of packets lost\n",
+		      mean[0] / 1e9, mean[1] / 1e9, (mean[0] / mean[1] - 1) * 100, loss_share * 100);
+	assert_true(mean[0] >= 1.15 * mean[1]);
+	assert_true(loss_share < 0.005); /* cluster-wide, unremarkable */
+	json_t *doc = matrix_doc(path, NULL, 0);
+	struct fab_diagnosis d;
+	diag(doc, NULL, &d);
+	assert_int_equal(d.n, 1);
+	assert_string_equal(d.s[0].target, "link leaf3 <-> server13.nic1");
+	bool gpus = false;
+	for (int k = 0; k < d.s[0].nevidence; k++)
+		gpus |= strstr(d.s[0].evidence[k], "(GPUs 106, 107)") != NULL;
+	assert_true(gpus);
+	fab_diagnosis_free(&d);
+	json_decref(doc);
+}
+
+/* autoneg-downgrade: ports report 400 Gbps, the link moves a quarter. */
+static void test_examples_autoneg_downgrade(void **state)
+{
+	(void)state;
+	json_t *doc = matrix_doc("examples/autoneg-downgrade/scenario.yaml", NULL, 0);
+	json_t *ports = json_object_get(doc, "ports"), *p;
+	size_t i;
+	json_array_foreach(ports, i, p)
+		assert_int_equal(json_integer_value(json_object_get(p, "rate_bps")), 400000000000LL);
+	struct fab_diagnosis d;
+	diag(doc, NULL, &d);
+	assert_true(d.n >= 1);
+	assert_string_equal(d.s[0].target, "link leaf0 <-> server1.nic3");
+	/* a quarter of the bandwidth: 100G of 400G, to within the matrix's noise */
+	json_t *bw = json_object_get(json_object_get(doc, "matrix"), "bw_GBps");
+	double mx = 0;
+	for (size_t j = 0; j < json_array_size(bw); j++)
+		if (j != 11)
+			mx = FAB_MAX(mx, json_number_value(json_array_get(json_array_get(bw, 11), j)));
+	print_message("server1.nic3's best pair: %.2f GB/s (100G line: %.2f GB/s payload)\n", mx,
+		      100e9 / 8 * 4096 / 4178 / 1e9);
+	assert_true(mx <= 100e9 / 8 * 4096 / 4178 / 1e9 * 1.01);
+	fab_diagnosis_free(&d);
+	json_decref(doc);
+}
+
+/* pfc-storm: no drops, tail latency at least 10x the baseline, the
+ * storming NIC named. */
+static void test_examples_pfc_storm(void **state)
+{
+	(void)state;
+	const char *path = "examples/pfc-storm/scenario.yaml";
+	const char *later[] = {"faults.0.start=1s", "faults.0.end=2s"};
+	json_t *storm = matrix_doc(path, NULL, 0), *base = matrix_doc(path, later, 2);
+	double drops = json_number_value(json_object_get(json_object_get(storm, "summary"), "drops"));
+	print_message("max latency %.1f us in the storm, %.1f us without; drops %.0f\n", max_latency(storm),
+		      max_latency(base), drops);
+	assert_true(drops == 0);
+	assert_true(max_latency(storm) >= 10 * max_latency(base));
+	struct fab_diagnosis d;
+	diag(storm, base, &d);
+	assert_true(d.n >= 1);
+	assert_string_equal(d.s[0].target, "NIC server2.nic5 (PFC storm)");
+	fab_diagnosis_free(&d);
+	diag(base, NULL, &d);
+	assert_int_equal(d.n, 0);
+	fab_diagnosis_free(&d);
+	json_decref(storm);
+	json_decref(base);
+}
+
+/* ecmp-polarization: idle core links found; per-switch seeds fix it. */
+static void test_examples_ecmp_polarization(void **state)
+{
+	(void)state;
+	const char *fixed[] = {"fabric.ecmp.same_hash=false"};
+	int found[2];
+	for (int i = 0; i < 2; i++) {
+		struct fab_config *c = load("examples/ecmp-polarization/scenario.yaml", fixed, (size_t)i);
+		struct fab_run *r = sim(c);
+		json_t *doc = fab_result_json(c, r->sim);
+		struct fab_diagnosis d;
+		diag(doc, NULL, &d);
+		found[i] = d.n >= 1 && !strcmp(d.s[0].target, "ECMP imbalance at tier 2 uplinks");
+		if (i == 1)
+			assert_int_equal(d.n, 0);
+		fab_diagnosis_free(&d);
+		json_decref(doc);
+		fab_run_free(r);
+		fab_config_free(c);
+	}
+	assert_true(found[0]);
+}
+
+/* two-jobs against the baseline of job a alone: diagnose says which job
+ * got slower, and by how much. */
+static void test_examples_two_jobs_against_baseline(void **state)
+{
+	(void)state;
+	const char *apart[] = {"jobs.1.start=1s"};
+	json_t *docs[2];
+	for (int i = 0; i < 2; i++) {
+		struct fab_config *c = load("examples/two-jobs/scenario.yaml", apart, (size_t)i);
+		struct fab_run *r = sim(c);
+		docs[i] = fab_result_json(c, r->sim);
+		json_object_set_new(docs[i], "jobs", fab_jobs_json(r->jobs, r->njobs));
+		fab_run_free(r);
+		fab_config_free(c);
+	}
+	struct fab_diagnosis d;
+	diag(docs[0], docs[1], &d);
+	bool named = false;
+	for (int i = 0; i < d.n; i++)
+		named |= !strcmp(d.s[i].target, "job a slower than the baseline");
+	assert_true(named);
+	fab_diagnosis_free(&d);
+	json_decref(docs[0]);
+	json_decref(docs[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -135,6 +308,11 @@ int main(void)
 		cmocka_unit_test(test_examples_oversubscription),
 		cmocka_unit_test(test_examples_overlap),
 		cmocka_unit_test(test_examples_two_jobs),
+		cmocka_unit_test(test_examples_loose_cable),
+		cmocka_unit_test(test_examples_autoneg_downgrade),
+		cmocka_unit_test(test_examples_pfc_storm),
+		cmocka_unit_test(test_examples_ecmp_polarization),
+		cmocka_unit_test(test_examples_two_jobs_against_baseline),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
