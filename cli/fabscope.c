@@ -49,7 +49,7 @@ static const char *usage_sim =
 	"                        (repeatable; list items by index: traffic.generators.0.bytes=1MiB)\n"
 	"  --format text|json|csv  what to print on stdout (default text)\n"
 	"  --out DIR             also write result.json, flows.csv, ports.csv, summary.txt\n"
-	"                        (and series.csv) into DIR\n"
+	"                        (and series.csv, series.jsonl) into DIR\n"
 	"  -q, --quiet           print nothing on stdout; no progress, no timing\n"
 	"  --keys                print the reference of every scenario key (Markdown)\n"
 	"  --print-scenario      print the built-in scenario\n"
@@ -321,9 +321,10 @@ static int cmd_sim(int argc, char **argv)
 			rc = FAB_EXIT_IO;
 			goto out;
 		}
-		struct out_file files[5];
-		const char *names[] = {"result.json", "flows.csv", "ports.csv", "summary.txt", "series.csv"};
-		size_t nfiles = cfg->fabric.series_interval_ps ? 5 : 4;
+		struct out_file files[6];
+		const char *names[] = {"result.json", "flows.csv", "ports.csv", "summary.txt", "series.csv",
+				       "series.jsonl"};
+		size_t nfiles = cfg->fabric.series_interval_ps ? 6 : 4;
 		bool ok = true;
 		size_t opened = 0;
 		for (size_t i = 0; i < nfiles && ok; i++, opened++)
@@ -334,8 +335,9 @@ static int cmd_sim(int argc, char **argv)
 			ok = ok && !fab_result_write_ports_csv(files[2].f, run->sim);
 			ok = ok && !fab_result_write_text(files[3].f, cfg, run->sim) &&
 			     !fab_jobs_write_text(files[3].f, run->jobs, run->njobs);
-			if (nfiles == 5)
-				ok = ok && !fab_result_write_series_csv(files[4].f, run->sim);
+			if (nfiles == 6)
+				ok = ok && !fab_result_write_series_csv(files[4].f, run->sim) &&
+				     !fab_result_write_series_jsonl(files[5].f, run->sim);
 		}
 		for (size_t i = 0; i < opened; i++)
 			if (files[i].f && fclose(files[i].f))

@@ -243,7 +243,9 @@ struct fab_matrix_run *fab_matrix_run_new(const struct fab_config *c, struct fab
 	}
 	r->run->config = c;
 	fab_work_init(&r->work, r->run->sim, r->run->topo);
-	fab_matrix_init(&r->m, &r->work, &c->matrix);
+	struct fab_matrix_params mp = c->matrix;
+	mp.seed = c->run.seed;
+	fab_matrix_init(&r->m, &r->work, &mp);
 	return r;
 }
 

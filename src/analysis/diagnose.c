@@ -144,21 +144,29 @@ static void check_matrix(json_t *doc, const struct fab_diag_params *pr, struct f
 	double *bad = fab_xcalloc(n, sizeof *bad), *lmed = fab_xcalloc(n, sizeof *lmed);
 	double *row = fab_xcalloc(2 * n, sizeof *row), *lrow = fab_xcalloc(2 * n, sizeof *lrow);
 	size_t na = 0;
+	/* pairs not measured (a sampled baseline) are null and left out */
+#define CELL(M, a, b) json_array_get(json_array_get(M, a), b)
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < n; j++)
-			if (i != j)
-				all[na++] = json_number_value(json_array_get(json_array_get(bw, i), j));
+			if (i != j && json_is_number(CELL(bw, i, j)))
+				all[na++] = json_number_value(CELL(bw, i, j));
+	if (na < 3 * n) { /* too few pairs to compare endpoints */
+		free(all), free(med), free(bad), free(lmed), free(row), free(lrow);
+		return;
+	}
 	double gmed = median(all, na);
 	for (size_t i = 0; i < n; i++) {
 		size_t c = 0;
 		for (size_t j = 0; j < n; j++) {
-			if (j == i)
+			if (j == i || !json_is_number(CELL(bw, i, j)) || !json_is_number(CELL(bw, j, i)))
 				continue;
-			row[c] = json_number_value(json_array_get(json_array_get(bw, i), j));
-			lrow[c++] = json_number_value(json_array_get(json_array_get(lat, i), j));
-			row[c] = json_number_value(json_array_get(json_array_get(bw, j), i));
-			lrow[c++] = json_number_value(json_array_get(json_array_get(lat, j), i));
+			row[c] = json_number_value(CELL(bw, i, j));
+			lrow[c++] = json_number_value(CELL(lat, i, j));
+			row[c] = json_number_value(CELL(bw, j, i));
+			lrow[c++] = json_number_value(CELL(lat, j, i));
 		}
+		if (!c)
+			continue;
 		size_t under = 0;
 		for (size_t k = 0; k < c; k++)
 			under += row[k] < gmed / 2;
@@ -326,7 +334,31 @@ static void check_jobs(json_t *doc, const struct fab_diag_params *pr, struct fab
 			struct fab_suspect *s = suspect(d, "job", tg, 0.3 + t / med / 100);
 			evidence(s, "took %.3f ms, %.2fx the job's median %.3f ms, from %.3f ms to %.3f ms of the run",
 				 t / 1e9, t / med, med / 1e9, jnum(it, "start_ps") / 1e9, jnum(it, "end_ps") / 1e9);
-			evidence(s, "look at the counters in that window (fabric.series_interval): drops, PAUSE, ECN");
+			/* what the counters saw in that window */
+			json_t *ser = json_object_get(doc, "series"), *row;
+			size_t q;
+			double best = 0, bd = 0, be = 0;
+			const char *bn = NULL;
+			int bp = 0;
+			json_array_foreach(ser, q, row)
+			{
+				double ts = jnum(row, "t_ps");
+				if (ts < jnum(it, "start_ps") || ts > jnum(it, "end_ps"))
+					continue;
+				double w = jnum(row, "pause_tx") * 100 + jnum(row, "drops") * 10 + jnum(row, "ecn_marks");
+				if (w > best) {
+					best = w;
+					bn = jstr(row, "node");
+					bp = (int)jnum(row, "port");
+					bd = jnum(row, "drops");
+					be = jnum(row, "ecn_marks");
+				}
+			}
+			if (bn)
+				evidence(s, "in that window the busiest counters were at %s port %d (drops %.0f, ECN marks %.0f in one sample)",
+					 bn, bp, bd, be);
+			else
+				evidence(s, "no counter samples in that window (set fabric.series_interval to see them)");
 		}
 	}
 }

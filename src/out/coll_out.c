@@ -181,6 +181,9 @@ json_t *fab_matrix_json(const struct fab_matrix *m)
 	json_object_set_new(o, "rounds", json_integer(m->nrounds));
 	json_object_set_new(o, "bytes", json_integer((json_int_t)m->p.bytes));
 	json_object_set_new(o, "latency_bytes", json_integer((json_int_t)m->p.lat_bytes));
+	json_object_set_new(o, "sampled_pairs", json_integer(m->p.sample_pairs));
+	json_object_set_new(o, "theory_GBps", json_real(m->theory_GBps));
+	json_object_set_new(o, "theory_lat_us", json_real(m->theory_lat_us));
 	json_t *ep = json_array(), *gp = json_array(), *links = json_array();
 	for (uint32_t i = 0; i < m->n; i++) {
 		const struct fab_node *nd = &t->nodes[t->nic_node[i]];
@@ -206,8 +209,8 @@ json_t *fab_matrix_json(const struct fab_matrix *m)
 		json_t *rb = json_array(), *rl = json_array();
 		for (uint32_t j = 0; j < m->n; j++) {
 			size_t k = (size_t)i * m->n + j;
-			json_array_append_new(rb, json_num_or_null(m->bw_GBps[k], i != j));
-			json_array_append_new(rl, json_num_or_null(m->lat_us[k], i != j));
+			json_array_append_new(rb, json_num_or_null(m->bw_GBps[k], i != j && m->tested[k]));
+			json_array_append_new(rl, json_num_or_null(m->lat_us[k], i != j && m->tested[k]));
 		}
 		json_array_append_new(bw, rb);
 		json_array_append_new(lat, rl);
@@ -231,7 +234,7 @@ int fab_matrix_write_text(FILE *f, const struct fab_matrix *m)
 	size_t k = 0;
 	for (uint32_t i = 0; i < m->n; i++)
 		for (uint32_t j = 0; j < m->n; j++)
-			if (i != j) {
+			if (i != j && m->tested[(size_t)i * m->n + j]) {
 				v[k] = m->bw_GBps[(size_t)i * m->n + j];
 				l[k++] = m->lat_us[(size_t)i * m->n + j];
 			}
@@ -242,8 +245,10 @@ int fab_matrix_write_text(FILE *f, const struct fab_matrix *m)
 		(unsigned long long)(k / 2), m->nrounds, m->p.serial ? "steps" : "rounds",
 		fab_fmt_bytes(m->p.bytes, b, sizeof b), "small");
 	if (k) {
-		fprintf(f, "bandwidth GB/s: min %.2f  p1 %.2f  median %.2f  max %.2f\n", v[0],
-			v[k / 100], v[k / 2], v[k - 1]);
+		fprintf(f, "theory (a pair alone): %.2f GB/s each way, %.3f us one way\n", m->theory_GBps,
+			m->theory_lat_us);
+		fprintf(f, "bandwidth GB/s: min %.2f  p1 %.2f  median %.2f  max %.2f  (max %.1f%% of theory)\n",
+			v[0], v[k / 100], v[k / 2], v[k - 1], v[k - 1] / m->theory_GBps * 100);
 		fprintf(f, "latency us:     min %.3f  median %.3f  p99 %.3f  max %.3f\n", l[0], l[k / 2],
 			l[k * 99 / 100], l[k - 1]);
 	}
@@ -267,6 +272,14 @@ int fab_matrix_write_text(FILE *f, const struct fab_matrix *m)
 			ord[j] = ord[j - 1];
 			ord[j - 1] = x;
 		}
+	if (m->p.sample_pairs) {
+		free(v);
+		free(l);
+		free(med);
+		free(row);
+		free(ord);
+		return ferror(f) ? FAB_EIO : 0;
+	}
 	fprintf(f, "slowest endpoints (median GB/s to and from the others):\n");
 	for (uint32_t i = 0; i < m->n && i < 5; i++)
 		fprintf(f, "  %-16s %.2f\n", t->nodes[t->nic_node[ord[i]]].name, med[ord[i]]);

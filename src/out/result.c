@@ -372,6 +372,10 @@ json_t *fab_result_json(const struct fab_config *c, const struct fab_sim *s)
 			json_object_set_new(o, "queue_bytes", json_u64(ser[i].queue_bytes));
 			json_object_set_new(o, "tx_bytes", json_u64(ser[i].tx_bytes));
 			json_object_set_new(o, "tx_wire_bytes", json_u64(ser[i].tx_wire_bytes));
+			json_object_set_new(o, "drops", json_u64(ser[i].drops));
+			json_object_set_new(o, "ecn_marks", json_u64(ser[i].ecn_marks));
+			json_object_set_new(o, "pause_tx", json_u64(ser[i].pause_tx));
+			json_object_set_new(o, "pause_rx", json_u64(ser[i].pause_rx));
 			json_array_append_new(rows, o);
 		}
 		json_object_set_new(doc, "series", rows);
@@ -447,17 +451,35 @@ int fab_result_write_ports_csv(FILE *f, const struct fab_sim *s)
 	return ferror(f) ? FAB_EIO : 0;
 }
 
+int fab_result_write_series_jsonl(FILE *f, const struct fab_sim *s)
+{
+	const struct fab_topo *t = fab_sim_topo(s);
+	size_t n;
+	const struct fab_series_row *r = fab_sim_series(s, &n);
+	for (size_t i = 0; i < n; i++) {
+		const struct fab_node *nd = &t->nodes[t->ports[r[i].port].node];
+		fprintf(f,
+			"{\"t_ps\": %llu, \"node\": \"%s\", \"port\": %u, \"queue_bytes\": %llu, \"tx_bytes\": %llu, "
+			"\"drops\": %u, \"ecn_marks\": %u, \"pause_tx\": %u, \"pause_rx\": %u}\n",
+			(unsigned long long)r[i].t_ps, nd->name, r[i].port - nd->first_port,
+			(unsigned long long)r[i].queue_bytes, (unsigned long long)r[i].tx_bytes, r[i].drops,
+			r[i].ecn_marks, r[i].pause_tx, r[i].pause_rx);
+	}
+	return ferror(f) ? FAB_EIO : 0;
+}
+
 int fab_result_write_series_csv(FILE *f, const struct fab_sim *s)
 {
 	const struct fab_topo *t = fab_sim_topo(s);
 	size_t n;
 	const struct fab_series_row *r = fab_sim_series(s, &n);
-	fprintf(f, "t_ps,node,port,queue_bytes,tx_bytes,tx_wire_bytes\n");
+	fprintf(f, "t_ps,node,port,queue_bytes,tx_bytes,tx_wire_bytes,drops,ecn_marks,pause_tx,pause_rx\n");
 	for (size_t i = 0; i < n; i++) {
 		const struct fab_node *nd = &t->nodes[t->ports[r[i].port].node];
-		fprintf(f, "%llu,%s,%u,%llu,%llu,%llu\n", (unsigned long long)r[i].t_ps, nd->name,
+		fprintf(f, "%llu,%s,%u,%llu,%llu,%llu,%u,%u,%u,%u\n", (unsigned long long)r[i].t_ps, nd->name,
 			r[i].port - nd->first_port, (unsigned long long)r[i].queue_bytes,
-			(unsigned long long)r[i].tx_bytes, (unsigned long long)r[i].tx_wire_bytes);
+			(unsigned long long)r[i].tx_bytes, (unsigned long long)r[i].tx_wire_bytes, r[i].drops,
+			r[i].ecn_marks, r[i].pause_tx, r[i].pause_rx);
 	}
 	return ferror(f) ? FAB_EIO : 0;
 }

@@ -37,6 +37,7 @@ json_t *fab_result_json(const struct fab_config *c, const struct fab_sim *s);
 int fab_result_write_flows_csv(FILE *f, const struct fab_sim *s);
 int fab_result_write_ports_csv(FILE *f, const struct fab_sim *s);
 int fab_result_write_series_csv(FILE *f, const struct fab_sim *s);
+int fab_result_write_series_jsonl(FILE *f, const struct fab_sim *s);
 int fab_result_write_text(FILE *f, const struct fab_config *c, const struct fab_sim *s);
 
 /* Training jobs: per iteration and per job. */

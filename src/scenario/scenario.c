@@ -177,6 +177,8 @@ static const struct fab_key_def keys[] = {
 	{"matrix.serial", K_BOOL, OFF(matrix.serial), "false", 0, 0, NULL,
 	 "one pair at a time instead of n-1 rounds of disjoint pairs"},
 	{"matrix.priority", K_U32, OFF(matrix.priority), "3", 0, 7, NULL, "traffic class"},
+	{"matrix.sample_pairs", K_U32, OFF(matrix.sample_pairs), "0", 0, 1e6, NULL,
+	 "baseline: measure this many random pairs, one at a time, against theory (0 = every pair)"},
 	/* run */
 	{"run.seed", K_U64, OFF(run.seed), "1", 0, BIG, NULL,
 	 "seed of every random stream (ECN marking, generators, port numbers)"},

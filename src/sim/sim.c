@@ -385,11 +385,28 @@ static void handle_sample(struct fab_sim *s)
 			s->cap_series = s->cap_series ? 2 * s->cap_series : 4096;
 			s->series = fab_xrealloc(s->series, s->cap_series, sizeof *s->series);
 		}
+		uint64_t ptx = 0, prx = 0;
+		for (unsigned k = 0; k < FAB_NPRIO; k++) {
+			ptx += port->st.pause_tx[k];
+			prx += port->st.pause_rx[k];
+		}
 		s->series[s->nseries++] = (struct fab_series_row){
-			s->now_ps, i, port->qbytes_total, port->st.tx_bytes - port->series_tx_mark,
-			port->st.tx_wire_bytes - port->series_wire_mark};
+			s->now_ps,
+			i,
+			port->qbytes_total,
+			port->st.tx_bytes - port->series_tx_mark,
+			port->st.tx_wire_bytes - port->series_wire_mark,
+			(uint32_t)(port->st.drops - port->series_drop_mark),
+			(uint32_t)(port->st.ecn_marks - port->series_ecn_mark),
+			(uint32_t)(ptx - port->series_ptx_mark),
+			(uint32_t)(prx - port->series_prx_mark),
+		};
 		port->series_tx_mark = port->st.tx_bytes;
 		port->series_wire_mark = port->st.tx_wire_bytes;
+		port->series_drop_mark = port->st.drops;
+		port->series_ecn_mark = port->st.ecn_marks;
+		port->series_ptx_mark = ptx;
+		port->series_prx_mark = prx;
 	}
 	for (uint32_t i = 0; i < s->nflows; i++) {
 		struct sim_flow *f = &s->flows[i];

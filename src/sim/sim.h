@@ -142,6 +142,10 @@ struct fab_series_row {
 	uint64_t queue_bytes;
 	uint64_t tx_bytes;      /* frame bytes sent in the interval */
 	uint64_t tx_wire_bytes; /* the same plus preamble and IFG: line occupancy */
+	uint32_t drops;         /* in the interval */
+	uint32_t ecn_marks;
+	uint32_t pause_tx;      /* PAUSE frames (non-zero quanta) sent */
+	uint32_t pause_rx;
 };
 
 /* A sample of an unfinished flow, taken every series_interval. */

@@ -58,6 +58,7 @@ struct sim_port {
 	uint32_t pfc_gen[FAB_NPRIO];
 	fab_bytes headroom_bytes;
 	uint64_t series_tx_mark, series_wire_mark;
+	uint64_t series_drop_mark, series_ecn_mark, series_ptx_mark, series_prx_mark;
 	/* faults */
 	double loss;                 /* frames sent on this port are lost with this probability */
 	bool down;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/rng.h"
 #include "matrix.h"
 
 enum { K_PING, K_PONG, K_BW_AB, K_BW_BA };
@@ -73,7 +74,15 @@ static void start_round(struct fab_matrix *m)
 	}
 	uint32_t n = m->n, r = m->round++;
 	m->npairs = 0;
-	if (m->p.serial) {
+	if (m->p.sample_pairs) {
+		struct fab_rng rng;
+		fab_rng_init(&rng, m->p.seed, 0x6d61747269780000ULL + r);
+		uint32_t a = (uint32_t)fab_rng_below(&rng, n), b = (uint32_t)fab_rng_below(&rng, n - 1);
+		if (b >= a)
+			b++;
+		m->pairs[m->npairs][0] = a;
+		m->pairs[m->npairs++][1] = b;
+	} else if (m->p.serial) {
 		/* the r-th unordered pair */
 		uint32_t a = 0, k = r;
 		while (k >= n - 1 - a) {
@@ -96,6 +105,8 @@ static void start_round(struct fab_matrix *m)
 	m->pending = m->npairs;
 	fab_time_ps now = fab_sim_now(m->w->sim);
 	for (uint32_t i = 0; i < m->npairs; i++) {
+		m->tested[(size_t)m->pairs[i][0] * n + m->pairs[i][1]] = true;
+		m->tested[(size_t)m->pairs[i][1] * n + m->pairs[i][0]] = true;
 		m->t0[i] = now;
 		post(m, m->pairs[i][0], m->pairs[i][1], m->p.lat_bytes, i, K_PING);
 	}
@@ -117,7 +128,19 @@ void fab_matrix_init(struct fab_matrix *m, struct fab_work *w, const struct fab_
 	m->pairs = fab_xcalloc(m->n / 2 + 1, sizeof *m->pairs);
 	m->t0 = fab_xcalloc(m->n / 2 + 1, sizeof *m->t0);
 	m->left = fab_xcalloc(m->n / 2 + 1, sizeof *m->left);
-	m->nrounds = m->n < 2 ? 0 : p->serial ? m->n * (m->n - 1) / 2 : m->n - 1 + (m->n & 1);
+	m->tested = fab_xcalloc(nn, sizeof *m->tested);
+	m->nrounds = m->n < 2 ? 0
+		     : p->sample_pairs ? p->sample_pairs
+		     : p->serial ? m->n * (m->n - 1) / 2
+				 : m->n - 1 + (m->n & 1);
+	/* what one pair alone should see: payload at line rate; half a round
+	 * trip of the longest path (4 links across the spine, 2 under a leaf) */
+	const struct fab_topo *t = w->topo;
+	const struct fab_port *hp = &t->ports[t->nodes[t->nic_node[0]].first_port];
+	uint32_t mtu = fab_sim_mtu(w->sim);
+	m->theory_GBps = (double)hp->rate_bps / 8 * mtu / (mtu + 82) / 1e9;
+	double hops = t->nswitches > 1 ? 4 : 2;
+	m->theory_lat_us = hops * (double)hp->delay_ps / 1e6;
 }
 
 void fab_matrix_start(struct fab_matrix *m)
@@ -134,5 +157,6 @@ void fab_matrix_free(struct fab_matrix *m)
 	free(m->pairs);
 	free(m->t0);
 	free(m->left);
+	free(m->tested);
 	memset(m, 0, sizeof *m);
 }

@@ -15,6 +15,8 @@ struct fab_matrix_params {
 	fab_bytes lat_bytes;  /* ping-pong message */
 	bool serial;          /* one pair at a time instead of rounds */
 	uint32_t priority;
+	uint32_t sample_pairs; /* baseline: this many random pairs, one at a time (0 = every pair) */
+	uint64_t seed;
 };
 
 struct fab_matrix {
@@ -29,6 +31,9 @@ struct fab_matrix {
 	uint32_t npairs, pending, round, nrounds;
 	fab_time_ps *t0;          /* per pair: when its current phase started */
 	uint8_t *left;            /* per pair: bandwidth messages still travelling */
+	bool *tested;             /* [n*n]: the pair was measured */
+	double theory_GBps;       /* one pair alone: line rate x MTU/(MTU+82) */
+	double theory_lat_us;     /* a small message across the longest path */
 	bool finished;
 };
 
