@@ -105,6 +105,10 @@ void fab_summary_compute(const struct fab_sim *s, struct fab_summary *o)
 		for (unsigned k = 0; k < FAB_NPRIO; k++)
 			o->pause_frames += ps[p].pause_tx[k];
 	}
+	/* every queue pair's, flows' and workloads' alike */
+	o->retx_pkts = fab_sim_totals(s)->retx_pkts;
+	o->timeouts = fab_sim_totals(s)->timeouts;
+	o->cnps = fab_sim_totals(s)->cnps;
 	struct uplink_load u[3];
 	size_t nu = uplink_loads(s, u, 3);
 	if (nu && u[0].mean_bytes > 0) {
