@@ -443,7 +443,8 @@ int fab_diagnose(json_t *const *docs, int ndocs, json_t *baseline, const struct 
 			check_baseline(docs[i], baseline, p, out);
 	}
 	out->documents = ndocs;
-	qsort(out->s, (size_t)out->n, sizeof *out->s, cmp_suspect);
+	if (out->n)
+		qsort(out->s, (size_t)out->n, sizeof *out->s, cmp_suspect);
 	return 0;
 }
 

@@ -239,22 +239,16 @@ static void switch_receive(struct fab_sim *s, struct sim_port *in, struct pkt *p
 	struct sim_switch *sw = &s->switches[si];
 	uint32_t cnt;
 	const uint32_t *hops = fab_topo_routes(s->topo, node, p->dst_nic, &cnt);
-	uint64_t h = fab_mix64(p->hash ^ sw->ecmp_seed);
-	uint32_t eid = cnt == 1 ? hops[0] : hops[h % cnt];
-	if (s->ports[eid].down && s->now_ps >= s->ports[eid].reroute_after) {
-		/* routing has converged: hash over the members still up */
-		uint32_t up = 0;
-		for (uint32_t i = 0; i < cnt; i++)
-			up += !s->ports[hops[i]].down || s->now_ps < s->ports[hops[i]].reroute_after;
-		for (uint32_t i = 0, k = 0; up && i < cnt; i++) {
-			if (s->ports[hops[i]].down && s->now_ps >= s->ports[hops[i]].reroute_after)
-				continue;
-			if (k++ == h % up) {
-				eid = hops[i];
-				break;
-			}
-		}
+	if (!cnt) { /* no route while links are down: lost */
+		in->st.rx_errors++;
+		s->tot.drops++;
+		s->tot.wire_losses++;
+		if (p->kind == PKT_DATA)
+			s->tot.data_drop_bytes += p->payload;
+		sim_pkt_free(s, p);
+		return;
 	}
+	uint32_t eid = cnt == 1 ? hops[0] : hops[fab_mix64(p->hash ^ sw->ecmp_seed) % cnt];
 	struct sim_port *eport = &s->ports[eid];
 	unsigned prio = p->prio;
 	uint32_t size = p->frame_bytes;
@@ -446,9 +440,25 @@ static void set_link_rate(struct fab_sim *s, uint32_t port, fab_rate_bps rate)
 	s->ports[s->ports[port].peer].rate_bps = rate;
 }
 
-static void handle_fault(struct fab_sim *s, const struct fab_fault *f, bool end)
+/* Routing converges: routes without the links down now. */
+static void reroute(struct fab_sim *s)
 {
+	uint8_t *down = fab_xcalloc(s->topo->nports, 1);
+	for (uint32_t i = 0; i < s->topo->nports; i++)
+		down[i] = s->ports[i].down;
+	/* the routes are the fabric's state: a failure changes them */
+	fab_topo_reroute((struct fab_topo *)s->topo, down);
+	free(down);
+}
+
+static void handle_fault(struct fab_sim *s, const struct fab_fault *f, int what)
+{
+	bool end = what == 1;
 	struct sim_port *a = &s->ports[f->port], *b = &s->ports[a->peer];
+	if (what == 2) {
+		reroute(s);
+		return;
+	}
 	switch (f->kind) {
 	case FAB_FAULT_DEGRADE:
 		set_link_rate(s, f->port, end ? s->topo->ports[f->port].rate_bps : f->rate_bps);
@@ -459,10 +469,13 @@ static void handle_fault(struct fab_sim *s, const struct fab_fault *f, bool end)
 	case FAB_FAULT_DOWN:
 		a->down = b->down = !end;
 		a->down_since = b->down_since = s->now_ps;
-		a->reroute_after = b->reroute_after = s->now_ps + f->convergence_ps;
 		if (end) {
+			reroute(s);
 			sim_port_kick(s, a);
 			sim_port_kick(s, b);
+		} else {
+			/* until routing converges, what hashes onto the link is lost */
+			fab_eq_push(&s->eq, s->now_ps + f->convergence_ps, EV_FAULT, (void *)f, 2);
 		}
 		break;
 	case FAB_FAULT_PFC_STORM:
@@ -726,7 +739,7 @@ int fab_sim_run(struct fab_sim *s, fab_time_ps end_ps)
 				s->hooks.delivered(s->hooks.ctx, ev.arg);
 			break;
 		case EV_FAULT:
-			handle_fault(s, ev.obj, ev.arg == 1);
+			handle_fault(s, ev.obj, (int)ev.arg);
 			break;
 		case EV_STORM:
 			handle_storm(s, ev.obj, ev.arg);

@@ -63,7 +63,6 @@ struct sim_port {
 	double loss;                 /* frames sent on this port are lost with this probability */
 	bool down;
 	fab_time_ps down_since;
-	fab_time_ps reroute_after;   /* switches stop choosing it from then on */
 	struct fab_rng rng;          /* loss draws */
 	fab_time_ps wd_ignore_until[FAB_NPRIO]; /* watchdog: PAUSE ignored until then */
 	uint32_t storm_gen;
@@ -148,7 +147,7 @@ enum ev_type {
 	EV_SAMPLE,
 	EV_USER,         /* arg: the workload's timer argument */
 	EV_LOCAL,        /* arg: cookie of an intra-server transfer that arrived */
-	EV_FAULT,        /* obj fault, arg 0 start / 1 end */
+	EV_FAULT,        /* obj fault, arg 0 start / 1 end / 2 routing converged */
 	EV_STORM,        /* obj port, arg generation: the storming NIC pauses again */
 };
 

@@ -145,8 +145,14 @@ static void report_tiers(struct fab_topo *t)
 	}
 }
 
-static int compute_routes(struct fab_topo *t, struct fab_err *err)
+/* down (may be NULL): ports whose links are out; then a switch that cannot
+ * reach a NIC gets no route to it instead of an error. */
+static int compute_routes(struct fab_topo *t, const uint8_t *down, struct fab_err *err)
 {
+	free(t->switch_index);
+	free(t->route_off);
+	free(t->route_cnt);
+	free(t->route_ports);
 	t->switch_index = fab_xcalloc(t->nnodes, sizeof *t->switch_index);
 	t->nswitches = 0;
 	for (uint32_t i = 0; i < t->nnodes; i++)
@@ -176,6 +182,8 @@ static int compute_routes(struct fab_topo *t, struct fab_err *err)
 				continue; /* NICs do not forward */
 			for (uint32_t p = n->first_port; p < n->first_port + n->nports; p++) {
 				uint32_t v = t->ports[t->ports[p].peer].node;
+				if (down && down[p])
+					continue;
 				if (dist[v] == UINT32_MAX) {
 					dist[v] = dist[u] + 1;
 					queue[tail++] = v;
@@ -187,6 +195,11 @@ static int compute_routes(struct fab_topo *t, struct fab_err *err)
 			if (n->kind != FAB_NODE_SWITCH)
 				continue;
 			size_t cell = (size_t)t->switch_index[s] * t->nnics + d;
+			if (dist[s] == UINT32_MAX && down) {
+				t->route_off[cell] = 0;
+				t->route_cnt[cell] = 0; /* unreachable while the links are out */
+				continue;
+			}
 			if (dist[s] == UINT32_MAX) {
 				fab_err_set(err, FAB_ETOPO,
 					    "topology: %s cannot reach %s: the graph is not connected",
@@ -196,6 +209,8 @@ static int compute_routes(struct fab_topo *t, struct fab_err *err)
 			uint32_t nh = 0;
 			for (uint32_t p = n->first_port; p < n->first_port + n->nports; p++) {
 				uint32_t v = t->ports[t->ports[p].peer].node;
+				if (down && down[p])
+					continue;
 				if (dist[v] + 1 == dist[s] &&
 				    (t->nodes[v].kind == FAB_NODE_SWITCH || v == dn)) {
 					if (nh == FAB_ARRAY_LEN(hops)) {
@@ -308,7 +323,7 @@ static struct fab_topo *draft_finish(struct draft *d, const struct fab_topo_para
 	}
 	assign_tiers(t);
 	report_tiers(t);
-	if (compute_routes(t, err))
+	if (compute_routes(t, NULL, err))
 		goto fail;
 	return t;
 fail:
@@ -618,6 +633,11 @@ struct fab_topo *fab_topo_build(const struct fab_topo_params *p, struct fab_err 
 	}
 	fab_err_set(err, FAB_EINVAL, "topology.kind: unknown kind");
 	return NULL;
+}
+
+void fab_topo_reroute(struct fab_topo *t, const uint8_t *down)
+{
+	compute_routes(t, down, NULL);
 }
 
 void fab_topo_free(struct fab_topo *t)

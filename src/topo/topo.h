@@ -90,6 +90,9 @@ struct fab_topo {
 /* Builds and routes; returns NULL and fills err on an impossible request. */
 struct fab_topo *fab_topo_build(const struct fab_topo_params *p, struct fab_err *err);
 void fab_topo_free(struct fab_topo *t);
+/* Routes again without the ports marked in down (both ends of a link):
+ * what the fabric's routing converges to after a link failure. */
+void fab_topo_reroute(struct fab_topo *t, const uint8_t *down);
 
 /* NIC index used by GPU g. */
 static inline uint32_t fab_topo_gpu_nic(const struct fab_topo *t, uint32_t gpu)
