@@ -306,6 +306,23 @@ static void check_ecmp(json_t *doc, const struct fab_diag_params *pr, struct fab
 		if (b)
 			evidence(s, "busiest: %s port %d toward %s", jstr(b, "node"), (int)jnum(b, "port"),
 				 jstr(b, "peer"));
+		/* the worst group of that tier, and who collides there */
+		json_t *groups = json_object_get(doc, "ecmp_groups"), *g, *worst = NULL;
+		size_t k;
+		json_array_foreach(groups, k, g)
+		{
+			if (worst && jnum(g, "max_over_mean") <= jnum(worst, "max_over_mean"))
+				continue;
+			json_t *col = json_object_get(g, "colliding");
+			if (col && json_array_size(col))
+				worst = g;
+		}
+		if (worst) {
+			json_t *col = json_object_get(worst, "colliding");
+			evidence(s, "at %s the busiest uplink carries %.2fx its group's mean; %zu queue pairs collide on it, e.g. %s",
+				 jstr(worst, "switch"), jnum(worst, "max_over_mean"), json_array_size(col),
+				 json_string_value(json_array_get(col, 0)));
+		}
 		evidence(s, "check the hash inputs and seeds (fabric.ecmp.same_hash polarizes tiers), or add queue pairs per connection");
 	}
 }

@@ -214,6 +214,82 @@ static json_t *json_u64(uint64_t v)
 	return json_integer((json_int_t)v);
 }
 
+/* Path balance per ECMP group: each switch's uplinks (ports toward a higher
+ * tier) with the bytes they sent and the queue pairs hashed onto them;
+ * groups whose busiest member carries 1.5x the mean list the queue pairs
+ * that collide there. */
+static json_t *ecmp_groups_json(const struct fab_sim *s)
+{
+	const struct fab_topo *t = fab_sim_topo(s);
+	const struct fab_port_stats *ps = fab_sim_port_stats(s);
+	uint32_t *qps_on = fab_xcalloc(t->nports, sizeof *qps_on), path[64];
+	uint32_t nq = fab_sim_nqps(s);
+	for (uint32_t q = 0; q < nq; q++) {
+		if (!fab_sim_qp_used(s, q))
+			continue;
+		uint32_t n = fab_sim_qp_path(s, q, path, 64);
+		for (uint32_t i = 0; i < n; i++)
+			qps_on[path[i]]++;
+	}
+	json_t *groups = json_array();
+	for (uint32_t nd = 0; nd < t->nnodes; nd++) {
+		const struct fab_node *node = &t->nodes[nd];
+		if (node->kind != FAB_NODE_SWITCH)
+			continue;
+		uint32_t members = 0, busiest = 0;
+		double sum = 0, mx = 0;
+		for (uint32_t p = node->first_port; p < node->first_port + node->nports; p++) {
+			if (t->nodes[t->ports[t->ports[p].peer].node].tier <= node->tier)
+				continue;
+			members++;
+			sum += (double)ps[p].tx_bytes;
+			if ((double)ps[p].tx_bytes >= mx) {
+				mx = (double)ps[p].tx_bytes;
+				busiest = p;
+			}
+		}
+		if (members < 2 || sum <= 0)
+			continue;
+		double mean = sum / members;
+		json_t *g = json_object(), *mem = json_array();
+		json_object_set_new(g, "switch", json_string(node->name));
+		json_object_set_new(g, "max_over_mean", json_real(mx / mean));
+		for (uint32_t p = node->first_port; p < node->first_port + node->nports; p++) {
+			if (t->nodes[t->ports[t->ports[p].peer].node].tier <= node->tier)
+				continue;
+			json_t *m = json_object();
+			json_object_set_new(m, "port", json_integer(p - node->first_port));
+			json_object_set_new(m, "peer", json_string(t->nodes[t->ports[t->ports[p].peer].node].name));
+			json_object_set_new(m, "tx_bytes", json_u64(ps[p].tx_bytes));
+			json_object_set_new(m, "qps", json_integer(qps_on[p]));
+			json_array_append_new(mem, m);
+		}
+		json_object_set_new(g, "members", mem);
+		if (mx >= 1.5 * mean) {
+			/* who collides on the busiest member */
+			json_t *col = json_array();
+			for (uint32_t q = 0; q < nq && json_array_size(col) < 32; q++) {
+				if (!fab_sim_qp_used(s, q))
+					continue;
+				uint32_t n = fab_sim_qp_path(s, q, path, 64), a, b;
+				for (uint32_t i = 0; i < n; i++)
+					if (path[i] == busiest) {
+						fab_sim_qp_ends(s, q, &a, &b);
+						char buf[96];
+						snprintf(buf, sizeof buf, "qp %u: %s -> %s", q,
+							 t->nodes[t->nic_node[a]].name, t->nodes[t->nic_node[b]].name);
+						json_array_append_new(col, json_string(buf));
+						break;
+					}
+			}
+			json_object_set_new(g, "colliding", col);
+		}
+		json_array_append_new(groups, g);
+	}
+	free(qps_on);
+	return groups;
+}
+
 json_t *fab_result_json(const struct fab_config *c, const struct fab_sim *s)
 {
 	const struct fab_topo *t = fab_sim_topo(s);
@@ -282,6 +358,7 @@ json_t *fab_result_json(const struct fab_config *c, const struct fab_sim *s)
 		json_array_append_new(ecmp, x);
 	}
 	json_object_set_new(doc, "ecmp", ecmp);
+	json_object_set_new(doc, "ecmp_groups", ecmp_groups_json(s));
 
 	size_t nf;
 	const struct fab_sim_flow *fl = fab_sim_flows(s, &nf);
@@ -355,6 +432,7 @@ json_t *fab_result_json(const struct fab_config *c, const struct fab_sim *s)
 								    ((double)tp->rate_bps * (double)tot->end_ps)
 							  : 0.0));
 		json_object_set_new(o, "watchdog_trips", json_u64(x->watchdog_trips));
+		json_object_set_new(o, "unroutable", json_u64(x->unroutable));
 		json_object_set_new(o, "pause_tx_by_prio", ptxa);
 		json_object_set_new(o, "pause_rx_by_prio", prxa);
 		json_object_set_new(o, "paused_ps_by_prio", pausa);

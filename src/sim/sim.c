@@ -239,10 +239,9 @@ static void switch_receive(struct fab_sim *s, struct sim_port *in, struct pkt *p
 	struct sim_switch *sw = &s->switches[si];
 	uint32_t cnt;
 	const uint32_t *hops = fab_topo_routes(s->topo, node, p->dst_nic, &cnt);
-	if (!cnt) { /* no route while links are down: lost */
-		in->st.rx_errors++;
+	if (!cnt) { /* no route while links are down: dropped here */
+		in->st.unroutable++;
 		s->tot.drops++;
-		s->tot.wire_losses++;
 		if (p->kind == PKT_DATA)
 			s->tot.data_drop_bytes += p->payload;
 		sim_pkt_free(s, p);
@@ -848,6 +847,42 @@ const struct fab_flow_series_row *fab_sim_flow_series(const struct fab_sim *s, s
 const struct fab_topo *fab_sim_topo(const struct fab_sim *s)
 {
 	return s->topo;
+}
+
+uint32_t fab_sim_nqps(const struct fab_sim *s)
+{
+	return s->nqps;
+}
+
+bool fab_sim_qp_used(const struct fab_sim *s, uint32_t qp)
+{
+	return s->qps[qp]->snd_max > 0;
+}
+
+void fab_sim_qp_ends(const struct fab_sim *s, uint32_t qp, uint32_t *src_nic, uint32_t *dst_nic)
+{
+	*src_nic = s->qps[qp]->src_nic;
+	*dst_nic = s->qps[qp]->dst_nic;
+}
+
+uint32_t fab_sim_qp_path(const struct fab_sim *s, uint32_t qp, uint32_t *ports, uint32_t max)
+{
+	const struct sim_qp *q = s->qps[qp];
+	const struct fab_topo *t = s->topo;
+	uint32_t n = 0, port = t->nodes[t->nic_node[q->src_nic]].first_port;
+	while (n < max) {
+		ports[n++] = port;
+		uint32_t node = t->ports[t->ports[port].peer].node;
+		if (t->nodes[node].kind != FAB_NODE_SWITCH)
+			break;
+		uint32_t cnt;
+		const uint32_t *hops = fab_topo_routes(t, node, q->dst_nic, &cnt);
+		if (!cnt)
+			break;
+		const struct sim_switch *sw = &s->switches[t->switch_index[node]];
+		port = cnt == 1 ? hops[0] : hops[fab_mix64(q->hash_fwd ^ sw->ecmp_seed) % cnt];
+	}
+	return n;
 }
 
 fab_bytes fab_sim_headroom(const struct fab_sim *s, uint32_t port)

@@ -133,6 +133,7 @@ struct fab_port_stats {
 	uint64_t tx_data_pkts;           /* data packets sent */
 	uint64_t rx_errors;              /* frames lost on the link into this port (bad cable, link down) */
 	uint64_t watchdog_trips;         /* PFC watchdog: pauses this port stopped obeying */
+	uint64_t unroutable;             /* arrived here for a NIC no route reaches (links down) */
 };
 
 /* A sample of a switch port, taken every series_interval. */
@@ -225,6 +226,13 @@ void fab_sim_hold(struct fab_sim *s, int delta);
 fab_time_ps fab_sim_now(const struct fab_sim *s);
 const struct fab_server_params *fab_sim_server(const struct fab_sim *s);
 uint32_t fab_sim_mtu(const struct fab_sim *s);
+
+/* Queue pairs, and the ports a queue pair's data crosses under the final
+ * routes (ECMP choices included); n_out ports written, at most max. */
+uint32_t fab_sim_nqps(const struct fab_sim *s);
+bool fab_sim_qp_used(const struct fab_sim *s, uint32_t qp);
+uint32_t fab_sim_qp_path(const struct fab_sim *s, uint32_t qp, uint32_t *ports, uint32_t max);
+void fab_sim_qp_ends(const struct fab_sim *s, uint32_t qp, uint32_t *src_nic, uint32_t *dst_nic);
 
 /* Headroom actually used on each switch port (auto-sized per link). */
 fab_bytes fab_sim_headroom(const struct fab_sim *s, uint32_t port);

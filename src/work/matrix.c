@@ -6,7 +6,9 @@
  * rounds and no endpoint is in two pairs of a round.  A pair first
  * ping-pongs lat_bytes (latency = half the round trip), then sends bytes
  * each way at once (bandwidth per direction = bytes / its transfer time).
- * The next round starts when every pair of this one is done.
+ * The next round starts when every pair of this one is done, or at the
+ * round's timeout: pairs still running then fail (bandwidth 0, latency the
+ * timeout) and whatever they still deliver is ignored.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -28,10 +30,14 @@ static void start_round(struct fab_matrix *m);
 
 static void post(struct fab_matrix *m, uint32_t a, uint32_t b, fab_bytes bytes, uint32_t pair, int kind);
 
+#define ROUND_TAG(r) (((r)&0xffffu) << 16)
+
 static void arrived(void *obj, uint32_t val)
 {
 	struct fab_matrix *m = obj;
-	uint32_t pair = val >> 2, kind = val & 3;
+	if ((val & 0xffff0000u) != ROUND_TAG(m->round - 1) || m->finished)
+		return; /* from a round that timed out */
+	uint32_t pair = (val >> 2) & 0x3fff, kind = val & 3;
 	uint32_t a = m->pairs[pair][0], b = m->pairs[pair][1];
 	fab_time_ps now = fab_sim_now(m->w->sim);
 	switch (kind) {
@@ -62,7 +68,37 @@ static void arrived(void *obj, uint32_t val)
 static void post(struct fab_matrix *m, uint32_t a, uint32_t b, fab_bytes bytes, uint32_t pair, int kind)
 {
 	fab_sim_post(m->w->sim, conn(m, a, b), bytes,
-		     fab_work_cookie(m->w, arrived, m, pair << 2 | (uint32_t)kind));
+		     fab_work_cookie(m->w, arrived, m, ROUND_TAG(m->round - 1) | pair << 2 | (uint32_t)kind));
+}
+
+static void round_timeout(void *obj, uint32_t round)
+{
+	struct fab_matrix *m = obj;
+	if (m->finished || round != m->round - 1 || !m->pending)
+		return;
+	double us = (double)m->p.timeout_ps / 1e6;
+	for (uint32_t i = 0; i < m->npairs; i++) {
+		uint32_t a = m->pairs[i][0], b = m->pairs[i][1];
+		size_t ab = (size_t)a * m->n + b, ba = (size_t)b * m->n + a;
+		/* a direction that arrived keeps its number */
+		if (m->left[i] || !m->lat_us[ab]) {
+			if (!m->lat_us[ab])
+				m->lat_us[ab] = m->lat_us[ba] = us;
+			if (!m->left[i] || m->left[i] == 2) {
+				m->bw_GBps[ab] = m->left[i] ? 0 : m->bw_GBps[ab];
+				m->bw_GBps[ba] = m->left[i] ? 0 : m->bw_GBps[ba];
+			} else {
+				/* one direction arrived: the other did not */
+				if (!m->bw_GBps[ab])
+					m->bw_GBps[ab] = 0;
+				if (!m->bw_GBps[ba])
+					m->bw_GBps[ba] = 0;
+			}
+			m->failed++;
+		}
+	}
+	m->pending = 0;
+	start_round(m);
 }
 
 static void start_round(struct fab_matrix *m)
@@ -104,7 +140,10 @@ static void start_round(struct fab_matrix *m)
 	}
 	m->pending = m->npairs;
 	fab_time_ps now = fab_sim_now(m->w->sim);
+	if (m->p.timeout_ps)
+		fab_work_timer(m->w, now + m->p.timeout_ps, round_timeout, m, r);
 	for (uint32_t i = 0; i < m->npairs; i++) {
+		m->left[i] = 0;
 		m->tested[(size_t)m->pairs[i][0] * n + m->pairs[i][1]] = true;
 		m->tested[(size_t)m->pairs[i][1] * n + m->pairs[i][0]] = true;
 		m->t0[i] = now;

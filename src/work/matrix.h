@@ -16,6 +16,7 @@ struct fab_matrix_params {
 	bool serial;          /* one pair at a time instead of rounds */
 	uint32_t priority;
 	uint32_t sample_pairs; /* baseline: this many random pairs, one at a time (0 = every pair) */
+	fab_time_ps timeout_ps; /* a round not done by then: its pairs fail (bandwidth 0) */
 	uint64_t seed;
 };
 
@@ -32,6 +33,7 @@ struct fab_matrix {
 	fab_time_ps *t0;          /* per pair: when its current phase started */
 	uint8_t *left;            /* per pair: bandwidth messages still travelling */
 	bool *tested;             /* [n*n]: the pair was measured */
+	uint32_t failed;          /* pairs that timed out */
 	double theory_GBps;       /* one pair alone: line rate x MTU/(MTU+82) */
 	double theory_lat_us;     /* a small message across the longest path */
 	bool finished;

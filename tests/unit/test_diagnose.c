@@ -103,7 +103,7 @@ static void test_diagnose_randomized_fault_suite(void **state)
 	int runs = 54, hits = 0;
 	for (int i = 0; i < runs; i++) {
 		char fault[256], want[200], seed[32];
-		int kind = (int)fab_rng_below(&r, 3);
+		int kind = (int)fab_rng_below(&r, 4);
 		uint32_t nic = (uint32_t)fab_rng_below(&r, t->nnics);
 		const char *nicname = t->nodes[t->nic_node[nic]].name;
 		const char *leaf = t->nodes[fab_topo_nic_leaf(t, nic)].name;
@@ -122,15 +122,33 @@ static void test_diagnose_randomized_fault_suite(void **state)
 			snprintf(fault, sizeof fault, "faults: [{kind: degrade, node: %s, peer: %s, rate: 100Gbps}]",
 				 nicname, leaf);
 			link_name(want, sizeof want, nicname, leaf);
-		} else {
+		} else if (kind == 2) {
 			snprintf(fault, sizeof fault, "faults: [{kind: pfc-storm, node: %s, end: 500us}]", nicname);
 			snprintf(want, sizeof want, "NIC %s (PFC storm)", nicname);
+		} else {
+			/* a leaf-spine link goes down; routing converges after 20 us */
+			uint32_t sw = t->nnics + (uint32_t)fab_rng_below(&r, 2); /* a leaf */
+			const struct fab_node *ln = &t->nodes[sw];
+			uint32_t hosts = 0;
+			for (uint32_t q = ln->first_port; q < ln->first_port + ln->nports; q++)
+				hosts += t->nodes[t->ports[t->ports[q].peer].node].kind == FAB_NODE_NIC;
+			uint32_t p = ln->first_port + hosts + (uint32_t)fab_rng_below(&r, ln->nports - hosts);
+			const char *a = ln->name, *b = t->nodes[t->ports[t->ports[p].peer].node].name;
+			uint32_t idx = 0;
+			for (uint32_t q = ln->first_port; q < p; q++)
+				idx += t->ports[t->ports[q].peer].node == t->ports[t->ports[p].peer].node;
+			snprintf(fault, sizeof fault,
+				 "faults: [{kind: down, node: %s, peer: %s, link_index: %u, convergence: 20us}]", a, b,
+				 idx);
+			link_name(want, sizeof want, a, b);
 		}
 		char yaml[1024];
 		snprintf(yaml, sizeof yaml, "%s%s\n", CLUSTER, fault);
 		snprintf(seed, sizeof seed, "run.seed=%d", i + 1);
 		const char *sets[] = {seed};
 		struct fab_diagnosis d;
+		if (getenv("FAB_TEST_VERBOSE"))
+			print_message("run %d: %s\n", i, fault);
 		diagnose(yaml, sets, 1, &d);
 		bool hit = d.n >= 1 && !strcmp(d.s[0].target, want);
 		hits += hit;
