@@ -380,6 +380,74 @@ static void check_jobs(json_t *doc, const struct fab_diag_params *pr, struct fab
 	}
 }
 
+/* A straggler: the same GPUs finish their backward pass last, well after
+ * the others, in most iterations. */
+static bool is_nic(const char *name);
+static void check_stragglers(json_t *doc, struct fab_diagnosis *d)
+{
+	json_t *jobs = json_object_get(doc, "jobs"), *j;
+	size_t i;
+	json_array_foreach(jobs, i, j)
+	{
+		json_t *its = json_object_get(j, "iterations"), *it;
+		size_t n = json_array_size(its), k, same = 0;
+		if (n < 2)
+			continue;
+		json_t *first = json_object_get(json_array_get(its, 0), "last_gpus");
+		double lag = 0, t = 0;
+		json_array_foreach(its, k, it)
+		{
+			if (json_equal(json_object_get(it, "last_gpus"), first) &&
+			    jnum(it, "lag_ps") > 0.05 * jnum(it, "compute_ps"))
+				same++;
+			lag += jnum(it, "lag_ps");
+			t += jnum(it, "time_ps");
+		}
+		if (same * 2 <= n || !first)
+			continue;
+		char g[96] = "";
+		size_t o = 0, q;
+		json_t *gv;
+		json_array_foreach(first, q, gv)
+		{
+			if (o < sizeof g - 12)
+				o += (size_t)snprintf(g + o, sizeof g - o, "%s%lld", q ? ", " : "",
+						      (long long)json_integer_value(gv));
+		}
+		char tg[160];
+		snprintf(tg, sizeof tg, "GPU %s (straggler in job %s)", g, jstr(j, "name"));
+		struct fab_suspect *s = suspect(d, "straggler", tg, 1.5 + lag / t / 10);
+		evidence(s, "in %zu of %zu iterations GPU %s finished its backward pass last, on average %.3f ms after the median worker",
+			 same, n, g, lag / (double)n / 1e9);
+		evidence(s, "every rank waits for it at the all-reduce: a compute straggler, not the network");
+	}
+}
+
+/* ECN set wrong on a switch: its queues pass the fabric's Kmax with no mark. */
+static void check_ecn(json_t *doc, struct fab_diagnosis *d)
+{
+	json_t *ecn = json_object_get(json_object_get(json_object_get(doc, "config"), "fabric"), "ecn");
+	if (!ecn || !json_is_true(json_object_get(ecn, "enabled")))
+		return;
+	fab_bytes kmax = 0;
+	const char *ks = json_string_value(json_object_get(ecn, "kmax"));
+	if (!ks || fab_parse_bytes(ks, &kmax, NULL, 0) || !kmax)
+		return;
+	json_t *ports = json_object_get(doc, "ports"), *p;
+	size_t i;
+	json_array_foreach(ports, i, p)
+	{
+		if (is_nic(jstr(p, "node")) || jnum(p, "ecn_marks") > 0 ||
+		    jnum(p, "max_queue_bytes") < 4.0 * (double)kmax)
+			continue;
+		char t[160];
+		snprintf(t, sizeof t, "ECN thresholds on %s", jstr(p, "node"));
+		struct fab_suspect *s = suspect(d, "ecn", t, 0.9);
+		evidence(s, "%s port %d queued %.0f bytes, %.0fx the fabric's Kmax, and marked nothing", jstr(p, "node"),
+			 (int)jnum(p, "port"), jnum(p, "max_queue_bytes"), jnum(p, "max_queue_bytes") / (double)kmax);
+	}
+}
+
 static void check_baseline(json_t *doc, json_t *base, const struct fab_diag_params *pr,
 			   struct fab_diagnosis *d)
 {
@@ -456,6 +524,8 @@ int fab_diagnose(json_t *const *docs, int ndocs, json_t *baseline, const struct 
 		check_congestion(docs[i], out);
 		check_ecmp(docs[i], p, out);
 		check_jobs(docs[i], p, out);
+		check_stragglers(docs[i], out);
+		check_ecn(docs[i], out);
 		if (baseline)
 			check_baseline(docs[i], baseline, p, out);
 	}

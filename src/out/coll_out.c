@@ -131,6 +131,13 @@ json_t *fab_jobs_json(const struct fab_job *jobs, uint32_t n)
 			json_object_set_new(x, "comm_ps", json_integer((json_int_t)it->comm_ps));
 			json_object_set_new(x, "exposed_ps", json_integer((json_int_t)it->exposed_ps));
 			json_object_set_new(x, "idle_fraction", json_real(t ? (double)it->exposed_ps / (double)t : 0));
+			/* the slowest worker's GPUs and how late it was */
+			json_t *lg = json_array();
+			uint32_t w = it->last_worker, s_ = w / j->dp, d_ = w % j->dp;
+			for (uint32_t x2 = 0; x2 < j->tp; x2++)
+				json_array_append_new(lg, json_integer(j->gpu[(s_ * j->dp + d_) * j->tp + x2]));
+			json_object_set_new(x, "last_gpus", lg);
+			json_object_set_new(x, "lag_ps", json_integer((json_int_t)it->lag_ps));
 			json_array_append_new(its, x);
 		}
 		json_object_set_new(o, "iterations", its);

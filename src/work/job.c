@@ -75,6 +75,23 @@ static void maybe_end_iteration(struct fab_job *j)
 	it->comm_ps = j->comm_acc;
 	it->exposed_ps = now - j->iter_start > j->spec.compute_ps ? now - j->iter_start - j->spec.compute_ps
 								  : 0;
+	/* the straggler: the worker that finished its backward pass last */
+	uint32_t nw = j->pp * j->dp, last = 0;
+	fab_time_ps *sorted = fab_xcalloc(nw, sizeof *sorted);
+	for (uint32_t i = 0; i < nw; i++) {
+		sorted[i] = j->done_at[i];
+		if (j->done_at[i] > j->done_at[last])
+			last = i;
+	}
+	for (uint32_t i = 1; i < nw; i++)
+		for (uint32_t k = i; k > 0 && sorted[k - 1] > sorted[k]; k--) {
+			fab_time_ps x = sorted[k];
+			sorted[k] = sorted[k - 1];
+			sorted[k - 1] = x;
+		}
+	it->last_worker = last;
+	it->lag_ps = j->done_at[last] - sorted[nw / 2];
+	free(sorted);
 	fab_log_printf(&j->w->log, "fabscope INFO %s: iteration %u time %.3f us comm %.3f us exposed %.3f us\n",
 		       j->spec.name, j->niters - 1, (double)(now - j->iter_start) / 1e6,
 		       (double)j->comm_acc / 1e6, (double)it->exposed_ps / 1e6);
@@ -261,6 +278,7 @@ static void bwd_chunk_done(void *obj, uint32_t unused)
 		return;
 	}
 	wk->state = W_DONE;
+	j->done_at[wk - j->wk] = fab_sim_now(j->w->sim);
 	j->workers_done++;
 	if (!j->spec.overlap)
 		for (uint32_t b = 0; b < j->spec.buckets; b++)
@@ -368,6 +386,7 @@ int fab_job_init(struct fab_job *j, struct fab_work *w, const struct fab_job_spe
 			wk->grad_have = fab_xcalloc(j->M, sizeof *wk->grad_have);
 		}
 	j->bucket_ready = fab_xcalloc((size_t)j->pp * j->spec.buckets, sizeof *j->bucket_ready);
+	j->done_at = fab_xcalloc((size_t)j->pp * j->dp, sizeof *j->done_at);
 	j->dp_next = fab_xcalloc((size_t)j->pp * j->tp, sizeof *j->dp_next);
 	j->dp_busy = fab_xcalloc((size_t)j->pp * j->tp, sizeof *j->dp_busy);
 	uint32_t *g = fab_xcalloc(FAB_MAX(j->dp, j->tp), sizeof *g);
@@ -438,6 +457,7 @@ void fab_job_free(struct fab_job *j)
 	free(j->gpu);
 	free(j->iters);
 	free(j->bucket_ready);
+	free(j->done_at);
 	free(j->dp_next);
 	free(j->dp_busy);
 	memset(j, 0, sizeof *j);

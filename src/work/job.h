@@ -47,6 +47,8 @@ struct fab_job_iter {
 	fab_time_ps compute_ps;   /* the spec's compute per iteration */
 	fab_time_ps comm_ps;      /* time with at least one of the job's collectives running */
 	fab_time_ps exposed_ps;   /* end - start - compute: GPUs waiting */
+	uint32_t last_worker;     /* the worker whose backward pass ended last */
+	fab_time_ps lag_ps;       /* how long after the median worker it ended */
 };
 
 struct fab_job_stats {
@@ -72,6 +74,7 @@ struct fab_job {
 	bool *dp_busy;
 	uint32_t dp_pending;      /* bucket all-reduces not yet finished */
 	uint32_t workers_done;
+	fab_time_ps *done_at;     /* per worker, this iteration */
 	uint32_t iter;
 	fab_time_ps iter_start;
 	uint32_t active_ops;

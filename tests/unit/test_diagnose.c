@@ -11,18 +11,31 @@
 	"topology: {leaves: 2, servers_per_leaf: 2, gpus_per_server: 8, nics_per_server: 8,\n" \
 	"           spines: 4, links_per_spine: 4}\n"
 
-/* Runs the matrix test and diagnoses it. */
-static void diagnose(const char *yaml, const char *const *sets, size_t n, struct fab_diagnosis *d)
+/* Runs the scenario (the matrix test, or with sim its traffic and jobs)
+ * and diagnoses it. */
+static void diagnose_run(const char *yaml, const char *const *sets, size_t n, bool sim,
+			 struct fab_diagnosis *d)
 {
 	struct fab_err err = {0};
 	struct fab_config *c = fab_config_parse(yaml, strlen(yaml), "test.yaml", NULL, sets, n, &err);
 	if (!c)
 		fail_msg("%s", err.msg);
-	struct fab_matrix_run *r = fab_matrix_run_new(c, &err);
-	if (!r || fab_matrix_run_exec(r, NULL, NULL, &err))
-		fail_msg("%s", err.msg);
-	json_t *doc = fab_result_json(c, r->run->sim);
-	json_object_set_new(doc, "matrix", fab_matrix_json(&r->m));
+	json_t *doc;
+	if (sim) {
+		struct fab_run *run = fab_run_new(c, &err);
+		if (!run || fab_run_exec(run, NULL, NULL))
+			fail_msg("%s", err.msg);
+		doc = fab_result_json(c, run->sim);
+		json_object_set_new(doc, "jobs", fab_jobs_json(run->jobs, run->njobs));
+		fab_run_free(run);
+	} else {
+		struct fab_matrix_run *r = fab_matrix_run_new(c, &err);
+		if (!r || fab_matrix_run_exec(r, NULL, NULL, &err))
+			fail_msg("%s", err.msg);
+		doc = fab_result_json(c, r->run->sim);
+		json_object_set_new(doc, "matrix", fab_matrix_json(&r->m));
+		fab_matrix_run_free(r);
+	}
 	/* through text, as the CLI hands documents over */
 	char *text = json_dumps(doc, 0);
 	json_decref(doc);
@@ -32,8 +45,12 @@ static void diagnose(const char *yaml, const char *const *sets, size_t n, struct
 	fab_diag_defaults(&p);
 	assert_int_equal(fab_diagnose(&doc, 1, NULL, &p, d, &err), 0);
 	json_decref(doc);
-	fab_matrix_run_free(r);
 	fab_config_free(c);
+}
+
+static void diagnose(const char *yaml, const char *const *sets, size_t n, struct fab_diagnosis *d)
+{
+	diagnose_run(yaml, sets, n, false, d);
 }
 
 static void link_name(char *buf, size_t len, const char *a, const char *b)
@@ -100,10 +117,11 @@ static void test_diagnose_randomized_fault_suite(void **state)
 	assert_non_null(t);
 	struct fab_rng r;
 	fab_rng_init(&r, 2026, 1);
-	int runs = 54, hits = 0;
+	int runs = 60, hits = 0;
 	for (int i = 0; i < runs; i++) {
 		char fault[256], want[200], seed[32];
-		int kind = (int)fab_rng_below(&r, 4);
+		int kind = (int)fab_rng_below(&r, 6);
+		bool sim = false;
 		uint32_t nic = (uint32_t)fab_rng_below(&r, t->nnics);
 		const char *nicname = t->nodes[t->nic_node[nic]].name;
 		const char *leaf = t->nodes[fab_topo_nic_leaf(t, nic)].name;
@@ -125,7 +143,7 @@ static void test_diagnose_randomized_fault_suite(void **state)
 		} else if (kind == 2) {
 			snprintf(fault, sizeof fault, "faults: [{kind: pfc-storm, node: %s, end: 500us}]", nicname);
 			snprintf(want, sizeof want, "NIC %s (PFC storm)", nicname);
-		} else {
+		} else if (kind == 3) {
 			/* a leaf-spine link goes down; routing converges after 20 us */
 			uint32_t sw = t->nnics + (uint32_t)fab_rng_below(&r, 2); /* a leaf */
 			const struct fab_node *ln = &t->nodes[sw];
@@ -141,6 +159,21 @@ static void test_diagnose_randomized_fault_suite(void **state)
 				 "faults: [{kind: down, node: %s, peer: %s, link_index: %u, convergence: 20us}]", a, b,
 				 idx);
 			link_name(want, sizeof want, a, b);
+		} else if (kind == 4) {
+			/* a slow GPU in a data-parallel job over the whole cluster */
+			uint32_t g = (uint32_t)fab_rng_below(&r, t->ngpus);
+			snprintf(fault, sizeof fault,
+				 "jobs: [{gpus: 32, iterations: 3, compute: 2ms, gradient_bytes: 4MiB}]\n"
+				 "faults: [{kind: slow-gpu, gpu: %u, factor: 1.3}]", g);
+			snprintf(want, sizeof want, "GPU %u (straggler in job job0)", g);
+			sim = true;
+		} else {
+			/* ECN thresholds set far too high on the leaf of an incast's target */
+			snprintf(fault, sizeof fault,
+				 "traffic: {generators: [{kind: incast, senders: 8, dst: %u, bytes: 2MiB}]}\n"
+				 "faults: [{kind: ecn, node: %s, kmin: 64MiB, kmax: 64MiB}]", nic, leaf);
+			snprintf(want, sizeof want, "ECN thresholds on %s", leaf);
+			sim = true;
 		}
 		char yaml[1024];
 		snprintf(yaml, sizeof yaml, "%s%s\n", CLUSTER, fault);
@@ -149,7 +182,7 @@ static void test_diagnose_randomized_fault_suite(void **state)
 		struct fab_diagnosis d;
 		if (getenv("FAB_TEST_VERBOSE"))
 			print_message("run %d: %s\n", i, fault);
-		diagnose(yaml, sets, 1, &d);
+		diagnose_run(yaml, sets, 1, sim, &d);
 		bool hit = d.n >= 1 && !strcmp(d.s[0].target, want);
 		hits += hit;
 		if (!hit)
