@@ -76,6 +76,19 @@ if run example-file 0 "$F" sim examples/default/scenario.yaml --format json; the
 	cmp -s "$tmp/a" "$tmp/b" && ok example-file-equals-built-in || bad example-file-equals-built-in
 fi
 
+# matrix and diagnose: a suspect is exit 1, healthy 0, bad documents 3
+run matrix-healthy 0 "$F" matrix --set topology.leaves=1 --set topology.servers_per_leaf=2 --set topology.gpus_per_server=2 --set topology.nics_per_server=2 --set topology.spines=1 --set topology.links_per_spine=1 -q --out "$tmp/mh" && ok matrix-healthy
+run diagnose-healthy 0 "$F" diagnose "$tmp/mh/result.json" && has "$tmp/out" "healthy" && ok diagnose-healthy
+run matrix-downgrade 0 "$F" matrix examples/autoneg-downgrade/scenario.yaml -q --out "$tmp/md" && ok matrix-downgrade
+run diagnose-suspect 1 "$F" diagnose "$tmp/md/result.json" --svg "$tmp/m.svg" && has "$tmp/out" "1. link leaf0 <-> server1.nic3" && has "$tmp/m.svg" "<svg" && ok diagnose-suspect
+run diagnose-json 1 "$F" diagnose "$tmp/md/result.json" --format json && has "$tmp/out" '"schema": "fabscope.diagnosis/1"' && ok diagnose-json
+printf '{"schema": "fabscope.result/1",\n  "ports": [1, 2,\n}\n' > "$tmp/bad.json"
+run diagnose-bad-json 3 "$F" diagnose "$tmp/bad.json" && has "$tmp/err" "bad.json:3:" && ok diagnose-bad-json
+printf '{"hello": 1}\n' > "$tmp/foreign.json"
+run diagnose-foreign 3 "$F" diagnose "$tmp/foreign.json" && has "$tmp/err" "not a fabscope result" && ok diagnose-foreign
+run diagnose-missing 4 "$F" diagnose "$tmp/nope.json" && ok diagnose-missing
+run diagnose-no-args 2 "$F" diagnose && ok diagnose-no-args
+
 # the key reference in doc/scenario.md is the one the program prints
 run keys 0 "$F" sim --keys
 if [ -f doc/scenario.md ] && awk 'NR==FNR{want=want $0 "\n"; next} {have=have $0 "\n"} END{exit index(have, want) ? 0 : 1}' "$tmp/out" doc/scenario.md; then
