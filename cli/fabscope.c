@@ -135,6 +135,33 @@ static void choices_text(const char *choices, char *buf, size_t len)
 	buf[o] = 0;
 }
 
+/* "text", "json" or "csv" among allowed ("text|json|csv"); false after a message */
+static bool format_ok(const char *format, const char *allowed)
+{
+	size_t n = strlen(format);
+	for (const char *a = allowed; *a;) {
+		size_t l = strcspn(a, "|");
+		if (l == n && !strncmp(a, format, n))
+			return true;
+		a += l + (a[l] == '|');
+	}
+	fprintf(stderr, "fabscope: --format: expected %s, got \"%s\"\n",
+		strchr(strchr(allowed, '|') + 1, '|') ? "text, json or csv" : "text or json", format);
+	return false;
+}
+
+/* Wall time, events per second and peak memory: stderr, never the results. */
+static void report_speed(const struct fab_sim *sim, double t0)
+{
+	double el = wall_s() - t0;
+	const struct fab_sim_totals *tot = fab_sim_totals(sim);
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	fprintf(stderr, "fabscope: %llu events in %.3f s wall (%.2fM events/s), peak RSS %ld MiB\n",
+		(unsigned long long)tot->events, el, el > 0 ? (double)tot->events / el / 1e6 : 0,
+		ru.ru_maxrss / 1024);
+}
+
 static void print_keys(void)
 {
 	size_t n;
@@ -242,9 +269,7 @@ static int cmd_sim(int argc, char **argv)
 			break;
 		case 'f':
 			format = optarg;
-			if (strcmp(format, "text") && strcmp(format, "json") && strcmp(format, "csv")) {
-				fprintf(stderr, "fabscope: --format: expected text, json or csv, got \"%s\"\n",
-					format);
+			if (!format_ok(format, "text|json|csv")) {
 				rc = FAB_EXIT_USAGE;
 				goto out;
 			}
@@ -303,15 +328,8 @@ static int cmd_sim(int argc, char **argv)
 		fputs("\r\033[K", stderr);
 	if (debug && run->work && run->work->log.len)
 		fwrite(run->work->log.buf, 1, run->work->log.len, stderr);
-	if (!quiet) {
-		double el = wall_s() - pctx.t0;
-		const struct fab_sim_totals *tot = fab_sim_totals(run->sim);
-		struct rusage ru;
-		getrusage(RUSAGE_SELF, &ru);
-		fprintf(stderr, "fabscope: %llu events in %.3f s wall (%.2fM events/s), peak RSS %ld MiB\n",
-			(unsigned long long)tot->events, el, el > 0 ? (double)tot->events / el / 1e6 : 0,
-			ru.ru_maxrss / 1024);
-	}
+	if (!quiet)
+		report_speed(run->sim, pctx.t0);
 	doc = fab_result_json(cfg, run->sim);
 	if (run->njobs)
 		json_object_set_new(doc, "jobs", fab_jobs_json(run->jobs, run->njobs));
@@ -524,9 +542,7 @@ static int cmd_coll(int argc, char **argv)
 			break;
 		case 'F':
 			format = optarg;
-			if (strcmp(format, "text") && strcmp(format, "json") && strcmp(format, "csv")) {
-				fprintf(stderr, "fabscope: --format: expected text, json or csv, got \"%s\"\n",
-					format);
+			if (!format_ok(format, "text|json|csv")) {
 				rc = FAB_EXIT_USAGE;
 				goto out;
 			}
@@ -579,15 +595,8 @@ static int cmd_coll(int argc, char **argv)
 		rc = fab_err_exit_code(erc);
 		goto out;
 	}
-	if (!quiet) {
-		double el = wall_s() - pctx.t0;
-		const struct fab_sim_totals *tot = fab_sim_totals(r->run->sim);
-		struct rusage ru;
-		getrusage(RUSAGE_SELF, &ru);
-		fprintf(stderr, "fabscope: %llu events in %.3f s wall (%.2fM events/s), peak RSS %ld MiB\n",
-			(unsigned long long)tot->events, el, el > 0 ? (double)tot->events / el / 1e6 : 0,
-			ru.ru_maxrss / 1024);
-	}
+	if (!quiet)
+		report_speed(r->run->sim, pctx.t0);
 	doc = fab_coll_json(cfg, r->run->sim, &r->comm, &r->sweep);
 	struct coll_out co = {cfg, r, doc};
 	if (outdir) {
@@ -700,8 +709,7 @@ static int cmd_matrix(int argc, char **argv)
 			break;
 		case 'F':
 			format = optarg;
-			if (strcmp(format, "text") && strcmp(format, "json")) {
-				fprintf(stderr, "fabscope: --format: expected text or json, got \"%s\"\n", format);
+			if (!format_ok(format, "text|json")) {
 				rc = FAB_EXIT_USAGE;
 				goto out;
 			}
@@ -817,10 +825,8 @@ static int cmd_diagnose(int argc, char **argv)
 			break;
 		case 'F':
 			format = optarg;
-			if (strcmp(format, "text") && strcmp(format, "json")) {
-				fprintf(stderr, "fabscope: --format: expected text or json, got \"%s\"\n", format);
+			if (!format_ok(format, "text|json"))
 				return FAB_EXIT_USAGE;
-			}
 			break;
 		case 'G':
 			svg = optarg;

@@ -27,15 +27,15 @@ run() {
 
 has() { grep -qF -- "$2" "$1"; }
 
-run help 0 "$F" --help && has "$tmp/out" "usage: fabscope" && ok help
-run version 0 "$F" --version && has "$tmp/out" "libyaml" && has "$tmp/out" "jansson" && ok version
-run sim-help 0 "$F" sim --help && has "$tmp/out" "--set KEY=VALUE" && ok sim-help
+run help 0 "$F" --help && { has "$tmp/out" "usage: fabscope" && ok help || bad help; }
+run version 0 "$F" --version && { has "$tmp/out" "libyaml" && has "$tmp/out" "jansson" && ok version || bad version; }
+run sim-help 0 "$F" sim --help && { has "$tmp/out" "--set KEY=VALUE" && ok sim-help || bad sim-help; }
 run no-command 2 "$F" && ok no-command
-run unknown-command 2 "$F" frobnicate && has "$tmp/err" "unknown command 'frobnicate'" && ok unknown-command
-run bad-format 2 "$F" sim --format xml && has "$tmp/err" 'expected text, json or csv' && ok bad-format
+run unknown-command 2 "$F" frobnicate && { has "$tmp/err" "unknown command 'frobnicate'" && ok unknown-command || bad unknown-command; }
+run bad-format 2 "$F" sim --format xml && { has "$tmp/err" 'expected text, json or csv' && ok bad-format || bad bad-format; }
 run two-scenarios 2 "$F" sim a.yaml b.yaml && ok two-scenarios
 run bad-option 2 "$F" sim --frob && ok bad-option
-run missing-file 4 "$F" sim "$tmp/nope.yaml" && has "$tmp/err" "cannot open scenario" && ok missing-file
+run missing-file 4 "$F" sim "$tmp/nope.yaml" && { has "$tmp/err" "cannot open scenario" && ok missing-file || bad missing-file; }
 
 # every malformed scenario: exit 3, the message, and no output files
 for y in tests/scenarios/bad/*.yaml; do
@@ -53,22 +53,22 @@ for y in tests/scenarios/bad/*.yaml; do
 		fi
 	fi
 done
-run set-unknown 3 "$F" sim --set topology.spinez=2 && has "$tmp/err" "fabscope: --set topology.spinez: unknown key (did you mean 'spines'?)" && ok set-unknown
+run set-unknown 3 "$F" sim --set topology.spinez=2 && { has "$tmp/err" "fabscope: --set topology.spinez: unknown key (did you mean 'spines'?)" && ok set-unknown || bad set-unknown; }
 
 # the built-in scenario: text, JSON twice (byte-identical), CSV, files
-run demo-text 0 "$F" sim && has "$tmp/out" "80 of 80 flows done" && has "$tmp/out" "oversubscription 1:1" && ok demo-text
+run demo-text 0 "$F" sim && { has "$tmp/out" "80 of 80 flows done" && has "$tmp/out" "oversubscription 1:1" && ok demo-text || bad demo-text; }
 run demo-json-1 0 "$F" sim --format json -q --out "$tmp/o1" && ok demo-json-1
 [ ! -s "$tmp/out" ] && ok quiet-prints-nothing || bad quiet-prints-nothing
-run demo-json-2 0 "$F" sim --format json && cp "$tmp/out" "$tmp/j2" && ok demo-json-2
+run demo-json-2 0 "$F" sim --format json && { cp "$tmp/out" "$tmp/j2" && ok demo-json-2 || bad demo-json-2; }
 if cmp -s "$tmp/o1/result.json" "$tmp/j2"; then ok same-seed-same-bytes; else bad same-seed-same-bytes; fi
 has "$tmp/j2" '"schema": "fabscope.result/1"' && has "$tmp/j2" '"seed": 1' && ok json-schema-and-seed || bad json-schema-and-seed
-run other-seed 0 "$F" sim --format json --seed 5 && ! cmp -s "$tmp/out" "$tmp/j2" && has "$tmp/out" '"seed": 5' && ok other-seed-other-bytes
+run other-seed 0 "$F" sim --format json --seed 5 && { ! cmp -s "$tmp/out" "$tmp/j2" && has "$tmp/out" '"seed": 5' && ok other-seed-other-bytes || bad other-seed-other-bytes; }
 for f in result.json flows.csv ports.csv summary.txt; do
 	[ -s "$tmp/o1/$f" ] && ok "out-$f" || bad "out-$f missing"
 done
 [ -z "$(ls -A "$tmp/o1" | grep '\.tmp$')" ] && ok no-temp-files-left || bad no-temp-files-left
-run demo-csv 0 "$F" sim --format csv && head -1 "$tmp/out" | grep -q '^id,src_gpu,dst_gpu,src_nic,dst_nic,bytes,' && has "$tmp/out" "node,port,peer,peer_port,rate_bps" && ok demo-csv
-run print-scenario 0 "$F" sim --print-scenario && cmp -s "$tmp/out" examples/default/scenario.yaml && ok print-scenario-is-example
+run demo-csv 0 "$F" sim --format csv && { head -1 "$tmp/out" | grep -q '^id,src_gpu,dst_gpu,src_nic,dst_nic,bytes,' && has "$tmp/out" "node,port,peer,peer_port,rate_bps" && ok demo-csv || bad demo-csv; }
+run print-scenario 0 "$F" sim --print-scenario && { cmp -s "$tmp/out" examples/default/scenario.yaml && ok print-scenario-is-example || bad print-scenario-is-example; }
 # the built-in scenario is examples/default/scenario.yaml: same results
 if run example-file 0 "$F" sim examples/default/scenario.yaml --format json; then
 	grep -v '"scenario":' "$tmp/out" >"$tmp/a"
@@ -78,14 +78,14 @@ fi
 
 # matrix and diagnose: a suspect is exit 1, healthy 0, bad documents 3
 run matrix-healthy 0 "$F" matrix --set topology.leaves=1 --set topology.servers_per_leaf=2 --set topology.gpus_per_server=2 --set topology.nics_per_server=2 --set topology.spines=1 --set topology.links_per_spine=1 -q --out "$tmp/mh" && ok matrix-healthy
-run diagnose-healthy 0 "$F" diagnose "$tmp/mh/result.json" && has "$tmp/out" "healthy" && ok diagnose-healthy
+run diagnose-healthy 0 "$F" diagnose "$tmp/mh/result.json" && { has "$tmp/out" "healthy" && ok diagnose-healthy || bad diagnose-healthy; }
 run matrix-downgrade 0 "$F" matrix examples/autoneg-downgrade/scenario.yaml -q --out "$tmp/md" && ok matrix-downgrade
-run diagnose-suspect 1 "$F" diagnose "$tmp/md/result.json" --svg "$tmp/m.svg" && has "$tmp/out" "1. link leaf0 <-> server1.nic3" && has "$tmp/m.svg" "<svg" && ok diagnose-suspect
-run diagnose-json 1 "$F" diagnose "$tmp/md/result.json" --format json && has "$tmp/out" '"schema": "fabscope.diagnosis/1"' && ok diagnose-json
+run diagnose-suspect 1 "$F" diagnose "$tmp/md/result.json" --svg "$tmp/m.svg" && { has "$tmp/out" "1. link leaf0 <-> server1.nic3" && has "$tmp/m.svg" "<svg" && ok diagnose-suspect || bad diagnose-suspect; }
+run diagnose-json 1 "$F" diagnose "$tmp/md/result.json" --format json && { has "$tmp/out" '"schema": "fabscope.diagnosis/1"' && ok diagnose-json || bad diagnose-json; }
 printf '{"schema": "fabscope.result/1",\n  "ports": [1, 2,\n}\n' > "$tmp/bad.json"
-run diagnose-bad-json 3 "$F" diagnose "$tmp/bad.json" && has "$tmp/err" "bad.json:3:" && ok diagnose-bad-json
+run diagnose-bad-json 3 "$F" diagnose "$tmp/bad.json" && { has "$tmp/err" "bad.json:3:" && ok diagnose-bad-json || bad diagnose-bad-json; }
 printf '{"hello": 1}\n' > "$tmp/foreign.json"
-run diagnose-foreign 3 "$F" diagnose "$tmp/foreign.json" && has "$tmp/err" "not a fabscope result" && ok diagnose-foreign
+run diagnose-foreign 3 "$F" diagnose "$tmp/foreign.json" && { has "$tmp/err" "not a fabscope result" && ok diagnose-foreign || bad diagnose-foreign; }
 run diagnose-missing 4 "$F" diagnose "$tmp/nope.json" && ok diagnose-missing
 run diagnose-no-args 2 "$F" diagnose && ok diagnose-no-args
 
