@@ -76,6 +76,12 @@ if run example-file 0 "$F" sim examples/default/scenario.yaml --format json; the
 	cmp -s "$tmp/a" "$tmp/b" && ok example-file-equals-built-in || bad example-file-equals-built-in
 fi
 
+# coll and matrix are deterministic too
+run coll-json-1 0 "$F" coll -b 1K -e 64K -f 8 --format json && cp "$tmp/out" "$tmp/c1" && ok coll-json-1
+run coll-json-2 0 "$F" coll -b 1K -e 64K -f 8 --format json && { cmp -s "$tmp/out" "$tmp/c1" && ok coll-same-bytes || bad coll-same-bytes; }
+run coll-table 0 "$F" coll -b 1K -e 4K -f 4 && { has "$tmp/out" "# Avg bus bandwidth" && has "$tmp/out" "(GB/s)" && ok coll-table || bad coll-table; }
+run coll-bad-algo 3 "$F" coll --op alltoall --algo ring && { has "$tmp/err" "collective.algo: algorithm ring does not implement AllToAll" && ok coll-bad-algo || bad coll-bad-algo; }
+
 # matrix and diagnose: a suspect is exit 1, healthy 0, bad documents 3
 run matrix-healthy 0 "$F" matrix --set topology.leaves=1 --set topology.servers_per_leaf=2 --set topology.gpus_per_server=2 --set topology.nics_per_server=2 --set topology.spines=1 --set topology.links_per_spine=1 -q --out "$tmp/mh" && ok matrix-healthy
 run diagnose-healthy 0 "$F" diagnose "$tmp/mh/result.json" && { has "$tmp/out" "healthy" && ok diagnose-healthy || bad diagnose-healthy; }
