@@ -17,6 +17,13 @@
 
 #include "../include/fabscope.h"
 #include "../src/analysis/diagnose.h"
+#include "../src/probe/probe.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 
 static const char *usage_main =
 	"usage: fabscope <command> [options]\n"
@@ -28,6 +35,7 @@ static const char *usage_main =
 	"  coll [SCENARIO.yaml]  nccl-tests in simulation: a collective over a range of sizes\n"
 	"  matrix [SCENARIO.yaml]  every NIC pair's latency and bandwidth, in simulation\n"
 	"  diagnose RESULT.json...  name the suspect node, link or port from result documents\n"
+	"  probe                 collectives on the real network over TCP (--local N: on this machine)\n"
 	"\n"
 	"options:\n"
 	"  -h, --help            show this help\n"
@@ -896,6 +904,255 @@ static int cmd_diagnose(int argc, char **argv)
 	return rc;
 }
 
+static const char *usage_probe =
+	"usage: fabscope probe [options]\n"
+	"\n"
+	"Collectives on a real network: one process per rank, TCP between them, the\n"
+	"same schedules the simulator runs, on real float data checked element by\n"
+	"element (#wrong).  Rank and size come from the launcher (mpirun, srun,\n"
+	"torchrun-style RANK/WORLD_SIZE with MASTER_ADDR/MASTER_PORT), or --local N\n"
+	"starts N ranks on this machine.\n"
+	"\n"
+	"options:\n"
+	"  --local N             start N ranks here, over loopback\n"
+	"  --master HOST:PORT    rank 0's rendezvous address (when the launcher gives none)\n"
+	"  --op OP, -a ALGO      as for coll (default allreduce, ring)\n"
+	"  -b, -e, -f, -n, -w    sizes and iterations, as nccl-tests (default 1K..1M, x4, 5, 1)\n"
+	"  --channels N          connections per peer pair used in parallel (default 2)\n"
+	"  --timeout S           a rank with no progress for S seconds fails the job (default 30)\n"
+	"  -h, --help            show this help\n"
+	"\n"
+	"exit status: 0 ok, 1 wrong results, 2 usage, 4 network error or a rank failed\n";
+
+struct probe_opts {
+	int op, algo;
+	fab_bytes minb, maxb;
+	uint32_t factor, iters, warmup, channels;
+};
+
+static int probe_rank(const struct fab_probe_params *pp, const struct probe_opts *o)
+{
+	struct fab_err err = {0};
+	struct fab_probe *pr = fab_probe_connect(pp, &err);
+	if (!pr) {
+		fprintf(stderr, "fabscope: %s\n", err.msg);
+		return FAB_EXIT_IO;
+	}
+	int rc = FAB_EXIT_OK;
+	double sum_bw = 0;
+	int rows = 0;
+	if (pp->rank == 0) {
+		printf("# fabscope probe: %s, %u ranks, algorithm %s, %u channels, TCP\n#\n",
+		       fab_coll_op_title(o->op), pp->nranks, fab_coll_algo_name(o->algo), o->channels);
+		printf("# %10s  %12s  %8s  %6s  %6s  %9s  %7s  %7s  %6s\n", "size", "count", "type", "redop",
+		       "root", "time", "algbw", "busbw", "#wrong");
+		printf("# %10s  %12s  %8s  %6s  %6s  %9s  %7s  %7s  %6s\n", "(B)", "(elements)", "", "", "",
+		       "(us)", "(GB/s)", "(GB/s)", "");
+	}
+	for (fab_bytes b = o->minb; b <= o->maxb && !rc; b *= o->factor) {
+		struct fab_coll_args a = {.op = o->op, .algo = o->algo, .nranks = pp->nranks,
+					  .count = b / 4, .elem_bytes = 4, .root = 0,
+					  .channels = o->channels, .chunk_bytes = 512 * 1024};
+		uint64_t size, inb, outb;
+		fab_coll_sizes(a.op, a.count, 4, a.nranks, &size, &inb, &outb);
+		if (!outb)
+			continue;
+		double t = 0;
+		uint64_t wrong = 0;
+		for (uint32_t it = 0; it < o->warmup + o->iters && !rc; it++) {
+			struct fab_probe_result res;
+			if (fab_probe_coll(pr, &a, &res, &err)) {
+				fprintf(stderr, "fabscope: %s\n", err.msg);
+				rc = FAB_EXIT_IO;
+				break;
+			}
+			wrong += res.wrong;
+			if (it >= o->warmup)
+				t += res.time_s;
+		}
+		if (rc || pp->rank)
+			continue;
+		t /= o->iters;
+		double algbw = (double)size / t / 1e9, busbw = algbw * fab_coll_busbw_factor(a.op, a.nranks);
+		printf("  %10llu  %12llu  %8s  %6s  %6d  %9.2f  %7.2f  %7.2f  %6llu\n",
+		       (unsigned long long)size, (unsigned long long)(size / 4), "float",
+		       a.op == FAB_OP_ALLREDUCE || a.op == FAB_OP_REDUCESCATTER || a.op == FAB_OP_REDUCE ? "sum" : "none",
+		       -1, t * 1e6, algbw, busbw, (unsigned long long)wrong);
+		sum_bw += busbw;
+		rows++;
+		if (wrong)
+			rc = FAB_EXIT_CHECKS;
+	}
+	if (pp->rank == 0 && rows) {
+		printf("# Avg bus bandwidth    : %g\n#\n", sum_bw / rows);
+		fflush(stdout);
+	}
+	fab_probe_close(pr);
+	return rc;
+}
+
+static int cmd_probe(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"local", required_argument, NULL, 'L'}, {"master", required_argument, NULL, 'M'},
+		{"op", required_argument, NULL, 'O'},    {"algo", required_argument, NULL, 'a'},
+		{"minbytes", required_argument, NULL, 'b'}, {"maxbytes", required_argument, NULL, 'e'},
+		{"stepfactor", required_argument, NULL, 'f'}, {"iters", required_argument, NULL, 'n'},
+		{"warmup_iters", required_argument, NULL, 'w'}, {"channels", required_argument, NULL, 'C'},
+		{"timeout", required_argument, NULL, 'T'}, {"help", no_argument, NULL, 'h'},
+		{0, 0, 0, 0},
+	};
+	struct probe_opts o = {FAB_OP_ALLREDUCE, FAB_ALGO_RING, 1024, 1 << 20, 4, 5, 1, 2};
+	struct fab_probe_params pp = {.rendezvous_fd = -1, .timeout_s = 30};
+	snprintf(pp.master, sizeof pp.master, "127.0.0.1");
+	uint32_t local = 0;
+	int c;
+	char why[160];
+	uint64_t v;
+	while ((c = getopt_long(argc, argv, "a:b:e:f:n:w:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'L':
+		case 'f':
+		case 'n':
+		case 'w':
+		case 'C':
+		case 'T':
+			if (fab_parse_uint(optarg, &v, why, sizeof why) || v > 100000 ||
+			    ((c == 'L' || c == 'f' || c == 'n' || c == 'C' || c == 'T') && !v) ||
+			    (c == 'L' && v > 512) || (c == 'C' && v > 64) || (c == 'f' && v < 2)) {
+				fprintf(stderr, "fabscope: -%c %s: out of range or not a number\n", c < 'a' ? '-' : c, optarg);
+				return FAB_EXIT_USAGE;
+			}
+			if (c == 'L')
+				local = (uint32_t)v;
+			else if (c == 'f')
+				o.factor = (uint32_t)v;
+			else if (c == 'n')
+				o.iters = (uint32_t)v;
+			else if (c == 'w')
+				o.warmup = (uint32_t)v;
+			else if (c == 'C')
+				o.channels = (uint32_t)v;
+			else
+				pp.timeout_s = (double)v;
+			break;
+		case 'b':
+		case 'e':
+			if (fab_parse_bytes(optarg, c == 'b' ? &o.minb : &o.maxb, why, sizeof why)) {
+				fprintf(stderr, "fabscope: -%c: %s\n", c, why);
+				return FAB_EXIT_USAGE;
+			}
+			break;
+		case 'O':
+			if ((o.op = fab_coll_op_parse(optarg)) < 0) {
+				fprintf(stderr, "fabscope: --op: unknown operation \"%s\"\n", optarg);
+				return FAB_EXIT_USAGE;
+			}
+			break;
+		case 'a':
+			o.algo = fab_coll_algo_parse(optarg);
+			if (o.algo < 0 || o.algo == FAB_ALGO_AUTO) {
+				fprintf(stderr, "fabscope: --algo: expected ring, tree, rhd or direct, got \"%s\"\n", optarg);
+				return FAB_EXIT_USAGE;
+			}
+			break;
+		case 'M': {
+			char *colon = strrchr(optarg, ':');
+			if (!colon || colon == optarg || !atoi(colon + 1)) {
+				fprintf(stderr, "fabscope: --master: expected HOST:PORT, got \"%s\"\n", optarg);
+				return FAB_EXIT_USAGE;
+			}
+			snprintf(pp.master, sizeof pp.master, "%.*s", (int)(colon - optarg), optarg);
+			pp.master_port = (uint16_t)atoi(colon + 1);
+			break;
+		}
+		case 'h':
+			fputs(usage_probe, stdout);
+			return FAB_EXIT_OK;
+		default:
+			fputs(usage_probe, stderr);
+			return FAB_EXIT_USAGE;
+		}
+	}
+	if (!o.minb || o.minb > o.maxb) {
+		fprintf(stderr, "fabscope: -b must be at least 1 and at most -e\n");
+		return FAB_EXIT_USAGE;
+	}
+	if (!fab_coll_supported(o.op, o.algo, local ? local : 2, 0, why, sizeof why)) {
+		fprintf(stderr, "fabscope: --algo: %s\n", why);
+		return FAB_EXIT_USAGE;
+	}
+	if (!local) {
+		if (!fab_probe_env(&pp) || !pp.nranks || pp.rank >= pp.nranks || !pp.master_port) {
+			fprintf(stderr, "fabscope: probe: no rank and size from a launcher (mpirun, srun, "
+					"RANK/WORLD_SIZE) with MASTER_ADDR/MASTER_PORT or --master; or use --local N\n");
+			return FAB_EXIT_USAGE;
+		}
+		return probe_rank(&pp, &o);
+	}
+	/* the local launcher: a rendezvous socket, then one process per rank */
+	int lfd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	socklen_t al = sizeof a;
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof a) || listen(lfd, 512) ||
+	    getsockname(lfd, (struct sockaddr *)&a, &al)) {
+		fprintf(stderr, "fabscope: probe: cannot listen on loopback: %s\n", strerror(errno));
+		return FAB_EXIT_IO;
+	}
+	pp.nranks = local;
+	pp.master_port = ntohs(a.sin_port);
+	FILE *ur = fopen("/dev/urandom", "rb");
+	if (!ur || fread(&pp.token, sizeof pp.token, 1, ur) != 1)
+		pp.token = (uint64_t)getpid() * 0x9e3779b97f4a7c15ULL ^ (uint64_t)time(NULL);
+	if (ur)
+		fclose(ur);
+	fflush(stdout);
+	pid_t *pid = calloc(local, sizeof *pid);
+	for (uint32_t r = 0; r < local; r++) {
+		pid[r] = fork();
+		if (pid[r] == 0) {
+			pp.rank = r;
+			if (r != 0) {
+				close(lfd);
+				pp.rendezvous_fd = -1;
+			} else {
+				pp.rendezvous_fd = lfd;
+			}
+			int rc = probe_rank(&pp, &o);
+			fflush(stdout);
+			_exit(rc);
+		}
+		if (pid[r] < 0) {
+			fprintf(stderr, "fabscope: probe: fork: %s\n", strerror(errno));
+			for (uint32_t k = 0; k < r; k++)
+				kill(pid[k], SIGTERM);
+			break;
+		}
+	}
+	close(lfd);
+	int rc = FAB_EXIT_OK;
+	for (uint32_t left = local; left > 0; left--) {
+		int st;
+		pid_t w = wait(&st);
+		if (w < 0)
+			break;
+		int code = WIFEXITED(st) ? WEXITSTATUS(st) : FAB_EXIT_IO;
+		if (code && !rc) {
+			rc = code;
+			/* one rank failed: no rank is left behind */
+			for (uint32_t k = 0; k < local; k++)
+				if (pid[k] > 0 && pid[k] != w)
+					kill(pid[k], SIGTERM);
+		}
+		for (uint32_t k = 0; k < local; k++)
+			if (pid[k] == w)
+				pid[k] = 0;
+	}
+	free(pid);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -919,6 +1176,8 @@ int main(int argc, char **argv)
 		return cmd_matrix(argc - 1, argv + 1);
 	if (!strcmp(cmd, "diagnose"))
 		return cmd_diagnose(argc - 1, argv + 1);
+	if (!strcmp(cmd, "probe"))
+		return cmd_probe(argc - 1, argv + 1);
 	fprintf(stderr, "fabscope: unknown command '%s'\n\n%s", cmd, usage_main);
 	return FAB_EXIT_USAGE;
 }

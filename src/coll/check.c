@@ -24,9 +24,48 @@ struct checker {
 	int failed;
 };
 
-static int32_t input_value(uint32_t rank, uint64_t i)
+int32_t fab_coll_input_value(uint32_t rank, uint64_t i)
 {
 	return (int32_t)(((rank + 1) * 131 + i * 7) % 97) - 48;
+}
+
+#define input_value fab_coll_input_value
+
+bool fab_coll_expected(const struct fab_coll_args *a, uint32_t r, uint64_t i, int64_t *want)
+{
+	uint32_t n = a->nranks;
+	uint64_t size, inb, outb;
+	fab_coll_sizes(a->op, a->count, a->elem_bytes, n, &size, &inb, &outb);
+	uint64_t cnt = outb / a->elem_bytes;
+	uint64_t blk = (a->op == FAB_OP_ALLGATHER || a->op == FAB_OP_ALLTOALL) ? cnt / n : cnt;
+	*want = 0;
+	switch (a->op) {
+	case FAB_OP_REDUCE:
+		if (r != a->root)
+			return false;
+		/* fall through */
+	case FAB_OP_ALLREDUCE:
+		for (uint32_t k = 0; k < n; k++)
+			*want += input_value(k, i);
+		return true;
+	case FAB_OP_REDUCESCATTER:
+		for (uint32_t k = 0; k < n; k++)
+			*want += input_value(k, (uint64_t)r * cnt + i);
+		return true;
+	case FAB_OP_ALLGATHER:
+		*want = input_value((uint32_t)(i / blk), i % blk);
+		return true;
+	case FAB_OP_BROADCAST:
+		*want = input_value(a->root, i);
+		return true;
+	case FAB_OP_ALLTOALL:
+		*want = input_value((uint32_t)(i / blk), (uint64_t)r * blk + i % blk);
+		return true;
+	case FAB_OP_SENDRECV:
+		*want = input_value((r + n - 1) % n, i);
+		return true;
+	}
+	return false;
 }
 
 static void on_start(void *ctx, struct fab_exec *ex, uint32_t step)
@@ -76,48 +115,21 @@ static void finish(struct checker *c, struct fab_exec *ex, uint32_t step)
 
 static int verify(const struct fab_coll_args *a, struct checker *c)
 {
-	uint32_t n = a->nranks;
 	uint64_t size, inb, outb;
-	fab_coll_sizes(a->op, a->count, a->elem_bytes, n, &size, &inb, &outb);
-	uint64_t cnt = outb / 4, blk = (a->op == FAB_OP_ALLGATHER || a->op == FAB_OP_ALLTOALL) ? cnt / n
-					: cnt;
-	for (uint32_t r = 0; r < n; r++) {
-		if (a->op == FAB_OP_REDUCE && r != a->root)
-			continue;
-		for (uint64_t i = 0; i < cnt; i++) {
-			int64_t want = 0;
-			switch (a->op) {
-			case FAB_OP_ALLREDUCE:
-			case FAB_OP_REDUCE:
-				for (uint32_t k = 0; k < n; k++)
-					want += input_value(k, i);
+	fab_coll_sizes(a->op, a->count, a->elem_bytes, a->nranks, &size, &inb, &outb);
+	for (uint32_t r = 0; r < a->nranks; r++)
+		for (uint64_t i = 0; i < outb / 4; i++) {
+			int64_t want;
+			if (!fab_coll_expected(a, r, i, &want))
 				break;
-			case FAB_OP_REDUCESCATTER:
-				for (uint32_t k = 0; k < n; k++)
-					want += input_value(k, (uint64_t)r * cnt + i);
-				break;
-			case FAB_OP_ALLGATHER:
-				want = input_value((uint32_t)(i / blk), i % blk);
-				break;
-			case FAB_OP_BROADCAST:
-				want = input_value(a->root, i);
-				break;
-			case FAB_OP_ALLTOALL:
-				want = input_value((uint32_t)(i / blk), (uint64_t)r * blk + i % blk);
-				break;
-			case FAB_OP_SENDRECV:
-				want = input_value((r + n - 1) % n, i);
-				break;
-			}
 			int32_t got = c->buf[FAB_BUF_OUT][r][i];
 			if (got != want)
 				return fab_err_set(c->err, FAB_EINVAL,
 						   "%s %s, %u ranks, %llu elements: rank %u element %llu is %d, want %lld",
-						   fab_coll_algo_name(a->algo), fab_coll_op_title(a->op), n,
+						   fab_coll_algo_name(a->algo), fab_coll_op_title(a->op), a->nranks,
 						   (unsigned long long)a->count, r, (unsigned long long)i, got,
 						   (long long)want);
 		}
-	}
 	return 0;
 }
 

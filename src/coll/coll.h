@@ -95,6 +95,12 @@ void fab_sched_free(struct fab_sched *s);
 int fab_coll_check(const struct fab_coll_args *a, const struct fab_sched *s, uint64_t seed,
 		   struct fab_err *err);
 
+/* The checker's data: rank r's input element i (small integers, so sums
+ * are exact in float), and what output element i of rank r must hold;
+ * false when the operation leaves it undefined (Reduce off the root). */
+int32_t fab_coll_input_value(uint32_t rank, uint64_t i);
+bool fab_coll_expected(const struct fab_coll_args *a, uint32_t rank, uint64_t i, int64_t *want);
+
 /* The operation's size column in bytes, and per-rank input/output bytes. */
 void fab_coll_sizes(int op, uint64_t count, uint32_t elem_bytes, uint32_t nranks,
 		    uint64_t *size_bytes, uint64_t *in_bytes, uint64_t *out_bytes);

@@ -71,6 +71,7 @@ static bool startable(const struct fab_exec *ex, uint32_t i)
 
 void fab_exec_start(struct fab_exec *ex)
 {
+	ex->started = true;
 	for (uint32_t i = 0; i < ex->s->nsteps; i++)
 		if (startable(ex, i))
 			push_ready(ex, i);
@@ -108,4 +109,11 @@ void fab_exec_delivered(struct fab_exec *ex, uint32_t send_step)
 	if (startable(ex, rcv))
 		push_ready(ex, rcv);
 	fab_exec_done(ex, send_step);
+}
+
+void fab_exec_arrived(struct fab_exec *ex, uint32_t recv_step)
+{
+	ex->arrived[recv_step] = 1;
+	if (ex->started && startable(ex, recv_step))
+		push_ready(ex, recv_step);
 }

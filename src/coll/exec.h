@@ -32,6 +32,7 @@ struct fab_exec {
 	uint32_t *dependents;
 	uint8_t *arrived;    /* RECV: its data is here */
 	uint32_t done;       /* steps done */
+	bool started;        /* fab_exec_start ran */
 	uint32_t *ready;     /* steps to start, in order */
 	uint32_t nready, cap_ready;
 };
@@ -42,6 +43,9 @@ void fab_exec_free(struct fab_exec *ex);
 /* Starts every step with no dependencies (and what follows from it). */
 void fab_exec_start(struct fab_exec *ex);
 void fab_exec_delivered(struct fab_exec *ex, uint32_t send_step);
+/* For executors where each process runs only its own rank's steps: the
+ * data of a receive has arrived (its send ran elsewhere). */
+void fab_exec_arrived(struct fab_exec *ex, uint32_t recv_step);
 void fab_exec_done(struct fab_exec *ex, uint32_t step);
 /* Starts the steps made ready; the executor calls it after done/delivered
  * (re-entrancy: ops callbacks may call done/delivered directly). */

@@ -95,6 +95,15 @@ run diagnose-foreign 3 "$F" diagnose "$tmp/foreign.json" && { has "$tmp/err" "no
 run diagnose-missing 4 "$F" diagnose "$tmp/nope.json" && ok diagnose-missing
 run diagnose-no-args 2 "$F" diagnose && ok diagnose-no-args
 
+# the real-network probe on loopback: 4 ranks, real data, checked
+run probe-local 0 timeout 120 "$F" probe --local 4 -b 1K -e 256K -f 16 -n 2 -w 1 && {
+	[ "$(grep -c '^ ' "$tmp/out")" -eq 3 ] && ! awk '/^ /{ if ($9 != 0) bad=1 } END{exit !bad}' "$tmp/out" &&
+		has "$tmp/out" "# Avg bus bandwidth" && ok probe-local || bad probe-local; }
+run probe-allgather 0 timeout 120 "$F" probe --local 3 --op allgather -b 3K -e 3K -n 1 -w 0 && {
+	awk '/^ /{ n++; if ($9 != 0) bad=1 } END{exit bad || n != 1}' "$tmp/out" && ok probe-allgather || bad probe-allgather; }
+run probe-bad-algo 2 "$F" probe --local 2 --op alltoall --algo ring && ok probe-bad-algo
+run probe-no-launcher 2 env -u RANK -u OMPI_COMM_WORLD_RANK -u PMI_RANK -u SLURM_PROCID "$F" probe && ok probe-no-launcher
+
 # the key reference in doc/scenario.md is the one the program prints
 run keys 0 "$F" sim --keys
 if [ -f doc/scenario.md ] && awk 'NR==FNR{want=want $0 "\n"; next} {have=have $0 "\n"} END{exit index(have, want) ? 0 : 1}' "$tmp/out" doc/scenario.md; then

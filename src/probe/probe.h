@@ -1,0 +1,48 @@
+/*
+ * probe.h - the real network: ranks in processes, TCP between them, and the
+ * collective schedules of src/coll/ executed on real float data.
+ *
+ * A job of n ranks meets at rank 0 (rendezvous: every rank sends its rank,
+ * the job token and its data port; rank 0 answers with everyone's address),
+ * then connects a full mesh, each connection checked by the token.  A
+ * collective is the same schedule the simulator runs; each process runs
+ * only its own rank's steps, over non-blocking sockets.
+ */
+#ifndef FAB_PROBE_H
+#define FAB_PROBE_H
+
+#include "../base/base.h"
+#include "../coll/coll.h"
+
+struct fab_probe;
+
+struct fab_probe_params {
+	uint32_t nranks, rank;
+	int rendezvous_fd;      /* rank 0: a listening socket, or -1 to open master_port */
+	char master[64];        /* rank 0's address */
+	uint16_t master_port;
+	uint64_t token;         /* the job's; a connection without it is refused */
+	double timeout_s;       /* no progress for this long: fail, naming the peer */
+};
+
+struct fab_probe *fab_probe_connect(const struct fab_probe_params *p, struct fab_err *err);
+void fab_probe_close(struct fab_probe *pr);
+
+struct fab_probe_result {
+	double time_s;          /* this rank's time for the operation */
+	uint64_t wrong;         /* output elements that differ from the definition (rank 0: all ranks') */
+};
+
+/* Runs one collective (args.nranks must be the job's) on real float data. */
+int fab_probe_coll(struct fab_probe *pr, const struct fab_coll_args *args,
+		   struct fab_probe_result *res, struct fab_err *err);
+
+
+/* Rank and size from the launcher's environment: Open MPI
+ * (OMPI_COMM_WORLD_RANK/SIZE), MPICH/PMI (PMI_RANK/PMI_SIZE), Slurm
+ * (SLURM_PROCID/SLURM_NTASKS) or torchrun-style (RANK/WORLD_SIZE); the
+ * master from MASTER_ADDR/MASTER_PORT; the token from FABSCOPE_TOKEN.
+ * Returns the launcher's name, or NULL when none is found. */
+const char *fab_probe_env(struct fab_probe_params *p);
+
+#endif
