@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,8 +41,10 @@ struct addr {
 struct out_msg {
 	struct out_msg *next;
 	uint32_t step;      /* the send step */
-	uint8_t *data;      /* header + payload */
-	size_t len, sent;
+	uint32_t hdr[2];    /* receive step, length */
+	const uint8_t *data; /* the payload, in the rank's buffer: the schedule
+			      * keeps it unchanged until the send is done */
+	size_t len, sent;   /* header + payload */
 };
 
 struct in_state {
@@ -174,6 +178,10 @@ static int accept_checked(int lfd, uint64_t token, struct hello *h, double timeo
 
 struct fab_probe *fab_probe_connect(const struct fab_probe_params *p, struct fab_err *err)
 {
+	/* message buffers come and go by the thousand: keep freed memory mapped,
+	 * or every receive pays its page faults again */
+	mallopt(M_MMAP_THRESHOLD, 256 << 20);
+	mallopt(M_TRIM_THRESHOLD, 512 << 20);
 	struct fab_probe *pr = fab_xcalloc(1, sizeof *pr);
 	pr->n = p->nranks;
 	pr->me = p->rank;
@@ -310,10 +318,9 @@ static void on_start(void *ctx, struct fab_exec *ex, uint32_t step)
 		struct out_msg *m = fab_xcalloc(1, sizeof *m);
 		m->step = step;
 		m->len = 8 + st->bytes;
-		m->data = fab_xcalloc(m->len, 1);
-		uint32_t hdr[2] = {st->match, (uint32_t)st->bytes};
-		memcpy(m->data, hdr, 8);
-		memcpy(m->data + 8, src, st->bytes);
+		m->data = src;
+		m->hdr[0] = st->match;
+		m->hdr[1] = (uint32_t)st->bytes;
 		if (pr->qt[st->peer])
 			pr->qt[st->peer]->next = m;
 		else
@@ -361,7 +368,15 @@ static bool progress(struct fab_probe *pr, int wait_ms)
 		}
 		while ((pf[j].revents & POLLOUT) && pr->qh[j]) {
 			struct out_msg *m = pr->qh[j];
-			ssize_t k = send(pr->fd[j], m->data + m->sent, m->len - m->sent, MSG_NOSIGNAL);
+			struct iovec iov[2];
+			int niov = 0;
+			if (m->sent < 8)
+				iov[niov++] = (struct iovec){(uint8_t *)m->hdr + m->sent, 8 - m->sent};
+			size_t poff = m->sent > 8 ? m->sent - 8 : 0;
+			if (m->len > 8 && poff < m->len - 8)
+				iov[niov++] = (struct iovec){(uint8_t *)m->data + poff, m->len - 8 - poff};
+			struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)niov};
+			ssize_t k = sendmsg(pr->fd[j], &mh, MSG_NOSIGNAL);
 			if (k <= 0)
 				break;
 			moved = true;
@@ -375,7 +390,6 @@ static bool progress(struct fab_probe *pr, int wait_ms)
 				pr->mine_left--;
 				fab_exec_done(&pr->ex, m->step);
 			}
-			free(m->data);
 			free(m);
 		}
 		while (pf[j].revents & POLLIN) {
@@ -416,7 +430,9 @@ static bool progress(struct fab_probe *pr, int wait_ms)
 					is->hgot = 0;
 					continue;
 				}
-				is->buf = fab_xcalloc(is->len ? is->len : 1, 1);
+				is->buf = malloc(is->len ? is->len : 1); /* every byte is written */
+				if (!is->buf)
+					abort();
 				if (!pr->s || is->step >= pr->s->nsteps) {
 					fab_err_set(pr->err, FAB_EIO, "rank %u: rank %u sent a message for no step",
 						    pr->me, j);
@@ -450,9 +466,8 @@ static void enqueue_ctrl(struct fab_probe *pr, uint32_t peer, uint32_t what, uin
 	struct out_msg *m = fab_xcalloc(1, sizeof *m);
 	m->step = what;
 	m->len = 8;
-	m->data = fab_xcalloc(8, 1);
-	uint32_t hdr[2] = {what, value};
-	memcpy(m->data, hdr, 8);
+	m->hdr[0] = what;
+	m->hdr[1] = value;
 	if (pr->qt[peer])
 		pr->qt[peer]->next = m;
 	else
@@ -553,7 +568,6 @@ int fab_probe_coll(struct fab_probe *pr, const struct fab_coll_args *args,
 		while (pr->qh[j]) {
 			struct out_msg *m = pr->qh[j];
 			pr->qh[j] = m->next;
-			free(m->data);
 			free(m);
 		}
 		pr->qt[j] = NULL;
