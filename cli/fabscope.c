@@ -170,6 +170,64 @@ static void report_speed(const struct fab_sim *sim, double t0)
 		ru.ru_maxrss / 1024);
 }
 
+/* What sim, coll and matrix share on the command line: --seed, --set,
+ * --format, --out, -q, and options that stand for a scenario key. */
+struct cli_common {
+	char **owned;
+	const char **sets;
+	size_t nsets, nowned;
+	const char *format, *outdir;
+	bool quiet;
+};
+
+static void cli_common_init(struct cli_common *cm, int argc)
+{
+	memset(cm, 0, sizeof *cm);
+	cm->owned = calloc((size_t)argc + 1, sizeof *cm->owned);
+	cm->sets = calloc((size_t)argc + 2, sizeof *cm->sets);
+	cm->format = "text";
+}
+
+static void cli_common_free(struct cli_common *cm)
+{
+	for (size_t i = 0; i < cm->nowned; i++)
+		free(cm->owned[i]);
+	free(cm->owned);
+	free(cm->sets);
+}
+
+/* --set key=value, made from an option */
+static void cli_set(struct cli_common *cm, const char *key, const char *val)
+{
+	size_t len = strlen(key) + strlen(val) + 2;
+	char *kv = cm->owned[cm->nowned++] = malloc(len);
+	snprintf(kv, len, "%s=%s", key, val);
+	cm->sets[cm->nsets++] = kv;
+}
+
+/* 1: handled; 0: not a common option; -1: bad value (message printed) */
+static int cli_common_opt(struct cli_common *cm, int c, const char *formats)
+{
+	switch (c) {
+	case 's':
+		cli_set(cm, "run.seed", optarg);
+		return 1;
+	case 'S':
+		cm->sets[cm->nsets++] = optarg;
+		return 1;
+	case 'F':
+		cm->format = optarg;
+		return format_ok(optarg, formats) ? 1 : -1;
+	case 'o':
+		cm->outdir = optarg;
+		return 1;
+	case 'q':
+		cm->quiet = true;
+		return 1;
+	}
+	return 0;
+}
+
 static void print_keys(void)
 {
 	size_t n;
@@ -521,13 +579,10 @@ static int cmd_coll(int argc, char **argv)
 		      {'n', "collective.iters"},      {'w', "collective.warmup"},
 		      {'d', "collective.datatype"},   {'r', "collective.root"},
 		      {'g', "collective.gpus"},       {'C', "collective.channels"},
-		      {'P', "collective.placement"},  {'R', "collective.ring_order"},
-		      {'s', "run.seed"}};
-	char **owned = calloc((size_t)argc + 1, sizeof *owned);
-	const char **sets = calloc((size_t)argc + 1, sizeof *sets);
-	size_t nsets = 0, nowned = 0;
-	const char *format = "text", *outdir = NULL;
-	bool quiet = false, debug = false;
+		      {'P', "collective.placement"},  {'R', "collective.ring_order"}};
+	struct cli_common cm;
+	cli_common_init(&cm, argc);
+	bool debug = false;
 	int c, rc = FAB_EXIT_OK;
 	struct fab_config *cfg = NULL;
 	struct fab_coll_run *r = NULL;
@@ -538,29 +593,17 @@ static int cmd_coll(int argc, char **argv)
 			if (keymap[k].opt == c)
 				key = keymap[k].key;
 		if (key) {
-			size_t len = strlen(key) + strlen(optarg) + 2;
-			char *kv = owned[nowned++] = malloc(len);
-			snprintf(kv, len, "%s=%s", key, optarg);
-			sets[nsets++] = kv;
+			cli_set(&cm, key, optarg);
 			continue;
 		}
+		int common = cli_common_opt(&cm, c, "text|json|csv");
+		if (common < 0) {
+			rc = FAB_EXIT_USAGE;
+			goto out;
+		}
+		if (common)
+			continue;
 		switch (c) {
-		case 'S':
-			sets[nsets++] = optarg;
-			break;
-		case 'F':
-			format = optarg;
-			if (!format_ok(format, "text|json|csv")) {
-				rc = FAB_EXIT_USAGE;
-				goto out;
-			}
-			break;
-		case 'o':
-			outdir = optarg;
-			break;
-		case 'q':
-			quiet = true;
-			break;
 		case 'D':
 			debug = true;
 			break;
@@ -579,20 +622,20 @@ static int cmd_coll(int argc, char **argv)
 		goto out;
 	}
 	struct fab_err err = {0};
-	cfg = fab_config_load(optind < argc ? argv[optind] : NULL, sets, nsets, &err);
+	cfg = fab_config_load(optind < argc ? argv[optind] : NULL, cm.sets, cm.nsets, &err);
 	if (!cfg) {
 		fprintf(stderr, "fabscope: %s\n", err.msg);
 		rc = fab_err_exit_code(err.code);
 		goto out;
 	}
-	r = fab_coll_run_new(cfg, debug || outdir, &err);
+	r = fab_coll_run_new(cfg, debug || cm.outdir, &err);
 	if (!r) {
 		fprintf(stderr, "fabscope: %s\n", err.msg);
 		rc = fab_err_exit_code(err.code);
 		goto out;
 	}
 	struct progress_ctx pctx = {wall_s(), false};
-	bool tty = isatty(STDERR_FILENO) && !quiet;
+	bool tty = isatty(STDERR_FILENO) && !cm.quiet;
 	int erc = fab_coll_run_exec(r, tty ? progress : NULL, &pctx, &err);
 	if (pctx.shown)
 		fputs("\r\033[K", stderr);
@@ -603,24 +646,24 @@ static int cmd_coll(int argc, char **argv)
 		rc = fab_err_exit_code(erc);
 		goto out;
 	}
-	if (!quiet)
+	if (!cm.quiet)
 		report_speed(r->run->sim, pctx.t0);
 	doc = fab_coll_json(cfg, r->run->sim, &r->comm, &r->sweep);
 	struct coll_out co = {cfg, r, doc};
-	if (outdir) {
+	if (cm.outdir) {
 		const struct out_spec specs[] = {{"result.json", w_coll_json},
 						 {"coll.txt", w_coll_text},
 						 {"coll.csv", w_coll_csv},
 						 {"ports.csv", w_coll_ports},
 						 {"coll.log", w_coll_log}};
-		rc = write_out_dir(outdir, specs, FAB_ARRAY_LEN(specs), &co);
+		rc = write_out_dir(cm.outdir, specs, FAB_ARRAY_LEN(specs), &co);
 		if (rc)
 			goto out;
 	}
-	if (!quiet) {
-		if (!strcmp(format, "json"))
+	if (!cm.quiet) {
+		if (!strcmp(cm.format, "json"))
 			w_coll_json(stdout, &co);
-		else if (!strcmp(format, "csv"))
+		else if (!strcmp(cm.format, "csv"))
 			w_coll_csv(stdout, &co);
 		else
 			w_coll_text(stdout, &co);
@@ -633,10 +676,7 @@ out:
 	json_decref(doc);
 	fab_coll_run_free(r);
 	fab_config_free(cfg);
-	for (size_t i = 0; i < nowned; i++)
-		free(owned[i]);
-	free(owned);
-	free(sets);
+	cli_common_free(&cm);
 	return rc;
 }
 
@@ -690,44 +730,25 @@ static int cmd_matrix(int argc, char **argv)
 		{"quiet", no_argument, NULL, 'q'},       {"help", no_argument, NULL, 'h'},
 		{0, 0, 0, 0},
 	};
-	char **owned = calloc((size_t)argc + 1, sizeof *owned);
-	const char **sets = calloc((size_t)argc + 2, sizeof *sets);
-	size_t nsets = 0, nowned = 0;
-	const char *format = "text", *outdir = NULL;
-	bool quiet = false;
+	struct cli_common cm;
+	cli_common_init(&cm, argc);
 	int c, rc = FAB_EXIT_OK;
 	struct fab_config *cfg = NULL;
 	struct fab_matrix_run *r = NULL;
 	json_t *doc = NULL;
 	while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
-		const char *key = c == 'b' ? "matrix.bytes" : c == 's' ? "run.seed" : NULL;
-		if (key || c == 'L') {
-			const char *val = c == 'L' ? "true" : optarg;
-			if (c == 'L')
-				key = "matrix.serial";
-			size_t len = strlen(key) + strlen(val) + 2;
-			char *kv = owned[nowned++] = malloc(len);
-			snprintf(kv, len, "%s=%s", key, val);
-			sets[nsets++] = kv;
+		if (c == 'b' || c == 'L') {
+			cli_set(&cm, c == 'b' ? "matrix.bytes" : "matrix.serial", c == 'b' ? optarg : "true");
 			continue;
 		}
+		int common = cli_common_opt(&cm, c, "text|json");
+		if (common < 0) {
+			rc = FAB_EXIT_USAGE;
+			goto out;
+		}
+		if (common)
+			continue;
 		switch (c) {
-		case 'S':
-			sets[nsets++] = optarg;
-			break;
-		case 'F':
-			format = optarg;
-			if (!format_ok(format, "text|json")) {
-				rc = FAB_EXIT_USAGE;
-				goto out;
-			}
-			break;
-		case 'o':
-			outdir = optarg;
-			break;
-		case 'q':
-			quiet = true;
-			break;
 		case 'h':
 			fputs(usage_matrix, stdout);
 			goto out;
@@ -743,14 +764,14 @@ static int cmd_matrix(int argc, char **argv)
 		goto out;
 	}
 	struct fab_err err = {0};
-	cfg = fab_config_load(optind < argc ? argv[optind] : NULL, sets, nsets, &err);
+	cfg = fab_config_load(optind < argc ? argv[optind] : NULL, cm.sets, cm.nsets, &err);
 	if (!cfg || !(r = fab_matrix_run_new(cfg, &err))) {
 		fprintf(stderr, "fabscope: %s\n", err.msg);
 		rc = fab_err_exit_code(err.code);
 		goto out;
 	}
 	struct progress_ctx pctx = {wall_s(), false};
-	bool tty = isatty(STDERR_FILENO) && !quiet;
+	bool tty = isatty(STDERR_FILENO) && !cm.quiet;
 	int erc = fab_matrix_run_exec(r, tty ? progress : NULL, &pctx, &err);
 	if (pctx.shown)
 		fputs("\r\033[K", stderr);
@@ -763,16 +784,16 @@ static int cmd_matrix(int argc, char **argv)
 	json_object_set_new(doc, "kind", json_string("matrix"));
 	json_object_set_new(doc, "matrix", fab_matrix_json(&r->m));
 	struct matrix_out mo = {cfg, r, doc};
-	if (outdir) {
+	if (cm.outdir) {
 		const struct out_spec specs[] = {{"result.json", w_mat_json},
 						 {"matrix.txt", w_mat_text},
 						 {"ports.csv", w_mat_ports}};
-		rc = write_out_dir(outdir, specs, FAB_ARRAY_LEN(specs), &mo);
+		rc = write_out_dir(cm.outdir, specs, FAB_ARRAY_LEN(specs), &mo);
 		if (rc)
 			goto out;
 	}
-	if (!quiet) {
-		if (!strcmp(format, "json"))
+	if (!cm.quiet) {
+		if (!strcmp(cm.format, "json"))
 			w_mat_json(stdout, &mo);
 		else
 			w_mat_text(stdout, &mo);
@@ -781,10 +802,7 @@ out:
 	json_decref(doc);
 	fab_matrix_run_free(r);
 	fab_config_free(cfg);
-	for (size_t i = 0; i < nowned; i++)
-		free(owned[i]);
-	free(owned);
-	free(sets);
+	cli_common_free(&cm);
 	return rc;
 }
 
