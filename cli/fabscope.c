@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -938,6 +939,10 @@ static const char *usage_probe =
 	"  -b, -e, -f, -n, -w    sizes and iterations, as nccl-tests (default 1K..1M, x4, 5, 1)\n"
 	"  --channels N          connections per peer pair used in parallel (default 2)\n"
 	"  --timeout S           a rank with no progress for S seconds fails the job (default 30)\n"
+	"  --test T              coll (default): the collective sweep; latency: ping-pong\n"
+	"                        from rank 0 to each rank in turn, percentiles of half the\n"
+	"                        round trip (default 8 B, -n 1000 -w 100); bw: one-way\n"
+	"                        streaming to each rank in turn (default 1 MiB, -n 100 -w 10)\n"
 	"  -h, --help            show this help\n"
 	"\n"
 	"exit status: 0 ok, 1 wrong results, 2 usage, 4 network error or a rank failed\n";
@@ -946,7 +951,71 @@ struct probe_opts {
 	int op, algo;
 	fab_bytes minb, maxb;
 	uint32_t factor, iters, warmup, channels;
+	int test; /* -1: collectives; else enum fab_probe_test */
 };
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* nearest rank: the smallest sample with at least q of them at or below it */
+static double pct(const double *sorted, size_t k, double q)
+{
+	size_t i = (size_t)ceil(q * (double)k);
+	return sorted[i ? i - 1 : 0];
+}
+
+static int probe_p2p(struct fab_probe *pr, const struct fab_probe_params *pp, const struct probe_opts *o)
+{
+	struct fab_err err = {0};
+	uint32_t peers = pp->nranks - 1;
+	bool lat = o->test == FAB_PROBE_LATENCY;
+	double *out = fab_xcalloc((size_t)peers * (lat ? o->iters : 1), sizeof *out);
+	if (pp->rank == 0) {
+		if (lat) {
+			printf("# fabscope probe: latency, rank 0 to each rank in turn, half the round trip, TCP\n#\n");
+			printf("# %4s  %10s  %6s  %9s  %9s  %9s  %9s  %9s  %9s\n", "peer", "size", "iters", "t_min",
+			       "t_avg", "t_p50", "t_p99", "t_p99.9", "t_max");
+			printf("# %4s  %10s  %6s  %9s  %9s  %9s  %9s  %9s  %9s\n", "", "(B)", "", "(us)", "(us)",
+			       "(us)", "(us)", "(us)", "(us)");
+		} else {
+			printf("# fabscope probe: bandwidth, rank 0 to each rank in turn, one way, TCP\n#\n");
+			printf("# %4s  %10s  %6s  %10s  %8s  %8s\n", "peer", "size", "iters", "time", "bw", "bw");
+			printf("# %4s  %10s  %6s  %10s  %8s  %8s\n", "", "(B)", "", "(us)", "(GB/s)", "(Gb/s)");
+		}
+	}
+	int rc = FAB_EXIT_OK;
+	for (fab_bytes b = o->minb; b <= o->maxb && !rc; b *= o->factor) {
+		if (fab_probe_p2p(pr, (enum fab_probe_test)o->test, (size_t)b, o->iters, o->warmup, out, &err)) {
+			fprintf(stderr, "fabscope: %s\n", err.msg);
+			rc = FAB_EXIT_IO;
+			break;
+		}
+		for (uint32_t p = 1; pp->rank == 0 && p <= peers; p++) {
+			if (lat) {
+				double *x = out + (size_t)(p - 1) * o->iters, sum = 0;
+				qsort(x, o->iters, sizeof *x, cmp_double);
+				for (uint32_t i = 0; i < o->iters; i++)
+					sum += x[i];
+				printf("  %4u  %10llu  %6u  %9.2f  %9.2f  %9.2f  %9.2f  %9.2f  %9.2f\n", p,
+				       (unsigned long long)b, o->iters, x[0] * 1e6, sum / o->iters * 1e6,
+				       pct(x, o->iters, 0.5) * 1e6, pct(x, o->iters, 0.99) * 1e6,
+				       pct(x, o->iters, 0.999) * 1e6, x[o->iters - 1] * 1e6);
+			} else {
+				double t = out[p - 1], bw = (double)b * o->iters / t;
+				printf("  %4u  %10llu  %6u  %10.1f  %8.3f  %8.2f\n", p, (unsigned long long)b, o->iters,
+				       t * 1e6, bw / 1e9, bw * 8 / 1e9);
+			}
+		}
+		if (b > o->maxb / o->factor)
+			break;
+	}
+	fflush(stdout);
+	free(out);
+	return rc;
+}
 
 static int probe_rank(const struct fab_probe_params *pp, const struct probe_opts *o)
 {
@@ -955,6 +1024,11 @@ static int probe_rank(const struct fab_probe_params *pp, const struct probe_opts
 	if (!pr) {
 		fprintf(stderr, "fabscope: %s\n", err.msg);
 		return FAB_EXIT_IO;
+	}
+	if (o->test >= 0) {
+		int rc = probe_p2p(pr, pp, o);
+		fab_probe_close(pr);
+		return rc;
 	}
 	int rc = FAB_EXIT_OK;
 	double sum_bw = 0;
@@ -1017,10 +1091,11 @@ static int cmd_probe(int argc, char **argv)
 		{"minbytes", required_argument, NULL, 'b'}, {"maxbytes", required_argument, NULL, 'e'},
 		{"stepfactor", required_argument, NULL, 'f'}, {"iters", required_argument, NULL, 'n'},
 		{"warmup_iters", required_argument, NULL, 'w'}, {"channels", required_argument, NULL, 'C'},
-		{"timeout", required_argument, NULL, 'T'}, {"help", no_argument, NULL, 'h'},
-		{0, 0, 0, 0},
+		{"timeout", required_argument, NULL, 'T'}, {"test", required_argument, NULL, 'X'},
+		{"help", no_argument, NULL, 'h'},        {0, 0, 0, 0},
 	};
-	struct probe_opts o = {FAB_OP_ALLREDUCE, FAB_ALGO_RING, 1024, 1 << 20, 4, 5, 1, 2};
+	struct probe_opts o = {FAB_OP_ALLREDUCE, FAB_ALGO_RING, 1024, 1 << 20, 4, 5, 1, 2, -1};
+	bool set_b = false, set_e = false, set_n = false, set_w = false;
 	struct fab_probe_params pp = {.rendezvous_fd = -1, .timeout_s = 30};
 	snprintf(pp.master, sizeof pp.master, "127.0.0.1");
 	uint32_t local = 0;
@@ -1041,6 +1116,8 @@ static int cmd_probe(int argc, char **argv)
 				fprintf(stderr, "fabscope: -%c %s: out of range or not a number\n", c < 'a' ? '-' : c, optarg);
 				return FAB_EXIT_USAGE;
 			}
+			set_n |= c == 'n';
+			set_w |= c == 'w';
 			if (c == 'L')
 				local = (uint32_t)v;
 			else if (c == 'f')
@@ -1056,8 +1133,22 @@ static int cmd_probe(int argc, char **argv)
 			break;
 		case 'b':
 		case 'e':
+			set_b |= c == 'b';
+			set_e |= c == 'e';
 			if (fab_parse_bytes(optarg, c == 'b' ? &o.minb : &o.maxb, why, sizeof why)) {
 				fprintf(stderr, "fabscope: -%c: %s\n", c, why);
+				return FAB_EXIT_USAGE;
+			}
+			break;
+		case 'X':
+			if (!strcmp(optarg, "latency"))
+				o.test = FAB_PROBE_LATENCY;
+			else if (!strcmp(optarg, "bw"))
+				o.test = FAB_PROBE_BW;
+			else if (!strcmp(optarg, "coll"))
+				o.test = -1;
+			else {
+				fprintf(stderr, "fabscope: --test: expected coll, latency or bw, got \"%s\"\n", optarg);
 				return FAB_EXIT_USAGE;
 			}
 			break;
@@ -1089,6 +1180,23 @@ static int cmd_probe(int argc, char **argv)
 			return FAB_EXIT_OK;
 		default:
 			fputs(usage_probe, stderr);
+			return FAB_EXIT_USAGE;
+		}
+	}
+	if (o.test >= 0) {
+		/* perftest-like defaults: small messages many times for latency,
+		 * large ones for bandwidth */
+		fab_bytes size = o.test == FAB_PROBE_LATENCY ? 8 : 1 << 20;
+		if (!set_b)
+			o.minb = set_e ? FAB_MIN(size, o.maxb) : size;
+		if (!set_e)
+			o.maxb = FAB_MAX(size, o.minb);
+		if (!set_n)
+			o.iters = o.test == FAB_PROBE_LATENCY ? 1000 : 100;
+		if (!set_w)
+			o.warmup = o.test == FAB_PROBE_LATENCY ? 100 : 10;
+		if (o.maxb > (fab_bytes)1 << 30) {
+			fprintf(stderr, "fabscope: -e: at most 1 GiB per message in the point-to-point tests\n");
 			return FAB_EXIT_USAGE;
 		}
 	}

@@ -34,5 +34,19 @@ else
 	failed=$((failed + cf))
 	echo "ok: CLI tests ($cp passed, $cf failed)"
 fi
+# the probe between two network namespaces (skips without root)
+out=$(sh tests/net/probe_netns.sh "${FABSCOPE:-./build/fabscope}" 2>&1)
+printf '%s\n' "$out" | grep -v '^net: ' | grep -v '^ok ' || true
+line=$(printf '%s\n' "$out" | grep '^net: ' | tail -1)
+np=$(echo "$line" | sed -n 's/^net: \([0-9]*\) passed.*/\1/p')
+nf=$(echo "$line" | sed -n 's/.* \([0-9]*\) failed.*/\1/p')
+if [ -z "$np" ]; then
+	failed=$((failed + 1))
+	echo "FAIL: namespace tests did not finish"
+else
+	passed=$((passed + np))
+	failed=$((failed + nf))
+	echo "ok: namespace tests ($np passed, $nf failed)"
+fi
 echo "tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

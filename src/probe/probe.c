@@ -425,9 +425,13 @@ static bool progress(struct fab_probe *pr, int wait_ms)
 						pr->dones++;
 						pr->done_sum += is->len;
 					}
-					else
-						pr->go = true;
 					is->hgot = 0;
+					if (is->step == STEP_GO) {
+						/* what follows GO may be a raw point-to-point
+						 * test (fab_probe_p2p): not ours to read here */
+						pr->go = true;
+						break;
+					}
 					continue;
 				}
 				is->buf = malloc(is->len ? is->len : 1); /* every byte is written */
@@ -584,6 +588,57 @@ int fab_probe_coll(struct fab_probe *pr, const struct fab_coll_args *args,
 		if (pr->me == 0)
 			res->wrong += pr->done_sum;
 	}
+	return rc;
+}
+
+int fab_probe_p2p(struct fab_probe *pr, enum fab_probe_test kind, size_t bytes, uint32_t iters,
+		  uint32_t warmup, double *out, struct fab_err *err)
+{
+	if (!bytes || !iters)
+		return fab_err_set(err, FAB_EINVAL, "a point-to-point test needs at least 1 byte and 1 iteration");
+	int rc = barrier(pr, 0, err);
+	if (rc)
+		return rc;
+	uint8_t *buf = fab_xcalloc(bytes, 1);
+	uint8_t ack = 1;
+	double to = pr->timeout_s;
+	for (uint32_t p = 1; p < pr->n && !rc; p++) {
+		if (pr->me != 0 && pr->me != p)
+			continue;
+		int fd = pr->me == 0 ? pr->fd[p] : pr->fd[0];
+		bool lead = pr->me == 0, bad = fd < 0;
+		if (kind == FAB_PROBE_LATENCY) {
+			/* ping-pong: half the round trip is the one-way latency */
+			for (uint32_t it = 0; it < warmup + iters && !bad; it++) {
+				double t0 = now_s();
+				bad = full_io(fd, buf, bytes, lead, to) || full_io(fd, buf, bytes, !lead, to);
+				if (lead && it >= warmup)
+					out[(size_t)(p - 1) * iters + it - warmup] = (now_s() - t0) / 2;
+			}
+		} else {
+			/* streaming, one way: the time from the first byte until the
+			 * receiver acknowledges the last (warm-up acknowledged apart) */
+			for (int phase = 0; phase < 2 && !bad; phase++) {
+				uint32_t k = phase ? iters : warmup;
+				if (!k)
+					continue;
+				double t0 = now_s();
+				for (uint32_t it = 0; it < k && !bad; it++)
+					bad = full_io(fd, buf, bytes, lead, to);
+				if (!bad)
+					bad = full_io(fd, &ack, 1, !lead, to);
+				if (lead && phase)
+					out[p - 1] = now_s() - t0;
+			}
+		}
+		if (bad)
+			rc = fab_err_set(err, FAB_EIO, "rank %u: the %s test with rank %u failed (connection broke or "
+					 "no answer in %.0f s)", pr->me, kind == FAB_PROBE_LATENCY ? "latency" : "bandwidth",
+					 lead ? p : 0, to);
+	}
+	free(buf);
+	if (!rc)
+		rc = barrier(pr, 0, err);
 	return rc;
 }
 

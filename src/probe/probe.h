@@ -37,6 +37,16 @@ struct fab_probe_result {
 int fab_probe_coll(struct fab_probe *pr, const struct fab_coll_args *args,
 		   struct fab_probe_result *res, struct fab_err *err);
 
+enum fab_probe_test { FAB_PROBE_LATENCY, FAB_PROBE_BW };
+
+/* Point-to-point tests between rank 0 and every other rank in turn (perftest
+ * style: one pair at a time, so each number is that pair's path alone), on
+ * the mesh connection.  Every rank calls it.  At rank 0, out receives:
+ * latency: (n-1) x iters one-way times (half the round trip of a message of
+ * `bytes` each way), peer-major; bw: (n-1) times to stream iters messages of
+ * `bytes` to each peer until its acknowledgement.  Seconds. */
+int fab_probe_p2p(struct fab_probe *pr, enum fab_probe_test kind, size_t bytes, uint32_t iters,
+		  uint32_t warmup, double *out, struct fab_err *err);
 
 /* Rank and size from the launcher's environment: Open MPI
  * (OMPI_COMM_WORLD_RANK/SIZE), MPICH/PMI (PMI_RANK/PMI_SIZE), Slurm

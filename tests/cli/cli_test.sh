@@ -101,6 +101,15 @@ run probe-local 0 timeout 120 "$F" probe --local 4 -b 1K -e 256K -f 16 -n 2 -w 1
 		has "$tmp/out" "# Avg bus bandwidth" && ok probe-local || bad probe-local; }
 run probe-allgather 0 timeout 120 "$F" probe --local 3 --op allgather -b 3K -e 3K -n 1 -w 0 && {
 	awk '/^ /{ n++; if ($9 != 0) bad=1 } END{exit bad || n != 1}' "$tmp/out" && ok probe-allgather || bad probe-allgather; }
+# point-to-point tests on loopback: one row per peer, ordered percentiles
+run probe-latency 0 timeout 60 "$F" probe --local 3 --test latency -n 300 -w 10 && {
+	awk '/^ /{ n++; if (!($4 > 0 && $4 <= $6 && $6 <= $7 && $7 <= $8 && $8 <= $9 && $5 >= $4 && $5 <= $9)) bad = 1 }
+		END { exit bad || n != 2 }' "$tmp/out" && ok probe-latency || bad probe-latency; }
+run probe-bw 0 timeout 60 "$F" probe --local 2 --test bw -b 64K -e 1M -f 16 -n 20 && {
+	awk '/^ /{ n++; d = $5 * 8 - $6; e = $2 * $3 / ($4 * 1e3) - $5
+		if (!($5 > 0 && $3 == 20 && d * d < 1e-4 && e * e < 1e-4 + 1e-4 * $5 * $5)) bad = 1 } END { exit bad || n != 2 }' \
+		"$tmp/out" && ok probe-bw || bad probe-bw; }
+run probe-bad-test 2 "$F" probe --local 2 --test pingpong && { has "$tmp/err" "expected coll, latency or bw" && ok probe-bad-test || bad probe-bad-test; }
 run probe-bad-algo 2 "$F" probe --local 2 --op alltoall --algo ring && ok probe-bad-algo
 run probe-no-launcher 2 env -u RANK -u OMPI_COMM_WORLD_RANK -u PMI_RANK -u SLURM_PROCID "$F" probe && ok probe-no-launcher
 
