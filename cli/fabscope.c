@@ -942,7 +942,9 @@ static const char *usage_probe =
 	"  --test T              coll (default): the collective sweep; latency: ping-pong\n"
 	"                        from rank 0 to each rank in turn, percentiles of half the\n"
 	"                        round trip (default 8 B, -n 1000 -w 100); bw: one-way\n"
-	"                        streaming to each rank in turn (default 1 MiB, -n 100 -w 10)\n"
+	"                        streaming to each rank in turn (default 1 MiB, -n 100 -w 10);\n"
+	"                        matrix: every pair, in rounds of disjoint pairs, -e bytes\n"
+	"                        each way at once and -n ping-pongs (default 4 MiB, 20)\n"
 	"  -h, --help            show this help\n"
 	"\n"
 	"exit status: 0 ok, 1 wrong results, 2 usage, 4 network error or a rank failed\n";
@@ -951,8 +953,10 @@ struct probe_opts {
 	int op, algo;
 	fab_bytes minb, maxb;
 	uint32_t factor, iters, warmup, channels;
-	int test; /* -1: collectives; else enum fab_probe_test */
+	int test; /* -1: collectives; PROBE_MATRIX; else enum fab_probe_test */
 };
+
+#define PROBE_MATRIX 100
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -965,6 +969,88 @@ static double pct(const double *sorted, size_t k, double q)
 {
 	size_t i = (size_t)ceil(q * (double)k);
 	return sorted[i ? i - 1 : 0];
+}
+
+static double median_of(double *v, size_t k)
+{
+	qsort(v, k, sizeof *v, cmp_double);
+	return k ? v[(k - 1) / 2] : 0;
+}
+
+/* the all-pairs matrix: summary, the matrix itself (up to 16 ranks), the
+ * slowest ranks by median bandwidth to and from the others */
+static int probe_matrix(struct fab_probe *pr, const struct fab_probe_params *pp, const struct probe_opts *o)
+{
+	struct fab_err err = {0};
+	uint32_t n = pp->nranks;
+	double *lat = fab_xcalloc((size_t)n * n, sizeof *lat), *bw = fab_xcalloc((size_t)n * n, sizeof *bw);
+	if (fab_probe_matrix(pr, (size_t)o->maxb, o->iters, lat, bw, &err)) {
+		fprintf(stderr, "fabscope: %s\n", err.msg);
+		free(lat);
+		free(bw);
+		return FAB_EXIT_IO;
+	}
+	if (pp->rank == 0) {
+		size_t k = 0, cnt = (size_t)n * (n - 1);
+		double *v = fab_xcalloc(cnt + 1, sizeof *v), *l = fab_xcalloc(cnt + 1, sizeof *l);
+		for (uint32_t i = 0; i < n; i++)
+			for (uint32_t j = 0; j < n; j++)
+				if (i != j) {
+					v[k] = bw[(size_t)i * n + j];
+					l[k++] = lat[(size_t)i * n + j];
+				}
+		qsort(v, k, sizeof *v, cmp_double);
+		qsort(l, k, sizeof *l, cmp_double);
+		printf("# fabscope probe: matrix, %u ranks, %u rounds of disjoint pairs, %llu B each way, TCP\n", n,
+		       n - 1 + (n & 1), (unsigned long long)o->maxb);
+		printf("bandwidth GB/s: min %.4g  median %.4g  max %.4g\n", v[0], v[(k - 1) / 2], v[k - 1]);
+		printf("latency us:     min %.2f  median %.2f  max %.2f\n", l[0], l[(k - 1) / 2], l[k - 1]);
+		if (n <= 16) {
+			printf("bandwidth GB/s, row = sender:\n%6s", "");
+			for (uint32_t j = 0; j < n; j++)
+				printf(" %7u", j);
+			printf("\n");
+			for (uint32_t i = 0; i < n; i++) {
+				printf("%6u", i);
+				for (uint32_t j = 0; j < n; j++)
+					if (i == j)
+						printf(" %7s", "-");
+					else
+						printf(" %7.3f", bw[(size_t)i * n + j]);
+				printf("\n");
+			}
+		}
+		double *med = fab_xcalloc(n, sizeof *med), *row = fab_xcalloc(2 * (size_t)n, sizeof *row);
+		uint32_t *ord = fab_xcalloc(n, sizeof *ord);
+		for (uint32_t i = 0; i < n; i++) {
+			size_t c = 0;
+			for (uint32_t j = 0; j < n; j++)
+				if (i != j) {
+					row[c++] = bw[(size_t)i * n + j];
+					row[c++] = bw[(size_t)j * n + i];
+				}
+			med[i] = median_of(row, c);
+			ord[i] = i;
+		}
+		for (uint32_t i = 1; i < n; i++) /* insertion sort by median, slowest first */
+			for (uint32_t j = i; j > 0 && med[ord[j]] < med[ord[j - 1]]; j--) {
+				uint32_t t = ord[j];
+				ord[j] = ord[j - 1];
+				ord[j - 1] = t;
+			}
+		printf("slowest ranks (median GB/s to and from the others):\n");
+		for (uint32_t i = 0; i < n && i < 5; i++)
+			printf("  rank %-6u %.4g\n", ord[i], med[ord[i]]);
+		fflush(stdout);
+		free(v);
+		free(l);
+		free(med);
+		free(row);
+		free(ord);
+	}
+	free(lat);
+	free(bw);
+	return FAB_EXIT_OK;
 }
 
 static int probe_p2p(struct fab_probe *pr, const struct fab_probe_params *pp, const struct probe_opts *o)
@@ -1026,7 +1112,7 @@ static int probe_rank(const struct fab_probe_params *pp, const struct probe_opts
 		return FAB_EXIT_IO;
 	}
 	if (o->test >= 0) {
-		int rc = probe_p2p(pr, pp, o);
+		int rc = o->test == PROBE_MATRIX ? probe_matrix(pr, pp, o) : probe_p2p(pr, pp, o);
 		fab_probe_close(pr);
 		return rc;
 	}
@@ -1145,10 +1231,12 @@ static int cmd_probe(int argc, char **argv)
 				o.test = FAB_PROBE_LATENCY;
 			else if (!strcmp(optarg, "bw"))
 				o.test = FAB_PROBE_BW;
+			else if (!strcmp(optarg, "matrix"))
+				o.test = PROBE_MATRIX;
 			else if (!strcmp(optarg, "coll"))
 				o.test = -1;
 			else {
-				fprintf(stderr, "fabscope: --test: expected coll, latency or bw, got \"%s\"\n", optarg);
+				fprintf(stderr, "fabscope: --test: expected coll, latency, bw or matrix, got \"%s\"\n", optarg);
 				return FAB_EXIT_USAGE;
 			}
 			break;
@@ -1186,13 +1274,13 @@ static int cmd_probe(int argc, char **argv)
 	if (o.test >= 0) {
 		/* perftest-like defaults: small messages many times for latency,
 		 * large ones for bandwidth */
-		fab_bytes size = o.test == FAB_PROBE_LATENCY ? 8 : 1 << 20;
+		fab_bytes size = o.test == FAB_PROBE_LATENCY ? 8 : o.test == PROBE_MATRIX ? 4 << 20 : 1 << 20;
 		if (!set_b)
 			o.minb = set_e ? FAB_MIN(size, o.maxb) : size;
 		if (!set_e)
 			o.maxb = FAB_MAX(size, o.minb);
 		if (!set_n)
-			o.iters = o.test == FAB_PROBE_LATENCY ? 1000 : 100;
+			o.iters = o.test == FAB_PROBE_LATENCY ? 1000 : o.test == PROBE_MATRIX ? 20 : 100;
 		if (!set_w)
 			o.warmup = o.test == FAB_PROBE_LATENCY ? 100 : 10;
 		if (o.maxb > (fab_bytes)1 << 30) {

@@ -57,6 +57,9 @@ struct in_state {
 
 #define STEP_DONE 0xfffffffeu /* barrier: a rank finished (to rank 0) */
 #define STEP_GO 0xffffffffu   /* barrier: everyone finished (from rank 0) */
+#define STEP_REP_LAT 0xfffffffcu /* matrix: a rank's measurement, to rank 0 */
+#define STEP_REP_BW 0xfffffffdu
+#define IS_CTRL(x) ((x) >= STEP_REP_LAT)
 
 struct fab_probe {
 	uint32_t n, me;
@@ -64,6 +67,9 @@ struct fab_probe {
 	uint32_t closed;      /* peers that closed their connection */
 	uint64_t done_sum;    /* barrier: the values they carried */
 	bool go;              /* barrier: GO seen */
+	bool raw_next;        /* a raw test follows the barrier: ranks other
+			       * than 0 read only rank 0's connection */
+	uint32_t *rep;        /* matrix, rank 0: [2n] reported latency, rx time (ns) */
 	int *fd;
 	uint64_t token;
 	double timeout_s;
@@ -350,7 +356,7 @@ static bool progress(struct fab_probe *pr, int wait_ms)
 {
 	struct pollfd *pf = fab_xcalloc(pr->n, sizeof *pf);
 	for (uint32_t j = 0; j < pr->n; j++) {
-		pf[j].fd = pr->fd[j];
+		pf[j].fd = pr->raw_next && pr->me && j ? -1 : pr->fd[j];
 		pf[j].events = (short)(POLLIN | (pr->qh[j] ? POLLOUT : 0));
 	}
 	bool moved = false;
@@ -386,7 +392,7 @@ static bool progress(struct fab_probe *pr, int wait_ms)
 			pr->qh[j] = m->next;
 			if (!pr->qh[j])
 				pr->qt[j] = NULL;
-			if (m->step != STEP_DONE && m->step != STEP_GO) {
+			if (!IS_CTRL(m->step)) {
 				pr->mine_left--;
 				fab_exec_done(&pr->ex, m->step);
 			}
@@ -420,8 +426,11 @@ static bool progress(struct fab_probe *pr, int wait_ms)
 				is->step = hdr[0];
 				is->len = hdr[1];
 				is->got = 0;
-				if (is->step == STEP_DONE || is->step == STEP_GO) {
-					if (is->step == STEP_DONE) {
+				if (IS_CTRL(is->step)) {
+					if (is->step == STEP_REP_LAT || is->step == STEP_REP_BW) {
+						if (pr->rep)
+							pr->rep[2 * j + (is->step == STEP_REP_BW)] = is->len;
+					} else if (is->step == STEP_DONE) {
 						pr->dones++;
 						pr->done_sum += is->len;
 					}
@@ -588,6 +597,147 @@ int fab_probe_coll(struct fab_probe *pr, const struct fab_coll_args *args,
 		if (pr->me == 0)
 			res->wrong += pr->done_sum;
 	}
+	return rc;
+}
+
+/* both directions at once: returns the time until the last byte came in */
+static int exchange(int fd, const uint8_t *sbuf, uint8_t *rbuf, size_t len, double timeout_s, double *t_rx)
+{
+	size_t sent = 0, got = 0;
+	double t0 = now_s(), end = t0 + timeout_s;
+	while (sent < len || got < len) {
+		struct pollfd pf = {fd, (short)((sent < len ? POLLOUT : 0) | (got < len ? POLLIN : 0)), 0};
+		int ms = (int)((end - now_s()) * 1000);
+		if (ms <= 0 || poll(&pf, 1, ms) <= 0)
+			return -1;
+		if ((pf.revents & (POLLERR | POLLNVAL)) || ((pf.revents & POLLHUP) && !(pf.revents & POLLIN)))
+			return -1;
+		ssize_t k;
+		if (sent < len && (pf.revents & POLLOUT)) {
+			k = send(fd, sbuf + sent, len - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+			if (k > 0)
+				sent += (size_t)k;
+			else if (k < 0 && errno != EAGAIN && errno != EINTR)
+				return -1;
+		}
+		if (got < len && (pf.revents & POLLIN)) {
+			k = recv(fd, rbuf + got, len - got, MSG_DONTWAIT);
+			if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR))
+				return -1;
+			if (k > 0 && (got += (size_t)k) == len)
+				*t_rx = now_s() - t0;
+		}
+	}
+	return 0;
+}
+
+static int raw_barrier(struct fab_probe *pr, struct fab_err *err)
+{
+	pr->raw_next = true;
+	int rc = barrier(pr, 0, err);
+	pr->raw_next = false;
+	return rc;
+}
+
+static uint32_t to_ns(double s)
+{
+	return s * 1e9 >= (double)UINT32_MAX ? UINT32_MAX : (uint32_t)(s * 1e9);
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* round r of the circle method over m (even) slots: the partner of j, or
+ * UINT32_MAX; slot m-1 stays, the others rotate */
+static uint32_t partner(uint32_t m, uint32_t r, uint32_t j)
+{
+	for (uint32_t k = 0; k < m / 2; k++) {
+		uint32_t a = k ? (r + k) % (m - 1) : m - 1, b = (r + m - 1 - k) % (m - 1);
+		if (a == j)
+			return b;
+		if (b == j)
+			return a;
+	}
+	return UINT32_MAX;
+}
+
+/* rank 0: the reports of round r into the matrices */
+static void absorb(struct fab_probe *pr, uint32_t m, uint32_t r, size_t bytes, double *lat_us, double *bw_GBps)
+{
+	uint32_t n = pr->n;
+	for (uint32_t j = 0; j < n; j++) {
+		uint32_t peer = partner(m, r, j);
+		if (peer >= n)
+			continue;
+		if (j < peer)
+			lat_us[j * n + peer] = lat_us[peer * n + j] = pr->rep[2 * j] / 1e3;
+		if (pr->rep[2 * j + 1])
+			bw_GBps[peer * n + j] = (double)bytes / (pr->rep[2 * j + 1] / 1e9) / 1e9;
+	}
+}
+
+int fab_probe_matrix(struct fab_probe *pr, size_t bytes, uint32_t lat_iters, double *lat_us, double *bw_GBps,
+		     struct fab_err *err)
+{
+	if (!bytes || !lat_iters)
+		return fab_err_set(err, FAB_EINVAL, "the matrix test needs at least 1 byte and 1 ping-pong");
+	uint32_t n = pr->n, m = n + (n & 1); /* odd: a dummy rank sits out each round */
+	uint8_t *sbuf = fab_xcalloc(bytes, 1), *rbuf = fab_xcalloc(bytes, 1), ping[8] = {0};
+	double *rtt = fab_xcalloc(lat_iters, sizeof *rtt);
+	if (pr->me == 0) {
+		pr->rep = fab_xcalloc(2 * (size_t)n, sizeof *pr->rep);
+		for (size_t i = 0; i < (size_t)n * n; i++)
+			lat_us[i] = bw_GBps[i] = 0;
+	}
+	int rc = 0;
+	for (uint32_t r = 0; r + 1 < m && !rc; r++) {
+		if ((rc = raw_barrier(pr, err)))
+			break;
+		if (pr->me == 0 && r) /* the previous round's reports came in before the barrier */
+			absorb(pr, m, r - 1, bytes, lat_us, bw_GBps);
+		uint32_t peer = partner(m, r, pr->me);
+		uint32_t lat_ns = 0, rx_ns = 0;
+		if (peer < n) {
+			int fd = pr->fd[peer];
+			bool lead = pr->me < peer, bad = fd < 0;
+			for (uint32_t it = 0; it < lat_iters && !bad; it++) {
+				double t0 = now_s();
+				bad = full_io(fd, ping, sizeof ping, lead, pr->timeout_s) ||
+				      full_io(fd, ping, sizeof ping, !lead, pr->timeout_s);
+				rtt[it] = now_s() - t0;
+			}
+			double t_rx = 0;
+			if (!bad)
+				bad = exchange(fd, sbuf, rbuf, bytes, pr->timeout_s, &t_rx);
+			if (bad) {
+				rc = fab_err_set(err, FAB_EIO, "rank %u: the matrix test with rank %u failed "
+						 "(connection broke or no answer in %.0f s)", pr->me, peer, pr->timeout_s);
+				break;
+			}
+			qsort(rtt, lat_iters, sizeof *rtt, cmp_dbl);
+			lat_ns = lead ? to_ns(rtt[(lat_iters - 1) / 2] / 2) : 0;
+			rx_ns = FAB_MAX(to_ns(t_rx), 1u);
+		}
+		if (pr->me == 0) {
+			pr->rep[0] = lat_ns;
+			pr->rep[1] = rx_ns;
+		} else {
+			enqueue_ctrl(pr, 0, STEP_REP_LAT, lat_ns);
+			enqueue_ctrl(pr, 0, STEP_REP_BW, rx_ns);
+		}
+	}
+	free(sbuf);
+	free(rbuf);
+	free(rtt);
+	if (!rc)
+		rc = barrier(pr, 0, err);
+	if (!rc && pr->me == 0)
+		absorb(pr, m, m - 2, bytes, lat_us, bw_GBps);
+	free(pr->rep);
+	pr->rep = NULL;
 	return rc;
 }
 

@@ -48,6 +48,15 @@ enum fab_probe_test { FAB_PROBE_LATENCY, FAB_PROBE_BW };
 int fab_probe_p2p(struct fab_probe *pr, enum fab_probe_test kind, size_t bytes, uint32_t iters,
 		  uint32_t warmup, double *out, struct fab_err *err);
 
+/* The all-pairs matrix (the matrix test of `fabscope matrix`, on the real
+ * network): n-1 rounds of disjoint pairs (circle method), all pairs of a
+ * round at once.  A pair ping-pongs 8 bytes lat_iters times (latency: half
+ * the median round trip), then sends `bytes` each way at once (bandwidth of
+ * i -> j: bytes over the time j took to receive them).  Every rank calls it;
+ * at rank 0, lat_us and bw_GBps ([n*n], row = sender) are filled. */
+int fab_probe_matrix(struct fab_probe *pr, size_t bytes, uint32_t lat_iters, double *lat_us, double *bw_GBps,
+		     struct fab_err *err);
+
 /* Rank and size from the launcher's environment: Open MPI
  * (OMPI_COMM_WORLD_RANK/SIZE), MPICH/PMI (PMI_RANK/PMI_SIZE), Slurm
  * (SLURM_PROCID/SLURM_NTASKS) or torchrun-style (RANK/WORLD_SIZE); the

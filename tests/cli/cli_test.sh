@@ -109,7 +109,14 @@ run probe-bw 0 timeout 60 "$F" probe --local 2 --test bw -b 64K -e 1M -f 16 -n 2
 	awk '/^ /{ n++; d = $5 * 8 - $6; e = $2 * $3 / ($4 * 1e3) - $5
 		if (!($5 > 0 && $3 == 20 && d * d < 1e-4 && e * e < 1e-4 + 1e-4 * $5 * $5)) bad = 1 } END { exit bad || n != 2 }' \
 		"$tmp/out" && ok probe-bw || bad probe-bw; }
-run probe-bad-test 2 "$F" probe --local 2 --test pingpong && { has "$tmp/err" "expected coll, latency or bw" && ok probe-bad-test || bad probe-bad-test; }
+# the all-pairs matrix on loopback: 5 ranks (odd: one sits out each
+# round), every pair measured, every rank ranked
+run probe-matrix 0 timeout 60 "$F" probe --local 5 --test matrix -e 256K -n 3 && {
+	awk '/^ +[0-9]+ +(-|[0-9]+\.[0-9]+) / { rows++; for (j = 2; j <= NF; j++) if (j - 2 == $1) { if ($j != "-") bad = 1 }
+				 else if (!($j > 0)) bad = 1 }
+	     /^  rank / { ranked++ }
+	     END { exit bad || rows != 5 || ranked != 5 }' "$tmp/out" && ok probe-matrix || bad probe-matrix; }
+run probe-bad-test 2 "$F" probe --local 2 --test pingpong && { has "$tmp/err" "expected coll, latency, bw or matrix" && ok probe-bad-test || bad probe-bad-test; }
 run probe-bad-algo 2 "$F" probe --local 2 --op alltoall --algo ring && ok probe-bad-algo
 run probe-no-launcher 2 env -u RANK -u OMPI_COMM_WORLD_RANK -u PMI_RANK -u SLURM_PROCID "$F" probe && ok probe-no-launcher
 

@@ -81,5 +81,55 @@ pair latency --test latency -n 200 -w 20 && {
 	awk '/^ /{ n++; if (!($4 > 0 && $4 <= $6 && $6 <= $7 && $7 <= $8 && $8 <= $9 && $9 < 10000)) bad = 1 }
 		END { exit bad || n != 1 }' "$tmp/out" && ok latency-2hosts || bad latency-2hosts; }
 
+# The matrix on three hosts behind a bridge, the bridge's port towards
+# host 2 shaped to 100 Mbit/s (a downgraded switch port; the other
+# direction is left alone, so the ACKs of the shaped flows do not queue
+# behind data): every flow into rank 2 runs at the shaped rate, and the
+# matrix names rank 2 slowest.
+C=fabscope-c-$$
+D=fabscope-d-$$
+S=fabscope-s-$$
+cleanup3() {
+	for ns in "$C" "$D" "$S"; do ip netns del "$ns" 2>/dev/null; done
+	cleanup
+}
+trap cleanup3 EXIT
+if ip netns add "$C" && ip netns add "$D" && ip netns add "$S" &&
+	ip -n "$S" link add br0 type bridge && ip -n "$S" link set br0 up; then
+	i=0
+	for ns in "$A" "$C" "$D"; do
+		ip link add h$i$$ netns "$ns" type veth peer name p$i$$ netns "$S"
+		ip -n "$ns" addr add 10.198.0.$((i + 1))/24 dev h$i$$
+		ip -n "$ns" link set h$i$$ up
+		ip -n "$S" link set p$i$$ master br0 up
+		i=$((i + 1))
+	done
+	ip netns exec "$S" tc qdisc add dev p2$$ root tbf rate 100mbit burst 64kb latency 100ms
+	port=$((20000 + ($$ + 7) % 20000))
+	r=0
+	for ns in "$C" "$D"; do
+		r=$((r + 1))
+		ip netns exec "$ns" env RANK=$r WORLD_SIZE=3 MASTER_ADDR=10.198.0.1 MASTER_PORT=$port \
+			FABSCOPE_TOKEN=5eed timeout 60 "$F" probe --test matrix -e 2M -n 5 >/dev/null 2>"$tmp/err$r" &
+	done
+	ip netns exec "$A" env RANK=0 WORLD_SIZE=3 MASTER_ADDR=10.198.0.1 MASTER_PORT=$port \
+		FABSCOPE_TOKEN=5eed timeout 60 "$F" probe --test matrix -e 2M -n 5 >"$tmp/out" 2>"$tmp/err0"
+	r0=$?
+	wait
+	if [ $r0 -ne 0 ]; then
+		bad "matrix-3hosts: exit $r0: $(cat "$tmp/err0" "$tmp/err1" "$tmp/err2" | head -c 300)"
+	else
+		# rank 2's median: 100 Mbit/s x 1448/1514 = 0.011955 GB/s, within 10 %
+		awk '/^slowest/ { s = 1; next } s == 1 { rank = $2; med = $3; s = 2 }
+			/^ +[0-9]+ +(-|[0-9]+\.[0-9]+) / && $1 == 0 { fast = $3 }
+			END { r = med / (0.1 * 1448 / 1514 / 8);
+			      printf "matrix: slowest rank %s at %.4g GB/s (ratio %.3f to the shaped rate), 0->1 %s GB/s\n", rank, med, r, fast;
+			      exit !(rank == 2 && r > 0.9 && r < 1.1 && fast > 5 * med) }' "$tmp/out" &&
+			ok matrix-3hosts || { cat "$tmp/out"; bad matrix-3hosts; }
+	fi
+else
+	bad "matrix-3hosts: cannot build the bridge"
+fi
+
 echo "net: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
