@@ -945,6 +945,8 @@ static const char *usage_probe =
 	"                        streaming to each rank in turn (default 1 MiB, -n 100 -w 10);\n"
 	"                        matrix: every pair, in rounds of disjoint pairs, -e bytes\n"
 	"                        each way at once and -n ping-pongs (default 4 MiB, 20)\n"
+	"  --json FILE           matrix: rank 0 writes the result document (the matrix\n"
+	"                        section fabscope diagnose reads)\n"
 	"  -h, --help            show this help\n"
 	"\n"
 	"exit status: 0 ok, 1 wrong results, 2 usage, 4 network error or a rank failed\n";
@@ -954,6 +956,7 @@ struct probe_opts {
 	fab_bytes minb, maxb;
 	uint32_t factor, iters, warmup, channels;
 	int test; /* -1: collectives; PROBE_MATRIX; else enum fab_probe_test */
+	const char *json; /* matrix: the result document, written by rank 0 */
 };
 
 #define PROBE_MATRIX 100
@@ -975,6 +978,51 @@ static double median_of(double *v, size_t k)
 {
 	qsort(v, k, sizeof *v, cmp_double);
 	return k ? v[(k - 1) / 2] : 0;
+}
+
+/* the matrix section of a result document, as `fabscope matrix` writes it,
+ * so `fabscope diagnose` reads both; written whole or not at all */
+static int probe_matrix_json(const struct fab_probe *pr, const struct probe_opts *o, uint32_t n, const double *lat,
+			     const double *bw)
+{
+	json_t *doc = json_object(), *m = json_object(), *ep = json_array(), *gp = json_array();
+	json_t *jb = json_array(), *jl = json_array();
+	json_object_set_new(doc, "schema", json_string("fabscope.result/1"));
+	json_object_set_new(doc, "kind", json_string("probe"));
+	json_object_set_new(doc, "generator", json_string(fab_version_string()));
+	json_object_set_new(m, "mode", json_string("rounds"));
+	json_object_set_new(m, "transport", json_string("tcp"));
+	json_object_set_new(m, "rounds", json_integer(n - 1 + (n & 1)));
+	json_object_set_new(m, "bytes", json_integer((json_int_t)o->maxb));
+	json_object_set_new(m, "latency_bytes", json_integer(8));
+	for (uint32_t i = 0; i < n; i++) {
+		char name[64];
+		fab_probe_rank_name(pr, i, name, sizeof name);
+		json_array_append_new(ep, json_string(name));
+		json_array_append_new(gp, json_array());
+		json_t *rb = json_array(), *rl = json_array();
+		for (uint32_t j = 0; j < n; j++) {
+			json_array_append_new(rb, i == j ? json_null() : json_real(bw[(size_t)i * n + j]));
+			json_array_append_new(rl, i == j ? json_null() : json_real(lat[(size_t)i * n + j]));
+		}
+		json_array_append_new(jb, rb);
+		json_array_append_new(jl, rl);
+	}
+	json_object_set_new(m, "endpoints", ep);
+	json_object_set_new(m, "gpus", gp);
+	json_object_set_new(m, "bw_GBps", jb);
+	json_object_set_new(m, "lat_us", jl);
+	json_object_set_new(doc, "matrix", m);
+	char tmp[4096];
+	snprintf(tmp, sizeof tmp, "%s.tmp", o->json);
+	int rc = json_dump_file(doc, tmp, JSON_INDENT(1) | JSON_REAL_PRECISION(9));
+	json_decref(doc);
+	if (rc || rename(tmp, o->json)) {
+		fprintf(stderr, "fabscope: cannot write %s: %s\n", o->json, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
 }
 
 /* the all-pairs matrix: summary, the matrix itself (up to 16 ranks), the
@@ -1042,6 +1090,10 @@ static int probe_matrix(struct fab_probe *pr, const struct fab_probe_params *pp,
 		for (uint32_t i = 0; i < n && i < 5; i++)
 			printf("  rank %-6u %.4g\n", ord[i], med[ord[i]]);
 		fflush(stdout);
+		if (o->json && probe_matrix_json(pr, o, n, lat, bw)) {
+			free(v), free(l), free(med), free(row), free(ord), free(lat), free(bw);
+			return FAB_EXIT_IO;
+		}
 		free(v);
 		free(l);
 		free(med);
@@ -1178,9 +1230,10 @@ static int cmd_probe(int argc, char **argv)
 		{"stepfactor", required_argument, NULL, 'f'}, {"iters", required_argument, NULL, 'n'},
 		{"warmup_iters", required_argument, NULL, 'w'}, {"channels", required_argument, NULL, 'C'},
 		{"timeout", required_argument, NULL, 'T'}, {"test", required_argument, NULL, 'X'},
+		{"json", required_argument, NULL, 'J'},
 		{"help", no_argument, NULL, 'h'},        {0, 0, 0, 0},
 	};
-	struct probe_opts o = {FAB_OP_ALLREDUCE, FAB_ALGO_RING, 1024, 1 << 20, 4, 5, 1, 2, -1};
+	struct probe_opts o = {FAB_OP_ALLREDUCE, FAB_ALGO_RING, 1024, 1 << 20, 4, 5, 1, 2, -1, NULL};
 	bool set_b = false, set_e = false, set_n = false, set_w = false;
 	struct fab_probe_params pp = {.rendezvous_fd = -1, .timeout_s = 30};
 	snprintf(pp.master, sizeof pp.master, "127.0.0.1");
@@ -1225,6 +1278,9 @@ static int cmd_probe(int argc, char **argv)
 				fprintf(stderr, "fabscope: -%c: %s\n", c, why);
 				return FAB_EXIT_USAGE;
 			}
+			break;
+		case 'J':
+			o.json = optarg;
 			break;
 		case 'X':
 			if (!strcmp(optarg, "latency"))

@@ -190,7 +190,10 @@ static void check_matrix(json_t *doc, const struct fab_diag_params *pr, struct f
 		const char *name = json_string_value(json_array_get(ep, i));
 		json_t *l = json_array_get(links, i);
 		char t[160];
-		link_name(t, sizeof t, name, l ? jstr(l, "switch") : "?");
+		if (l)
+			link_name(t, sizeof t, name, jstr(l, "switch"));
+		else /* a probe's matrix: the host is known, its switch port is not */
+			snprintf(t, sizeof t, "link of %s", name);
 		double score = FAB_MAX(1 - med[i] / mmed, bad[i]);
 		struct fab_suspect *s = suspect(d, "link", t, 0.5 + score);
 		char g[96] = "";
@@ -203,8 +206,11 @@ static void check_matrix(json_t *doc, const struct fab_diag_params *pr, struct f
 				o += (size_t)snprintf(g + o, sizeof g - o, "%s%lld", k ? ", " : "",
 						      (long long)json_integer_value(gv));
 		}
-		evidence(s, "matrix: %s (GPUs %s) moves %.2f GB/s median to and from the other NICs, the cluster's median NIC %.2f GB/s (MAD %.2f)",
-			 name, g, med[i], mmed, mmad);
+		char gl2[112] = "";
+		if (*g)
+			snprintf(gl2, sizeof gl2, " (GPUs %s)", g);
+		evidence(s, "matrix: %s%s moves %.4g GB/s median to and from the others, the cluster's median %.4g GB/s (MAD %.3g)",
+			 name, gl2, med[i], mmed, mmad);
 		if (flaky)
 			evidence(s, "matrix: %.0f%% of %s's pairs ran under half the median pair bandwidth (%.2f GB/s); the typical NIC: %.0f%%",
 				 bad[i] * 100, name, gmed / 2, bmed * 100);

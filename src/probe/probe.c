@@ -70,6 +70,7 @@ struct fab_probe {
 	bool raw_next;        /* a raw test follows the barrier: ranks other
 			       * than 0 read only rank 0's connection */
 	uint32_t *rep;        /* matrix, rank 0: [2n] reported latency, rx time (ns) */
+	uint32_t *ip;         /* every rank's address, network order */
 	int *fd;
 	uint64_t token;
 	double timeout_s;
@@ -282,6 +283,9 @@ struct fab_probe *fab_probe_connect(const struct fab_probe_params *p, struct fab
 			fcntl(pr->fd[j], F_SETFL, fcntl(pr->fd[j], F_GETFL) | O_NONBLOCK);
 		}
 	close(dfd);
+	pr->ip = fab_xcalloc(pr->n, sizeof *pr->ip);
+	for (uint32_t j = 0; j < pr->n; j++)
+		pr->ip[j] = tab[j].ip;
 	free(tab);
 	pr->qh = fab_xcalloc(pr->n, sizeof *pr->qh);
 	pr->qt = fab_xcalloc(pr->n, sizeof *pr->qt);
@@ -306,7 +310,16 @@ void fab_probe_close(struct fab_probe *pr)
 	free(pr->qh);
 	free(pr->qt);
 	free(pr->in);
+	free(pr->ip);
 	free(pr);
+}
+
+void fab_probe_rank_name(const struct fab_probe *pr, uint32_t rank, char *buf, size_t len)
+{
+	struct in_addr a = {rank < pr->n && pr->ip ? pr->ip[rank] : 0};
+	char ip[INET_ADDRSTRLEN] = "?";
+	inet_ntop(AF_INET, &a, ip, sizeof ip);
+	snprintf(buf, len, "rank%u@%s", rank, ip);
 }
 
 /* ---- executing a schedule ---- */

@@ -27,6 +27,8 @@ struct fab_probe_params {
 
 struct fab_probe *fab_probe_connect(const struct fab_probe_params *p, struct fab_err *err);
 void fab_probe_close(struct fab_probe *pr);
+/* "rank3@10.0.0.4": the rank and the address it joined from (as rank 0 saw it) */
+void fab_probe_rank_name(const struct fab_probe *pr, uint32_t rank, char *buf, size_t len);
 
 struct fab_probe_result {
 	double time_s;          /* this rank's time for the operation */

@@ -22,6 +22,7 @@ A=fabscope-a-$$
 B=fabscope-b-$$
 tmp=$(mktemp -d)
 cleanup() {
+	[ -n "$KEEP" ] && cp "$tmp/diag" "$tmp/m.json" "$KEEP" 2>/dev/null
 	ip netns del "$A" 2>/dev/null
 	ip netns del "$B" 2>/dev/null
 	rm -rf "$tmp"
@@ -81,54 +82,72 @@ pair latency --test latency -n 200 -w 20 && {
 	awk '/^ /{ n++; if (!($4 > 0 && $4 <= $6 && $6 <= $7 && $7 <= $8 && $8 <= $9 && $9 < 10000)) bad = 1 }
 		END { exit bad || n != 1 }' "$tmp/out" && ok latency-2hosts || bad latency-2hosts; }
 
-# The matrix on three hosts behind a bridge, the bridge's port towards
-# host 2 shaped to 100 Mbit/s (a downgraded switch port; the other
-# direction is left alone, so the ACKs of the shaped flows do not queue
-# behind data): every flow into rank 2 runs at the shaped rate, and the
-# matrix names rank 2 slowest.
+# The matrix on four hosts behind a bridge, every link shaped to 1 Gbit/s
+# both ways and host 2's to 100 Mbit/s (a port that negotiated down): every
+# pair with rank 2
+# runs at about the shaped rate, and the matrix names rank 2 slowest, and so
+# does diagnose from its result document.  Each direction's ACKs queue
+# behind the other direction's data in the same shaper, which costs up to
+# ~15 % (0.88 seen under ASan, 1.02 without: tbf's 64 KiB burst passes at
+# full speed), so the window is 0.8 .. 1.1.
 C=fabscope-c-$$
 D=fabscope-d-$$
+E=fabscope-e-$$
 S=fabscope-s-$$
 cleanup3() {
-	for ns in "$C" "$D" "$S"; do ip netns del "$ns" 2>/dev/null; done
+	for ns in "$C" "$D" "$E" "$S"; do ip netns del "$ns" 2>/dev/null; done
 	cleanup
 }
 trap cleanup3 EXIT
-if ip netns add "$C" && ip netns add "$D" && ip netns add "$S" &&
+if ip netns add "$C" && ip netns add "$D" && ip netns add "$E" && ip netns add "$S" &&
 	ip -n "$S" link add br0 type bridge && ip -n "$S" link set br0 up; then
 	i=0
-	for ns in "$A" "$C" "$D"; do
+	for ns in "$A" "$C" "$D" "$E"; do
 		ip link add h$i$$ netns "$ns" type veth peer name p$i$$ netns "$S"
 		ip -n "$ns" addr add 10.198.0.$((i + 1))/24 dev h$i$$
 		ip -n "$ns" link set h$i$$ up
 		ip -n "$S" link set p$i$$ master br0 up
+		# every link at 1 Gbit/s both ways, host 2's at 100 Mbit/s
+		rate=1000mbit
+		[ $i -eq 2 ] && rate=100mbit
+		ip netns exec "$ns" tc qdisc add dev h$i$$ root tbf rate $rate burst 64kb latency 100ms
+		ip netns exec "$S" tc qdisc add dev p$i$$ root tbf rate $rate burst 64kb latency 100ms
 		i=$((i + 1))
 	done
-	ip netns exec "$S" tc qdisc add dev p2$$ root tbf rate 100mbit burst 64kb latency 100ms
 	port=$((20000 + ($$ + 7) % 20000))
 	r=0
-	for ns in "$C" "$D"; do
+	for ns in "$C" "$D" "$E"; do
 		r=$((r + 1))
-		ip netns exec "$ns" env RANK=$r WORLD_SIZE=3 MASTER_ADDR=10.198.0.1 MASTER_PORT=$port \
+		ip netns exec "$ns" env RANK=$r WORLD_SIZE=4 MASTER_ADDR=10.198.0.1 MASTER_PORT=$port \
 			FABSCOPE_TOKEN=5eed timeout 60 "$F" probe --test matrix -e 2M -n 5 >/dev/null 2>"$tmp/err$r" &
 	done
-	ip netns exec "$A" env RANK=0 WORLD_SIZE=3 MASTER_ADDR=10.198.0.1 MASTER_PORT=$port \
-		FABSCOPE_TOKEN=5eed timeout 60 "$F" probe --test matrix -e 2M -n 5 >"$tmp/out" 2>"$tmp/err0"
+	ip netns exec "$A" env RANK=0 WORLD_SIZE=4 MASTER_ADDR=10.198.0.1 MASTER_PORT=$port \
+		FABSCOPE_TOKEN=5eed timeout 60 "$F" probe --test matrix -e 2M -n 5 --json "$tmp/m.json" \
+		>"$tmp/out" 2>"$tmp/err0"
 	r0=$?
 	wait
 	if [ $r0 -ne 0 ]; then
-		bad "matrix-3hosts: exit $r0: $(cat "$tmp/err0" "$tmp/err1" "$tmp/err2" | head -c 300)"
+		bad "matrix-4hosts: exit $r0: $(cat "$tmp/err0" "$tmp/err1" "$tmp/err2" "$tmp/err3" | head -c 300)"
 	else
-		# rank 2's median: 100 Mbit/s x 1448/1514 = 0.011955 GB/s, within 10 %
+		# rank 2's median: 100 Mbit/s x 1448/1514 = 0.011955 GB/s
 		awk '/^slowest/ { s = 1; next } s == 1 { rank = $2; med = $3; s = 2 }
 			/^ +[0-9]+ +(-|[0-9]+\.[0-9]+) / && $1 == 0 { fast = $3 }
 			END { r = med / (0.1 * 1448 / 1514 / 8);
 			      printf "matrix: slowest rank %s at %.4g GB/s (ratio %.3f to the shaped rate), 0->1 %s GB/s\n", rank, med, r, fast;
-			      exit !(rank == 2 && r > 0.9 && r < 1.1 && fast > 5 * med) }' "$tmp/out" &&
-			ok matrix-3hosts || { cat "$tmp/out"; bad matrix-3hosts; }
+			      exit !(rank == 2 && r > 0.8 && r < 1.1 && fast > 5 * med) }' "$tmp/out" &&
+			ok matrix-4hosts || { cat "$tmp/out"; bad matrix-4hosts; }
+		# diagnose: exit 1, the first suspect is rank 2's link
+		"$F" diagnose "$tmp/m.json" >"$tmp/diag" 2>&1
+		rd=$?
+		if [ $rd -eq 1 ] && grep -m1 '^ *1[.)]' "$tmp/diag" | grep -q 'rank2@10.198.0.3'; then
+			ok diagnose-4hosts
+		else
+			cat "$tmp/diag"
+			bad "diagnose-4hosts: exit $rd"
+		fi
 	fi
 else
-	bad "matrix-3hosts: cannot build the bridge"
+	bad "matrix-4hosts: cannot build the bridge"
 fi
 
 echo "net: $pass passed, $fail failed"
