@@ -5,6 +5,7 @@
 # Checks: the bandwidth test measures the shaped rate times TCP's goodput
 # per wire byte; an AllReduce between the hosts checks its data; the
 # latency test gives ordered percentiles within sane bounds.
+# KEEP=DIR keeps the matrix document and diagnose's output there.
 # Needs root and `ip netns`; prints "skip" otherwise.  Last line:
 # "net: N passed, N failed".
 F=${1:-./build/fabscope}
