@@ -1,10 +1,11 @@
 #!/bin/sh
-# The probe between two hosts: two network namespaces joined by a veth pair,
-# one direction shaped by tbf.  Rank 0 in one namespace, rank 1 in the other,
-# started torchrun-style (RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT).
-# Checks: the bandwidth test measures the shaped rate times TCP's goodput
-# per wire byte; an AllReduce between the hosts checks its data; the
-# latency test gives ordered percentiles within sane bounds.
+# The probe between hosts made of network namespaces, each rank started
+# torchrun-style (RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT) in its own.
+# Two hosts on a veth pair, one direction shaped by tbf: the bandwidth test
+# measures the shaped rate times TCP's goodput per wire byte; an AllReduce
+# between the hosts checks its data; the latency test gives ordered
+# percentiles within sane bounds.  Four hosts on a bridge, one link
+# downgraded: the matrix and diagnose name it (see below).
 # KEEP=DIR keeps the matrix document and diagnose's output there.
 # Needs root and `ip netns`; prints "skip" otherwise.  Last line:
 # "net: N passed, N failed".
