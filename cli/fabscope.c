@@ -1049,8 +1049,9 @@ static int probe_matrix(struct fab_probe *pr, const struct fab_probe_params *pp,
 				}
 		qsort(v, k, sizeof *v, cmp_double);
 		qsort(l, k, sizeof *l, cmp_double);
-		printf("# fabscope probe: matrix, %u ranks, %u rounds of disjoint pairs, %llu B each way, TCP\n", n,
-		       n - 1 + (n & 1), (unsigned long long)o->maxb);
+		uint32_t rounds = n - 1 + (n & 1);
+		printf("# fabscope probe: matrix, %u ranks, %u round%s of disjoint pairs, %llu B each way, TCP\n", n,
+		       rounds, rounds == 1 ? "" : "s", (unsigned long long)o->maxb);
 		printf("bandwidth GB/s: min %.4g  median %.4g  max %.4g\n", v[0], v[(k - 1) / 2], v[k - 1]);
 		printf("latency us:     min %.2f  median %.2f  max %.2f\n", l[0], l[(k - 1) / 2], l[k - 1]);
 		if (n <= 16) {
@@ -1157,6 +1158,10 @@ static int probe_p2p(struct fab_probe *pr, const struct fab_probe_params *pp, co
 
 static int probe_rank(const struct fab_probe_params *pp, const struct probe_opts *o)
 {
+	if (o->test >= 0 && pp->nranks < 2) {
+		fprintf(stderr, "fabscope: probe: the point-to-point and matrix tests need at least 2 ranks\n");
+		return FAB_EXIT_USAGE;
+	}
 	struct fab_err err = {0};
 	struct fab_probe *pr = fab_probe_connect(pp, &err);
 	if (!pr) {
@@ -1350,6 +1355,11 @@ static int cmd_probe(int argc, char **argv)
 	}
 	if (!fab_coll_supported(o.op, o.algo, local ? local : 2, 0, why, sizeof why)) {
 		fprintf(stderr, "fabscope: --algo: %s\n", why);
+		return FAB_EXIT_USAGE;
+	}
+	if (o.test >= 0 && local == 1) {
+		fprintf(stderr, "fabscope: --test %s: needs at least 2 ranks\n",
+			o.test == PROBE_MATRIX ? "matrix" : o.test == FAB_PROBE_LATENCY ? "latency" : "bw");
 		return FAB_EXIT_USAGE;
 	}
 	if (!local) {

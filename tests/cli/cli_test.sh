@@ -116,6 +116,7 @@ run probe-matrix 0 timeout 60 "$F" probe --local 5 --test matrix -e 256K -n 3 &&
 				 else if (!($j > 0)) bad = 1 }
 	     /^  rank / { ranked++ }
 	     END { exit bad || rows != 5 || ranked != 5 }' "$tmp/out" && ok probe-matrix || bad probe-matrix; }
+run probe-matrix-1rank 2 "$F" probe --local 1 --test matrix && { has "$tmp/err" "needs at least 2 ranks" && ok probe-matrix-1rank || bad probe-matrix-1rank; }
 run probe-bad-test 2 "$F" probe --local 2 --test pingpong && { has "$tmp/err" "expected coll, latency, bw or matrix" && ok probe-bad-test || bad probe-bad-test; }
 run probe-bad-algo 2 "$F" probe --local 2 --op alltoall --algo ring && ok probe-bad-algo
 run probe-no-launcher 2 env -u RANK -u OMPI_COMM_WORLD_RANK -u PMI_RANK -u SLURM_PROCID "$F" probe && ok probe-no-launcher
