@@ -20,33 +20,25 @@ for t in "$@"; do
 		echo "ok: $t ($run)"
 	fi
 done
-# CLI tests print "cli: N passed, N failed" as their last line
-out=$(sh tests/cli/cli_test.sh "${FABSCOPE:-./build/fabscope}" 2>&1)
-printf '%s\n' "$out" | grep -v '^cli: ' | grep -v '^ok ' || true
-line=$(printf '%s\n' "$out" | grep '^cli: ' | tail -1)
-cp=$(echo "$line" | sed -n 's/^cli: \([0-9]*\) passed.*/\1/p')
-cf=$(echo "$line" | sed -n 's/.* \([0-9]*\) failed.*/\1/p')
-if [ -z "$cp" ]; then
-	failed=$((failed + 1))
-	echo "FAIL: CLI tests did not finish"
-else
-	passed=$((passed + cp))
-	failed=$((failed + cf))
-	echo "ok: CLI tests ($cp passed, $cf failed)"
-fi
-# the probe between two network namespaces (skips without root)
-out=$(sh tests/net/probe_netns.sh "${FABSCOPE:-./build/fabscope}" 2>&1)
-printf '%s\n' "$out" | grep -v '^net: ' | grep -v '^ok ' || true
-line=$(printf '%s\n' "$out" | grep '^net: ' | tail -1)
-np=$(echo "$line" | sed -n 's/^net: \([0-9]*\) passed.*/\1/p')
-nf=$(echo "$line" | sed -n 's/.* \([0-9]*\) failed.*/\1/p')
-if [ -z "$np" ]; then
-	failed=$((failed + 1))
-	echo "FAIL: namespace tests did not finish"
-else
-	passed=$((passed + np))
-	failed=$((failed + nf))
-	echo "ok: namespace tests ($np passed, $nf failed)"
-fi
+# script_suite TAG LABEL SCRIPT: a shell suite whose last line is
+# "TAG: N passed, N failed"; its failures and notes are shown
+script_suite() {
+	out=$(sh "$3" "${FABSCOPE:-./build/fabscope}" 2>&1)
+	printf '%s\n' "$out" | grep -v "^$1: " | grep -v '^ok ' || true
+	line=$(printf '%s\n' "$out" | grep "^$1: " | tail -1)
+	sp=$(echo "$line" | sed -n "s/^$1: \([0-9]*\) passed.*/\1/p")
+	sf=$(echo "$line" | sed -n 's/.* \([0-9]*\) failed.*/\1/p')
+	if [ -z "$sp" ]; then
+		failed=$((failed + 1))
+		echo "FAIL: $2 did not finish"
+	else
+		passed=$((passed + sp))
+		failed=$((failed + sf))
+		echo "ok: $2 ($sp passed, $sf failed)"
+	fi
+}
+script_suite cli "CLI tests" tests/cli/cli_test.sh
+# the probe between network namespaces (skips without root)
+script_suite net "namespace tests" tests/net/probe_netns.sh
 echo "tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
