@@ -961,23 +961,11 @@ struct probe_opts {
 
 #define PROBE_MATRIX 100
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 /* nearest rank: the smallest sample with at least q of them at or below it */
 static double pct(const double *sorted, size_t k, double q)
 {
 	size_t i = (size_t)ceil(q * (double)k);
 	return sorted[i ? i - 1 : 0];
-}
-
-static double median_of(double *v, size_t k)
-{
-	qsort(v, k, sizeof *v, cmp_double);
-	return k ? v[(k - 1) / 2] : 0;
 }
 
 /* the matrix section of a result document, as `fabscope matrix` writes it,
@@ -1047,8 +1035,8 @@ static int probe_matrix(struct fab_probe *pr, const struct fab_probe_params *pp,
 					v[k] = bw[(size_t)i * n + j];
 					l[k++] = lat[(size_t)i * n + j];
 				}
-		qsort(v, k, sizeof *v, cmp_double);
-		qsort(l, k, sizeof *l, cmp_double);
+		qsort(v, k, sizeof *v, fab_cmp_double);
+		qsort(l, k, sizeof *l, fab_cmp_double);
 		uint32_t rounds = n - 1 + (n & 1);
 		printf("# fabscope probe: matrix, %u ranks, %u round%s of disjoint pairs, %llu B each way, TCP\n", n,
 		       rounds, rounds == 1 ? "" : "s", (unsigned long long)o->maxb);
@@ -1069,36 +1057,20 @@ static int probe_matrix(struct fab_probe *pr, const struct fab_probe_params *pp,
 				printf("\n");
 			}
 		}
-		double *med = fab_xcalloc(n, sizeof *med), *row = fab_xcalloc(2 * (size_t)n, sizeof *row);
+		double *med = fab_xcalloc(n, sizeof *med);
 		uint32_t *ord = fab_xcalloc(n, sizeof *ord);
-		for (uint32_t i = 0; i < n; i++) {
-			size_t c = 0;
-			for (uint32_t j = 0; j < n; j++)
-				if (i != j) {
-					row[c++] = bw[(size_t)i * n + j];
-					row[c++] = bw[(size_t)j * n + i];
-				}
-			med[i] = median_of(row, c);
-			ord[i] = i;
-		}
-		for (uint32_t i = 1; i < n; i++) /* insertion sort by median, slowest first */
-			for (uint32_t j = i; j > 0 && med[ord[j]] < med[ord[j - 1]]; j--) {
-				uint32_t t = ord[j];
-				ord[j] = ord[j - 1];
-				ord[j - 1] = t;
-			}
+		fab_matrix_endpoint_medians(n, bw, med, ord);
 		printf("slowest ranks (median GB/s to and from the others):\n");
 		for (uint32_t i = 0; i < n && i < 5; i++)
 			printf("  rank %-6u %.4g\n", ord[i], med[ord[i]]);
 		fflush(stdout);
 		if (o->json && probe_matrix_json(pr, o, n, lat, bw)) {
-			free(v), free(l), free(med), free(row), free(ord), free(lat), free(bw);
+			free(v), free(l), free(med), free(ord), free(lat), free(bw);
 			return FAB_EXIT_IO;
 		}
 		free(v);
 		free(l);
 		free(med);
-		free(row);
 		free(ord);
 	}
 	free(lat);
@@ -1135,7 +1107,7 @@ static int probe_p2p(struct fab_probe *pr, const struct fab_probe_params *pp, co
 		for (uint32_t p = 1; pp->rank == 0 && p <= peers; p++) {
 			if (lat) {
 				double *x = out + (size_t)(p - 1) * o->iters, sum = 0;
-				qsort(x, o->iters, sizeof *x, cmp_double);
+				qsort(x, o->iters, sizeof *x, fab_cmp_double);
 				for (uint32_t i = 0; i < o->iters; i++)
 					sum += x[i];
 				printf("  %4u  %10llu  %6u  %9.2f  %9.2f  %9.2f  %9.2f  %9.2f  %9.2f\n", p,

@@ -33,17 +33,11 @@ void fab_diag_defaults(struct fab_diag_params *p)
 	p->baseline_drop = 0.2;
 }
 
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 static double median(double *v, size_t n)
 {
 	if (!n)
 		return 0;
-	qsort(v, n, sizeof *v, cmp_dbl);
+	qsort(v, n, sizeof *v, fab_cmp_double);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 

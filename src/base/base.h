@@ -87,6 +87,8 @@ static inline fab_time_ps fab_ser_ps(uint64_t bytes, fab_rate_bps rate_bps)
 }
 
 void *fab_xcalloc(size_t n, size_t size); /* aborts on OOM: not user input */
+/* qsort comparator for doubles, ascending */
+int fab_cmp_double(const void *a, const void *b);
 void *fab_xrealloc(void *p, size_t n, size_t size);
 char *fab_xstrdup(const char *s);
 

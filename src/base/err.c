@@ -47,6 +47,12 @@ int fab_err_exit_code(int code)
 	}
 }
 
+int fab_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
 void *fab_xcalloc(size_t n, size_t size)
 {
 	void *p = calloc(n ? n : 1, size ? size : 1);

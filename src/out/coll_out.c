@@ -227,12 +227,6 @@ json_t *fab_matrix_json(const struct fab_matrix *m)
 	return o;
 }
 
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 int fab_matrix_write_text(FILE *f, const struct fab_matrix *m)
 {
 	const struct fab_topo *t = m->t;
@@ -245,8 +239,8 @@ int fab_matrix_write_text(FILE *f, const struct fab_matrix *m)
 				v[k] = m->bw_GBps[(size_t)i * m->n + j];
 				l[k++] = m->lat_us[(size_t)i * m->n + j];
 			}
-	qsort(v, k, sizeof *v, cmp_dbl);
-	qsort(l, k, sizeof *l, cmp_dbl);
+	qsort(v, k, sizeof *v, fab_cmp_double);
+	qsort(l, k, sizeof *l, fab_cmp_double);
 	char b[32];
 	fprintf(f, "fabscope matrix: %u NICs, %llu pairs in %u %s, %s each way, %s ping-pong\n", m->n,
 		(unsigned long long)(k / 2), m->nrounds, m->p.serial ? "steps" : "rounds",
@@ -260,30 +254,13 @@ int fab_matrix_write_text(FILE *f, const struct fab_matrix *m)
 			l[k * 99 / 100], l[k - 1]);
 	}
 	/* the five endpoints with the lowest median bandwidth (as sender and receiver) */
-	double *med = fab_xcalloc(m->n, sizeof *med), *row = fab_xcalloc(2 * (size_t)m->n, sizeof *row);
+	double *med = fab_xcalloc(m->n, sizeof *med);
 	uint32_t *ord = fab_xcalloc(m->n, sizeof *ord);
-	for (uint32_t i = 0; i < m->n; i++) {
-		size_t c = 0;
-		for (uint32_t j = 0; j < m->n; j++)
-			if (j != i) {
-				row[c++] = m->bw_GBps[(size_t)i * m->n + j];
-				row[c++] = m->bw_GBps[(size_t)j * m->n + i];
-			}
-		qsort(row, c, sizeof *row, cmp_dbl);
-		med[i] = c ? row[c / 2] : 0;
-		ord[i] = i;
-	}
-	for (uint32_t i = 1; i < m->n; i++)
-		for (uint32_t j = i; j > 0 && med[ord[j - 1]] > med[ord[j]]; j--) {
-			uint32_t x = ord[j];
-			ord[j] = ord[j - 1];
-			ord[j - 1] = x;
-		}
+	fab_matrix_endpoint_medians(m->n, m->bw_GBps, med, ord);
 	if (m->p.sample_pairs) {
 		free(v);
 		free(l);
 		free(med);
-		free(row);
 		free(ord);
 		return ferror(f) ? FAB_EIO : 0;
 	}
@@ -293,7 +270,29 @@ int fab_matrix_write_text(FILE *f, const struct fab_matrix *m)
 	free(v);
 	free(l);
 	free(med);
-	free(row);
 	free(ord);
 	return ferror(f) ? FAB_EIO : 0;
+}
+
+void fab_matrix_endpoint_medians(uint32_t n, const double *bw, double *med, uint32_t *ord)
+{
+	double *row = fab_xcalloc(2 * (size_t)n + 1, sizeof *row);
+	for (uint32_t i = 0; i < n; i++) {
+		size_t c = 0;
+		for (uint32_t j = 0; j < n; j++)
+			if (j != i) {
+				row[c++] = bw[(size_t)i * n + j];
+				row[c++] = bw[(size_t)j * n + i];
+			}
+		qsort(row, c, sizeof *row, fab_cmp_double);
+		med[i] = c ? row[c / 2] : 0;
+		ord[i] = i;
+	}
+	for (uint32_t i = 1; i < n; i++) /* insertion sort, slowest first */
+		for (uint32_t j = i; j > 0 && med[ord[j - 1]] > med[ord[j]]; j--) {
+			uint32_t x = ord[j];
+			ord[j] = ord[j - 1];
+			ord[j - 1] = x;
+		}
+	free(row);
 }

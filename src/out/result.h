@@ -48,6 +48,10 @@ int fab_jobs_write_text(FILE *f, const struct fab_job *jobs, uint32_t n);
  * bandwidth and latency per ordered pair) and a text summary. */
 json_t *fab_matrix_json(const struct fab_matrix *m);
 int fab_matrix_write_text(FILE *f, const struct fab_matrix *m);
+/* Each endpoint's median bandwidth to and from the others (bw: [n*n], row =
+ * sender) into med[n], and ord[n]: the endpoints by it, slowest first.
+ * The simulated matrix and the probe's rank their endpoints with it. */
+void fab_matrix_endpoint_medians(uint32_t n, const double *bw, double *med, uint32_t *ord);
 
 /* A collective sweep: the document gets kind "coll" and a "collective"
  * section; text is an nccl-tests table; CSV its rows. */

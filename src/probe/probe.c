@@ -657,12 +657,6 @@ static uint32_t to_ns(double s)
 	return s * 1e9 >= (double)UINT32_MAX ? UINT32_MAX : (uint32_t)(s * 1e9);
 }
 
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 /* round r of the circle method over m (even) slots: the partner of j, or
  * UINT32_MAX; slot m-1 stays, the others rotate */
 static uint32_t partner(uint32_t m, uint32_t r, uint32_t j)
@@ -730,7 +724,7 @@ int fab_probe_matrix(struct fab_probe *pr, size_t bytes, uint32_t lat_iters, dou
 						 "(connection broke or no answer in %.0f s)", pr->me, peer, pr->timeout_s);
 				break;
 			}
-			qsort(rtt, lat_iters, sizeof *rtt, cmp_dbl);
+			qsort(rtt, lat_iters, sizeof *rtt, fab_cmp_double);
 			lat_ns = lead ? to_ns(rtt[(lat_iters - 1) / 2] / 2) : 0;
 			rx_ns = FAB_MAX(to_ns(t_rx), 1u);
 		}
