@@ -33,6 +33,7 @@ LIB_SRC := $(sort $(wildcard src/*.c src/*/*.c))
 LIB_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRC)) $(BUILD)/gen/default_scenario.o
 LIB     := $(BUILD)/libfabscope.a
 BIN     := $(BUILD)/fabscope
+CLI_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(sort $(wildcard cli/*.c)))
 TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 TEST_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 
@@ -69,7 +70,7 @@ $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BIN): $(BUILD)/cli/fabscope.o $(LIB)
+$(BIN): $(CLI_OBJ) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB) tests/unit/testutil.h
@@ -126,4 +127,4 @@ format-check:
 clean:
 	rm -rf build build-asan build-fuzz
 
--include $(LIB_OBJ:.o=.d) $(BUILD)/cli/fabscope.d
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

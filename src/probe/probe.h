@@ -3,10 +3,12 @@
  * collective schedules of src/coll/ executed on real float data.
  *
  * A job of n ranks meets at rank 0 (rendezvous: every rank sends its rank,
- * the job token and its data port; rank 0 answers with everyone's address),
- * then connects a full mesh, each connection checked by the token.  A
- * collective is the same schedule the simulator runs; each process runs
- * only its own rank's steps, over non-blocking sockets.
+ * the job token, its data address and port; rank 0 answers with everyone's
+ * address).  The rendezvous connection stays open as the rank's control
+ * connection to rank 0 (barriers, reports, abort); the ranks then connect a
+ * full mesh of data connections, `conns` per pair, each checked by the
+ * token.  A collective is the same schedule the simulator runs; each process
+ * runs only its own rank's steps, over non-blocking sockets.
  */
 #ifndef FAB_PROBE_H
 #define FAB_PROBE_H
@@ -16,18 +18,23 @@
 
 struct fab_probe;
 
+#define FAB_PROBE_MAX_CONNS 16
+
 struct fab_probe_params {
 	uint32_t nranks, rank;
 	int rendezvous_fd;      /* rank 0: a listening socket, or -1 to open master_port */
 	char master[64];        /* rank 0's address */
 	uint16_t master_port;
+	uint32_t bind_ip;       /* network order: every socket of this rank binds it; 0: any */
+	uint32_t conns;         /* data connections per peer pair, 1..FAB_PROBE_MAX_CONNS (0: 1) */
+	bool busy_poll;         /* the point-to-point tests spin on their sockets instead of sleeping in poll */
 	uint64_t token;         /* the job's; a connection without it is refused */
 	double timeout_s;       /* no progress for this long: fail, naming the peer */
 };
 
 struct fab_probe *fab_probe_connect(const struct fab_probe_params *p, struct fab_err *err);
 void fab_probe_close(struct fab_probe *pr);
-/* "rank3@10.0.0.4": the rank and the address it joined from (as rank 0 saw it) */
+/* "rank3@10.0.0.4": the rank and its data address */
 void fab_probe_rank_name(const struct fab_probe *pr, uint32_t rank, char *buf, size_t len);
 
 struct fab_probe_result {
@@ -35,29 +42,64 @@ struct fab_probe_result {
 	uint64_t wrong;         /* output elements that differ from the definition (rank 0: all ranks') */
 };
 
-/* Runs one collective (args.nranks must be the job's) on real float data. */
-int fab_probe_coll(struct fab_probe *pr, const struct fab_coll_args *args,
+/* Runs one collective (args.nranks must be the job's) on real float data.
+ * Messages of channel c travel on data connection c mod conns; a receive
+ * whose dependencies are done lands straight in place (a reduction is
+ * applied as the bytes come in).  With check, the input is filled with the
+ * pattern of fab_coll_input_value and every output element is compared
+ * with the definition (nccl-tests' check pass); without, the buffers keep
+ * what they hold and wrong is 0. */
+int fab_probe_coll(struct fab_probe *pr, const struct fab_coll_args *args, bool check,
 		   struct fab_probe_result *res, struct fab_err *err);
 
-enum fab_probe_test { FAB_PROBE_LATENCY, FAB_PROBE_BW };
+enum fab_probe_test { FAB_PROBE_LATENCY, FAB_PROBE_BW, FAB_PROBE_BW_BIDIR };
 
 /* Point-to-point tests between rank 0 and every other rank in turn (perftest
- * style: one pair at a time, so each number is that pair's path alone), on
- * the mesh connection.  Every rank calls it.  At rank 0, out receives:
- * latency: (n-1) x iters one-way times (half the round trip of a message of
- * `bytes` each way), peer-major; bw: (n-1) times to stream iters messages of
- * `bytes` to each peer until its acknowledgement.  Seconds. */
+ * style: one pair at a time, so each number is that pair's path alone).
+ * Every rank calls it.  At rank 0, out receives: latency: (n-1) x iters
+ * one-way times in the order measured (half the round trip of a message of
+ * `bytes` each way, on the first data connection), peer-major; bw: (n-1)
+ * times to stream iters messages of `bytes` to each peer (striped over the
+ * pair's data connections) until its acknowledgement; bidirectional: both
+ * ways at once, the time until both sides have everything.  Seconds. */
 int fab_probe_p2p(struct fab_probe *pr, enum fab_probe_test kind, size_t bytes, uint32_t iters,
 		  uint32_t warmup, double *out, struct fab_err *err);
 
+struct fab_probe_matrix_opts {
+	size_t bytes;           /* each way, per pair */
+	uint32_t lat_iters;     /* 8-byte ping-pongs per pair */
+	double pair_timeout_s;  /* a pair not done by then is recorded failed */
+	double retest_below;    /* re-test alone the pairs under this fraction of the median (0: none) */
+	bool serial;            /* one pair at a time instead of rounds of disjoint pairs */
+};
+
+struct fab_probe_retest {
+	uint32_t a, b;
+	double before[2], after[2]; /* GB/s a -> b, b -> a */
+};
+
+struct fab_probe_matrix_res {
+	double *lat_us, *bw_GBps; /* [n*n], row = sender; a failed pair: NaN latency, 0 bandwidth */
+	uint8_t *failed;        /* [n*n] */
+	uint32_t stages;        /* rounds (or pairs, serial) */
+	uint32_t nretest, retest_skipped; /* re-tested pairs; suspicious pairs over the cap of 2n */
+	struct fab_probe_retest *retest;
+};
+
 /* The all-pairs matrix (the matrix test of `fabscope matrix`, on the real
- * network): n-1 rounds of disjoint pairs (circle method), all pairs of a
- * round at once.  A pair ping-pongs 8 bytes lat_iters times (latency: half
- * the median round trip), then sends `bytes` each way at once (bandwidth of
- * i -> j: bytes over the time j took to receive them).  Every rank calls it;
- * at rank 0, lat_us and bw_GBps ([n*n], row = sender) are filled. */
-int fab_probe_matrix(struct fab_probe *pr, size_t bytes, uint32_t lat_iters, double *lat_us, double *bw_GBps,
-		     struct fab_err *err);
+ * network): n-1 rounds of disjoint pairs (circle method; odd n: one rank
+ * sits out each round), all pairs of a round at once, or one pair at a
+ * time.  A pair ping-pongs 8 bytes lat_iters times (latency: half the
+ * median round trip), then sends `bytes` each way at once (bandwidth of
+ * i -> j: bytes over the time j took to receive them).  A pair that breaks
+ * or misses its timeout is recorded failed and the test goes on.  Then the
+ * suspicious pairs (failed, or either way under retest_below x the median)
+ * are measured again one at a time, and those numbers are reported.
+ * Every rank calls it; at rank 0, res is filled (free with
+ * fab_probe_matrix_free). */
+int fab_probe_matrix(struct fab_probe *pr, const struct fab_probe_matrix_opts *o,
+		     struct fab_probe_matrix_res *res, struct fab_err *err);
+void fab_probe_matrix_free(struct fab_probe_matrix_res *res);
 
 /* Rank and size from the launcher's environment: Open MPI
  * (OMPI_COMM_WORLD_RANK/SIZE), MPICH/PMI (PMI_RANK/PMI_SIZE), Slurm
@@ -65,5 +107,9 @@ int fab_probe_matrix(struct fab_probe *pr, size_t bytes, uint32_t lat_iters, dou
  * master from MASTER_ADDR/MASTER_PORT; the token from FABSCOPE_TOKEN.
  * Returns the launcher's name, or NULL when none is found. */
 const char *fab_probe_env(struct fab_probe_params *p);
+
+/* An IPv4 address or an interface name (its first IPv4 address) into
+ * *ip (network order); -1 when it is neither. */
+int fab_probe_resolve_bind(const char *what, uint32_t *ip);
 
 #endif

@@ -1,0 +1,816 @@
+/*
+ * probe.c - `fabscope probe`: the real-network tests of src/probe/, their
+ * tables (nccl-tests and perftest shapes), the result document, and the
+ * local launcher (--local N: one process per rank on this machine).
+ *
+ * Rank 0 prints; its table also goes into a memory stream so that --out
+ * can write it beside the result document.  On a failure rank 0 still
+ * writes the document, with what was measured and the error.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../include/fabscope.h"
+#include "../src/probe/probe.h"
+#include "cli.h"
+
+static const char *usage_probe =
+	"usage: fabscope probe [options]\n"
+	"\n"
+	"Tests on a real network: one process per rank, TCP between them.  The\n"
+	"collectives run the same schedules the simulator runs, on real float data\n"
+	"checked element by element (#wrong).  Rank and size come from the launcher\n"
+	"(mpirun, srun, torchrun-style RANK/WORLD_SIZE with MASTER_ADDR/MASTER_PORT),\n"
+	"or --local N starts N ranks on this machine.\n"
+	"\n"
+	"options:\n"
+	"  --test T              coll (default): the collective sweep; latency: ping-pong\n"
+	"                        from rank 0 to each rank in turn (default 8 B, -n 1000\n"
+	"                        -w 100); bw: streaming from rank 0 to each rank in turn\n"
+	"                        (default 1 MiB, -n 100 -w 10); matrix: every pair, -e\n"
+	"                        bytes each way at once and -n ping-pongs (default 4 MiB, 20)\n"
+	"  --local N             start N ranks here, over loopback\n"
+	"  --master HOST:PORT    rank 0's rendezvous address (when the launcher gives none)\n"
+	"  --bind ADDR|IFACE     this rank's sockets use this address (or the interface's)\n"
+	"  --conns N             data connections per pair of ranks (default 2); channel c\n"
+	"                        uses connection c mod N, bw and matrix stripe over all\n"
+	"  --timeout S           a rank with no progress for S seconds fails the job (default 30)\n"
+	"  --op OP, -a ALGO      coll: as for fabscope coll (default allreduce, ring)\n"
+	"  -b, -e, -f, -n, -w    sizes and iterations, as nccl-tests (coll default 1K..1M, x4, 5, 1)\n"
+	"  -c 0|1                coll: check the results in one extra run per size (default 1)\n"
+	"  --channels N          coll: the schedule's channels (default 2)\n"
+	"  --bidir               bw: both directions at once (the sum is reported)\n"
+	"  --busy-poll           latency, bw: spin on the sockets instead of sleeping in poll\n"
+	"  --serial              matrix: one pair at a time instead of rounds of disjoint pairs\n"
+	"  --pair-timeout S      matrix: a pair not done in S seconds is recorded failed (default 10)\n"
+	"  --retest F            matrix: re-test alone the pairs under F x the median (default 0.5; 0: none)\n"
+	"  --json FILE           rank 0 writes the result document (what fabscope diagnose reads)\n"
+	"  --out DIR             rank 0 writes DIR/result.json and DIR/probe.txt (the table)\n"
+	"  -h, --help            show this help\n"
+	"\n"
+	"exit status: 0 ok, 1 wrong results, 2 usage, 4 network error or a rank failed\n";
+
+enum { T_COLL = -1, T_MATRIX = 100 };
+
+struct probe_opts {
+	int op, algo;
+	fab_bytes minb, maxb;
+	uint32_t factor, iters, warmup, channels;
+	int test;            /* T_COLL, T_MATRIX, else enum fab_probe_test */
+	bool check, serial;
+	double pair_timeout_s, retest;
+	const char *json, *outdir, *launcher;
+};
+
+/* rank 0's output: stdout, and a copy for --out */
+struct report {
+	FILE *mem;
+	char *text;
+	size_t len;
+	json_t *doc;
+};
+
+static void say(struct report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(struct report *r, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	if (r->mem) {
+		va_start(ap, fmt);
+		vfprintf(r->mem, fmt, ap);
+		va_end(ap);
+	}
+}
+
+/* nearest rank: the smallest sample with at least q of them at or below it */
+static double pct(const double *sorted, size_t k, double q)
+{
+	size_t i = (size_t)ceil(q * (double)k);
+	return sorted[i ? i - 1 : 0];
+}
+
+static json_t *new_doc(const struct fab_probe *pr, const struct fab_probe_params *pp, const struct probe_opts *o)
+{
+	static const char *tests[] = {"latency", "bw", "bw"};
+	json_t *doc = json_object(), *p = json_object(), *ep = json_array();
+	json_object_set_new(doc, "schema", json_string("fabscope.result/1"));
+	json_object_set_new(doc, "kind", json_string("probe"));
+	json_object_set_new(doc, "generator", json_string(fab_version_string()));
+	json_object_set_new(p, "test", json_string(o->test == T_COLL     ? "coll"
+						   : o->test == T_MATRIX ? "matrix"
+									 : tests[o->test]));
+	json_object_set_new(p, "ranks", json_integer(pp->nranks));
+	json_object_set_new(p, "transport", json_string("tcp"));
+	json_object_set_new(p, "conns", json_integer(pp->conns));
+	json_object_set_new(p, "launcher", json_string(o->launcher));
+	json_object_set_new(p, "busy_poll", json_boolean(pp->busy_poll));
+	for (uint32_t i = 0; i < pp->nranks; i++) {
+		char name[64];
+		fab_probe_rank_name(pr, i, name, sizeof name);
+		json_array_append_new(ep, json_string(name));
+	}
+	json_object_set_new(p, "endpoints", ep);
+	json_object_set_new(doc, "probe", p);
+	return doc;
+}
+
+static int w_json(FILE *f, void *ctx)
+{
+	struct report *r = ctx;
+	return json_dumpf(r->doc, f, JSON_INDENT(1) | JSON_REAL_PRECISION(9)) || fputc('\n', f) == EOF;
+}
+
+static int w_text(FILE *f, void *ctx)
+{
+	struct report *r = ctx;
+	return fwrite(r->text, 1, r->len, f) != r->len;
+}
+
+/* rank 0: the document (and table) into the files asked for, each whole
+ * or not at all; the error, if any, goes into the document */
+static int finish_report(struct report *r, const struct probe_opts *o, const char *error)
+{
+	int rc = FAB_EXIT_OK;
+	fflush(stdout);
+	if (r->mem) {
+		fclose(r->mem);
+		r->mem = NULL;
+	}
+	if (r->doc && error)
+		json_object_set_new(r->doc, "error", json_string(error));
+	if (r->doc && o->json) {
+		char dir[4096], *slash;
+		snprintf(dir, sizeof dir, "%s", o->json);
+		slash = strrchr(dir, '/');
+		const char *name = slash ? slash + 1 : dir;
+		if (slash)
+			*slash = 0;
+		struct out_spec spec = {name, w_json};
+		rc = write_out_dir(slash ? (*dir ? dir : "/") : ".", &spec, 1, r);
+	}
+	if (r->doc && o->outdir && !rc) {
+		struct out_spec specs[] = {{"result.json", w_json}, {"probe.txt", w_text}};
+		rc = write_out_dir(o->outdir, specs, FAB_ARRAY_LEN(specs), r);
+	}
+	free(r->text);
+	json_decref(r->doc);
+	memset(r, 0, sizeof *r);
+	return rc;
+}
+
+static const char *redop(int op)
+{
+	return op == FAB_OP_ALLREDUCE || op == FAB_OP_REDUCESCATTER || op == FAB_OP_REDUCE ? "sum" : "none";
+}
+
+/* ---- the all-pairs matrix ---- */
+
+static void matrix_json(const struct probe_opts *o, uint32_t n, const struct fab_probe_matrix_res *m,
+			struct report *r)
+{
+	json_t *x = json_object(), *gp = json_array(), *jb = json_array(), *jl = json_array();
+	json_object_set_new(x, "mode", json_string(o->serial ? "serial" : "rounds"));
+	json_object_set_new(x, "transport", json_string("tcp"));
+	json_object_set_new(x, "rounds", json_integer(m->stages));
+	json_object_set_new(x, "bytes", json_integer((json_int_t)o->maxb));
+	json_object_set_new(x, "latency_bytes", json_integer(8));
+	json_object_set_new(x, "endpoints", json_deep_copy(json_object_get(json_object_get(r->doc, "probe"),
+									  "endpoints")));
+	for (uint32_t i = 0; i < n; i++) {
+		json_array_append_new(gp, json_array());
+		json_t *rb = json_array(), *rl = json_array();
+		for (uint32_t j = 0; j < n; j++) {
+			double b = m->bw_GBps[(size_t)i * n + j], l = m->lat_us[(size_t)i * n + j];
+			json_array_append_new(rb, i == j ? json_null() : json_real(b));
+			json_array_append_new(rl, i == j || isnan(l) ? json_null() : json_real(l));
+		}
+		json_array_append_new(jb, rb);
+		json_array_append_new(jl, rl);
+	}
+	json_object_set_new(x, "gpus", gp);
+	json_object_set_new(x, "bw_GBps", jb);
+	json_object_set_new(x, "lat_us", jl);
+	json_t *fp = json_array(), *rt = json_array();
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t j = i + 1; j < n; j++)
+			if (m->failed[(size_t)i * n + j])
+				json_array_append_new(fp, json_pack("[ii]", i, j));
+	for (uint32_t k = 0; k < m->nretest; k++) {
+		const struct fab_probe_retest *t = &m->retest[k];
+		json_array_append_new(rt, json_pack("{s:[ii],s:[ff],s:[ff]}", "pair", t->a, t->b, "before_GBps",
+						    t->before[0], t->before[1], "after_GBps", t->after[0], t->after[1]));
+	}
+	json_object_set_new(x, "failed_pairs", fp);
+	json_object_set_new(x, "retested", rt);
+	json_object_set_new(x, "retest_skipped", json_integer(m->retest_skipped));
+	json_object_set_new(r->doc, "matrix", x);
+}
+
+/* summary, the matrix itself (up to 16 ranks), failures and re-tests, the
+ * slowest ranks by median bandwidth to and from the others */
+static int probe_matrix(struct fab_probe *pr, const struct fab_probe_params *pp, const struct probe_opts *o,
+			struct report *r)
+{
+	struct fab_err err = {0};
+	uint32_t n = pp->nranks;
+	struct fab_probe_matrix_opts mo = {(size_t)o->maxb, o->iters, o->pair_timeout_s, o->retest, o->serial};
+	struct fab_probe_matrix_res m;
+	if (fab_probe_matrix(pr, &mo, &m, &err)) {
+		fprintf(stderr, "fabscope: %s\n", err.msg);
+		return FAB_EXIT_IO;
+	}
+	if (pp->rank)
+		return FAB_EXIT_OK;
+	size_t k = 0, nl = 0, nf = 0;
+	double *v = fab_xcalloc((size_t)n * n + 1, sizeof *v), *l = fab_xcalloc((size_t)n * n + 1, sizeof *l);
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t j = 0; j < n; j++) {
+			size_t ij = (size_t)i * n + j;
+			if (i == j)
+				continue;
+			if (m.failed[ij]) {
+				nf++;
+				continue;
+			}
+			v[k++] = m.bw_GBps[ij];
+			l[nl++] = m.lat_us[ij];
+		}
+	qsort(v, k, sizeof *v, fab_cmp_double);
+	qsort(l, nl, sizeof *l, fab_cmp_double);
+	say(r, "# fabscope probe: matrix, %u ranks, %u %s, %llu B each way, TCP, %u connection%s per pair\n", n,
+	    m.stages, o->serial ? "pairs one at a time" : m.stages == 1 ? "round of disjoint pairs" : "rounds of disjoint pairs",
+	    (unsigned long long)o->maxb, pp->conns, pp->conns == 1 ? "" : "s");
+	if (k) {
+		say(r, "bandwidth GB/s: min %.4g  median %.4g  max %.4g\n", v[0], v[(k - 1) / 2], v[k - 1]);
+		say(r, "latency us:     min %.2f  median %.2f  max %.2f\n", l[0], l[(nl - 1) / 2], l[nl - 1]);
+	}
+	if (n <= 16) {
+		say(r, "bandwidth GB/s, row = sender:\n%6s", "");
+		for (uint32_t j = 0; j < n; j++)
+			say(r, " %7u", j);
+		say(r, "\n");
+		for (uint32_t i = 0; i < n; i++) {
+			say(r, "%6u", i);
+			for (uint32_t j = 0; j < n; j++) {
+				size_t ij = (size_t)i * n + j;
+				if (i == j)
+					say(r, " %7s", "-");
+				else if (m.failed[ij])
+					say(r, " %7s", "failed");
+				else
+					say(r, " %7.3f", m.bw_GBps[ij]);
+			}
+			say(r, "\n");
+		}
+	}
+	if (m.nretest) {
+		say(r, "re-tested alone (under %g x the median, or failed), GB/s each way:\n", o->retest);
+		for (uint32_t i = 0; i < m.nretest; i++) {
+			const struct fab_probe_retest *t = &m.retest[i];
+			bool f = m.failed[(size_t)t->a * n + t->b];
+			say(r, "  %u <-> %u  %.4g / %.4g -> %s", t->a, t->b, t->before[0], t->before[1], f ? "failed" : "");
+			if (!f)
+				say(r, "%.4g / %.4g", t->after[0], t->after[1]);
+			say(r, "\n");
+		}
+		if (m.retest_skipped)
+			say(r, "  (%u more suspicious pairs not re-tested)\n", m.retest_skipped);
+	}
+	if (nf) {
+		say(r, "failed pairs (broken or over --pair-timeout):");
+		for (uint32_t i = 0; i < n; i++)
+			for (uint32_t j = i + 1; j < n; j++)
+				if (m.failed[(size_t)i * n + j])
+					say(r, " %u<->%u", i, j);
+		say(r, "\n");
+	}
+	double *med = fab_xcalloc(n, sizeof *med);
+	uint32_t *ord = fab_xcalloc(n, sizeof *ord);
+	fab_matrix_endpoint_medians(n, m.bw_GBps, med, ord);
+	say(r, "slowest ranks (median GB/s to and from the others):\n");
+	for (uint32_t i = 0; i < n && i < 5; i++)
+		say(r, "  rank %-6u %.4g\n", ord[i], med[ord[i]]);
+	matrix_json(o, n, &m, r);
+	free(v);
+	free(l);
+	free(med);
+	free(ord);
+	fab_probe_matrix_free(&m);
+	return FAB_EXIT_OK;
+}
+
+/* ---- latency and bandwidth ---- */
+
+static int probe_p2p(struct fab_probe *pr, const struct fab_probe_params *pp, const struct probe_opts *o,
+		     struct report *r)
+{
+	struct fab_err err = {0};
+	uint32_t peers = pp->nranks - 1;
+	bool lat = o->test == FAB_PROBE_LATENCY, bidir = o->test == FAB_PROBE_BW_BIDIR;
+	double *out = fab_xcalloc((size_t)peers * (lat ? o->iters : 1), sizeof *out);
+	json_t *rows = json_array();
+	const char *mode = pp->busy_poll ? "busy-poll" : "poll";
+	if (pp->rank == 0) {
+		if (lat) {
+			say(r, "# fabscope probe: latency, rank 0 to each rank in turn, half the round trip, TCP, %s\n#\n",
+			    mode);
+			say(r, "# %4s  %10s  %6s  %9s  %9s  %9s  %9s  %9s  %9s  %9s\n", "peer", "size", "iters", "t_min",
+			    "t_avg", "t_p50", "t_p99", "t_p99.9", "t_max", "jitter");
+			say(r, "# %4s  %10s  %6s  %9s  %9s  %9s  %9s  %9s  %9s  %9s\n", "", "(B)", "", "(us)", "(us)",
+			    "(us)", "(us)", "(us)", "(us)", "(us)");
+		} else {
+			say(r, "# fabscope probe: bandwidth, rank 0 to each rank in turn, %s, TCP, %u connection%s, %s\n#\n",
+			    bidir ? "both ways at once (sum)" : "one way", pp->conns, pp->conns == 1 ? "" : "s", mode);
+			say(r, "# %4s  %10s  %6s  %10s  %8s  %8s\n", "peer", "size", "iters", "time", "bw", "bw");
+			say(r, "# %4s  %10s  %6s  %10s  %8s  %8s\n", "", "(B)", "", "(us)", "(GB/s)", "(Gb/s)");
+		}
+		json_t *sec = json_object();
+		json_object_set_new(sec, "mode", json_string(mode));
+		if (!lat)
+			json_object_set_new(sec, "direction", json_string(bidir ? "bidirectional" : "unidirectional"));
+		json_object_set_new(sec, "rows", json_incref(rows));
+		json_object_set_new(r->doc, lat ? "latency" : "bandwidth", sec);
+	}
+	int rc = FAB_EXIT_OK;
+	for (fab_bytes b = o->minb; b <= o->maxb && !rc; b *= o->factor) {
+		if (fab_probe_p2p(pr, (enum fab_probe_test)o->test, (size_t)b, o->iters, o->warmup, out, &err)) {
+			fprintf(stderr, "fabscope: %s\n", err.msg);
+			rc = FAB_EXIT_IO;
+			if (r->doc)
+				json_object_set_new(r->doc, "error", json_string(err.msg));
+			break;
+		}
+		for (uint32_t p = 1; pp->rank == 0 && p <= peers; p++) {
+			char name[64];
+			fab_probe_rank_name(pr, p, name, sizeof name);
+			json_t *row = json_pack("{s:i,s:s,s:I,s:i}", "peer", p, "endpoint", name, "size_bytes",
+						(json_int_t)b, "iters", o->iters);
+			if (lat) {
+				double *x = out + (size_t)(p - 1) * o->iters, sum = 0, jit = 0;
+				/* jitter: mean difference of consecutive samples (RFC 3550's idea) */
+				for (uint32_t i = 1; i < o->iters; i++)
+					jit += fabs(x[i] - x[i - 1]);
+				jit = o->iters > 1 ? jit / (o->iters - 1) : 0;
+				qsort(x, o->iters, sizeof *x, fab_cmp_double);
+				for (uint32_t i = 0; i < o->iters; i++)
+					sum += x[i];
+				double q[] = {x[0], sum / o->iters, pct(x, o->iters, 0.5), pct(x, o->iters, 0.99),
+					      pct(x, o->iters, 0.999), x[o->iters - 1], jit};
+				static const char *keys[] = {"t_min_us", "t_avg_us", "t_p50_us", "t_p99_us",
+							     "t_p999_us", "t_max_us", "jitter_us"};
+				say(r, "  %4u  %10llu  %6u", p, (unsigned long long)b, o->iters);
+				for (size_t i = 0; i < FAB_ARRAY_LEN(q); i++) {
+					say(r, "  %9.2f", q[i] * 1e6);
+					json_object_set_new(row, keys[i], json_real(q[i] * 1e6));
+				}
+				say(r, "\n");
+			} else {
+				double t = out[p - 1], bw = (double)b * o->iters * (bidir ? 2 : 1) / t;
+				say(r, "  %4u  %10llu  %6u  %10.1f  %8.3f  %8.2f\n", p, (unsigned long long)b, o->iters,
+				    t * 1e6, bw / 1e9, bw * 8 / 1e9);
+				json_object_set_new(row, "time_us", json_real(t * 1e6));
+				json_object_set_new(row, "GBps", json_real(bw / 1e9));
+				json_object_set_new(row, "Gbps", json_real(bw * 8 / 1e9));
+			}
+			json_array_append_new(rows, row);
+		}
+		if (b > o->maxb / o->factor)
+			break;
+	}
+	json_decref(rows);
+	free(out);
+	return rc;
+}
+
+/* ---- collectives ---- */
+
+static int probe_coll(struct fab_probe *pr, const struct fab_probe_params *pp, const struct probe_opts *o,
+		      struct report *r)
+{
+	struct fab_err err = {0};
+	int rc = FAB_EXIT_OK;
+	double sum_bw = 0;
+	int nrows = 0;
+	json_t *rows = json_array();
+	if (pp->rank == 0) {
+		say(r, "# fabscope probe: %s, %u ranks, algorithm %s, %u channels, TCP, %u connection%s per pair\n#\n",
+		    fab_coll_op_title(o->op), pp->nranks, fab_coll_algo_name(o->algo), o->channels, pp->conns,
+		    pp->conns == 1 ? "" : "s");
+		say(r, "# %10s  %12s  %8s  %6s  %6s  %9s  %7s  %7s  %6s\n", "size", "count", "type", "redop", "root",
+		    "time", "algbw", "busbw", "#wrong");
+		say(r, "# %10s  %12s  %8s  %6s  %6s  %9s  %7s  %7s  %6s\n", "(B)", "(elements)", "", "", "", "(us)",
+		    "(GB/s)", "(GB/s)", "");
+		json_t *c = json_object();
+		json_object_set_new(c, "op", json_string(fab_coll_op_name(o->op)));
+		json_object_set_new(c, "algo", json_string(fab_coll_algo_name(o->algo)));
+		json_object_set_new(c, "ranks", json_integer(pp->nranks));
+		json_object_set_new(c, "channels", json_integer(o->channels));
+		json_object_set_new(c, "datatype", json_string("float"));
+		json_object_set_new(c, "busbw_factor", json_real(fab_coll_busbw_factor(o->op, pp->nranks)));
+		json_object_set_new(c, "checked", json_boolean(o->check));
+		json_object_set_new(c, "rows", json_incref(rows));
+		json_object_set_new(r->doc, "collective", c);
+	}
+	for (fab_bytes b = o->minb; b <= o->maxb && !rc; b *= o->factor) {
+		struct fab_coll_args a = {.op = o->op, .algo = o->algo, .nranks = pp->nranks, .count = b / 4,
+					  .elem_bytes = 4, .root = 0, .channels = o->channels,
+					  .chunk_bytes = 512 * 1024};
+		uint64_t size, inb, outb;
+		fab_coll_sizes(a.op, a.count, 4, a.nranks, &size, &inb, &outb);
+		if (!outb) {
+			if (b > o->maxb / o->factor)
+				break;
+			continue;
+		}
+		double t = 0;
+		uint64_t wrong = 0;
+		/* warm-up, the timed runs, then (nccl-tests' -c) one checked run */
+		uint32_t runs = o->warmup + o->iters + (o->check ? 1 : 0);
+		for (uint32_t it = 0; it < runs && !rc; it++) {
+			struct fab_probe_result res;
+			bool check = o->check && it == runs - 1;
+			if (fab_probe_coll(pr, &a, check, &res, &err)) {
+				fprintf(stderr, "fabscope: %s\n", err.msg);
+				rc = FAB_EXIT_IO;
+				if (r->doc)
+					json_object_set_new(r->doc, "error", json_string(err.msg));
+				break;
+			}
+			wrong += res.wrong;
+			if (it >= o->warmup && it < o->warmup + o->iters)
+				t += res.time_s;
+		}
+		if (!rc && pp->rank == 0) {
+			t /= o->iters;
+			double algbw = (double)size / t / 1e9, busbw = algbw * fab_coll_busbw_factor(a.op, a.nranks);
+			int root = a.op == FAB_OP_BROADCAST || a.op == FAB_OP_REDUCE ? 0 : -1;
+			char wbuf[32] = "N/A";
+			if (o->check)
+				snprintf(wbuf, sizeof wbuf, "%llu", (unsigned long long)wrong);
+			say(r, "  %10llu  %12llu  %8s  %6s  %6d  %9.2f  %7.2f  %7.2f  %6s\n", (unsigned long long)size,
+			    (unsigned long long)(size / 4), "float", redop(a.op), root, t * 1e6, algbw, busbw, wbuf);
+			json_array_append_new(rows, json_pack("{s:I,s:I,s:s,s:s,s:i,s:s,s:f,s:f,s:f,s:o}",
+							      "size_bytes", (json_int_t)size, "count",
+							      (json_int_t)(size / 4), "type", "float", "redop",
+							      redop(a.op), "root", root, "algo",
+							      fab_coll_algo_name(a.algo), "time_us", t * 1e6,
+							      "algbw_GBps", algbw, "busbw_GBps", busbw, "wrong",
+							      o->check ? json_integer((json_int_t)wrong) : json_null()));
+			sum_bw += busbw;
+			nrows++;
+			if (wrong)
+				rc = FAB_EXIT_CHECKS;
+		}
+		if (b > o->maxb / o->factor)
+			break;
+	}
+	if (pp->rank == 0 && nrows) {
+		say(r, "# Avg bus bandwidth    : %g\n#\n", sum_bw / nrows);
+		json_object_set_new(json_object_get(r->doc, "collective"), "avg_busbw_GBps", json_real(sum_bw / nrows));
+	}
+	json_decref(rows);
+	return rc;
+}
+
+static int probe_rank(struct fab_probe_params *pp, const struct probe_opts *o)
+{
+	if (o->test != T_COLL && pp->nranks < 2) {
+		fprintf(stderr, "fabscope: probe: the point-to-point and matrix tests need at least 2 ranks\n");
+		return FAB_EXIT_USAGE;
+	}
+	struct fab_err err = {0};
+	struct fab_probe *pr = fab_probe_connect(pp, &err);
+	if (!pr) {
+		fprintf(stderr, "fabscope: %s\n", err.msg);
+		return FAB_EXIT_IO;
+	}
+	struct report r = {0};
+	if (pp->rank == 0) {
+		r.doc = new_doc(pr, pp, o);
+		if (o->outdir)
+			r.mem = open_memstream(&r.text, &r.len);
+	}
+	int rc = o->test == T_COLL     ? probe_coll(pr, pp, o, &r)
+		 : o->test == T_MATRIX ? probe_matrix(pr, pp, o, &r)
+				       : probe_p2p(pr, pp, o, &r);
+	fab_probe_close(pr);
+	if (pp->rank == 0) {
+		json_t *e = json_object_get(r.doc, "error");
+		int wrc = finish_report(&r, o, e ? NULL : rc == FAB_EXIT_IO ? "the test failed" : NULL);
+		if (!rc)
+			rc = wrc;
+	}
+	return rc;
+}
+
+/* the local launcher: a rendezvous socket, then one process per rank; one
+ * rank failing stops the others */
+static int launch_local(struct fab_probe_params *pp, const struct probe_opts *o, uint32_t local)
+{
+	int lfd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
+	a.sin_addr.s_addr = pp->bind_ip ? pp->bind_ip : htonl(INADDR_LOOPBACK);
+	socklen_t al = sizeof a;
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof a) || listen(lfd, 4096) ||
+	    getsockname(lfd, (struct sockaddr *)&a, &al)) {
+		fprintf(stderr, "fabscope: probe: cannot listen on %s: %s\n", inet_ntoa(a.sin_addr), strerror(errno));
+		if (lfd >= 0)
+			close(lfd);
+		return FAB_EXIT_IO;
+	}
+	snprintf(pp->master, sizeof pp->master, "%s", inet_ntoa(a.sin_addr));
+	pp->nranks = local;
+	pp->master_port = ntohs(a.sin_port);
+	FILE *ur = fopen("/dev/urandom", "rb");
+	if (!ur || fread(&pp->token, sizeof pp->token, 1, ur) != 1)
+		pp->token = (uint64_t)getpid() * 0x9e3779b97f4a7c15ULL ^ (uint64_t)time(NULL);
+	if (ur)
+		fclose(ur);
+	fflush(stdout);
+	pid_t *pid = fab_xcalloc(local, sizeof *pid);
+	for (uint32_t r = 0; r < local; r++) {
+		pid[r] = fork();
+		if (pid[r] == 0) {
+			pp->rank = r;
+			if (r != 0) {
+				close(lfd);
+				pp->rendezvous_fd = -1;
+			} else {
+				pp->rendezvous_fd = lfd;
+			}
+			int rc = probe_rank(pp, o);
+			fflush(stdout);
+			_exit(rc);
+		}
+		if (pid[r] < 0) {
+			fprintf(stderr, "fabscope: probe: fork: %s\n", strerror(errno));
+			for (uint32_t k = 0; k < r; k++)
+				kill(pid[k], SIGTERM);
+			break;
+		}
+	}
+	close(lfd);
+	int rc = FAB_EXIT_OK;
+	for (uint32_t left = local; left > 0; left--) {
+		int st;
+		pid_t w = wait(&st);
+		if (w < 0)
+			break;
+		int code = WIFEXITED(st) ? WEXITSTATUS(st) : FAB_EXIT_IO;
+		if (code && !rc) {
+			rc = code;
+			/* rank 0 may still write the partial document: give it a moment */
+			if (w != pid[0] && code == FAB_EXIT_IO) {
+				for (int i = 0; i < 20 && waitpid(pid[0], &st, WNOHANG) == 0; i++)
+					usleep(50000);
+			}
+			for (uint32_t k = 0; k < local; k++)
+				if (pid[k] > 0 && pid[k] != w)
+					kill(pid[k], SIGTERM);
+		}
+		for (uint32_t k = 0; k < local; k++)
+			if (pid[k] == w)
+				pid[k] = 0;
+	}
+	free(pid);
+	return rc;
+}
+
+static int parse_seconds(const char *s, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || !(v > 0) || v > 86400)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int cmd_probe(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"local", required_argument, NULL, 'L'},      {"master", required_argument, NULL, 'M'},
+		{"op", required_argument, NULL, 'O'},         {"algo", required_argument, NULL, 'a'},
+		{"minbytes", required_argument, NULL, 'b'},   {"maxbytes", required_argument, NULL, 'e'},
+		{"stepfactor", required_argument, NULL, 'f'}, {"iters", required_argument, NULL, 'n'},
+		{"warmup_iters", required_argument, NULL, 'w'}, {"check", required_argument, NULL, 'c'},
+		{"channels", required_argument, NULL, 'C'},   {"conns", required_argument, NULL, 'K'},
+		{"timeout", required_argument, NULL, 'T'},    {"test", required_argument, NULL, 'X'},
+		{"json", required_argument, NULL, 'J'},       {"out", required_argument, NULL, 'o'},
+		{"bind", required_argument, NULL, 'B'},       {"bidir", no_argument, NULL, 'D'},
+		{"busy-poll", no_argument, NULL, 'P'},        {"serial", no_argument, NULL, 'S'},
+		{"pair-timeout", required_argument, NULL, 'Y'}, {"retest", required_argument, NULL, 'R'},
+		{"help", no_argument, NULL, 'h'},             {0, 0, 0, 0},
+	};
+	struct probe_opts o = {.op = FAB_OP_ALLREDUCE, .algo = FAB_ALGO_RING, .minb = 1024, .maxb = 1 << 20,
+			       .factor = 4, .iters = 5, .warmup = 1, .channels = 2, .test = T_COLL, .check = true,
+			       .pair_timeout_s = 10, .retest = 0.5};
+	bool set_b = false, set_e = false, set_n = false, set_w = false, bidir = false, set_pt = false;
+	struct fab_probe_params pp = {.rendezvous_fd = -1, .timeout_s = 30, .conns = 2};
+	snprintf(pp.master, sizeof pp.master, "127.0.0.1");
+	uint32_t local = 0;
+	int c;
+	char why[160];
+	uint64_t v;
+	while ((c = getopt_long(argc, argv, "a:b:c:e:f:n:w:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'L':
+		case 'f':
+		case 'n':
+		case 'w':
+		case 'C':
+		case 'K':
+		case 'c':
+			if (fab_parse_uint(optarg, &v, why, sizeof why) || v > 100000 ||
+			    ((c == 'L' || c == 'f' || c == 'n' || c == 'C' || c == 'K') && !v) ||
+			    (c == 'L' && v > 512) || (c == 'C' && v > 64) || (c == 'f' && v < 2) ||
+			    (c == 'K' && v > FAB_PROBE_MAX_CONNS) || (c == 'c' && v > 1)) {
+				const char *name = c == 'L' ? "--local" : c == 'C' ? "--channels" : c == 'K' ? "--conns" : NULL;
+				if (name)
+					fprintf(stderr, "fabscope: %s %s: out of range or not a number\n", name, optarg);
+				else
+					fprintf(stderr, "fabscope: -%c %s: out of range or not a number\n", c, optarg);
+				return FAB_EXIT_USAGE;
+			}
+			set_n |= c == 'n';
+			set_w |= c == 'w';
+			if (c == 'L')
+				local = (uint32_t)v;
+			else if (c == 'f')
+				o.factor = (uint32_t)v;
+			else if (c == 'n')
+				o.iters = (uint32_t)v;
+			else if (c == 'w')
+				o.warmup = (uint32_t)v;
+			else if (c == 'C')
+				o.channels = (uint32_t)v;
+			else if (c == 'K')
+				pp.conns = (uint32_t)v;
+			else
+				o.check = v == 1;
+			break;
+		case 'T':
+		case 'Y':
+			if (parse_seconds(optarg, c == 'T' ? &pp.timeout_s : &o.pair_timeout_s)) {
+				fprintf(stderr, "fabscope: --%s %s: expected seconds (more than 0, at most 86400)\n",
+					c == 'T' ? "timeout" : "pair-timeout", optarg);
+				return FAB_EXIT_USAGE;
+			}
+			set_pt |= c == 'Y';
+			break;
+		case 'R': {
+			char *end;
+			o.retest = strtod(optarg, &end);
+			if (end == optarg || *end || !(o.retest >= 0 && o.retest <= 1)) {
+				fprintf(stderr, "fabscope: --retest %s: expected a fraction of the median, 0 to 1\n", optarg);
+				return FAB_EXIT_USAGE;
+			}
+			break;
+		}
+		case 'b':
+		case 'e':
+			set_b |= c == 'b';
+			set_e |= c == 'e';
+			if (fab_parse_bytes(optarg, c == 'b' ? &o.minb : &o.maxb, why, sizeof why)) {
+				fprintf(stderr, "fabscope: -%c: %s\n", c, why);
+				return FAB_EXIT_USAGE;
+			}
+			break;
+		case 'J':
+			o.json = optarg;
+			break;
+		case 'o':
+			o.outdir = optarg;
+			break;
+		case 'B':
+			if (fab_probe_resolve_bind(optarg, &pp.bind_ip)) {
+				fprintf(stderr, "fabscope: --bind: \"%s\" is neither an IPv4 address nor an interface "
+						"with one\n", optarg);
+				return FAB_EXIT_USAGE;
+			}
+			break;
+		case 'D':
+			bidir = true;
+			break;
+		case 'P':
+			pp.busy_poll = true;
+			break;
+		case 'S':
+			o.serial = true;
+			break;
+		case 'X':
+			if (!strcmp(optarg, "latency"))
+				o.test = FAB_PROBE_LATENCY;
+			else if (!strcmp(optarg, "bw"))
+				o.test = FAB_PROBE_BW;
+			else if (!strcmp(optarg, "matrix"))
+				o.test = T_MATRIX;
+			else if (!strcmp(optarg, "coll"))
+				o.test = T_COLL;
+			else {
+				fprintf(stderr, "fabscope: --test: expected coll, latency, bw or matrix, got \"%s\"\n", optarg);
+				return FAB_EXIT_USAGE;
+			}
+			break;
+		case 'O':
+			if ((o.op = fab_coll_op_parse(optarg)) < 0) {
+				fprintf(stderr, "fabscope: --op: unknown operation \"%s\"\n", optarg);
+				return FAB_EXIT_USAGE;
+			}
+			break;
+		case 'a':
+			o.algo = fab_coll_algo_parse(optarg);
+			if (o.algo < 0 || o.algo == FAB_ALGO_AUTO) {
+				fprintf(stderr, "fabscope: --algo: expected ring, tree, rhd or direct, got \"%s\"\n", optarg);
+				return FAB_EXIT_USAGE;
+			}
+			break;
+		case 'M': {
+			char *colon = strrchr(optarg, ':');
+			if (!colon || colon == optarg || atoi(colon + 1) <= 0 || atoi(colon + 1) > 65535) {
+				fprintf(stderr, "fabscope: --master: expected HOST:PORT, got \"%s\"\n", optarg);
+				return FAB_EXIT_USAGE;
+			}
+			snprintf(pp.master, sizeof pp.master, "%.*s", (int)(colon - optarg), optarg);
+			pp.master_port = (uint16_t)atoi(colon + 1);
+			break;
+		}
+		case 'h':
+			fputs(usage_probe, stdout);
+			return FAB_EXIT_OK;
+		default:
+			fputs(usage_probe, stderr);
+			return FAB_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "fabscope: probe: unexpected argument \"%s\"\n", argv[optind]);
+		return FAB_EXIT_USAGE;
+	}
+	if (bidir && o.test != FAB_PROBE_BW) {
+		fprintf(stderr, "fabscope: --bidir: only for --test bw\n");
+		return FAB_EXIT_USAGE;
+	}
+	if (bidir)
+		o.test = FAB_PROBE_BW_BIDIR;
+	if ((o.serial || set_pt) && o.test != T_MATRIX) {
+		fprintf(stderr, "fabscope: --serial and --pair-timeout: only for --test matrix\n");
+		return FAB_EXIT_USAGE;
+	}
+	if (o.test != T_COLL) {
+		/* perftest-like defaults: small messages many times for latency,
+		 * large ones for bandwidth */
+		fab_bytes size = o.test == FAB_PROBE_LATENCY ? 8 : o.test == T_MATRIX ? 4 << 20 : 1 << 20;
+		if (!set_b)
+			o.minb = set_e ? FAB_MIN(size, o.maxb) : size;
+		if (!set_e)
+			o.maxb = FAB_MAX(size, o.minb);
+		if (!set_n)
+			o.iters = o.test == FAB_PROBE_LATENCY ? 1000 : o.test == T_MATRIX ? 20 : 100;
+		if (!set_w)
+			o.warmup = o.test == FAB_PROBE_LATENCY ? 100 : 10;
+		if (o.maxb > (fab_bytes)1 << 30) {
+			fprintf(stderr, "fabscope: -e: at most 1 GiB per message in the point-to-point tests\n");
+			return FAB_EXIT_USAGE;
+		}
+	}
+	if (!o.minb || o.minb > o.maxb) {
+		fprintf(stderr, "fabscope: -b must be at least 1 and at most -e\n");
+		return FAB_EXIT_USAGE;
+	}
+	if (!fab_coll_supported(o.op, o.algo, local ? local : 2, 0, why, sizeof why)) {
+		fprintf(stderr, "fabscope: --algo: %s\n", why);
+		return FAB_EXIT_USAGE;
+	}
+	if (o.test != T_COLL && local == 1) {
+		fprintf(stderr, "fabscope: --test %s: needs at least 2 ranks\n",
+			o.test == T_MATRIX ? "matrix" : o.test == FAB_PROBE_LATENCY ? "latency" : "bw");
+		return FAB_EXIT_USAGE;
+	}
+	if (local) {
+		o.launcher = "local";
+		return launch_local(&pp, &o, local);
+	}
+	o.launcher = fab_probe_env(&pp);
+	if (!o.launcher || !pp.nranks || pp.rank >= pp.nranks || !pp.master_port) {
+		fprintf(stderr, "fabscope: probe: no rank and size from a launcher (mpirun, srun, "
+				"RANK/WORLD_SIZE) with MASTER_ADDR/MASTER_PORT or --master; or use --local N\n");
+		return FAB_EXIT_USAGE;
+	}
+	return probe_rank(&pp, &o);
+}
