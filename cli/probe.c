@@ -47,7 +47,7 @@ static const char *usage_probe =
 	"  --conns N             data connections per pair of ranks (default 2); channel c\n"
 	"                        uses connection c mod N, bw and matrix stripe over all\n"
 	"  --timeout S           a rank with no progress for S seconds fails the job (default 30)\n"
-	"  --op OP, -a ALGO      coll: as for fabscope coll (default allreduce, ring)\n"
+	"  --op OP, -a ALGO      coll: as for fabscope coll (default allreduce, ring; alltoall: direct)\n"
 	"  -b, -e, -f, -n, -w    sizes and iterations, as nccl-tests (coll default 1K..1M, x4, 5, 1)\n"
 	"  -c 0|1                coll: check the results in one extra run per size (default 1)\n"
 	"  --channels N          coll: the schedule's channels (default 2)\n"
@@ -195,7 +195,9 @@ static void matrix_json(const struct probe_opts *o, uint32_t n, const struct fab
 		json_t *rb = json_array(), *rl = json_array();
 		for (uint32_t j = 0; j < n; j++) {
 			double b = m->bw_GBps[(size_t)i * n + j], l = m->lat_us[(size_t)i * n + j];
-			json_array_append_new(rb, i == j ? json_null() : json_real(b));
+			/* a failed pair has no bandwidth: null, as on the diagonal */
+			bool f = m->failed[(size_t)i * n + j];
+			json_array_append_new(rb, i == j || f ? json_null() : json_real(b));
 			json_array_append_new(rl, i == j || isnan(l) ? json_null() : json_real(l));
 		}
 		json_array_append_new(jb, rb);
@@ -620,7 +622,7 @@ int cmd_probe(int argc, char **argv)
 	struct probe_opts o = {.op = FAB_OP_ALLREDUCE, .algo = FAB_ALGO_RING, .minb = 1024, .maxb = 1 << 20,
 			       .factor = 4, .iters = 5, .warmup = 1, .channels = 2, .test = T_COLL, .check = true,
 			       .pair_timeout_s = 10, .retest = 0.5};
-	bool set_b = false, set_e = false, set_n = false, set_w = false, bidir = false, set_pt = false;
+	bool set_b = false, set_e = false, set_n = false, set_w = false, bidir = false, set_pt = false, set_algo = false;
 	struct fab_probe_params pp = {.rendezvous_fd = -1, .timeout_s = 30, .conns = 2};
 	snprintf(pp.master, sizeof pp.master, "127.0.0.1");
 	uint32_t local = 0;
@@ -734,6 +736,7 @@ int cmd_probe(int argc, char **argv)
 			}
 			break;
 		case 'a':
+			set_algo = true;
 			o.algo = fab_coll_algo_parse(optarg);
 			if (o.algo < 0 || o.algo == FAB_ALGO_AUTO) {
 				fprintf(stderr, "fabscope: --algo: expected ring, tree, rhd or direct, got \"%s\"\n", optarg);
@@ -793,6 +796,8 @@ int cmd_probe(int argc, char **argv)
 		fprintf(stderr, "fabscope: -b must be at least 1 and at most -e\n");
 		return FAB_EXIT_USAGE;
 	}
+	if (!set_algo && o.op == FAB_OP_ALLTOALL)
+		o.algo = FAB_ALGO_DIRECT; /* the one AllToAll there is */
 	if (!fab_coll_supported(o.op, o.algo, local ? local : 2, 0, why, sizeof why)) {
 		fprintf(stderr, "fabscope: --algo: %s\n", why);
 		return FAB_EXIT_USAGE;

@@ -38,6 +38,7 @@ script_suite() {
 	fi
 }
 script_suite cli "CLI tests" tests/cli/cli_test.sh
+script_suite probe "probe tests (loopback)" tests/cli/probe_test.sh
 # the probe between network namespaces (skips without root)
 script_suite net "namespace tests" tests/net/probe_netns.sh
 echo "tests: $passed passed, $failed failed"

@@ -8,6 +8,8 @@
  *  - matrix: endpoints whose median bandwidth to and from the others is far
  *    below the cluster's (median and MAD over endpoints), or with many pairs
  *    under half the median; named with the GPUs behind them and their link;
+ *  - failed pairs (a probe's matrix): an endpoint that fails with many of
+ *    its peers (its link), else each failed pair (the path between them);
  *  - PFC storm: a NIC port sending PAUSE far beyond the other NICs;
  *  - congestion: drops concentrated on a few switch ports;
  *  - ECMP: a tier whose busiest uplink carries far more than the mean;
@@ -221,6 +223,53 @@ static void check_matrix(json_t *doc, const struct fab_diag_params *pr, struct f
 	free(row);
 	free(lrow);
 	free(tmp);
+}
+
+/* pairs of a probe's matrix that broke or missed their timeout, twice (the
+ * re-test alone failed too) */
+static void check_failed_pairs(json_t *doc, struct fab_diagnosis *d)
+{
+	json_t *m = json_object_get(doc, "matrix");
+	json_t *fp = json_object_get(m, "failed_pairs"), *ep = json_object_get(m, "endpoints"), *pair;
+	size_t n = json_array_size(ep), k;
+	if (!json_array_size(fp) || n < 2)
+		return;
+	uint32_t *cnt = fab_xcalloc(n, sizeof *cnt);
+	json_array_foreach(fp, k, pair)
+	{
+		json_int_t a = json_integer_value(json_array_get(pair, 0)), b = json_integer_value(json_array_get(pair, 1));
+		if (a >= 0 && b >= 0 && (size_t)a < n && (size_t)b < n && a != b)
+			cnt[a]++, cnt[b]++;
+	}
+	/* an endpoint that fails with at least half its peers (and two): its link */
+	bool *named = fab_xcalloc(n, sizeof *named);
+	for (size_t i = 0; i < n; i++) {
+		if (cnt[i] < 2 || 2 * cnt[i] < n - 1)
+			continue;
+		named[i] = true;
+		const char *name = json_string_value(json_array_get(ep, i));
+		char t[160];
+		snprintf(t, sizeof t, "link of %s", name);
+		struct fab_suspect *s = suspect(d, "link", t, 2.0 + (double)cnt[i] / (double)(n - 1));
+		evidence(s, "matrix: %s failed with %u of its %zu peers (no answer within the pair timeout or the "
+			 "connection broke, again when re-tested alone)", name, cnt[i], n - 1);
+	}
+	json_array_foreach(fp, k, pair)
+	{
+		json_int_t a = json_integer_value(json_array_get(pair, 0)), b = json_integer_value(json_array_get(pair, 1));
+		if (a < 0 || b < 0 || (size_t)a >= n || (size_t)b >= n || a == b || named[a] || named[b])
+			continue;
+		const char *na = json_string_value(json_array_get(ep, (size_t)a));
+		const char *nb = json_string_value(json_array_get(ep, (size_t)b));
+		char t[200];
+		snprintf(t, sizeof t, "path between %s and %s", na, nb);
+		struct fab_suspect *s = suspect(d, "path", t, 1.8);
+		evidence(s, "matrix: the pair failed (no answer within the pair timeout or the connection broke, again "
+			 "when re-tested alone) while each end worked with its other peers: the path between them "
+			 "(a switch port, an ACL, an MTU mismatch)");
+	}
+	free(cnt);
+	free(named);
 }
 
 static bool is_nic(const char *name)
@@ -520,6 +569,7 @@ int fab_diagnose(json_t *const *docs, int ndocs, json_t *baseline, const struct 
 					   i + 1);
 		check_link_errors(docs[i], out);
 		check_matrix(docs[i], p, out);
+		check_failed_pairs(docs[i], out);
 		check_pfc_storm(docs[i], p, out);
 		check_congestion(docs[i], out);
 		check_ecmp(docs[i], p, out);

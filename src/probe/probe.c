@@ -1007,9 +1007,9 @@ int fab_probe_coll(struct fab_probe *pr, const struct fab_coll_args *args, bool 
 	double t0 = now_s(), last = t0;
 	if (!rc)
 		fab_exec_start(&pr->ex);
-	/* no data for the timeout: rank 0 blames the rank it waits for; the
-	 * others tell rank 0 and wait for its verdict (the first to stall
-	 * is nearest the cause), then give up on their own */
+	/* no data for the timeout: the others tell rank 0 whom they wait for
+	 * and wait for its verdict, then give up on their own; rank 0 blames
+	 * the rank it waits for itself only later */
 	char nm[64];
 	bool told = false;
 	pr->wait_since = t0;
@@ -1018,9 +1018,11 @@ int fab_probe_coll(struct fab_probe *pr, const struct fab_coll_args *args, bool 
 			last = now_s();
 			continue;
 		}
+		/* rank 0 gives a silent rank and the others' reports half a
+		 * timeout to arrive first: they point nearer the cause */
 		double idle = now_s() - last;
 		uint32_t w = idle > pr->timeout_s ? waiting_for(pr) : NO_RANK;
-		if (idle > pr->timeout_s && pr->me == 0) {
+		if (idle > 1.5 * pr->timeout_s && pr->me == 0) {
 			if (w != NO_RANK)
 				fail(pr, w, "rank 0: no data from %s for %.0f s (it hangs, or the path is broken)",
 				     rname(pr, w, nm), pr->timeout_s);

@@ -209,6 +209,67 @@ static void test_diagnose_randomized_fault_suite(void **state)
 	fab_config_free(c);
 }
 
+/* a probe's matrix of 6 healthy hosts at 1 GB/s with the given failed
+ * pairs (null bandwidth, as the probe writes them) */
+static json_t *probe_matrix_doc(const int (*failed)[2], size_t nf)
+{
+	const size_t n = 6;
+	json_t *ep = json_array(), *bw = json_array(), *lat = json_array(), *fp = json_array();
+	for (size_t i = 0; i < n; i++) {
+		char name[32];
+		snprintf(name, sizeof name, "rank%zu@10.0.0.%zu", i, i + 1);
+		json_array_append_new(ep, json_string(name));
+		json_t *rb = json_array(), *rl = json_array();
+		for (size_t j = 0; j < n; j++) {
+			bool f = false;
+			for (size_t k = 0; k < nf; k++)
+				f |= ((size_t)failed[k][0] == i && (size_t)failed[k][1] == j) ||
+				     ((size_t)failed[k][0] == j && (size_t)failed[k][1] == i);
+			json_array_append_new(rb, i == j || f ? json_null() : json_real(1.0 + 0.01 * (double)((i + j) % 3)));
+			json_array_append_new(rl, i == j || f ? json_null() : json_real(10.0));
+		}
+		json_array_append_new(bw, rb);
+		json_array_append_new(lat, rl);
+	}
+	for (size_t k = 0; k < nf; k++)
+		json_array_append_new(fp, json_pack("[ii]", failed[k][0], failed[k][1]));
+	return json_pack("{s:s,s:s,s:{s:o,s:o,s:o,s:o}}", "schema", "fabscope.result/1", "kind", "probe", "matrix",
+			 "endpoints", ep, "bw_GBps", bw, "lat_us", lat, "failed_pairs", fp);
+}
+
+/* one pair that fails while both ends work with everyone else: the path
+ * between them; one host that fails with most peers: its link */
+static void test_diagnose_failed_pairs(void **state)
+{
+	(void)state;
+	struct fab_diag_params p;
+	fab_diag_defaults(&p);
+	struct fab_err err = {0};
+	struct fab_diagnosis d;
+	static const int one[][2] = {{1, 3}};
+	json_t *doc = probe_matrix_doc(one, 1);
+	assert_int_equal(fab_diagnose(&doc, 1, NULL, &p, &d, &err), 0);
+	assert_true(d.n >= 1);
+	assert_string_equal(d.s[0].kind, "path");
+	assert_string_equal(d.s[0].target, "path between rank1@10.0.0.2 and rank3@10.0.0.4");
+	fab_diagnosis_free(&d);
+	json_decref(doc);
+	static const int host[][2] = {{4, 0}, {4, 1}, {2, 4}, {4, 5}};
+	doc = probe_matrix_doc(host, 4);
+	assert_int_equal(fab_diagnose(&doc, 1, NULL, &p, &d, &err), 0);
+	assert_true(d.n >= 1);
+	assert_string_equal(d.s[0].target, "link of rank4@10.0.0.5");
+	for (int i = 1; i < d.n; i++) /* its pairs are not named again as paths */
+		assert_null(strstr(d.s[i].target, "path"));
+	fab_diagnosis_free(&d);
+	json_decref(doc);
+	doc = probe_matrix_doc(NULL, 0);
+	assert_int_equal(fab_diagnose(&doc, 1, NULL, &p, &d, &err), 0);
+	assert_int_equal(d.n, 0);
+	fab_diagnosis_free(&d);
+	json_decref(doc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -217,6 +278,7 @@ int main(void)
 		cmocka_unit_test(test_diagnose_names_downgraded_link_from_measurement),
 		cmocka_unit_test(test_diagnose_names_pfc_storm),
 		cmocka_unit_test(test_diagnose_randomized_fault_suite),
+		cmocka_unit_test(test_diagnose_failed_pairs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

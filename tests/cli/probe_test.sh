@@ -1,0 +1,191 @@
+#!/bin/sh
+# The real-network probe on loopback: the options of every test, the result
+# documents, and what happens when a rank dies, hangs or a stranger calls.
+# Ranks are started by --local, or one process each with torchrun-style
+# variables (RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT) as a launcher would.
+# Usage: probe_test.sh path/to/fabscope.  Last line: "probe: N passed, N failed".
+F=${1:-./build/fabscope}
+pass=0
+fail=0
+tmp=$(mktemp -d)
+pids=""
+cleanup() {
+	for p in $pids; do kill -9 "$p" 2>/dev/null; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap "exit 1" INT TERM HUP
+
+ok() { pass=$((pass + 1)); echo "ok $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1"; }
+has() { grep -qF -- "$2" "$1"; }
+# run NAME WANT_RC CMD...: stdout in $tmp/out, stderr in $tmp/err
+run() {
+	r_name=$1
+	r_want=$2
+	shift 2
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[ "$rc" -eq "$r_want" ] && return 0
+	bad "$r_name: exit $rc, want $r_want: $(head -c 300 "$tmp/err")"
+	return 1
+}
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+port=$((21000 + $$ % 20000))
+# start N ARGS...: N ranks launcher-style in the background, rank r's output
+# in $tmp/oR and $tmp/eR, its pid in $pR
+start() {
+	nr=$1
+	shift
+	port=$((port + 1))
+	r=0
+	while [ $r -lt "$nr" ]; do
+		RANK=$r WORLD_SIZE=$nr MASTER_ADDR=127.0.0.1 MASTER_PORT=$port FABSCOPE_TOKEN=c0ffee \
+			"$F" probe "$@" >"$tmp/o$r" 2>"$tmp/e$r" &
+		eval "p$r=$!"
+		pids="$pids $!"
+		r=$((r + 1))
+	done
+}
+
+# -- options and documents --
+
+# coll: --json holds the same rows as the table, with #wrong
+run coll-json 0 "$F" probe --local 3 -b 4K -e 64K -f 16 -n 2 --json "$tmp/c.json" && {
+	rows=$(grep -c '^ ' "$tmp/out")
+	jrows=$(grep -c '"size_bytes"' "$tmp/c.json")
+	[ "$rows" -eq 2 ] && [ "$jrows" -eq 2 ] && has "$tmp/c.json" '"wrong": 0' && has "$tmp/c.json" '"test": "coll"' &&
+		has "$tmp/c.json" '"avg_busbw_GBps"' && ok coll-json || bad "coll-json: $rows rows, $jrows in the document"; }
+# -c 0: no check run, the column says so
+run coll-nocheck 0 "$F" probe --local 2 -b 64K -e 64K -n 1 -c 0 && {
+	awk '/^ /{ n++; if ($9 != "N/A") bad = 1 } END { exit bad || n != 1 }' "$tmp/out" && ok coll-nocheck || bad coll-nocheck; }
+# one data connection or four, one channel or three: same data
+for kc in "1 1" "4 3"; do
+	set -- $kc
+	run "coll-conns-$1-ch-$2" 0 "$F" probe --local 3 --conns "$1" --channels "$2" -b 96K -e 96K -n 1 && {
+		awk '/^ /{ n++; if ($9 != 0) bad = 1 } END { exit bad || n != 1 }' "$tmp/out" && ok "coll-conns-$1-ch-$2" ||
+			bad "coll-conns-$1-ch-$2"; }
+done
+# every operation the probe offers, checked
+for op in allreduce allgather reducescatter broadcast alltoall; do
+	run "coll-$op" 0 "$F" probe --local 4 --op $op -b 48K -e 48K -n 1 && {
+		awk '/^ /{ n++; if ($9 != 0) bad = 1 } END { exit bad || n != 1 }' "$tmp/out" && ok "coll-$op" || bad "coll-$op"; }
+done
+# --out: the document and the table, the table as printed
+run out-dir 0 "$F" probe --local 2 --test latency -n 50 -w 5 --out "$tmp/od" && {
+	cmp -s "$tmp/out" "$tmp/od/probe.txt" && has "$tmp/od/result.json" '"t_p999_us"' &&
+		has "$tmp/od/result.json" '"jitter_us"' && has "$tmp/od/result.json" '"mode": "poll"' &&
+		ok out-dir || bad out-dir; }
+# latency: --busy-poll says so; jitter is at most the spread of the samples
+run latency-busy 0 "$F" probe --local 2 --test latency -n 200 -w 20 --busy-poll && {
+	has "$tmp/out" "busy-poll" && awk '/^ /{ n++; if (!($10 >= 0 && $10 <= $9 - $4)) bad = 1 }
+		END { exit bad || n != 1 }' "$tmp/out" && ok latency-busy || bad latency-busy; }
+# bw --bidir: both ways, the sum reported; GB/s x 8 = Gb/s, bytes/time = GB/s x 2
+run bw-bidir 0 "$F" probe --local 2 --test bw --bidir -b 256K -e 256K -n 20 --json "$tmp/b.json" && {
+	awk '/^ /{ n++; d = $5 * 8 - $6; e = 2 * $2 * $3 / ($4 * 1e3) - $5
+		if (!($5 > 0 && d * d < 1e-4 && e * e < 1e-4 + 1e-4 * $5 * $5)) bad = 1 } END { exit bad || n != 1 }' "$tmp/out" &&
+		has "$tmp/out" "both ways" && has "$tmp/b.json" '"direction": "bidirectional"' && ok bw-bidir || bad bw-bidir; }
+# --bind: an address, an interface, and neither
+run bind-addr 0 "$F" probe --local 2 --bind 127.0.0.1 --test latency -n 20 -w 2 && ok bind-addr
+run bind-iface 0 "$F" probe --local 2 --bind lo --test bw -n 5 -w 1 --json "$tmp/bi.json" && {
+	has "$tmp/bi.json" '"rank1@127.0.0.1"' && ok bind-iface || bad bind-iface; }
+run bind-bad 2 "$F" probe --local 2 --bind nosuch0 && { has "$tmp/err" '"nosuch0" is neither' && ok bind-bad || bad bind-bad; }
+# matrix: --serial pairs one at a time; --retest 1 re-tests the pairs under
+# the median, and the numbers reported are those; --retest 0 none
+run matrix-serial 0 "$F" probe --local 4 --test matrix --serial -e 128K -n 3 --retest 0 --json "$tmp/ms.json" && {
+	has "$tmp/out" "6 pairs one at a time" && has "$tmp/ms.json" '"mode": "serial"' && ! has "$tmp/out" "re-tested" &&
+		has "$tmp/ms.json" '"retested": []' && has "$tmp/ms.json" '"failed_pairs": []' && ok matrix-serial || bad matrix-serial; }
+run matrix-retest 0 "$F" probe --local 4 --test matrix -e 128K -n 3 --retest 1 --json "$tmp/mr.json" && {
+	n=$(grep -c '^  [0-9]* <-> [0-9]*' "$tmp/out")
+	# each re-tested pair's "after" numbers are the matrix's
+	awk '/^re-tested/ { r = 1; next } /^ +[0-9]+ +(-|[0-9]+\.[0-9]+) / { for (j = 2; j <= NF; j++) m[$1, j - 2] = $j }
+	     r && /<->/ { a = $1; b = $3; want[a, b] = $8; want[b, a] = $10 }
+	     END { for (k in want) { split(k, x, SUBSEP); d = m[x[1], x[2]] - want[k]; if (d * d > 4e-6) bad = 1 }
+		   exit bad }' "$tmp/out" &&
+		[ "$n" -ge 1 ] && [ "$n" -le 6 ] && ok "matrix-retest ($n pairs)" || { cat "$tmp/out"; bad matrix-retest; }; }
+# usage errors
+run usage-bidir 2 "$F" probe --local 2 --test latency --bidir && ok usage-bidir
+run usage-serial 2 "$F" probe --local 2 --serial && ok usage-serial
+run usage-conns 2 "$F" probe --local 2 --conns 17 && { has "$tmp/err" "--conns 17" && ok usage-conns || bad usage-conns; }
+run usage-pair-timeout 2 "$F" probe --local 2 --test matrix --pair-timeout soon && ok usage-pair-timeout
+run usage-retest 2 "$F" probe --local 2 --test matrix --retest 2 && ok usage-retest
+run usage-extra 2 "$F" probe --local 2 extra && ok usage-extra
+
+# -- failures --
+
+# a rank killed mid-sweep: the others exit 4 within a second or two, every
+# one naming it; rank 0's document keeps the rows done and says what failed
+start 3 -b 64K -e 64M -f 2 -n 20 -c 0 --timeout 5 --json "$tmp/k.json"
+sleep 2
+t0=$(now_ms)
+kill -9 "$p2"
+wait "$p0"
+r0=$?
+wait "$p1"
+r1=$?
+dt=$(($(now_ms) - t0))
+if [ $r0 -eq 4 ] && [ $r1 -eq 4 ] && [ $dt -lt 4000 ] && has "$tmp/e0" "rank2@127.0.0.1" && has "$tmp/e1" "rank2@127.0.0.1" &&
+	has "$tmp/k.json" '"error"' && grep -q '"size_bytes"' "$tmp/k.json"; then
+	ok "rank-killed (others out in $dt ms)"
+else
+	bad "rank-killed: exit $r0/$r1 after $dt ms: $(cat "$tmp/e0" "$tmp/e1")"
+fi
+
+# a rank that hangs (stopped): the others exit 4 after about --timeout,
+# naming it
+start 3 -b 64K -e 64M -f 2 -n 20 -c 0 --timeout 2
+sleep 2
+t0=$(now_ms)
+kill -STOP "$p1"
+wait "$p0"
+r0=$?
+wait "$p2"
+r2=$?
+dt=$(($(now_ms) - t0))
+kill -9 "$p1"
+if [ $r0 -eq 4 ] && [ $r2 -eq 4 ] && [ $dt -ge 1500 ] && [ $dt -lt 6000 ] && has "$tmp/e0" "rank1@127.0.0.1" &&
+	has "$tmp/e2" "rank1@127.0.0.1"; then
+	ok "rank-hangs (others out in $dt ms, timeout 2 s)"
+else
+	bad "rank-hangs: exit $r0/$r2 after $dt ms: $(cat "$tmp/e0" "$tmp/e2")"
+fi
+
+# a point-to-point test whose next peer hangs before its turn
+start 3 --test bw -b 4M -e 4M -n 1000 --timeout 2
+sleep 0.5
+kill -STOP "$p2"
+wait "$p0"
+r0=$?
+wait "$p1"
+r1=$?
+kill -9 "$p2"
+if [ $r0 -eq 4 ] && has "$tmp/e0" "rank2@127.0.0.1"; then
+	ok "p2p-peer-hangs (rank 1 exit $r1)"
+else
+	bad "p2p-peer-hangs: exit $r0/$r1: $(cat "$tmp/e0" "$tmp/e1")"
+fi
+
+# a stranger without the token calls rank 0 during the rendezvous: refused,
+# logged, and the job goes on
+port=$((port + 1))
+RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port FABSCOPE_TOKEN=c0ffee \
+	"$F" probe -b 4K -e 4K -n 1 >"$tmp/o0" 2>"$tmp/e0" &
+p0=$!
+pids="$pids $p0"
+RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port FABSCOPE_TOKEN=bad \
+	"$F" probe -b 4K -e 4K -n 1 --timeout 3 >/dev/null 2>"$tmp/ex"
+rx=$?
+RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port FABSCOPE_TOKEN=c0ffee \
+	"$F" probe -b 4K -e 4K -n 1 >"$tmp/o1" 2>"$tmp/e1"
+r1=$?
+wait "$p0"
+r0=$?
+if [ $r0 -eq 0 ] && [ $r1 -eq 0 ] && [ $rx -eq 4 ] && has "$tmp/e0" "refused a connection from 127.0.0.1 without the job token" &&
+	awk '/^ /{ n++; if ($9 != 0) bad = 1 } END { exit bad || n != 1 }' "$tmp/o0"; then
+	ok foreign-refused
+else
+	bad "foreign-refused: exit $r0/$r1/$rx: $(cat "$tmp/e0" "$tmp/e1" "$tmp/ex")"
+fi
+
+echo "probe: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
