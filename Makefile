@@ -5,7 +5,8 @@
 #   make demo     deps + build + run the built-in scenario
 #   make test     deps + build + every test (prints "tests: N passed, N failed")
 #   make asan     the whole test suite under AddressSanitizer + UBSan
-#   make bench    benchmarks (reported, not asserted)
+#   make bench    benchmarks (reported, not asserted; installs Open MPI and
+#                 iperf3 to compare the probe with)
 #   make fuzz     short libFuzzer runs of the parsers (clang)
 #   make format-check
 #
@@ -91,9 +92,14 @@ asan: deps
 	@$(MAKE) --no-print-directory check BUILD=build-asan OPT="-O1 -g" \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
 
+# the probe's references (Open MPI, iperf3) are for the benchmark only
+BENCH_PKGS := openmpi-bin libopenmpi-dev iperf3
+
 bench: deps
+	@$(MAKE) --no-print-directory deps DEB_PKGS="$(BENCH_PKGS)"
 	@$(MAKE) --no-print-directory all
 	sh bench/run.sh ./$(BIN)
+	sh bench/probe.sh ./$(BIN)
 
 # regenerates the key reference at the end of doc/scenario.md
 doc-keys: $(BIN)

@@ -93,6 +93,7 @@ struct conn {
 #define F_BEAT 7    /* heartbeat, both ways, from every wait loop */
 #define F_STUCK 8   /* to rank 0: no data for the timeout, value: from whom it is due */
 #define F_TURN 9    /* from rank 0: the point-to-point test with you starts */
+#define F_TIME 10   /* to rank 0: a rank's time for the operation, in 0.1 us */
 #define FAILED UINT32_MAX
 #define NO_RANK UINT32_MAX
 
@@ -107,7 +108,7 @@ struct fab_probe {
 	uint32_t *pfk;
 	/* barriers (rank 0: DONE frames per rank, GO sent) */
 	uint32_t *dcount, gen;
-	uint64_t done_sum;
+	uint64_t done_sum, time_sum;
 	bool go, ctl_only;
 	uint32_t lost;        /* the rank whose control connection closed, or NO_RANK */
 	uint32_t aborted;     /* rank 0 said this rank failed, or NO_RANK */
@@ -541,6 +542,9 @@ static void on_ctrl(struct fab_probe *pr, struct conn *c, uint32_t what, uint32_
 	case F_DONE:
 		pr->dcount[j]++;
 		pr->done_sum += value;
+		break;
+	case F_TIME:
+		pr->time_sum += value;
 		break;
 	case F_GO:
 		pr->go = true;
@@ -1002,7 +1006,7 @@ int fab_probe_coll(struct fab_probe *pr, const struct fab_coll_args *args, bool 
 	struct fab_exec_ops ops = {on_start, on_start};
 	fab_exec_init(&pr->ex, &s, &ops, pr);
 	pr->s = &s;
-	pr->done_sum = 0; /* the closing barrier's DONE frames add the wrong elements */
+	pr->done_sum = pr->time_sum = 0; /* the closing barrier adds the wrong elements and times */
 	int rc = barrier(pr, 0, false, err);
 	double t0 = now_s(), last = t0;
 	if (!rc)
@@ -1067,10 +1071,16 @@ int fab_probe_coll(struct fab_probe *pr, const struct fab_coll_args *args, bool 
 	pr->s = NULL;
 	fab_sched_free(&s);
 	if (!rc) {
-		/* rank 0 learns everyone's wrong elements with the closing barrier */
+		/* rank 0 learns everyone's wrong elements and time with the
+		 * closing barrier; the time is the mean over ranks (as nccl-tests
+		 * reports it by default) */
+		if (pr->me)
+			enqueue_ctrl(pr, 0, F_TIME, (uint32_t)FAB_MIN(res->time_s * 1e7, (double)UINT32_MAX));
 		rc = barrier(pr, (uint32_t)FAB_MIN(res->wrong, UINT32_MAX), false, err);
-		if (pr->me == 0)
+		if (pr->me == 0) {
 			res->wrong += pr->done_sum;
+			res->time_s = (res->time_s + (double)pr->time_sum / 1e7) / pr->n;
+		}
 	}
 	return rc;
 }

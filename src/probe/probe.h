@@ -38,7 +38,7 @@ void fab_probe_close(struct fab_probe *pr);
 void fab_probe_rank_name(const struct fab_probe *pr, uint32_t rank, char *buf, size_t len);
 
 struct fab_probe_result {
-	double time_s;          /* this rank's time for the operation */
+	double time_s;          /* this rank's time for the operation (rank 0: the mean over ranks) */
 	uint64_t wrong;         /* output elements that differ from the definition (rank 0: all ranks') */
 };
 
