@@ -179,6 +179,11 @@ static const char *redop(int op)
 
 /* ---- the all-pairs matrix ---- */
 
+static json_t *num_or_null(double v)
+{
+	return isnan(v) ? json_null() : json_real(v);
+}
+
 static void matrix_json(const struct probe_opts *o, uint32_t n, const struct fab_probe_matrix_res *m,
 			struct report *r)
 {
@@ -213,8 +218,10 @@ static void matrix_json(const struct probe_opts *o, uint32_t n, const struct fab
 				json_array_append_new(fp, json_pack("[ii]", i, j));
 	for (uint32_t k = 0; k < m->nretest; k++) {
 		const struct fab_probe_retest *t = &m->retest[k];
-		json_array_append_new(rt, json_pack("{s:[ii],s:[ff],s:[ff]}", "pair", t->a, t->b, "before_GBps",
-						    t->before[0], t->before[1], "after_GBps", t->after[0], t->after[1]));
+		json_t *x2 = json_pack("{s:[ii]}", "pair", t->a, t->b);
+		json_object_set_new(x2, "before_GBps", json_pack("[oo]", num_or_null(t->before[0]), num_or_null(t->before[1])));
+		json_object_set_new(x2, "after_GBps", json_pack("[oo]", num_or_null(t->after[0]), num_or_null(t->after[1])));
+		json_array_append_new(rt, x2);
 	}
 	json_object_set_new(x, "failed_pairs", fp);
 	json_object_set_new(x, "retested", rt);
@@ -284,10 +291,14 @@ static int probe_matrix(struct fab_probe *pr, const struct fab_probe_params *pp,
 		for (uint32_t i = 0; i < m.nretest; i++) {
 			const struct fab_probe_retest *t = &m.retest[i];
 			bool f = m.failed[(size_t)t->a * n + t->b];
-			say(r, "  %u <-> %u  %.4g / %.4g -> %s", t->a, t->b, t->before[0], t->before[1], f ? "failed" : "");
-			if (!f)
-				say(r, "%.4g / %.4g", t->after[0], t->after[1]);
-			say(r, "\n");
+			if (isnan(t->before[0]))
+				say(r, "  %u <-> %u  failed -> ", t->a, t->b);
+			else
+				say(r, "  %u <-> %u  %.4g / %.4g -> ", t->a, t->b, t->before[0], t->before[1]);
+			if (f)
+				say(r, "failed\n");
+			else
+				say(r, "%.4g / %.4g\n", t->after[0], t->after[1]);
 		}
 		if (m.retest_skipped)
 			say(r, "  (%u more suspicious pairs not re-tested)\n", m.retest_skipped);

@@ -146,7 +146,7 @@ static void check_matrix(json_t *doc, const struct fab_diag_params *pr, struct f
 		for (size_t j = 0; j < n; j++)
 			if (i != j && json_is_number(CELL(bw, i, j)))
 				all[na++] = json_number_value(CELL(bw, i, j));
-	if (na < 3 * n) { /* too few pairs to compare endpoints */
+	if (na < 2 * n) { /* too few pairs to compare endpoints */
 		free(all), free(med), free(bad), free(lmed), free(row), free(lrow);
 		return;
 	}

@@ -2,6 +2,7 @@
  * coll_out.c - collective sweeps as nccl-tests prints them, as CSV rows and
  * as the "collective" section of the result document.
  */
+#include <math.h>
 #include <string.h>
 
 #include "result.h"
@@ -280,9 +281,11 @@ void fab_matrix_endpoint_medians(uint32_t n, const double *bw, double *med, uint
 	for (uint32_t i = 0; i < n; i++) {
 		size_t c = 0;
 		for (uint32_t j = 0; j < n; j++)
-			if (j != i) {
-				row[c++] = bw[(size_t)i * n + j];
-				row[c++] = bw[(size_t)j * n + i];
+			if (j != i) { /* NaN: not measured (a sampled matrix, a failed pair) */
+				if (!isnan(bw[(size_t)i * n + j]))
+					row[c++] = bw[(size_t)i * n + j];
+				if (!isnan(bw[(size_t)j * n + i]))
+					row[c++] = bw[(size_t)j * n + i];
 			}
 		qsort(row, c, sizeof *row, fab_cmp_double);
 		med[i] = c ? row[c / 2] : 0;

@@ -1318,7 +1318,7 @@ static void absorb(struct fab_probe *pr, const struct fab_probe_matrix_opts *o, 
 		size_t jp = (size_t)j * n + p, pj = (size_t)p * n + j;
 		if (pr->rep[2 * j] == FAILED || pr->rep[2 * p] == FAILED) {
 			res->failed[jp] = res->failed[pj] = 1;
-			res->bw_GBps[jp] = res->bw_GBps[pj] = 0;
+			res->bw_GBps[jp] = res->bw_GBps[pj] = NAN;
 			res->lat_us[jp] = res->lat_us[pj] = NAN;
 			continue;
 		}
@@ -1360,9 +1360,9 @@ static void plan_retest(struct fab_probe *pr, const struct fab_probe_matrix_opts
 	for (uint32_t a = 0; a < n && o->retest_below > 0 && n <= 0xffff; a++)
 		for (uint32_t b = a + 1; b < n; b++) {
 			size_t ab = (size_t)a * n + b, ba = (size_t)b * n + a;
-			double low = FAB_MIN(res->bw_GBps[ab], res->bw_GBps[ba]);
+			double low = res->failed[ab] ? -1 : FAB_MIN(res->bw_GBps[ab], res->bw_GBps[ba]);
 			if (res->failed[ab] || low < o->retest_below * med)
-				s[ns++] = (struct susp){a, b, res->failed[ab] ? -1 : low};
+				s[ns++] = (struct susp){a, b, low};
 		}
 	qsort(s, ns, sizeof *s, cmp_susp);
 	uint32_t cap = 2 * n, take = (uint32_t)FAB_MIN(ns, cap);

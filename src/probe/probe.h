@@ -75,11 +75,11 @@ struct fab_probe_matrix_opts {
 
 struct fab_probe_retest {
 	uint32_t a, b;
-	double before[2], after[2]; /* GB/s a -> b, b -> a */
+	double before[2], after[2]; /* GB/s a -> b, b -> a; NaN: failed */
 };
 
 struct fab_probe_matrix_res {
-	double *lat_us, *bw_GBps; /* [n*n], row = sender; a failed pair: NaN latency, 0 bandwidth */
+	double *lat_us, *bw_GBps; /* [n*n], row = sender; a failed pair: NaN */
 	uint8_t *failed;        /* [n*n] */
 	uint32_t stages;        /* rounds (or pairs, serial) */
 	uint32_t nretest, retest_skipped; /* re-tested pairs; suspicious pairs over the cap of 2n */

@@ -8,7 +8,7 @@
 # downgraded: the matrix and diagnose name it; then an MTU black hole
 # between two hosts: the matrix records that pair failed and goes on, and
 # diagnose names the path (see below).
-# KEEP=DIR keeps the matrix document and diagnose's output there.
+# KEEP=DIR keeps the matrix documents, tables and diagnose's outputs there.
 # Needs root and `ip netns`; prints "skip" otherwise.  Last line:
 # "net: N passed, N failed".
 F=${1:-./build/fabscope}
@@ -26,7 +26,7 @@ A=fabscope-a-$$
 B=fabscope-b-$$
 tmp=$(mktemp -d)
 cleanup() {
-	[ -n "$KEEP" ] && cp "$tmp/diag" "$tmp/m.json" "$KEEP" 2>/dev/null
+	[ -n "$KEEP" ] && cp "$tmp"/m*.json "$tmp"/diag* "$tmp"/matrix*.txt "$KEEP" 2>/dev/null
 	ip netns del "$A" 2>/dev/null
 	ip netns del "$B" 2>/dev/null
 	rm -rf "$tmp"
@@ -144,6 +144,7 @@ if ip netns add "$C" && ip netns add "$D" && ip netns add "$E" && ip netns add "
 		# pair that stalls elsewhere, a TCP retransmission timeout, is
 		# re-tested alone before it is reported, so it does not widen the
 		# spread enough to hide rank 2)
+		cp "$tmp/out" "$tmp/matrix.txt"
 		"$F" diagnose "$tmp/m.json" >"$tmp/diag" 2>&1
 		rd=$?
 		if [ $rd -eq 1 ] && grep -m1 '^ *1[.)]' "$tmp/diag" | grep -q 'rank2@10.198.0.3'; then
@@ -183,14 +184,15 @@ if ip netns add "$C" && ip netns add "$D" && ip netns add "$E" && ip netns add "
 		wait
 		dt=$(($(date +%s) - t0))
 		fp=$(tr -d ' \n' <"$tmp/mb.json" | sed -n 's/.*"failed_pairs":\(\[[^]]*\]*\]\).*/\1/p')
-		"$F" diagnose "$tmp/mb.json" >"$tmp/diag" 2>&1
+		cp "$tmp/out" "$tmp/matrix-blackhole.txt"
+		"$F" diagnose "$tmp/mb.json" >"$tmp/diag-blackhole" 2>&1
 		rd=$?
 		if [ $r0 -eq 0 ] && [ "$fp" = "[[1,3]]" ] && grep -q 'failed pairs.* 1<->3$' "$tmp/out" && [ $dt -lt 20 ] &&
-			[ $rd -eq 1 ] && grep -m1 '^ *1[.)]' "$tmp/diag" | grep -q 'path between rank1@10.198.0.2 and rank3@10.198.0.4'; then
-			echo "blackhole: failed pairs $fp in a $dt s run; diagnose: $(grep -m1 '^ *1[.)]' "$tmp/diag")"
+			[ $rd -eq 1 ] && grep -m1 '^ *1[.)]' "$tmp/diag-blackhole" | grep -q 'path between rank1@10.198.0.2 and rank3@10.198.0.4'; then
+			echo "blackhole: failed pairs $fp in a $dt s run; diagnose: $(grep -m1 '^ *1[.)]' "$tmp/diag-blackhole")"
 			ok matrix-blackhole
 		else
-			cat "$tmp/out" "$tmp/diag" "$tmp/err0"
+			cat "$tmp/out" "$tmp/diag-blackhole" "$tmp/err0"
 			bad "matrix-blackhole: exit $r0, diagnose $rd, failed pairs $fp, $dt s"
 		fi
 	fi
