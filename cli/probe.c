@@ -43,6 +43,7 @@ static const char *usage_probe =
 	"                        bytes each way at once and -n ping-pongs (default 4 MiB, 20)\n"
 	"  --local N             start N ranks here, over loopback\n"
 	"  --master HOST:PORT    rank 0's rendezvous address (when the launcher gives none)\n"
+	"  --rank R --size N     this process's rank and the job's size, without a launcher\n"
 	"  --bind ADDR|IFACE     this rank's sockets use this address (or the interface's)\n"
 	"  --conns N             data connections per pair of ranks (default 2); channel c\n"
 	"                        uses connection c mod N, bw and matrix stripe over all\n"
@@ -628,6 +629,7 @@ int cmd_probe(int argc, char **argv)
 		{"bind", required_argument, NULL, 'B'},       {"bidir", no_argument, NULL, 'D'},
 		{"busy-poll", no_argument, NULL, 'P'},        {"serial", no_argument, NULL, 'S'},
 		{"pair-timeout", required_argument, NULL, 'Y'}, {"retest", required_argument, NULL, 'R'},
+		{"rank", required_argument, NULL, 'r'},       {"size", required_argument, NULL, 'N'},
 		{"help", no_argument, NULL, 'h'},             {0, 0, 0, 0},
 	};
 	struct probe_opts o = {.op = FAB_OP_ALLREDUCE, .algo = FAB_ALGO_RING, .minb = 1024, .maxb = 1 << 20,
@@ -637,6 +639,9 @@ int cmd_probe(int argc, char **argv)
 	struct fab_probe_params pp = {.rendezvous_fd = -1, .timeout_s = 30, .conns = 2};
 	snprintf(pp.master, sizeof pp.master, "127.0.0.1");
 	uint32_t local = 0;
+	int64_t rank = -1, wsize = -1;
+	char master[64] = "";
+	uint16_t master_port = 0;
 	int c;
 	char why[160];
 	uint64_t v;
@@ -676,6 +681,18 @@ int cmd_probe(int argc, char **argv)
 				pp.conns = (uint32_t)v;
 			else
 				o.check = v == 1;
+			break;
+		case 'r':
+		case 'N':
+			if (fab_parse_uint(optarg, &v, why, sizeof why) || v > 1000000 || (c == 'N' && !v)) {
+				fprintf(stderr, "fabscope: --%s %s: out of range or not a number\n", c == 'r' ? "rank" : "size",
+					optarg);
+				return FAB_EXIT_USAGE;
+			}
+			if (c == 'r')
+				rank = (int64_t)v;
+			else
+				wsize = (int64_t)v;
 			break;
 		case 'T':
 		case 'Y':
@@ -760,8 +777,8 @@ int cmd_probe(int argc, char **argv)
 				fprintf(stderr, "fabscope: --master: expected HOST:PORT, got \"%s\"\n", optarg);
 				return FAB_EXIT_USAGE;
 			}
-			snprintf(pp.master, sizeof pp.master, "%.*s", (int)(colon - optarg), optarg);
-			pp.master_port = (uint16_t)atoi(colon + 1);
+			snprintf(master, sizeof master, "%.*s", (int)(colon - optarg), optarg);
+			master_port = (uint16_t)atoi(colon + 1);
 			break;
 		}
 		case 'h':
@@ -818,11 +835,32 @@ int cmd_probe(int argc, char **argv)
 			o.test == T_MATRIX ? "matrix" : o.test == FAB_PROBE_LATENCY ? "latency" : "bw");
 		return FAB_EXIT_USAGE;
 	}
+	if (local && rank >= 0) {
+		fprintf(stderr, "fabscope: probe: --local starts its own ranks: no --rank/--size with it\n");
+		return FAB_EXIT_USAGE;
+	}
 	if (local) {
 		o.launcher = "local";
 		return launch_local(&pp, &o, local);
 	}
 	o.launcher = fab_probe_env(&pp);
+	if (master_port) { /* the flag wins over MASTER_ADDR/MASTER_PORT */
+		snprintf(pp.master, sizeof pp.master, "%s", master);
+		pp.master_port = master_port;
+	}
+	if ((rank >= 0) != (wsize >= 0)) {
+		fprintf(stderr, "fabscope: probe: --rank and --size go together\n");
+		return FAB_EXIT_USAGE;
+	}
+	if (rank >= 0) {
+		o.launcher = "flags";
+		pp.rank = (uint32_t)rank;
+		pp.nranks = (uint32_t)wsize;
+		if (pp.rank >= pp.nranks || !pp.master_port) {
+			fprintf(stderr, "fabscope: probe: --rank must be under --size, and --master HOST:PORT is needed\n");
+			return FAB_EXIT_USAGE;
+		}
+	}
 	if (!o.launcher || !pp.nranks || pp.rank >= pp.nranks || !pp.master_port) {
 		fprintf(stderr, "fabscope: probe: no rank and size from a launcher (mpirun, srun, "
 				"RANK/WORLD_SIZE) with MASTER_ADDR/MASTER_PORT or --master; or use --local N\n");

@@ -1484,19 +1484,19 @@ const char *fab_probe_env(struct fab_probe_params *p)
 		 {"MPICH/PMI", "PMI_RANK", "PMI_SIZE"},
 		 {"srun (Slurm)", "SLURM_PROCID", "SLURM_NTASKS"},
 		 {"torchrun-style", "RANK", "WORLD_SIZE"}};
+	const char *ma = getenv("MASTER_ADDR"), *mp = getenv("MASTER_PORT"), *tok = getenv("FABSCOPE_TOKEN");
+	if (ma)
+		snprintf(p->master, sizeof p->master, "%s", ma);
+	if (mp)
+		p->master_port = (uint16_t)strtoul(mp, NULL, 10);
+	if (tok)
+		p->token = strtoull(tok, NULL, 16);
 	for (size_t i = 0; i < FAB_ARRAY_LEN(l); i++) {
 		const char *r = getenv(l[i].rank), *n = getenv(l[i].size);
 		if (!r || !n)
 			continue;
 		p->rank = (uint32_t)strtoul(r, NULL, 10);
 		p->nranks = (uint32_t)strtoul(n, NULL, 10);
-		const char *ma = getenv("MASTER_ADDR"), *mp = getenv("MASTER_PORT"), *tok = getenv("FABSCOPE_TOKEN");
-		if (ma)
-			snprintf(p->master, sizeof p->master, "%s", ma);
-		if (mp)
-			p->master_port = (uint16_t)strtoul(mp, NULL, 10);
-		if (tok)
-			p->token = strtoull(tok, NULL, 16);
 		return l[i].name;
 	}
 	return NULL;

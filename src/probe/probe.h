@@ -103,9 +103,10 @@ void fab_probe_matrix_free(struct fab_probe_matrix_res *res);
 
 /* Rank and size from the launcher's environment: Open MPI
  * (OMPI_COMM_WORLD_RANK/SIZE), MPICH/PMI (PMI_RANK/PMI_SIZE), Slurm
- * (SLURM_PROCID/SLURM_NTASKS) or torchrun-style (RANK/WORLD_SIZE); the
- * master from MASTER_ADDR/MASTER_PORT; the token from FABSCOPE_TOKEN.
- * Returns the launcher's name, or NULL when none is found. */
+ * (SLURM_PROCID/SLURM_NTASKS) or torchrun-style (RANK/WORLD_SIZE); and,
+ * launcher or not, the master from MASTER_ADDR/MASTER_PORT and the token
+ * (hex) from FABSCOPE_TOKEN.  Returns the launcher's name, or NULL when
+ * none is found. */
 const char *fab_probe_env(struct fab_probe_params *p);
 
 /* An IPv4 address or an interface name (its first IPv4 address) into

@@ -110,6 +110,8 @@ run usage-conns 2 "$F" probe --local 2 --conns 17 && { has "$tmp/err" "--conns 1
 run usage-pair-timeout 2 "$F" probe --local 2 --test matrix --pair-timeout soon && ok usage-pair-timeout
 run usage-retest 2 "$F" probe --local 2 --test matrix --retest 2 && ok usage-retest
 run usage-extra 2 "$F" probe --local 2 extra && ok usage-extra
+run usage-rank-alone 2 "$F" probe --rank 1 --master 127.0.0.1:1 && { has "$tmp/err" "go together" && ok usage-rank-alone || bad usage-rank-alone; }
+run usage-rank-over 2 "$F" probe --rank 2 --size 2 --master 127.0.0.1:1 && ok usage-rank-over
 
 # -- failures --
 
@@ -175,8 +177,8 @@ pids="$pids $p0"
 RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port FABSCOPE_TOKEN=bad \
 	"$F" probe -b 4K -e 4K -n 1 --timeout 3 >/dev/null 2>"$tmp/ex"
 rx=$?
-RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port FABSCOPE_TOKEN=c0ffee \
-	"$F" probe -b 4K -e 4K -n 1 >"$tmp/o1" 2>"$tmp/e1"
+# (the rightful rank 1 comes with flags instead of a launcher's variables)
+FABSCOPE_TOKEN=c0ffee "$F" probe --rank 1 --size 2 --master 127.0.0.1:$port -b 4K -e 4K -n 1 >"$tmp/o1" 2>"$tmp/e1"
 r1=$?
 wait "$p0"
 r0=$?
