@@ -3,29 +3,9 @@
 # prints.  Usage: cli_test.sh path/to/fabscope.  Last line:
 # "cli: N passed, N failed".
 F=${1:-./build/fabscope}
-pass=0
-fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-
-ok() { pass=$((pass + 1)); echo "ok $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL $1"; }
-
-# run NAME WANT_RC CMD...: stdout in $tmp/out, stderr in $tmp/err
-run() {
-	r_name=$1
-	r_want=$2
-	shift 2
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	if [ "$rc" -eq "$r_want" ]; then
-		return 0
-	fi
-	bad "$r_name: exit $rc, want $r_want: $(head -c 300 "$tmp/err")"
-	return 1
-}
-
-has() { grep -qF -- "$2" "$1"; }
+. "$(dirname "$0")/lib.sh"
 
 run help 0 "$F" --help && { has "$tmp/out" "usage: fabscope" && ok help || bad help; }
 run version 0 "$F" --version && { has "$tmp/out" "libyaml" && has "$tmp/out" "jansson" && ok version || bad version; }

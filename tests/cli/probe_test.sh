@@ -5,8 +5,6 @@
 # variables (RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT) as a launcher would.
 # Usage: probe_test.sh path/to/fabscope.  Last line: "probe: N passed, N failed".
 F=${1:-./build/fabscope}
-pass=0
-fail=0
 tmp=$(mktemp -d)
 pids=""
 cleanup() {
@@ -16,20 +14,7 @@ cleanup() {
 trap cleanup EXIT
 trap "exit 1" INT TERM HUP
 
-ok() { pass=$((pass + 1)); echo "ok $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL $1"; }
-has() { grep -qF -- "$2" "$1"; }
-# run NAME WANT_RC CMD...: stdout in $tmp/out, stderr in $tmp/err
-run() {
-	r_name=$1
-	r_want=$2
-	shift 2
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	[ "$rc" -eq "$r_want" ] && return 0
-	bad "$r_name: exit $rc, want $r_want: $(head -c 300 "$tmp/err")"
-	return 1
-}
+. "$(dirname "$0")/lib.sh"
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 port=$((21000 + $$ % 20000))
 # start N ARGS...: N ranks launcher-style in the background, rank r's output

@@ -12,10 +12,7 @@
 # Needs root and `ip netns`; prints "skip" otherwise.  Last line:
 # "net: N passed, N failed".
 F=${1:-./build/fabscope}
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL $1"; }
+. "$(dirname "$0")/../cli/lib.sh"
 
 if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null || ! command -v tc >/dev/null; then
 	echo "skip: the namespace tests need root, ip and tc"
