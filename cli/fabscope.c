@@ -49,6 +49,7 @@ static const char *usage_sim =
 	"\n"
 	"options:\n"
 	"  --seed N              seed of every random stream (same as --set run.seed=N)\n"
+	"  --engine E            packet (default) or flow: max-min fair rates, for scale (--set engine=E)\n"
 	"  --set KEY=VALUE       override any scenario key, e.g. --set topology.spines=8\n"
 	"                        (repeatable; list items by index: traffic.generators.0.bytes=1MiB)\n"
 	"  --format text|json|csv  what to print on stdout (default text)\n"
@@ -92,7 +93,7 @@ static const char *usage_coll =
 	"  --placement P         packed, spread, random, scatter\n"
 	"  --ring-order O        topology, rank, flat\n"
 	"\n"
-	"  --seed N, --set KEY=VALUE, --format text|json|csv, --out DIR, -q: as for sim\n"
+	"  --seed N, --engine E, --set KEY=VALUE, --format text|json|csv, --out DIR, -q: as for sim\n"
 	"  --debug               the communicator's log on stderr (rings, per-operation\n"
 	"                        algorithm, channels, start, end), like NCCL_DEBUG=INFO\n"
 	"  -h, --help            show this help\n"
@@ -208,6 +209,9 @@ static int cli_common_opt(struct cli_common *cm, int c, const char *formats)
 	case 's':
 		cli_set(cm, "run.seed", optarg);
 		return 1;
+	case 'E':
+		cli_set(cm, "engine", optarg);
+		return 1;
 	case 'S':
 		cm->sets[cm->nsets++] = optarg;
 		return 1;
@@ -299,7 +303,7 @@ static int out_open(struct out_file *o, const char *dir, const char *name)
 static int cmd_sim(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"seed", required_argument, NULL, 's'},
+		{"seed", required_argument, NULL, 's'},  {"engine", required_argument, NULL, 'E'},
 		{"set", required_argument, NULL, 'S'},
 		{"format", required_argument, NULL, 'f'},
 		{"out", required_argument, NULL, 'o'},
@@ -548,7 +552,7 @@ static int cmd_coll(int argc, char **argv)
 		{"channels", required_argument, NULL, 'C'},
 		{"placement", required_argument, NULL, 'P'},
 		{"ring-order", required_argument, NULL, 'R'},
-		{"seed", required_argument, NULL, 's'},
+		{"seed", required_argument, NULL, 's'},  {"engine", required_argument, NULL, 'E'},
 		{"set", required_argument, NULL, 'S'},
 		{"format", required_argument, NULL, 'F'},
 		{"out", required_argument, NULL, 'o'},
@@ -678,7 +682,7 @@ static const char *usage_matrix =
 	"options:\n"
 	"  --bytes SIZE          bandwidth message per direction (matrix.bytes, default 1MiB)\n"
 	"  --serial              one pair at a time (matrix.serial)\n"
-	"  --seed N, --set KEY=VALUE, --format text|json, --out DIR, -q: as for sim\n"
+	"  --seed N, --engine E, --set KEY=VALUE, --format text|json, --out DIR, -q: as for sim\n"
 	"  -h, --help            show this help\n"
 	"\n"
 	"example:\n"
@@ -712,7 +716,7 @@ static int cmd_matrix(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"bytes", required_argument, NULL, 'b'}, {"serial", no_argument, NULL, 'L'},
-		{"seed", required_argument, NULL, 's'},  {"set", required_argument, NULL, 'S'},
+		{"seed", required_argument, NULL, 's'},  {"engine", required_argument, NULL, 'E'},  {"set", required_argument, NULL, 'S'},
 		{"format", required_argument, NULL, 'F'}, {"out", required_argument, NULL, 'o'},
 		{"quiet", no_argument, NULL, 'q'},       {"help", no_argument, NULL, 'h'},
 		{0, 0, 0, 0},

@@ -60,6 +60,8 @@ static const struct fab_key_def keys[] = {
 	 "GPU to NIC (PCIe Gen5 x16); a NIC sends no faster than this"},
 	{"topology.file", K_PATH, OFF(topo_file), "", 0, 0, NULL,
 	 "file: edge list (nic NAME / switch NAME / link A B RATE DELAY), relative to the scenario"},
+	{"engine", K_ENUM, OFF(fabric.engine), "packet", 0, 0, "packet|flow",
+	 "packet: every packet, queue, PAUSE and mark; flow: transfers at max-min fair rates (doc/flow.md)"},
 	/* fabric */
 	{"fabric.mtu", K_U32, OFF(fabric.mtu), "4096", 256, 4096, NULL,
 	 "RoCE payload bytes per packet: 256, 512, 1024, 2048 or 4096"},

@@ -58,7 +58,10 @@ struct fab_nic_params {
 	fab_time_ps cnp_interval_ps; /* at most one CNP per QP per interval */
 };
 
+enum fab_engine { FAB_ENGINE_PACKET, FAB_ENGINE_FLOW };
+
 struct fab_fabric_params {
+	int engine;                 /* enum fab_engine */
 	uint32_t mtu;               /* RoCE payload per packet: 1024, 2048 or 4096 */
 	fab_bytes buffer_bytes;     /* shared buffer per switch */
 	double dt_alpha;            /* dynamic threshold for lossy queues */
@@ -233,6 +236,10 @@ uint32_t fab_sim_nqps(const struct fab_sim *s);
 bool fab_sim_qp_used(const struct fab_sim *s, uint32_t qp);
 uint32_t fab_sim_qp_path(const struct fab_sim *s, uint32_t qp, uint32_t *ports, uint32_t max);
 void fab_sim_qp_ends(const struct fab_sim *s, uint32_t qp, uint32_t *src_nic, uint32_t *dst_nic);
+
+/* Flow engine: how many times rates were recomputed and the mean number
+ * of transfers in a recomputed component (0, 0 for the packet engine). */
+void fab_sim_flow_engine_stats(const struct fab_sim *s, uint64_t *recomputes, double *mean_component);
 
 /* Headroom actually used on each switch port (auto-sized per link). */
 fab_bytes fab_sim_headroom(const struct fab_sim *s, uint32_t port);

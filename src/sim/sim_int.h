@@ -149,6 +149,8 @@ enum ev_type {
 	EV_LOCAL,        /* arg: cookie of an intra-server transfer that arrived */
 	EV_FAULT,        /* obj fault, arg 0 start / 1 end / 2 routing converged */
 	EV_STORM,        /* obj port, arg generation: the storming NIC pauses again */
+	EV_FL_DONE,      /* flow engine: obj fl_qp, arg generation: its head message has left */
+	EV_FL_DELIVER,   /* flow engine: obj sim_flow (its ACK is back) or NULL (arg: cookie delivered) */
 };
 
 struct pkt_slab {
@@ -156,8 +158,11 @@ struct pkt_slab {
 	struct pkt pkts[4096];
 };
 
+struct fl_state;
+
 struct fab_sim {
 	const struct fab_topo *topo;
+	struct fl_state *fl;            /* the flow engine's state, or NULL: packets */
 	struct fab_fabric_params fp;
 	uint64_t seed;
 	struct fab_eq eq;
@@ -203,6 +208,15 @@ void sim_port_kick(struct fab_sim *s, struct sim_port *port);
 struct sim_qp *sim_qp_new(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint8_t prio);
 void sim_qp_post(struct fab_sim *s, struct sim_qp *qp, fab_bytes bytes, uint32_t flow,
 		 uint32_t cookie);
+
+/* flow.c: the flow-level engine behind the same interface */
+void fl_init(struct fab_sim *s);
+void fl_set_rates(struct fab_sim *s);
+void fl_free(struct fab_sim *s);
+void fl_post(struct fab_sim *s, struct sim_qp *sq, fab_bytes bytes, uint32_t flow, uint32_t cookie);
+void fl_flow_start(struct fab_sim *s, struct sim_flow *f);
+int fl_run(struct fab_sim *s, fab_time_ps end_ps);
+void fl_stats(const struct fab_sim *s, uint64_t *recomputes, double *mean_component);
 
 /* nic.c */
 void nic_start_tx(struct fab_sim *s, struct sim_nic *nic, struct sim_port *port);

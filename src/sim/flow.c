@@ -1,0 +1,491 @@
+/*
+ * flow.c - the flow-level engine behind the same interface as the packet
+ * engine (sim.h): `fabric.engine: flow`.
+ *
+ * The topology, the queue pairs, their 5-tuple hashes and so their ECMP
+ * paths are the packet engine's (fab_sim_qp_path).  A queue pair carries
+ * its messages in order; the message at its head is a transfer that crosses
+ * the egress ports of its path.  Transfers share ports max-min fairly
+ * (maxmin.c), each port's capacity being its payload rate: line rate (a
+ * NIC's capped by PCIe) x MTU / (MTU + 82 bytes of headers, preamble and
+ * gap).  Its ACKs take their share of the ports on the way back (86 wire
+ * bytes per `ack_every` data packets, on the reverse 5-tuple's path).  When transfers start or finish, only the connected component of
+ * ports and transfers they touch is recomputed, once per instant however
+ * many changed at it.  A transfer's last byte then reaches the destination
+ * after the path's propagation delays plus the store-and-forward of its last
+ * packet at every switch; a flow finishes when its ACK is back.
+ *
+ * Not modelled: queueing delay, PFC, ECN and DCQCN, drops and
+ * retransmission, time series.  Faults: link degradation
+ * only (the run refuses the others).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "maxmin.h"
+#include "sim_int.h"
+
+#define FL_MAX_PATH 48 /* forward and ACK ports together */
+
+struct fl_msg {
+	fab_bytes bytes;
+	uint32_t flow, cookie;
+};
+
+/* a queue pair as the flow engine sees it */
+struct fl_qp {
+	uint32_t path[FL_MAX_PATH], pos[FL_MAX_PATH]; /* egress ports; index in each port's list */
+	uint8_t npath, nfwd;       /* path[0 .. nfwd): data; path[nfwd .. npath): its ACKs */
+	bool routed, active;
+	fab_time_ps tail_ps;       /* last byte leaves the source -> reaches the destination */
+	fab_time_ps ack_ps;        /* and its ACK back */
+	struct fl_msg *q;          /* FIFO: q[qh .. qn) */
+	uint32_t qh, qn, qcap;
+	double rem, rate;          /* payload bytes left of the head message; bytes per ps */
+	fab_time_ps t_last;        /* rem is as of then */
+	uint32_t gen;              /* completion events of older rates are stale */
+	uint32_t stamp;            /* component search */
+	uint32_t local;            /* index in the component */
+};
+
+struct fl_port {
+	uint32_t *qp, *hop;        /* active transfers crossing it, and which hop of theirs */
+	uint32_t n, cap;
+	double payload_per_ps;
+	uint32_t stamp, local;
+	bool dirty;
+};
+
+struct fl_state {
+	struct fl_qp *qps;
+	uint32_t cap_qps;
+	struct fl_port *ports;
+	uint32_t *dirty, ndirty, cap_dirty;
+	uint32_t stamp;
+	struct fab_maxmin mm;
+	/* component scratch */
+	uint32_t *cports, *cqps, *off, *idx;
+	double *ccap, *crate, *w;
+	double ack_frac;           /* ACK wire bytes per data wire byte */
+	size_t cap_cp, cap_cq, cap_ci;
+	uint64_t recomputes, comp_qps;
+};
+
+static double payload_rate(const struct fab_sim *s, uint32_t port)
+{
+	const struct sim_port *p = &s->ports[port];
+	double bps = (double)p->rate_bps;
+	if (!p->is_switch && s->server.pcie_bps && (double)s->server.pcie_bps < bps)
+		bps = (double)s->server.pcie_bps;
+	double eff = (double)s->fp.mtu / (double)(s->fp.mtu + FAB_ROCE_WIRE_OVERHEAD);
+	return bps * eff / 8 / 1e12;
+}
+
+void fl_init(struct fab_sim *s)
+{
+	struct fl_state *fl = fab_xcalloc(1, sizeof *fl);
+	fl->ports = fab_xcalloc(s->topo->nports, sizeof *fl->ports);
+	s->fl = fl;
+	fl_set_rates(s);
+	fab_maxmin_init(&fl->mm);
+	fl->ack_frac = (double)(66 + FAB_WIRE_PREAMBLE_IFG) /
+		       ((double)FAB_MAX(s->fp.nic.ack_every, 1u) * (double)(s->fp.mtu + FAB_ROCE_WIRE_OVERHEAD));
+}
+
+/* the ports' payload rates (again when the server's PCIe cap is set) */
+void fl_set_rates(struct fab_sim *s)
+{
+	for (uint32_t i = 0; i < s->topo->nports; i++)
+		s->fl->ports[i].payload_per_ps = payload_rate(s, i);
+}
+
+void fl_free(struct fab_sim *s)
+{
+	struct fl_state *fl = s->fl;
+	if (!fl)
+		return;
+	for (uint32_t i = 0; i < fl->cap_qps; i++)
+		free(fl->qps[i].q);
+	free(fl->qps);
+	for (uint32_t i = 0; i < s->topo->nports; i++) {
+		free(fl->ports[i].qp);
+		free(fl->ports[i].hop);
+	}
+	free(fl->ports);
+	free(fl->dirty);
+	fab_maxmin_free(&fl->mm);
+	free(fl->cports);
+	free(fl->cqps);
+	free(fl->off);
+	free(fl->idx);
+	free(fl->ccap);
+	free(fl->crate);
+	free(fl->w);
+	free(fl);
+	s->fl = NULL;
+}
+
+static struct fl_qp *fq(struct fab_sim *s, uint32_t qp)
+{
+	struct fl_state *fl = s->fl;
+	if (qp >= fl->cap_qps) {
+		uint32_t n = FAB_MAX(s->cap_qps, qp + 1);
+		fl->qps = fab_xrealloc(fl->qps, n, sizeof *fl->qps);
+		memset(fl->qps + fl->cap_qps, 0, (n - fl->cap_qps) * sizeof *fl->qps);
+		fl->cap_qps = n;
+	}
+	return &fl->qps[qp];
+}
+
+static void mark_dirty(struct fab_sim *s, uint32_t port)
+{
+	struct fl_state *fl = s->fl;
+	if (fl->ports[port].dirty)
+		return;
+	fl->ports[port].dirty = true;
+	if (fl->ndirty == fl->cap_dirty) {
+		fl->cap_dirty = fl->cap_dirty ? 2 * fl->cap_dirty : 64;
+		fl->dirty = fab_xrealloc(fl->dirty, fl->cap_dirty, sizeof *fl->dirty);
+	}
+	fl->dirty[fl->ndirty++] = port;
+}
+
+/* the ports the ACKs of queue pair id cross (its reverse 5-tuple), as
+ * fab_sim_qp_path finds the data's */
+static uint32_t ack_path(const struct fab_sim *s, uint32_t id, uint32_t *ports, uint32_t max)
+{
+	const struct sim_qp *q = s->qps[id];
+	const struct fab_topo *t = s->topo;
+	uint32_t n = 0, port = t->nodes[t->nic_node[q->dst_nic]].first_port;
+	while (n < max) {
+		ports[n++] = port;
+		uint32_t node = t->ports[t->ports[port].peer].node;
+		if (t->nodes[node].kind != FAB_NODE_SWITCH)
+			break;
+		uint32_t cnt;
+		const uint32_t *hops = fab_topo_routes(t, node, q->src_nic, &cnt);
+		if (!cnt)
+			break;
+		const struct sim_switch *sw = &s->switches[t->switch_index[node]];
+		port = cnt == 1 ? hops[0] : hops[fab_mix64(q->hash_rev ^ sw->ecmp_seed) % cnt];
+	}
+	return n;
+}
+
+/* the paths and latencies, at the first message (routes as they are) */
+static void route(struct fab_sim *s, uint32_t id, struct fl_qp *q)
+{
+	uint32_t mtu_wire = s->fp.mtu + FAB_ROCE_WIRE_OVERHEAD, ack_wire = 66 + FAB_WIRE_PREAMBLE_IFG;
+	q->nfwd = (uint8_t)fab_sim_qp_path(s, id, q->path, FL_MAX_PATH / 2);
+	q->npath = (uint8_t)(q->nfwd + ack_path(s, id, q->path + q->nfwd, FL_MAX_PATH / 2));
+	q->tail_ps = q->ack_ps = 0;
+	for (uint32_t h = 0; h < q->npath; h++) {
+		const struct sim_port *p = &s->ports[q->path[h]];
+		if (h < q->nfwd)
+			q->tail_ps += p->delay_ps + (h ? fab_ser_ps(mtu_wire, p->rate_bps) : 0);
+		else
+			q->ack_ps += p->delay_ps + fab_ser_ps(ack_wire, p->rate_bps);
+	}
+	q->routed = true;
+}
+
+static void port_add(struct fab_sim *s, uint32_t id, struct fl_qp *q)
+{
+	for (uint32_t h = 0; h < q->npath; h++) {
+		struct fl_port *p = &s->fl->ports[q->path[h]];
+		if (p->n == p->cap) {
+			p->cap = p->cap ? 2 * p->cap : 4;
+			p->qp = fab_xrealloc(p->qp, p->cap, sizeof *p->qp);
+			p->hop = fab_xrealloc(p->hop, p->cap, sizeof *p->hop);
+		}
+		q->pos[h] = p->n;
+		p->qp[p->n] = id;
+		p->hop[p->n++] = h;
+		mark_dirty(s, q->path[h]);
+	}
+}
+
+static void port_remove(struct fab_sim *s, struct fl_qp *q)
+{
+	for (uint32_t h = 0; h < q->npath; h++) {
+		struct fl_port *p = &s->fl->ports[q->path[h]];
+		uint32_t i = q->pos[h], last = --p->n;
+		if (i != last) {
+			p->qp[i] = p->qp[last];
+			p->hop[i] = p->hop[last];
+			s->fl->qps[p->qp[i]].pos[p->hop[i]] = i;
+		}
+		mark_dirty(s, q->path[h]);
+	}
+}
+
+/* the head message becomes the transfer in progress */
+static void activate(struct fab_sim *s, uint32_t id, struct fl_qp *q)
+{
+	q->rem = (double)q->q[q->qh].bytes;
+	q->rate = 0;
+	q->t_last = s->now_ps;
+	q->gen++;
+	if (!q->active) {
+		q->active = true;
+		port_add(s, id, q);
+	} else {
+		for (uint32_t h = 0; h < q->npath; h++)
+			mark_dirty(s, q->path[h]);
+	}
+}
+
+void fl_post(struct fab_sim *s, struct sim_qp *sq, fab_bytes bytes, uint32_t flow, uint32_t cookie)
+{
+	struct fl_qp *q = fq(s, sq->id);
+	if (!q->routed)
+		route(s, sq->id, q);
+	if (q->qn == q->qcap) {
+		if (q->qh) { /* slide the FIFO down before growing it */
+			memmove(q->q, q->q + q->qh, (q->qn - q->qh) * sizeof *q->q);
+			q->qn -= q->qh;
+			q->qh = 0;
+		}
+		if (q->qn == q->qcap) {
+			q->qcap = q->qcap ? 2 * q->qcap : 4;
+			q->q = fab_xrealloc(q->q, q->qcap, sizeof *q->q);
+		}
+	}
+	q->q[q->qn++] = (struct fl_msg){bytes, flow, cookie};
+	uint32_t pkts = (uint32_t)((bytes + s->fp.mtu - 1) / s->fp.mtu);
+	sq->npkts += pkts;
+	sq->snd_max = sq->npkts; /* fab_sim_qp_used */
+	if (q->qn - q->qh == 1)
+		activate(s, sq->id, q);
+}
+
+void fl_flow_start(struct fab_sim *s, struct sim_flow *f)
+{
+	for (uint32_t k = 0; k < f->nqps; k++) {
+		fab_bytes bytes = f->spec.bytes / f->nqps + (k < f->spec.bytes % f->nqps ? 1 : 0);
+		fl_post(s, s->qps[f->first_qp + k], bytes, (uint32_t)(f - s->flows), 0);
+	}
+}
+
+static void grow_u32(uint32_t **p, size_t *cap, size_t need)
+{
+	if (*cap >= need)
+		return;
+	*cap = need + need / 2 + 64;
+	*p = fab_xrealloc(*p, *cap, sizeof **p);
+}
+
+/* New rates for the component of the dirty ports: the ports and transfers
+ * reachable from them through shared ports. */
+static void recompute(struct fab_sim *s)
+{
+	struct fl_state *fl = s->fl;
+	uint32_t st = ++fl->stamp, np = 0, nq = 0;
+	size_t cap_p = fl->cap_cp, cap_q = fl->cap_cq;
+	for (uint32_t i = 0; i < fl->ndirty; i++) {
+		uint32_t port = fl->dirty[i];
+		fl->ports[port].dirty = false;
+		if (fl->ports[port].stamp == st)
+			continue;
+		fl->ports[port].stamp = st;
+		grow_u32(&fl->cports, &cap_p, np + 1);
+		fl->ports[port].local = np;
+		fl->cports[np++] = port;
+	}
+	fl->ndirty = 0;
+	/* breadth first over ports: their transfers, those transfers' ports */
+	for (uint32_t i = 0; i < np; i++) {
+		struct fl_port *p = &fl->ports[fl->cports[i]];
+		for (uint32_t k = 0; k < p->n; k++) {
+			struct fl_qp *q = &fl->qps[p->qp[k]];
+			if (q->stamp == st)
+				continue;
+			q->stamp = st;
+			grow_u32(&fl->cqps, &cap_q, nq + 1);
+			q->local = nq;
+			fl->cqps[nq++] = p->qp[k];
+			for (uint32_t h = 0; h < q->npath; h++) {
+				struct fl_port *p2 = &fl->ports[q->path[h]];
+				if (p2->stamp == st)
+					continue;
+				p2->stamp = st;
+				grow_u32(&fl->cports, &cap_p, np + 1);
+				p2->local = np;
+				fl->cports[np++] = q->path[h];
+			}
+		}
+	}
+	fl->cap_cp = cap_p;
+	fl->cap_cq = cap_q;
+	fl->recomputes++;
+	fl->comp_qps += nq;
+	if (!nq)
+		return;
+	/* the problem in local indices */
+	size_t ne = 0;
+	fl->off = fab_xrealloc(fl->off, nq + 1, sizeof *fl->off);
+	size_t ne_all = 0;
+	for (uint32_t k = 0; k < nq; k++)
+		ne_all += fl->qps[fl->cqps[k]].npath;
+	fl->w = fab_xrealloc(fl->w, ne_all + 1, sizeof *fl->w);
+	fl->crate = fab_xrealloc(fl->crate, nq, sizeof *fl->crate);
+	fl->ccap = fab_xrealloc(fl->ccap, np, sizeof *fl->ccap);
+	for (uint32_t i = 0; i < np; i++)
+		fl->ccap[i] = fl->ports[fl->cports[i]].payload_per_ps;
+	for (uint32_t k = 0; k < nq; k++) {
+		struct fl_qp *q = &fl->qps[fl->cqps[k]];
+		fl->off[k] = (uint32_t)ne;
+		grow_u32(&fl->idx, &fl->cap_ci, ne + q->npath);
+		for (uint32_t h = 0; h < q->npath; h++) {
+			fl->w[ne] = h < q->nfwd ? 1 : fl->ack_frac;
+			fl->idx[ne++] = fl->ports[q->path[h]].local;
+		}
+	}
+	fl->off[nq] = (uint32_t)ne;
+	fab_maxmin_solve(&fl->mm, np, fl->ccap, nq, fl->off, fl->idx, fl->w, fl->crate);
+	for (uint32_t k = 0; k < nq; k++) {
+		uint32_t id = fl->cqps[k];
+		struct fl_qp *q = &fl->qps[id];
+		double r = fl->crate[k];
+		q->rem -= q->rate * (double)(s->now_ps - q->t_last);
+		if (q->rem < 0)
+			q->rem = 0;
+		q->t_last = s->now_ps;
+		/* an unchanged rate keeps its completion event */
+		if (r == q->rate && q->gen && r > 0)
+			continue;
+		q->rate = r;
+		q->gen++;
+		if (r > 0)
+			fab_eq_push(&s->eq, s->now_ps + (fab_time_ps)ceil(q->rem / r), EV_FL_DONE, q, q->gen);
+	}
+}
+
+/* the head message's last byte has left the source */
+static void on_done(struct fab_sim *s, struct fl_qp *q, uint32_t gen)
+{
+	if (gen != q->gen || !q->active)
+		return;
+	uint32_t id = (uint32_t)(q - s->fl->qps);
+	struct fl_msg m = q->q[q->qh++];
+	/* the counters the packet engine keeps per frame, per message here */
+	uint64_t pkts = (m.bytes + s->fp.mtu - 1) / s->fp.mtu;
+	uint64_t frames = m.bytes + pkts * FAB_ROCE_FRAME_OVERHEAD;
+	for (uint32_t h = 0; h < q->nfwd; h++) {
+		struct sim_port *p = &s->ports[q->path[h]], *peer = &s->ports[p->peer];
+		p->st.tx_bytes += frames;
+		p->st.tx_wire_bytes += frames + pkts * FAB_WIRE_PREAMBLE_IFG;
+		p->st.tx_pkts += pkts;
+		p->st.tx_data_pkts += pkts;
+		peer->st.rx_bytes += frames;
+		peer->st.rx_pkts += pkts;
+	}
+	s->tot.data_tx_bytes += m.bytes;
+	s->tot.data_rx_bytes += m.bytes;
+	s->tot.data_pkts += pkts;
+	if (m.flow != NO_FLOW) {
+		struct sim_flow *f = &s->flows[m.flow];
+		f->st.delivered_bytes += m.bytes;
+		f->st.data_pkts += pkts;
+		fab_eq_push(&s->eq, s->now_ps + q->tail_ps + q->ack_ps, EV_FL_DELIVER, f, 0);
+	} else {
+		fab_eq_push(&s->eq, s->now_ps + q->tail_ps, EV_FL_DELIVER, NULL, m.cookie);
+	}
+	if (q->qh < q->qn) {
+		activate(s, id, q);
+	} else {
+		q->active = false;
+		q->rate = 0;
+		q->gen++;
+		q->qh = q->qn = 0;
+		port_remove(s, q);
+	}
+}
+
+static void on_deliver(struct fab_sim *s, struct sim_flow *f, uint32_t cookie)
+{
+	if (!f) {
+		if (s->hooks.delivered)
+			s->hooks.delivered(s->hooks.ctx, cookie);
+		return;
+	}
+	if (++f->qps_done == f->nqps) {
+		f->st.finish_ps = s->now_ps;
+		s->tot.flows_done++;
+	}
+}
+
+static void on_fault(struct fab_sim *s, const struct fab_fault *f, int what)
+{
+	if (f->kind != FAB_FAULT_DEGRADE || what == 2)
+		return;
+	fab_rate_bps r = what == 1 ? s->topo->ports[f->port].rate_bps : f->rate_bps;
+	uint32_t a = f->port, b = s->ports[a].peer;
+	s->ports[a].rate_bps = s->ports[b].rate_bps = r;
+	s->fl->ports[a].payload_per_ps = payload_rate(s, a);
+	s->fl->ports[b].payload_per_ps = payload_rate(s, b);
+	mark_dirty(s, a);
+	mark_dirty(s, b);
+}
+
+int fl_run(struct fab_sim *s, fab_time_ps end_ps)
+{
+	struct fl_state *fl = s->fl;
+	struct fab_ev ev;
+	uint64_t next_progress = 1u << 20;
+	for (;;) {
+		/* every change at this instant is in: new rates, once */
+		if (fl->ndirty && fab_eq_peek_time(&s->eq) > s->now_ps)
+			recompute(s);
+		if (!(s->tot.flows_done < s->nflows || s->holds) || !fab_eq_pop(&s->eq, &ev))
+			break;
+		if (end_ps && ev.t_ps > end_ps) {
+			s->now_ps = end_ps;
+			s->tot.stopped_by_end_time = true;
+			break;
+		}
+		s->now_ps = ev.t_ps;
+		switch (ev.type) {
+		case EV_FLOW_START:
+			fl_flow_start(s, ev.obj);
+			break;
+		case EV_USER:
+			if (s->hooks.timer)
+				s->hooks.timer(s->hooks.ctx, ev.arg);
+			break;
+		case EV_LOCAL:
+			if (s->hooks.delivered)
+				s->hooks.delivered(s->hooks.ctx, ev.arg);
+			break;
+		case EV_FAULT:
+			on_fault(s, ev.obj, (int)ev.arg);
+			break;
+		case EV_FL_DONE:
+			on_done(s, ev.obj, ev.arg);
+			break;
+		case EV_FL_DELIVER:
+			on_deliver(s, ev.obj, ev.arg);
+			break;
+		default:
+			break;
+		}
+		if (s->progress && s->eq.popped >= next_progress) {
+			next_progress += 1u << 20;
+			s->progress(s->progress_ctx, s->now_ps, s->eq.popped);
+		}
+	}
+	/* bytes are counted when a message has left whole: nothing is in
+	 * flight in the books */
+	s->tot.events = s->eq.popped;
+	s->tot.end_ps = s->now_ps;
+	s->tot.data_inflight_bytes = 0;
+	return 0;
+}
+
+void fl_stats(const struct fab_sim *s, uint64_t *recomputes, double *mean_component)
+{
+	const struct fl_state *fl = s->fl;
+	*recomputes = fl ? fl->recomputes : 0;
+	*mean_component = fl && fl->recomputes ? (double)fl->comp_qps / (double)fl->recomputes : 0;
+}
