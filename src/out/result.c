@@ -299,7 +299,22 @@ json_t *fab_result_json(const struct fab_config *c, const struct fab_sim *s)
 	json_t *doc = json_object();
 	json_object_set_new(doc, "schema", json_string(FAB_RESULT_SCHEMA));
 	json_object_set_new(doc, "kind", json_string("sim"));
-	json_object_set_new(doc, "engine", json_string("packet"));
+	bool flow = c->fabric.engine == FAB_ENGINE_FLOW;
+	json_object_set_new(doc, "engine", json_string(flow ? "flow" : "packet"));
+	if (flow) {
+		/* what the numbers below do not contain */
+		json_t *nm = json_array();
+		static const char *const not_modeled[] = {"queueing delay", "PFC", "ECN and DCQCN", "drops and retransmission",
+							  "time series", "faults other than degrade and slow-gpu"};
+		for (size_t i = 0; i < FAB_ARRAY_LEN(not_modeled); i++)
+			json_array_append_new(nm, json_string(not_modeled[i]));
+		json_object_set_new(doc, "not_modeled", nm);
+		uint64_t rec;
+		double comp;
+		fab_sim_flow_engine_stats(s, &rec, &comp);
+		json_object_set_new(doc, "flow_engine", json_pack("{s:I,s:f}", "recomputes", (json_int_t)rec,
+								 "mean_component_transfers", comp));
+	}
 	json_object_set_new(doc, "scenario", json_string(c->origin));
 	json_object_set_new(doc, "seed", json_u64(c->run.seed));
 	json_object_set_new(doc, "config", config_json(c));
@@ -601,7 +616,8 @@ int fab_result_write_text(FILE *f, const struct fab_config *c, const struct fab_
 	fab_summary_compute(s, &sm);
 	char a[32], b[32], d[32], e[32];
 	static const char *kinds[] = {"spine-leaf", "fat-tree", "file"};
-	fprintf(f, "fabscope sim: %s, seed %llu\n", c->origin, (unsigned long long)c->run.seed);
+	fprintf(f, "fabscope sim: %s, seed %llu%s\n", c->origin, (unsigned long long)c->run.seed,
+		c->fabric.engine == FAB_ENGINE_FLOW ? ", flow engine (no queues, PFC, ECN or drops)" : "");
 	fprintf(f, "topology: %s, %u servers x %u GPUs = %u GPUs, %u NICs, %u switches, %u links\n",
 		kinds[c->topo.kind], t->nservers, t->gpus_per_server, t->ngpus, t->nnics,
 		t->nswitches, t->nports / 2);

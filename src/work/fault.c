@@ -20,10 +20,13 @@ static int locerr(struct fab_err *err, const struct fab_fault_spec *f, const cha
 			   f->loc.what, msg, arg ? arg : "");
 }
 
-int fab_fault_resolve(const struct fab_fault_spec *f, const struct fab_topo *t,
+int fab_fault_resolve(const struct fab_fault_spec *f, const struct fab_topo *t, int engine,
 		      struct fab_fault *out, struct fab_err *err)
 {
 	memset(out, 0, sizeof *out);
+	if (engine == FAB_ENGINE_FLOW && f->kind != FAB_FAULT_DEGRADE && f->kind != FAB_FAULT_SLOW_GPU)
+		return locerr(err, f, "the flow engine models degrade and slow-gpu faults only; run this one with "
+			      "engine: packet", NULL);
 	out->kind = f->kind;
 	out->rate_bps = f->rate_bps;
 	out->drop = f->drop;
