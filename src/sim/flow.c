@@ -357,17 +357,19 @@ static void recompute(struct fab_sim *s)
 			continue;
 		q->rate = r;
 		q->gen++;
+		/* the queue pair by id: the array of them may grow */
 		if (r > 0)
-			fab_eq_push(&s->eq, s->now_ps + (fab_time_ps)ceil(q->rem / r), EV_FL_DONE, q, q->gen);
+			fab_eq_push(&s->eq, s->now_ps + (fab_time_ps)ceil(q->rem / r), EV_FL_DONE, (void *)(uintptr_t)id,
+				    q->gen);
 	}
 }
 
 /* the head message's last byte has left the source */
-static void on_done(struct fab_sim *s, struct fl_qp *q, uint32_t gen)
+static void on_done(struct fab_sim *s, uint32_t id, uint32_t gen)
 {
+	struct fl_qp *q = &s->fl->qps[id];
 	if (gen != q->gen || !q->active)
 		return;
-	uint32_t id = (uint32_t)(q - s->fl->qps);
 	struct fl_msg m = q->q[q->qh++];
 	/* the counters the packet engine keeps per frame, per message here */
 	uint64_t pkts = (m.bytes + s->fp.mtu - 1) / s->fp.mtu;
@@ -462,7 +464,7 @@ int fl_run(struct fab_sim *s, fab_time_ps end_ps)
 			on_fault(s, ev.obj, (int)ev.arg);
 			break;
 		case EV_FL_DONE:
-			on_done(s, ev.obj, ev.arg);
+			on_done(s, (uint32_t)(uintptr_t)ev.obj, ev.arg);
 			break;
 		case EV_FL_DELIVER:
 			on_deliver(s, ev.obj, ev.arg);
