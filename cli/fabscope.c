@@ -316,7 +316,7 @@ static int cmd_sim(int argc, char **argv)
 	};
 	bool debug = false;
 	const char **sets = calloc((size_t)argc + 2, sizeof *sets);
-	char seedbuf[64];
+	char seedbuf[64], enginebuf[64];
 	size_t nsets = 0;
 	const char *format = "text", *outdir = NULL;
 	bool quiet = false;
@@ -329,6 +329,10 @@ static int cmd_sim(int argc, char **argv)
 		case 's':
 			snprintf(seedbuf, sizeof seedbuf, "run.seed=%s", optarg);
 			sets[nsets++] = seedbuf;
+			break;
+		case 'E':
+			snprintf(enginebuf, sizeof enginebuf, "engine=%s", optarg);
+			sets[nsets++] = enginebuf;
 			break;
 		case 'S':
 			sets[nsets++] = optarg;

@@ -62,6 +62,9 @@ static const struct fab_key_def keys[] = {
 	 "file: edge list (nic NAME / switch NAME / link A B RATE DELAY), relative to the scenario"},
 	{"engine", K_ENUM, OFF(fabric.engine), "packet", 0, 0, "packet|flow",
 	 "packet: every packet, queue, PAUSE and mark; flow: transfers at max-min fair rates (doc/flow.md)"},
+	{"flow.ring", K_ENUM, OFF(fabric.flow_ring), "auto", 0, 0, "auto|steps|aggregate",
+	 "flow engine, ring collectives: every step of the schedule (steps); one transfer per ring edge plus "
+	 "the steps' latency (aggregate: 16k GPUs in seconds); auto: aggregate past 4M steps"},
 	/* fabric */
 	{"fabric.mtu", K_U32, OFF(fabric.mtu), "4096", 256, 4096, NULL,
 	 "RoCE payload bytes per packet: 256, 512, 1024, 2048 or 4096"},

@@ -897,6 +897,34 @@ uint32_t fab_sim_qp_path(const struct fab_sim *s, uint32_t qp, uint32_t *ports, 
 	return n;
 }
 
+const struct fab_fabric_params *fab_sim_fabric(const struct fab_sim *s)
+{
+	return &s->fp;
+}
+
+fab_time_ps fab_sim_conn_latency(const struct fab_sim *s, uint32_t conn)
+{
+	uint32_t path[64], n = fab_sim_qp_path(s, conn, path, 64);
+	uint32_t wire = s->fp.mtu + FAB_ROCE_WIRE_OVERHEAD;
+	fab_time_ps t = 0;
+	for (uint32_t h = 0; h < n; h++)
+		t += s->ports[path[h]].delay_ps + (h ? fab_ser_ps(wire, s->ports[path[h]].rate_bps) : 0);
+	return t;
+}
+
+double fab_sim_conn_rate(const struct fab_sim *s, uint32_t conn)
+{
+	uint32_t path[64], n = fab_sim_qp_path(s, conn, path, 64);
+	double eff = (double)s->fp.mtu / (s->fp.mtu + FAB_ROCE_WIRE_OVERHEAD), best = 1e300;
+	for (uint32_t h = 0; h < n; h++) {
+		double bps = (double)s->ports[path[h]].rate_bps;
+		if (!h && s->server.pcie_bps && (double)s->server.pcie_bps < bps)
+			bps = (double)s->server.pcie_bps;
+		best = FAB_MIN(best, bps * eff / 8);
+	}
+	return best;
+}
+
 void fab_sim_flow_engine_stats(const struct fab_sim *s, uint64_t *recomputes, double *mean_component)
 {
 	fl_stats(s, recomputes, mean_component);

@@ -59,9 +59,12 @@ struct fab_nic_params {
 };
 
 enum fab_engine { FAB_ENGINE_PACKET, FAB_ENGINE_FLOW };
+/* how the flow engine runs ring collectives */
+enum fab_flow_ring { FAB_FLOW_RING_AUTO, FAB_FLOW_RING_STEPS, FAB_FLOW_RING_AGGREGATE };
 
 struct fab_fabric_params {
 	int engine;                 /* enum fab_engine */
+	int flow_ring;              /* enum fab_flow_ring */
 	uint32_t mtu;               /* RoCE payload per packet: 1024, 2048 or 4096 */
 	fab_bytes buffer_bytes;     /* shared buffer per switch */
 	double dt_alpha;            /* dynamic threshold for lossy queues */
@@ -236,6 +239,14 @@ uint32_t fab_sim_nqps(const struct fab_sim *s);
 bool fab_sim_qp_used(const struct fab_sim *s, uint32_t qp);
 uint32_t fab_sim_qp_path(const struct fab_sim *s, uint32_t qp, uint32_t *ports, uint32_t max);
 void fab_sim_qp_ends(const struct fab_sim *s, uint32_t qp, uint32_t *src_nic, uint32_t *dst_nic);
+
+const struct fab_fabric_params *fab_sim_fabric(const struct fab_sim *s);
+/* What a message on conn waits after its last byte leaves the NIC: the
+ * path's propagation delays and the store-and-forward of one full packet
+ * at every switch (routes as they are now). */
+fab_time_ps fab_sim_conn_latency(const struct fab_sim *s, uint32_t conn);
+/* The payload bytes per second conn's path carries when it is alone on it. */
+double fab_sim_conn_rate(const struct fab_sim *s, uint32_t conn);
 
 /* Flow engine: how many times rates were recomputed and the mean number
  * of transfers in a recomputed component (0, 0 for the packet engine). */

@@ -279,6 +279,8 @@ static void finish_op(struct fab_comm *c)
 		       (double)(c->res.end_ps - c->res.start_ps) / 1e6);
 	c->busy = false;
 	fab_exec_free(&c->ex);
+	if (c->aggregate)
+		memset(&c->sched, 0, sizeof c->sched);
 	fab_sched_free(&c->sched);
 	free(c->parts);
 	c->parts = NULL;
@@ -348,6 +350,78 @@ static void start_local(void *ctx, struct fab_exec *ex, uint32_t step)
 
 static const struct fab_exec_ops exec_ops = {start_send, start_local};
 
+/* ---- a ring, aggregated (flow engine) ---- */
+
+static void on_agg_done(void *obj, uint32_t arg)
+{
+	(void)arg;
+	finish_op(obj);
+}
+
+static void on_agg_delivered(void *obj, uint32_t arg)
+{
+	(void)arg;
+	struct fab_comm *c = obj;
+	if (--c->agg_left)
+		return;
+	fab_work_timer(c->w, FAB_MAX(fab_sim_now(c->w->sim), c->agg_floor_ps), on_agg_done, c, 0);
+}
+
+/* ring steps of one rank for op (0: not a ring operation) */
+static uint32_t ring_steps(int op, uint32_t n)
+{
+	return op == FAB_OP_ALLREDUCE ? 2 * (n - 1) : op == FAB_OP_REDUCESCATTER || op == FAB_OP_ALLGATHER ? n - 1 : 0;
+}
+
+static bool use_aggregate(const struct fab_comm *c, int op, int algo, uint64_t size)
+{
+	const struct fab_fabric_params *fp = fab_sim_fabric(c->w->sim);
+	uint32_t steps = ring_steps(op, c->nranks);
+	if (fp->engine != FAB_ENGINE_FLOW || algo != FAB_ALGO_RING || !steps || fp->flow_ring == FAB_FLOW_RING_STEPS)
+		return false;
+	if (fp->flow_ring == FAB_FLOW_RING_AGGREGATE)
+		return true;
+	/* auto: when the schedule would hold more than 4M steps */
+	double per = (double)size / c->nranks / c->channels, chunks = ceil(per / (double)FAB_MAX(c->chunk_bytes, 1u));
+	return 2.0 * steps * c->nranks * c->channels * FAB_MAX(chunks, 1.0) > 4e6;
+}
+
+static void ring_aggregate_start(struct fab_comm *c, int op, uint64_t size)
+{
+	uint32_t n = c->nranks, steps = ring_steps(op, n);
+	uint64_t per_step = size / n / c->channels, bytes = per_step * steps;
+	const struct fab_server_params *sp = fab_sim_server(c->w->sim);
+	double lap_s = 0; /* the slowest channel's lap: every edge's chunk alone plus its latency */
+	c->aggregate = true;
+	c->agg_left = 1; /* held until every edge is posted */
+	c->sched.channels = c->channels;
+	c->sched.nsteps = 2 * steps * n * c->channels;
+	for (uint32_t ch = 0; ch < c->channels; ch++) {
+		double lap = 0;
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t src = c->gpu[c->chan_order[ch][i]], dst = c->gpu[c->chan_order[ch][(i + 1) % n]];
+			if (fab_topo_gpu_server(c->topo, src) == fab_topo_gpu_server(c->topo, dst)) {
+				lap += (double)sp->nvlink_lat_ps / 1e12 + (double)per_step / c->bw_nvl_Bps;
+				c->agg_left++;
+				fab_sim_post_local(c->w->sim, src, dst, bytes, fab_work_cookie(c->w, on_agg_delivered, c, 0));
+				continue;
+			}
+			uint32_t conn = conn_get(c, gpu_nic(c, src), gpu_nic(c, dst), ch);
+			lap += (double)fab_sim_conn_latency(c->w->sim, conn) / 1e12 +
+			       (double)per_step / fab_sim_conn_rate(c->w->sim, conn);
+			uint32_t Q = (uint32_t)FAB_MIN((uint64_t)c->qps_per_conn, FAB_MAX(bytes, 1));
+			for (uint32_t q = 0; q < Q; q++) {
+				c->agg_left++;
+				fab_sim_post(c->w->sim, conn + q, bytes / Q + (q < bytes % Q ? 1 : 0),
+					     fab_work_cookie(c->w, on_agg_delivered, c, 0));
+			}
+		}
+		lap_s = FAB_MAX(lap_s, lap);
+	}
+	c->agg_floor_ps = fab_sim_now(c->w->sim) + (fab_time_ps)((double)steps / n * lap_s * 1e12);
+	on_agg_delivered(c, 0); /* the hold */
+}
+
 int fab_comm_start(struct fab_comm *c, const struct fab_coll_req *r, fab_comm_done_fn done,
 		   void *ctx, struct fab_err *err)
 {
@@ -371,10 +445,11 @@ int fab_comm_start(struct fab_comm *c, const struct fab_coll_req *r, fab_comm_do
 	};
 	if (algo == FAB_ALGO_HIER)
 		a.order = NULL, a.chan_order = NULL;
-	int rc = fab_coll_build(&a, &c->sched, err);
+	int rc = use_aggregate(c, r->op, algo, size) ? 0 : fab_coll_build(&a, &c->sched, err);
 	if (rc)
 		return rc;
 	c->map = algo == FAB_ALGO_HIER ? c->hier_gpu : c->gpu;
+	bool agg = use_aggregate(c, r->op, algo, size);
 	c->res = (struct fab_op_result){.op = r->op,
 					.algo = algo,
 					.bytes = size,
@@ -384,6 +459,12 @@ int fab_comm_start(struct fab_comm *c, const struct fab_coll_req *r, fab_comm_do
 	c->done = done;
 	c->done_ctx = ctx;
 	c->busy = true;
+	c->aggregate = false;
+	if (agg) {
+		fab_sim_hold(c->w->sim, +1);
+		ring_aggregate_start(c, r->op, size);
+		return 0;
+	}
 	if (c->qps_per_conn > 1)
 		c->parts = fab_xcalloc(c->sched.nsteps ? c->sched.nsteps : 1, sizeof *c->parts);
 	fab_sim_hold(c->w->sim, +1);

@@ -8,6 +8,13 @@
  * built as a schedule (src/coll/) and executed step by step: sends become
  * messages on the engine (or NVLink transfers inside a server), receives
  * wait for them, reductions cost bytes / reduce rate when one is set.
+ * On the flow engine a ring can instead run aggregated (flow.ring): each
+ * ring edge carries all its steps' bytes as one transfer, at the rate the
+ * fabric gives it, and the operation ends when the last has arrived, but
+ * no sooner than the ring's pipeline allows: a step waits for the previous
+ * one's data from the rank before, so the critical path goes once round
+ * the ring every n steps, paying each edge's chunk at its full rate plus
+ * its latency (the slowest channel's lap, steps / n times).
  */
 #ifndef FAB_COMM_H
 #define FAB_COMM_H
@@ -78,6 +85,10 @@ struct fab_comm {
 	struct fab_sched sched;
 	struct fab_exec ex;
 	const uint32_t *map;       /* schedule rank -> GPU */
+	/* a ring run aggregated (flow engine): one transfer per ring edge */
+	bool aggregate;
+	uint32_t agg_left;         /* transfers still travelling */
+	fab_time_ps agg_floor_ps;  /* the end no sooner than this: every step at full rate plus its latency */
 	struct fab_op_result res;
 	fab_comm_done_fn done;
 	void *done_ctx;
