@@ -100,6 +100,7 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	sh bench/run.sh ./$(BIN)
 	sh bench/probe.sh ./$(BIN)
+	sh bench/flow.sh ./$(BIN)
 
 # regenerates the key reference at the end of doc/scenario.md
 doc-keys: $(BIN)

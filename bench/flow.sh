@@ -1,0 +1,30 @@
+#!/bin/sh
+# The flow engine (reported, not asserted): wall time and peak memory at
+# scale, and the time against the packet engine where both run.
+#  - 16,384 GPUs, k=32 fat-tree, ring AllReduce 1 GiB (bench/flow-16k.yaml);
+#  - with FLOW_131K=1, 131,072 GPUs on a k=64 fat-tree (about 90 s and 4 GiB
+#    here, nearly all of it the route tables);
+#  - 128 GPUs, ring AllReduce 256 MiB (bench/coll-allreduce-128.yaml): both
+#    engines, the packet engine as configured and with ECN and PFC off.
+F=${1:-./build/fabscope}
+run() { # NAME ARGS...: one line with the time column, wall time and peak RSS
+	name=$1
+	shift
+	/usr/bin/time -f "%e %M" "$F" coll "$@" >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; exit 1; }
+	t=$(awk '/^ /{ print $6 }' "$tmp/out")
+	set -- $(tail -1 "$tmp/err")
+	printf '  %-44s %12s us  %7.2f s wall  %6d MiB peak\n' "$name" "$t" "$1" $(($2 / 1024))
+	echo "$t" >"$tmp/$name.t"
+}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+echo "flow engine:"
+run flow-16k bench/flow-16k.yaml --engine flow
+[ -n "$FLOW_131K" ] && run flow-131k bench/flow-131k.yaml --engine flow
+run flow-128 bench/coll-allreduce-128.yaml --engine flow
+run flow-128-steps bench/coll-allreduce-128.yaml --engine flow --set flow.ring=steps
+run packet-128 bench/coll-allreduce-128.yaml
+run packet-128-noecn-nopfc bench/coll-allreduce-128.yaml --set fabric.ecn.enabled=false \
+	--set fabric.pfc.enabled=false --set fabric.buffer=4GiB
+awk -v f="$(cat "$tmp/flow-128.t")" -v p="$(cat "$tmp/packet-128.t")" -v q="$(cat "$tmp/packet-128-noecn-nopfc.t")" \
+	'BEGIN { printf "  128 GPUs: flow vs packet %+.1f%% (defaults), %+.1f%% (ECN and PFC off)\n", (f / p - 1) * 100, (f / q - 1) * 100 }'
