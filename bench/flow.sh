@@ -5,7 +5,10 @@
 #  - with FLOW_131K=1, 131,072 GPUs on a k=64 fat-tree (about 25 s and
 #    4 GiB here, nearly all of it building the route tables);
 #  - 128 GPUs, ring AllReduce 256 MiB (bench/coll-allreduce-128.yaml): both
-#    engines, the packet engine as configured and with ECN and PFC off.
+#    engines, the packet engine as configured and with ECN and PFC off;
+#  - 256 GPUs (bench/compare-256.yaml): ring, hierarchical, AllToAll and
+#    tree on both engines (the tree takes about 35 s on the flow engine:
+#    its transfers form one large component, recomputed at every change).
 F=${1:-./build/fabscope}
 run() { # NAME ARGS...: one line with the time column, wall time and peak RSS
 	name=$1
@@ -26,5 +29,15 @@ run flow-128-steps bench/coll-allreduce-128.yaml --engine flow --set flow.ring=s
 run packet-128 bench/coll-allreduce-128.yaml
 run packet-128-noecn-nopfc bench/coll-allreduce-128.yaml --set fabric.ecn.enabled=false \
 	--set fabric.pfc.enabled=false --set fabric.buffer=4GiB
+# 256 GPUs, every engine-independent algorithm: flow against packet (ECN
+# and PFC off, deep buffers: the regime the flow model describes)
+P="--set fabric.ecn.enabled=false --set fabric.pfc.enabled=false --set fabric.buffer=4GiB"
+for a in "ring allreduce 256M" "hierarchical allreduce 256M" "direct alltoall 64M" "tree allreduce 64M"; do
+	set -- $a
+	run "flow-256-$1" bench/compare-256.yaml -a "$1" --op "$2" -b "$3" -e "$3" --engine flow
+	run "packet-256-$1" bench/compare-256.yaml -a "$1" --op "$2" -b "$3" -e "$3" $P
+	awk -v f="$(cat "$tmp/flow-256-$1.t")" -v p="$(cat "$tmp/packet-256-$1.t")" -v n="$1 $2" \
+		'BEGIN { printf "  256 GPUs, %s: flow vs packet %+.1f%%\n", n, (f / p - 1) * 100 }'
+done
 awk -v f="$(cat "$tmp/flow-128.t")" -v p="$(cat "$tmp/packet-128.t")" -v q="$(cat "$tmp/packet-128-noecn-nopfc.t")" \
 	'BEGIN { printf "  128 GPUs: flow vs packet %+.1f%% (defaults), %+.1f%% (ECN and PFC off)\n", (f / p - 1) * 100, (f / q - 1) * 100 }'

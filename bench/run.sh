@@ -7,7 +7,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for s in bench/*.yaml; do
 	name=$(basename "$s" .yaml)
-	case "$name" in flow-*) continue ;; esac # bench/flow.sh runs those
+	case "$name" in flow-* | compare-*) continue ;; esac # bench/flow.sh runs those
 	cmd=sim
 	case "$name" in coll-*) cmd=coll ;; esac
 	"$F" $cmd "$s" --out "$tmp/$name" >/dev/null 2>"$tmp/$name.err" || { cat "$tmp/$name.err"; exit 1; }

@@ -65,6 +65,9 @@ static const struct fab_key_def keys[] = {
 	{"flow.ring", K_ENUM, OFF(fabric.flow_ring), "auto", 0, 0, "auto|steps|aggregate",
 	 "flow engine, ring collectives: every step of the schedule (steps); one transfer per ring edge plus "
 	 "the steps' latency (aggregate: 16k GPUs in seconds); auto: aggregate past 4M steps"},
+	{"flow.batch", K_TIME, OFF(fabric.flow_batch_ps), "0", 0, 1e9, NULL,
+	 "flow engine: rates are recomputed once for all changes within this time of the first (0 = at every "
+	 "instant); trades exactness for speed where many small transfers overlap (doc/flow.md)"},
 	/* fabric */
 	{"fabric.mtu", K_U32, OFF(fabric.mtu), "4096", 256, 4096, NULL,
 	 "RoCE payload bytes per packet: 256, 512, 1024, 2048 or 4096"},

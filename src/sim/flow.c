@@ -9,9 +9,16 @@
  * (maxmin.c), each port's capacity being its payload rate: line rate (a
  * NIC's capped by PCIe) x MTU / (MTU + 82 bytes of headers, preamble and
  * gap).  Its ACKs take their share of the ports on the way back (86 wire
- * bytes per `ack_every` data packets, on the reverse 5-tuple's path).  When transfers start or finish, only the connected component of
+ * bytes per `ack_every` data packets, on the reverse 5-tuple's path): a
+ * port offers data its capacity less the ACK load of the transfers whose
+ * ACKs cross it, at their current rates.  That load is updated when their
+ * rates change, and re-solves a port's component when it moves by more
+ * than 1e-4 of the port: a fixed point reached in a round or two, which
+ * keeps ACK paths out of components (with them, a ring would be one).  When transfers start or finish, only the connected component of
  * ports and transfers they touch is recomputed, once per instant however
- * many changed at it.  A transfer's last byte then reaches the destination
+ * many changed at it (or, with flow.batch, within that time of each other:
+ * new transfers wait that long for a rate, finished ones leave their share
+ * unused that long).  A transfer's last byte then reaches the destination
  * after the path's propagation delays plus the store-and-forward of its last
  * packet at every switch; a flow finishes when its ACK is back.
  *
@@ -43,6 +50,7 @@ struct fl_qp {
 	struct fl_msg *q;          /* FIFO: q[qh .. qn) */
 	uint32_t qh, qn, qcap;
 	double rem, rate;          /* payload bytes left of the head message; bytes per ps */
+	double next_rate;          /* the rate, kept across a change of message */
 	fab_time_ps t_last;        /* rem is as of then */
 	uint32_t gen;              /* completion events of older rates are stale */
 	uint32_t stamp;            /* component search */
@@ -53,6 +61,7 @@ struct fl_port {
 	uint32_t *qp, *hop;        /* active transfers crossing it, and which hop of theirs */
 	uint32_t n, cap;
 	double payload_per_ps;
+	double ack_load;           /* ACKs of transfers that cross it, bytes per ps */
 	uint32_t stamp, local;
 	bool dirty;
 };
@@ -66,8 +75,9 @@ struct fl_state {
 	struct fab_maxmin mm;
 	/* component scratch */
 	uint32_t *cports, *cqps, *off, *idx;
-	double *ccap, *crate, *w;
+	double *ccap, *crate;
 	double ack_frac;           /* ACK wire bytes per data wire byte */
+	fab_time_ps batch_ps, dirty_since; /* flow.batch; when the first change waiting was made */
 	size_t cap_cp, cap_cq, cap_ci;
 	uint64_t recomputes, comp_qps;
 };
@@ -89,6 +99,7 @@ void fl_init(struct fab_sim *s)
 	s->fl = fl;
 	fl_set_rates(s);
 	fab_maxmin_init(&fl->mm);
+	fl->batch_ps = s->fp.flow_batch_ps;
 	fl->ack_frac = (double)(66 + FAB_WIRE_PREAMBLE_IFG) /
 		       ((double)FAB_MAX(s->fp.nic.ack_every, 1u) * (double)(s->fp.mtu + FAB_ROCE_WIRE_OVERHEAD));
 }
@@ -121,7 +132,6 @@ void fl_free(struct fab_sim *s)
 	free(fl->idx);
 	free(fl->ccap);
 	free(fl->crate);
-	free(fl->w);
 	free(fl);
 	s->fl = NULL;
 }
@@ -144,6 +154,8 @@ static void mark_dirty(struct fab_sim *s, uint32_t port)
 	if (fl->ports[port].dirty)
 		return;
 	fl->ports[port].dirty = true;
+	if (!fl->ndirty)
+		fl->dirty_since = s->now_ps;
 	if (fl->ndirty == fl->cap_dirty) {
 		fl->cap_dirty = fl->cap_dirty ? 2 * fl->cap_dirty : 64;
 		fl->dirty = fab_xrealloc(fl->dirty, fl->cap_dirty, sizeof *fl->dirty);
@@ -190,9 +202,25 @@ static void route(struct fab_sim *s, uint32_t id, struct fl_qp *q)
 	q->routed = true;
 }
 
+/* a transfer's rate changes to r: its ACKs load the reverse path so much */
+static void set_ack_load(struct fab_sim *s, struct fl_qp *q, double r)
+{
+	double d = s->fl->ack_frac * (r - q->rate);
+	if (d == 0)
+		return;
+	for (uint32_t h = q->nfwd; h < q->npath; h++) {
+		struct fl_port *p = &s->fl->ports[q->path[h]];
+		p->ack_load += d;
+		if (p->ack_load < 0)
+			p->ack_load = 0;
+		if (fabs(d) > 1e-2 * p->payload_per_ps)
+			mark_dirty(s, q->path[h]);
+	}
+}
+
 static void port_add(struct fab_sim *s, uint32_t id, struct fl_qp *q)
 {
-	for (uint32_t h = 0; h < q->npath; h++) {
+	for (uint32_t h = 0; h < q->nfwd; h++) {
 		struct fl_port *p = &s->fl->ports[q->path[h]];
 		if (p->n == p->cap) {
 			p->cap = p->cap ? 2 * p->cap : 4;
@@ -208,7 +236,8 @@ static void port_add(struct fab_sim *s, uint32_t id, struct fl_qp *q)
 
 static void port_remove(struct fab_sim *s, struct fl_qp *q)
 {
-	for (uint32_t h = 0; h < q->npath; h++) {
+	set_ack_load(s, q, 0);
+	for (uint32_t h = 0; h < q->nfwd; h++) {
 		struct fl_port *p = &s->fl->ports[q->path[h]];
 		uint32_t i = q->pos[h], last = --p->n;
 		if (i != last) {
@@ -231,8 +260,11 @@ static void activate(struct fab_sim *s, uint32_t id, struct fl_qp *q)
 		q->active = true;
 		port_add(s, id, q);
 	} else {
-		for (uint32_t h = 0; h < q->npath; h++)
-			mark_dirty(s, q->path[h]);
+		/* the next message of a busy queue pair: nothing else changes */
+		q->rate = q->next_rate;
+		if (q->rate > 0)
+			fab_eq_push(&s->eq, s->now_ps + (fab_time_ps)ceil(q->rem / q->rate), EV_FL_DONE,
+				    (void *)(uintptr_t)id, q->gen);
 	}
 }
 
@@ -305,7 +337,7 @@ static void recompute(struct fab_sim *s)
 			grow_u32(&fl->cqps, &cap_q, nq + 1);
 			q->local = nq;
 			fl->cqps[nq++] = p->qp[k];
-			for (uint32_t h = 0; h < q->npath; h++) {
+			for (uint32_t h = 0; h < q->nfwd; h++) {
 				struct fl_port *p2 = &fl->ports[q->path[h]];
 				if (p2->stamp == st)
 					continue;
@@ -325,25 +357,21 @@ static void recompute(struct fab_sim *s)
 	/* the problem in local indices */
 	size_t ne = 0;
 	fl->off = fab_xrealloc(fl->off, nq + 1, sizeof *fl->off);
-	size_t ne_all = 0;
-	for (uint32_t k = 0; k < nq; k++)
-		ne_all += fl->qps[fl->cqps[k]].npath;
-	fl->w = fab_xrealloc(fl->w, ne_all + 1, sizeof *fl->w);
 	fl->crate = fab_xrealloc(fl->crate, nq, sizeof *fl->crate);
 	fl->ccap = fab_xrealloc(fl->ccap, np, sizeof *fl->ccap);
-	for (uint32_t i = 0; i < np; i++)
-		fl->ccap[i] = fl->ports[fl->cports[i]].payload_per_ps;
+	for (uint32_t i = 0; i < np; i++) {
+		const struct fl_port *p = &fl->ports[fl->cports[i]];
+		fl->ccap[i] = FAB_MAX(p->payload_per_ps - p->ack_load, 0.0);
+	}
 	for (uint32_t k = 0; k < nq; k++) {
 		struct fl_qp *q = &fl->qps[fl->cqps[k]];
 		fl->off[k] = (uint32_t)ne;
-		grow_u32(&fl->idx, &fl->cap_ci, ne + q->npath);
-		for (uint32_t h = 0; h < q->npath; h++) {
-			fl->w[ne] = h < q->nfwd ? 1 : fl->ack_frac;
+		grow_u32(&fl->idx, &fl->cap_ci, ne + q->nfwd);
+		for (uint32_t h = 0; h < q->nfwd; h++)
 			fl->idx[ne++] = fl->ports[q->path[h]].local;
-		}
 	}
 	fl->off[nq] = (uint32_t)ne;
-	fab_maxmin_solve(&fl->mm, np, fl->ccap, nq, fl->off, fl->idx, fl->w, fl->crate);
+	fab_maxmin_solve(&fl->mm, np, fl->ccap, nq, fl->off, fl->idx, NULL, fl->crate);
 	for (uint32_t k = 0; k < nq; k++) {
 		uint32_t id = fl->cqps[k];
 		struct fl_qp *q = &fl->qps[id];
@@ -355,7 +383,8 @@ static void recompute(struct fab_sim *s)
 		/* an unchanged rate keeps its completion event */
 		if (r == q->rate && q->gen && r > 0)
 			continue;
-		q->rate = r;
+		set_ack_load(s, q, r);
+		q->rate = q->next_rate = r;
 		q->gen++;
 		/* the queue pair by id: the array of them may grow */
 		if (r > 0)
@@ -398,10 +427,10 @@ static void on_done(struct fab_sim *s, uint32_t id, uint32_t gen)
 		activate(s, id, q);
 	} else {
 		q->active = false;
-		q->rate = 0;
+		port_remove(s, q); /* (its ACK load goes with its rate) */
+		q->rate = q->next_rate = 0;
 		q->gen++;
 		q->qh = q->qn = 0;
-		port_remove(s, q);
 	}
 }
 
@@ -438,7 +467,7 @@ int fl_run(struct fab_sim *s, fab_time_ps end_ps)
 	uint64_t next_progress = 1u << 20;
 	for (;;) {
 		/* every change at this instant is in: new rates, once */
-		if (fl->ndirty && fab_eq_peek_time(&s->eq) > s->now_ps)
+		if (fl->ndirty && fab_eq_peek_time(&s->eq) > FAB_MAX(s->now_ps, fl->dirty_since + fl->batch_ps))
 			recompute(s);
 		if (!(s->tot.flows_done < s->nflows || s->holds) || !fab_eq_pop(&s->eq, &ev))
 			break;

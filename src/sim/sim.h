@@ -65,6 +65,7 @@ enum fab_flow_ring { FAB_FLOW_RING_AUTO, FAB_FLOW_RING_STEPS, FAB_FLOW_RING_AGGR
 struct fab_fabric_params {
 	int engine;                 /* enum fab_engine */
 	int flow_ring;              /* enum fab_flow_ring */
+	fab_time_ps flow_batch_ps;  /* flow engine: changes this close together share one recomputation */
 	uint32_t mtu;               /* RoCE payload per packet: 1024, 2048 or 4096 */
 	fab_bytes buffer_bytes;     /* shared buffer per switch */
 	double dt_alpha;            /* dynamic threshold for lossy queues */

@@ -216,6 +216,35 @@ static void test_flow_collectives_vs_packet(void **state)
 		}
 }
 
+/* flow.batch: one recomputation for changes within 100 ns of each other;
+ * a tree of small chunks stays within 5% of the exact run */
+static void test_flow_batch(void **state)
+{
+	(void)state;
+	const char *yaml = FABRIC_1TO1 "collective: {op: allreduce, algo: tree, min_bytes: 16MiB, max_bytes: 16MiB}\n";
+	static const char *const sets[][2] = {{"engine=flow", "flow.batch=0"}, {"engine=flow", "flow.batch=100ns"}};
+	double t[2];
+	uint64_t rec[2];
+	for (int e = 0; e < 2; e++) {
+		struct fab_err err = {0};
+		struct fab_config *c = fab_config_parse(yaml, strlen(yaml), "test.yaml", NULL, sets[e], 2, &err);
+		if (!c)
+			fail_msg("%s", err.msg);
+		struct fab_coll_run *r = fab_coll_run_new(c, false, &err);
+		if (!r || fab_coll_run_exec(r, NULL, NULL, &err))
+			fail_msg("%s", err.msg);
+		t[e] = r->sweep.rows[0].time_us;
+		double comp;
+		fab_sim_flow_engine_stats(r->run->sim, &rec[e], &comp);
+		fab_coll_run_free(r);
+		fab_config_free(c);
+	}
+	print_message("tree 16 MiB: exact %.1f us (%llu recomputations), batched %.1f us (%llu)\n", t[0],
+		      (unsigned long long)rec[0], t[1], (unsigned long long)rec[1]);
+	assert_true(fabs(t[1] / t[0] - 1) < 0.05);
+	assert_true(rec[1] < rec[0]);
+}
+
 /* two jobs sharing an oversubscribed fabric, and the same at 1:1 */
 static void test_flow_two_jobs_vs_packet(void **state)
 {
@@ -282,6 +311,7 @@ int main(void)
 		cmocka_unit_test(test_flow_maxmin_definition),
 		cmocka_unit_test(test_flow_lone_flow_closed_form),
 		cmocka_unit_test(test_flow_collectives_vs_packet),
+		cmocka_unit_test(test_flow_batch),
 		cmocka_unit_test(test_flow_two_jobs_vs_packet),
 		cmocka_unit_test(test_flow_degrade_fault),
 	};
