@@ -163,34 +163,14 @@ static void mark_dirty(struct fab_sim *s, uint32_t port)
 	fl->dirty[fl->ndirty++] = port;
 }
 
-/* the ports the ACKs of queue pair id cross (its reverse 5-tuple), as
- * fab_sim_qp_path finds the data's */
-static uint32_t ack_path(const struct fab_sim *s, uint32_t id, uint32_t *ports, uint32_t max)
-{
-	const struct sim_qp *q = s->qps[id];
-	const struct fab_topo *t = s->topo;
-	uint32_t n = 0, port = t->nodes[t->nic_node[q->dst_nic]].first_port;
-	while (n < max) {
-		ports[n++] = port;
-		uint32_t node = t->ports[t->ports[port].peer].node;
-		if (t->nodes[node].kind != FAB_NODE_SWITCH)
-			break;
-		uint32_t cnt;
-		const uint32_t *hops = fab_topo_routes(t, node, q->src_nic, &cnt);
-		if (!cnt)
-			break;
-		const struct sim_switch *sw = &s->switches[t->switch_index[node]];
-		port = cnt == 1 ? hops[0] : hops[fab_mix64(q->hash_rev ^ sw->ecmp_seed) % cnt];
-	}
-	return n;
-}
-
 /* the paths and latencies, at the first message (routes as they are) */
 static void route(struct fab_sim *s, uint32_t id, struct fl_qp *q)
 {
 	uint32_t mtu_wire = s->fp.mtu + FAB_ROCE_WIRE_OVERHEAD, ack_wire = 66 + FAB_WIRE_PREAMBLE_IFG;
 	q->nfwd = (uint8_t)fab_sim_qp_path(s, id, q->path, FL_MAX_PATH / 2);
-	q->npath = (uint8_t)(q->nfwd + ack_path(s, id, q->path + q->nfwd, FL_MAX_PATH / 2));
+	const struct sim_qp *sq = s->qps[id]; /* its ACKs: the reverse 5-tuple */
+	q->npath = (uint8_t)(q->nfwd + sim_path(s, sq->dst_nic, sq->src_nic, sq->hash_rev, q->path + q->nfwd,
+						FL_MAX_PATH / 2));
 	q->tail_ps = q->ack_ps = 0;
 	for (uint32_t h = 0; h < q->npath; h++) {
 		const struct sim_port *p = &s->ports[q->path[h]];

@@ -877,24 +877,30 @@ void fab_sim_qp_ends(const struct fab_sim *s, uint32_t qp, uint32_t *src_nic, ui
 	*dst_nic = s->qps[qp]->dst_nic;
 }
 
-uint32_t fab_sim_qp_path(const struct fab_sim *s, uint32_t qp, uint32_t *ports, uint32_t max)
+uint32_t sim_path(const struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint64_t hash, uint32_t *ports,
+		  uint32_t max)
 {
-	const struct sim_qp *q = s->qps[qp];
 	const struct fab_topo *t = s->topo;
-	uint32_t n = 0, port = t->nodes[t->nic_node[q->src_nic]].first_port;
+	uint32_t n = 0, port = t->nodes[t->nic_node[src_nic]].first_port;
 	while (n < max) {
 		ports[n++] = port;
 		uint32_t node = t->ports[t->ports[port].peer].node;
 		if (t->nodes[node].kind != FAB_NODE_SWITCH)
 			break;
 		uint32_t cnt;
-		const uint32_t *hops = fab_topo_routes(t, node, q->dst_nic, &cnt);
+		const uint32_t *hops = fab_topo_routes(t, node, dst_nic, &cnt);
 		if (!cnt)
 			break;
 		const struct sim_switch *sw = &s->switches[t->switch_index[node]];
-		port = cnt == 1 ? hops[0] : hops[fab_mix64(q->hash_fwd ^ sw->ecmp_seed) % cnt];
+		port = cnt == 1 ? hops[0] : hops[fab_mix64(hash ^ sw->ecmp_seed) % cnt];
 	}
 	return n;
+}
+
+uint32_t fab_sim_qp_path(const struct fab_sim *s, uint32_t qp, uint32_t *ports, uint32_t max)
+{
+	const struct sim_qp *q = s->qps[qp];
+	return sim_path(s, q->src_nic, q->dst_nic, q->hash_fwd, ports, max);
 }
 
 const struct fab_fabric_params *fab_sim_fabric(const struct fab_sim *s)

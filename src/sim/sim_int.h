@@ -209,6 +209,11 @@ struct sim_qp *sim_qp_new(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic,
 void sim_qp_post(struct fab_sim *s, struct sim_qp *qp, fab_bytes bytes, uint32_t flow,
 		 uint32_t cookie);
 
+/* the egress ports from src_nic to dst_nic for a 5-tuple hash, as the
+ * switches forward it now (ECMP by hash and each switch's seed) */
+uint32_t sim_path(const struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint64_t hash, uint32_t *ports,
+		  uint32_t max);
+
 /* flow.c: the flow-level engine behind the same interface */
 void fl_init(struct fab_sim *s);
 void fl_set_rates(struct fab_sim *s);

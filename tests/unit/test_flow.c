@@ -161,24 +161,29 @@ static const char *const engine_sets[2][3] = {
 	{"fabric.ecn.enabled=false", "fabric.pfc.enabled=false", "fabric.buffer=4GiB"},
 	{"engine=flow", "fabric.ecn.enabled=false", "fabric.pfc.enabled=false"}};
 
+/* one collective row's time under the given settings; recomputations */
+static double coll_time(const char *yaml, const char *const *sets, size_t n, uint64_t *rec)
+{
+	struct fab_err err = {0};
+	struct fab_config *c = fab_config_parse(yaml, strlen(yaml), "test.yaml", NULL, sets, n, &err);
+	if (!c)
+		fail_msg("%s", err.msg);
+	struct fab_coll_run *r = fab_coll_run_new(c, false, &err);
+	if (!r || fab_coll_run_exec(r, NULL, NULL, &err))
+		fail_msg("%s", err.msg);
+	check_conservation(r->run);
+	double t = r->sweep.rows[0].time_us, comp;
+	if (rec)
+		fab_sim_flow_engine_stats(r->run->sim, rec, &comp);
+	fab_coll_run_free(r);
+	fab_config_free(c);
+	return t;
+}
+
 /* one collective row's time on both engines */
 static struct pair coll_both(const char *yaml)
 {
-	struct pair p;
-	for (int e = 0; e < 2; e++) {
-		struct fab_err err = {0};
-		struct fab_config *c = fab_config_parse(yaml, strlen(yaml), "test.yaml", NULL, engine_sets[e], 3, &err);
-		if (!c)
-			fail_msg("%s", err.msg);
-		struct fab_coll_run *r = fab_coll_run_new(c, false, &err);
-		if (!r || fab_coll_run_exec(r, NULL, NULL, &err))
-			fail_msg("%s", err.msg);
-		check_conservation(r->run);
-		(e ? &p.flow : &p.packet)[0] = r->sweep.rows[0].time_us;
-		fab_coll_run_free(r);
-		fab_config_free(c);
-	}
-	return p;
+	return (struct pair){coll_time(yaml, engine_sets[0], 3, NULL), coll_time(yaml, engine_sets[1], 3, NULL)};
 }
 
 /* 32 GPUs, 4 servers of 8 GPUs and 8 NICs, on 2 leaves: 1:1 and 2:1 */
@@ -225,20 +230,8 @@ static void test_flow_batch(void **state)
 	static const char *const sets[][2] = {{"engine=flow", "flow.batch=0"}, {"engine=flow", "flow.batch=100ns"}};
 	double t[2];
 	uint64_t rec[2];
-	for (int e = 0; e < 2; e++) {
-		struct fab_err err = {0};
-		struct fab_config *c = fab_config_parse(yaml, strlen(yaml), "test.yaml", NULL, sets[e], 2, &err);
-		if (!c)
-			fail_msg("%s", err.msg);
-		struct fab_coll_run *r = fab_coll_run_new(c, false, &err);
-		if (!r || fab_coll_run_exec(r, NULL, NULL, &err))
-			fail_msg("%s", err.msg);
-		t[e] = r->sweep.rows[0].time_us;
-		double comp;
-		fab_sim_flow_engine_stats(r->run->sim, &rec[e], &comp);
-		fab_coll_run_free(r);
-		fab_config_free(c);
-	}
+	for (int e = 0; e < 2; e++)
+		t[e] = coll_time(yaml, sets[e], 2, &rec[e]);
 	print_message("tree 16 MiB: exact %.1f us (%llu recomputations), batched %.1f us (%llu)\n", t[0],
 		      (unsigned long long)rec[0], t[1], (unsigned long long)rec[1]);
 	assert_true(fabs(t[1] / t[0] - 1) < 0.05);
