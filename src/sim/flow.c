@@ -351,7 +351,7 @@ static void recompute(struct fab_sim *s)
 			fl->idx[ne++] = fl->ports[q->path[h]].local;
 	}
 	fl->off[nq] = (uint32_t)ne;
-	fab_maxmin_solve(&fl->mm, np, fl->ccap, nq, fl->off, fl->idx, NULL, fl->crate);
+	fab_maxmin_solve(&fl->mm, np, fl->ccap, nq, fl->off, fl->idx, fl->crate);
 	for (uint32_t k = 0; k < nq; k++) {
 		uint32_t id = fl->cqps[k];
 		struct fl_qp *q = &fl->qps[id];

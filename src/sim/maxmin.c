@@ -23,7 +23,6 @@ void fab_maxmin_init(struct fab_maxmin *m)
 void fab_maxmin_free(struct fab_maxmin *m)
 {
 	free(m->res);
-	free(m->sumw);
 	free(m->cnt);
 	free(m->ver);
 	free(m->lf_off);
@@ -84,26 +83,24 @@ static struct fab_mm_ent heap_pop(struct fab_maxmin *m, size_t *len)
 /* the rate at which link l fills if its unfrozen flows all rise together */
 static double level(const struct fab_maxmin *m, uint32_t l)
 {
-	return m->res[l] > 0 && m->sumw[l] > 0 ? m->res[l] / m->sumw[l] : 0;
+	return m->cnt[l] && m->res[l] > 0 ? m->res[l] / m->cnt[l] : 0;
 }
 
 void fab_maxmin_solve(struct fab_maxmin *m, uint32_t nl, const double *cap, uint32_t nf, const uint32_t *off,
-		      const uint32_t *idx, const double *w, double *rate)
+		      const uint32_t *idx, double *rate)
 {
 	size_t ne = off[nf];
 	if (m->cap_l < (size_t)nl + 1) {
 		/* the per-link arrays share cap_l: they grow together */
 		m->cap_l = nl + nl / 2 + 16;
-		free(m->res), free(m->sumw), free(m->cnt), free(m->ver), free(m->lf_off), free(m->fill);
+		free(m->res), free(m->cnt), free(m->ver), free(m->lf_off), free(m->fill);
 		m->res = fab_xcalloc(m->cap_l, sizeof *m->res);
-		m->sumw = fab_xcalloc(m->cap_l, sizeof *m->sumw);
 		m->cnt = fab_xcalloc(m->cap_l, sizeof *m->cnt);
 		m->ver = fab_xcalloc(m->cap_l, sizeof *m->ver);
 		m->lf_off = fab_xcalloc(m->cap_l + 1, sizeof *m->lf_off);
 		m->fill = fab_xcalloc(m->cap_l, sizeof *m->fill);
 	}
 	memset(m->cnt, 0, nl * sizeof *m->cnt);
-	memset(m->sumw, 0, nl * sizeof *m->sumw);
 	memset(m->ver, 0, nl * sizeof *m->ver);
 	memset(m->fill, 0, nl * sizeof *m->fill);
 	m->lf_off[0] = 0;
@@ -111,10 +108,8 @@ void fab_maxmin_solve(struct fab_maxmin *m, uint32_t nl, const double *cap, uint
 	grow((void **)&m->frozen, &m->cap_f, nf + 1, sizeof *m->frozen);
 	memset(m->frozen, 0, nf);
 	/* link -> flows, in CSR form */
-	for (size_t e = 0; e < ne; e++) {
+	for (size_t e = 0; e < ne; e++)
 		m->cnt[idx[e]]++;
-		m->sumw[idx[e]] += w ? w[e] : 1;
-	}
 	for (uint32_t l = 0; l < nl; l++) {
 		m->lf_off[l + 1] = m->lf_off[l] + m->cnt[l];
 		m->res[l] = cap[l];
@@ -142,11 +137,9 @@ void fab_maxmin_solve(struct fab_maxmin *m, uint32_t nl, const double *cap, uint
 			rate[f] = share;
 			for (uint32_t x = off[f]; x < off[f + 1]; x++) {
 				uint32_t l2 = idx[x];
-				double wx = w ? w[x] : 1;
-				m->res[l2] -= wx * share;
+				m->res[l2] -= share;
 				if (m->res[l2] < 0)
 					m->res[l2] = 0;
-				m->sumw[l2] -= wx;
 				m->cnt[l2]--;
 				if (l2 != l && m->cnt[l2])
 					heap_push(m, &len, (struct fab_mm_ent){level(m, l2), l2, ++m->ver[l2]});

@@ -2,10 +2,9 @@
  * maxmin.h - max-min fair rates by progressive filling.
  *
  * Links 0..nl-1 with capacities cap[l]; flow f crosses the links
- * idx[off[f] .. off[f+1]), taking w[e] of its rate from each (w NULL: 1;
- * an ACK stream takes a small fraction of the link back).  Every flow's
- * rate rises together until a link is full; the flows through it are
- * frozen at that level, and the others go on rising.  The result: no flow can get more without taking from a flow
+ * idx[off[f] .. off[f+1]).  Every flow's rate rises together until a link
+ * is full; the flows through it are frozen at that share, and the others
+ * go on rising.  The result: no flow can get more without taking from a flow
  * that has no more (Bertsekas & Gallager).  A flow that crosses no link
  * gets rate 0.
  */
@@ -16,7 +15,7 @@
 
 struct fab_maxmin {
 	/* scratch, reused between calls: grows to the largest problem */
-	double *res, *sumw;
+	double *res;
 	uint32_t *cnt, *ver, *lf_off, *lf_idx, *fill;
 	uint8_t *frozen;
 	struct fab_mm_ent *heap;
@@ -26,6 +25,6 @@ struct fab_maxmin {
 void fab_maxmin_init(struct fab_maxmin *m);
 void fab_maxmin_free(struct fab_maxmin *m);
 void fab_maxmin_solve(struct fab_maxmin *m, uint32_t nl, const double *cap, uint32_t nf, const uint32_t *off,
-		      const uint32_t *idx, const double *w, double *rate);
+		      const uint32_t *idx, double *rate);
 
 #endif

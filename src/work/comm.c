@@ -445,11 +445,11 @@ int fab_comm_start(struct fab_comm *c, const struct fab_coll_req *r, fab_comm_do
 	};
 	if (algo == FAB_ALGO_HIER)
 		a.order = NULL, a.chan_order = NULL;
-	int rc = use_aggregate(c, r->op, algo, size) ? 0 : fab_coll_build(&a, &c->sched, err);
+	bool agg = use_aggregate(c, r->op, algo, size); /* no schedule to build */
+	int rc = agg ? 0 : fab_coll_build(&a, &c->sched, err);
 	if (rc)
 		return rc;
 	c->map = algo == FAB_ALGO_HIER ? c->hier_gpu : c->gpu;
-	bool agg = use_aggregate(c, r->op, algo, size);
 	c->res = (struct fab_op_result){.op = r->op,
 					.algo = algo,
 					.bytes = size,
