@@ -56,6 +56,18 @@ if run example-file 0 "$F" sim examples/default/scenario.yaml --format json; the
 	cmp -s "$tmp/a" "$tmp/b" && ok example-file-equals-built-in || bad example-file-equals-built-in
 fi
 
+# the flow engine: the same scenario, the engine named with what it leaves
+# out, every flow done, the same bytes twice; faults it does not model are
+# refused at their line
+run flow-json-1 0 "$F" sim --engine flow --format json && cp "$tmp/out" "$tmp/f1" && {
+	has "$tmp/f1" '"engine": "flow"' && has "$tmp/f1" '"not_modeled"' && has "$tmp/f1" '"flows_done": 80' &&
+		ok flow-engine-json || bad flow-engine-json; }
+run flow-json-2 0 "$F" sim --engine flow --format json && { cmp -s "$tmp/out" "$tmp/f1" && ok flow-same-bytes || bad flow-same-bytes; }
+run flow-bad-engine 3 "$F" sim --engine fluid && { has "$tmp/err" "engine" && ok flow-bad-engine || bad flow-bad-engine; }
+run flow-lossy-refused 3 "$F" sim examples/loose-cable/scenario.yaml --engine flow && {
+	has "$tmp/err" "scenario.yaml:17:" && has "$tmp/err" "the flow engine models degrade and slow-gpu faults only" &&
+		ok flow-lossy-refused || bad flow-lossy-refused; }
+
 # coll and matrix are deterministic too
 run coll-json-1 0 "$F" coll -b 1K -e 64K -f 8 --format json && cp "$tmp/out" "$tmp/c1" && ok coll-json-1
 run coll-json-2 0 "$F" coll -b 1K -e 64K -f 8 --format json && { cmp -s "$tmp/out" "$tmp/c1" && ok coll-same-bytes || bad coll-same-bytes; }
