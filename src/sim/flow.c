@@ -53,6 +53,8 @@ struct fl_qp {
 	double next_rate;          /* the rate, kept across a change of message */
 	fab_time_ps t_last;        /* rem is as of then */
 	uint32_t gen;              /* completion events of older rates are stale */
+	uint64_t rr;               /* its place in its NIC's round robin (order of activation) */
+	uint32_t behind;           /* transfers its NIC serves after it */
 	uint32_t stamp;            /* component search */
 	uint32_t local;            /* index in the component */
 };
@@ -72,6 +74,9 @@ struct fl_state {
 	struct fl_port *ports;
 	uint32_t *dirty, ndirty, cap_dirty;
 	uint32_t stamp;
+	uint64_t rr_next;
+	uint64_t *rrkey;           /* rank_nics scratch */
+	uint32_t cap_rr;
 	struct fab_maxmin mm;
 	/* component scratch */
 	uint32_t *cports, *cqps, *off, *idx;
@@ -132,6 +137,7 @@ void fl_free(struct fab_sim *s)
 	free(fl->idx);
 	free(fl->ccap);
 	free(fl->crate);
+	free(fl->rrkey);
 	free(fl);
 	s->fl = NULL;
 }
@@ -229,6 +235,57 @@ static void port_remove(struct fab_sim *s, struct fl_qp *q)
 	}
 }
 
+/* When the head message's last byte leaves.  The NIC serves its queue
+ * pairs round robin, a packet each: of transfers that share it and would
+ * end together, each one served before another ends a packet earlier.
+ * Fair shares alone would end them at one instant, forever in step; the
+ * packets' order is what lets channels that share a NIC drift apart and
+ * hide each other's latency, as they do in the packet engine. */
+static fab_time_ps finish_at(const struct fab_sim *s, const struct fl_qp *q)
+{
+	fab_time_ps t = (fab_time_ps)ceil(q->rem / q->rate);
+	fab_time_ps pkt = fab_ser_ps(s->fp.mtu + FAB_ROCE_WIRE_OVERHEAD, s->ports[q->path[0]].rate_bps);
+	return s->now_ps + t - FAB_MIN((fab_time_ps)q->behind * pkt, t);
+}
+
+static int cmp_rr(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* the round-robin order at the NIC ports of a component: how many
+ * transfers each one's NIC serves after it.  Only where a few share the
+ * NIC (channels, up to RR_MAX): past that (an all-to-all's hundreds of
+ * queue pairs) they are not in step anyway, and ending each apart would
+ * cost a recomputation each. */
+#define RR_MAX 16
+static void rank_nics(struct fab_sim *s, uint32_t np)
+{
+	struct fl_state *fl = s->fl;
+	for (uint32_t i = 0; i < np; i++) {
+		const struct fl_port *p = &fl->ports[fl->cports[i]];
+		if (s->ports[fl->cports[i]].is_switch)
+			continue;
+		if (p->n == 1 || p->n > RR_MAX) {
+			for (uint32_t j = 0; j < p->n; j++)
+				fl->qps[p->qp[j]].behind = 0;
+			continue;
+		}
+		if (fl->cap_rr < p->n) {
+			fl->cap_rr = 2 * p->n;
+			fl->rrkey = fab_xrealloc(fl->rrkey, fl->cap_rr, sizeof *fl->rrkey);
+		}
+		uint32_t k = 0;
+		for (uint32_t j = 0; j < p->n; j++)
+			if (p->hop[j] == 0) /* its first hop: this is its NIC */
+				fl->rrkey[k++] = fl->qps[p->qp[j]].rr << 24 | j;
+		qsort(fl->rrkey, k, sizeof *fl->rrkey, cmp_rr);
+		for (uint32_t r = 0; r < k; r++)
+			fl->qps[p->qp[fl->rrkey[r] & 0xffffff]].behind = k - 1 - r;
+	}
+}
+
 /* the head message becomes the transfer in progress */
 static void activate(struct fab_sim *s, uint32_t id, struct fl_qp *q)
 {
@@ -238,13 +295,13 @@ static void activate(struct fab_sim *s, uint32_t id, struct fl_qp *q)
 	q->gen++;
 	if (!q->active) {
 		q->active = true;
+		q->rr = s->fl->rr_next++;
 		port_add(s, id, q);
 	} else {
 		/* the next message of a busy queue pair: nothing else changes */
 		q->rate = q->next_rate;
 		if (q->rate > 0)
-			fab_eq_push(&s->eq, s->now_ps + (fab_time_ps)ceil(q->rem / q->rate), EV_FL_DONE,
-				    (void *)(uintptr_t)id, q->gen);
+			fab_eq_push(&s->eq, finish_at(s, q), EV_FL_DONE, (void *)(uintptr_t)id, q->gen);
 	}
 }
 
@@ -352,6 +409,7 @@ static void recompute(struct fab_sim *s)
 	}
 	fl->off[nq] = (uint32_t)ne;
 	fab_maxmin_solve(&fl->mm, np, fl->ccap, nq, fl->off, fl->idx, fl->crate);
+	rank_nics(s, np);
 	for (uint32_t k = 0; k < nq; k++) {
 		uint32_t id = fl->cqps[k];
 		struct fl_qp *q = &fl->qps[id];
@@ -368,8 +426,7 @@ static void recompute(struct fab_sim *s)
 		q->gen++;
 		/* the queue pair by id: the array of them may grow */
 		if (r > 0)
-			fab_eq_push(&s->eq, s->now_ps + (fab_time_ps)ceil(q->rem / r), EV_FL_DONE, (void *)(uintptr_t)id,
-				    q->gen);
+			fab_eq_push(&s->eq, finish_at(s, q), EV_FL_DONE, (void *)(uintptr_t)id, q->gen);
 	}
 }
 
