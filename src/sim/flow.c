@@ -267,7 +267,7 @@ static void rank_nics(struct fab_sim *s, uint32_t np)
 		const struct fl_port *p = &fl->ports[fl->cports[i]];
 		if (s->ports[fl->cports[i]].is_switch)
 			continue;
-		if (p->n == 1 || p->n > RR_MAX) {
+		if (p->n < 2 || p->n > RR_MAX) {
 			for (uint32_t j = 0; j < p->n; j++)
 				fl->qps[p->qp[j]].behind = 0;
 			continue;
