@@ -514,17 +514,13 @@ int fl_run(struct fab_sim *s, fab_time_ps end_ps)
 			break;
 		}
 		s->now_ps = ev.t_ps;
+		if (sim_workload_event(s, &ev)) {
+			sim_report_progress(s, &next_progress);
+			continue;
+		}
 		switch (ev.type) {
 		case EV_FLOW_START:
 			fl_flow_start(s, ev.obj);
-			break;
-		case EV_USER:
-			if (s->hooks.timer)
-				s->hooks.timer(s->hooks.ctx, ev.arg);
-			break;
-		case EV_LOCAL:
-			if (s->hooks.delivered)
-				s->hooks.delivered(s->hooks.ctx, ev.arg);
 			break;
 		case EV_FAULT:
 			on_fault(s, ev.obj, (int)ev.arg);
@@ -538,10 +534,7 @@ int fl_run(struct fab_sim *s, fab_time_ps end_ps)
 		default:
 			break;
 		}
-		if (s->progress && s->eq.popped >= next_progress) {
-			next_progress += 1u << 20;
-			s->progress(s->progress_ctx, s->now_ps, s->eq.popped);
-		}
+		sim_report_progress(s, &next_progress);
 	}
 	/* bytes are counted when a message has left whole: nothing is in
 	 * flight in the books */

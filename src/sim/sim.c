@@ -704,6 +704,10 @@ int fab_sim_run(struct fab_sim *s, fab_time_ps end_ps)
 			break;
 		}
 		s->now_ps = ev.t_ps;
+		if (sim_workload_event(s, &ev)) {
+			sim_report_progress(s, &next_progress);
+			continue;
+		}
 		switch (ev.type) {
 		case EV_TX_DONE: {
 			struct sim_port *port = ev.obj;
@@ -738,14 +742,6 @@ int fab_sim_run(struct fab_sim *s, fab_time_ps end_ps)
 		case EV_SAMPLE:
 			handle_sample(s);
 			break;
-		case EV_USER:
-			if (s->hooks.timer)
-				s->hooks.timer(s->hooks.ctx, ev.arg);
-			break;
-		case EV_LOCAL:
-			if (s->hooks.delivered)
-				s->hooks.delivered(s->hooks.ctx, ev.arg);
-			break;
 		case EV_FAULT:
 			handle_fault(s, ev.obj, (int)ev.arg);
 			break;
@@ -755,10 +751,7 @@ int fab_sim_run(struct fab_sim *s, fab_time_ps end_ps)
 		default: /* the flow engine's */
 			break;
 		}
-		if (s->progress && s->eq.popped >= next_progress) {
-			next_progress += 1u << 20;
-			s->progress(s->progress_ctx, s->now_ps, s->eq.popped);
-		}
+		sim_report_progress(s, &next_progress);
 	}
 	/* close the books: open intervals end now */
 	for (uint32_t i = 0; i < s->topo->nports; i++) {

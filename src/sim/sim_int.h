@@ -209,6 +209,26 @@ struct sim_qp *sim_qp_new(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic,
 void sim_qp_post(struct fab_sim *s, struct sim_qp *qp, fab_bytes bytes, uint32_t flow,
 		 uint32_t cookie);
 
+/* What both engines' loops do alike: the workload's events (its timers,
+ * NVLink arrivals; false for any other event), and the progress report
+ * every 2^20 events. */
+static inline bool sim_workload_event(struct fab_sim *s, const struct fab_ev *ev)
+{
+	if (ev->type == EV_USER && s->hooks.timer)
+		s->hooks.timer(s->hooks.ctx, ev->arg);
+	else if (ev->type == EV_LOCAL && s->hooks.delivered)
+		s->hooks.delivered(s->hooks.ctx, ev->arg);
+	return ev->type == EV_USER || ev->type == EV_LOCAL;
+}
+
+static inline void sim_report_progress(struct fab_sim *s, uint64_t *next)
+{
+	if (s->progress && s->eq.popped >= *next) {
+		*next += 1u << 20;
+		s->progress(s->progress_ctx, s->now_ps, s->eq.popped);
+	}
+}
+
 /* the egress ports from src_nic to dst_nic for a 5-tuple hash, as the
  * switches forward it now (ECMP by hash and each switch's seed) */
 uint32_t sim_path(const struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint64_t hash, uint32_t *ports,

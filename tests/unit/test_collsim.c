@@ -5,33 +5,6 @@
  */
 #include "testutil.h"
 
-struct crun {
-	struct fab_config *cfg;
-	struct fab_coll_run *r;
-};
-
-static struct crun coll_yaml(const char *yaml, const char *const *sets, size_t nsets)
-{
-	struct crun c = {0};
-	struct fab_err err = {0};
-	c.cfg = fab_config_parse(yaml, strlen(yaml), "test.yaml", NULL, sets, nsets, &err);
-	if (!c.cfg)
-		fail_msg("scenario: %s", err.msg);
-	c.r = fab_coll_run_new(c.cfg, false, &err);
-	if (!c.r)
-		fail_msg("coll: %s", err.msg);
-	if (fab_coll_run_exec(c.r, NULL, NULL, &err))
-		fail_msg("exec: %s", err.msg);
-	check_conservation(c.r->run);
-	return c;
-}
-
-static void crun_free(struct crun *c)
-{
-	fab_coll_run_free(c->r);
-	fab_config_free(c->cfg);
-}
-
 static double row_time_us(const struct crun *c, uint32_t i)
 {
 	assert_true(i < c->r->sweep.nrows);

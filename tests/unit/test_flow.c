@@ -155,19 +155,11 @@ static const char *const engine_sets[2][3] = {
 /* one collective row's time under the given settings; recomputations */
 static double coll_time(const char *yaml, const char *const *sets, size_t n, uint64_t *rec)
 {
-	struct fab_err err = {0};
-	struct fab_config *c = fab_config_parse(yaml, strlen(yaml), "test.yaml", NULL, sets, n, &err);
-	if (!c)
-		fail_msg("%s", err.msg);
-	struct fab_coll_run *r = fab_coll_run_new(c, false, &err);
-	if (!r || fab_coll_run_exec(r, NULL, NULL, &err))
-		fail_msg("%s", err.msg);
-	check_conservation(r->run);
-	double t = r->sweep.rows[0].time_us, comp;
+	struct crun c = coll_yaml(yaml, sets, n);
+	double t = c.r->sweep.rows[0].time_us, comp;
 	if (rec)
-		fab_sim_flow_engine_stats(r->run->sim, rec, &comp);
-	fab_coll_run_free(r);
-	fab_config_free(c);
+		fab_sim_flow_engine_stats(c.r->run->sim, rec, &comp);
+	crun_free(&c);
 	return t;
 }
 

@@ -26,16 +26,9 @@ static double iter_ps(const struct fab_job *j, uint32_t k)
 /* The same all-reduce, alone, through fabscope coll's path. */
 static double coll_time_ps(const char *yaml, const char *const *sets, size_t n)
 {
-	struct fab_err err = {0};
-	struct fab_config *c = fab_config_parse(yaml, strlen(yaml), "test.yaml", NULL, sets, n, &err);
-	if (!c)
-		fail_msg("%s", err.msg);
-	struct fab_coll_run *r = fab_coll_run_new(c, false, &err);
-	if (!r || fab_coll_run_exec(r, NULL, NULL, &err))
-		fail_msg("%s", err.msg);
-	double t = r->sweep.rows[0].time_us * 1e6;
-	fab_coll_run_free(r);
-	fab_config_free(c);
+	struct crun c = coll_yaml(yaml, sets, n);
+	double t = c.r->sweep.rows[0].time_us * 1e6;
+	crun_free(&c);
 	return t;
 }
 

@@ -71,6 +71,35 @@ static inline void trun_free(struct trun *t)
 	fab_config_free(t->cfg);
 }
 
+/* A collective sweep (fabscope coll's path) from YAML text, run, checked
+ * for conservation. */
+struct crun {
+	struct fab_config *cfg;
+	struct fab_coll_run *r;
+};
+
+static inline struct crun coll_yaml(const char *yaml, const char *const *sets, size_t nsets)
+{
+	struct crun c = {0};
+	struct fab_err err = {0};
+	c.cfg = fab_config_parse(yaml, strlen(yaml), "test.yaml", NULL, sets, nsets, &err);
+	if (!c.cfg)
+		fail_msg("scenario: %s", err.msg);
+	c.r = fab_coll_run_new(c.cfg, false, &err);
+	if (!c.r)
+		fail_msg("coll: %s", err.msg);
+	if (fab_coll_run_exec(c.r, NULL, NULL, &err))
+		fail_msg("exec: %s", err.msg);
+	check_conservation(c.r->run);
+	return c;
+}
+
+static inline void crun_free(struct crun *c)
+{
+	fab_coll_run_free(c->r);
+	fab_config_free(c->cfg);
+}
+
 /* Global port id of node's port toward peer (first such port). */
 static inline uint32_t port_between(const struct fab_topo *t, const char *node, const char *peer)
 {
