@@ -52,9 +52,13 @@ struct fl_qp {
 	double rem, rate;          /* payload bytes left of the head message; bytes per ps */
 	double next_rate;          /* the rate, kept across a change of message */
 	fab_time_ps t_last;        /* rem is as of then */
-	uint32_t gen;              /* completion events of older rates are stale */
+	uint32_t gen;              /* bumped at every new message and rate */
+	uint32_t hpos;             /* index in the completion heap; NO_POS when not in it */
+	fab_time_ps done_ps;       /* when the head message's last byte leaves */
+	uint64_t done_seq;         /* ties: the order the times were set in */
 	uint64_t rr;               /* its place in its NIC's round robin (order of activation) */
 	uint32_t behind;           /* transfers its NIC serves after it */
+	double nic_sum;            /* the rate of the transfers in its NIC's round robin */
 	uint32_t stamp;            /* component search */
 	uint32_t local;            /* index in the component */
 };
@@ -68,7 +72,14 @@ struct fl_port {
 	bool dirty;
 };
 
+#define NO_POS UINT32_MAX
+
 struct fl_state {
+	/* The transfers' completion times, in an indexed min-heap of queue pair
+	 * ids: a new rate moves its entry instead of leaving a stale event
+	 * behind (a tree's recomputations would bury the event queue). */
+	uint32_t *heap, nheap, cap_heap;
+	uint64_t heap_seq;
 	struct fl_qp *qps;
 	uint32_t cap_qps;
 	struct fl_port *ports;
@@ -130,6 +141,7 @@ void fl_free(struct fab_sim *s)
 	}
 	free(fl->ports);
 	free(fl->dirty);
+	free(fl->heap);
 	fab_maxmin_free(&fl->mm);
 	free(fl->cports);
 	free(fl->cqps);
@@ -149,6 +161,8 @@ static struct fl_qp *fq(struct fab_sim *s, uint32_t qp)
 		uint32_t n = FAB_MAX(s->cap_qps, qp + 1);
 		fl->qps = fab_xrealloc(fl->qps, n, sizeof *fl->qps);
 		memset(fl->qps + fl->cap_qps, 0, (n - fl->cap_qps) * sizeof *fl->qps);
+		for (uint32_t i = fl->cap_qps; i < n; i++)
+			fl->qps[i].hpos = NO_POS;
 		fl->cap_qps = n;
 	}
 	return &fl->qps[qp];
@@ -167,6 +181,90 @@ static void mark_dirty(struct fab_sim *s, uint32_t port)
 		fl->dirty = fab_xrealloc(fl->dirty, fl->cap_dirty, sizeof *fl->dirty);
 	}
 	fl->dirty[fl->ndirty++] = port;
+}
+
+/* --- the completion heap --- */
+
+static bool done_before(const struct fl_qp *a, const struct fl_qp *b)
+{
+	return a->done_ps < b->done_ps || (a->done_ps == b->done_ps && a->done_seq < b->done_seq);
+}
+
+static void heap_put(struct fl_state *fl, uint32_t i, uint32_t id)
+{
+	fl->heap[i] = id;
+	fl->qps[id].hpos = i;
+}
+
+static void heap_up(struct fl_state *fl, uint32_t i)
+{
+	uint32_t id = fl->heap[i];
+	while (i) {
+		uint32_t p = (i - 1) / 2;
+		if (!done_before(&fl->qps[id], &fl->qps[fl->heap[p]]))
+			break;
+		heap_put(fl, i, fl->heap[p]);
+		i = p;
+	}
+	heap_put(fl, i, id);
+}
+
+static void heap_down(struct fl_state *fl, uint32_t i)
+{
+	uint32_t id = fl->heap[i];
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+		if (c >= fl->nheap)
+			break;
+		if (c + 1 < fl->nheap && done_before(&fl->qps[fl->heap[c + 1]], &fl->qps[fl->heap[c]]))
+			c++;
+		if (!done_before(&fl->qps[fl->heap[c]], &fl->qps[id]))
+			break;
+		heap_put(fl, i, fl->heap[c]);
+		i = c;
+	}
+	heap_put(fl, i, id);
+}
+
+/* the head message of queue pair id now ends at t */
+static void done_set(struct fl_state *fl, uint32_t id, fab_time_ps t)
+{
+	struct fl_qp *q = &fl->qps[id];
+	q->done_ps = t;
+	q->done_seq = fl->heap_seq++;
+	if (q->hpos == NO_POS) {
+		if (fl->nheap == fl->cap_heap) {
+			fl->cap_heap = fl->cap_heap ? 2 * fl->cap_heap : 64;
+			fl->heap = fab_xrealloc(fl->heap, fl->cap_heap, sizeof *fl->heap);
+		}
+		q->hpos = fl->nheap++;
+		fl->heap[q->hpos] = id;
+		heap_up(fl, q->hpos);
+		return;
+	}
+	/* a later sequence: it can only move down, unless its time moved up */
+	heap_up(fl, q->hpos);
+	heap_down(fl, q->hpos);
+}
+
+static void done_clear(struct fl_state *fl, uint32_t id)
+{
+	struct fl_qp *q = &fl->qps[id];
+	uint32_t i = q->hpos;
+	if (i == NO_POS)
+		return;
+	q->hpos = NO_POS;
+	uint32_t last = fl->heap[--fl->nheap];
+	if (i == fl->nheap)
+		return;
+	heap_put(fl, i, last);
+	heap_up(fl, i);
+	heap_down(fl, fl->qps[last].hpos);
+}
+
+static fab_time_ps done_next(const struct fl_state *fl)
+{
+	return fl->nheap ? fl->qps[fl->heap[0]].done_ps : FAB_TIME_NEVER;
 }
 
 /* the paths and latencies, at the first message (routes as they are) */
@@ -237,15 +335,17 @@ static void port_remove(struct fab_sim *s, struct fl_qp *q)
 
 /* When the head message's last byte leaves.  The NIC serves its queue
  * pairs round robin, a packet each: of transfers that share it and would
- * end together, each one served before another ends a packet earlier.
+ * end together, each one served before another ends a packet earlier, a
+ * packet at the pace the NIC sends them all together (the sum of their
+ * rates: the line rate, or less where they are held back further on).
  * Fair shares alone would end them at one instant, forever in step; the
  * packets' order is what lets channels that share a NIC drift apart and
  * hide each other's latency, as they do in the packet engine. */
 static fab_time_ps finish_at(const struct fab_sim *s, const struct fl_qp *q)
 {
 	fab_time_ps t = (fab_time_ps)ceil(q->rem / q->rate);
-	fab_time_ps pkt = fab_ser_ps(s->fp.mtu + FAB_ROCE_WIRE_OVERHEAD, s->ports[q->path[0]].rate_bps);
-	return s->now_ps + t - FAB_MIN((fab_time_ps)q->behind * pkt, t);
+	fab_time_ps ahead = q->nic_sum > 0 ? (fab_time_ps)((double)q->behind * s->fp.mtu / q->nic_sum) : 0;
+	return s->now_ps + t - FAB_MIN(ahead, t);
 }
 
 static int cmp_rr(const void *a, const void *b)
@@ -281,8 +381,14 @@ static void rank_nics(struct fab_sim *s, uint32_t np)
 			if (p->hop[j] == 0) /* its first hop: this is its NIC */
 				fl->rrkey[k++] = fl->qps[p->qp[j]].rr << 24 | j;
 		qsort(fl->rrkey, k, sizeof *fl->rrkey, cmp_rr);
+		double sum = 0;
 		for (uint32_t r = 0; r < k; r++)
-			fl->qps[p->qp[fl->rrkey[r] & 0xffffff]].behind = k - 1 - r;
+			sum += fl->crate[fl->qps[p->qp[fl->rrkey[r] & 0xffffff]].local];
+		for (uint32_t r = 0; r < k; r++) {
+			struct fl_qp *q = &fl->qps[p->qp[fl->rrkey[r] & 0xffffff]];
+			q->behind = k - 1 - r;
+			q->nic_sum = sum;
+		}
 	}
 }
 
@@ -301,7 +407,7 @@ static void activate(struct fab_sim *s, uint32_t id, struct fl_qp *q)
 		/* the next message of a busy queue pair: nothing else changes */
 		q->rate = q->next_rate;
 		if (q->rate > 0)
-			fab_eq_push(&s->eq, finish_at(s, q), EV_FL_DONE, (void *)(uintptr_t)id, q->gen);
+			done_set(s->fl, id, finish_at(s, q));
 	}
 }
 
@@ -418,24 +524,24 @@ static void recompute(struct fab_sim *s)
 		if (q->rem < 0)
 			q->rem = 0;
 		q->t_last = s->now_ps;
-		/* an unchanged rate keeps its completion event */
-		if (r == q->rate && q->gen && r > 0)
+		/* an unchanged rate keeps its completion time */
+		if (r == q->rate && q->hpos != NO_POS)
 			continue;
 		set_ack_load(s, q, r);
 		q->rate = q->next_rate = r;
 		q->gen++;
-		/* the queue pair by id: the array of them may grow */
 		if (r > 0)
-			fab_eq_push(&s->eq, finish_at(s, q), EV_FL_DONE, (void *)(uintptr_t)id, q->gen);
+			done_set(fl, id, finish_at(s, q));
+		else
+			done_clear(fl, id);
 	}
 }
 
 /* the head message's last byte has left the source */
-static void on_done(struct fab_sim *s, uint32_t id, uint32_t gen)
+static void on_done(struct fab_sim *s, uint32_t id)
 {
 	struct fl_qp *q = &s->fl->qps[id];
-	if (gen != q->gen || !q->active)
-		return;
+	done_clear(s->fl, id);
 	struct fl_msg m = q->q[q->qh++];
 	/* the counters the packet engine keeps per frame, per message here */
 	uint64_t pkts = (m.bytes + s->fp.mtu - 1) / s->fp.mtu;
@@ -504,16 +610,27 @@ int fl_run(struct fab_sim *s, fab_time_ps end_ps)
 	uint64_t next_progress = 1u << 20;
 	for (;;) {
 		/* every change at this instant is in: new rates, once */
-		if (fl->ndirty && fab_eq_peek_time(&s->eq) > FAB_MAX(s->now_ps, fl->dirty_since + fl->batch_ps))
+		fab_time_ps next = FAB_MIN(fab_eq_peek_time(&s->eq), done_next(fl));
+		if (fl->ndirty && next > FAB_MAX(s->now_ps, fl->dirty_since + fl->batch_ps)) {
 			recompute(s);
-		if (!(s->tot.flows_done < s->nflows || s->holds) || !fab_eq_pop(&s->eq, &ev))
+			next = FAB_MIN(fab_eq_peek_time(&s->eq), done_next(fl));
+		}
+		if (!(s->tot.flows_done < s->nflows || s->holds) || next == FAB_TIME_NEVER)
 			break;
-		if (end_ps && ev.t_ps > end_ps) {
+		if (end_ps && next > end_ps) {
 			s->now_ps = end_ps;
 			s->tot.stopped_by_end_time = true;
 			break;
 		}
-		s->now_ps = ev.t_ps;
+		s->now_ps = next;
+		/* a transfer ending at the same time as an event goes first */
+		if (done_next(fl) == next) {
+			s->eq.popped++; /* counted as an event */
+			on_done(s, fl->heap[0]);
+			sim_report_progress(s, &next_progress);
+			continue;
+		}
+		fab_eq_pop(&s->eq, &ev);
 		if (sim_workload_event(s, &ev)) {
 			sim_report_progress(s, &next_progress);
 			continue;
@@ -524,9 +641,6 @@ int fl_run(struct fab_sim *s, fab_time_ps end_ps)
 			break;
 		case EV_FAULT:
 			on_fault(s, ev.obj, (int)ev.arg);
-			break;
-		case EV_FL_DONE:
-			on_done(s, (uint32_t)(uintptr_t)ev.obj, ev.arg);
 			break;
 		case EV_FL_DELIVER:
 			on_deliver(s, ev.obj, ev.arg);

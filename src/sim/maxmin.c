@@ -28,6 +28,7 @@ void fab_maxmin_free(struct fab_maxmin *m)
 	free(m->lf_off);
 	free(m->lf_idx);
 	free(m->fill);
+	free(m->touch);
 	free(m->frozen);
 	free(m->heap);
 	memset(m, 0, sizeof *m);
@@ -93,12 +94,13 @@ void fab_maxmin_solve(struct fab_maxmin *m, uint32_t nl, const double *cap, uint
 	if (m->cap_l < (size_t)nl + 1) {
 		/* the per-link arrays share cap_l: they grow together */
 		m->cap_l = nl + nl / 2 + 16;
-		free(m->res), free(m->cnt), free(m->ver), free(m->lf_off), free(m->fill);
+		free(m->res), free(m->cnt), free(m->ver), free(m->lf_off), free(m->fill), free(m->touch);
 		m->res = fab_xcalloc(m->cap_l, sizeof *m->res);
 		m->cnt = fab_xcalloc(m->cap_l, sizeof *m->cnt);
 		m->ver = fab_xcalloc(m->cap_l, sizeof *m->ver);
 		m->lf_off = fab_xcalloc(m->cap_l + 1, sizeof *m->lf_off);
 		m->fill = fab_xcalloc(m->cap_l, sizeof *m->fill);
+		m->touch = fab_xcalloc(m->cap_l, sizeof *m->touch);
 	}
 	memset(m->cnt, 0, nl * sizeof *m->cnt);
 	memset(m->ver, 0, nl * sizeof *m->ver);
@@ -123,12 +125,16 @@ void fab_maxmin_solve(struct fab_maxmin *m, uint32_t nl, const double *cap, uint
 	for (uint32_t l = 0; l < nl; l++)
 		if (m->cnt[l])
 			heap_push(m, &len, (struct fab_mm_ent){level(m, l), l, 0});
+	uint32_t round = 0;
+	memset(m->fill, 0, nl * sizeof *m->fill); /* now: the round that last touched a link */
 	while (len) {
 		struct fab_mm_ent e = heap_pop(m, &len);
 		uint32_t l = e.link;
 		if (e.ver != m->ver[l] || !m->cnt[l])
 			continue;
 		double share = level(m, l);
+		uint32_t nt = 0;
+		round++;
 		for (uint32_t k = m->lf_off[l]; k < m->lf_off[l + 1]; k++) {
 			uint32_t f = m->lf_idx[k];
 			if (m->frozen[f])
@@ -141,9 +147,17 @@ void fab_maxmin_solve(struct fab_maxmin *m, uint32_t nl, const double *cap, uint
 				if (m->res[l2] < 0)
 					m->res[l2] = 0;
 				m->cnt[l2]--;
-				if (l2 != l && m->cnt[l2])
-					heap_push(m, &len, (struct fab_mm_ent){level(m, l2), l2, ++m->ver[l2]});
+				if (m->fill[l2] != round) {
+					m->fill[l2] = round;
+					m->touch[nt++] = l2;
+				}
 			}
+		}
+		/* the links whose share moved: once each, however many flows moved it */
+		for (uint32_t t = 0; t < nt; t++) {
+			uint32_t l2 = m->touch[t];
+			if (l2 != l && m->cnt[l2])
+				heap_push(m, &len, (struct fab_mm_ent){level(m, l2), l2, ++m->ver[l2]});
 		}
 	}
 }

@@ -149,7 +149,6 @@ enum ev_type {
 	EV_LOCAL,        /* arg: cookie of an intra-server transfer that arrived */
 	EV_FAULT,        /* obj fault, arg 0 start / 1 end / 2 routing converged */
 	EV_STORM,        /* obj port, arg generation: the storming NIC pauses again */
-	EV_FL_DONE,      /* flow engine: obj the queue pair's id, arg generation: its head message has left */
 	EV_FL_DELIVER,   /* flow engine: obj sim_flow (its ACK is back) or NULL (arg: cookie delivered) */
 };
 
