@@ -180,23 +180,31 @@ static void test_flow_collectives_vs_packet(void **state)
 	(void)state;
 	static const struct {
 		const char *name, *fabric[2], *coll;
+		int seeds;
 	} cases[] = {
 		{"ring allreduce", {FABRIC_1TO1, FABRIC_2TO1},
-		 "collective: {op: allreduce, algo: ring, min_bytes: 64MiB, max_bytes: 64MiB}\n"},
+		 "collective: {op: allreduce, algo: ring, min_bytes: 64MiB, max_bytes: 64MiB}\n", 1},
 		{"hierarchical allreduce", {FABRIC_1TO1, FABRIC_2TO1},
-		 "collective: {op: allreduce, algo: hierarchical, min_bytes: 64MiB, max_bytes: 64MiB}\n"},
+		 "collective: {op: allreduce, algo: hierarchical, min_bytes: 64MiB, max_bytes: 64MiB}\n", 1},
 		{"alltoall", {FABRIC_1TO1, FABRIC_2TO1},
-		 "collective: {op: alltoall, algo: direct, min_bytes: 16MiB, max_bytes: 16MiB}\n"},
-		/* the tree's 2-to-1 steps: at 1-16 MiB the flow engine is 5-11%
-		 * slower (doc/flow.md), at 64 MiB within 3% at 1:1 */
+		 "collective: {op: alltoall, algo: direct, min_bytes: 16MiB, max_bytes: 16MiB}\n", 1},
+		/* the tree's time hangs on which channels ECMP puts together, and
+		 * on which of them get ahead: from seed to seed it moves by up
+		 * to 18% at 2:1, on either engine.  The mean over four seeds. */
 		{"tree allreduce", {FABRIC_1TO1, FABRIC_2TO1},
-		 "collective: {op: allreduce, algo: tree, min_bytes: 64MiB, max_bytes: 64MiB}\n"},
+		 "collective: {op: allreduce, algo: tree, min_bytes: 64MiB, max_bytes: 64MiB}\n", 4},
 	};
 	for (int os = 0; os < 2; os++)
 		for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-			char yaml[512];
-			snprintf(yaml, sizeof yaml, "%s%s", cases[i].fabric[os], cases[i].coll);
-			struct pair p = coll_both(yaml);
+			struct pair p = {0, 0};
+			for (int seed = 1; seed <= cases[i].seeds; seed++) {
+				char yaml[512];
+				snprintf(yaml, sizeof yaml, "%s%srun: {seed: %d}\n", cases[i].fabric[os], cases[i].coll,
+					 seed);
+				struct pair q = coll_both(yaml);
+				p.packet += q.packet / cases[i].seeds;
+				p.flow += q.flow / cases[i].seeds;
+			}
 			double err = p.flow / p.packet - 1;
 			print_message("%s, %s: packet %.1f us, flow %.1f us (%+.1f%%)\n", cases[i].name, os ? "2:1" : "1:1",
 				      p.packet, p.flow, err * 100);
