@@ -1,8 +1,8 @@
 /*
  * maxmin.c - progressive filling with a min-heap of links keyed by their
  * fair share (residual capacity over unfrozen flows).  Freezing a flow at
- * the smallest share can only raise the other links' shares, so stale heap
- * entries are skipped by a version number instead of being removed.
+ * the smallest share can only raise the other links' shares, so a key in
+ * the heap is a lower bound, corrected when it comes out.
  * O((L + E) log L) for L links and E flow-link incidences.
  */
 #include <stdlib.h>
@@ -12,7 +12,7 @@
 
 struct fab_mm_ent {
 	double share;
-	uint32_t link, ver;
+	uint32_t link;
 };
 
 void fab_maxmin_init(struct fab_maxmin *m)
@@ -24,11 +24,9 @@ void fab_maxmin_free(struct fab_maxmin *m)
 {
 	free(m->res);
 	free(m->cnt);
-	free(m->ver);
 	free(m->lf_off);
 	free(m->lf_idx);
 	free(m->fill);
-	free(m->touch);
 	free(m->frozen);
 	free(m->heap);
 	memset(m, 0, sizeof *m);
@@ -94,16 +92,13 @@ void fab_maxmin_solve(struct fab_maxmin *m, uint32_t nl, const double *cap, uint
 	if (m->cap_l < (size_t)nl + 1) {
 		/* the per-link arrays share cap_l: they grow together */
 		m->cap_l = nl + nl / 2 + 16;
-		free(m->res), free(m->cnt), free(m->ver), free(m->lf_off), free(m->fill), free(m->touch);
+		free(m->res), free(m->cnt), free(m->lf_off), free(m->fill);
 		m->res = fab_xcalloc(m->cap_l, sizeof *m->res);
 		m->cnt = fab_xcalloc(m->cap_l, sizeof *m->cnt);
-		m->ver = fab_xcalloc(m->cap_l, sizeof *m->ver);
 		m->lf_off = fab_xcalloc(m->cap_l + 1, sizeof *m->lf_off);
 		m->fill = fab_xcalloc(m->cap_l, sizeof *m->fill);
-		m->touch = fab_xcalloc(m->cap_l, sizeof *m->touch);
 	}
 	memset(m->cnt, 0, nl * sizeof *m->cnt);
-	memset(m->ver, 0, nl * sizeof *m->ver);
 	memset(m->fill, 0, nl * sizeof *m->fill);
 	m->lf_off[0] = 0;
 	grow((void **)&m->lf_idx, &m->cap_e, ne + 1, sizeof *m->lf_idx);
@@ -124,17 +119,21 @@ void fab_maxmin_solve(struct fab_maxmin *m, uint32_t nl, const double *cap, uint
 	size_t len = 0;
 	for (uint32_t l = 0; l < nl; l++)
 		if (m->cnt[l])
-			heap_push(m, &len, (struct fab_mm_ent){level(m, l), l, 0});
-	uint32_t round = 0;
-	memset(m->fill, 0, nl * sizeof *m->fill); /* now: the round that last touched a link */
+			heap_push(m, &len, (struct fab_mm_ent){level(m, l), l});
+	/* A link's level only rises as flows elsewhere freeze (below it), so a
+	 * key in the heap is a lower bound: a link popped with a stale key goes
+	 * back with its level now, and one popped with its level now is the
+	 * lowest.  Links are not pushed again at every flow that touches them. */
 	while (len) {
 		struct fab_mm_ent e = heap_pop(m, &len);
 		uint32_t l = e.link;
-		if (e.ver != m->ver[l] || !m->cnt[l])
+		if (!m->cnt[l])
 			continue;
 		double share = level(m, l);
-		uint32_t nt = 0;
-		round++;
+		if (share > e.share) {
+			heap_push(m, &len, (struct fab_mm_ent){share, l});
+			continue;
+		}
 		for (uint32_t k = m->lf_off[l]; k < m->lf_off[l + 1]; k++) {
 			uint32_t f = m->lf_idx[k];
 			if (m->frozen[f])
@@ -147,17 +146,7 @@ void fab_maxmin_solve(struct fab_maxmin *m, uint32_t nl, const double *cap, uint
 				if (m->res[l2] < 0)
 					m->res[l2] = 0;
 				m->cnt[l2]--;
-				if (m->fill[l2] != round) {
-					m->fill[l2] = round;
-					m->touch[nt++] = l2;
-				}
 			}
-		}
-		/* the links whose share moved: once each, however many flows moved it */
-		for (uint32_t t = 0; t < nt; t++) {
-			uint32_t l2 = m->touch[t];
-			if (l2 != l && m->cnt[l2])
-				heap_push(m, &len, (struct fab_mm_ent){level(m, l2), l2, ++m->ver[l2]});
 		}
 	}
 }

@@ -16,7 +16,7 @@
 struct fab_maxmin {
 	/* scratch, reused between calls: grows to the largest problem */
 	double *res;
-	uint32_t *cnt, *ver, *lf_off, *lf_idx, *fill, *touch;
+	uint32_t *cnt, *lf_off, *lf_idx, *fill;
 	uint8_t *frozen;
 	struct fab_mm_ent *heap;
 	size_t cap_l, cap_f, cap_e, cap_h;
