@@ -7,7 +7,7 @@
 #  - 128 GPUs, ring AllReduce 256 MiB (bench/coll-allreduce-128.yaml): both
 #    engines, the packet engine as configured and with ECN and PFC off;
 #  - 256 GPUs (bench/compare-256.yaml): ring, hierarchical, AllToAll and
-#    tree on both engines (the tree takes about 35 s on the flow engine:
+#    tree on both engines (the tree takes about 22 s on the flow engine:
 #    its transfers form one large component, recomputed at every change).
 F=${1:-./build/fabscope}
 run() { # NAME ARGS...: one line with the time column, wall time and peak RSS
