@@ -42,7 +42,7 @@ struct fl_msg {
 
 /* a queue pair as the flow engine sees it */
 struct fl_qp {
-	uint32_t path[FL_MAX_PATH], pos[FL_MAX_PATH]; /* egress ports; index in each port's list */
+	uint32_t *path, *pos;      /* egress ports; index in each port's list (one allocation) */
 	uint8_t npath, nfwd;       /* path[0 .. nfwd): data; path[nfwd .. npath): its ACKs */
 	bool routed, active;
 	fab_time_ps tail_ps;       /* last byte leaves the source -> reaches the destination */
@@ -132,8 +132,10 @@ void fl_free(struct fab_sim *s)
 	struct fl_state *fl = s->fl;
 	if (!fl)
 		return;
-	for (uint32_t i = 0; i < fl->cap_qps; i++)
+	for (uint32_t i = 0; i < fl->cap_qps; i++) {
 		free(fl->qps[i].q);
+		free(fl->qps[i].path);
+	}
 	free(fl->qps);
 	for (uint32_t i = 0; i < s->topo->nports; i++) {
 		free(fl->ports[i].qp);
@@ -271,10 +273,15 @@ static fab_time_ps done_next(const struct fl_state *fl)
 static void route(struct fab_sim *s, uint32_t id, struct fl_qp *q)
 {
 	uint32_t mtu_wire = s->fp.mtu + FAB_ROCE_WIRE_OVERHEAD, ack_wire = 66 + FAB_WIRE_PREAMBLE_IFG;
-	q->nfwd = (uint8_t)fab_sim_qp_path(s, id, q->path, FL_MAX_PATH / 2);
+	uint32_t path[FL_MAX_PATH];
+	q->nfwd = (uint8_t)fab_sim_qp_path(s, id, path, FL_MAX_PATH / 2);
 	const struct sim_qp *sq = s->qps[id]; /* its ACKs: the reverse 5-tuple */
-	q->npath = (uint8_t)(q->nfwd + sim_path(s, sq->dst_nic, sq->src_nic, sq->hash_rev, q->path + q->nfwd,
+	q->npath = (uint8_t)(q->nfwd + sim_path(s, sq->dst_nic, sq->src_nic, sq->hash_rev, path + q->nfwd,
 						FL_MAX_PATH / 2));
+	/* sized to the path: an all-to-all has hundreds of thousands of queue pairs */
+	q->path = fab_xcalloc((size_t)q->npath + q->nfwd + 1, sizeof *q->path);
+	memcpy(q->path, path, q->npath * sizeof *path);
+	q->pos = q->path + q->npath;
 	q->tail_ps = q->ack_ps = 0;
 	for (uint32_t h = 0; h < q->npath; h++) {
 		const struct sim_port *p = &s->ports[q->path[h]];
