@@ -38,7 +38,7 @@ CLI_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(sort $(wildcard cli/*.c)))
 TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 TEST_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 
-.PHONY: all deps demo test check asan bench fuzz format-check clean doc-keys
+.PHONY: all deps demo test check asan bench validate fuzz format-check clean doc-keys
 
 all: $(BIN)
 
@@ -101,6 +101,12 @@ bench: deps
 	sh bench/run.sh ./$(BIN)
 	sh bench/probe.sh ./$(BIN)
 	sh bench/flow.sh ./$(BIN)
+
+# long validations, asserted (minutes): the flow engine against the packet
+# engine on 256 GPUs
+validate: deps
+	@$(MAKE) --no-print-directory all
+	sh tests/validate/flow.sh ./$(BIN)
 
 # regenerates the key reference at the end of doc/scenario.md
 doc-keys: $(BIN)
