@@ -48,7 +48,7 @@ for lps in 8 4; do
 		f=$(coll $4 "$tmp/c.yaml" -a "$1" --op "$2" -b "$3" -e "$3" --engine flow $b)
 		# the tree at 2:1 is where the models part (FIFO queues against fair
 		# shares, doc/flow.md): reported, not asserted
-		check "$1 $2 $3$([ $4 = 1 ] || echo ", $4 seeds")$b" $r "$p" "$f" \
+		check "$1 $2 $3$([ $4 = 1 ] || echo ", $4 seeds")${b:+, batch 10us}" $r "$p" "$f" \
 			"$([ "$1 $r" = "tree 2:1" ] && echo report)"
 	done
 	{
