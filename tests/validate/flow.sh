@@ -4,9 +4,9 @@
 # flow model describes (ECN and PFC off, deep buffers).  Asserts the
 # operation times within 5% at 1:1 and 15% at 2:1: ring, hierarchical and
 # tree AllReduce, AllToAll, and two training jobs of 128 GPUs; the tree at
-# 2:1, 20-35% faster on the flow engine, is reported, not asserted.  About eight
-# minutes on two cores; tests/unit/test_flow.c checks the same on 32 GPUs
-# in make test.
+# 2:1, about 26% faster on the flow engine (doc/flow.md), is reported, not
+# asserted.  About five minutes on two cores; tests/unit/test_flow.c checks
+# the same on 32 GPUs in make test.
 F=${1:-./build/fabscope}
 P="--set fabric.ecn.enabled=false --set fabric.pfc.enabled=false --set fabric.buffer=4GiB"
 tmp=$(mktemp -d)
