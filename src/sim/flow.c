@@ -52,7 +52,6 @@ struct fl_qp {
 	double rem, rate;          /* payload bytes left of the head message; bytes per ps */
 	double next_rate;          /* the rate, kept across a change of message */
 	fab_time_ps t_last;        /* rem is as of then */
-	uint32_t gen;              /* bumped at every new message and rate */
 	uint32_t hpos;             /* index in the completion heap; NO_POS when not in it */
 	fab_time_ps done_ps;       /* when the head message's last byte leaves */
 	uint64_t done_seq;         /* ties: the order the times were set in */
@@ -413,7 +412,6 @@ static void activate(struct fab_sim *s, uint32_t id, struct fl_qp *q)
 	q->rem = (double)q->q[q->qh].bytes;
 	q->rate = 0;
 	q->t_last = s->now_ps;
-	q->gen++;
 	if (!q->active) {
 		q->active = true;
 		q->crowd = 0;
@@ -467,6 +465,18 @@ static void grow_u32(uint32_t **p, size_t *cap, size_t need)
 	*p = fab_xrealloc(*p, *cap, sizeof **p);
 }
 
+/* a port joins the component being gathered (once) */
+static void comp_port(struct fl_state *fl, uint32_t port, uint32_t st, uint32_t *np, size_t *cap_p)
+{
+	struct fl_port *p = &fl->ports[port];
+	if (p->stamp == st)
+		return;
+	p->stamp = st;
+	grow_u32(&fl->cports, cap_p, *np + 1);
+	p->local = *np;
+	fl->cports[(*np)++] = port;
+}
+
 /* New rates for the component of the dirty ports: the ports and transfers
  * reachable from them through shared ports. */
 static void recompute(struct fab_sim *s)
@@ -475,14 +485,8 @@ static void recompute(struct fab_sim *s)
 	uint32_t st = ++fl->stamp, np = 0, nq = 0;
 	size_t cap_p = fl->cap_cp, cap_q = fl->cap_cq;
 	for (uint32_t i = 0; i < fl->ndirty; i++) {
-		uint32_t port = fl->dirty[i];
-		fl->ports[port].dirty = false;
-		if (fl->ports[port].stamp == st)
-			continue;
-		fl->ports[port].stamp = st;
-		grow_u32(&fl->cports, &cap_p, np + 1);
-		fl->ports[port].local = np;
-		fl->cports[np++] = port;
+		fl->ports[fl->dirty[i]].dirty = false;
+		comp_port(fl, fl->dirty[i], st, &np, &cap_p);
 	}
 	fl->ndirty = 0;
 	/* breadth first over ports: their transfers, those transfers' ports */
@@ -496,15 +500,8 @@ static void recompute(struct fab_sim *s)
 			grow_u32(&fl->cqps, &cap_q, nq + 1);
 			q->local = nq;
 			fl->cqps[nq++] = p->qp[k];
-			for (uint32_t h = 0; h < q->nfwd; h++) {
-				struct fl_port *p2 = &fl->ports[q->path[h]];
-				if (p2->stamp == st)
-					continue;
-				p2->stamp = st;
-				grow_u32(&fl->cports, &cap_p, np + 1);
-				p2->local = np;
-				fl->cports[np++] = q->path[h];
-			}
+			for (uint32_t h = 0; h < q->nfwd; h++)
+				comp_port(fl, q->path[h], st, &np, &cap_p);
 		}
 	}
 	fl->cap_cp = cap_p;
@@ -545,7 +542,6 @@ static void recompute(struct fab_sim *s)
 			continue;
 		set_ack_load(s, q, r);
 		q->rate = q->next_rate = r;
-		q->gen++;
 		if (r > 0)
 			done_set(fl, id, finish_at(s, q));
 		else
@@ -588,7 +584,6 @@ static void on_done(struct fab_sim *s, uint32_t id)
 		q->active = false;
 		port_remove(s, q); /* (its ACK load goes with its rate) */
 		q->rate = q->next_rate = 0;
-		q->gen++;
 		q->qh = q->qn = 0;
 	}
 }
