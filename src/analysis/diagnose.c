@@ -178,7 +178,10 @@ static void check_matrix(json_t *doc, const struct fab_diag_params *pr, struct f
 	memcpy(tmp, lmed, n * sizeof *tmp);
 	double lm = median(tmp, n), lmad = mad(lmed, n, lm);
 	for (size_t i = 0; i < n; i++) {
-		bool slow = med[i] < (1 - pr->slow_fraction) * mmed && mmed - med[i] > pr->mad_k * mmad;
+		/* far below the spread, or below half the median whatever the spread:
+		 * with a handful of endpoints one uneven healthy one inflates the MAD */
+		bool slow = med[i] < (1 - pr->slow_fraction) * mmed &&
+			    (mmed - med[i] > pr->mad_k * mmad || med[i] < mmed / 2);
 		bool flaky = bad[i] >= pr->bad_pair_share && bad[i] >= 4 * (bmed + 0.01);
 		bool laggy = lmed[i] > 1.5 * lm && lmed[i] - lm > pr->mad_k * lmad;
 		if (!slow && !flaky && !laggy)
