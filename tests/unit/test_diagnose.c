@@ -209,11 +209,16 @@ static void test_diagnose_randomized_fault_suite(void **state)
 	fab_config_free(c);
 }
 
-/* a probe's matrix of 6 healthy hosts at 1 GB/s with the given failed
- * pairs (null bandwidth, as the probe writes them) */
-static json_t *probe_matrix_doc(const int (*failed)[2], size_t nf)
+/* healthy hosts at about 1 GB/s */
+static double bw_even(size_t i, size_t j)
 {
-	const size_t n = 6;
+	return 1.0 + 0.01 * (double)((i + j) % 3);
+}
+
+/* a probe's matrix of n hosts, pair bandwidth bw(i, j), 10 us apart, with
+ * the given failed pairs (null bandwidth, as the probe writes them) */
+static json_t *probe_matrix_doc(size_t n, double (*bw_of)(size_t, size_t), const int (*failed)[2], size_t nf)
+{
 	json_t *ep = json_array(), *bw = json_array(), *lat = json_array(), *fp = json_array();
 	for (size_t i = 0; i < n; i++) {
 		char name[32];
@@ -225,7 +230,7 @@ static json_t *probe_matrix_doc(const int (*failed)[2], size_t nf)
 			for (size_t k = 0; k < nf; k++)
 				f |= ((size_t)failed[k][0] == i && (size_t)failed[k][1] == j) ||
 				     ((size_t)failed[k][0] == j && (size_t)failed[k][1] == i);
-			json_array_append_new(rb, i == j || f ? json_null() : json_real(1.0 + 0.01 * (double)((i + j) % 3)));
+			json_array_append_new(rb, i == j || f ? json_null() : json_real(bw_of(i, j)));
 			json_array_append_new(rl, i == j || f ? json_null() : json_real(10.0));
 		}
 		json_array_append_new(bw, rb);
@@ -247,7 +252,7 @@ static void test_diagnose_failed_pairs(void **state)
 	struct fab_err err = {0};
 	struct fab_diagnosis d;
 	static const int one[][2] = {{1, 3}};
-	json_t *doc = probe_matrix_doc(one, 1);
+	json_t *doc = probe_matrix_doc(6, bw_even, one, 1);
 	assert_int_equal(fab_diagnose(&doc, 1, NULL, &p, &d, &err), 0);
 	assert_true(d.n >= 1);
 	assert_string_equal(d.s[0].kind, "path");
@@ -255,7 +260,7 @@ static void test_diagnose_failed_pairs(void **state)
 	fab_diagnosis_free(&d);
 	json_decref(doc);
 	static const int host[][2] = {{4, 0}, {4, 1}, {2, 4}, {4, 5}};
-	doc = probe_matrix_doc(host, 4);
+	doc = probe_matrix_doc(6, bw_even, host, 4);
 	assert_int_equal(fab_diagnose(&doc, 1, NULL, &p, &d, &err), 0);
 	assert_true(d.n >= 1);
 	assert_string_equal(d.s[0].target, "link of rank4@10.0.0.5");
@@ -263,7 +268,7 @@ static void test_diagnose_failed_pairs(void **state)
 		assert_null(strstr(d.s[i].target, "path"));
 	fab_diagnosis_free(&d);
 	json_decref(doc);
-	doc = probe_matrix_doc(NULL, 0);
+	doc = probe_matrix_doc(6, bw_even, NULL, 0);
 	assert_int_equal(fab_diagnose(&doc, 1, NULL, &p, &d, &err), 0);
 	assert_int_equal(d.n, 0);
 	fab_diagnosis_free(&d);
@@ -274,26 +279,15 @@ static void test_diagnose_failed_pairs(void **state)
  * pairs twice as fast as the rest: one uneven healthy host among so few
  * inflates the MAD past 5 of host 2's deviation, and half the median
  * still names it (a probe's matrix between namespaces, 2 cores, ASan) */
+static double bw_few(size_t i, size_t j)
+{
+	return i == 2 || j == 2 ? 0.012 : i == 3 || j == 3 ? 0.1 : 0.05;
+}
+
 static void test_diagnose_slow_host_among_few(void **state)
 {
 	(void)state;
-	const size_t n = 4;
-	json_t *ep = json_array(), *bw = json_array(), *lat = json_array();
-	for (size_t i = 0; i < n; i++) {
-		char name[32];
-		snprintf(name, sizeof name, "rank%zu@10.0.0.%zu", i, i + 1);
-		json_array_append_new(ep, json_string(name));
-		json_t *rb = json_array(), *rl = json_array();
-		for (size_t j = 0; j < n; j++) {
-			double v = i == 2 || j == 2 ? 0.012 : i == 3 || j == 3 ? 0.1 : 0.05;
-			json_array_append_new(rb, i == j ? json_null() : json_real(v));
-			json_array_append_new(rl, i == j ? json_null() : json_real(10.0));
-		}
-		json_array_append_new(bw, rb);
-		json_array_append_new(lat, rl);
-	}
-	json_t *doc = json_pack("{s:s,s:s,s:{s:o,s:o,s:o}}", "schema", "fabscope.result/1", "kind", "probe",
-				"matrix", "endpoints", ep, "bw_GBps", bw, "lat_us", lat);
+	json_t *doc = probe_matrix_doc(4, bw_few, NULL, 0);
 	struct fab_diag_params p;
 	fab_diag_defaults(&p);
 	struct fab_err err = {0};
