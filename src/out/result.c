@@ -306,13 +306,15 @@ json_t *fab_result_json(const struct fab_config *c, const struct fab_sim *s)
 		json_t *nm = json_array();
 		static const char *const not_modeled[] = {"queueing delay", "PFC", "ECN and DCQCN", "drops and retransmission",
 							  "time series", "faults other than degrade and slow-gpu"};
-		for (size_t i = 0; i < FAB_ARRAY_LEN(not_modeled); i++)
+		bool fifo = c->fabric.flow_queues == FAB_FLOW_QUEUES_FIFO; /* (its queues are modelled) */
+		for (size_t i = fifo ? 1 : 0; i < FAB_ARRAY_LEN(not_modeled); i++)
 			json_array_append_new(nm, json_string(not_modeled[i]));
 		json_object_set_new(doc, "not_modeled", nm);
 		uint64_t rec;
 		double comp;
 		fab_sim_flow_engine_stats(s, &rec, &comp);
-		json_object_set_new(doc, "flow_engine", json_pack("{s:I,s:f}", "recomputes", (json_int_t)rec,
+		json_object_set_new(doc, "flow_engine", json_pack("{s:s,s:I,s:f}", "queues", fifo ? "fifo" : "fair",
+								 "recomputes", (json_int_t)rec,
 								 "mean_component_transfers", comp));
 	}
 	json_object_set_new(doc, "scenario", json_string(c->origin));
@@ -617,7 +619,9 @@ int fab_result_write_text(FILE *f, const struct fab_config *c, const struct fab_
 	char a[32], b[32], d[32], e[32];
 	static const char *kinds[] = {"spine-leaf", "fat-tree", "file"};
 	fprintf(f, "fabscope sim: %s, seed %llu%s\n", c->origin, (unsigned long long)c->run.seed,
-		c->fabric.engine == FAB_ENGINE_FLOW ? ", flow engine (no queues, PFC, ECN or drops)" : "");
+		c->fabric.engine != FAB_ENGINE_FLOW	       ? ""
+		: c->fabric.flow_queues == FAB_FLOW_QUEUES_FIFO ? ", flow engine, FIFO queues (no PFC, ECN or drops)"
+								: ", flow engine (no queues, PFC, ECN or drops)");
 	fprintf(f, "topology: %s, %u servers x %u GPUs = %u GPUs, %u NICs, %u switches, %u links\n",
 		kinds[c->topo.kind], t->nservers, t->gpus_per_server, t->ngpus, t->nnics,
 		t->nswitches, t->nports / 2);

@@ -30,73 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "maxmin.h"
-#include "sim_int.h"
-
-#define FL_MAX_PATH 48 /* forward and ACK ports together */
-
-struct fl_msg {
-	fab_bytes bytes;
-	uint32_t flow, cookie;
-};
-
-/* a queue pair as the flow engine sees it */
-struct fl_qp {
-	uint32_t *path, *pos;      /* egress ports; index in each port's list (one allocation) */
-	uint8_t npath, nfwd;       /* path[0 .. nfwd): data; path[nfwd .. npath): its ACKs */
-	bool routed, active;
-	fab_time_ps tail_ps;       /* last byte leaves the source -> reaches the destination */
-	fab_time_ps ack_ps;        /* and its ACK back */
-	struct fl_msg *q;          /* FIFO: q[qh .. qn) */
-	uint32_t qh, qn, qcap;
-	double rem, rate;          /* payload bytes left of the head message; bytes per ps */
-	double next_rate;          /* the rate, kept across a change of message */
-	fab_time_ps t_last;        /* rem is as of then */
-	uint32_t hpos;             /* index in the completion heap; NO_POS when not in it */
-	fab_time_ps done_ps;       /* when the head message's last byte leaves */
-	uint64_t done_seq;         /* ties: the order the times were set in */
-	uint64_t rr;               /* its place in its NIC's round robin (order of activation) */
-	uint32_t behind;           /* transfers its NIC serves after it */
-	uint32_t crowd;            /* the most transfers its NIC has had while it was active */
-	double nic_sum;            /* the rate of the transfers in its NIC's round robin */
-	uint32_t stamp;            /* component search */
-	uint32_t local;            /* index in the component */
-};
-
-struct fl_port {
-	uint32_t *qp, *hop;        /* active transfers crossing it, and which hop of theirs */
-	uint32_t n, cap;
-	double payload_per_ps;
-	double ack_load;           /* ACKs of transfers that cross it, bytes per ps */
-	uint32_t stamp, local;
-	bool dirty;
-};
-
-#define NO_POS UINT32_MAX
-
-struct fl_state {
-	/* The transfers' completion times, in an indexed min-heap of queue pair
-	 * ids: a new rate moves its entry instead of leaving a stale event
-	 * behind (a tree's recomputations would bury the event queue). */
-	uint32_t *heap, nheap, cap_heap;
-	uint64_t heap_seq;
-	struct fl_qp *qps;
-	uint32_t cap_qps;
-	struct fl_port *ports;
-	uint32_t *dirty, ndirty, cap_dirty;
-	uint32_t stamp;
-	uint64_t rr_next;
-	uint64_t *rrkey;           /* rank_nics scratch */
-	uint32_t cap_rr;
-	struct fab_maxmin mm;
-	/* component scratch */
-	uint32_t *cports, *cqps, *off, *idx;
-	double *ccap, *crate;
-	double ack_frac;           /* ACK wire bytes per data wire byte */
-	fab_time_ps batch_ps, dirty_since; /* flow.batch; when the first change waiting was made */
-	size_t cap_cp, cap_cq, cap_ci;
-	uint64_t recomputes, comp_qps;
-};
+#include "flow_int.h"
 
 static double payload_rate(const struct fab_sim *s, uint32_t port)
 {
@@ -116,6 +50,8 @@ void fl_init(struct fab_sim *s)
 	fl_set_rates(s);
 	fab_maxmin_init(&fl->mm);
 	fl->batch_ps = s->fp.flow_batch_ps;
+	if (s->fp.flow_queues == FAB_FLOW_QUEUES_FIFO)
+		fq_init(s);
 	fl->ack_frac = (double)(66 + FAB_WIRE_PREAMBLE_IFG) /
 		       ((double)FAB_MAX(s->fp.nic.ack_every, 1u) * (double)(s->fp.mtu + FAB_ROCE_WIRE_OVERHEAD));
 }
@@ -135,7 +71,9 @@ void fl_free(struct fab_sim *s)
 	for (uint32_t i = 0; i < fl->cap_qps; i++) {
 		free(fl->qps[i].q);
 		free(fl->qps[i].path);
+		free(fl->qps[i].fh);
 	}
+	fq_free(s);
 	free(fl->qps);
 	for (uint32_t i = 0; i < s->topo->nports; i++) {
 		free(fl->ports[i].qp);
@@ -170,7 +108,7 @@ static struct fl_qp *fq(struct fab_sim *s, uint32_t qp)
 	return &fl->qps[qp];
 }
 
-static void mark_dirty(struct fab_sim *s, uint32_t port)
+void fl_mark_dirty(struct fab_sim *s, uint32_t port)
 {
 	struct fl_state *fl = s->fl;
 	if (fl->ports[port].dirty)
@@ -229,7 +167,7 @@ static void heap_down(struct fl_state *fl, uint32_t i)
 }
 
 /* the head message of queue pair id now ends at t */
-static void done_set(struct fl_state *fl, uint32_t id, fab_time_ps t)
+void fl_done_set(struct fl_state *fl, uint32_t id, fab_time_ps t)
 {
 	struct fl_qp *q = &fl->qps[id];
 	q->done_ps = t;
@@ -249,7 +187,7 @@ static void done_set(struct fl_state *fl, uint32_t id, fab_time_ps t)
 	heap_down(fl, q->hpos);
 }
 
-static void done_clear(struct fl_state *fl, uint32_t id)
+void fl_done_clear(struct fl_state *fl, uint32_t id)
 {
 	struct fl_qp *q = &fl->qps[id];
 	uint32_t i = q->hpos;
@@ -282,6 +220,11 @@ static void route(struct fab_sim *s, uint32_t id, struct fl_qp *q)
 	q->path = fab_xcalloc((size_t)q->npath + q->nfwd + 1, sizeof *q->path);
 	memcpy(q->path, path, q->npath * sizeof *path);
 	q->pos = q->path + q->npath;
+	if (s->fl->fifo) {
+		for (uint32_t h = 0; h < q->nfwd; h++)
+			q->pos[h] = NO_POS;
+		q->fh = fab_xcalloc(3 * (size_t)q->nfwd, sizeof *q->fh);
+	}
 	q->tail_ps = q->ack_ps = 0;
 	for (uint32_t h = 0; h < q->npath; h++) {
 		const struct sim_port *p = &s->ports[q->path[h]];
@@ -305,23 +248,41 @@ static void set_ack_load(struct fab_sim *s, struct fl_qp *q, double r)
 		if (p->ack_load < 0)
 			p->ack_load = 0;
 		if (fabs(d) > 1e-2 * p->payload_per_ps)
-			mark_dirty(s, q->path[h]);
+			fl_mark_dirty(s, q->path[h]);
 	}
+}
+
+/* transfer id joins the list of the port at its hop h */
+void fl_member_add(struct fab_sim *s, uint32_t id, struct fl_qp *q, uint32_t h)
+{
+	struct fl_port *p = &s->fl->ports[q->path[h]];
+	if (p->n == p->cap) {
+		p->cap = p->cap ? 2 * p->cap : 4;
+		p->qp = fab_xrealloc(p->qp, p->cap, sizeof *p->qp);
+		p->hop = fab_xrealloc(p->hop, p->cap, sizeof *p->hop);
+	}
+	q->pos[h] = p->n;
+	p->qp[p->n] = id;
+	p->hop[p->n++] = h;
+}
+
+void fl_member_remove(struct fab_sim *s, struct fl_qp *q, uint32_t h)
+{
+	struct fl_port *p = &s->fl->ports[q->path[h]];
+	uint32_t i = q->pos[h], last = --p->n;
+	if (i != last) {
+		p->qp[i] = p->qp[last];
+		p->hop[i] = p->hop[last];
+		s->fl->qps[p->qp[i]].pos[p->hop[i]] = i;
+	}
+	q->pos[h] = NO_POS;
 }
 
 static void port_add(struct fab_sim *s, uint32_t id, struct fl_qp *q)
 {
 	for (uint32_t h = 0; h < q->nfwd; h++) {
-		struct fl_port *p = &s->fl->ports[q->path[h]];
-		if (p->n == p->cap) {
-			p->cap = p->cap ? 2 * p->cap : 4;
-			p->qp = fab_xrealloc(p->qp, p->cap, sizeof *p->qp);
-			p->hop = fab_xrealloc(p->hop, p->cap, sizeof *p->hop);
-		}
-		q->pos[h] = p->n;
-		p->qp[p->n] = id;
-		p->hop[p->n++] = h;
-		mark_dirty(s, q->path[h]);
+		fl_member_add(s, id, q, h);
+		fl_mark_dirty(s, q->path[h]);
 	}
 }
 
@@ -329,14 +290,8 @@ static void port_remove(struct fab_sim *s, struct fl_qp *q)
 {
 	set_ack_load(s, q, 0);
 	for (uint32_t h = 0; h < q->nfwd; h++) {
-		struct fl_port *p = &s->fl->ports[q->path[h]];
-		uint32_t i = q->pos[h], last = --p->n;
-		if (i != last) {
-			p->qp[i] = p->qp[last];
-			p->hop[i] = p->hop[last];
-			s->fl->qps[p->qp[i]].pos[p->hop[i]] = i;
-		}
-		mark_dirty(s, q->path[h]);
+		fl_member_remove(s, q, h);
+		fl_mark_dirty(s, q->path[h]);
 	}
 }
 
@@ -348,7 +303,7 @@ static void port_remove(struct fab_sim *s, struct fl_qp *q)
  * Fair shares alone would end them at one instant, forever in step; the
  * packets' order is what lets channels that share a NIC drift apart and
  * hide each other's latency, as they do in the packet engine. */
-static fab_time_ps finish_at(const struct fab_sim *s, const struct fl_qp *q)
+fab_time_ps fl_finish_at(const struct fab_sim *s, const struct fl_qp *q)
 {
 	fab_time_ps t = (fab_time_ps)ceil(q->rem / q->rate);
 	fab_time_ps ahead = q->nic_sum > 0 ? (fab_time_ps)((double)q->behind * s->fp.mtu / q->nic_sum) : 0;
@@ -370,7 +325,33 @@ static int cmp_rr(const void *a, const void *b)
  * of 16 on the NIC's count alone left a 128-GPU ring of 8 channels with 4
  * queue pairs each in step, 42% slower than the packet engine; 32 or 64
  * made a 256-GPU AllToAll at 2:1 take minutes.) */
-#define RR_MAX 64
+/* the round robin of NIC port `port` whose transfers go at `sum` together */
+void fl_rank_nic(struct fab_sim *s, uint32_t port, double sum)
+{
+	struct fl_state *fl = s->fl;
+	const struct fl_port *p = &fl->ports[port];
+	for (uint32_t j = 0; j < p->n; j++) {
+		struct fl_qp *q = &fl->qps[p->qp[j]];
+		q->behind = 0;
+		if (q->crowd < p->n)
+			q->crowd = p->n;
+	}
+	if (p->n < 2 || p->n > RR_MAX)
+		return;
+	if (fl->cap_rr < p->n) {
+		fl->cap_rr = 2 * p->n;
+		fl->rrkey = fab_xrealloc(fl->rrkey, fl->cap_rr, sizeof *fl->rrkey);
+	}
+	for (uint32_t j = 0; j < p->n; j++) /* (a NIC's port is the first hop of all) */
+		fl->rrkey[j] = fl->qps[p->qp[j]].rr << 24 | j;
+	qsort(fl->rrkey, p->n, sizeof *fl->rrkey, cmp_rr);
+	for (uint32_t r = 0; r < p->n; r++) {
+		struct fl_qp *q = &fl->qps[p->qp[fl->rrkey[r] & 0xffffff]];
+		q->behind = q->crowd <= RR_MAX ? p->n - 1 - r : 0;
+		q->nic_sum = sum;
+	}
+}
+
 static void rank_nics(struct fab_sim *s, uint32_t np)
 {
 	struct fl_state *fl = s->fl;
@@ -378,31 +359,10 @@ static void rank_nics(struct fab_sim *s, uint32_t np)
 		const struct fl_port *p = &fl->ports[fl->cports[i]];
 		if (s->ports[fl->cports[i]].is_switch)
 			continue;
-		for (uint32_t j = 0; j < p->n; j++) {
-			struct fl_qp *q = &fl->qps[p->qp[j]];
-			q->behind = 0;
-			if (p->hop[j] == 0 && q->crowd < p->n)
-				q->crowd = p->n;
-		}
-		if (p->n < 2 || p->n > RR_MAX)
-			continue;
-		if (fl->cap_rr < p->n) {
-			fl->cap_rr = 2 * p->n;
-			fl->rrkey = fab_xrealloc(fl->rrkey, fl->cap_rr, sizeof *fl->rrkey);
-		}
-		uint32_t k = 0;
-		for (uint32_t j = 0; j < p->n; j++)
-			if (p->hop[j] == 0) /* its first hop: this is its NIC */
-				fl->rrkey[k++] = fl->qps[p->qp[j]].rr << 24 | j;
-		qsort(fl->rrkey, k, sizeof *fl->rrkey, cmp_rr);
 		double sum = 0;
-		for (uint32_t r = 0; r < k; r++)
-			sum += fl->crate[fl->qps[p->qp[fl->rrkey[r] & 0xffffff]].local];
-		for (uint32_t r = 0; r < k; r++) {
-			struct fl_qp *q = &fl->qps[p->qp[fl->rrkey[r] & 0xffffff]];
-			q->behind = q->crowd <= RR_MAX ? k - 1 - r : 0;
-			q->nic_sum = sum;
-		}
+		for (uint32_t j = 0; j < p->n; j++)
+			sum += fl->crate[fl->qps[p->qp[j]].local];
+		fl_rank_nic(s, fl->cports[i], sum);
 	}
 }
 
@@ -416,12 +376,17 @@ static void activate(struct fab_sim *s, uint32_t id, struct fl_qp *q)
 		q->active = true;
 		q->crowd = 0;
 		q->rr = s->fl->rr_next++;
-		port_add(s, id, q);
+		if (s->fl->fifo) { /* its NIC shares its rate again */
+			fl_member_add(s, id, q, 0);
+			fl_mark_dirty(s, q->path[0]);
+		} else {
+			port_add(s, id, q);
+		}
 	} else {
 		/* the next message of a busy queue pair: nothing else changes */
 		q->rate = q->next_rate;
 		if (q->rate > 0)
-			done_set(s->fl, id, finish_at(s, q));
+			fl_done_set(s->fl, id, fl_finish_at(s, q));
 	}
 }
 
@@ -543,9 +508,9 @@ static void recompute(struct fab_sim *s)
 		set_ack_load(s, q, r);
 		q->rate = q->next_rate = r;
 		if (r > 0)
-			done_set(fl, id, finish_at(s, q));
+			fl_done_set(fl, id, fl_finish_at(s, q));
 		else
-			done_clear(fl, id);
+			fl_done_clear(fl, id);
 	}
 }
 
@@ -553,7 +518,7 @@ static void recompute(struct fab_sim *s)
 static void on_done(struct fab_sim *s, uint32_t id)
 {
 	struct fl_qp *q = &s->fl->qps[id];
-	done_clear(s->fl, id);
+	fl_done_clear(s->fl, id);
 	struct fl_msg m = q->q[q->qh++];
 	/* the counters the packet engine keeps per frame, per message here */
 	uint64_t pkts = (m.bytes + s->fp.mtu - 1) / s->fp.mtu;
@@ -574,12 +539,21 @@ static void on_done(struct fab_sim *s, uint32_t id)
 		struct sim_flow *f = &s->flows[m.flow];
 		f->st.delivered_bytes += m.bytes;
 		f->st.data_pkts += pkts;
-		fab_eq_push(&s->eq, s->now_ps + q->tail_ps + q->ack_ps, EV_FL_DELIVER, f, 0);
-	} else {
-		fab_eq_push(&s->eq, s->now_ps + q->tail_ps, EV_FL_DELIVER, NULL, m.cookie);
 	}
+	if (s->fl->fifo && q->nfwd > 1) /* its last byte goes through the queues */
+		fq_sent(s, id, m.flow, m.cookie);
+	else if (m.flow != NO_FLOW)
+		fab_eq_push(&s->eq, s->now_ps + q->tail_ps + q->ack_ps, EV_FL_DELIVER, &s->flows[m.flow], 0);
+	else
+		fab_eq_push(&s->eq, s->now_ps + q->tail_ps, EV_FL_DELIVER, NULL, m.cookie);
 	if (q->qh < q->qn) {
 		activate(s, id, q);
+	} else if (s->fl->fifo) {
+		q->active = false;
+		fl_member_remove(s, q, 0);
+		fl_mark_dirty(s, q->path[0]);
+		fq_source_rate(s, id, 0);
+		q->qh = q->qn = 0;
 	} else {
 		q->active = false;
 		port_remove(s, q); /* (its ACK load goes with its rate) */
@@ -608,10 +582,15 @@ static void on_fault(struct fab_sim *s, const struct fab_fault *f, int what)
 	fab_rate_bps r = what == 1 ? s->topo->ports[f->port].rate_bps : f->rate_bps;
 	uint32_t a = f->port, b = s->ports[a].peer;
 	s->ports[a].rate_bps = s->ports[b].rate_bps = r;
+	if (s->fl->fifo) {
+		fq_port_rate(s, a, payload_rate(s, a));
+		fq_port_rate(s, b, payload_rate(s, b));
+		return;
+	}
 	s->fl->ports[a].payload_per_ps = payload_rate(s, a);
 	s->fl->ports[b].payload_per_ps = payload_rate(s, b);
-	mark_dirty(s, a);
-	mark_dirty(s, b);
+	fl_mark_dirty(s, a);
+	fl_mark_dirty(s, b);
 }
 
 int fl_run(struct fab_sim *s, fab_time_ps end_ps)
@@ -623,7 +602,14 @@ int fl_run(struct fab_sim *s, fab_time_ps end_ps)
 		/* every change at this instant is in: new rates, once */
 		fab_time_ps next = FAB_MIN(fab_eq_peek_time(&s->eq), done_next(fl));
 		if (fl->ndirty && next > FAB_MAX(s->now_ps, fl->dirty_since + fl->batch_ps)) {
-			recompute(s);
+			if (fl->fifo)
+				fq_nics(s);
+			else
+				recompute(s);
+			next = FAB_MIN(fab_eq_peek_time(&s->eq), done_next(fl));
+		}
+		if (fl->ntouch && next > s->now_ps) {
+			fq_refresh(s);
 			next = FAB_MIN(fab_eq_peek_time(&s->eq), done_next(fl));
 		}
 		if (!(s->tot.flows_done < s->nflows || s->holds) || next == FAB_TIME_NEVER)
@@ -657,6 +643,7 @@ int fl_run(struct fab_sim *s, fab_time_ps end_ps)
 			on_deliver(s, ev.obj, ev.arg);
 			break;
 		default:
+			fq_event(s, &ev);
 			break;
 		}
 		sim_report_progress(s, &next_progress);

@@ -61,10 +61,13 @@ struct fab_nic_params {
 enum fab_engine { FAB_ENGINE_PACKET, FAB_ENGINE_FLOW };
 /* how the flow engine runs ring collectives */
 enum fab_flow_ring { FAB_FLOW_RING_AUTO, FAB_FLOW_RING_STEPS, FAB_FLOW_RING_AGGREGATE };
+/* how the flow engine's switch ports share their rate */
+enum fab_flow_queues { FAB_FLOW_QUEUES_FAIR, FAB_FLOW_QUEUES_FIFO };
 
 struct fab_fabric_params {
 	int engine;                 /* enum fab_engine */
 	int flow_ring;              /* enum fab_flow_ring */
+	int flow_queues;            /* enum fab_flow_queues */
 	fab_time_ps flow_batch_ps;  /* flow engine: changes this close together share one recomputation */
 	uint32_t mtu;               /* RoCE payload per packet: 1024, 2048 or 4096 */
 	fab_bytes buffer_bytes;     /* shared buffer per switch */

@@ -150,6 +150,10 @@ enum ev_type {
 	EV_FAULT,        /* obj fault, arg 0 start / 1 end / 2 routing converged */
 	EV_STORM,        /* obj port, arg generation: the storming NIC pauses again */
 	EV_FL_DELIVER,   /* flow engine: obj sim_flow (its ACK is back) or NULL (arg: cookie delivered) */
+	EV_FQ_IN,        /* flow.queues fifo: arg record: a transfer's rate into a switch port changes */
+	EV_FQ_OUT,       /* arg port: the bytes at the head of its queue's changes start leaving */
+	EV_FQ_DRAIN,     /* arg port: its queue empties (stale unless the port still expects it) */
+	EV_FQ_MARK,      /* arg record: a message's last byte reaches a switch port */
 };
 
 struct pkt_slab {

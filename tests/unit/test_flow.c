@@ -143,14 +143,66 @@ static void test_flow_lone_flow_closed_form(void **state)
 	trun_free(&t);
 }
 
+/* flow.queues: fifo.  Two senders fill one NIC's port at twice its rate;
+ * a third joins at t1 with a small message.  Its last byte leaves the
+ * source at t1 + SB/C and finds the queue that built since: C t1 from the
+ * first two, 2 SB more while all three sent, so it leaves the port at
+ * 2 t1 + 3 SB/C.  Fair shares would have ended it at t1 + 3 SB/C.  The
+ * queue peaks when the first two stop, at SA + SB. */
+static void test_flow_fifo_closed_form(void **state)
+{
+	(void)state;
+	const char *yaml = "topology: {leaves: 1, servers_per_leaf: 4, gpus_per_server: 1, nics_per_server: 1,\n"
+			   "           spines: 1, links_per_spine: 1}\n"
+			   "engine: flow\n"
+			   "traffic:\n  flows:\n"
+			   "    - {src: 0, dst: 3, bytes: 64MiB}\n"
+			   "    - {src: 1, dst: 3, bytes: 64MiB}\n"
+			   "    - {src: 2, dst: 3, bytes: 4MiB, start: 100us}\n";
+	static const char *const sets[2][1] = {{"flow.queues=fifo"}, {"flow.queues=fair"}};
+	double line = 400e9, delay = 1e6, t1 = 100e6, sa = 64 << 20, sb = 4 << 20;
+	double c = line / 8 * 4096 / (4096 + FAB_ROCE_WIRE_OVERHEAD) / 1e12; /* payload bytes per ps */
+	double data_ser = (4096 + FAB_ROCE_WIRE_OVERHEAD) * 8 / line * 1e12;
+	double ack_ser = (66 + 20) * 8 / line * 1e12;
+	double lat = 2 * delay + data_ser, ack = 2 * (delay + ack_ser);
+	double want[2] = {2 * t1 + 3 * sb / c + lat + ack, t1 + 3 * sb / c + lat + ack};
+	for (int e = 0; e < 2; e++) {
+		struct trun t = trun_yaml_sets(yaml, sets[e], 1);
+		const struct fab_flow_stats *st = fab_sim_flow_stats(t.run->sim);
+		double got = (double)st[2].finish_ps;
+		print_message("%s: the late flow ends at %.3f us, closed form %.3f us\n", sets[e][0], got / 1e6,
+			      want[e] / 1e6);
+		assert_true(fabs(got - want[e]) < 1e-6 * want[e]);
+		if (e == 0) {
+			/* the port toward NIC 3: its peak, and the first two
+			 * flows end when it has sent everything */
+			const struct fab_topo *tp = fab_sim_topo(t.run->sim);
+			const struct fab_port_stats *ps = fab_sim_port_stats(t.run->sim);
+			uint32_t port = tp->ports[tp->nodes[tp->nic_node[3]].first_port].peer;
+			double peak = (double)ps[port].max_queue_bytes, end = (2 * sa + sb) / c + lat + ack;
+			print_message("fifo: queue peak %.0f bytes (%.0f), first flows end at %.3f us (%.3f)\n", peak,
+				      sa + sb, (double)st[0].finish_ps / 1e6, end / 1e6);
+			assert_true(fabs(peak - (sa + sb)) < 1e-6 * (sa + sb));
+			for (int f = 0; f < 2; f++)
+				assert_true(fabs((double)st[f].finish_ps - end) < 1e-6 * end);
+		}
+		trun_free(&t);
+	}
+}
+
+/* an operation's time on the packet engine, and on the flow engine with
+ * fair shares and with FIFO queues */
 struct pair {
-	double packet, flow;
+	double packet, flow, fifo;
 };
 
-/* the packet engine without ECN marks, PAUSE or drops; the flow engine */
-static const char *const engine_sets[2][3] = {
-	{"fabric.ecn.enabled=false", "fabric.pfc.enabled=false", "fabric.buffer=4GiB"},
-	{"engine=flow", "fabric.ecn.enabled=false", "fabric.pfc.enabled=false"}};
+/* the packet engine without ECN marks, PAUSE or drops (and a timeout
+ * longer than its deepest queue: with 1 ms, queues that deep time out and
+ * go back N for nothing); the flow engine, fair and FIFO */
+static const char *const engine_sets[3][4] = {
+	{"fabric.ecn.enabled=false", "fabric.pfc.enabled=false", "fabric.buffer=4GiB", "fabric.nic.rto=100ms"},
+	{"engine=flow", "fabric.ecn.enabled=false", "fabric.pfc.enabled=false", "flow.queues=fair"},
+	{"engine=flow", "fabric.ecn.enabled=false", "fabric.pfc.enabled=false", "flow.queues=fifo"}};
 
 /* one collective row's time under the given settings; recomputations */
 static double coll_time(const char *yaml, const char *const *sets, size_t n, uint64_t *rec)
@@ -166,7 +218,8 @@ static double coll_time(const char *yaml, const char *const *sets, size_t n, uin
 /* one collective row's time on both engines */
 static struct pair coll_both(const char *yaml)
 {
-	return (struct pair){coll_time(yaml, engine_sets[0], 3, NULL), coll_time(yaml, engine_sets[1], 3, NULL)};
+	return (struct pair){coll_time(yaml, engine_sets[0], 4, NULL), coll_time(yaml, engine_sets[1], 4, NULL),
+			     coll_time(yaml, engine_sets[2], 4, NULL)};
 }
 
 /* 32 GPUs, 4 servers of 8 GPUs and 8 NICs, on 2 leaves: 1:1 and 2:1 */
@@ -196,7 +249,7 @@ static void test_flow_collectives_vs_packet(void **state)
 	};
 	for (int os = 0; os < 2; os++)
 		for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-			struct pair p = {0, 0};
+			struct pair p = {0, 0, 0};
 			for (int seed = 1; seed <= cases[i].seeds; seed++) {
 				char yaml[512];
 				snprintf(yaml, sizeof yaml, "%s%srun: {seed: %d}\n", cases[i].fabric[os], cases[i].coll,
@@ -204,11 +257,14 @@ static void test_flow_collectives_vs_packet(void **state)
 				struct pair q = coll_both(yaml);
 				p.packet += q.packet / cases[i].seeds;
 				p.flow += q.flow / cases[i].seeds;
+				p.fifo += q.fifo / cases[i].seeds;
 			}
-			double err = p.flow / p.packet - 1;
-			print_message("%s, %s: packet %.1f us, flow %.1f us (%+.1f%%)\n", cases[i].name, os ? "2:1" : "1:1",
-				      p.packet, p.flow, err * 100);
+			double err = p.flow / p.packet - 1, err_fifo = p.fifo / p.packet - 1;
+			print_message("%s, %s: packet %.1f us, flow %.1f us (%+.1f%%), fifo %.1f us (%+.1f%%)\n",
+				      cases[i].name, os ? "2:1" : "1:1", p.packet, p.flow, err * 100, p.fifo,
+				      err_fifo * 100);
 			assert_true(fabs(err) < (os ? 0.15 : 0.05));
+			assert_true(fabs(err_fifo) < (os ? 0.15 : 0.05));
 		}
 }
 
@@ -223,10 +279,11 @@ static void test_flow_channels_share_a_nic(void **state)
 			   "           links_per_spine: 1}\n"
 			   "collective: {op: allreduce, algo: ring, channels: 8, min_bytes: 16MiB, max_bytes: 16MiB}\n";
 	struct pair p = coll_both(yaml);
-	double err = p.flow / p.packet - 1;
-	print_message("ring, 8 channels on one NIC: packet %.1f us, flow %.1f us (%+.1f%%)\n", p.packet, p.flow,
-		      err * 100);
+	double err = p.flow / p.packet - 1, err_fifo = p.fifo / p.packet - 1;
+	print_message("ring, 8 channels on one NIC: packet %.1f us, flow %.1f us (%+.1f%%), fifo %.1f us (%+.1f%%)\n",
+		      p.packet, p.flow, err * 100, p.fifo, err_fifo * 100);
 	assert_true(fabs(err) < 0.05);
+	assert_true(fabs(err_fifo) < 0.05);
 }
 
 /* flow.batch: one recomputation for changes within 100 ns of each other;
@@ -261,9 +318,9 @@ static void test_flow_two_jobs_vs_packet(void **state)
 			 "  - {name: b, gpus: 16, placement: spread, ring_order: rank, iterations: 2, compute: 1ms,\n"
 			 "     gradient_bytes: 64MiB, overlap: false, qps_per_connection: 4}\n",
 			 os ? 2 : 4);
-		double mean[2][2];
-		for (int e = 0; e < 2; e++) {
-			struct trun t = trun_yaml_sets(yaml, engine_sets[e], 3);
+		double mean[3][2];
+		for (int e = 0; e < 3; e++) {
+			struct trun t = trun_yaml_sets(yaml, engine_sets[e], 4);
 			assert_int_equal(t.run->njobs, 2);
 			for (uint32_t j = 0; j < 2; j++) {
 				struct fab_job_stats st;
@@ -272,12 +329,14 @@ static void test_flow_two_jobs_vs_packet(void **state)
 			}
 			trun_free(&t);
 		}
-		for (int j = 0; j < 2; j++) {
-			double err = mean[1][j] / mean[0][j] - 1;
-			print_message("two jobs, %s, job %c: iteration packet %.1f us, flow %.1f us (%+.1f%%)\n",
-				      os ? "2:1" : "1:1", 'a' + j, mean[0][j], mean[1][j], err * 100);
-			assert_true(fabs(err) < (os ? 0.15 : 0.05));
-		}
+		for (int j = 0; j < 2; j++)
+			for (int e = 1; e < 3; e++) {
+				double err = mean[e][j] / mean[0][j] - 1;
+				print_message("two jobs, %s, job %c: iteration packet %.1f us, %s %.1f us (%+.1f%%)\n",
+					      os ? "2:1" : "1:1", 'a' + j, mean[0][j], e == 1 ? "flow" : "fifo",
+					      mean[e][j], err * 100);
+				assert_true(fabs(err) < (os ? 0.15 : 0.05));
+			}
 	}
 }
 
@@ -290,19 +349,20 @@ static void test_flow_degrade_fault(void **state)
 			   "           spines: 1, links_per_spine: 1}\n"
 			   "traffic:\n  flows:\n    - {src: 0, dst: 1, bytes: 1GiB}\n"
 			   "faults:\n  - {kind: degrade, node: server1.nic0, peer: leaf0, rate: 100Gbps, start: 5ms}\n";
-	double fct[2];
-	for (int e = 0; e < 2; e++) {
-		struct trun t = trun_yaml_sets(yaml, engine_sets[e], 3);
+	double fct[3];
+	for (int e = 0; e < 3; e++) {
+		struct trun t = trun_yaml_sets(yaml, engine_sets[e], 4);
 		fct[e] = (double)fab_sim_flow_stats(t.run->sim)[0].finish_ps;
 		trun_free(&t);
 	}
 	/* 5 ms at 392.15 Gbps, the rest at a quarter of it */
 	double eff = 4096.0 / 4178, bytes = 8.0 * (1ull << 30), first = 5e-3 * 400e9 * eff;
 	double model = (5e-3 + (bytes - first) / (100e9 * eff)) * 1e12;
-	print_message("degraded at 5 ms: packet %.3f ms, flow %.3f ms, model %.3f ms\n", fct[0] / 1e9, fct[1] / 1e9,
-		      model / 1e9);
+	print_message("degraded at 5 ms: packet %.3f ms, flow %.3f ms, fifo %.3f ms, model %.3f ms\n", fct[0] / 1e9,
+		      fct[1] / 1e9, fct[2] / 1e9, model / 1e9);
 	assert_true(fabs(fct[1] / fct[0] - 1) < 0.01);
 	assert_true(fabs(fct[1] / model - 1) < 0.01);
+	assert_true(fabs(fct[2] / model - 1) < 0.01); /* fifo: its queue has nothing else to hold */
 }
 
 int main(void)
@@ -311,6 +371,7 @@ int main(void)
 		cmocka_unit_test(test_flow_maxmin_hand_cases),
 		cmocka_unit_test(test_flow_maxmin_definition),
 		cmocka_unit_test(test_flow_lone_flow_closed_form),
+		cmocka_unit_test(test_flow_fifo_closed_form),
 		cmocka_unit_test(test_flow_collectives_vs_packet),
 		cmocka_unit_test(test_flow_channels_share_a_nic),
 		cmocka_unit_test(test_flow_batch),

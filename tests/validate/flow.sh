@@ -8,7 +8,8 @@
 # asserted.  About five minutes on two cores; tests/unit/test_flow.c checks
 # the same on 32 GPUs in make test.
 F=${1:-./build/fabscope}
-P="--set fabric.ecn.enabled=false --set fabric.pfc.enabled=false --set fabric.buffer=4GiB"
+P="--set fabric.ecn.enabled=false --set fabric.pfc.enabled=false --set fabric.buffer=4GiB --set fabric.nic.rto=100ms"
+Q=${FLOW_SET:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
@@ -45,7 +46,7 @@ for lps in 8 4; do
 		# the AllToAll at 2:1 is one component of 500k transfers that changes
 		# thousands of times: exact, 470 s; batched by 10 us, 5 s (doc/flow.md)
 		b=$([ "$1 $r" = "direct 2:1" ] && echo "--set flow.batch=10us")
-		f=$(coll $4 "$tmp/c.yaml" -a "$1" --op "$2" -b "$3" -e "$3" --engine flow $b)
+		f=$(coll $4 "$tmp/c.yaml" -a "$1" --op "$2" -b "$3" -e "$3" --engine flow $b $Q)
 		# the tree at 2:1 is where the models part (FIFO queues against fair
 		# shares, doc/flow.md): reported, not asserted
 		check "$1 $2 $3$([ $4 = 1 ] || echo ", $4 seeds")${b:+, batch 10us}" $r "$p" "$f" \
@@ -59,7 +60,7 @@ for lps in 8 4; do
 			echo "     gradient_bytes: 64MiB, overlap: false, qps_per_connection: 4}"
 		done
 	} >"$tmp/j.yaml"
-	check "two jobs of 128 GPUs, iteration" $r "$(job "$tmp/j.yaml" $P)" "$(job "$tmp/j.yaml" --engine flow)"
+	check "two jobs of 128 GPUs, iteration" $r "$(job "$tmp/j.yaml" $P)" "$(job "$tmp/j.yaml" --engine flow $Q)"
 done
 [ $fail = 0 ] && echo "ok: flow engine within bounds" || echo "FAIL: flow engine out of bounds"
 exit $fail

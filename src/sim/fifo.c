@@ -1,0 +1,472 @@
+/*
+ * fifo.c - `flow.queues: fifo`: the flow engine with first-come,
+ * first-served switch queues in place of fair shares.
+ *
+ * This is what a fabric without congestion control and with deep buffers
+ * does.  A NIC sends its active queue pairs round robin at its line rate,
+ * whatever lies ahead (the rate is the NIC's payload rate, less the ACKs it
+ * sends, shared equally).  Every switch egress port is a fluid FIFO queue
+ * of capacity C (its payload rate, less the ACKs that cross it: they go
+ * first, at strict priority).  Its backlog B grows at A - C while the
+ * arriving rate A exceeds C, and drains at C - A after.  A byte that arrives
+ * at t leaves at D(t) = t + B(t)/C, whoever sent it.
+ *
+ * The rates a port sends on are exact for such a queue: while it is backed
+ * up, the bytes leaving at D(t) arrived at t, so transfer i leaves at
+ * C a_i(t) / A(t), the mix of what arrived, at the queue's full rate.  A
+ * port therefore keeps two views of its transfers' rates: the rates coming
+ * in, and the rates of the bytes now leaving.  A change coming in at t
+ * reaches the second view at D(t) (EV_FQ_OUT; D never decreases, so the
+ * changes wait in a FIFO of their own); when the queue is empty, at once.
+ * A change in what leaves reaches the next port of each transfer after the
+ * link's propagation delay and one packet's store-and-forward (EV_FQ_IN).
+ *
+ * A message's last byte travels on its own (EV_FQ_MARK): it leaves each
+ * port at D(t) of its arrival there, and the message is delivered when it
+ * leaves the last.  With no queue anywhere that is the fair-share engine's
+ * closed form to the picosecond.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flow_int.h"
+
+/* a change of rate waiting in a queue: it starts to leave at t */
+struct fq_pend {
+	fab_time_ps t;
+	uint32_t qp, hop;
+	double rate;
+};
+
+struct fq_port {
+	double backlog;        /* payload bytes queued */
+	double ain, aout;      /* the rates coming in; of the bytes now leaving (bytes per ps) */
+	double ack;            /* ACKs that cross it, bytes per ps */
+	double ack_used;       /* as its capacity counts them (switch), its NIC's rates (NIC) */
+	double scale;          /* what leaves / what it left with: C / aout while backed up, else 1 */
+	fab_time_ps t_backlog; /* backlog as of */
+	fab_time_ps drain_ps;  /* when it empties, if nothing changes; FAB_TIME_NEVER */
+	bool touched;          /* in the list of ports to refresh at the end of the instant */
+	double scale_sent;     /* the scale its rates were last all passed on at */
+	uint64_t *chg;         /* transfers whose rates changed since: id << 8 | hop */
+	uint32_t nchg, cap_chg;
+	struct fq_pend *pend;  /* ring buffer: pend[(ph + i) % pcap], i < pn */
+	uint32_t ph, pn, pcap;
+};
+
+struct fq_rec {
+	uint32_t qp, hop;
+	double rate;           /* EV_FQ_IN */
+	uint32_t flow, cookie; /* EV_FQ_MARK */
+	uint32_t next_free;
+};
+
+#define FQ_EMPTY 1e-3 /* bytes: a queue this short is empty */
+#ifndef FQ_TOL
+#define FQ_TOL 1e-3
+#endif
+
+void fq_init(struct fab_sim *s)
+{
+	struct fl_state *fl = s->fl;
+	fl->fifo = true;
+	fl->fq = fab_xcalloc(s->topo->nports, sizeof *fl->fq);
+	for (uint32_t i = 0; i < s->topo->nports; i++) {
+		fl->fq[i].scale = fl->fq[i].scale_sent = 1;
+		fl->fq[i].drain_ps = FAB_TIME_NEVER;
+	}
+	fl->free_rec = UINT32_MAX;
+}
+
+void fq_free(struct fab_sim *s)
+{
+	struct fl_state *fl = s->fl;
+	if (!fl->fq)
+		return;
+	for (uint32_t i = 0; i < s->topo->nports; i++) {
+		free(fl->fq[i].pend);
+		free(fl->fq[i].chg);
+	}
+	free(fl->fq);
+	free(fl->rec);
+	free(fl->touch);
+	fl->fq = NULL;
+	fl->rec = NULL;
+}
+
+static uint32_t rec_new(struct fl_state *fl)
+{
+	if (fl->free_rec != UINT32_MAX) {
+		uint32_t i = fl->free_rec;
+		fl->free_rec = fl->rec[i].next_free;
+		return i;
+	}
+	if (fl->nrec == fl->cap_rec) {
+		fl->cap_rec = fl->cap_rec ? 2 * fl->cap_rec : 256;
+		fl->rec = fab_xrealloc(fl->rec, fl->cap_rec, sizeof *fl->rec);
+	}
+	return fl->nrec++;
+}
+
+static void rec_free(struct fl_state *fl, uint32_t i)
+{
+	fl->rec[i].next_free = fl->free_rec;
+	fl->free_rec = i;
+}
+
+/* what a port serves data at: its payload rate less the ACKs ahead of it */
+static double cap(const struct fl_state *fl, uint32_t port)
+{
+	double c = fl->ports[port].payload_per_ps;
+	return FAB_MAX(c - fl->fq[port].ack_used, 1e-3 * c);
+}
+
+/* from leaving hop h to arriving at hop h + 1: propagation, and a packet's
+ * store-and-forward out of a switch (as fl's tail_ps adds them up) */
+static fab_time_ps hop_lat(const struct fab_sim *s, const struct fl_qp *q, uint32_t h)
+{
+	const struct sim_port *p = &s->ports[q->path[h]];
+	return p->delay_ps + (h ? fab_ser_ps(s->fp.mtu + FAB_ROCE_WIRE_OVERHEAD, p->rate_bps) : 0);
+}
+
+/* the time a byte arriving now leaves the port */
+static fab_time_ps leave_at(const struct fl_state *fl, uint32_t port, fab_time_ps now)
+{
+	const struct fq_port *f = &fl->fq[port];
+	return f->backlog > 0 ? now + (fab_time_ps)ceil(f->backlog / cap(fl, port)) : now;
+}
+
+/* transfer id's rates at hop h changed: it joins the port and its list of
+ * changes */
+static void changed(struct fab_sim *s, uint32_t id, struct fl_qp *q, uint32_t h)
+{
+	struct fq_port *f = &s->fl->fq[q->path[h]];
+	if (q->pos[h] == NO_POS)
+		fl_member_add(s, id, q, h);
+	if (f->nchg == f->cap_chg) {
+		f->cap_chg = f->cap_chg ? 2 * f->cap_chg : 16;
+		f->chg = fab_xrealloc(f->chg, f->cap_chg, sizeof *f->chg);
+	}
+	f->chg[f->nchg++] = (uint64_t)id << 8 | h;
+}
+
+/* the bytes of transfer id at hop h now leave with rate r (of what came in) */
+static void view_out(struct fab_sim *s, uint32_t id, uint32_t h, double r)
+{
+	struct fl_state *fl = s->fl;
+	struct fl_qp *q = &fl->qps[id];
+	struct fq_port *f = &fl->fq[q->path[h]];
+	f->aout += r - q->fh[3 * h + 1];
+	q->fh[3 * h + 1] = r;
+	if (f->aout < 0)
+		f->aout = 0;
+	changed(s, id, q, h);
+}
+
+/* the backlog brought up to now; an emptied queue lets every waiting change
+ * through */
+static void settle(struct fab_sim *s, uint32_t port)
+{
+	struct fl_state *fl = s->fl;
+	struct fq_port *f = &fl->fq[port];
+	fab_time_ps dt = s->now_ps - f->t_backlog;
+	if (dt) {
+		double b0 = f->backlog, b1 = b0 + (f->ain - cap(fl, port)) * (double)dt;
+		if (b1 < FQ_EMPTY)
+			b1 = 0;
+		struct fab_port_stats *st = &s->ports[port].st;
+		st->queue_area += 0.5 * (b0 + b1) * (double)dt;
+		if ((uint64_t)b1 > st->max_queue_bytes)
+			st->max_queue_bytes = (uint64_t)b1;
+		f->backlog = b1;
+		f->t_backlog = s->now_ps;
+	}
+	if (f->backlog == 0)
+		while (f->pn) {
+			const struct fq_pend *e = &f->pend[f->ph];
+			view_out(s, e->qp, e->hop, e->rate);
+			f->ph = (f->ph + 1) % f->pcap;
+			f->pn--;
+		}
+}
+
+/* A rate passed on changes when it starts, stops or moves by more than
+ * FQ_TOL of itself: a port's change of rate moves every transfer through
+ * it, and all of theirs further on. */
+static bool moved(double sent, double r)
+{
+	return r != sent && (r == 0 || sent == 0 || fabs(r - sent) > FQ_TOL * sent);
+}
+
+static void send_rate(struct fab_sim *s, uint32_t id, uint32_t h, double r, fab_time_ps t)
+{
+	struct fl_state *fl = s->fl;
+	uint32_t i = rec_new(fl);
+	fl->rec[i] = (struct fq_rec){.qp = id, .hop = h, .rate = r};
+	fab_eq_push(&s->eq, t, EV_FQ_IN, NULL, i);
+}
+
+/* transfer id at hop h leaves at its share of what the port sends: passed
+ * on to its next port if that moved */
+static void pass_on(struct fab_sim *s, struct fq_port *f, uint32_t id, uint32_t h)
+{
+	struct fl_qp *q = &s->fl->qps[id];
+	double *fh = q->fh + 3 * h, out = fh[1] * f->scale;
+	if (h + 1 < q->nfwd && moved(fh[2], out)) {
+		fh[2] = out;
+		send_rate(s, id, h + 1, out, s->now_ps + hop_lat(s, q, h));
+	}
+	if (fh[0] == 0 && fh[1] == 0)
+		fl_member_remove(s, q, h);
+}
+
+/* The port's transfers leave at their share of what it sends.  When its
+ * scale moved (by more than half the tolerance since they were all last
+ * passed on), every one of them moves; otherwise only those that changed. */
+static void refresh(struct fab_sim *s, uint32_t port)
+{
+	struct fl_state *fl = s->fl;
+	struct fq_port *f = &fl->fq[port];
+	struct fl_port *p = &fl->ports[port];
+	double c = cap(fl, port);
+	bool backed_up = f->backlog > 0 || f->ain > c;
+	f->scale = backed_up && f->aout > 0 ? c / f->aout : 1;
+	if ((f->scale == 1) != (f->scale_sent == 1) || fabs(f->scale - f->scale_sent) > 0.5 * FQ_TOL * f->scale_sent) {
+		f->scale_sent = f->scale;
+		for (uint32_t j = p->n; j-- > 0;)
+			pass_on(s, f, p->qp[j], p->hop[j]);
+	} else {
+		for (uint32_t i = 0; i < f->nchg; i++) {
+			uint32_t id = (uint32_t)(f->chg[i] >> 8), h = f->chg[i] & 0xff;
+			if (fl->qps[id].pos[h] != NO_POS) /* (not gone already) */
+				pass_on(s, f, id, h);
+		}
+	}
+	f->nchg = 0;
+	/* when it empties, if nothing changes */
+	double dt = f->backlog > 0 && f->ain < c ? ceil(f->backlog / (c - f->ain)) : INFINITY;
+	fab_time_ps t = dt < 1e16 ? s->now_ps + (fab_time_ps)dt : FAB_TIME_NEVER; /* (ain a hair under c: never) */
+	if (t != f->drain_ps) {
+		f->drain_ps = t;
+		if (t != FAB_TIME_NEVER)
+			fab_eq_push(&s->eq, t, EV_FQ_DRAIN, NULL, port);
+	}
+}
+
+/* the port is refreshed once at the end of the instant, however many
+ * changes reach it at it */
+static void touch(struct fab_sim *s, uint32_t port)
+{
+	struct fl_state *fl = s->fl;
+	if (fl->fq[port].touched)
+		return;
+	fl->fq[port].touched = true;
+	if (fl->ntouch == fl->cap_touch) {
+		fl->cap_touch = fl->cap_touch ? 2 * fl->cap_touch : 64;
+		fl->touch = fab_xrealloc(fl->touch, fl->cap_touch, sizeof *fl->touch);
+	}
+	fl->touch[fl->ntouch++] = port;
+}
+
+void fq_refresh(struct fab_sim *s)
+{
+	struct fl_state *fl = s->fl;
+	for (uint32_t i = 0; i < fl->ntouch; i++) {
+		fl->fq[fl->touch[i]].touched = false;
+		refresh(s, fl->touch[i]);
+	}
+	fl->ntouch = 0;
+}
+
+/* transfer id's rate into hop h is r from now */
+static void rate_in(struct fab_sim *s, uint32_t id, uint32_t h, double r)
+{
+	struct fl_state *fl = s->fl;
+	struct fl_qp *q = &fl->qps[id];
+	uint32_t port = q->path[h];
+	struct fq_port *f = &fl->fq[port];
+	settle(s, port);
+	f->ain += r - q->fh[3 * h];
+	if (f->ain < 0)
+		f->ain = 0;
+	q->fh[3 * h] = r;
+	changed(s, id, q, h);
+	if (f->backlog == 0) {
+		view_out(s, id, h, r);
+	} else { /* it leaves with the bytes that arrive now */
+		if (f->pn == f->pcap) {
+			uint32_t n = f->pcap ? 2 * f->pcap : 16;
+			struct fq_pend *np = fab_xcalloc(n, sizeof *np);
+			for (uint32_t i = 0; i < f->pn; i++)
+				np[i] = f->pend[(f->ph + i) % f->pcap];
+			free(f->pend);
+			f->pend = np;
+			f->pcap = n;
+			f->ph = 0;
+		}
+		fab_time_ps t = leave_at(fl, port, s->now_ps);
+		if (f->pn && f->pend[(f->ph + f->pn - 1) % f->pcap].t > t)
+			t = f->pend[(f->ph + f->pn - 1) % f->pcap].t; /* never before the change ahead */
+		f->pend[(f->ph + f->pn) % f->pcap] = (struct fq_pend){t, id, h, r};
+		if (!f->pn++)
+			fab_eq_push(&s->eq, t, EV_FQ_OUT, NULL, port);
+	}
+	touch(s, port);
+}
+
+/* a port's capacity changed (its ACK load or a degraded link) */
+static void port_changed(struct fab_sim *s, uint32_t port, double ack)
+{
+	struct fl_state *fl = s->fl;
+	struct fq_port *f = &fl->fq[port];
+	f->ack = ack;
+	/* changes under 1e-4 of the line wait for more (the ACK load of every
+	 * transfer would otherwise ripple through every queue it crosses) */
+	if (fabs(f->ack - f->ack_used) <= 1e-4 * fl->ports[port].payload_per_ps)
+		return;
+	if (!s->ports[port].is_switch) { /* a NIC: its queue pairs' rates */
+		fl_mark_dirty(s, port);
+		return;
+	}
+	settle(s, port);
+	f->ack_used = ack;
+	touch(s, port);
+}
+
+/* a degraded link: the port's payload rate is r from now */
+void fq_port_rate(struct fab_sim *s, uint32_t port, double r)
+{
+	if (!s->ports[port].is_switch) {
+		s->fl->ports[port].payload_per_ps = r;
+		fl_mark_dirty(s, port); /* its rates are set again */
+		return;
+	}
+	settle(s, port); /* the queue so far at the old rate */
+	s->fl->ports[port].payload_per_ps = r;
+	touch(s, port);
+}
+
+/* the source sends queue pair id at r: its ACKs come back at that rate */
+void fq_source_rate(struct fab_sim *s, uint32_t id, double r)
+{
+	struct fl_state *fl = s->fl;
+	struct fl_qp *q = &fl->qps[id];
+	q->rem -= q->rate * (double)(s->now_ps - q->t_last);
+	if (q->rem < 0)
+		q->rem = 0;
+	q->t_last = s->now_ps;
+	if (r == q->rate && (r == 0 || q->hpos != NO_POS))
+		return;
+	double d = fl->ack_frac * (r - q->rate);
+	for (uint32_t h = q->nfwd; h < q->npath; h++)
+		port_changed(s, q->path[h], FAB_MAX(fl->fq[q->path[h]].ack + d, 0.0));
+	q->rate = q->next_rate = r;
+	if (r > 0)
+		fl_done_set(fl, id, fl_finish_at(s, q));
+	else
+		fl_done_clear(fl, id);
+	if (q->nfwd > 1 && moved(q->fh[2], r)) {
+		q->fh[2] = r;
+		send_rate(s, id, 1, r, s->now_ps + hop_lat(s, q, 0));
+	}
+}
+
+/* The NICs whose queue pairs changed: each sends its active ones round
+ * robin, an equal share of its payload rate less the ACKs it sends.  A
+ * rate changes the ACKs other NICs send, and so theirs: those join the
+ * list (changes under 1e-4 of the line are let be). */
+void fq_nics(struct fab_sim *s)
+{
+	struct fl_state *fl = s->fl;
+	for (uint32_t i = 0; i < fl->ndirty; i++) {
+		uint32_t port = fl->dirty[i];
+		struct fl_port *p = &fl->ports[port];
+		p->dirty = false;
+		if (s->ports[port].is_switch)
+			continue;
+		fl->fq[port].ack_used = fl->fq[port].ack;
+		double r = p->n ? cap(fl, port) / p->n : 0;
+		fl_rank_nic(s, port, cap(fl, port));
+		for (uint32_t j = 0; j < p->n; j++)
+			fq_source_rate(s, p->qp[j], r);
+		fl->recomputes++;
+		fl->comp_qps += p->n;
+	}
+	fl->ndirty = 0;
+}
+
+/* a message's last byte has left the source (a little early where the
+ * NIC's round robin puts it ahead: fl_finish_at) */
+void fq_sent(struct fab_sim *s, uint32_t id, uint32_t flow, uint32_t cookie)
+{
+	struct fl_state *fl = s->fl;
+	struct fl_qp *q = &fl->qps[id];
+	uint32_t i = rec_new(fl);
+	fl->rec[i] = (struct fq_rec){.qp = id, .hop = 1, .flow = flow, .cookie = cookie};
+	fab_eq_push(&s->eq, s->now_ps + hop_lat(s, q, 0), EV_FQ_MARK, NULL, i);
+}
+
+static void on_mark(struct fab_sim *s, uint32_t i)
+{
+	struct fl_state *fl = s->fl;
+	struct fq_rec m = fl->rec[i];
+	rec_free(fl, i);
+	struct fl_qp *q = &fl->qps[m.qp];
+	uint32_t port = q->path[m.hop];
+	settle(s, port);
+	touch(s, port);
+	fab_time_ps t = leave_at(fl, port, s->now_ps) + hop_lat(s, q, m.hop);
+	if (m.hop + 1u < q->nfwd) {
+		m.hop++;
+		uint32_t j = rec_new(fl);
+		fl->rec[j] = m;
+		fab_eq_push(&s->eq, t, EV_FQ_MARK, NULL, j);
+	} else if (m.flow != NO_FLOW) {
+		fab_eq_push(&s->eq, t + q->ack_ps, EV_FL_DELIVER, &s->flows[m.flow], 0);
+	} else {
+		fab_eq_push(&s->eq, t, EV_FL_DELIVER, NULL, m.cookie);
+	}
+}
+
+void fq_event(struct fab_sim *s, const struct fab_ev *ev)
+{
+	struct fl_state *fl = s->fl;
+	switch (ev->type) {
+	case EV_FQ_IN: {
+		struct fq_rec r = fl->rec[ev->arg];
+		rec_free(fl, ev->arg);
+		rate_in(s, r.qp, r.hop, r.rate);
+		break;
+	}
+	case EV_FQ_OUT: {
+		struct fq_port *f = &fl->fq[ev->arg];
+		settle(s, ev->arg); /* (an emptied queue let them all through) */
+		bool popped = false;
+		while (f->pn && f->pend[f->ph].t <= s->now_ps) {
+			const struct fq_pend *e = &f->pend[f->ph];
+			view_out(s, e->qp, e->hop, e->rate);
+			f->ph = (f->ph + 1) % f->pcap;
+			f->pn--;
+			popped = true;
+		}
+		if (popped && f->pn) /* the new head's turn */
+			fab_eq_push(&s->eq, f->pend[f->ph].t, EV_FQ_OUT, NULL, ev->arg);
+		touch(s, ev->arg);
+		break;
+	}
+	case EV_FQ_DRAIN:
+		if (fl->fq[ev->arg].drain_ps != s->now_ps)
+			break; /* stale */
+		settle(s, ev->arg);
+		fl->fq[ev->arg].backlog = 0;
+		settle(s, ev->arg);
+		touch(s, ev->arg);
+		break;
+	case EV_FQ_MARK:
+		on_mark(s, ev->arg);
+		break;
+	default:
+		break;
+	}
+}

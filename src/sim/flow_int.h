@@ -1,0 +1,107 @@
+/*
+ * flow_int.h - the flow engine's state, shared by flow.c (transfers, fair
+ * shares, completions) and fifo.c (flow.queues: fifo, first-come
+ * first-served switch queues).
+ */
+#ifndef FAB_FLOW_INT_H
+#define FAB_FLOW_INT_H
+
+#include "maxmin.h"
+#include "sim_int.h"
+
+#define FL_MAX_PATH 48 /* forward and ACK ports together */
+
+struct fl_msg {
+	fab_bytes bytes;
+	uint32_t flow, cookie;
+};
+
+/* a queue pair as the flow engine sees it */
+struct fl_qp {
+	uint32_t *path, *pos;      /* egress ports; index in each port's list (one allocation) */
+	uint8_t npath, nfwd;       /* path[0 .. nfwd): data; path[nfwd .. npath): its ACKs */
+	bool routed, active;
+	fab_time_ps tail_ps;       /* last byte leaves the source -> reaches the destination */
+	fab_time_ps ack_ps;        /* and its ACK back */
+	struct fl_msg *q;          /* FIFO: q[qh .. qn) */
+	uint32_t qh, qn, qcap;
+	double rem, rate;          /* payload bytes left of the head message; bytes per ps */
+	double next_rate;          /* the rate, kept across a change of message */
+	fab_time_ps t_last;        /* rem is as of then */
+	uint32_t hpos;             /* index in the completion heap; NO_POS when not in it */
+	fab_time_ps done_ps;       /* when the head message's last byte leaves */
+	uint64_t done_seq;         /* ties: the order the times were set in */
+	uint64_t rr;               /* its place in its NIC's round robin (order of activation) */
+	uint32_t behind;           /* transfers its NIC serves after it */
+	uint32_t crowd;            /* the most transfers its NIC has had while it was active */
+	double nic_sum;            /* the rate of the transfers in its NIC's round robin */
+	uint32_t stamp;            /* component search */
+	uint32_t local;            /* index in the component */
+	double *fh;                /* flow.queues fifo, per forward hop: rate in, rate of its bytes
+				    * now leaving, rate last sent on (3 x nfwd) */
+};
+
+struct fl_port {
+	uint32_t *qp, *hop;        /* active transfers crossing it, and which hop of theirs */
+	uint32_t n, cap;
+	double payload_per_ps;
+	double ack_load;           /* ACKs of transfers that cross it, bytes per ps */
+	uint32_t stamp, local;
+	bool dirty;
+};
+
+#define NO_POS UINT32_MAX
+/* the most transfers a NIC's round robin is staggered for (flow.c) */
+#define RR_MAX 64
+
+struct fl_state {
+	/* The transfers' completion times, in an indexed min-heap of queue pair
+	 * ids: a new rate moves its entry instead of leaving a stale event
+	 * behind (a tree's recomputations would bury the event queue). */
+	uint32_t *heap, nheap, cap_heap;
+	uint64_t heap_seq;
+	struct fl_qp *qps;
+	uint32_t cap_qps;
+	struct fl_port *ports;
+	uint32_t *dirty, ndirty, cap_dirty;
+	uint32_t stamp;
+	uint64_t rr_next;
+	uint64_t *rrkey;           /* rank_nics scratch */
+	uint32_t cap_rr;
+	struct fab_maxmin mm;
+	/* component scratch */
+	uint32_t *cports, *cqps, *off, *idx;
+	double *ccap, *crate;
+	double ack_frac;           /* ACK wire bytes per data wire byte */
+	fab_time_ps batch_ps, dirty_since; /* flow.batch; when the first change waiting was made */
+	size_t cap_cp, cap_cq, cap_ci;
+	uint64_t recomputes, comp_qps;
+	/* flow.queues: fifo (fifo.c) */
+	bool fifo;
+	struct fq_port *fq;        /* per port */
+	struct fq_rec *rec;        /* what EV_FQ_IN and EV_FQ_MARK carry; a free list */
+	uint32_t nrec, cap_rec, free_rec;
+	uint32_t *touch, ntouch, cap_touch; /* ports to refresh at the end of the instant */
+};
+
+/* flow.c */
+void fl_mark_dirty(struct fab_sim *s, uint32_t port);
+void fl_member_add(struct fab_sim *s, uint32_t id, struct fl_qp *q, uint32_t h);
+void fl_member_remove(struct fab_sim *s, struct fl_qp *q, uint32_t h);
+void fl_done_set(struct fl_state *fl, uint32_t id, fab_time_ps t);
+void fl_done_clear(struct fl_state *fl, uint32_t id);
+fab_time_ps fl_finish_at(const struct fab_sim *s, const struct fl_qp *q);
+void fl_rank_nic(struct fab_sim *s, uint32_t port, double sum);
+
+/* fifo.c */
+void fq_init(struct fab_sim *s);
+void fq_free(struct fab_sim *s);
+void fq_nics(struct fab_sim *s);
+void fq_source_rate(struct fab_sim *s, uint32_t id, double r);
+void fq_sent(struct fab_sim *s, uint32_t id, uint32_t flow, uint32_t cookie);
+void fq_port_rate(struct fab_sim *s, uint32_t port, double r);
+void fq_event(struct fab_sim *s, const struct fab_ev *ev);
+void fq_refresh(struct fab_sim *s);
+
+
+#endif
