@@ -7,8 +7,11 @@
 #  - 128 GPUs, ring AllReduce 256 MiB (bench/coll-allreduce-128.yaml): both
 #    engines, the packet engine as configured and with ECN and PFC off;
 #  - 256 GPUs (bench/compare-256.yaml): ring, hierarchical, AllToAll and
-#    tree on both engines (the tree takes about 22 s on the flow engine:
-#    its transfers form one large component, recomputed at every change).
+#    tree on both engines, the flow engine with fair shares and with FIFO
+#    queues (fair shares take about 22 s on the tree: its transfers form one
+#    large component, recomputed at every change; FIFO queues take about
+#    11 s on the AllToAll: every change at a backed-up port moves all the
+#    transfers through it).
 F=${1:-./build/fabscope}
 run() { # NAME ARGS...: one line with the time column, wall time and peak RSS
 	name=$1
@@ -23,6 +26,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 echo "flow engine:"
 run flow-16k bench/flow-16k.yaml --engine flow
+run flow-16k-fifo bench/flow-16k.yaml --engine flow --set flow.queues=fifo
 [ -n "$FLOW_131K" ] && run flow-131k bench/flow-131k.yaml --engine flow
 run flow-128 bench/coll-allreduce-128.yaml --engine flow
 run flow-128-steps bench/coll-allreduce-128.yaml --engine flow --set flow.ring=steps
@@ -31,13 +35,15 @@ run packet-128-noecn-nopfc bench/coll-allreduce-128.yaml --set fabric.ecn.enable
 	--set fabric.pfc.enabled=false --set fabric.buffer=4GiB
 # 256 GPUs, every engine-independent algorithm: flow against packet (ECN
 # and PFC off, deep buffers: the regime the flow model describes)
-P="--set fabric.ecn.enabled=false --set fabric.pfc.enabled=false --set fabric.buffer=4GiB"
+P="--set fabric.ecn.enabled=false --set fabric.pfc.enabled=false --set fabric.buffer=4GiB --set fabric.nic.rto=100ms"
 for a in "ring allreduce 256M" "hierarchical allreduce 256M" "direct alltoall 64M" "tree allreduce 64M"; do
 	set -- $a
 	run "flow-256-$1" bench/compare-256.yaml -a "$1" --op "$2" -b "$3" -e "$3" --engine flow
+	run "fifo-256-$1" bench/compare-256.yaml -a "$1" --op "$2" -b "$3" -e "$3" --engine flow --set flow.queues=fifo
 	run "packet-256-$1" bench/compare-256.yaml -a "$1" --op "$2" -b "$3" -e "$3" $P
-	awk -v f="$(cat "$tmp/flow-256-$1.t")" -v p="$(cat "$tmp/packet-256-$1.t")" -v n="$1 $2" \
-		'BEGIN { printf "  256 GPUs, %s: flow vs packet %+.1f%%\n", n, (f / p - 1) * 100 }'
+	awk -v f="$(cat "$tmp/flow-256-$1.t")" -v q="$(cat "$tmp/fifo-256-$1.t")" -v p="$(cat "$tmp/packet-256-$1.t")" \
+		-v n="$1 $2" 'BEGIN { printf "  256 GPUs, %s: flow vs packet %+.1f%% (fair), %+.1f%% (fifo)\n", n,
+			(f / p - 1) * 100, (q / p - 1) * 100 }'
 done
 awk -v f="$(cat "$tmp/flow-128.t")" -v p="$(cat "$tmp/packet-128.t")" -v q="$(cat "$tmp/packet-128-noecn-nopfc.t")" \
 	'BEGIN { printf "  128 GPUs: flow vs packet %+.1f%% (defaults), %+.1f%% (ECN and PFC off)\n", (f / p - 1) * 100, (f / q - 1) * 100 }'

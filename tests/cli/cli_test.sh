@@ -63,6 +63,15 @@ run flow-json-1 0 "$F" sim --engine flow --format json && cp "$tmp/out" "$tmp/f1
 	has "$tmp/f1" '"engine": "flow"' && has "$tmp/f1" '"not_modeled"' && has "$tmp/f1" '"flows_done": 80' &&
 		ok flow-engine-json || bad flow-engine-json; }
 run flow-json-2 0 "$F" sim --engine flow --format json && { cmp -s "$tmp/out" "$tmp/f1" && ok flow-same-bytes || bad flow-same-bytes; }
+# FIFO queues: said in the result, queueing no longer left out, the same
+# bytes twice, every flow done
+run flow-fifo-json 0 "$F" sim --engine flow --set flow.queues=fifo --format json && cp "$tmp/out" "$tmp/q1" && {
+	has "$tmp/q1" '"queues": "fifo"' && ! has "$tmp/q1" '"queueing delay"' && has "$tmp/f1" '"queueing delay"' &&
+		has "$tmp/q1" '"flows_done": 80' && ok flow-fifo-json || bad flow-fifo-json; }
+run flow-fifo-json-2 0 "$F" sim --engine flow --set flow.queues=fifo --format json && {
+	cmp -s "$tmp/out" "$tmp/q1" && ok flow-fifo-same-bytes || bad flow-fifo-same-bytes; }
+run flow-bad-queues 3 "$F" sim --engine flow --set flow.queues=wfq && {
+	has "$tmp/err" "flow.queues" && ok flow-bad-queues || bad flow-bad-queues; }
 run flow-bad-engine 3 "$F" sim --engine fluid && { has "$tmp/err" "engine" && ok flow-bad-engine || bad flow-bad-engine; }
 run flow-lossy-refused 3 "$F" sim examples/loose-cable/scenario.yaml --engine flow && {
 	has "$tmp/err" "scenario.yaml:17:" && has "$tmp/err" "the flow engine models degrade and slow-gpu faults only" &&
