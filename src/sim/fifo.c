@@ -25,6 +25,14 @@
  * port at D(t) of its arrival there, and the message is delivered when it
  * leaves the last.  With no queue anywhere that is the fair-share engine's
  * closed form to the picosecond.
+ *
+ * What it gives up for speed: a change at a backed-up port moves every
+ * transfer through it, and all of theirs further on.  A rate is passed on
+ * when it starts, stops or moves by more than FQ_TOL of itself; a port
+ * passes on all of its transfers only when its scale moved by more than
+ * half that since it last did (else only those whose rates changed); ACK
+ * loads move a capacity in steps of 1e-4 of the line.  Changes reaching a
+ * port at one instant are passed on once, at the end of it (touch).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -63,9 +71,7 @@ struct fq_rec {
 };
 
 #define FQ_EMPTY 1e-3 /* bytes: a queue this short is empty */
-#ifndef FQ_TOL
-#define FQ_TOL 1e-3
-#endif
+#define FQ_TOL 1e-3   /* relative: smaller changes of a rate are not passed on */
 
 void fq_init(struct fab_sim *s)
 {
