@@ -14,7 +14,8 @@
  * ACKs cross it, at their current rates.  That load is updated when their
  * rates change, and re-solves a port's component when it moves by more
  * than 1e-4 of the port: a fixed point reached in a round or two, which
- * keeps ACK paths out of components (with them, a ring would be one).  When transfers start or finish, only the connected component of
+ * keeps ACK paths out of components (with them, a ring would be one).
+ * When transfers start or finish, only the connected component of
  * ports and transfers they touch is recomputed, once per instant however
  * many changed at it (or, with flow.batch, within that time of each other:
  * new transfers wait that long for a rate, finished ones leave their share
@@ -22,9 +23,14 @@
  * after the path's propagation delays plus the store-and-forward of its last
  * packet at every switch; a flow finishes when its ACK is back.
  *
- * Not modelled: queueing delay, PFC, ECN and DCQCN, drops and
- * retransmission, time series.  Faults: link degradation
- * only (the run refuses the others).
+ * With `flow.queues: fifo` the rates are not max-min: NICs send at line
+ * rate and switch ports are first-come first-served queues (fifo.c); this
+ * file then keeps the queue pairs, their NICs' round robin and the
+ * completions, and fifo.c the rest.
+ *
+ * Not modelled: queueing delay (but with fifo), PFC, ECN and DCQCN, drops
+ * and retransmission, time series.  Faults: link degradation only (the run
+ * refuses the others).
  */
 #include <math.h>
 #include <stdlib.h>
