@@ -190,6 +190,47 @@ static void test_flow_fifo_closed_form(void **state)
 	}
 }
 
+/* flow.queues: fifo, two queues in series.  A and B leave leaf 0 through
+ * its one uplink U for NIC 3, which C, on leaf 1, also sends to (port D).
+ * U, fed at 2C, sends A and B at C/2 each; D is fed at 2C while C sends, so
+ * C's last byte (at S/C) finds a queue of S and leaves at 2S/C, and D then
+ * drains A and B's by 3S/C.  Had U's shares not reached D (A and B at the
+ * line rate), C would end at 3S/C; with fair shares all three end at 3S/C.
+ * Latencies are microseconds against milliseconds: within 0.5%. */
+static void test_flow_fifo_queues_in_series(void **state)
+{
+	(void)state;
+	const char *yaml = "topology: {leaves: 2, servers_per_leaf: 3, gpus_per_server: 1, nics_per_server: 1,\n"
+			   "           spines: 1, links_per_spine: 1}\n"
+			   "engine: flow\nflow: {queues: fifo}\n"
+			   "traffic:\n  flows:\n"
+			   "    - {src: 0, dst: 4, bytes: 64MiB}\n"
+			   "    - {src: 1, dst: 4, bytes: 64MiB}\n"
+			   "    - {src: 3, dst: 4, bytes: 64MiB}\n";
+	struct trun t = trun_yaml(yaml);
+	double c = 400e9 / 8 * 4096 / (4096 + FAB_ROCE_WIRE_OVERHEAD) / 1e12, sz = 64 << 20, fill = sz / c;
+	const struct fab_flow_stats *st = fab_sim_flow_stats(t.run->sim);
+	const struct fab_topo *tp = fab_sim_topo(t.run->sim);
+	const struct fab_port_stats *ps = fab_sim_port_stats(t.run->sim);
+	uint32_t d = tp->ports[tp->nodes[tp->nic_node[4]].first_port].peer; /* leaf 1 -> NIC 4 */
+	uint32_t u = UINT32_MAX;                                            /* leaf 0 -> the spine */
+	for (uint32_t i = 0; i < tp->nports; i++)
+		if (tp->nodes[tp->ports[i].node].tier == 1 && tp->nodes[tp->ports[tp->ports[i].peer].node].tier == 2 &&
+		    !strcmp(tp->nodes[tp->ports[i].node].name, "leaf0"))
+			u = i;
+	assert_true(u != UINT32_MAX);
+	double want[3] = {3 * fill, 3 * fill, 2 * fill};
+	for (int f = 0; f < 3; f++) {
+		print_message("flow %d ends at %.1f us (%.1f)\n", f, (double)st[f].finish_ps / 1e6, want[f] / 1e6);
+		assert_true(fabs((double)st[f].finish_ps / want[f] - 1) < 5e-3);
+	}
+	print_message("queue peaks: uplink %.0f, NIC 4's port %.0f bytes (%.0f each)\n",
+		      (double)ps[u].max_queue_bytes, (double)ps[d].max_queue_bytes, sz);
+	assert_true(fabs((double)ps[u].max_queue_bytes / sz - 1) < 5e-3);
+	assert_true(fabs((double)ps[d].max_queue_bytes / sz - 1) < 5e-3);
+	trun_free(&t);
+}
+
 /* an operation's time on the packet engine, and on the flow engine with
  * fair shares and with FIFO queues */
 struct pair {
@@ -372,6 +413,7 @@ int main(void)
 		cmocka_unit_test(test_flow_maxmin_definition),
 		cmocka_unit_test(test_flow_lone_flow_closed_form),
 		cmocka_unit_test(test_flow_fifo_closed_form),
+		cmocka_unit_test(test_flow_fifo_queues_in_series),
 		cmocka_unit_test(test_flow_collectives_vs_packet),
 		cmocka_unit_test(test_flow_channels_share_a_nic),
 		cmocka_unit_test(test_flow_batch),
