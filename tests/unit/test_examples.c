@@ -2,6 +2,8 @@
  * Every examples/<lesson>/ scenario runs here and its README's claim is
  * checked on the result.
  */
+#include <math.h>
+
 #include "testutil.h"
 #include "../../src/analysis/diagnose.h"
 
@@ -58,6 +60,31 @@ static void test_examples_ring_vs_tree(void **state)
 	assert_true(t[0][1] < t[1][1]);
 	for (int i = 0; i < 2; i++)
 		assert_true(t[2][i] <= 1.05 * FAB_MIN(t[0][i], t[1][i]));
+}
+
+/* tree-queues: a tree of 4 MiB on 128 GPUs without congestion control.
+ * FIFO queues agree with the packet engine; fair shares keep the channels
+ * in step and are slow. */
+static void test_examples_tree_queues(void **state)
+{
+	(void)state;
+	static const char *const engines[3][2] = {
+		{"engine=packet", "flow.queues=fair"}, {"engine=flow", "flow.queues=fair"}, {"engine=flow", "flow.queues=fifo"}};
+	static const char *const seeds[2] = {"run.seed=1", "run.seed=2"};
+	double t[3] = {0, 0, 0};
+	for (int e = 0; e < 3; e++)
+		for (int k = 0; k < 2; k++) {
+			const char *sets[] = {engines[e][0], engines[e][1], seeds[k]};
+			struct fab_config *c = load("examples/tree-queues/scenario.yaml", sets, 3);
+			struct fab_coll_run *r = coll(c);
+			t[e] += r->sweep.rows[0].time_us / 2;
+			fab_coll_run_free(r);
+			fab_config_free(c);
+		}
+	print_message("tree 4 MiB, mean of 2 seeds: packet %.1f us, fair %.1f us (%+.1f%%), fifo %.1f us (%+.1f%%)\n", t[0],
+		      t[1], (t[1] / t[0] - 1) * 100, t[2], (t[2] / t[0] - 1) * 100);
+	assert_true(fabs(t[2] / t[0] - 1) < 0.05);
+	assert_true(t[1] > 1.08 * t[0]);
 }
 
 /* oversubscription: a ring that crosses the spine at every server hop
@@ -305,6 +332,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_examples_ring_vs_tree),
+		cmocka_unit_test(test_examples_tree_queues),
 		cmocka_unit_test(test_examples_oversubscription),
 		cmocka_unit_test(test_examples_overlap),
 		cmocka_unit_test(test_examples_two_jobs),
