@@ -17,3 +17,12 @@ run() {
 	bad "$r_name: exit $rc, want $r_want: $(head -c 300 "$tmp/err")"
 	return 1
 }
+# port_base SEED: a port to listen on (and ports after it), below the
+# kernel's ephemeral range: the ranks' own connections and data listeners
+# take theirs from that range, and one of them still open would hold the
+# port ("Address already in use")
+port_base() {
+	lo=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)
+	[ "${lo:-0}" -gt 12000 ] 2>/dev/null || lo=32768
+	echo $((10000 + $1 % (lo - 11000)))
+}

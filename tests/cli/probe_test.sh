@@ -16,7 +16,7 @@ trap "exit 1" INT TERM HUP
 
 . "$(dirname "$0")/lib.sh"
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
-port=$((21000 + $$ % 20000))
+port=$(port_base $$)
 # start N ARGS...: N ranks launcher-style in the background, rank r's output
 # in $tmp/oR and $tmp/eR, its pid in $pR
 start() {

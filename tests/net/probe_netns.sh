@@ -49,7 +49,7 @@ ip netns exec "$A" tc qdisc add dev fsa$$ root tbf rate ${RATE}mbit burst 64kb l
 pair() {
 	name=$1
 	shift
-	port=$((20000 + $$ % 20000))
+	port=$(port_base $$)
 	ip netns exec "$B" env RANK=1 WORLD_SIZE=2 MASTER_ADDR=10.199.0.1 MASTER_PORT=$port \
 		FABSCOPE_TOKEN=5eed timeout 60 "$F" probe "$@" >"$tmp/out1" 2>"$tmp/err1" &
 	p1=$!
@@ -115,7 +115,7 @@ if ip netns add "$C" && ip netns add "$D" && ip netns add "$E" && ip netns add "
 		ip netns exec "$S" tc qdisc add dev p$i$$ root tbf rate $rate burst 64kb latency 100ms
 		i=$((i + 1))
 	done
-	port=$((20000 + ($$ + 7) % 20000))
+	port=$(port_base $(($$ + 7)))
 	r=0
 	for ns in "$C" "$D" "$E"; do
 		r=$((r + 1))
