@@ -9,6 +9,10 @@
  * now; otherwise a wake-up event is set for the time it will.  The NIC pulls
  * packets from queue pairs one at a time, so nothing is queued inside the NIC
  * beyond the packet on the wire.
+ * Data comes from the GPU over PCIe: where `topology.pcie_rate` is below
+ * the line rate, a data packet (its wire bytes) is not sent before the
+ * PCIe link has fed the one before, whichever queue pair it is from; ACKs,
+ * NAKs and CNPs do not wait.
  * NIC-side PAUSE: data of lossless priorities fills a receive buffer that
  * drains toward the GPU at nic_rx_drain (PCIe); past nic_rx_buffer the NIC
  * pauses its leaf, and resumes at half of it.
@@ -48,8 +52,17 @@ static fab_time_ps qp_gap_ps(const struct sim_qp *qp, uint32_t wire, fab_rate_bp
 	return (fab_time_ps)((double)wire * 8.0 * (double)FAB_PS_PER_S / qp->cc.rc_bps + 0.5);
 }
 
+/* the PCIe link's rate, when it is below the port's (else 0) */
+static double pcie_cap_bps(const struct fab_sim *s, const struct sim_port *port)
+{
+	double pcie = (double)s->server.pcie_bps;
+	return pcie > 0 && pcie < (double)port->rate_bps ? pcie : 0;
+}
+
 void nic_start_tx(struct fab_sim *s, struct sim_nic *nic, struct sim_port *port)
 {
+	double pcie = pcie_cap_bps(s, port);
+	bool data_held = pcie > 0 && nic->pcie_free_ps > s->now_ps;
 	for (int prio = FAB_NPRIO - 1; prio >= 0; prio--) {
 		if (port->paused_mask & (1u << prio))
 			continue;
@@ -64,6 +77,13 @@ void nic_start_tx(struct fab_sim *s, struct sim_nic *nic, struct sim_port *port)
 			sim_port_transmit(s, port, p);
 			return;
 		}
+		if (data_held) { /* control packets of lower priorities may go */
+			if (nic->ready_head[prio] && !nic->pcie_wake) {
+				nic->pcie_wake = true;
+				fab_eq_push(&s->eq, nic->pcie_free_ps, EV_NIC_PCIE, nic, 0);
+			}
+			continue;
+		}
 		struct sim_qp *qp;
 		while ((qp = ready_pop(nic, (unsigned)prio))) {
 			p = transport->next_packet(s, qp);
@@ -71,6 +91,10 @@ void nic_start_tx(struct fab_sim *s, struct sim_nic *nic, struct sim_port *port)
 				continue;
 			sim_port_transmit(s, port, p);
 			uint32_t wire = p->frame_bytes + FAB_WIRE_PREAMBLE_IFG;
+			if (pcie > 0) {
+				fab_time_ps base = FAB_MAX(nic->pcie_free_ps, s->now_ps);
+				nic->pcie_free_ps = base + (fab_time_ps)((double)wire * 8.0 * (double)FAB_PS_PER_S / pcie + 0.5);
+			}
 			fab_time_ps base = qp->next_send_ps > s->now_ps ? qp->next_send_ps : s->now_ps;
 			qp->next_send_ps = base + qp_gap_ps(qp, wire, port->rate_bps);
 			if (transport->has_data(qp)) {
@@ -104,6 +128,12 @@ void nic_on_wake(struct fab_sim *s, struct sim_qp *qp)
 {
 	qp->wake_pending = false;
 	nic_qp_make_ready(s, qp);
+}
+
+void nic_on_pcie(struct fab_sim *s, struct sim_nic *nic)
+{
+	nic->pcie_wake = false;
+	sim_port_kick(s, &s->ports[nic->port]);
 }
 
 static bool nic_pause_enabled(const struct fab_sim *s, unsigned prio)

@@ -633,6 +633,15 @@ void fab_sim_set_server(struct fab_sim *s, const struct fab_server_params *sp)
 	s->server = *sp;
 	if (s->fl)
 		fl_set_rates(s);
+	/* queue pairs opened before (the scenario's flows): DCQCN's line rate
+	 * is the NIC's as PCIe caps it */
+	for (uint32_t i = 0; i < s->nqps; i++) {
+		struct sim_qp *qp = s->qps[i];
+		double line = (double)s->ports[s->nics[qp->src_nic].port].rate_bps;
+		if (s->server.pcie_bps && (double)s->server.pcie_bps < line)
+			line = (double)s->server.pcie_bps;
+		fab_dcqcn_init(&qp->cc, &s->fp.dcqcn, line);
+	}
 }
 
 uint32_t fab_sim_open(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint8_t prio)
@@ -738,6 +747,9 @@ int fab_sim_run(struct fab_sim *s, fab_time_ps end_ps)
 			break;
 		case EV_NIC_DRAIN:
 			nic_on_drain(s, ev.obj, ev.arg);
+			break;
+		case EV_NIC_PCIE:
+			nic_on_pcie(s, ev.obj);
 			break;
 		case EV_SAMPLE:
 			handle_sample(s);

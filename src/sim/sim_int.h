@@ -87,6 +87,9 @@ struct sim_nic {
 	fab_time_ps rx_level_ps;
 	uint8_t rx_xoff_sent;
 	uint32_t rx_gen;
+	/* the GPU's PCIe link feeds its data: the next data packet waits for it */
+	fab_time_ps pcie_free_ps;
+	bool pcie_wake;            /* an EV_NIC_PCIE is pending */
 };
 
 /* A message on a queue pair: its packets end (exclusive) at end_psn. */
@@ -149,6 +152,7 @@ enum ev_type {
 	EV_LOCAL,        /* arg: cookie of an intra-server transfer that arrived */
 	EV_FAULT,        /* obj fault, arg 0 start / 1 end / 2 routing converged */
 	EV_STORM,        /* obj port, arg generation: the storming NIC pauses again */
+	EV_NIC_PCIE,     /* obj nic: its PCIe link can feed the next data packet */
 	EV_FL_DELIVER,   /* flow engine: obj sim_flow (its ACK is back) or NULL (arg: cookie delivered) */
 	EV_FQ_IN,        /* flow.queues fifo: arg record: a transfer's rate into a switch port changes */
 	EV_FQ_OUT,       /* arg port: the bytes at the head of its queue's changes start leaving */
@@ -252,5 +256,6 @@ void nic_qp_make_ready(struct fab_sim *s, struct sim_qp *qp);
 void nic_on_wake(struct fab_sim *s, struct sim_qp *qp);
 void nic_rx_account(struct fab_sim *s, struct sim_nic *nic, const struct pkt *p);
 void nic_on_drain(struct fab_sim *s, struct sim_nic *nic, uint32_t gen);
+void nic_on_pcie(struct fab_sim *s, struct sim_nic *nic);
 
 #endif

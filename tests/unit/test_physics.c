@@ -47,6 +47,32 @@ static void test_physics_single_flow_line_rate(void **state)
 	trun_free(&t);
 }
 
+/* topology.pcie_rate below the line rate: the GPU's PCIe link feeds the
+ * NIC, so a lone flow goes at 200 Gbps x header efficiency, and two flows
+ * from one NIC share those 200 (wire bytes, as the flow engine counts). */
+static void test_physics_pcie_caps_the_nic(void **state)
+{
+	(void)state;
+	const char *yaml = ONE_LEAF(3) "traffic:\n"
+				       "  flows:\n"
+				       "    - {src: 0, dst: 1, bytes: 256MiB}\n"
+				       "    - {src: 0, dst: 2, bytes: 256MiB}\n";
+	const char *sets[][3] = {{"topology.pcie_rate=200Gbps", "traffic.flows.1.start=1s", "engine=packet"},
+				 {"topology.pcie_rate=200Gbps", "traffic.flows.1.start=0", "engine=packet"},
+				 {"topology.pcie_rate=200Gbps", "traffic.flows.1.start=0", "engine=flow"}};
+	double bytes = 256ull << 20, rate = 200e9 * EFF(4096);
+	for (int k = 0; k < 3; k++) {
+		struct trun t = trun_yaml_sets(yaml, sets[k], 3);
+		const struct fab_flow_stats *st = fab_sim_flow_stats(t.run->sim);
+		/* alone: its own flow at the cap; together: both in twice that */
+		double fct = (double)st[0].finish_ps, want = (k ? 2 : 1) * bytes * 8 / rate * 1e12;
+		print_message("%s, %s: first flow %.3f ms, model %.3f ms\n", sets[k][2],
+			      k ? "two flows" : "alone", fct / 1e9, want / 1e9);
+		assert_true(rel_err(fct, want) < 0.005);
+		trun_free(&t);
+	}
+}
+
 static void test_physics_small_flow_latency(void **state)
 {
 	(void)state;
@@ -295,6 +321,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_physics_single_flow_line_rate),
 		cmocka_unit_test(test_physics_small_flow_latency),
+		cmocka_unit_test(test_physics_pcie_caps_the_nic),
 		cmocka_unit_test(test_physics_dcqcn_two_flows_converge),
 		cmocka_unit_test(test_physics_incast_lossless_with_pfc),
 		cmocka_unit_test(test_physics_incast_lossy_recovers),
