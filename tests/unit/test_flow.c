@@ -231,6 +231,62 @@ static void test_flow_fifo_queues_in_series(void **state)
 	trun_free(&t);
 }
 
+/* flow.queues: fifo, flow by flow against the packet engine without
+ * congestion control, on random small fabrics (1-3 leaves, MTU 1024 or
+ * 4096, an ACK per 1 or 4 packets, 200 ns or 1 us NIC links) with random
+ * flows of 64 KiB to 8 MiB starting within 300 us.  Each flow's completion
+ * time: within 10%, and 2% on average.  Fair shares do not model which
+ * flow waits behind which: on 24 similar runs some flows were off by up
+ * to 109%. */
+static void test_flow_fifo_random_flows_vs_packet(void **state)
+{
+	(void)state;
+	struct fab_rng r;
+	fab_rng_init(&r, 11, 1);
+	static const char *const sets[2][4] = {
+		{"fabric.ecn.enabled=false", "fabric.pfc.enabled=false", "fabric.buffer=4GiB", "fabric.nic.rto=100ms"},
+		{"engine=flow", "flow.queues=fifo", "fabric.ecn.enabled=false", "fabric.pfc.enabled=false"}};
+	static const unsigned kib[] = {64, 256, 1024, 4096, 8192};
+	double worst = 0, sum = 0;
+	unsigned nflows = 0;
+	for (int trial = 0; trial < 12; trial++) {
+		unsigned leaves = 1 + (unsigned)fab_rng_below(&r, 3), spl = 2 + (unsigned)fab_rng_below(&r, 3);
+		unsigned n = leaves * spl, nf = 4 + (unsigned)fab_rng_below(&r, 11);
+		char yaml[4096];
+		int len = snprintf(yaml, sizeof yaml,
+				   "topology: {leaves: %u, servers_per_leaf: %u, gpus_per_server: 1, nics_per_server: 1,\n"
+				   "           spines: %u, links_per_spine: %u, host_delay: %s}\n"
+				   "fabric: {mtu: %u, nic: {ack_every: %u}}\ntraffic:\n  flows:\n",
+				   leaves, spl, 1 + (unsigned)fab_rng_below(&r, 2), 1 + (unsigned)fab_rng_below(&r, 2),
+				   fab_rng_below(&r, 2) ? "1us" : "200ns", fab_rng_below(&r, 2) ? 4096 : 1024,
+				   fab_rng_below(&r, 3) ? 1 : 4);
+		for (unsigned f = 0; f < nf; f++) {
+			unsigned src = (unsigned)fab_rng_below(&r, n), dst = (src + 1 + (unsigned)fab_rng_below(&r, n - 1)) % n;
+			len += snprintf(yaml + len, sizeof yaml - (size_t)len,
+					"    - {src: %u, dst: %u, bytes: %uKiB, start: %uus}\n", src, dst,
+					kib[fab_rng_below(&r, 5)], (unsigned)fab_rng_below(&r, 300));
+		}
+		struct trun t[2];
+		for (int e = 0; e < 2; e++)
+			t[e] = trun_yaml_sets(yaml, sets[e], 4);
+		const struct fab_flow_stats *p = fab_sim_flow_stats(t[0].run->sim), *q = fab_sim_flow_stats(t[1].run->sim);
+		for (unsigned f = 0; f < nf; f++) {
+			double fct_p = (double)(p[f].finish_ps - t[0].cfg->traffic.flows[f].start_ps);
+			double fct_q = (double)(q[f].finish_ps - t[1].cfg->traffic.flows[f].start_ps);
+			double err = fabs(fct_q / fct_p - 1);
+			worst = FAB_MAX(worst, err);
+			sum += err;
+			nflows++;
+		}
+		for (int e = 0; e < 2; e++)
+			trun_free(&t[e]);
+	}
+	print_message("%u random flows: fifo against packet, completion time within %.1f%% (mean %.2f%%)\n", nflows,
+		      worst * 100, sum / nflows * 100);
+	assert_true(worst < 0.10);
+	assert_true(sum / nflows < 0.02);
+}
+
 /* an operation's time on the packet engine, and on the flow engine with
  * fair shares and with FIFO queues */
 struct pair {
@@ -414,6 +470,7 @@ int main(void)
 		cmocka_unit_test(test_flow_lone_flow_closed_form),
 		cmocka_unit_test(test_flow_fifo_closed_form),
 		cmocka_unit_test(test_flow_fifo_queues_in_series),
+		cmocka_unit_test(test_flow_fifo_random_flows_vs_packet),
 		cmocka_unit_test(test_flow_collectives_vs_packet),
 		cmocka_unit_test(test_flow_channels_share_a_nic),
 		cmocka_unit_test(test_flow_batch),
