@@ -70,7 +70,9 @@ int fab_coll_write_text(FILE *f, const struct fab_config *c, const struct fab_si
 	fprintf(f, "# fabscope coll: %s, %u ranks on %u servers (%u GPUs each), %u channels, algorithm %s%s\n",
 		fab_coll_op_title(c->coll.op), comm->nranks, comm->nservers, t->gpus_per_server,
 		comm->channels, fab_coll_algo_name(c->coll.algo),
-		c->fabric.engine == FAB_ENGINE_FLOW ? ", flow engine" : "");
+		c->fabric.engine != FAB_ENGINE_FLOW		? ""
+		: c->fabric.flow_queues == FAB_FLOW_QUEUES_FIFO ? ", flow engine, FIFO queues"
+								: ", flow engine");
 	fprintf(f, "# %s, %u NICs per server at %s, seed %llu\n", c->origin, t->nics_per_server,
 		fab_fmt_rate(t->ports[t->nodes[t->nic_node[0]].first_port].rate_bps, rate, sizeof rate),
 		(unsigned long long)c->run.seed);
