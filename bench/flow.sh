@@ -45,5 +45,7 @@ for a in "ring allreduce 256M" "hierarchical allreduce 256M" "direct alltoall 64
 		-v n="$1 $2" 'BEGIN { printf "  256 GPUs, %s: flow vs packet %+.1f%% (fair), %+.1f%% (fifo)\n", n,
 			(f / p - 1) * 100, (q / p - 1) * 100 }'
 done
+run fifo-256-direct-batch-1us bench/compare-256.yaml -a direct --op alltoall -b 64M -e 64M --engine flow \
+	--set flow.queues=fifo --set flow.batch=1us
 awk -v f="$(cat "$tmp/flow-128.t")" -v p="$(cat "$tmp/packet-128.t")" -v q="$(cat "$tmp/packet-128-noecn-nopfc.t")" \
 	'BEGIN { printf "  128 GPUs: flow vs packet %+.1f%% (defaults), %+.1f%% (ECN and PFC off)\n", (f / p - 1) * 100, (f / q - 1) * 100 }'

@@ -70,7 +70,8 @@ static const struct fab_key_def keys[] = {
 	 "ports are first-come first-served queues without limit (no congestion control, deep buffers)"},
 	{"flow.batch", K_TIME, OFF(fabric.flow_batch_ps), "0", 0, 1e9, NULL,
 	 "flow engine: rates are recomputed once for all changes within this time of the first (0 = at every "
-	 "instant); trades exactness for speed where many small transfers overlap (doc/flow.md)"},
+	 "instant; with flow.queues fifo a new transfer still gets its rate at once); trades exactness for speed "
+	 "where many small transfers overlap (doc/flow.md)"},
 	/* fabric */
 	{"fabric.mtu", K_U32, OFF(fabric.mtu), "4096", 256, 4096, NULL,
 	 "RoCE payload bytes per packet: 256, 512, 1024, 2048 or 4096"},

@@ -32,7 +32,9 @@
  * passes on all of its transfers only when its scale moved by more than
  * half that since it last did (else only those whose rates changed); ACK
  * loads move a capacity in steps of 1e-4 of the line.  Changes reaching a
- * port at one instant are passed on once, at the end of it (touch).
+ * port at one instant are passed on once, at the end of it (touch); with
+ * flow.batch, once within that time, as a NIC's shares after a transfer
+ * leaves (a new transfer gets its share at once: fl->urgent).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -261,13 +263,15 @@ static void refresh(struct fab_sim *s, uint32_t port)
 }
 
 /* the port is refreshed once at the end of the instant, however many
- * changes reach it at it */
+ * changes reach it at it (with flow.batch, once within that time) */
 static void touch(struct fab_sim *s, uint32_t port)
 {
 	struct fl_state *fl = s->fl;
 	if (fl->fq[port].touched)
 		return;
 	fl->fq[port].touched = true;
+	if (!fl->ntouch)
+		fl->touch_since = s->now_ps;
 	if (fl->ntouch == fl->cap_touch) {
 		fl->cap_touch = fl->cap_touch ? 2 * fl->cap_touch : 64;
 		fl->touch = fab_xrealloc(fl->touch, fl->cap_touch, sizeof *fl->touch);
@@ -280,6 +284,7 @@ void fq_refresh(struct fab_sim *s)
 	struct fl_state *fl = s->fl;
 	for (uint32_t i = 0; i < fl->ntouch; i++) {
 		fl->fq[fl->touch[i]].touched = false;
+		settle(s, fl->touch[i]); /* (later than the change, with flow.batch) */
 		refresh(s, fl->touch[i]);
 	}
 	fl->ntouch = 0;

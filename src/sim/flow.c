@@ -382,9 +382,10 @@ static void activate(struct fab_sim *s, uint32_t id, struct fl_qp *q)
 		q->active = true;
 		q->crowd = 0;
 		q->rr = s->fl->rr_next++;
-		if (s->fl->fifo) { /* its NIC shares its rate again */
+		if (s->fl->fifo) { /* its NIC shares its rate again, at once */
 			fl_member_add(s, id, q, 0);
 			fl_mark_dirty(s, q->path[0]);
+			s->fl->urgent = true;
 		} else {
 			port_add(s, id, q);
 		}
@@ -607,14 +608,15 @@ int fl_run(struct fab_sim *s, fab_time_ps end_ps)
 	for (;;) {
 		/* every change at this instant is in: new rates, once */
 		fab_time_ps next = FAB_MIN(fab_eq_peek_time(&s->eq), done_next(fl));
-		if (fl->ndirty && next > FAB_MAX(s->now_ps, fl->dirty_since + fl->batch_ps)) {
+		if (fl->ndirty && next > FAB_MAX(s->now_ps, fl->dirty_since + (fl->urgent ? 0 : fl->batch_ps))) {
+			fl->urgent = false;
 			if (fl->fifo)
 				fq_nics(s);
 			else
 				recompute(s);
 			next = FAB_MIN(fab_eq_peek_time(&s->eq), done_next(fl));
 		}
-		if (fl->ntouch && next > s->now_ps) {
+		if (fl->ntouch && next > FAB_MAX(s->now_ps, fl->touch_since + fl->batch_ps)) {
 			fq_refresh(s);
 			next = FAB_MIN(fab_eq_peek_time(&s->eq), done_next(fl));
 		}

@@ -78,10 +78,12 @@ struct fl_state {
 	uint64_t recomputes, comp_qps;
 	/* flow.queues: fifo (fifo.c) */
 	bool fifo;
+	bool urgent;               /* a NIC has a new transfer: its rates now, flow.batch or not */
 	struct fq_port *fq;        /* per port */
 	struct fq_rec *rec;        /* what EV_FQ_IN and EV_FQ_MARK carry; a free list */
 	uint32_t nrec, cap_rec, free_rec;
 	uint32_t *touch, ntouch, cap_touch; /* ports to refresh at the end of the instant */
+	fab_time_ps touch_since;   /* when the first of them was touched */
 };
 
 /* flow.c */
