@@ -98,7 +98,7 @@ void fq_free(struct fab_sim *s)
 	}
 	free(fl->fq);
 	free(fl->rec);
-	free(fl->touch);
+	free(fl->touch.v);
 	fl->fq = NULL;
 	fl->rec = NULL;
 }
@@ -266,28 +266,18 @@ static void refresh(struct fab_sim *s, uint32_t port)
  * changes reach it at it (with flow.batch, once within that time) */
 static void touch(struct fab_sim *s, uint32_t port)
 {
-	struct fl_state *fl = s->fl;
-	if (fl->fq[port].touched)
-		return;
-	fl->fq[port].touched = true;
-	if (!fl->ntouch)
-		fl->touch_since = s->now_ps;
-	if (fl->ntouch == fl->cap_touch) {
-		fl->cap_touch = fl->cap_touch ? 2 * fl->cap_touch : 64;
-		fl->touch = fab_xrealloc(fl->touch, fl->cap_touch, sizeof *fl->touch);
-	}
-	fl->touch[fl->ntouch++] = port;
+	fl_due_add(&s->fl->touch, &s->fl->fq[port].touched, port, s->now_ps);
 }
 
 void fq_refresh(struct fab_sim *s)
 {
 	struct fl_state *fl = s->fl;
-	for (uint32_t i = 0; i < fl->ntouch; i++) {
-		fl->fq[fl->touch[i]].touched = false;
-		settle(s, fl->touch[i]); /* (later than the change, with flow.batch) */
-		refresh(s, fl->touch[i]);
+	for (uint32_t i = 0; i < fl->touch.n; i++) {
+		fl->fq[fl->touch.v[i]].touched = false;
+		settle(s, fl->touch.v[i]); /* (later than the change, with flow.batch) */
+		refresh(s, fl->touch.v[i]);
 	}
-	fl->ntouch = 0;
+	fl->touch.n = 0;
 }
 
 /* transfer id's rate into hop h is r from now */
@@ -390,8 +380,8 @@ void fq_source_rate(struct fab_sim *s, uint32_t id, double r)
 void fq_nics(struct fab_sim *s)
 {
 	struct fl_state *fl = s->fl;
-	for (uint32_t i = 0; i < fl->ndirty; i++) {
-		uint32_t port = fl->dirty[i];
+	for (uint32_t i = 0; i < fl->dirty.n; i++) {
+		uint32_t port = fl->dirty.v[i];
 		struct fl_port *p = &fl->ports[port];
 		p->dirty = false;
 		if (s->ports[port].is_switch)
@@ -404,7 +394,7 @@ void fq_nics(struct fab_sim *s)
 		fl->recomputes++;
 		fl->comp_qps += p->n;
 	}
-	fl->ndirty = 0;
+	fl->dirty.n = 0;
 }
 
 /* a message's last byte has left the source (a little early where the

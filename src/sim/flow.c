@@ -86,7 +86,7 @@ void fl_free(struct fab_sim *s)
 		free(fl->ports[i].hop);
 	}
 	free(fl->ports);
-	free(fl->dirty);
+	free(fl->dirty.v);
 	free(fl->heap);
 	fab_maxmin_free(&fl->mm);
 	free(fl->cports);
@@ -114,19 +114,23 @@ static struct fl_qp *fq(struct fab_sim *s, uint32_t qp)
 	return &fl->qps[qp];
 }
 
+void fl_due_add(struct fl_due *d, bool *flag, uint32_t port, fab_time_ps now)
+{
+	if (*flag)
+		return;
+	*flag = true;
+	if (!d->n)
+		d->since = now;
+	if (d->n == d->cap) {
+		d->cap = d->cap ? 2 * d->cap : 64;
+		d->v = fab_xrealloc(d->v, d->cap, sizeof *d->v);
+	}
+	d->v[d->n++] = port;
+}
+
 void fl_mark_dirty(struct fab_sim *s, uint32_t port)
 {
-	struct fl_state *fl = s->fl;
-	if (fl->ports[port].dirty)
-		return;
-	fl->ports[port].dirty = true;
-	if (!fl->ndirty)
-		fl->dirty_since = s->now_ps;
-	if (fl->ndirty == fl->cap_dirty) {
-		fl->cap_dirty = fl->cap_dirty ? 2 * fl->cap_dirty : 64;
-		fl->dirty = fab_xrealloc(fl->dirty, fl->cap_dirty, sizeof *fl->dirty);
-	}
-	fl->dirty[fl->ndirty++] = port;
+	fl_due_add(&s->fl->dirty, &s->fl->ports[port].dirty, port, s->now_ps);
 }
 
 /* --- the completion heap --- */
@@ -456,11 +460,11 @@ static void recompute(struct fab_sim *s)
 	struct fl_state *fl = s->fl;
 	uint32_t st = ++fl->stamp, np = 0, nq = 0;
 	size_t cap_p = fl->cap_cp, cap_q = fl->cap_cq;
-	for (uint32_t i = 0; i < fl->ndirty; i++) {
-		fl->ports[fl->dirty[i]].dirty = false;
-		comp_port(fl, fl->dirty[i], st, &np, &cap_p);
+	for (uint32_t i = 0; i < fl->dirty.n; i++) {
+		fl->ports[fl->dirty.v[i]].dirty = false;
+		comp_port(fl, fl->dirty.v[i], st, &np, &cap_p);
 	}
-	fl->ndirty = 0;
+	fl->dirty.n = 0;
 	/* breadth first over ports: their transfers, those transfers' ports */
 	for (uint32_t i = 0; i < np; i++) {
 		struct fl_port *p = &fl->ports[fl->cports[i]];
@@ -608,7 +612,7 @@ int fl_run(struct fab_sim *s, fab_time_ps end_ps)
 	for (;;) {
 		/* every change at this instant is in: new rates, once */
 		fab_time_ps next = FAB_MIN(fab_eq_peek_time(&s->eq), done_next(fl));
-		if (fl->ndirty && next > FAB_MAX(s->now_ps, fl->dirty_since + (fl->urgent ? 0 : fl->batch_ps))) {
+		if (fl->dirty.n && next > FAB_MAX(s->now_ps, fl->dirty.since + (fl->urgent ? 0 : fl->batch_ps))) {
 			fl->urgent = false;
 			if (fl->fifo)
 				fq_nics(s);
@@ -616,7 +620,7 @@ int fl_run(struct fab_sim *s, fab_time_ps end_ps)
 				recompute(s);
 			next = FAB_MIN(fab_eq_peek_time(&s->eq), done_next(fl));
 		}
-		if (fl->ntouch && next > FAB_MAX(s->now_ps, fl->touch_since + fl->batch_ps)) {
+		if (fl->touch.n && next > FAB_MAX(s->now_ps, fl->touch.since + fl->batch_ps)) {
 			fq_refresh(s);
 			next = FAB_MIN(fab_eq_peek_time(&s->eq), done_next(fl));
 		}

@@ -54,6 +54,13 @@ struct fl_port {
 /* the most transfers a NIC's round robin is staggered for (flow.c) */
 #define RR_MAX 64
 
+/* ports waiting for something, each once (its own flag says so), and when
+ * the first of them joined */
+struct fl_due {
+	uint32_t *v, n, cap;
+	fab_time_ps since;
+};
+
 struct fl_state {
 	/* The transfers' completion times, in an indexed min-heap of queue pair
 	 * ids: a new rate moves its entry instead of leaving a stale event
@@ -63,7 +70,7 @@ struct fl_state {
 	struct fl_qp *qps;
 	uint32_t cap_qps;
 	struct fl_port *ports;
-	uint32_t *dirty, ndirty, cap_dirty;
+	struct fl_due dirty;       /* ports whose rates are to be solved again (fifo: NICs) */
 	uint32_t stamp;
 	uint64_t rr_next;
 	uint64_t *rrkey;           /* rank_nics scratch */
@@ -73,7 +80,7 @@ struct fl_state {
 	uint32_t *cports, *cqps, *off, *idx;
 	double *ccap, *crate;
 	double ack_frac;           /* ACK wire bytes per data wire byte */
-	fab_time_ps batch_ps, dirty_since; /* flow.batch; when the first change waiting was made */
+	fab_time_ps batch_ps;      /* flow.batch */
 	size_t cap_cp, cap_cq, cap_ci;
 	uint64_t recomputes, comp_qps;
 	/* flow.queues: fifo (fifo.c) */
@@ -82,11 +89,11 @@ struct fl_state {
 	struct fq_port *fq;        /* per port */
 	struct fq_rec *rec;        /* what EV_FQ_IN and EV_FQ_MARK carry; a free list */
 	uint32_t nrec, cap_rec, free_rec;
-	uint32_t *touch, ntouch, cap_touch; /* ports to refresh at the end of the instant */
-	fab_time_ps touch_since;   /* when the first of them was touched */
+	struct fl_due touch;       /* ports to refresh at the end of the instant */
 };
 
 /* flow.c */
+void fl_due_add(struct fl_due *d, bool *flag, uint32_t port, fab_time_ps now);
 void fl_mark_dirty(struct fab_sim *s, uint32_t port);
 void fl_member_add(struct fab_sim *s, uint32_t id, struct fl_qp *q, uint32_t h);
 void fl_member_remove(struct fab_sim *s, struct fl_qp *q, uint32_t h);
