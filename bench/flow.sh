@@ -6,6 +6,7 @@
 #    4 GiB here, nearly all of it building the route tables);
 #  - 128 GPUs, ring AllReduce 256 MiB (bench/coll-allreduce-128.yaml): both
 #    engines, the packet engine as configured and with ECN and PFC off;
+#  - 256 GPUs with PCIe at 300 Gbps to 400 Gbps NICs: ring and tree;
 #  - 256 GPUs (bench/compare-256.yaml): ring, hierarchical, AllToAll and
 #    tree on both engines, the flow engine with fair shares and with FIFO
 #    queues (fair shares take about 22 s on the tree: its transfers form one
@@ -43,6 +44,20 @@ for a in "ring allreduce 256M" "hierarchical allreduce 256M" "direct alltoall 64
 	run "packet-256-$1" bench/compare-256.yaml -a "$1" --op "$2" -b "$3" -e "$3" $P
 	awk -v f="$(cat "$tmp/flow-256-$1.t")" -v q="$(cat "$tmp/fifo-256-$1.t")" -v p="$(cat "$tmp/packet-256-$1.t")" \
 		-v n="$1 $2" 'BEGIN { printf "  256 GPUs, %s: flow vs packet %+.1f%% (fair), %+.1f%% (fifo)\n", n,
+			(f / p - 1) * 100, (q / p - 1) * 100 }'
+done
+# PCIe below the line rate (300 against 400 Gbps): both engines pace a
+# NIC at it
+for a in "ring allreduce 256M" "tree allreduce 16M"; do
+	set -- $a
+	X="--set topology.pcie_rate=300Gbps"
+	run "flow-256-pcie-$1" bench/compare-256.yaml -a "$1" --op "$2" -b "$3" -e "$3" --engine flow $X
+	run "fifo-256-pcie-$1" bench/compare-256.yaml -a "$1" --op "$2" -b "$3" -e "$3" --engine flow \
+		--set flow.queues=fifo $X
+	run "packet-256-pcie-$1" bench/compare-256.yaml -a "$1" --op "$2" -b "$3" -e "$3" $P $X
+	awk -v f="$(cat "$tmp/flow-256-pcie-$1.t")" -v q="$(cat "$tmp/fifo-256-pcie-$1.t")" \
+		-v p="$(cat "$tmp/packet-256-pcie-$1.t")" -v n="$1 $2 $3" 'BEGIN {
+		printf "  256 GPUs, PCIe 300 Gbps, %s: flow vs packet %+.1f%% (fair), %+.1f%% (fifo)\n", n,
 			(f / p - 1) * 100, (q / p - 1) * 100 }'
 done
 run fifo-256-direct-batch-1us bench/compare-256.yaml -a direct --op alltoall -b 64M -e 64M --engine flow \
