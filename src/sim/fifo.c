@@ -172,6 +172,21 @@ static void view_out(struct fab_sim *s, uint32_t id, uint32_t h, double r)
 	changed(s, id, q, h);
 }
 
+/* the changes waiting in the port's queue whose bytes leave by `until`
+ * reach what leaves; true if any did */
+static bool let_through(struct fab_sim *s, uint32_t port, fab_time_ps until)
+{
+	struct fq_port *f = &s->fl->fq[port];
+	bool any = false;
+	for (; f->pn && f->pend[f->ph].t <= until; any = true) {
+		const struct fq_pend *e = &f->pend[f->ph];
+		view_out(s, e->qp, e->hop, e->rate);
+		f->ph = (f->ph + 1) % f->pcap;
+		f->pn--;
+	}
+	return any;
+}
+
 /* the backlog brought up to now; an emptied queue lets every waiting change
  * through */
 static void settle(struct fab_sim *s, uint32_t port)
@@ -191,12 +206,7 @@ static void settle(struct fab_sim *s, uint32_t port)
 		f->t_backlog = s->now_ps;
 	}
 	if (f->backlog == 0)
-		while (f->pn) {
-			const struct fq_pend *e = &f->pend[f->ph];
-			view_out(s, e->qp, e->hop, e->rate);
-			f->ph = (f->ph + 1) % f->pcap;
-			f->pn--;
-		}
+		let_through(s, port, FAB_TIME_NEVER);
 }
 
 /* A rate passed on changes when it starts, stops or moves by more than
@@ -316,12 +326,13 @@ static void rate_in(struct fab_sim *s, uint32_t id, uint32_t h, double r)
 	touch(s, port);
 }
 
-/* a port's capacity changed (its ACK load or a degraded link) */
-static void port_changed(struct fab_sim *s, uint32_t port, double ack)
+/* the ACKs crossing a port changed by d: its capacity (a NIC's: its queue
+ * pairs' rates) */
+static void ack_changed(struct fab_sim *s, uint32_t port, double d)
 {
 	struct fl_state *fl = s->fl;
 	struct fq_port *f = &fl->fq[port];
-	f->ack = ack;
+	f->ack = FAB_MAX(f->ack + d, 0.0);
 	/* changes under 1e-4 of the line wait for more (the ACK load of every
 	 * transfer would otherwise ripple through every queue it crosses) */
 	if (fabs(f->ack - f->ack_used) <= 1e-4 * fl->ports[port].payload_per_ps)
@@ -331,7 +342,7 @@ static void port_changed(struct fab_sim *s, uint32_t port, double ack)
 		return;
 	}
 	settle(s, port);
-	f->ack_used = ack;
+	f->ack_used = f->ack;
 	touch(s, port);
 }
 
@@ -361,7 +372,7 @@ void fq_source_rate(struct fab_sim *s, uint32_t id, double r)
 		return;
 	double d = fl->ack_frac * (r - q->rate);
 	for (uint32_t h = q->nfwd; h < q->npath; h++)
-		port_changed(s, q->path[h], FAB_MAX(fl->fq[q->path[h]].ack + d, 0.0));
+		ack_changed(s, q->path[h], d);
 	q->rate = q->next_rate = r;
 	if (r > 0)
 		fl_done_set(fl, id, fl_finish_at(s, q));
@@ -387,8 +398,8 @@ void fq_nics(struct fab_sim *s)
 		if (s->ports[port].is_switch)
 			continue;
 		fl->fq[port].ack_used = fl->fq[port].ack;
-		double r = p->n ? cap(fl, port) / p->n : 0;
-		fl_rank_nic(s, port, cap(fl, port));
+		double c = cap(fl, port), r = p->n ? c / p->n : 0;
+		fl_rank_nic(s, port, c);
 		for (uint32_t j = 0; j < p->n; j++)
 			fq_source_rate(s, p->qp[j], r);
 		fl->recomputes++;
@@ -443,15 +454,7 @@ void fq_event(struct fab_sim *s, const struct fab_ev *ev)
 	case EV_FQ_OUT: {
 		struct fq_port *f = &fl->fq[ev->arg];
 		settle(s, ev->arg); /* (an emptied queue let them all through) */
-		bool popped = false;
-		while (f->pn && f->pend[f->ph].t <= s->now_ps) {
-			const struct fq_pend *e = &f->pend[f->ph];
-			view_out(s, e->qp, e->hop, e->rate);
-			f->ph = (f->ph + 1) % f->pcap;
-			f->pn--;
-			popped = true;
-		}
-		if (popped && f->pn) /* the new head's turn */
+		if (let_through(s, ev->arg, s->now_ps) && f->pn) /* the new head's turn */
 			fab_eq_push(&s->eq, f->pend[f->ph].t, EV_FQ_OUT, NULL, ev->arg);
 		touch(s, ev->arg);
 		break;
@@ -460,8 +463,8 @@ void fq_event(struct fab_sim *s, const struct fab_ev *ev)
 		if (fl->fq[ev->arg].drain_ps != s->now_ps)
 			break; /* stale */
 		settle(s, ev->arg);
-		fl->fq[ev->arg].backlog = 0;
-		settle(s, ev->arg);
+		fl->fq[ev->arg].backlog = 0; /* (what rounding left) */
+		let_through(s, ev->arg, FAB_TIME_NEVER);
 		touch(s, ev->arg);
 		break;
 	case EV_FQ_MARK:

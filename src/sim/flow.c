@@ -41,9 +41,7 @@
 static double payload_rate(const struct fab_sim *s, uint32_t port)
 {
 	const struct sim_port *p = &s->ports[port];
-	double bps = (double)p->rate_bps;
-	if (!p->is_switch && s->server.pcie_bps && (double)s->server.pcie_bps < bps)
-		bps = (double)s->server.pcie_bps;
+	double bps = p->is_switch ? (double)p->rate_bps : sim_nic_line_bps(s, (uint32_t)s->topo->nodes[p->node].nic);
 	double eff = (double)s->fp.mtu / (double)(s->fp.mtu + FAB_ROCE_WIRE_OVERHEAD);
 	return bps * eff / 8 / 1e12;
 }

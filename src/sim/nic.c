@@ -45,23 +45,23 @@ static struct sim_qp *ready_pop(struct sim_nic *nic, unsigned prio)
 	return qp;
 }
 
+/* the time `wire` bytes take at `bps` */
+static fab_time_ps pace_ps(uint32_t wire, double bps)
+{
+	return (fab_time_ps)((double)wire * 8.0 * (double)FAB_PS_PER_S / bps + 0.5);
+}
+
 static fab_time_ps qp_gap_ps(const struct sim_qp *qp, uint32_t wire, fab_rate_bps line)
 {
 	if (qp->cc.rc_bps >= (double)line)
 		return fab_ser_ps(wire, line);
-	return (fab_time_ps)((double)wire * 8.0 * (double)FAB_PS_PER_S / qp->cc.rc_bps + 0.5);
-}
-
-/* the PCIe link's rate, when it is below the port's (else 0) */
-static double pcie_cap_bps(const struct fab_sim *s, const struct sim_port *port)
-{
-	double pcie = (double)s->server.pcie_bps;
-	return pcie > 0 && pcie < (double)port->rate_bps ? pcie : 0;
+	return pace_ps(wire, qp->cc.rc_bps);
 }
 
 void nic_start_tx(struct fab_sim *s, struct sim_nic *nic, struct sim_port *port)
 {
-	double pcie = pcie_cap_bps(s, port);
+	/* the PCIe link's rate, where it is below the port's (else 0) */
+	double line = sim_nic_line_bps(s, nic->index), pcie = line < (double)port->rate_bps ? line : 0;
 	bool data_held = pcie > 0 && nic->pcie_free_ps > s->now_ps;
 	for (int prio = FAB_NPRIO - 1; prio >= 0; prio--) {
 		if (port->paused_mask & (1u << prio))
@@ -93,7 +93,7 @@ void nic_start_tx(struct fab_sim *s, struct sim_nic *nic, struct sim_port *port)
 			uint32_t wire = p->frame_bytes + FAB_WIRE_PREAMBLE_IFG;
 			if (pcie > 0) {
 				fab_time_ps base = FAB_MAX(nic->pcie_free_ps, s->now_ps);
-				nic->pcie_free_ps = base + (fab_time_ps)((double)wire * 8.0 * (double)FAB_PS_PER_S / pcie + 0.5);
+				nic->pcie_free_ps = base + pace_ps(wire, pcie);
 			}
 			fab_time_ps base = qp->next_send_ps > s->now_ps ? qp->next_send_ps : s->now_ps;
 			qp->next_send_ps = base + qp_gap_ps(qp, wire, port->rate_bps);

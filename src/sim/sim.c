@@ -616,11 +616,15 @@ struct sim_qp *sim_qp_new(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic,
 	uint64_t l4 = ((uint64_t)qp->sport << 16) | FAB_ROCE_UDP_DPORT;
 	qp->hash_fwd = fab_mix64(fab_mix64(ips) ^ l4 ^ 17);
 	qp->hash_rev = fab_mix64(fab_mix64(rips) ^ l4 ^ 17);
-	double line = (double)s->ports[s->nics[src_nic].port].rate_bps;
-	if (s->server.pcie_bps && (double)s->server.pcie_bps < line)
-		line = (double)s->server.pcie_bps;
-	fab_dcqcn_init(&qp->cc, &s->fp.dcqcn, line);
+	fab_dcqcn_init(&qp->cc, &s->fp.dcqcn, sim_nic_line_bps(s, src_nic));
 	return qp;
+}
+
+/* what NIC `nic` can send at: its line rate, or its PCIe link's if slower */
+double sim_nic_line_bps(const struct fab_sim *s, uint32_t nic)
+{
+	double line = (double)s->ports[s->nics[nic].port].rate_bps;
+	return s->server.pcie_bps && (double)s->server.pcie_bps < line ? (double)s->server.pcie_bps : line;
 }
 
 void fab_sim_set_hooks(struct fab_sim *s, const struct fab_sim_hooks *h)
@@ -635,13 +639,8 @@ void fab_sim_set_server(struct fab_sim *s, const struct fab_server_params *sp)
 		fl_set_rates(s);
 	/* queue pairs opened before (the scenario's flows): DCQCN's line rate
 	 * is the NIC's as PCIe caps it */
-	for (uint32_t i = 0; i < s->nqps; i++) {
-		struct sim_qp *qp = s->qps[i];
-		double line = (double)s->ports[s->nics[qp->src_nic].port].rate_bps;
-		if (s->server.pcie_bps && (double)s->server.pcie_bps < line)
-			line = (double)s->server.pcie_bps;
-		fab_dcqcn_init(&qp->cc, &s->fp.dcqcn, line);
-	}
+	for (uint32_t i = 0; i < s->nqps; i++)
+		fab_dcqcn_init(&s->qps[i]->cc, &s->fp.dcqcn, sim_nic_line_bps(s, s->qps[i]->src_nic));
 }
 
 uint32_t fab_sim_open(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint8_t prio)

@@ -257,5 +257,6 @@ void nic_on_wake(struct fab_sim *s, struct sim_qp *qp);
 void nic_rx_account(struct fab_sim *s, struct sim_nic *nic, const struct pkt *p);
 void nic_on_drain(struct fab_sim *s, struct sim_nic *nic, uint32_t gen);
 void nic_on_pcie(struct fab_sim *s, struct sim_nic *nic);
+double sim_nic_line_bps(const struct fab_sim *s, uint32_t nic);
 
 #endif
