@@ -122,9 +122,19 @@ static void test_flow_maxmin_definition(void **state)
 	fab_maxmin_free(&m);
 }
 
-/* A lone 1 GiB flow: the NIC's payload rate, then the last packet stored
- * and forwarded once, then the ACK back: the packet engine's closed form
- * (test_physics), here to the picosecond order. */
+/* One switch between two 400G NICs, 1 us links: after a message's last
+ * byte leaves its queue (the NIC, or the switch port's backlog), its last
+ * packet is stored and forwarded once, then the ACK comes back. */
+#define LINE_BPS 400e9
+static double one_switch_tail_ps(void)
+{
+	double delay = 1e6, data_ser = (4096 + FAB_ROCE_WIRE_OVERHEAD) * 8 / LINE_BPS * 1e12;
+	double ack_ser = (66 + 20) * 8 / LINE_BPS * 1e12;
+	return data_ser + 2 * ack_ser + 4 * delay;
+}
+
+/* A lone 1 GiB flow: the NIC's payload rate, then the tail: the packet
+ * engine's closed form (test_physics), here to the picosecond order. */
 static void test_flow_lone_flow_closed_form(void **state)
 {
 	(void)state;
@@ -133,10 +143,8 @@ static void test_flow_lone_flow_closed_form(void **state)
 			   "engine: flow\n"
 			   "traffic:\n  flows:\n    - {src: 0, dst: 1, bytes: 1GiB}\n";
 	struct trun t = trun_yaml(yaml);
-	double bytes = 1ull << 30, line = 400e9, delay = 1e6; /* 1 us per link, in ps */
-	double data_ser = (4096 + FAB_ROCE_WIRE_OVERHEAD) * 8 / line * 1e12;
-	double ack_ser = (66 + 20) * 8 / line * 1e12;
-	double want = bytes / 4096 * data_ser + data_ser + 2 * ack_ser + 4 * delay;
+	double bytes = 1ull << 30, data_ser = (4096 + FAB_ROCE_WIRE_OVERHEAD) * 8 / LINE_BPS * 1e12;
+	double want = bytes / 4096 * data_ser + one_switch_tail_ps();
 	double got = (double)fab_sim_flow_stats(t.run->sim)[0].finish_ps;
 	print_message("lone flow: %.3f us, closed form %.3f us\n", got / 1e6, want / 1e6);
 	assert_true(fabs(got - want) < 1e-6 * want);
@@ -160,12 +168,9 @@ static void test_flow_fifo_closed_form(void **state)
 			   "    - {src: 1, dst: 3, bytes: 64MiB}\n"
 			   "    - {src: 2, dst: 3, bytes: 4MiB, start: 100us}\n";
 	static const char *const sets[2][1] = {{"flow.queues=fifo"}, {"flow.queues=fair"}};
-	double line = 400e9, delay = 1e6, t1 = 100e6, sa = 64 << 20, sb = 4 << 20;
-	double c = line / 8 * 4096 / (4096 + FAB_ROCE_WIRE_OVERHEAD) / 1e12; /* payload bytes per ps */
-	double data_ser = (4096 + FAB_ROCE_WIRE_OVERHEAD) * 8 / line * 1e12;
-	double ack_ser = (66 + 20) * 8 / line * 1e12;
-	double lat = 2 * delay + data_ser, ack = 2 * (delay + ack_ser);
-	double want[2] = {2 * t1 + 3 * sb / c + lat + ack, t1 + 3 * sb / c + lat + ack};
+	double t1 = 100e6, sa = 64 << 20, sb = 4 << 20, tail = one_switch_tail_ps();
+	double c = LINE_BPS / 8 * 4096 / (4096 + FAB_ROCE_WIRE_OVERHEAD) / 1e12; /* payload bytes per ps */
+	double want[2] = {2 * t1 + 3 * sb / c + tail, t1 + 3 * sb / c + tail};
 	for (int e = 0; e < 2; e++) {
 		struct trun t = trun_yaml_sets(yaml, sets[e], 1);
 		const struct fab_flow_stats *st = fab_sim_flow_stats(t.run->sim);
@@ -179,7 +184,7 @@ static void test_flow_fifo_closed_form(void **state)
 			const struct fab_topo *tp = fab_sim_topo(t.run->sim);
 			const struct fab_port_stats *ps = fab_sim_port_stats(t.run->sim);
 			uint32_t port = tp->ports[tp->nodes[tp->nic_node[3]].first_port].peer;
-			double peak = (double)ps[port].max_queue_bytes, end = (2 * sa + sb) / c + lat + ack;
+			double peak = (double)ps[port].max_queue_bytes, end = (2 * sa + sb) / c + tail;
 			print_message("fifo: queue peak %.0f bytes (%.0f), first flows end at %.3f us (%.3f)\n", peak,
 				      sa + sb, (double)st[0].finish_ps / 1e6, end / 1e6);
 			assert_true(fabs(peak - (sa + sb)) < 1e-6 * (sa + sb));
@@ -208,7 +213,7 @@ static void test_flow_fifo_queues_in_series(void **state)
 			   "    - {src: 1, dst: 4, bytes: 64MiB}\n"
 			   "    - {src: 3, dst: 4, bytes: 64MiB}\n";
 	struct trun t = trun_yaml(yaml);
-	double c = 400e9 / 8 * 4096 / (4096 + FAB_ROCE_WIRE_OVERHEAD) / 1e12, sz = 64 << 20, fill = sz / c;
+	double c = LINE_BPS / 8 * 4096 / (4096 + FAB_ROCE_WIRE_OVERHEAD) / 1e12, sz = 64 << 20, fill = sz / c;
 	const struct fab_flow_stats *st = fab_sim_flow_stats(t.run->sim);
 	const struct fab_topo *tp = fab_sim_topo(t.run->sim);
 	const struct fab_port_stats *ps = fab_sim_port_stats(t.run->sim);
