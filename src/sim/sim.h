@@ -12,26 +12,10 @@
 
 #include "../base/base.h"
 #include "../topo/topo.h"
-#include "dcqcn.h"
+#include "../cc/dcqcn.h"
+#include "wire.h"
 
 #define FAB_NPRIO 8
-
-/* RoCEv2 wire overheads, bytes. */
-enum {
-	FAB_WIRE_PREAMBLE_IFG = 20, /* preamble 7 + SFD 1 + inter-frame gap 12 */
-	FAB_HDR_ETH = 14,
-	FAB_HDR_FCS = 4,
-	FAB_HDR_IPV4 = 20,
-	FAB_HDR_UDP = 8,
-	FAB_HDR_BTH = 12,
-	FAB_HDR_ICRC = 4,
-	FAB_HDR_AETH = 4,            /* ACK extended transport header */
-	FAB_ROCE_FRAME_OVERHEAD = FAB_HDR_ETH + FAB_HDR_FCS + FAB_HDR_IPV4 +
-				  FAB_HDR_UDP + FAB_HDR_BTH + FAB_HDR_ICRC, /* 62 */
-	FAB_ROCE_WIRE_OVERHEAD = FAB_ROCE_FRAME_OVERHEAD + FAB_WIRE_PREAMBLE_IFG, /* 82 */
-	FAB_PFC_FRAME = 64,          /* a PFC PAUSE frame, minimum Ethernet frame */
-	FAB_ROCE_UDP_DPORT = 4791,
-};
 
 struct fab_pfc_params {
 	bool enabled;
@@ -66,6 +50,7 @@ enum fab_flow_queues { FAB_FLOW_QUEUES_FAIR, FAB_FLOW_QUEUES_FIFO };
 
 struct fab_fabric_params {
 	int engine;                 /* enum fab_engine */
+	int transport;              /* enum fab_transport_kind: the queue pairs' */
 	int flow_ring;              /* enum fab_flow_ring */
 	int flow_queues;            /* enum fab_flow_queues */
 	fab_time_ps flow_batch_ps;  /* flow engine: changes this close together share one recomputation */
@@ -245,6 +230,8 @@ uint32_t fab_sim_qp_path(const struct fab_sim *s, uint32_t qp, uint32_t *ports, 
 void fab_sim_qp_ends(const struct fab_sim *s, uint32_t qp, uint32_t *src_nic, uint32_t *dst_nic);
 
 const struct fab_fabric_params *fab_sim_fabric(const struct fab_sim *s);
+/* The framing of the fabric's transport: its overheads on the wire. */
+const struct fab_wire *fab_sim_wire(const struct fab_sim *s);
 /* What a message on conn waits after its last byte leaves the NIC: the
  * path's propagation delays and the store-and-forward of one full packet
  * at every switch (routes as they are now). */
@@ -255,8 +242,5 @@ double fab_sim_conn_rate(const struct fab_sim *s, uint32_t conn);
 /* Flow engine: how many times rates were recomputed and the mean number
  * of transfers in a recomputed component (0, 0 for the packet engine). */
 void fab_sim_flow_engine_stats(const struct fab_sim *s, uint64_t *recomputes, double *mean_component);
-
-/* Headroom actually used on each switch port (auto-sized per link). */
-fab_bytes fab_sim_headroom(const struct fab_sim *s, uint32_t port);
 
 #endif

@@ -201,14 +201,15 @@ int fab_comm_init(struct fab_comm *c, struct fab_work *w, const struct fab_comm_
 		}
 	const struct fab_server_params *sp = fab_sim_server(w->sim);
 	uint32_t mtu = fab_sim_mtu(w->sim);
-	double eff = (double)mtu / (mtu + FAB_ROCE_WIRE_OVERHEAD);
+	const struct fab_wire *wire = fab_sim_wire(w->sim); /* the transport's overheads */
+	double eff = fab_wire_efficiency(wire, mtu);
 	double nic = (double)hp->rate_bps;
 	if (sp->pcie_bps && (double)sp->pcie_bps < nic)
 		nic = (double)sp->pcie_bps;
 	c->bw_nic_Bps = nic * eff / 8;
 	c->bw_nvl_Bps = sp->nvlink_bps ? (double)sp->nvlink_bps / 8 : 1e15;
 	c->alpha_net_s = (2.0 * (double)hp->delay_ps + 2.0 * (double)fabric_delay) / 1e12 +
-			 2.0 * (mtu + FAB_ROCE_WIRE_OVERHEAD) * 8 / (double)hp->rate_bps;
+			 2.0 * fab_wire_data_bytes(wire, mtu) * 8 / (double)hp->rate_bps;
 	c->alpha_nvl_s = (double)sp->nvlink_lat_ps / 1e12;
 
 	struct fab_log *log = &w->log;

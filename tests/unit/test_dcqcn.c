@@ -2,7 +2,7 @@
 #include <math.h>
 
 #include "testutil.h"
-#include "../../src/sim/dcqcn.h"
+#include "../../src/cc/dcqcn.h"
 
 static struct fab_dcqcn_params params(void)
 {

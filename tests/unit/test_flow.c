@@ -12,7 +12,7 @@
 
 #include "testutil.h"
 #include "../../src/base/rng.h"
-#include "../../src/sim/maxmin.h"
+#include "../../src/flow/maxmin.h"
 
 static void solve(uint32_t nl, const double *cap, uint32_t nf, const uint32_t *off, const uint32_t *idx,
 		  double *rate)
@@ -128,7 +128,7 @@ static void test_flow_maxmin_definition(void **state)
 #define LINE_BPS 400e9
 static double one_switch_tail_ps(void)
 {
-	double delay = 1e6, data_ser = (4096 + FAB_ROCE_WIRE_OVERHEAD) * 8 / LINE_BPS * 1e12;
+	double delay = 1e6, data_ser = (4096 + ROCE_WIRE) * 8 / LINE_BPS * 1e12;
 	double ack_ser = (66 + 20) * 8 / LINE_BPS * 1e12;
 	return data_ser + 2 * ack_ser + 4 * delay;
 }
@@ -143,7 +143,7 @@ static void test_flow_lone_flow_closed_form(void **state)
 			   "engine: flow\n"
 			   "traffic:\n  flows:\n    - {src: 0, dst: 1, bytes: 1GiB}\n";
 	struct trun t = trun_yaml(yaml);
-	double bytes = 1ull << 30, data_ser = (4096 + FAB_ROCE_WIRE_OVERHEAD) * 8 / LINE_BPS * 1e12;
+	double bytes = 1ull << 30, data_ser = (4096 + ROCE_WIRE) * 8 / LINE_BPS * 1e12;
 	double want = bytes / 4096 * data_ser + one_switch_tail_ps();
 	double got = (double)fab_sim_flow_stats(t.run->sim)[0].finish_ps;
 	print_message("lone flow: %.3f us, closed form %.3f us\n", got / 1e6, want / 1e6);
@@ -169,7 +169,7 @@ static void test_flow_fifo_closed_form(void **state)
 			   "    - {src: 2, dst: 3, bytes: 4MiB, start: 100us}\n";
 	static const char *const sets[2][1] = {{"flow.queues=fifo"}, {"flow.queues=fair"}};
 	double t1 = 100e6, sa = 64 << 20, sb = 4 << 20, tail = one_switch_tail_ps();
-	double c = LINE_BPS / 8 * 4096 / (4096 + FAB_ROCE_WIRE_OVERHEAD) / 1e12; /* payload bytes per ps */
+	double c = LINE_BPS / 8 * 4096 / (4096 + ROCE_WIRE) / 1e12; /* payload bytes per ps */
 	double want[2] = {2 * t1 + 3 * sb / c + tail, t1 + 3 * sb / c + tail};
 	for (int e = 0; e < 2; e++) {
 		struct trun t = trun_yaml_sets(yaml, sets[e], 1);
@@ -213,7 +213,7 @@ static void test_flow_fifo_queues_in_series(void **state)
 			   "    - {src: 1, dst: 4, bytes: 64MiB}\n"
 			   "    - {src: 3, dst: 4, bytes: 64MiB}\n";
 	struct trun t = trun_yaml(yaml);
-	double c = LINE_BPS / 8 * 4096 / (4096 + FAB_ROCE_WIRE_OVERHEAD) / 1e12, sz = 64 << 20, fill = sz / c;
+	double c = LINE_BPS / 8 * 4096 / (4096 + ROCE_WIRE) / 1e12, sz = 64 << 20, fill = sz / c;
 	const struct fab_flow_stats *st = fab_sim_flow_stats(t.run->sim);
 	const struct fab_topo *tp = fab_sim_topo(t.run->sim);
 	const struct fab_port_stats *ps = fab_sim_port_stats(t.run->sim);

@@ -7,7 +7,7 @@
 #include "testutil.h"
 
 #define LINE 400e9
-#define EFF(mtu) ((double)(mtu) / ((mtu) + FAB_ROCE_WIRE_OVERHEAD))
+#define EFF(mtu) ((double)(mtu) / ((mtu) + ROCE_WIRE))
 
 /* one leaf, n single-NIC servers */
 #define ONE_LEAF(n)                                                                   \
@@ -24,9 +24,22 @@ static const char *single_flow_yaml = ONE_LEAF(2) "traffic:\n"
 static double lone_flow_fct_ps(double bytes, unsigned mtu, double delay_ps)
 {
 	double pkts = bytes / mtu;
-	double data_ser = (mtu + FAB_ROCE_WIRE_OVERHEAD) * 8 / LINE * 1e12;
+	double data_ser = (mtu + ROCE_WIRE) * 8 / LINE * 1e12;
 	double ack_ser = (66 + 20) * 8 / LINE * 1e12;
 	return pkts * data_ser + data_ser + 2 * ack_ser + 4 * delay_ps;
+}
+
+/* RoCEv2's framing as the engines and the cost model read it (wire.c)
+ * against the specification's header sizes */
+static void test_physics_roce_framing(void **state)
+{
+	(void)state;
+	const struct fab_wire *w = fab_wire_of(FAB_TRANSPORT_ROCE);
+	assert_int_equal(w->data_overhead, ROCE_FRAME);
+	assert_int_equal(w->ack_frame, ROCE_FRAME + 4);     /* AETH */
+	assert_int_equal(w->notify_frame, ROCE_FRAME + 16); /* CNP: 16 reserved bytes */
+	assert_int_equal(w->udp_dport, 4791);
+	assert_int_equal(fab_wire_data_bytes(w, 4096), 4096 + ROCE_WIRE);
 }
 
 static void test_physics_single_flow_line_rate(void **state)
@@ -197,7 +210,7 @@ static void test_physics_nic_pause_when_receiver_slow(void **state)
 	uint32_t nicp = port_between(t.run->topo, "server1.nic0", "leaf0");
 	const struct fab_port_stats *ps = fab_sim_port_stats(t.run->sim);
 	double goodput = (double)(64ull << 20) * 8 / ((double)st[0].finish_ps / 1e12);
-	double want = 100e9 * 4096.0 / (4096 + FAB_ROCE_FRAME_OVERHEAD);
+	double want = 100e9 * 4096.0 / (4096 + ROCE_FRAME);
 	print_message("goodput %.2f Gbps, drain-limited %.2f Gbps, NIC PAUSE %llu\n", goodput / 1e9,
 		      want / 1e9, (unsigned long long)ps[nicp].pause_tx[3]);
 	assert_true(ps[nicp].pause_tx[3] > 0);
@@ -319,6 +332,7 @@ static void test_physics_same_seed_same_bytes(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_physics_roce_framing),
 		cmocka_unit_test(test_physics_single_flow_line_rate),
 		cmocka_unit_test(test_physics_small_flow_latency),
 		cmocka_unit_test(test_physics_pcie_caps_the_nic),

@@ -18,6 +18,12 @@
 
 #include "../../include/fabscope.h"
 
+/* RoCEv2 framing from the specification, not from the code: Ethernet 14 +
+ * IPv4 20 + UDP 8 + BTH 12 + ICRC 4 + FCS 4 beyond the payload, and the
+ * preamble, start delimiter and inter-frame gap (20) on the wire. */
+#define ROCE_FRAME 62
+#define ROCE_WIRE (ROCE_FRAME + 20)
+
 struct trun {
 	struct fab_config *cfg;
 	struct fab_run *run;

@@ -15,65 +15,49 @@
  */
 #include "transport.h"
 
-enum {
-	ACK_FRAME = FAB_HDR_ETH + FAB_HDR_IPV4 + FAB_HDR_UDP + FAB_HDR_BTH + FAB_HDR_AETH +
-		    FAB_HDR_ICRC + FAB_HDR_FCS,                                       /* 66 */
-	CNP_FRAME = FAB_HDR_ETH + FAB_HDR_IPV4 + FAB_HDR_UDP + FAB_HDR_BTH + 16 +
-		    FAB_HDR_ICRC + FAB_HDR_FCS,                                       /* 78 */
-};
 
-static void send_ctrl(struct fab_sim *s, struct sim_qp *qp, int kind, uint32_t psn)
+static void send_ctrl(struct psim *s, struct sim_qp *qp, int kind, uint32_t psn)
 {
 	struct pkt *p = sim_pkt_alloc(s);
 	p->kind = (uint8_t)kind;
-	p->qp = qp->id;
+	p->qp = qp->c.id;
 	p->psn = psn;
-	p->src_nic = qp->dst_nic;
-	p->dst_nic = qp->src_nic;
-	p->hash = qp->hash_rev;
-	p->prio = s->fp.ctrl_prio;
-	p->frame_bytes = kind == PKT_CNP ? CNP_FRAME : ACK_FRAME;
-	struct sim_nic *nic = &s->nics[qp->dst_nic];
+	p->src_nic = qp->c.dst_nic;
+	p->dst_nic = qp->c.src_nic;
+	p->hash = qp->c.hash_rev;
+	p->prio = s->c.fp.ctrl_prio;
+	p->frame_bytes = (uint16_t)(kind == PKT_CNP ? fab_sim_wire(&s->c)->notify_frame : fab_sim_wire(&s->c)->ack_frame);
+	struct sim_nic *nic = &s->nics[qp->c.dst_nic];
 	sim_port_enqueue(s, &s->ports[nic->port], p);
 }
 
-static void rto_arm(struct fab_sim *s, struct sim_qp *qp, fab_time_ps at)
+static void rto_arm(struct psim *s, struct sim_qp *qp, fab_time_ps at)
 {
 	qp->rto_armed = true;
 	qp->rto_gen++;
-	fab_eq_push(&s->eq, at, EV_RTO, qp, qp->rto_gen);
+	fab_eq_push(&s->c.eq, at, EV_RTO, qp, qp->rto_gen);
 }
 
-void sim_qp_post(struct fab_sim *s, struct sim_qp *qp, fab_bytes bytes, uint32_t flow,
+void sim_qp_post(struct psim *s, struct sim_qp *qp, fab_bytes bytes, uint32_t flow,
 		 uint32_t cookie)
 {
 	if (qp->nmsgs == qp->cap_msgs) {
 		qp->cap_msgs = qp->cap_msgs ? 2 * qp->cap_msgs : 4;
 		qp->msgs = fab_xrealloc(qp->msgs, qp->cap_msgs, sizeof *qp->msgs);
 	}
-	uint32_t npk = (uint32_t)((bytes + s->fp.mtu - 1) / s->fp.mtu);
+	uint32_t npk = (uint32_t)((bytes + s->c.fp.mtu - 1) / s->c.fp.mtu);
 	if (!npk)
 		npk = 1; /* an empty message still carries one packet */
 	qp->npkts += npk;
 	qp->msgs[qp->nmsgs++] = (struct sim_msg){
 		.end_psn = qp->npkts,
-		.last_payload = (uint16_t)(bytes - (uint64_t)(npk - 1) * s->fp.mtu),
+		.last_payload = (uint16_t)(bytes - (uint64_t)(npk - 1) * s->c.fp.mtu),
 		.flow = flow,
 		.cookie = cookie,
 	};
-	if (qp->next_send_ps < s->now_ps)
-		qp->next_send_ps = s->now_ps;
+	if (qp->next_send_ps < s->c.now_ps)
+		qp->next_send_ps = s->c.now_ps;
 	nic_qp_make_ready(s, qp);
-}
-
-static void roce_flow_start(struct fab_sim *s, struct sim_flow *f)
-{
-	for (uint32_t k = 0; k < f->nqps; k++) {
-		struct sim_qp *qp = s->qps[f->first_qp + k];
-		fab_bytes bytes = f->spec.bytes / f->nqps + (k < f->spec.bytes % f->nqps ? 1 : 0);
-		qp->last_progress_ps = s->now_ps;
-		sim_qp_post(s, qp, bytes, (uint32_t)(f - s->flows), 0);
-	}
 }
 
 static bool roce_has_data(const struct sim_qp *qp)
@@ -81,7 +65,7 @@ static bool roce_has_data(const struct sim_qp *qp)
 	return qp->snd_nxt < qp->npkts;
 }
 
-static struct pkt *roce_next_packet(struct fab_sim *s, struct sim_qp *qp)
+static struct pkt *roce_next_packet(struct psim *s, struct sim_qp *qp)
 {
 	if (!roce_has_data(qp))
 		return NULL;
@@ -93,44 +77,46 @@ static struct pkt *roce_next_packet(struct fab_sim *s, struct sim_qp *qp)
 	const struct sim_msg *m = &qp->msgs[qp->smsg];
 	struct pkt *p = sim_pkt_alloc(s);
 	p->kind = PKT_DATA;
-	p->qp = qp->id;
+	p->qp = qp->c.id;
 	p->psn = qp->snd_nxt;
-	p->src_nic = qp->src_nic;
-	p->dst_nic = qp->dst_nic;
-	p->hash = qp->hash_fwd;
-	p->prio = qp->prio;
+	p->src_nic = qp->c.src_nic;
+	p->dst_nic = qp->c.dst_nic;
+	p->hash = qp->c.hash_fwd;
+	p->prio = qp->c.prio;
 	p->ecn = ECN_ECT0;
-	p->payload = p->psn + 1 == m->end_psn ? m->last_payload : (uint16_t)s->fp.mtu;
-	p->frame_bytes = (uint16_t)(p->payload + FAB_ROCE_FRAME_OVERHEAD);
-	struct fab_flow_stats *fst = m->flow != NO_FLOW ? &s->flows[m->flow].st : NULL;
+	p->payload = p->psn + 1 == m->end_psn ? m->last_payload : (uint16_t)s->c.fp.mtu;
+	p->frame_bytes = (uint16_t)(p->payload + fab_sim_wire(&s->c)->data_overhead);
+	struct fab_flow_stats *fst = m->flow != NO_FLOW ? &s->c.flows[m->flow].st : NULL;
 	if (qp->snd_nxt < qp->snd_max) {
 		if (fst)
 			fst->retx_pkts++;
-		s->tot.retx_pkts++;
+		s->c.tot.retx_pkts++;
 	}
 	qp->snd_nxt++;
-	if (qp->snd_nxt > qp->snd_max)
+	if (qp->snd_nxt > qp->snd_max) {
 		qp->snd_max = qp->snd_nxt;
+		qp->c.used = true;
+	}
 	if (fst)
 		fst->data_pkts++;
-	s->tot.data_pkts++;
-	s->tot.data_tx_bytes += p->payload;
+	s->c.tot.data_pkts++;
+	s->c.tot.data_tx_bytes += p->payload;
 	s->live_data_payload += p->payload;
 	if (!qp->rto_armed) {
-		qp->last_progress_ps = s->now_ps;
-		rto_arm(s, qp, s->now_ps + s->fp.nic.rto_ps);
+		qp->last_progress_ps = s->c.now_ps;
+		rto_arm(s, qp, s->c.now_ps + s->c.fp.nic.rto_ps);
 	}
-	if (s->fp.dcqcn.enabled)
-		fab_dcqcn_on_bytes(&qp->cc, &s->fp.dcqcn, p->payload);
+	if (s->c.fp.dcqcn.enabled)
+		fab_dcqcn_on_bytes(&qp->cc, &s->c.fp.dcqcn, p->payload);
 	return p;
 }
 
 /* Messages fully acknowledged: a flow is done when all its QPs' are. */
-static void sender_ack(struct fab_sim *s, struct sim_qp *qp, uint32_t psn)
+static void sender_ack(struct psim *s, struct sim_qp *qp, uint32_t psn)
 {
 	if (psn > qp->snd_una) {
 		qp->snd_una = psn;
-		qp->last_progress_ps = s->now_ps;
+		qp->last_progress_ps = s->c.now_ps;
 		if (qp->snd_nxt < qp->snd_una)
 			qp->snd_nxt = qp->snd_una;
 	}
@@ -138,20 +124,20 @@ static void sender_ack(struct fab_sim *s, struct sim_qp *qp, uint32_t psn)
 		const struct sim_msg *m = &qp->msgs[qp->amsg++];
 		if (m->flow == NO_FLOW)
 			continue;
-		struct sim_flow *f = &s->flows[m->flow];
+		struct sim_flow *f = &s->c.flows[m->flow];
 		if (++f->qps_done == f->nqps) {
-			f->st.finish_ps = s->now_ps;
-			s->tot.flows_done++;
+			f->st.finish_ps = s->c.now_ps;
+			s->c.tot.flows_done++;
 		}
 	}
 }
 
-static void receive_data(struct fab_sim *s, struct sim_qp *qp, struct pkt *p)
+static void receive_data(struct psim *s, struct sim_qp *qp, struct pkt *p)
 {
-	if (p->ecn == ECN_CE && s->fp.dcqcn.enabled &&
-	    (!qp->cnp_sent_once || s->now_ps - qp->last_cnp_ps >= s->fp.nic.cnp_interval_ps)) {
+	if (p->ecn == ECN_CE && s->c.fp.dcqcn.enabled &&
+	    (!qp->cnp_sent_once || s->c.now_ps - qp->last_cnp_ps >= s->c.fp.nic.cnp_interval_ps)) {
 		qp->cnp_sent_once = true;
-		qp->last_cnp_ps = s->now_ps;
+		qp->last_cnp_ps = s->c.now_ps;
 		send_ctrl(s, qp, PKT_CNP, 0);
 	}
 	if (p->psn == qp->rcv_nxt) {
@@ -160,14 +146,14 @@ static void receive_data(struct fab_sim *s, struct sim_qp *qp, struct pkt *p)
 		bool boundary = false;
 		const struct sim_msg *m = &qp->msgs[qp->rmsg];
 		if (m->flow != NO_FLOW)
-			s->flows[m->flow].st.delivered_bytes += p->payload;
+			s->c.flows[m->flow].st.delivered_bytes += p->payload;
 		if (m->end_psn == qp->rcv_nxt) {
 			boundary = true;
 			qp->rmsg++;
 			if (m->flow == NO_FLOW)
-				s->hooks.delivered(s->hooks.ctx, m->cookie);
+				s->c.hooks.delivered(s->c.hooks.ctx, m->cookie);
 		}
-		if (++qp->unacked >= s->fp.nic.ack_every || boundary) {
+		if (++qp->unacked >= s->c.fp.nic.ack_every || boundary) {
 			qp->unacked = 0;
 			send_ctrl(s, qp, PKT_ACK, qp->rcv_nxt);
 		}
@@ -181,10 +167,10 @@ static void receive_data(struct fab_sim *s, struct sim_qp *qp, struct pkt *p)
 	}
 }
 
-static void roce_on_receive(struct fab_sim *s, struct sim_nic *nic, struct pkt *p)
+static void roce_on_receive(struct psim *s, struct sim_nic *nic, struct pkt *p)
 {
 	(void)nic;
-	struct sim_qp *qp = s->qps[p->qp];
+	struct sim_qp *qp = pkt_qp(s, p->qp);
 	switch (p->kind) {
 	case PKT_DATA:
 		receive_data(s, qp, p);
@@ -201,12 +187,12 @@ static void roce_on_receive(struct fab_sim *s, struct sim_nic *nic, struct pkt *
 		break;
 	case PKT_CNP:
 		if (qp->amsg < qp->nmsgs && qp->msgs[qp->amsg].flow != NO_FLOW)
-			s->flows[qp->msgs[qp->amsg].flow].st.cnps++;
-		s->tot.cnps++;
-		if (s->fp.dcqcn.enabled) {
-			fab_dcqcn_on_cnp(&qp->cc, &s->fp.dcqcn, s->now_ps);
+			s->c.flows[qp->msgs[qp->amsg].flow].st.cnps++;
+		s->c.tot.cnps++;
+		if (s->c.fp.dcqcn.enabled) {
+			fab_dcqcn_on_cnp(&qp->cc, &s->c.fp.dcqcn, s->c.now_ps);
 			qp->cc_gen++;
-			fab_eq_push(&s->eq, s->now_ps + s->fp.dcqcn.rate_period_ps, EV_CC_TIMER, qp,
+			fab_eq_push(&s->c.eq, s->c.now_ps + s->c.fp.dcqcn.rate_period_ps, EV_CC_TIMER, qp,
 				    qp->cc_gen);
 		}
 		break;
@@ -214,15 +200,15 @@ static void roce_on_receive(struct fab_sim *s, struct sim_nic *nic, struct pkt *
 	sim_pkt_free(s, p);
 }
 
-static void roce_on_timer(struct fab_sim *s, const struct fab_ev *ev)
+static void roce_on_timer(struct psim *s, const struct fab_ev *ev)
 {
 	struct sim_qp *qp = ev->obj;
 	if (ev->type == EV_CC_TIMER) {
 		if (ev->arg != qp->cc_gen)
 			return;
-		fab_dcqcn_on_rate_timer(&qp->cc, &s->fp.dcqcn);
+		fab_dcqcn_on_rate_timer(&qp->cc, &s->c.fp.dcqcn);
 		if (fab_dcqcn_limited(&qp->cc))
-			fab_eq_push(&s->eq, s->now_ps + s->fp.dcqcn.rate_period_ps, EV_CC_TIMER, qp,
+			fab_eq_push(&s->c.eq, s->c.now_ps + s->c.fp.dcqcn.rate_period_ps, EV_CC_TIMER, qp,
 				    qp->cc_gen);
 		return;
 	}
@@ -232,14 +218,14 @@ static void roce_on_timer(struct fab_sim *s, const struct fab_ev *ev)
 	qp->rto_armed = false;
 	if (qp->snd_una >= qp->snd_max)
 		return; /* nothing outstanding; re-armed by the next send */
-	fab_time_ps due = qp->last_progress_ps + s->fp.nic.rto_ps;
-	if (s->now_ps >= due) {
+	fab_time_ps due = qp->last_progress_ps + s->c.fp.nic.rto_ps;
+	if (s->c.now_ps >= due) {
 		if (qp->amsg < qp->nmsgs && qp->msgs[qp->amsg].flow != NO_FLOW)
-			s->flows[qp->msgs[qp->amsg].flow].st.timeouts++;
-		s->tot.timeouts++;
+			s->c.flows[qp->msgs[qp->amsg].flow].st.timeouts++;
+		s->c.tot.timeouts++;
 		qp->snd_nxt = qp->snd_una;
-		qp->last_progress_ps = s->now_ps;
-		rto_arm(s, qp, s->now_ps + s->fp.nic.rto_ps);
+		qp->last_progress_ps = s->c.now_ps;
+		rto_arm(s, qp, s->c.now_ps + s->c.fp.nic.rto_ps);
 		nic_qp_make_ready(s, qp);
 	} else {
 		rto_arm(s, qp, due);
@@ -248,7 +234,6 @@ static void roce_on_timer(struct fab_sim *s, const struct fab_ev *ev)
 
 const struct fab_transport_ops fab_roce_transport = {
 	.name = "roce",
-	.flow_start = roce_flow_start,
 	.next_packet = roce_next_packet,
 	.has_data = roce_has_data,
 	.on_receive = roce_on_receive,

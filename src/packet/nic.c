@@ -25,11 +25,11 @@ static void ready_push(struct sim_nic *nic, struct sim_qp *qp)
 {
 	qp->in_ready = true;
 	qp->ready_next = NULL;
-	if (nic->ready_tail[qp->prio])
-		nic->ready_tail[qp->prio]->ready_next = qp;
+	if (nic->ready_tail[qp->c.prio])
+		nic->ready_tail[qp->c.prio]->ready_next = qp;
 	else
-		nic->ready_head[qp->prio] = qp;
-	nic->ready_tail[qp->prio] = qp;
+		nic->ready_head[qp->c.prio] = qp;
+	nic->ready_tail[qp->c.prio] = qp;
 }
 
 static struct sim_qp *ready_pop(struct sim_nic *nic, unsigned prio)
@@ -58,11 +58,11 @@ static fab_time_ps qp_gap_ps(const struct sim_qp *qp, uint32_t wire, fab_rate_bp
 	return pace_ps(wire, qp->cc.rc_bps);
 }
 
-void nic_start_tx(struct fab_sim *s, struct sim_nic *nic, struct sim_port *port)
+void nic_start_tx(struct psim *s, struct sim_nic *nic, struct sim_port *port)
 {
 	/* the PCIe link's rate, where it is below the port's (else 0) */
-	double line = sim_nic_line_bps(s, nic->index), pcie = line < (double)port->rate_bps ? line : 0;
-	bool data_held = pcie > 0 && nic->pcie_free_ps > s->now_ps;
+	double line = sim_pcie_cap(&s->c, (double)port->rate_bps), pcie = line < (double)port->rate_bps ? line : 0;
+	bool data_held = pcie > 0 && nic->pcie_free_ps > s->c.now_ps;
 	for (int prio = FAB_NPRIO - 1; prio >= 0; prio--) {
 		if (port->paused_mask & (1u << prio))
 			continue;
@@ -80,7 +80,7 @@ void nic_start_tx(struct fab_sim *s, struct sim_nic *nic, struct sim_port *port)
 		if (data_held) { /* control packets of lower priorities may go */
 			if (nic->ready_head[prio] && !nic->pcie_wake) {
 				nic->pcie_wake = true;
-				fab_eq_push(&s->eq, nic->pcie_free_ps, EV_NIC_PCIE, nic, 0);
+				fab_eq_push(&s->c.eq, nic->pcie_free_ps, EV_NIC_PCIE, nic, 0);
 			}
 			continue;
 		}
@@ -92,17 +92,17 @@ void nic_start_tx(struct fab_sim *s, struct sim_nic *nic, struct sim_port *port)
 			sim_port_transmit(s, port, p);
 			uint32_t wire = p->frame_bytes + FAB_WIRE_PREAMBLE_IFG;
 			if (pcie > 0) {
-				fab_time_ps base = FAB_MAX(nic->pcie_free_ps, s->now_ps);
+				fab_time_ps base = FAB_MAX(nic->pcie_free_ps, s->c.now_ps);
 				nic->pcie_free_ps = base + pace_ps(wire, pcie);
 			}
-			fab_time_ps base = qp->next_send_ps > s->now_ps ? qp->next_send_ps : s->now_ps;
+			fab_time_ps base = qp->next_send_ps > s->c.now_ps ? qp->next_send_ps : s->c.now_ps;
 			qp->next_send_ps = base + qp_gap_ps(qp, wire, port->rate_bps);
 			if (transport->has_data(qp)) {
-				if (qp->next_send_ps <= s->now_ps + fab_ser_ps(wire, port->rate_bps)) {
+				if (qp->next_send_ps <= s->c.now_ps + fab_ser_ps(wire, port->rate_bps)) {
 					ready_push(nic, qp);
 				} else {
 					qp->wake_pending = true;
-					fab_eq_push(&s->eq, qp->next_send_ps, EV_QP_WAKE, qp, 0);
+					fab_eq_push(&s->c.eq, qp->next_send_ps, EV_QP_WAKE, qp, 0);
 				}
 			}
 			return;
@@ -110,50 +110,50 @@ void nic_start_tx(struct fab_sim *s, struct sim_nic *nic, struct sim_port *port)
 	}
 }
 
-void nic_qp_make_ready(struct fab_sim *s, struct sim_qp *qp)
+void nic_qp_make_ready(struct psim *s, struct sim_qp *qp)
 {
 	if (qp->in_ready || qp->wake_pending || !transport->has_data(qp))
 		return;
-	struct sim_nic *nic = &s->nics[qp->src_nic];
-	if (qp->next_send_ps > s->now_ps) {
+	struct sim_nic *nic = &s->nics[qp->c.src_nic];
+	if (qp->next_send_ps > s->c.now_ps) {
 		qp->wake_pending = true;
-		fab_eq_push(&s->eq, qp->next_send_ps, EV_QP_WAKE, qp, 0);
+		fab_eq_push(&s->c.eq, qp->next_send_ps, EV_QP_WAKE, qp, 0);
 		return;
 	}
 	ready_push(nic, qp);
 	sim_port_kick(s, &s->ports[nic->port]);
 }
 
-void nic_on_wake(struct fab_sim *s, struct sim_qp *qp)
+void nic_on_wake(struct psim *s, struct sim_qp *qp)
 {
 	qp->wake_pending = false;
 	nic_qp_make_ready(s, qp);
 }
 
-void nic_on_pcie(struct fab_sim *s, struct sim_nic *nic)
+void nic_on_pcie(struct psim *s, struct sim_nic *nic)
 {
 	nic->pcie_wake = false;
 	sim_port_kick(s, &s->ports[nic->port]);
 }
 
-static bool nic_pause_enabled(const struct fab_sim *s, unsigned prio)
+static bool nic_pause_enabled(const struct psim *s, unsigned prio)
 {
-	const struct fab_pfc_params *pfc = &s->fp.pfc;
+	const struct fab_pfc_params *pfc = &s->c.fp.pfc;
 	return pfc->enabled && pfc->nic_rx_drain_bps && (pfc->prio_mask & (1u << prio));
 }
 
-static void rx_level_update(struct fab_sim *s, struct sim_nic *nic)
+static void rx_level_update(struct psim *s, struct sim_nic *nic)
 {
-	double drained = (double)(s->now_ps - nic->rx_level_ps) *
-			 (double)s->fp.pfc.nic_rx_drain_bps / (8.0 * (double)FAB_PS_PER_S);
+	double drained = (double)(s->c.now_ps - nic->rx_level_ps) *
+			 (double)s->c.fp.pfc.nic_rx_drain_bps / (8.0 * (double)FAB_PS_PER_S);
 	nic->rx_level_bytes = nic->rx_level_bytes > drained ? nic->rx_level_bytes - drained : 0;
-	nic->rx_level_ps = s->now_ps;
+	nic->rx_level_ps = s->c.now_ps;
 }
 
 /* Next check: when the buffer reaches the resume point, or half a pause. */
-static void rx_arm_drain(struct fab_sim *s, struct sim_nic *nic)
+static void rx_arm_drain(struct psim *s, struct sim_nic *nic)
 {
-	const struct fab_pfc_params *pfc = &s->fp.pfc;
+	const struct fab_pfc_params *pfc = &s->c.fp.pfc;
 	double xon = (double)pfc->nic_rx_buffer_bytes / 2;
 	double excess = nic->rx_level_bytes > xon ? nic->rx_level_bytes - xon : 0;
 	fab_time_ps to_xon = (fab_time_ps)(excess * 8.0 * (double)FAB_PS_PER_S /
@@ -161,35 +161,35 @@ static void rx_arm_drain(struct fab_sim *s, struct sim_nic *nic)
 	struct sim_port *port = &s->ports[nic->port];
 	fab_time_ps half = fab_ser_ps((uint64_t)pfc->quanta * 64u, port->rate_bps) / 2 + 1;
 	nic->rx_gen++;
-	fab_eq_push(&s->eq, s->now_ps + FAB_MIN(to_xon, half), EV_NIC_DRAIN, nic, nic->rx_gen);
+	fab_eq_push(&s->c.eq, s->c.now_ps + FAB_MIN(to_xon, half), EV_NIC_DRAIN, nic, nic->rx_gen);
 }
 
-void nic_rx_account(struct fab_sim *s, struct sim_nic *nic, const struct pkt *p)
+void nic_rx_account(struct psim *s, struct sim_nic *nic, const struct pkt *p)
 {
 	if (p->kind != PKT_DATA || !nic_pause_enabled(s, p->prio))
 		return;
 	rx_level_update(s, nic);
 	nic->rx_level_bytes += p->frame_bytes;
 	uint8_t bit = (uint8_t)(1u << p->prio);
-	if (nic->rx_level_bytes > (double)s->fp.pfc.nic_rx_buffer_bytes &&
+	if (nic->rx_level_bytes > (double)s->c.fp.pfc.nic_rx_buffer_bytes &&
 	    !(nic->rx_xoff_sent & bit)) {
 		nic->rx_xoff_sent |= bit;
-		sim_port_send_pfc(s, &s->ports[nic->port], p->prio, (uint16_t)s->fp.pfc.quanta);
+		sim_port_send_pfc(s, &s->ports[nic->port], p->prio, (uint16_t)s->c.fp.pfc.quanta);
 		rx_arm_drain(s, nic);
 	}
 }
 
-void nic_on_drain(struct fab_sim *s, struct sim_nic *nic, uint32_t gen)
+void nic_on_drain(struct psim *s, struct sim_nic *nic, uint32_t gen)
 {
 	if (gen != nic->rx_gen || !nic->rx_xoff_sent)
 		return;
 	rx_level_update(s, nic);
 	struct sim_port *port = &s->ports[nic->port];
-	bool resume = nic->rx_level_bytes <= (double)s->fp.pfc.nic_rx_buffer_bytes / 2;
+	bool resume = nic->rx_level_bytes <= (double)s->c.fp.pfc.nic_rx_buffer_bytes / 2;
 	for (unsigned prio = 0; prio < FAB_NPRIO; prio++) {
 		if (!(nic->rx_xoff_sent & (1u << prio)))
 			continue;
-		sim_port_send_pfc(s, port, prio, resume ? 0 : (uint16_t)s->fp.pfc.quanta);
+		sim_port_send_pfc(s, port, prio, resume ? 0 : (uint16_t)s->c.fp.pfc.quanta);
 	}
 	if (resume)
 		nic->rx_xoff_sent = 0;

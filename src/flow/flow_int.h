@@ -7,7 +7,7 @@
 #define FAB_FLOW_INT_H
 
 #include "maxmin.h"
-#include "sim_int.h"
+#include "../sim/engine.h"
 
 #define FL_MAX_PATH 48 /* forward and ACK ports together */
 
@@ -48,6 +48,16 @@ struct fl_port {
 	double ack_load;           /* ACKs of transfers that cross it, bytes per ps */
 	uint32_t stamp, local;
 	bool dirty;
+};
+
+/* a port as the flow engine keeps it: the rate it runs at now (faults
+ * change it) and the counters it reports */
+struct fl_link {
+	fab_rate_bps rate_bps;
+	fab_time_ps delay_ps;
+	uint32_t peer;
+	bool is_switch;
+	struct fab_port_stats st;
 };
 
 #define NO_POS UINT32_MAX
@@ -92,25 +102,40 @@ struct fl_state {
 	struct fl_due touch;       /* ports to refresh at the end of the instant */
 };
 
+/* The flow engine: the shared state first (engine.h), then its own. */
+struct flsim {
+	struct fab_sim c;
+	struct fl_link *ports;
+	struct fl_state *fl;
+};
+
+enum fl_ev_type {
+	EV_FL_DELIVER = SIM_EV_ENGINE, /* obj sim_flow (its ACK is back) or NULL (arg: cookie delivered) */
+	EV_FQ_IN,    /* flow.queues fifo: arg record: a transfer's rate into a switch port changes */
+	EV_FQ_OUT,   /* arg port: the bytes at the head of its queue's changes start leaving */
+	EV_FQ_DRAIN, /* arg port: its queue empties (stale unless the port still expects it) */
+	EV_FQ_MARK,  /* arg record: a message's last byte reaches a switch port */
+};
+
 /* flow.c */
 void fl_due_add(struct fl_due *d, bool *flag, uint32_t port, fab_time_ps now);
-void fl_mark_dirty(struct fab_sim *s, uint32_t port);
-void fl_member_add(struct fab_sim *s, uint32_t id, struct fl_qp *q, uint32_t h);
-void fl_member_remove(struct fab_sim *s, struct fl_qp *q, uint32_t h);
+void fl_mark_dirty(struct flsim *s, uint32_t port);
+void fl_member_add(struct flsim *s, uint32_t id, struct fl_qp *q, uint32_t h);
+void fl_member_remove(struct flsim *s, struct fl_qp *q, uint32_t h);
 void fl_done_set(struct fl_state *fl, uint32_t id, fab_time_ps t);
 void fl_done_clear(struct fl_state *fl, uint32_t id);
-fab_time_ps fl_finish_at(const struct fab_sim *s, const struct fl_qp *q);
-void fl_rank_nic(struct fab_sim *s, uint32_t port, double sum);
+fab_time_ps fl_finish_at(const struct flsim *s, const struct fl_qp *q);
+void fl_rank_nic(struct flsim *s, uint32_t port, double sum);
 
 /* fifo.c */
-void fq_init(struct fab_sim *s);
-void fq_free(struct fab_sim *s);
-void fq_nics(struct fab_sim *s);
-void fq_source_rate(struct fab_sim *s, uint32_t id, double r);
-void fq_sent(struct fab_sim *s, uint32_t id, uint32_t flow, uint32_t cookie);
-void fq_port_rate(struct fab_sim *s, uint32_t port, double r);
-void fq_event(struct fab_sim *s, const struct fab_ev *ev);
-void fq_refresh(struct fab_sim *s);
+void fq_init(struct flsim *s);
+void fq_free(struct flsim *s);
+void fq_nics(struct flsim *s);
+void fq_source_rate(struct flsim *s, uint32_t id, double r);
+void fq_sent(struct flsim *s, uint32_t id, uint32_t flow, uint32_t cookie);
+void fq_port_rate(struct flsim *s, uint32_t port, double r);
+void fq_event(struct flsim *s, const struct fab_ev *ev);
+void fq_refresh(struct flsim *s);
 
 
 #endif

@@ -10,20 +10,18 @@
 #ifndef FAB_TRANSPORT_H
 #define FAB_TRANSPORT_H
 
-#include "sim_int.h"
+#include "packet_int.h"
 
 struct fab_transport_ops {
 	const char *name;
-	/* A flow's start time has come: set up its queue pairs. */
-	void (*flow_start)(struct fab_sim *s, struct sim_flow *f);
 	/* The NIC may send one data packet for qp now: build it, or NULL. */
-	struct pkt *(*next_packet)(struct fab_sim *s, struct sim_qp *qp);
+	struct pkt *(*next_packet)(struct psim *s, struct sim_qp *qp);
 	/* True while qp has data it may send (new or retransmitted). */
 	bool (*has_data)(const struct sim_qp *qp);
 	/* A packet arrived at its destination NIC; the transport owns it. */
-	void (*on_receive)(struct fab_sim *s, struct sim_nic *nic, struct pkt *p);
+	void (*on_receive)(struct psim *s, struct sim_nic *nic, struct pkt *p);
 	/* EV_RTO and EV_CC_TIMER. */
-	void (*on_timer)(struct fab_sim *s, const struct fab_ev *ev);
+	void (*on_timer)(struct psim *s, const struct fab_ev *ev);
 };
 
 extern const struct fab_transport_ops fab_roce_transport;

@@ -36,38 +36,42 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flow.h"
 #include "flow_int.h"
 
-static double payload_rate(const struct fab_sim *s, uint32_t port)
+static double payload_rate(const struct flsim *s, uint32_t port)
 {
-	const struct sim_port *p = &s->ports[port];
-	double bps = p->is_switch ? (double)p->rate_bps : sim_nic_line_bps(s, (uint32_t)s->topo->nodes[p->node].nic);
-	double eff = (double)s->fp.mtu / (double)(s->fp.mtu + FAB_ROCE_WIRE_OVERHEAD);
+	const struct fl_link *p = &s->ports[port];
+	double bps = p->is_switch ? (double)p->rate_bps : sim_pcie_cap(&s->c, (double)p->rate_bps);
+	double eff = fab_wire_efficiency(fab_sim_wire(&s->c), s->c.fp.mtu);
 	return bps * eff / 8 / 1e12;
 }
 
-void fl_init(struct fab_sim *s)
+static void fl_set_rates(struct flsim *s);
+
+static void fl_init(struct flsim *s)
 {
 	struct fl_state *fl = fab_xcalloc(1, sizeof *fl);
-	fl->ports = fab_xcalloc(s->topo->nports, sizeof *fl->ports);
+	fl->ports = fab_xcalloc(s->c.topo->nports, sizeof *fl->ports);
 	s->fl = fl;
 	fl_set_rates(s);
 	fab_maxmin_init(&fl->mm);
-	fl->batch_ps = s->fp.flow_batch_ps;
-	if (s->fp.flow_queues == FAB_FLOW_QUEUES_FIFO)
+	fl->batch_ps = s->c.fp.flow_batch_ps;
+	if (s->c.fp.flow_queues == FAB_FLOW_QUEUES_FIFO)
 		fq_init(s);
-	fl->ack_frac = (double)(66 + FAB_WIRE_PREAMBLE_IFG) /
-		       ((double)FAB_MAX(s->fp.nic.ack_every, 1u) * (double)(s->fp.mtu + FAB_ROCE_WIRE_OVERHEAD));
+	const struct fab_wire *w = fab_sim_wire(&s->c);
+	fl->ack_frac = (double)(w->ack_frame + FAB_WIRE_PREAMBLE_IFG) /
+		       ((double)FAB_MAX(s->c.fp.nic.ack_every, 1u) * (double)fab_wire_data_bytes(w, s->c.fp.mtu));
 }
 
 /* the ports' payload rates (again when the server's PCIe cap is set) */
-void fl_set_rates(struct fab_sim *s)
+static void fl_set_rates(struct flsim *s)
 {
-	for (uint32_t i = 0; i < s->topo->nports; i++)
+	for (uint32_t i = 0; i < s->c.topo->nports; i++)
 		s->fl->ports[i].payload_per_ps = payload_rate(s, i);
 }
 
-void fl_free(struct fab_sim *s)
+static void fl_free(struct flsim *s)
 {
 	struct fl_state *fl = s->fl;
 	if (!fl)
@@ -79,7 +83,7 @@ void fl_free(struct fab_sim *s)
 	}
 	fq_free(s);
 	free(fl->qps);
-	for (uint32_t i = 0; i < s->topo->nports; i++) {
+	for (uint32_t i = 0; i < s->c.topo->nports; i++) {
 		free(fl->ports[i].qp);
 		free(fl->ports[i].hop);
 	}
@@ -98,11 +102,11 @@ void fl_free(struct fab_sim *s)
 	s->fl = NULL;
 }
 
-static struct fl_qp *fq(struct fab_sim *s, uint32_t qp)
+static struct fl_qp *fq(struct flsim *s, uint32_t qp)
 {
 	struct fl_state *fl = s->fl;
 	if (qp >= fl->cap_qps) {
-		uint32_t n = FAB_MAX(s->cap_qps, qp + 1);
+		uint32_t n = FAB_MAX(s->c.cap_qps, qp + 1);
 		fl->qps = fab_xrealloc(fl->qps, n, sizeof *fl->qps);
 		memset(fl->qps + fl->cap_qps, 0, (n - fl->cap_qps) * sizeof *fl->qps);
 		for (uint32_t i = fl->cap_qps; i < n; i++)
@@ -126,9 +130,9 @@ void fl_due_add(struct fl_due *d, bool *flag, uint32_t port, fab_time_ps now)
 	d->v[d->n++] = port;
 }
 
-void fl_mark_dirty(struct fab_sim *s, uint32_t port)
+void fl_mark_dirty(struct flsim *s, uint32_t port)
 {
-	fl_due_add(&s->fl->dirty, &s->fl->ports[port].dirty, port, s->now_ps);
+	fl_due_add(&s->fl->dirty, &s->fl->ports[port].dirty, port, s->c.now_ps);
 }
 
 /* --- the completion heap --- */
@@ -216,13 +220,14 @@ static fab_time_ps done_next(const struct fl_state *fl)
 }
 
 /* the paths and latencies, at the first message (routes as they are) */
-static void route(struct fab_sim *s, uint32_t id, struct fl_qp *q)
+static void route(struct flsim *s, uint32_t id, struct fl_qp *q)
 {
-	uint32_t mtu_wire = s->fp.mtu + FAB_ROCE_WIRE_OVERHEAD, ack_wire = 66 + FAB_WIRE_PREAMBLE_IFG;
+	const struct fab_wire *w = fab_sim_wire(&s->c);
+	uint32_t mtu_wire = fab_wire_data_bytes(w, s->c.fp.mtu), ack_wire = w->ack_frame + FAB_WIRE_PREAMBLE_IFG;
 	uint32_t path[FL_MAX_PATH];
-	q->nfwd = (uint8_t)fab_sim_qp_path(s, id, path, FL_MAX_PATH / 2);
-	const struct sim_qp *sq = s->qps[id]; /* its ACKs: the reverse 5-tuple */
-	q->npath = (uint8_t)(q->nfwd + sim_path(s, sq->dst_nic, sq->src_nic, sq->hash_rev, path + q->nfwd,
+	q->nfwd = (uint8_t)fab_sim_qp_path(&s->c, id, path, FL_MAX_PATH / 2);
+	const struct sim_conn *sq = s->c.qps[id]; /* its ACKs: the reverse 5-tuple */
+	q->npath = (uint8_t)(q->nfwd + sim_path(&s->c, sq->dst_nic, sq->src_nic, sq->hash_rev, path + q->nfwd,
 						FL_MAX_PATH / 2));
 	/* sized to the path: an all-to-all has hundreds of thousands of queue pairs */
 	q->path = fab_xcalloc((size_t)q->npath + q->nfwd + 1, sizeof *q->path);
@@ -235,7 +240,7 @@ static void route(struct fab_sim *s, uint32_t id, struct fl_qp *q)
 	}
 	q->tail_ps = q->ack_ps = 0;
 	for (uint32_t h = 0; h < q->npath; h++) {
-		const struct sim_port *p = &s->ports[q->path[h]];
+		const struct fl_link *p = &s->ports[q->path[h]];
 		if (h < q->nfwd)
 			q->tail_ps += p->delay_ps + (h ? fab_ser_ps(mtu_wire, p->rate_bps) : 0);
 		else
@@ -245,7 +250,7 @@ static void route(struct fab_sim *s, uint32_t id, struct fl_qp *q)
 }
 
 /* a transfer's rate changes to r: its ACKs load the reverse path so much */
-static void set_ack_load(struct fab_sim *s, struct fl_qp *q, double r)
+static void set_ack_load(struct flsim *s, struct fl_qp *q, double r)
 {
 	double d = s->fl->ack_frac * (r - q->rate);
 	if (d == 0)
@@ -261,7 +266,7 @@ static void set_ack_load(struct fab_sim *s, struct fl_qp *q, double r)
 }
 
 /* transfer id joins the list of the port at its hop h */
-void fl_member_add(struct fab_sim *s, uint32_t id, struct fl_qp *q, uint32_t h)
+void fl_member_add(struct flsim *s, uint32_t id, struct fl_qp *q, uint32_t h)
 {
 	struct fl_port *p = &s->fl->ports[q->path[h]];
 	if (p->n == p->cap) {
@@ -274,7 +279,7 @@ void fl_member_add(struct fab_sim *s, uint32_t id, struct fl_qp *q, uint32_t h)
 	p->hop[p->n++] = h;
 }
 
-void fl_member_remove(struct fab_sim *s, struct fl_qp *q, uint32_t h)
+void fl_member_remove(struct flsim *s, struct fl_qp *q, uint32_t h)
 {
 	struct fl_port *p = &s->fl->ports[q->path[h]];
 	uint32_t i = q->pos[h], last = --p->n;
@@ -286,7 +291,7 @@ void fl_member_remove(struct fab_sim *s, struct fl_qp *q, uint32_t h)
 	q->pos[h] = NO_POS;
 }
 
-static void port_add(struct fab_sim *s, uint32_t id, struct fl_qp *q)
+static void port_add(struct flsim *s, uint32_t id, struct fl_qp *q)
 {
 	for (uint32_t h = 0; h < q->nfwd; h++) {
 		fl_member_add(s, id, q, h);
@@ -294,7 +299,7 @@ static void port_add(struct fab_sim *s, uint32_t id, struct fl_qp *q)
 	}
 }
 
-static void port_remove(struct fab_sim *s, struct fl_qp *q)
+static void port_remove(struct flsim *s, struct fl_qp *q)
 {
 	set_ack_load(s, q, 0);
 	for (uint32_t h = 0; h < q->nfwd; h++) {
@@ -311,11 +316,11 @@ static void port_remove(struct fab_sim *s, struct fl_qp *q)
  * Fair shares alone would end them at one instant, forever in step; the
  * packets' order is what lets channels that share a NIC drift apart and
  * hide each other's latency, as they do in the packet engine. */
-fab_time_ps fl_finish_at(const struct fab_sim *s, const struct fl_qp *q)
+fab_time_ps fl_finish_at(const struct flsim *s, const struct fl_qp *q)
 {
 	fab_time_ps t = (fab_time_ps)ceil(q->rem / q->rate);
-	fab_time_ps ahead = q->nic_sum > 0 ? (fab_time_ps)((double)q->behind * s->fp.mtu / q->nic_sum) : 0;
-	return s->now_ps + t - FAB_MIN(ahead, t);
+	fab_time_ps ahead = q->nic_sum > 0 ? (fab_time_ps)((double)q->behind * s->c.fp.mtu / q->nic_sum) : 0;
+	return s->c.now_ps + t - FAB_MIN(ahead, t);
 }
 
 static int cmp_rr(const void *a, const void *b)
@@ -334,7 +339,7 @@ static int cmp_rr(const void *a, const void *b)
  * queue pairs each in step, 42% slower than the packet engine; 32 or 64
  * made a 256-GPU AllToAll at 2:1 take minutes.) */
 /* the round robin of NIC port `port` whose transfers go at `sum` together */
-void fl_rank_nic(struct fab_sim *s, uint32_t port, double sum)
+void fl_rank_nic(struct flsim *s, uint32_t port, double sum)
 {
 	struct fl_state *fl = s->fl;
 	const struct fl_port *p = &fl->ports[port];
@@ -360,7 +365,7 @@ void fl_rank_nic(struct fab_sim *s, uint32_t port, double sum)
 	}
 }
 
-static void rank_nics(struct fab_sim *s, uint32_t np)
+static void rank_nics(struct flsim *s, uint32_t np)
 {
 	struct fl_state *fl = s->fl;
 	for (uint32_t i = 0; i < np; i++) {
@@ -375,11 +380,11 @@ static void rank_nics(struct fab_sim *s, uint32_t np)
 }
 
 /* the head message becomes the transfer in progress */
-static void activate(struct fab_sim *s, uint32_t id, struct fl_qp *q)
+static void activate(struct flsim *s, uint32_t id, struct fl_qp *q)
 {
 	q->rem = (double)q->q[q->qh].bytes;
 	q->rate = 0;
-	q->t_last = s->now_ps;
+	q->t_last = s->c.now_ps;
 	if (!q->active) {
 		q->active = true;
 		q->crowd = 0;
@@ -399,8 +404,10 @@ static void activate(struct fab_sim *s, uint32_t id, struct fl_qp *q)
 	}
 }
 
-void fl_post(struct fab_sim *s, struct sim_qp *sq, fab_bytes bytes, uint32_t flow, uint32_t cookie)
+static void fl_post(struct fab_sim *sim, struct sim_conn *sq, fab_bytes bytes, uint32_t flow,
+		    uint32_t cookie)
 {
+	struct flsim *s = (struct flsim *)sim;
 	struct fl_qp *q = fq(s, sq->id);
 	if (!q->routed)
 		route(s, sq->id, q);
@@ -416,19 +423,10 @@ void fl_post(struct fab_sim *s, struct sim_qp *sq, fab_bytes bytes, uint32_t flo
 		}
 	}
 	q->q[q->qn++] = (struct fl_msg){bytes, flow, cookie};
-	uint32_t pkts = (uint32_t)((bytes + s->fp.mtu - 1) / s->fp.mtu);
-	sq->npkts += pkts;
-	sq->snd_max = sq->npkts; /* fab_sim_qp_used */
+	if (bytes)
+		sq->used = true;
 	if (q->qn - q->qh == 1)
 		activate(s, sq->id, q);
-}
-
-void fl_flow_start(struct fab_sim *s, struct sim_flow *f)
-{
-	for (uint32_t k = 0; k < f->nqps; k++) {
-		fab_bytes bytes = f->spec.bytes / f->nqps + (k < f->spec.bytes % f->nqps ? 1 : 0);
-		fl_post(s, s->qps[f->first_qp + k], bytes, (uint32_t)(f - s->flows), 0);
-	}
 }
 
 static void grow_u32(uint32_t **p, size_t *cap, size_t need)
@@ -453,7 +451,7 @@ static void comp_port(struct fl_state *fl, uint32_t port, uint32_t st, uint32_t 
 
 /* New rates for the component of the dirty ports: the ports and transfers
  * reachable from them through shared ports. */
-static void recompute(struct fab_sim *s)
+static void recompute(struct flsim *s)
 {
 	struct fl_state *fl = s->fl;
 	uint32_t st = ++fl->stamp, np = 0, nq = 0;
@@ -507,10 +505,10 @@ static void recompute(struct fab_sim *s)
 		uint32_t id = fl->cqps[k];
 		struct fl_qp *q = &fl->qps[id];
 		double r = fl->crate[k];
-		q->rem -= q->rate * (double)(s->now_ps - q->t_last);
+		q->rem -= q->rate * (double)(s->c.now_ps - q->t_last);
 		if (q->rem < 0)
 			q->rem = 0;
-		q->t_last = s->now_ps;
+		q->t_last = s->c.now_ps;
 		/* an unchanged rate keeps its completion time */
 		if (r == q->rate && q->hpos != NO_POS)
 			continue;
@@ -524,16 +522,16 @@ static void recompute(struct fab_sim *s)
 }
 
 /* the head message's last byte has left the source */
-static void on_done(struct fab_sim *s, uint32_t id)
+static void on_done(struct flsim *s, uint32_t id)
 {
 	struct fl_qp *q = &s->fl->qps[id];
 	fl_done_clear(s->fl, id);
 	struct fl_msg m = q->q[q->qh++];
 	/* the counters the packet engine keeps per frame, per message here */
-	uint64_t pkts = (m.bytes + s->fp.mtu - 1) / s->fp.mtu;
-	uint64_t frames = m.bytes + pkts * FAB_ROCE_FRAME_OVERHEAD;
+	uint64_t pkts = (m.bytes + s->c.fp.mtu - 1) / s->c.fp.mtu;
+	uint64_t frames = m.bytes + pkts * fab_sim_wire(&s->c)->data_overhead;
 	for (uint32_t h = 0; h < q->nfwd; h++) {
-		struct sim_port *p = &s->ports[q->path[h]], *peer = &s->ports[p->peer];
+		struct fl_link *p = &s->ports[q->path[h]], *peer = &s->ports[p->peer];
 		p->st.tx_bytes += frames;
 		p->st.tx_wire_bytes += frames + pkts * FAB_WIRE_PREAMBLE_IFG;
 		p->st.tx_pkts += pkts;
@@ -541,20 +539,20 @@ static void on_done(struct fab_sim *s, uint32_t id)
 		peer->st.rx_bytes += frames;
 		peer->st.rx_pkts += pkts;
 	}
-	s->tot.data_tx_bytes += m.bytes;
-	s->tot.data_rx_bytes += m.bytes;
-	s->tot.data_pkts += pkts;
+	s->c.tot.data_tx_bytes += m.bytes;
+	s->c.tot.data_rx_bytes += m.bytes;
+	s->c.tot.data_pkts += pkts;
 	if (m.flow != NO_FLOW) {
-		struct sim_flow *f = &s->flows[m.flow];
+		struct sim_flow *f = &s->c.flows[m.flow];
 		f->st.delivered_bytes += m.bytes;
 		f->st.data_pkts += pkts;
 	}
 	if (s->fl->fifo && q->nfwd > 1) /* its last byte goes through the queues */
 		fq_sent(s, id, m.flow, m.cookie);
 	else if (m.flow != NO_FLOW)
-		fab_eq_push(&s->eq, s->now_ps + q->tail_ps + q->ack_ps, EV_FL_DELIVER, &s->flows[m.flow], 0);
+		fab_eq_push(&s->c.eq, s->c.now_ps + q->tail_ps + q->ack_ps, EV_FL_DELIVER, &s->c.flows[m.flow], 0);
 	else
-		fab_eq_push(&s->eq, s->now_ps + q->tail_ps, EV_FL_DELIVER, NULL, m.cookie);
+		fab_eq_push(&s->c.eq, s->c.now_ps + q->tail_ps, EV_FL_DELIVER, NULL, m.cookie);
 	if (q->qh < q->qn) {
 		activate(s, id, q);
 	} else if (s->fl->fifo) {
@@ -571,24 +569,21 @@ static void on_done(struct fab_sim *s, uint32_t id)
 	}
 }
 
-static void on_deliver(struct fab_sim *s, struct sim_flow *f, uint32_t cookie)
+static void on_deliver(struct flsim *s, struct sim_flow *f, uint32_t cookie)
 {
 	if (!f) {
-		if (s->hooks.delivered)
-			s->hooks.delivered(s->hooks.ctx, cookie);
+		if (s->c.hooks.delivered)
+			s->c.hooks.delivered(s->c.hooks.ctx, cookie);
 		return;
 	}
-	if (++f->qps_done == f->nqps) {
-		f->st.finish_ps = s->now_ps;
-		s->tot.flows_done++;
-	}
+	sim_flow_qp_done(&s->c, f);
 }
 
-static void on_fault(struct fab_sim *s, const struct fab_fault *f, int what)
+static void on_fault(struct flsim *s, const struct fab_fault *f, int what)
 {
 	if (f->kind != FAB_FAULT_DEGRADE || what == 2)
 		return;
-	fab_rate_bps r = what == 1 ? s->topo->ports[f->port].rate_bps : f->rate_bps;
+	fab_rate_bps r = what == 1 ? s->c.topo->ports[f->port].rate_bps : f->rate_bps;
 	uint32_t a = f->port, b = s->ports[a].peer;
 	s->ports[a].rate_bps = s->ports[b].rate_bps = r;
 	if (s->fl->fifo) {
@@ -602,49 +597,50 @@ static void on_fault(struct fab_sim *s, const struct fab_fault *f, int what)
 	fl_mark_dirty(s, b);
 }
 
-int fl_run(struct fab_sim *s, fab_time_ps end_ps)
+static int fl_run(struct fab_sim *sim, fab_time_ps end_ps)
 {
+	struct flsim *s = (struct flsim *)sim;
 	struct fl_state *fl = s->fl;
 	struct fab_ev ev;
 	uint64_t next_progress = 1u << 20;
 	for (;;) {
 		/* every change at this instant is in: new rates, once */
-		fab_time_ps next = FAB_MIN(fab_eq_peek_time(&s->eq), done_next(fl));
-		if (fl->dirty.n && next > FAB_MAX(s->now_ps, fl->dirty.since + (fl->urgent ? 0 : fl->batch_ps))) {
+		fab_time_ps next = FAB_MIN(fab_eq_peek_time(&s->c.eq), done_next(fl));
+		if (fl->dirty.n && next > FAB_MAX(s->c.now_ps, fl->dirty.since + (fl->urgent ? 0 : fl->batch_ps))) {
 			fl->urgent = false;
 			if (fl->fifo)
 				fq_nics(s);
 			else
 				recompute(s);
-			next = FAB_MIN(fab_eq_peek_time(&s->eq), done_next(fl));
+			next = FAB_MIN(fab_eq_peek_time(&s->c.eq), done_next(fl));
 		}
-		if (fl->touch.n && next > FAB_MAX(s->now_ps, fl->touch.since + fl->batch_ps)) {
+		if (fl->touch.n && next > FAB_MAX(s->c.now_ps, fl->touch.since + fl->batch_ps)) {
 			fq_refresh(s);
-			next = FAB_MIN(fab_eq_peek_time(&s->eq), done_next(fl));
+			next = FAB_MIN(fab_eq_peek_time(&s->c.eq), done_next(fl));
 		}
-		if (!(s->tot.flows_done < s->nflows || s->holds) || next == FAB_TIME_NEVER)
+		if (!(s->c.tot.flows_done < s->c.nflows || s->c.holds) || next == FAB_TIME_NEVER)
 			break;
 		if (end_ps && next > end_ps) {
-			s->now_ps = end_ps;
-			s->tot.stopped_by_end_time = true;
+			s->c.now_ps = end_ps;
+			s->c.tot.stopped_by_end_time = true;
 			break;
 		}
-		s->now_ps = next;
+		s->c.now_ps = next;
 		/* a transfer ending at the same time as an event goes first */
 		if (done_next(fl) == next) {
-			s->eq.popped++; /* counted as an event */
+			s->c.eq.popped++; /* counted as an event */
 			on_done(s, fl->heap[0]);
-			sim_report_progress(s, &next_progress);
+			sim_report_progress(&s->c, &next_progress);
 			continue;
 		}
-		fab_eq_pop(&s->eq, &ev);
-		if (sim_workload_event(s, &ev)) {
-			sim_report_progress(s, &next_progress);
+		fab_eq_pop(&s->c.eq, &ev);
+		if (sim_workload_event(&s->c, &ev)) {
+			sim_report_progress(&s->c, &next_progress);
 			continue;
 		}
 		switch (ev.type) {
 		case EV_FLOW_START:
-			fl_flow_start(s, ev.obj);
+			sim_flow_start(&s->c, ev.obj);
 			break;
 		case EV_FAULT:
 			on_fault(s, ev.obj, (int)ev.arg);
@@ -656,19 +652,80 @@ int fl_run(struct fab_sim *s, fab_time_ps end_ps)
 			fq_event(s, &ev);
 			break;
 		}
-		sim_report_progress(s, &next_progress);
+		sim_report_progress(&s->c, &next_progress);
 	}
 	/* bytes are counted when a message has left whole: nothing is in
 	 * flight in the books */
-	s->tot.events = s->eq.popped;
-	s->tot.end_ps = s->now_ps;
-	s->tot.data_inflight_bytes = 0;
+	s->c.tot.events = s->c.eq.popped;
+	s->c.tot.end_ps = s->c.now_ps;
+	s->c.tot.data_inflight_bytes = 0;
 	return 0;
 }
 
-void fl_stats(const struct fab_sim *s, uint64_t *recomputes, double *mean_component)
+static void fl_stats(const struct fab_sim *sim, uint64_t *recomputes, double *mean_component)
 {
-	const struct fl_state *fl = s->fl;
-	*recomputes = fl ? fl->recomputes : 0;
-	*mean_component = fl && fl->recomputes ? (double)fl->comp_qps / (double)fl->recomputes : 0;
+	const struct fl_state *fl = ((const struct flsim *)sim)->fl;
+	*recomputes = fl->recomputes;
+	*mean_component = fl->recomputes ? (double)fl->comp_qps / (double)fl->recomputes : 0;
+}
+
+static void fl_server_changed(struct fab_sim *sim)
+{
+	fl_set_rates((struct flsim *)sim);
+}
+
+static void fl_port_stats(const struct fab_sim *sim, struct fab_port_stats *out)
+{
+	const struct flsim *s = (const struct flsim *)sim;
+	for (uint32_t i = 0; i < s->c.topo->nports; i++)
+		out[i] = s->ports[i].st;
+}
+
+static fab_rate_bps fl_port_rate(const struct fab_sim *sim, uint32_t port)
+{
+	return ((const struct flsim *)sim)->ports[port].rate_bps;
+}
+
+static void fl_engine_free(struct fab_sim *sim)
+{
+	struct flsim *s = (struct flsim *)sim;
+	fl_free(s);
+	free(s->ports);
+	sim_core_free(&s->c);
+	free(s);
+}
+
+static const struct sim_engine_ops flow_ops = {
+	.name = "flow",
+	.conn_size = sizeof(struct sim_conn),
+	.post = fl_post,
+	.server_changed = fl_server_changed,
+	.run = fl_run,
+	.free = fl_engine_free,
+	.port_stats = fl_port_stats,
+	.port_rate = fl_port_rate,
+	.engine_stats = fl_stats,
+};
+
+struct fab_sim *fab_flow_new(const struct fab_topo *topo, const struct fab_fabric_params *fp,
+			     uint64_t seed, const struct fab_sim_flow *flows, size_t nflows,
+			     struct fab_err *err)
+{
+	struct flsim *s = fab_xcalloc(1, sizeof *s);
+	s->ports = fab_xcalloc(topo->nports, sizeof *s->ports);
+	for (uint32_t i = 0; i < topo->nports; i++) {
+		const struct fab_port *tp = &topo->ports[i];
+		s->ports[i].rate_bps = tp->rate_bps;
+		s->ports[i].delay_ps = tp->delay_ps;
+		s->ports[i].peer = tp->peer;
+		s->ports[i].is_switch = topo->nodes[tp->node].kind == FAB_NODE_SWITCH;
+	}
+	if (!sim_core_init(&s->c, &flow_ops, topo, fp, seed, flows, nflows, err)) {
+		free(s->ports);
+		sim_core_free(&s->c);
+		free(s);
+		return NULL;
+	}
+	fl_init(s);
+	return &s->c;
 }

@@ -75,24 +75,24 @@ struct fq_rec {
 #define FQ_EMPTY 1e-3 /* bytes: a queue this short is empty */
 #define FQ_TOL 1e-3   /* relative: smaller changes of a rate are not passed on */
 
-void fq_init(struct fab_sim *s)
+void fq_init(struct flsim *s)
 {
 	struct fl_state *fl = s->fl;
 	fl->fifo = true;
-	fl->fq = fab_xcalloc(s->topo->nports, sizeof *fl->fq);
-	for (uint32_t i = 0; i < s->topo->nports; i++) {
+	fl->fq = fab_xcalloc(s->c.topo->nports, sizeof *fl->fq);
+	for (uint32_t i = 0; i < s->c.topo->nports; i++) {
 		fl->fq[i].scale = fl->fq[i].scale_sent = 1;
 		fl->fq[i].drain_ps = FAB_TIME_NEVER;
 	}
 	fl->free_rec = UINT32_MAX;
 }
 
-void fq_free(struct fab_sim *s)
+void fq_free(struct flsim *s)
 {
 	struct fl_state *fl = s->fl;
 	if (!fl->fq)
 		return;
-	for (uint32_t i = 0; i < s->topo->nports; i++) {
+	for (uint32_t i = 0; i < s->c.topo->nports; i++) {
 		free(fl->fq[i].pend);
 		free(fl->fq[i].chg);
 	}
@@ -132,10 +132,10 @@ static double cap(const struct fl_state *fl, uint32_t port)
 
 /* from leaving hop h to arriving at hop h + 1: propagation, and a packet's
  * store-and-forward out of a switch (as fl's tail_ps adds them up) */
-static fab_time_ps hop_lat(const struct fab_sim *s, const struct fl_qp *q, uint32_t h)
+static fab_time_ps hop_lat(const struct flsim *s, const struct fl_qp *q, uint32_t h)
 {
-	const struct sim_port *p = &s->ports[q->path[h]];
-	return p->delay_ps + (h ? fab_ser_ps(s->fp.mtu + FAB_ROCE_WIRE_OVERHEAD, p->rate_bps) : 0);
+	const struct fl_link *p = &s->ports[q->path[h]];
+	return p->delay_ps + (h ? fab_ser_ps(fab_wire_data_bytes(fab_sim_wire(&s->c), s->c.fp.mtu), p->rate_bps) : 0);
 }
 
 /* the time a byte arriving now leaves the port */
@@ -147,7 +147,7 @@ static fab_time_ps leave_at(const struct fl_state *fl, uint32_t port, fab_time_p
 
 /* transfer id's rates at hop h changed: it joins the port and its list of
  * changes */
-static void changed(struct fab_sim *s, uint32_t id, struct fl_qp *q, uint32_t h)
+static void changed(struct flsim *s, uint32_t id, struct fl_qp *q, uint32_t h)
 {
 	struct fq_port *f = &s->fl->fq[q->path[h]];
 	if (q->pos[h] == NO_POS)
@@ -160,7 +160,7 @@ static void changed(struct fab_sim *s, uint32_t id, struct fl_qp *q, uint32_t h)
 }
 
 /* the bytes of transfer id at hop h now leave with rate r (of what came in) */
-static void view_out(struct fab_sim *s, uint32_t id, uint32_t h, double r)
+static void view_out(struct flsim *s, uint32_t id, uint32_t h, double r)
 {
 	struct fl_state *fl = s->fl;
 	struct fl_qp *q = &fl->qps[id];
@@ -174,7 +174,7 @@ static void view_out(struct fab_sim *s, uint32_t id, uint32_t h, double r)
 
 /* the changes waiting in the port's queue whose bytes leave by `until`
  * reach what leaves; true if any did */
-static bool let_through(struct fab_sim *s, uint32_t port, fab_time_ps until)
+static bool let_through(struct flsim *s, uint32_t port, fab_time_ps until)
 {
 	struct fq_port *f = &s->fl->fq[port];
 	bool any = false;
@@ -189,11 +189,11 @@ static bool let_through(struct fab_sim *s, uint32_t port, fab_time_ps until)
 
 /* the backlog brought up to now; an emptied queue lets every waiting change
  * through */
-static void settle(struct fab_sim *s, uint32_t port)
+static void settle(struct flsim *s, uint32_t port)
 {
 	struct fl_state *fl = s->fl;
 	struct fq_port *f = &fl->fq[port];
-	fab_time_ps dt = s->now_ps - f->t_backlog;
+	fab_time_ps dt = s->c.now_ps - f->t_backlog;
 	if (dt) {
 		double b0 = f->backlog, b1 = b0 + (f->ain - cap(fl, port)) * (double)dt;
 		if (b1 < FQ_EMPTY)
@@ -203,7 +203,7 @@ static void settle(struct fab_sim *s, uint32_t port)
 		if ((uint64_t)b1 > st->max_queue_bytes)
 			st->max_queue_bytes = (uint64_t)b1;
 		f->backlog = b1;
-		f->t_backlog = s->now_ps;
+		f->t_backlog = s->c.now_ps;
 	}
 	if (f->backlog == 0)
 		let_through(s, port, FAB_TIME_NEVER);
@@ -217,23 +217,23 @@ static bool moved(double sent, double r)
 	return r != sent && (r == 0 || sent == 0 || fabs(r - sent) > FQ_TOL * sent);
 }
 
-static void send_rate(struct fab_sim *s, uint32_t id, uint32_t h, double r, fab_time_ps t)
+static void send_rate(struct flsim *s, uint32_t id, uint32_t h, double r, fab_time_ps t)
 {
 	struct fl_state *fl = s->fl;
 	uint32_t i = rec_new(fl);
 	fl->rec[i] = (struct fq_rec){.qp = id, .hop = h, .rate = r};
-	fab_eq_push(&s->eq, t, EV_FQ_IN, NULL, i);
+	fab_eq_push(&s->c.eq, t, EV_FQ_IN, NULL, i);
 }
 
 /* transfer id at hop h leaves at its share of what the port sends: passed
  * on to its next port if that moved */
-static void pass_on(struct fab_sim *s, struct fq_port *f, uint32_t id, uint32_t h)
+static void pass_on(struct flsim *s, struct fq_port *f, uint32_t id, uint32_t h)
 {
 	struct fl_qp *q = &s->fl->qps[id];
 	double *fh = q->fh + 3 * h, out = fh[1] * f->scale;
 	if (h + 1 < q->nfwd && moved(fh[2], out)) {
 		fh[2] = out;
-		send_rate(s, id, h + 1, out, s->now_ps + hop_lat(s, q, h));
+		send_rate(s, id, h + 1, out, s->c.now_ps + hop_lat(s, q, h));
 	}
 	if (fh[0] == 0 && fh[1] == 0)
 		fl_member_remove(s, q, h);
@@ -242,7 +242,7 @@ static void pass_on(struct fab_sim *s, struct fq_port *f, uint32_t id, uint32_t 
 /* The port's transfers leave at their share of what it sends.  When its
  * scale moved (by more than half the tolerance since they were all last
  * passed on), every one of them moves; otherwise only those that changed. */
-static void refresh(struct fab_sim *s, uint32_t port)
+static void refresh(struct flsim *s, uint32_t port)
 {
 	struct fl_state *fl = s->fl;
 	struct fq_port *f = &fl->fq[port];
@@ -264,22 +264,22 @@ static void refresh(struct fab_sim *s, uint32_t port)
 	f->nchg = 0;
 	/* when it empties, if nothing changes */
 	double dt = f->backlog > 0 && f->ain < c ? ceil(f->backlog / (c - f->ain)) : INFINITY;
-	fab_time_ps t = dt < 1e16 ? s->now_ps + (fab_time_ps)dt : FAB_TIME_NEVER; /* (ain a hair under c: never) */
+	fab_time_ps t = dt < 1e16 ? s->c.now_ps + (fab_time_ps)dt : FAB_TIME_NEVER; /* (ain a hair under c: never) */
 	if (t != f->drain_ps) {
 		f->drain_ps = t;
 		if (t != FAB_TIME_NEVER)
-			fab_eq_push(&s->eq, t, EV_FQ_DRAIN, NULL, port);
+			fab_eq_push(&s->c.eq, t, EV_FQ_DRAIN, NULL, port);
 	}
 }
 
 /* the port is refreshed once at the end of the instant, however many
  * changes reach it at it (with flow.batch, once within that time) */
-static void touch(struct fab_sim *s, uint32_t port)
+static void touch(struct flsim *s, uint32_t port)
 {
-	fl_due_add(&s->fl->touch, &s->fl->fq[port].touched, port, s->now_ps);
+	fl_due_add(&s->fl->touch, &s->fl->fq[port].touched, port, s->c.now_ps);
 }
 
-void fq_refresh(struct fab_sim *s)
+void fq_refresh(struct flsim *s)
 {
 	struct fl_state *fl = s->fl;
 	for (uint32_t i = 0; i < fl->touch.n; i++) {
@@ -291,7 +291,7 @@ void fq_refresh(struct fab_sim *s)
 }
 
 /* transfer id's rate into hop h is r from now */
-static void rate_in(struct fab_sim *s, uint32_t id, uint32_t h, double r)
+static void rate_in(struct flsim *s, uint32_t id, uint32_t h, double r)
 {
 	struct fl_state *fl = s->fl;
 	struct fl_qp *q = &fl->qps[id];
@@ -316,19 +316,19 @@ static void rate_in(struct fab_sim *s, uint32_t id, uint32_t h, double r)
 			f->pcap = n;
 			f->ph = 0;
 		}
-		fab_time_ps t = leave_at(fl, port, s->now_ps);
+		fab_time_ps t = leave_at(fl, port, s->c.now_ps);
 		if (f->pn && f->pend[(f->ph + f->pn - 1) % f->pcap].t > t)
 			t = f->pend[(f->ph + f->pn - 1) % f->pcap].t; /* never before the change ahead */
 		f->pend[(f->ph + f->pn) % f->pcap] = (struct fq_pend){t, id, h, r};
 		if (!f->pn++)
-			fab_eq_push(&s->eq, t, EV_FQ_OUT, NULL, port);
+			fab_eq_push(&s->c.eq, t, EV_FQ_OUT, NULL, port);
 	}
 	touch(s, port);
 }
 
 /* the ACKs crossing a port changed by d: its capacity (a NIC's: its queue
  * pairs' rates) */
-static void ack_changed(struct fab_sim *s, uint32_t port, double d)
+static void ack_changed(struct flsim *s, uint32_t port, double d)
 {
 	struct fl_state *fl = s->fl;
 	struct fq_port *f = &fl->fq[port];
@@ -347,7 +347,7 @@ static void ack_changed(struct fab_sim *s, uint32_t port, double d)
 }
 
 /* a degraded link: the port's payload rate is r from now */
-void fq_port_rate(struct fab_sim *s, uint32_t port, double r)
+void fq_port_rate(struct flsim *s, uint32_t port, double r)
 {
 	if (!s->ports[port].is_switch) {
 		s->fl->ports[port].payload_per_ps = r;
@@ -360,14 +360,14 @@ void fq_port_rate(struct fab_sim *s, uint32_t port, double r)
 }
 
 /* the source sends queue pair id at r: its ACKs come back at that rate */
-void fq_source_rate(struct fab_sim *s, uint32_t id, double r)
+void fq_source_rate(struct flsim *s, uint32_t id, double r)
 {
 	struct fl_state *fl = s->fl;
 	struct fl_qp *q = &fl->qps[id];
-	q->rem -= q->rate * (double)(s->now_ps - q->t_last);
+	q->rem -= q->rate * (double)(s->c.now_ps - q->t_last);
 	if (q->rem < 0)
 		q->rem = 0;
-	q->t_last = s->now_ps;
+	q->t_last = s->c.now_ps;
 	if (r == q->rate && (r == 0 || q->hpos != NO_POS))
 		return;
 	double d = fl->ack_frac * (r - q->rate);
@@ -380,7 +380,7 @@ void fq_source_rate(struct fab_sim *s, uint32_t id, double r)
 		fl_done_clear(fl, id);
 	if (q->nfwd > 1 && moved(q->fh[2], r)) {
 		q->fh[2] = r;
-		send_rate(s, id, 1, r, s->now_ps + hop_lat(s, q, 0));
+		send_rate(s, id, 1, r, s->c.now_ps + hop_lat(s, q, 0));
 	}
 }
 
@@ -388,7 +388,7 @@ void fq_source_rate(struct fab_sim *s, uint32_t id, double r)
  * robin, an equal share of its payload rate less the ACKs it sends.  A
  * rate changes the ACKs other NICs send, and so theirs: those join the
  * list (changes under 1e-4 of the line are let be). */
-void fq_nics(struct fab_sim *s)
+void fq_nics(struct flsim *s)
 {
 	struct fl_state *fl = s->fl;
 	for (uint32_t i = 0; i < fl->dirty.n; i++) {
@@ -410,16 +410,16 @@ void fq_nics(struct fab_sim *s)
 
 /* a message's last byte has left the source (a little early where the
  * NIC's round robin puts it ahead: fl_finish_at) */
-void fq_sent(struct fab_sim *s, uint32_t id, uint32_t flow, uint32_t cookie)
+void fq_sent(struct flsim *s, uint32_t id, uint32_t flow, uint32_t cookie)
 {
 	struct fl_state *fl = s->fl;
 	struct fl_qp *q = &fl->qps[id];
 	uint32_t i = rec_new(fl);
 	fl->rec[i] = (struct fq_rec){.qp = id, .hop = 1, .flow = flow, .cookie = cookie};
-	fab_eq_push(&s->eq, s->now_ps + hop_lat(s, q, 0), EV_FQ_MARK, NULL, i);
+	fab_eq_push(&s->c.eq, s->c.now_ps + hop_lat(s, q, 0), EV_FQ_MARK, NULL, i);
 }
 
-static void on_mark(struct fab_sim *s, uint32_t i)
+static void on_mark(struct flsim *s, uint32_t i)
 {
 	struct fl_state *fl = s->fl;
 	struct fq_rec m = fl->rec[i];
@@ -428,20 +428,20 @@ static void on_mark(struct fab_sim *s, uint32_t i)
 	uint32_t port = q->path[m.hop];
 	settle(s, port);
 	touch(s, port);
-	fab_time_ps t = leave_at(fl, port, s->now_ps) + hop_lat(s, q, m.hop);
+	fab_time_ps t = leave_at(fl, port, s->c.now_ps) + hop_lat(s, q, m.hop);
 	if (m.hop + 1u < q->nfwd) {
 		m.hop++;
 		uint32_t j = rec_new(fl);
 		fl->rec[j] = m;
-		fab_eq_push(&s->eq, t, EV_FQ_MARK, NULL, j);
+		fab_eq_push(&s->c.eq, t, EV_FQ_MARK, NULL, j);
 	} else if (m.flow != NO_FLOW) {
-		fab_eq_push(&s->eq, t + q->ack_ps, EV_FL_DELIVER, &s->flows[m.flow], 0);
+		fab_eq_push(&s->c.eq, t + q->ack_ps, EV_FL_DELIVER, &s->c.flows[m.flow], 0);
 	} else {
-		fab_eq_push(&s->eq, t, EV_FL_DELIVER, NULL, m.cookie);
+		fab_eq_push(&s->c.eq, t, EV_FL_DELIVER, NULL, m.cookie);
 	}
 }
 
-void fq_event(struct fab_sim *s, const struct fab_ev *ev)
+void fq_event(struct flsim *s, const struct fab_ev *ev)
 {
 	struct fl_state *fl = s->fl;
 	switch (ev->type) {
@@ -454,13 +454,13 @@ void fq_event(struct fab_sim *s, const struct fab_ev *ev)
 	case EV_FQ_OUT: {
 		struct fq_port *f = &fl->fq[ev->arg];
 		settle(s, ev->arg); /* (an emptied queue let them all through) */
-		if (let_through(s, ev->arg, s->now_ps) && f->pn) /* the new head's turn */
-			fab_eq_push(&s->eq, f->pend[f->ph].t, EV_FQ_OUT, NULL, ev->arg);
+		if (let_through(s, ev->arg, s->c.now_ps) && f->pn) /* the new head's turn */
+			fab_eq_push(&s->c.eq, f->pend[f->ph].t, EV_FQ_OUT, NULL, ev->arg);
 		touch(s, ev->arg);
 		break;
 	}
 	case EV_FQ_DRAIN:
-		if (fl->fq[ev->arg].drain_ps != s->now_ps)
+		if (fl->fq[ev->arg].drain_ps != s->c.now_ps)
 			break; /* stale */
 		settle(s, ev->arg);
 		fl->fq[ev->arg].backlog = 0; /* (what rounding left) */

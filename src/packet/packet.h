@@ -1,0 +1,13 @@
+/*
+ * packet.h - the packet-level engine (`engine: packet`), behind sim.h.
+ */
+#ifndef FAB_PACKET_H
+#define FAB_PACKET_H
+
+#include "../sim/sim.h"
+
+struct fab_sim *fab_packet_new(const struct fab_topo *topo, const struct fab_fabric_params *fp,
+			       uint64_t seed, const struct fab_sim_flow *flows, size_t nflows,
+			       struct fab_err *err);
+
+#endif

@@ -1,0 +1,334 @@
+/*
+ * core.c - what every engine does alike (see engine.h): the scenario's
+ * flows and the connections between NICs, their 5-tuples and ECMP paths,
+ * NVLink transfers inside a server, the workload's timers and holds, fault
+ * scheduling, the interface of sim.h over an engine's table of operations.
+ */
+#include <stdlib.h>
+
+#include "../base/rng.h"
+#include "engine.h"
+#include "wire.h"
+
+bool sim_core_init(struct fab_sim *s, const struct sim_engine_ops *ops,
+		   const struct fab_topo *topo, const struct fab_fabric_params *fp, uint64_t seed,
+		   const struct fab_sim_flow *flows, size_t nflows, struct fab_err *err)
+{
+	s->ops = ops;
+	s->topo = topo;
+	s->fp = *fp;
+	s->seed = seed;
+	fab_eq_init(&s->eq);
+	s->ecmp_seed = fab_xcalloc(topo->nswitches ? topo->nswitches : 1, sizeof *s->ecmp_seed);
+	struct fab_rng seeds;
+	fab_rng_init(&seeds, fp->ecmp_seed, FAB_RNG_ECMP_SEED);
+	uint64_t same = fab_rng_next(&seeds);
+	for (uint32_t n = 0; n < topo->nnodes; n++) {
+		uint32_t si = topo->switch_index[n];
+		if (si != UINT32_MAX)
+			s->ecmp_seed[si] = fp->ecmp_same_hash ? same : fab_rng_next(&seeds);
+	}
+	s->nflows = (uint32_t)nflows;
+	s->flows = fab_xcalloc(nflows ? nflows : 1, sizeof *s->flows);
+	for (size_t i = 0; i < nflows; i++) {
+		const struct fab_sim_flow *f = &flows[i];
+		if (f->src_nic >= topo->nnics || f->dst_nic >= topo->nnics ||
+		    f->src_nic == f->dst_nic || !f->bytes || !f->qps || f->prio >= FAB_NPRIO) {
+			fab_err_set(err, FAB_EINVAL, "flow %u: invalid endpoints, size or queue pairs",
+				    f->id);
+			return false;
+		}
+		s->flows[i].spec = *f;
+		s->flows[i].nqps = (fab_bytes)f->qps > f->bytes ? (uint32_t)f->bytes : f->qps;
+		s->flows[i].st.finish_ps = FAB_TIME_NEVER;
+	}
+	for (uint32_t i = 0; i < s->nflows; i++) {
+		struct sim_flow *f = &s->flows[i];
+		f->first_qp = s->nqps;
+		for (uint32_t k = 0; k < f->nqps; k++)
+			sim_conn_open(s, f->spec.src_nic, f->spec.dst_nic, f->spec.prio);
+		fab_eq_push(&s->eq, f->spec.start_ps, EV_FLOW_START, f, 0);
+	}
+	return true;
+}
+
+void sim_core_free(struct fab_sim *s)
+{
+	fab_eq_free(&s->eq);
+	free(s->ecmp_seed);
+	for (uint32_t i = 0; i < s->nqps; i++)
+		free(s->qps[i]);
+	free(s->qps);
+	free(s->nvl_free_ps);
+	free(s->flows);
+	free(s->series);
+	free(s->fseries);
+	for (uint32_t i = 0; i < s->nfaults; i++)
+		free(s->faults[i]);
+	free(s->faults);
+	free(s->port_stats_out);
+	free(s->flow_stats_out);
+	free(s->flow_specs_out);
+}
+
+struct sim_conn *sim_conn_open(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint8_t prio)
+{
+	if (s->nqps == s->cap_qps) {
+		s->cap_qps = s->cap_qps ? 2 * s->cap_qps : 256;
+		s->qps = fab_xrealloc(s->qps, s->cap_qps, sizeof *s->qps);
+	}
+	struct sim_conn *c = fab_xcalloc(1, s->ops->conn_size);
+	c->id = s->nqps;
+	s->qps[s->nqps++] = c;
+	c->src_nic = src_nic;
+	c->dst_nic = dst_nic;
+	c->prio = prio;
+	/* the UDP source port identifies the connection's 5-tuple */
+	c->sport = (uint16_t)(49152 + fab_mix64(s->seed ^ (0x51ed270bULL + c->id)) % 16384);
+	uint64_t ips = ((uint64_t)src_nic << 32) | dst_nic;
+	uint64_t rips = ((uint64_t)dst_nic << 32) | src_nic;
+	uint64_t l4 = ((uint64_t)c->sport << 16) | fab_sim_wire(s)->udp_dport;
+	c->hash_fwd = fab_mix64(fab_mix64(ips) ^ l4 ^ 17);
+	c->hash_rev = fab_mix64(fab_mix64(rips) ^ l4 ^ 17);
+	if (s->ops->conn_init)
+		s->ops->conn_init(s, c);
+	return c;
+}
+
+void sim_flow_start(struct fab_sim *s, struct sim_flow *f)
+{
+	for (uint32_t k = 0; k < f->nqps; k++)
+		s->ops->post(s, s->qps[f->first_qp + k], sim_flow_share(f, k), (uint32_t)(f - s->flows), 0);
+}
+
+double sim_nic_line_bps(const struct fab_sim *s, uint32_t nic)
+{
+	uint32_t port = s->topo->nodes[s->topo->nic_node[nic]].first_port;
+	return sim_pcie_cap(s, (double)s->ops->port_rate(s, port));
+}
+
+uint32_t sim_path(const struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint64_t hash,
+		  uint32_t *ports, uint32_t max)
+{
+	const struct fab_topo *t = s->topo;
+	uint32_t n = 0, port = t->nodes[t->nic_node[src_nic]].first_port;
+	while (n < max) {
+		ports[n++] = port;
+		uint32_t node = t->ports[t->ports[port].peer].node;
+		if (t->nodes[node].kind != FAB_NODE_SWITCH)
+			break;
+		uint32_t cnt;
+		const uint32_t *hops = fab_topo_routes(t, node, dst_nic, &cnt);
+		if (!cnt)
+			break;
+		port = cnt == 1 ? hops[0] : hops[fab_mix64(hash ^ s->ecmp_seed[t->switch_index[node]]) % cnt];
+	}
+	return n;
+}
+
+/* ---- the interface of sim.h ---- */
+
+void fab_sim_set_progress(struct fab_sim *s, fab_progress_fn fn, void *ctx)
+{
+	s->progress = fn;
+	s->progress_ctx = ctx;
+}
+
+int fab_sim_run(struct fab_sim *s, fab_time_ps end_ps)
+{
+	return s->ops->run(s, end_ps);
+}
+
+void fab_sim_free(struct fab_sim *s)
+{
+	if (!s)
+		return;
+	s->ops->free(s); /* its own state, then sim_core_free */
+}
+
+void fab_sim_set_hooks(struct fab_sim *s, const struct fab_sim_hooks *h)
+{
+	s->hooks = *h;
+}
+
+void fab_sim_set_server(struct fab_sim *s, const struct fab_server_params *sp)
+{
+	s->server = *sp;
+	s->ops->server_changed(s);
+}
+
+void fab_sim_add_fault(struct fab_sim *s, const struct fab_fault *f)
+{
+	if (f->kind == FAB_FAULT_SLOW_GPU)
+		return;
+	struct fab_fault *copy = fab_xcalloc(1, sizeof *copy);
+	*copy = *f;
+	s->faults = fab_xrealloc(s->faults, s->nfaults + 1, sizeof *s->faults);
+	s->faults[s->nfaults++] = copy;
+	fab_eq_push(&s->eq, f->start_ps, EV_FAULT, copy, 0);
+	if (f->end_ps > f->start_ps)
+		fab_eq_push(&s->eq, f->end_ps, EV_FAULT, copy, 1);
+}
+
+uint32_t fab_sim_open(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint8_t prio)
+{
+	return sim_conn_open(s, src_nic, dst_nic, prio)->id;
+}
+
+void fab_sim_post(struct fab_sim *s, uint32_t conn, fab_bytes bytes, uint32_t cookie)
+{
+	s->ops->post(s, s->qps[conn], bytes, NO_FLOW, cookie);
+}
+
+void fab_sim_post_local(struct fab_sim *s, uint32_t src_gpu, uint32_t dst_gpu, fab_bytes bytes,
+			uint32_t cookie)
+{
+	(void)dst_gpu; /* the NVSwitch does not block: only the sender's egress serialises */
+	if (!s->nvl_free_ps)
+		s->nvl_free_ps = fab_xcalloc(s->topo->ngpus, sizeof *s->nvl_free_ps);
+	fab_time_ps start = FAB_MAX(s->now_ps, s->nvl_free_ps[src_gpu]);
+	fab_time_ps ser = s->server.nvlink_bps ? fab_ser_ps(bytes, s->server.nvlink_bps) : 0;
+	s->nvl_free_ps[src_gpu] = start + ser;
+	fab_eq_push(&s->eq, start + ser + s->server.nvlink_lat_ps, EV_LOCAL, NULL, cookie);
+}
+
+void fab_sim_timer(struct fab_sim *s, fab_time_ps at_ps, uint32_t arg)
+{
+	fab_eq_push(&s->eq, FAB_MAX(at_ps, s->now_ps), EV_USER, NULL, arg);
+}
+
+void fab_sim_hold(struct fab_sim *s, int delta)
+{
+	s->holds = (uint64_t)((int64_t)s->holds + delta);
+}
+
+fab_time_ps fab_sim_now(const struct fab_sim *s)
+{
+	return s->now_ps;
+}
+
+const struct fab_server_params *fab_sim_server(const struct fab_sim *s)
+{
+	return &s->server;
+}
+
+uint32_t fab_sim_mtu(const struct fab_sim *s)
+{
+	return s->fp.mtu;
+}
+
+const struct fab_fabric_params *fab_sim_fabric(const struct fab_sim *s)
+{
+	return &s->fp;
+}
+
+const struct fab_wire *fab_sim_wire(const struct fab_sim *s)
+{
+	return fab_wire_of(s->fp.transport);
+}
+
+const struct fab_topo *fab_sim_topo(const struct fab_sim *s)
+{
+	return s->topo;
+}
+
+const struct fab_port_stats *fab_sim_port_stats(const struct fab_sim *s)
+{
+	struct fab_sim *m = (struct fab_sim *)s;
+	if (!m->port_stats_out)
+		m->port_stats_out = fab_xcalloc(s->topo->nports, sizeof *m->port_stats_out);
+	s->ops->port_stats(s, m->port_stats_out);
+	return m->port_stats_out;
+}
+
+const struct fab_flow_stats *fab_sim_flow_stats(const struct fab_sim *s)
+{
+	struct fab_sim *m = (struct fab_sim *)s;
+	if (!m->flow_stats_out)
+		m->flow_stats_out = fab_xcalloc(s->nflows ? s->nflows : 1, sizeof *m->flow_stats_out);
+	for (uint32_t i = 0; i < s->nflows; i++)
+		m->flow_stats_out[i] = s->flows[i].st;
+	return m->flow_stats_out;
+}
+
+const struct fab_sim_flow *fab_sim_flows(const struct fab_sim *s, size_t *n)
+{
+	struct fab_sim *m = (struct fab_sim *)s;
+	if (!m->flow_specs_out)
+		m->flow_specs_out = fab_xcalloc(s->nflows ? s->nflows : 1, sizeof *m->flow_specs_out);
+	for (uint32_t i = 0; i < s->nflows; i++)
+		m->flow_specs_out[i] = s->flows[i].spec;
+	*n = s->nflows;
+	return m->flow_specs_out;
+}
+
+const struct fab_sim_totals *fab_sim_totals(const struct fab_sim *s)
+{
+	return &s->tot;
+}
+
+const struct fab_series_row *fab_sim_series(const struct fab_sim *s, size_t *n)
+{
+	*n = s->nseries;
+	return s->series;
+}
+
+const struct fab_flow_series_row *fab_sim_flow_series(const struct fab_sim *s, size_t *n)
+{
+	*n = s->nfseries;
+	return s->fseries;
+}
+
+uint32_t fab_sim_nqps(const struct fab_sim *s)
+{
+	return s->nqps;
+}
+
+bool fab_sim_qp_used(const struct fab_sim *s, uint32_t qp)
+{
+	return s->qps[qp]->used;
+}
+
+void fab_sim_qp_ends(const struct fab_sim *s, uint32_t qp, uint32_t *src_nic, uint32_t *dst_nic)
+{
+	*src_nic = s->qps[qp]->src_nic;
+	*dst_nic = s->qps[qp]->dst_nic;
+}
+
+uint32_t fab_sim_qp_path(const struct fab_sim *s, uint32_t qp, uint32_t *ports, uint32_t max)
+{
+	const struct sim_conn *c = s->qps[qp];
+	return sim_path(s, c->src_nic, c->dst_nic, c->hash_fwd, ports, max);
+}
+
+fab_time_ps fab_sim_conn_latency(const struct fab_sim *s, uint32_t conn)
+{
+	uint32_t path[64], n = fab_sim_qp_path(s, conn, path, 64);
+	uint32_t wire = fab_wire_data_bytes(fab_sim_wire(s), s->fp.mtu);
+	fab_time_ps t = 0;
+	for (uint32_t h = 0; h < n; h++)
+		t += s->topo->ports[path[h]].delay_ps +
+		     (h ? fab_ser_ps(wire, s->ops->port_rate(s, path[h])) : 0);
+	return t;
+}
+
+double fab_sim_conn_rate(const struct fab_sim *s, uint32_t conn)
+{
+	uint32_t path[64], n = fab_sim_qp_path(s, conn, path, 64);
+	double eff = fab_wire_efficiency(fab_sim_wire(s), s->fp.mtu), best = 1e300;
+	for (uint32_t h = 0; h < n; h++) {
+		double bps = (double)s->ops->port_rate(s, path[h]);
+		if (!h)
+			bps = sim_pcie_cap(s, bps);
+		best = FAB_MIN(best, bps * eff / 8);
+	}
+	return best;
+}
+
+void fab_sim_flow_engine_stats(const struct fab_sim *s, uint64_t *recomputes, double *mean_component)
+{
+	*recomputes = 0;
+	*mean_component = 0;
+	if (s->ops->engine_stats)
+		s->ops->engine_stats(s, recomputes, mean_component);
+}

@@ -1,0 +1,163 @@
+/*
+ * engine.h - what every engine behind sim.h keeps and implements.
+ *
+ * sim.h is the interface the workload, the output and the facade see.  An
+ * engine (the packet engine in src/packet/, the flow engine in src/flow/)
+ * embeds struct fab_sim as the first member of its own state and fills in a
+ * struct sim_engine_ops; core.c does everything the engines do alike: the
+ * scenario's flows and the connections (queue pairs) with their 5-tuple
+ * hashes and ECMP paths, NVLink transfers, the workload's timers, holds and
+ * hooks, faults' scheduling, the totals and the stats accessors.  Neither
+ * engine includes the other; the choice between them is made above both
+ * (src/engines.c).
+ */
+#ifndef FAB_SIM_ENGINE_H
+#define FAB_SIM_ENGINE_H
+
+#include "eq.h"
+#include "sim.h"
+
+/* Events every engine sees; an engine numbers its own from SIM_EV_ENGINE. */
+enum sim_ev_type {
+	EV_FLOW_START, /* obj sim_flow */
+	EV_USER,       /* arg: the workload's timer argument */
+	EV_LOCAL,      /* arg: cookie of an intra-server transfer that arrived */
+	EV_FAULT,      /* obj fault, arg 0 start / 1 end / 2 routing converged */
+	SIM_EV_ENGINE = 16,
+};
+
+/* A flow of the scenario: its queue pairs are first_qp .. first_qp + nqps. */
+struct sim_flow {
+	struct fab_sim_flow spec;
+	uint32_t first_qp, nqps, qps_done;
+	struct fab_flow_stats st;
+	uint64_t series_mark;
+};
+
+#define NO_FLOW UINT32_MAX
+
+/* A connection (queue pair) as every engine names it: its ends, priority
+ * and 5-tuple.  An engine's own queue-pair state embeds it first. */
+struct sim_conn {
+	uint32_t id;
+	uint32_t src_nic, dst_nic;
+	uint16_t sport;
+	uint8_t prio;
+	bool used;                /* it has carried data */
+	uint64_t hash_fwd, hash_rev;
+};
+
+struct fab_sim;
+
+struct sim_engine_ops {
+	const char *name;
+	size_t conn_size;  /* an engine's queue pair: struct sim_conn first */
+	/* a connection was opened (its struct sim_conn is filled in) */
+	void (*conn_init)(struct fab_sim *s, struct sim_conn *c);
+	/* a message of `bytes` on c; flow NO_FLOW: a posted one, `cookie` back */
+	void (*post)(struct fab_sim *s, struct sim_conn *c, fab_bytes bytes, uint32_t flow,
+		     uint32_t cookie);
+	/* the server model changed (PCIe caps NICs' rates) */
+	void (*server_changed)(struct fab_sim *s);
+	int (*run)(struct fab_sim *s, fab_time_ps end_ps);
+	/* frees the engine's own state, then sim_core_free(s) and s */
+	void (*free)(struct fab_sim *s);
+	/* per port: counters, the rate it runs at now, its PFC headroom */
+	void (*port_stats)(const struct fab_sim *s, struct fab_port_stats *out);
+	fab_rate_bps (*port_rate)(const struct fab_sim *s, uint32_t port);
+	void (*engine_stats)(const struct fab_sim *s, uint64_t *recomputes, double *mean_component);
+};
+
+struct fab_sim {
+	const struct sim_engine_ops *ops;
+	const struct fab_topo *topo;
+	struct fab_fabric_params fp;
+	uint64_t seed;
+	struct fab_eq eq;
+	fab_time_ps now_ps;
+	uint64_t *ecmp_seed;            /* by switch index */
+	struct sim_conn **qps;          /* by id; each allocated once, never moved */
+	uint32_t nqps, cap_qps;
+	struct fab_sim_hooks hooks;
+	struct fab_server_params server;
+	uint64_t holds;                 /* outstanding workload activity */
+	fab_time_ps *nvl_free_ps;       /* per GPU: when its NVLink egress is free */
+	struct fab_fault **faults;
+	uint32_t nfaults;
+	struct sim_flow *flows;
+	uint32_t nflows;
+	struct fab_sim_totals tot;
+	struct fab_series_row *series;
+	size_t nseries, cap_series;
+	struct fab_flow_series_row *fseries;
+	size_t nfseries, cap_fseries;
+	fab_progress_fn progress;
+	void *progress_ctx;
+	/* plain arrays handed out by the stats accessors */
+	struct fab_port_stats *port_stats_out;
+	struct fab_flow_stats *flow_stats_out;
+	struct fab_sim_flow *flow_specs_out;
+};
+
+/* core.c */
+/* Fills the shared state: flows checked and copied, their queue pairs
+ * opened (ops->conn_init on each), their starts scheduled, the switches'
+ * ECMP seeds.  s is the engine's zeroed state; false and err set on a bad
+ * flow (the caller frees s). */
+bool sim_core_init(struct fab_sim *s, const struct sim_engine_ops *ops,
+		   const struct fab_topo *topo, const struct fab_fabric_params *fp, uint64_t seed,
+		   const struct fab_sim_flow *flows, size_t nflows, struct fab_err *err);
+/* frees the shared state (the connections included), not s itself */
+void sim_core_free(struct fab_sim *s);
+struct sim_conn *sim_conn_open(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint8_t prio);
+/* what a NIC whose port runs at port_bps can send at: that, or its PCIe
+ * link's rate if slower */
+static inline double sim_pcie_cap(const struct fab_sim *s, double port_bps)
+{
+	double pcie = (double)s->server.pcie_bps;
+	return pcie > 0 && pcie < port_bps ? pcie : port_bps;
+}
+/* the same for NIC `nic`, at the rate its port runs at now */
+double sim_nic_line_bps(const struct fab_sim *s, uint32_t nic);
+/* a flow's start time has come: its shares posted on its queue pairs */
+void sim_flow_start(struct fab_sim *s, struct sim_flow *f);
+/* the egress ports from src_nic to dst_nic for a 5-tuple hash, as the
+ * switches forward it now (ECMP by hash and each switch's seed) */
+uint32_t sim_path(const struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint64_t hash,
+		  uint32_t *ports, uint32_t max);
+/* a flow's bytes over its k-th queue pair (split evenly, the first ones
+ * taking the remainder) */
+static inline fab_bytes sim_flow_share(const struct sim_flow *f, uint32_t k)
+{
+	return f->spec.bytes / f->nqps + (k < f->spec.bytes % f->nqps ? 1 : 0);
+}
+/* one of a flow's queue pairs finished its share */
+static inline void sim_flow_qp_done(struct fab_sim *s, struct sim_flow *f)
+{
+	if (++f->qps_done == f->nqps) {
+		f->st.finish_ps = s->now_ps;
+		s->tot.flows_done++;
+	}
+}
+
+/* What every engine's loop does alike: the workload's events (its timers,
+ * NVLink arrivals; false for any other event), and the progress report
+ * every 2^20 events. */
+static inline bool sim_workload_event(struct fab_sim *s, const struct fab_ev *ev)
+{
+	if (ev->type == EV_USER && s->hooks.timer)
+		s->hooks.timer(s->hooks.ctx, ev->arg);
+	else if (ev->type == EV_LOCAL && s->hooks.delivered)
+		s->hooks.delivered(s->hooks.ctx, ev->arg);
+	return ev->type == EV_USER || ev->type == EV_LOCAL;
+}
+
+static inline void sim_report_progress(struct fab_sim *s, uint64_t *next)
+{
+	if (s->progress && s->eq.popped >= *next) {
+		*next += 1u << 20;
+		s->progress(s->progress_ctx, s->now_ps, s->eq.popped);
+	}
+}
+
+#endif

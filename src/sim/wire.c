@@ -1,0 +1,36 @@
+/*
+ * wire.c - the transports' framing (wire.h).
+ *
+ * RoCEv2 (InfiniBand Architecture Specification, Annex A17): a data packet
+ * is Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + payload + ICRC 4 + FCS 4, so
+ * 62 bytes beyond its payload and 82 on the wire with preamble and gap; an
+ * ACK adds the 4-byte AETH to the same headers (66 bytes); a CNP carries 16
+ * reserved bytes after its BTH (78 bytes).  UDP destination port 4791.
+ */
+#include "wire.h"
+
+enum {
+	ETH = 14,
+	FCS = 4,
+	IPV4 = 20,
+	UDP = 8,
+	BTH = 12,
+	ICRC = 4,
+	AETH = 4,
+	CNP_PAD = 16,
+};
+
+static const struct fab_wire wires[FAB_TRANSPORT_COUNT] = {
+	[FAB_TRANSPORT_ROCE] = {
+		.name = "roce",
+		.data_overhead = ETH + IPV4 + UDP + BTH + ICRC + FCS,
+		.ack_frame = ETH + IPV4 + UDP + BTH + AETH + ICRC + FCS,
+		.notify_frame = ETH + IPV4 + UDP + BTH + CNP_PAD + ICRC + FCS,
+		.udp_dport = 4791,
+	},
+};
+
+const struct fab_wire *fab_wire_of(int transport)
+{
+	return &wires[transport];
+}

@@ -1,0 +1,46 @@
+/*
+ * wire.h - what goes on an Ethernet wire, and what each transport adds.
+ *
+ * Ethernet's own costs (preamble, inter-frame gap, the PFC frame) are the
+ * link's.  A transport's framing (struct fab_wire) is the transport's: the
+ * bytes a data packet carries beyond its payload, its acknowledgement and
+ * congestion-notification frames, its UDP port.  Both engines and the
+ * collective cost model read a transport's overheads from here and from
+ * nowhere else; RoCEv2's are in wire.c with their header breakdown.
+ */
+#ifndef FAB_WIRE_H
+#define FAB_WIRE_H
+
+#include "../base/base.h"
+
+enum {
+	FAB_WIRE_PREAMBLE_IFG = 20, /* preamble 7 + SFD 1 + inter-frame gap 12 */
+	FAB_PFC_FRAME = 64,         /* a PFC PAUSE frame, minimum Ethernet frame */
+};
+
+/* The transports a queue pair can use. */
+enum fab_transport_kind { FAB_TRANSPORT_ROCE, FAB_TRANSPORT_COUNT };
+
+struct fab_wire {
+	const char *name;
+	uint32_t data_overhead; /* frame bytes of a data packet beyond its payload, FCS included */
+	uint32_t ack_frame;     /* an acknowledgement's frame bytes */
+	uint32_t notify_frame;  /* a congestion notification's frame bytes (RoCE: CNP) */
+	uint16_t udp_dport;     /* the 5-tuple's destination port */
+};
+
+const struct fab_wire *fab_wire_of(int transport);
+
+/* a data packet of `payload` bytes on the wire: frame, preamble and gap */
+static inline uint32_t fab_wire_data_bytes(const struct fab_wire *w, uint32_t payload)
+{
+	return payload + w->data_overhead + FAB_WIRE_PREAMBLE_IFG;
+}
+
+/* payload bytes per wire byte with full packets of `mtu` bytes */
+static inline double fab_wire_efficiency(const struct fab_wire *w, uint32_t mtu)
+{
+	return (double)mtu / (double)fab_wire_data_bytes(w, mtu);
+}
+
+#endif
