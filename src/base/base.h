@@ -86,6 +86,13 @@ static inline fab_time_ps fab_ser_ps(uint64_t bytes, fab_rate_bps rate_bps)
 			     rate_bps);
 }
 
+/* The same at a rate that is not a whole number of bits per second (a
+ * congestion control's, a PCIe link's share), rounded to the picosecond. */
+static inline fab_time_ps fab_pace_ps(uint32_t bytes, double bps)
+{
+	return (fab_time_ps)((double)bytes * 8.0 * (double)FAB_PS_PER_S / bps + 0.5);
+}
+
 void *fab_xcalloc(size_t n, size_t size); /* aborts on OOM: not user input */
 /* qsort comparator for doubles, ascending */
 int fab_cmp_double(const void *a, const void *b);

@@ -3,6 +3,7 @@
  */
 #include <math.h>
 
+#include "cc.h"
 #include "dcqcn.h"
 
 void fab_dcqcn_init(struct fab_dcqcn *rp, const struct fab_dcqcn_params *p, double line_bps)
@@ -83,3 +84,61 @@ void fab_dcqcn_on_bytes(struct fab_dcqcn *rp, const struct fab_dcqcn_params *p,
 		increase(rp, p);
 	}
 }
+
+/* ---- behind cc.h ---- */
+
+struct cc_dcqcn {
+	struct fab_dcqcn rp;
+	const struct fab_dcqcn_params *p;
+};
+
+static void cc_init(void *st, const void *params, double line_bps)
+{
+	struct cc_dcqcn *d = st;
+	d->p = params;
+	fab_dcqcn_init(&d->rp, d->p, line_bps);
+}
+
+static void cc_sent(void *st, fab_bytes bytes)
+{
+	struct cc_dcqcn *d = st;
+	fab_dcqcn_on_bytes(&d->rp, d->p, bytes);
+}
+
+static fab_time_ps cc_congestion(void *st, fab_time_ps now)
+{
+	struct cc_dcqcn *d = st;
+	fab_dcqcn_on_cnp(&d->rp, d->p, now);
+	return d->p->rate_period_ps;
+}
+
+static fab_time_ps cc_timer(void *st, fab_time_ps now)
+{
+	(void)now;
+	struct cc_dcqcn *d = st;
+	fab_dcqcn_on_rate_timer(&d->rp, d->p);
+	return fab_dcqcn_limited(&d->rp) ? d->p->rate_period_ps : 0;
+}
+
+static double cc_rate(const void *st)
+{
+	return ((const struct cc_dcqcn *)st)->rp.rc_bps;
+}
+
+static uint64_t cc_window(const void *st)
+{
+	(void)st;
+	return UINT64_MAX;
+}
+
+const struct fab_cc_ops fab_cc_dcqcn = {
+	.name = "dcqcn",
+	.state_size = sizeof(struct cc_dcqcn),
+	.wants_notifications = true,
+	.init = cc_init,
+	.on_sent = cc_sent,
+	.on_congestion = cc_congestion,
+	.on_timer = cc_timer,
+	.rate_bps = cc_rate,
+	.window_bytes = cc_window,
+};

@@ -19,6 +19,11 @@
  * burst of CNPs cannot drag the target down with the rate.
  * Alpha is decayed lazily (on the next CNP) by the number of whole alpha
  * periods since the last update, which is the same as a periodic timer.
+ * The notification point (the receiver) is separate: it sends at most one
+ * CNP per queue pair per interval for CE-marked packets (fab_dcqcn_np_*).
+ * fab_cc_dcqcn (cc.h) runs the reaction point behind the congestion-control
+ * interface: a CNP cuts and (re)starts the rate timer T; the timer runs
+ * while the rate is below the line rate.
  */
 #ifndef FAB_DCQCN_H
 #define FAB_DCQCN_H
@@ -65,6 +70,24 @@ void fab_dcqcn_on_bytes(struct fab_dcqcn *rp, const struct fab_dcqcn_params *p,
 static inline bool fab_dcqcn_limited(const struct fab_dcqcn *rp)
 {
 	return rp->rc_bps < rp->line_bps;
+}
+
+/* The notification point's state, per queue pair at the receiver. */
+struct fab_dcqcn_np {
+	fab_time_ps last_cnp_ps;
+	bool sent_once;
+};
+
+/* A CE-marked packet arrived at now: true when a CNP is to be sent (at most
+ * one per interval). */
+static inline bool fab_dcqcn_np_on_ce(struct fab_dcqcn_np *np, fab_time_ps interval_ps,
+				      fab_time_ps now_ps)
+{
+	if (np->sent_once && now_ps - np->last_cnp_ps < interval_ps)
+		return false;
+	np->sent_once = true;
+	np->last_cnp_ps = now_ps;
+	return true;
 }
 
 #endif

@@ -695,9 +695,15 @@ static void fl_engine_free(struct fab_sim *sim)
 	free(s);
 }
 
+static struct sim_conn *fl_conn_alloc(struct fab_sim *sim)
+{
+	(void)sim;
+	return fab_xcalloc(1, sizeof(struct sim_conn));
+}
+
 static const struct sim_engine_ops flow_ops = {
 	.name = "flow",
-	.conn_size = sizeof(struct sim_conn),
+	.conn_alloc = fl_conn_alloc,
 	.post = fl_post,
 	.server_changed = fl_server_changed,
 	.run = fl_run,

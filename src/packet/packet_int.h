@@ -21,13 +21,27 @@ struct pkt {
 	uint32_t in_port;     /* switch: the port it arrived on (ingress accounting) */
 	uint64_t hash;        /* 5-tuple hash, mixed with each switch's seed for ECMP */
 	uint16_t frame_bytes; /* Ethernet frame, FCS included */
-	uint16_t payload;     /* RoCE payload bytes (DATA) */
+	uint16_t payload;     /* payload bytes (DATA) */
 	uint8_t kind;         /* enum pkt_kind */
 	uint8_t prio;
 	uint8_t ecn;          /* enum ecn_bits */
 	uint8_t pfc_mask;     /* PKT_PFC: priorities it carries */
 	uint16_t pfc_quanta[FAB_NPRIO];
 	fab_time_ps arrive_ps; /* on a wire: when it reaches the peer */
+};
+
+/* PFC's state on one port (pfc.c): what it was told (PAUSE from the peer)
+ * and what it told the peer (XOFF sent for its ingress), the frame it has
+ * to send next, the watchdog. */
+struct pfc_port {
+	fab_time_ps paused_until[FAB_NPRIO];
+	fab_time_ps paused_since[FAB_NPRIO];
+	uint8_t pending;             /* priorities to put in the next PFC frame */
+	uint16_t quanta[FAB_NPRIO];
+	uint8_t xoff_sent;           /* we asked the peer to pause these priorities */
+	uint32_t gen[FAB_NPRIO];     /* refresh timers */
+	fab_bytes headroom_bytes;    /* above XOFF before dropping (mmu.c sizes it) */
+	fab_time_ps wd_ignore_until[FAB_NPRIO]; /* watchdog: PAUSE ignored until then */
 };
 
 /* The egress side of an interface plus, for switch ports, the ingress
@@ -39,21 +53,14 @@ struct sim_port {
 	fab_time_ps delay_ps;
 	bool is_switch;
 	bool busy;                   /* serialising a frame */
-	uint8_t paused_mask;         /* priorities held by a PAUSE from the peer */
-	fab_time_ps paused_until[FAB_NPRIO];
-	fab_time_ps paused_since[FAB_NPRIO];
-	uint8_t pfc_pending;         /* priorities to put in the next PFC frame */
-	uint16_t pfc_quanta[FAB_NPRIO];
+	uint8_t paused_mask;         /* priorities the link-level flow control holds */
 	struct pkt *head[FAB_NPRIO], *tail[FAB_NPRIO];
 	struct pkt *wire_head, *wire_tail; /* frames on the link toward the peer */
 	uint64_t qbytes[FAB_NPRIO];  /* egress queue, frame bytes */
 	uint64_t qbytes_total;
 	fab_time_ps q_changed_ps;
-	/* ingress accounting (switch ports) */
-	uint64_t in_bytes[FAB_NPRIO];
-	uint8_t xoff_sent;           /* we asked the peer to pause these priorities */
-	uint32_t pfc_gen[FAB_NPRIO];
-	fab_bytes headroom_bytes;
+	uint64_t in_bytes[FAB_NPRIO]; /* ingress accounting (switch ports, mmu.c) */
+	struct pfc_port pfc;
 	uint64_t series_tx_mark, series_wire_mark;
 	uint64_t series_drop_mark, series_ecn_mark, series_ptx_mark, series_prx_mark;
 	/* faults */
@@ -61,7 +68,6 @@ struct sim_port {
 	bool down;
 	fab_time_ps down_since;
 	struct fab_rng rng;          /* loss draws */
-	fab_time_ps wd_ignore_until[FAB_NPRIO]; /* watchdog: PAUSE ignored until then */
 	uint32_t storm_gen;
 	struct fab_port_stats st;
 };
@@ -78,7 +84,7 @@ struct sim_qp;
 struct sim_nic {
 	uint32_t node, port, index;
 	struct sim_qp *ready_head[FAB_NPRIO], *ready_tail[FAB_NPRIO];
-	/* receive buffer toward the GPU (NIC-side PAUSE) */
+	/* receive buffer toward the GPU (NIC-side PAUSE, pfc.c) */
 	double rx_level_bytes;
 	fab_time_ps rx_level_ps;
 	uint8_t rx_xoff_sent;
@@ -88,36 +94,18 @@ struct sim_nic {
 	bool pcie_wake;            /* an EV_NIC_PCIE is pending */
 };
 
-/* A message on a queue pair: its packets end (exclusive) at end_psn. */
-struct sim_msg {
-	uint32_t end_psn;
-	uint16_t last_payload;
-	uint32_t flow;   /* owning flow, or NO_FLOW for a posted message */
-	uint32_t cookie; /* handed back when delivered (posted messages) */
-};
+/* A queue pair as the NIC sees it: a reliable connection between two NICs
+ * carrying messages in order.  Flows own theirs; a workload opens its own
+ * (one per channel and peer, as collective libraries do) and posts
+ * messages on them.  Its transport (transport.h) keeps the rest of its
+ * state in a larger struct that starts with this one. */
+struct fab_transport_ops;
 
-/* A queue pair: a reliable connection between two NICs carrying messages
- * in order.  Flows own theirs; a workload opens its own (one per channel
- * and peer, as collective libraries do) and posts messages on them. */
 struct sim_qp {
 	struct sim_conn c;              /* ends, priority, 5-tuple (engine.h) */
-	bool in_ready, wake_pending, rto_armed;
-	uint32_t npkts;                 /* packets posted so far */
-	struct sim_msg *msgs;
-	uint32_t nmsgs, cap_msgs;
-	uint32_t smsg, rmsg, amsg;      /* message cursors: sending, receiving, acknowledging */
-	/* sender */
-	uint32_t snd_nxt, snd_una, snd_max;
-	fab_time_ps next_send_ps;      /* rate limiter */
-	fab_time_ps last_progress_ps;
-	uint32_t rto_gen, cc_gen;
-	struct fab_dcqcn cc;
+	const struct fab_transport_ops *tp;
+	bool in_ready, wake_pending;    /* in its NIC's ready list; an EV_QP_WAKE is due */
 	struct sim_qp *ready_next;
-	/* receiver */
-	uint32_t rcv_nxt, unacked;
-	bool nak_sent;
-	fab_time_ps last_cnp_ps;
-	bool cnp_sent_once;
 };
 
 enum pkt_ev_type {
@@ -140,8 +128,12 @@ struct pkt_slab {
 };
 
 /* The packet engine: the shared state first (engine.h), then its own. */
+struct pkt_llfc_ops;
+
 struct psim {
 	struct fab_sim c;
+	const struct pkt_llfc_ops *llfc; /* link-level flow control (llfc.h) */
+	uint8_t lossless;                /* the priorities it keeps lossless */
 	struct sim_port *ports;
 	struct sim_switch *switches; /* by switch index */
 	struct sim_nic *nics;        /* by NIC index */
@@ -158,21 +150,36 @@ static inline struct sim_qp *pkt_qp(const struct psim *s, uint32_t id)
 /* packet.c */
 struct pkt *sim_pkt_alloc(struct psim *s);
 void sim_pkt_free(struct psim *s, struct pkt *p);
+
+/* port.c */
 void sim_port_transmit(struct psim *s, struct sim_port *port, struct pkt *p);
 void sim_port_enqueue(struct psim *s, struct sim_port *port, struct pkt *p);
-bool sim_port_prio_paused(const struct sim_port *port, unsigned prio, fab_time_ps now);
-void sim_port_send_pfc(struct psim *s, struct sim_port *port, unsigned prio, uint16_t quanta);
 void sim_port_kick(struct psim *s, struct sim_port *port);
+void sim_port_queue_area(struct psim *s, struct sim_port *port);
+void sim_port_arrive(struct psim *s, struct sim_port *from);
+void sim_port_tx_done(struct psim *s, struct sim_port *port);
 
-void sim_qp_post(struct psim *s, struct sim_qp *qp, fab_bytes bytes, uint32_t flow,
-		 uint32_t cookie);
+/* switch.c */
+void switch_receive(struct psim *s, struct sim_port *in, struct pkt *p);
+void switch_start_tx(struct psim *s, struct sim_port *port);
+
+/* mmu.c: false when the frame is to be dropped */
+bool mmu_admit(struct psim *s, struct sim_switch *sw, struct sim_port *in,
+	       const struct sim_port *eport, struct pkt *p);
+void mmu_release(struct psim *s, struct sim_switch *sw, const struct pkt *p);
 
 /* nic.c */
 void nic_start_tx(struct psim *s, struct sim_nic *nic, struct sim_port *port);
 void nic_qp_make_ready(struct psim *s, struct sim_qp *qp);
 void nic_on_wake(struct psim *s, struct sim_qp *qp);
-void nic_rx_account(struct psim *s, struct sim_nic *nic, const struct pkt *p);
-void nic_on_drain(struct psim *s, struct sim_nic *nic, uint32_t gen);
 void nic_on_pcie(struct psim *s, struct sim_nic *nic);
+
+/* fault.c */
+void fault_apply(struct psim *s, const struct fab_fault *f, int what);
+void fault_storm(struct psim *s, struct sim_port *port, uint32_t arg);
+
+/* counters.c */
+void counters_sample(struct psim *s);
+void counters_close(struct psim *s);
 
 #endif

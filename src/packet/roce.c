@@ -1,6 +1,7 @@
 /*
  * roce.c - the RoCEv2 transport: reliable-connected queue pairs with
- * go-back-N, ACK coalescing, CNP generation and the DCQCN reaction point.
+ * go-back-N, ACK coalescing, CNPs, and a congestion control (DCQCN, or none
+ * when fabric.dcqcn.enabled is false) that sets the pace.
  *
  * A flow's bytes are split evenly over its queue pairs; each QP segments its
  * share into MTU packets numbered by PSN.  The receiver accepts only the next
@@ -8,39 +9,111 @@
  * (and no other until that PSN arrives), a duplicate draws an ACK.  The
  * sender goes back to the NAKed PSN, or to the oldest unacknowledged one
  * when no progress was made for a retransmission timeout.  The notification
- * point sends at most one CNP per QP per interval for CE-marked packets; the
- * reaction point (dcqcn.c) sets the QP's rate, which nic.c enforces.
- * Both ends of a QP live in one struct sim_qp: the sender fields are only
+ * point sends at most one CNP per QP per interval for CE-marked packets
+ * (dcqcn.h); the congestion control's rate spaces the QP's packets (a packet
+ * of w wire bytes holds the QP for w at that rate, or at line rate when it
+ * is not below it).  Framing: fab_wire_of(FAB_TRANSPORT_ROCE).
+ * Both ends of a QP live in one struct roce_qp: the sender fields are only
  * touched at the source NIC, the receiver fields only at the destination.
  */
+#include <stdlib.h>
+
+#include "../cc/cc.h"
+#include "../cc/dcqcn.h"
 #include "transport.h"
 
+/* A message on a queue pair: its packets end (exclusive) at end_psn. */
+struct roce_msg {
+	uint32_t end_psn;
+	uint16_t last_payload;
+	uint32_t flow;   /* owning flow, or NO_FLOW for a posted message */
+	uint32_t cookie; /* handed back when delivered (posted messages) */
+};
 
-static void send_ctrl(struct psim *s, struct sim_qp *qp, int kind, uint32_t psn)
+struct roce_qp {
+	struct sim_qp q;
+	uint32_t npkts;                 /* packets posted so far */
+	struct roce_msg *msgs;
+	uint32_t nmsgs, cap_msgs;
+	uint32_t smsg, rmsg, amsg;      /* message cursors: sending, receiving, acknowledging */
+	/* sender */
+	uint32_t snd_nxt, snd_una, snd_max;
+	bool rto_armed;
+	fab_time_ps next_send_ps;      /* pacing */
+	fab_time_ps last_progress_ps;
+	uint32_t rto_gen, cc_gen;
+	const struct fab_cc_ops *cc;
+	_Alignas(16) unsigned char cc_state[FAB_CC_STATE_MAX];
+	/* receiver */
+	uint32_t rcv_nxt, unacked;
+	bool nak_sent;
+	struct fab_dcqcn_np np;
+};
+
+static inline struct roce_qp *RQ(struct sim_qp *q)
+{
+	return (struct roce_qp *)q;
+}
+
+static inline const struct roce_qp *CRQ(const struct sim_qp *q)
+{
+	return (const struct roce_qp *)q;
+}
+
+static inline const struct fab_wire *wire(void)
+{
+	return fab_wire_of(FAB_TRANSPORT_ROCE);
+}
+
+static void cc_start(struct psim *s, struct roce_qp *qp)
+{
+	qp->cc->init(qp->cc_state, &s->c.fp.dcqcn, sim_nic_line_bps(&s->c, qp->q.c.src_nic));
+}
+
+static void roce_init(struct psim *s, struct sim_qp *q)
+{
+	struct roce_qp *qp = RQ(q);
+	qp->cc = s->c.fp.dcqcn.enabled ? &fab_cc_dcqcn : &fab_cc_none;
+	_Static_assert(sizeof(qp->cc_state) >= 64, "cc state");
+	cc_start(s, qp);
+}
+
+static void roce_line_changed(struct psim *s, struct sim_qp *q)
+{
+	cc_start(s, RQ(q));
+}
+
+static void roce_destroy(struct sim_qp *q)
+{
+	free(RQ(q)->msgs);
+}
+
+static void send_ctrl(struct psim *s, struct roce_qp *qp, int kind, uint32_t psn)
 {
 	struct pkt *p = sim_pkt_alloc(s);
 	p->kind = (uint8_t)kind;
-	p->qp = qp->c.id;
+	p->qp = qp->q.c.id;
 	p->psn = psn;
-	p->src_nic = qp->c.dst_nic;
-	p->dst_nic = qp->c.src_nic;
-	p->hash = qp->c.hash_rev;
+	p->src_nic = qp->q.c.dst_nic;
+	p->dst_nic = qp->q.c.src_nic;
+	p->hash = qp->q.c.hash_rev;
 	p->prio = s->c.fp.ctrl_prio;
-	p->frame_bytes = (uint16_t)(kind == PKT_CNP ? fab_sim_wire(&s->c)->notify_frame : fab_sim_wire(&s->c)->ack_frame);
-	struct sim_nic *nic = &s->nics[qp->c.dst_nic];
+	p->frame_bytes = (uint16_t)(kind == PKT_CNP ? wire()->notify_frame : wire()->ack_frame);
+	struct sim_nic *nic = &s->nics[qp->q.c.dst_nic];
 	sim_port_enqueue(s, &s->ports[nic->port], p);
 }
 
-static void rto_arm(struct psim *s, struct sim_qp *qp, fab_time_ps at)
+static void rto_arm(struct psim *s, struct roce_qp *qp, fab_time_ps at)
 {
 	qp->rto_armed = true;
 	qp->rto_gen++;
 	fab_eq_push(&s->c.eq, at, EV_RTO, qp, qp->rto_gen);
 }
 
-void sim_qp_post(struct psim *s, struct sim_qp *qp, fab_bytes bytes, uint32_t flow,
-		 uint32_t cookie)
+static void roce_post(struct psim *s, struct sim_qp *q, fab_bytes bytes, uint32_t flow,
+		      uint32_t cookie)
 {
+	struct roce_qp *qp = RQ(q);
 	if (qp->nmsgs == qp->cap_msgs) {
 		qp->cap_msgs = qp->cap_msgs ? 2 * qp->cap_msgs : 4;
 		qp->msgs = fab_xrealloc(qp->msgs, qp->cap_msgs, sizeof *qp->msgs);
@@ -49,7 +122,7 @@ void sim_qp_post(struct psim *s, struct sim_qp *qp, fab_bytes bytes, uint32_t fl
 	if (!npk)
 		npk = 1; /* an empty message still carries one packet */
 	qp->npkts += npk;
-	qp->msgs[qp->nmsgs++] = (struct sim_msg){
+	qp->msgs[qp->nmsgs++] = (struct roce_msg){
 		.end_psn = qp->npkts,
 		.last_payload = (uint16_t)(bytes - (uint64_t)(npk - 1) * s->c.fp.mtu),
 		.flow = flow,
@@ -57,35 +130,56 @@ void sim_qp_post(struct psim *s, struct sim_qp *qp, fab_bytes bytes, uint32_t fl
 	};
 	if (qp->next_send_ps < s->c.now_ps)
 		qp->next_send_ps = s->c.now_ps;
-	nic_qp_make_ready(s, qp);
+	nic_qp_make_ready(s, q);
 }
 
-static bool roce_has_data(const struct sim_qp *qp)
+static bool roce_has_data(const struct sim_qp *q)
 {
-	return qp->snd_nxt < qp->npkts;
+	return CRQ(q)->snd_nxt < CRQ(q)->npkts;
 }
 
-static struct pkt *roce_next_packet(struct psim *s, struct sim_qp *qp)
+static fab_time_ps roce_earliest(const struct sim_qp *q)
 {
-	if (!roce_has_data(qp))
+	return CRQ(q)->next_send_ps;
+}
+
+static fab_time_ps roce_sent(struct psim *s, struct sim_qp *q, uint32_t wire_bytes,
+			     fab_rate_bps line)
+{
+	struct roce_qp *qp = RQ(q);
+	double rate = qp->cc->rate_bps(qp->cc_state);
+	fab_time_ps gap = rate >= (double)line ? fab_ser_ps(wire_bytes, line) : fab_pace_ps(wire_bytes, rate);
+	qp->next_send_ps = FAB_MAX(qp->next_send_ps, s->c.now_ps) + gap;
+	return qp->next_send_ps;
+}
+
+static double roce_rate(const struct sim_qp *q)
+{
+	return CRQ(q)->cc->rate_bps(CRQ(q)->cc_state);
+}
+
+static struct pkt *roce_next_packet(struct psim *s, struct sim_qp *q)
+{
+	struct roce_qp *qp = RQ(q);
+	if (!roce_has_data(q))
 		return NULL;
 	/* the message holding snd_nxt (go-back-N can move it backwards) */
 	while (qp->smsg > 0 && qp->msgs[qp->smsg - 1].end_psn > qp->snd_nxt)
 		qp->smsg--;
 	while (qp->msgs[qp->smsg].end_psn <= qp->snd_nxt)
 		qp->smsg++;
-	const struct sim_msg *m = &qp->msgs[qp->smsg];
+	const struct roce_msg *m = &qp->msgs[qp->smsg];
 	struct pkt *p = sim_pkt_alloc(s);
 	p->kind = PKT_DATA;
-	p->qp = qp->c.id;
+	p->qp = q->c.id;
 	p->psn = qp->snd_nxt;
-	p->src_nic = qp->c.src_nic;
-	p->dst_nic = qp->c.dst_nic;
-	p->hash = qp->c.hash_fwd;
-	p->prio = qp->c.prio;
+	p->src_nic = q->c.src_nic;
+	p->dst_nic = q->c.dst_nic;
+	p->hash = q->c.hash_fwd;
+	p->prio = q->c.prio;
 	p->ecn = ECN_ECT0;
 	p->payload = p->psn + 1 == m->end_psn ? m->last_payload : (uint16_t)s->c.fp.mtu;
-	p->frame_bytes = (uint16_t)(p->payload + fab_sim_wire(&s->c)->data_overhead);
+	p->frame_bytes = (uint16_t)(p->payload + wire()->data_overhead);
 	struct fab_flow_stats *fst = m->flow != NO_FLOW ? &s->c.flows[m->flow].st : NULL;
 	if (qp->snd_nxt < qp->snd_max) {
 		if (fst)
@@ -95,7 +189,7 @@ static struct pkt *roce_next_packet(struct psim *s, struct sim_qp *qp)
 	qp->snd_nxt++;
 	if (qp->snd_nxt > qp->snd_max) {
 		qp->snd_max = qp->snd_nxt;
-		qp->c.used = true;
+		q->c.used = true;
 	}
 	if (fst)
 		fst->data_pkts++;
@@ -106,45 +200,39 @@ static struct pkt *roce_next_packet(struct psim *s, struct sim_qp *qp)
 		qp->last_progress_ps = s->c.now_ps;
 		rto_arm(s, qp, s->c.now_ps + s->c.fp.nic.rto_ps);
 	}
-	if (s->c.fp.dcqcn.enabled)
-		fab_dcqcn_on_bytes(&qp->cc, &s->c.fp.dcqcn, p->payload);
+	qp->cc->on_sent(qp->cc_state, p->payload);
 	return p;
 }
 
 /* Messages fully acknowledged: a flow is done when all its QPs' are. */
-static void sender_ack(struct psim *s, struct sim_qp *qp, uint32_t psn)
+static void sender_ack(struct psim *s, struct roce_qp *qp, uint32_t psn)
 {
 	if (psn > qp->snd_una) {
+		if (qp->cc->on_ack)
+			qp->cc->on_ack(qp->cc_state, (fab_bytes)(psn - qp->snd_una) * s->c.fp.mtu,
+				       s->c.now_ps);
 		qp->snd_una = psn;
 		qp->last_progress_ps = s->c.now_ps;
 		if (qp->snd_nxt < qp->snd_una)
 			qp->snd_nxt = qp->snd_una;
 	}
 	while (qp->amsg < qp->nmsgs && qp->msgs[qp->amsg].end_psn <= qp->snd_una) {
-		const struct sim_msg *m = &qp->msgs[qp->amsg++];
-		if (m->flow == NO_FLOW)
-			continue;
-		struct sim_flow *f = &s->c.flows[m->flow];
-		if (++f->qps_done == f->nqps) {
-			f->st.finish_ps = s->c.now_ps;
-			s->c.tot.flows_done++;
-		}
+		const struct roce_msg *m = &qp->msgs[qp->amsg++];
+		if (m->flow != NO_FLOW)
+			sim_flow_qp_done(&s->c, &s->c.flows[m->flow]);
 	}
 }
 
-static void receive_data(struct psim *s, struct sim_qp *qp, struct pkt *p)
+static void receive_data(struct psim *s, struct roce_qp *qp, struct pkt *p)
 {
-	if (p->ecn == ECN_CE && s->c.fp.dcqcn.enabled &&
-	    (!qp->cnp_sent_once || s->c.now_ps - qp->last_cnp_ps >= s->c.fp.nic.cnp_interval_ps)) {
-		qp->cnp_sent_once = true;
-		qp->last_cnp_ps = s->c.now_ps;
+	if (p->ecn == ECN_CE && qp->cc->wants_notifications &&
+	    fab_dcqcn_np_on_ce(&qp->np, s->c.fp.nic.cnp_interval_ps, s->c.now_ps))
 		send_ctrl(s, qp, PKT_CNP, 0);
-	}
 	if (p->psn == qp->rcv_nxt) {
 		qp->rcv_nxt++;
 		qp->nak_sent = false;
 		bool boundary = false;
-		const struct sim_msg *m = &qp->msgs[qp->rmsg];
+		const struct roce_msg *m = &qp->msgs[qp->rmsg];
 		if (m->flow != NO_FLOW)
 			s->c.flows[m->flow].st.delivered_bytes += p->payload;
 		if (m->end_psn == qp->rcv_nxt) {
@@ -167,10 +255,31 @@ static void receive_data(struct psim *s, struct sim_qp *qp, struct pkt *p)
 	}
 }
 
+/* the flow whose message the sender is waiting on, if any */
+static struct fab_flow_stats *acked_flow(struct psim *s, const struct roce_qp *qp)
+{
+	if (qp->amsg < qp->nmsgs && qp->msgs[qp->amsg].flow != NO_FLOW)
+		return &s->c.flows[qp->msgs[qp->amsg].flow].st;
+	return NULL;
+}
+
+static void receive_cnp(struct psim *s, struct roce_qp *qp)
+{
+	struct fab_flow_stats *fst = acked_flow(s, qp);
+	if (fst)
+		fst->cnps++;
+	s->c.tot.cnps++;
+	fab_time_ps delay = qp->cc->on_congestion(qp->cc_state, s->c.now_ps);
+	if (delay) {
+		qp->cc_gen++;
+		fab_eq_push(&s->c.eq, s->c.now_ps + delay, EV_CC_TIMER, qp, qp->cc_gen);
+	}
+}
+
 static void roce_on_receive(struct psim *s, struct sim_nic *nic, struct pkt *p)
 {
 	(void)nic;
-	struct sim_qp *qp = pkt_qp(s, p->qp);
+	struct roce_qp *qp = RQ(pkt_qp(s, p->qp));
 	switch (p->kind) {
 	case PKT_DATA:
 		receive_data(s, qp, p);
@@ -182,60 +291,68 @@ static void roce_on_receive(struct psim *s, struct sim_nic *nic, struct pkt *p)
 		sender_ack(s, qp, p->psn);
 		if (p->psn < qp->snd_nxt) {
 			qp->snd_nxt = p->psn;
-			nic_qp_make_ready(s, qp);
+			nic_qp_make_ready(s, &qp->q);
 		}
 		break;
 	case PKT_CNP:
-		if (qp->amsg < qp->nmsgs && qp->msgs[qp->amsg].flow != NO_FLOW)
-			s->c.flows[qp->msgs[qp->amsg].flow].st.cnps++;
-		s->c.tot.cnps++;
-		if (s->c.fp.dcqcn.enabled) {
-			fab_dcqcn_on_cnp(&qp->cc, &s->c.fp.dcqcn, s->c.now_ps);
-			qp->cc_gen++;
-			fab_eq_push(&s->c.eq, s->c.now_ps + s->c.fp.dcqcn.rate_period_ps, EV_CC_TIMER, qp,
-				    qp->cc_gen);
-		}
+		receive_cnp(s, qp);
 		break;
 	}
 	sim_pkt_free(s, p);
 }
 
-static void roce_on_timer(struct psim *s, const struct fab_ev *ev)
+static void on_rto(struct psim *s, struct roce_qp *qp, uint32_t gen)
 {
-	struct sim_qp *qp = ev->obj;
-	if (ev->type == EV_CC_TIMER) {
-		if (ev->arg != qp->cc_gen)
-			return;
-		fab_dcqcn_on_rate_timer(&qp->cc, &s->c.fp.dcqcn);
-		if (fab_dcqcn_limited(&qp->cc))
-			fab_eq_push(&s->c.eq, s->c.now_ps + s->c.fp.dcqcn.rate_period_ps, EV_CC_TIMER, qp,
-				    qp->cc_gen);
-		return;
-	}
-	/* EV_RTO */
-	if (ev->arg != qp->rto_gen)
+	if (gen != qp->rto_gen)
 		return;
 	qp->rto_armed = false;
 	if (qp->snd_una >= qp->snd_max)
 		return; /* nothing outstanding; re-armed by the next send */
 	fab_time_ps due = qp->last_progress_ps + s->c.fp.nic.rto_ps;
-	if (s->c.now_ps >= due) {
-		if (qp->amsg < qp->nmsgs && qp->msgs[qp->amsg].flow != NO_FLOW)
-			s->c.flows[qp->msgs[qp->amsg].flow].st.timeouts++;
-		s->c.tot.timeouts++;
-		qp->snd_nxt = qp->snd_una;
-		qp->last_progress_ps = s->c.now_ps;
-		rto_arm(s, qp, s->c.now_ps + s->c.fp.nic.rto_ps);
-		nic_qp_make_ready(s, qp);
-	} else {
+	if (s->c.now_ps < due) {
 		rto_arm(s, qp, due);
+		return;
 	}
+	struct fab_flow_stats *fst = acked_flow(s, qp);
+	if (fst)
+		fst->timeouts++;
+	s->c.tot.timeouts++;
+	if (qp->cc->on_loss)
+		qp->cc->on_loss(qp->cc_state, s->c.now_ps);
+	qp->snd_nxt = qp->snd_una;
+	qp->last_progress_ps = s->c.now_ps;
+	rto_arm(s, qp, s->c.now_ps + s->c.fp.nic.rto_ps);
+	nic_qp_make_ready(s, &qp->q);
+}
+
+static void roce_on_timer(struct psim *s, const struct fab_ev *ev)
+{
+	struct roce_qp *qp = ev->obj;
+	if (ev->type == EV_RTO) {
+		on_rto(s, qp, ev->arg);
+		return;
+	}
+	/* EV_CC_TIMER */
+	if (ev->arg != qp->cc_gen)
+		return;
+	fab_time_ps delay = qp->cc->on_timer(qp->cc_state, s->c.now_ps);
+	if (delay)
+		fab_eq_push(&s->c.eq, s->c.now_ps + delay, EV_CC_TIMER, qp, qp->cc_gen);
 }
 
 const struct fab_transport_ops fab_roce_transport = {
 	.name = "roce",
-	.next_packet = roce_next_packet,
+	.wire = FAB_TRANSPORT_ROCE,
+	.qp_size = sizeof(struct roce_qp),
+	.init = roce_init,
+	.line_changed = roce_line_changed,
+	.destroy = roce_destroy,
+	.post = roce_post,
 	.has_data = roce_has_data,
+	.earliest = roce_earliest,
+	.next_packet = roce_next_packet,
+	.sent = roce_sent,
 	.on_receive = roce_on_receive,
 	.on_timer = roce_on_timer,
+	.rate_bps = roce_rate,
 };

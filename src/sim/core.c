@@ -77,7 +77,7 @@ struct sim_conn *sim_conn_open(struct fab_sim *s, uint32_t src_nic, uint32_t dst
 		s->cap_qps = s->cap_qps ? 2 * s->cap_qps : 256;
 		s->qps = fab_xrealloc(s->qps, s->cap_qps, sizeof *s->qps);
 	}
-	struct sim_conn *c = fab_xcalloc(1, s->ops->conn_size);
+	struct sim_conn *c = s->ops->conn_alloc(s);
 	c->id = s->nqps;
 	s->qps[s->nqps++] = c;
 	c->src_nic = src_nic;

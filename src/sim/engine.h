@@ -51,7 +51,8 @@ struct fab_sim;
 
 struct sim_engine_ops {
 	const char *name;
-	size_t conn_size;  /* an engine's queue pair: struct sim_conn first */
+	/* a new zeroed queue pair, the engine's struct with struct sim_conn first */
+	struct sim_conn *(*conn_alloc)(struct fab_sim *s);
 	/* a connection was opened (its struct sim_conn is filled in) */
 	void (*conn_init)(struct fab_sim *s, struct sim_conn *c);
 	/* a message of `bytes` on c; flow NO_FLOW: a posted one, `cookie` back */

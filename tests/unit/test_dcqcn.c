@@ -2,6 +2,7 @@
 #include <math.h>
 
 #include "testutil.h"
+#include "../../src/cc/cc.h"
 #include "../../src/cc/dcqcn.h"
 
 static struct fab_dcqcn_params params(void)
@@ -134,6 +135,50 @@ static void test_dcqcn_min_rate_floor(void **state)
 	assert_true(fabs(rp.rc_bps - 100e6) < 1);
 }
 
+/* The reaction point behind the congestion-control interface: a CNP cuts
+ * the pacing rate by alpha/2 and asks for the rate timer T; each expiry
+ * closes half the gap to the target and asks again while below the line
+ * rate; recovered, the timer stops.  `none` stays at line rate. */
+static void test_dcqcn_behind_cc_interface(void **state)
+{
+	(void)state;
+	struct fab_dcqcn_params p = params();
+	_Alignas(16) unsigned char st[FAB_CC_STATE_MAX];
+	const struct fab_cc_ops *cc = &fab_cc_dcqcn;
+	assert_true(cc->state_size <= sizeof st && cc->wants_notifications);
+	cc->init(st, &p, 400e9);
+	assert_true(cc->rate_bps(st) == 400e9 && cc->window_bytes(st) == UINT64_MAX);
+	assert_int_equal(cc->on_congestion(st, 0), p.rate_period_ps);
+	assert_true(fabs(cc->rate_bps(st) - 200e9) < 1);
+	assert_int_equal(cc->on_timer(st, p.rate_period_ps), p.rate_period_ps);
+	assert_true(fabs(cc->rate_bps(st) - 300e9) < 1); /* fast recovery: half the gap */
+	int expiries = 1;
+	while (cc->on_timer(st, 0) && expiries < 100)
+		expiries++;
+	assert_true(expiries < 100 && cc->rate_bps(st) == 400e9);
+
+	const struct fab_cc_ops *none = &fab_cc_none;
+	assert_false(none->wants_notifications);
+	none->init(st, NULL, 100e9);
+	assert_int_equal(none->on_congestion(st, 0), 0);
+	assert_true(none->rate_bps(st) == 100e9);
+}
+
+/* The notification point: at most one CNP per interval per queue pair. */
+static void test_dcqcn_notification_point_interval(void **state)
+{
+	(void)state;
+	struct fab_dcqcn_np np = {0};
+	fab_time_ps n = 50 * FAB_PS_PER_US;
+	assert_true(fab_dcqcn_np_on_ce(&np, n, 7));
+	assert_false(fab_dcqcn_np_on_ce(&np, n, 7 + n - 1));
+	assert_true(fab_dcqcn_np_on_ce(&np, n, 7 + n));
+	int sent = 0;
+	for (fab_time_ps t = 7 + n; t < 7 + 11 * n; t += FAB_PS_PER_US)
+		sent += fab_dcqcn_np_on_ce(&np, n, t);
+	assert_int_equal(sent, 9); /* one CE per microsecond: a CNP at 7 + k n, k = 2 .. 10 */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -143,6 +188,8 @@ int main(void)
 		cmocka_unit_test(test_dcqcn_additive_then_hyper_increase),
 		cmocka_unit_test(test_dcqcn_unclamped_target_survives_cnp_burst),
 		cmocka_unit_test(test_dcqcn_min_rate_floor),
+		cmocka_unit_test(test_dcqcn_behind_cc_interface),
+		cmocka_unit_test(test_dcqcn_notification_point_interval),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

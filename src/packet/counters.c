@@ -1,0 +1,71 @@
+/*
+ * counters.c - what the packet engine counts beyond each frame's own
+ * counters: the time series (every switch port's queue depth and what it
+ * sent, dropped, marked and paused in each interval; every unfinished
+ * flow's delivered bytes and mean rate) and the books closed at the end of
+ * the run (queue-depth integrals and paused time up to the last event).
+ */
+#include "llfc.h"
+#include "transport.h"
+
+void counters_sample(struct psim *s)
+{
+	for (uint32_t i = 0; i < s->c.topo->nports; i++) {
+		struct sim_port *port = &s->ports[i];
+		if (!port->is_switch)
+			continue;
+		if (s->c.nseries == s->c.cap_series) {
+			s->c.cap_series = s->c.cap_series ? 2 * s->c.cap_series : 4096;
+			s->c.series = fab_xrealloc(s->c.series, s->c.cap_series, sizeof *s->c.series);
+		}
+		uint64_t ptx = 0, prx = 0;
+		for (unsigned k = 0; k < FAB_NPRIO; k++) {
+			ptx += port->st.pause_tx[k];
+			prx += port->st.pause_rx[k];
+		}
+		s->c.series[s->c.nseries++] = (struct fab_series_row){
+			s->c.now_ps,
+			i,
+			port->qbytes_total,
+			port->st.tx_bytes - port->series_tx_mark,
+			port->st.tx_wire_bytes - port->series_wire_mark,
+			(uint32_t)(port->st.drops - port->series_drop_mark),
+			(uint32_t)(port->st.ecn_marks - port->series_ecn_mark),
+			(uint32_t)(ptx - port->series_ptx_mark),
+			(uint32_t)(prx - port->series_prx_mark),
+		};
+		port->series_tx_mark = port->st.tx_bytes;
+		port->series_wire_mark = port->st.tx_wire_bytes;
+		port->series_drop_mark = port->st.drops;
+		port->series_ecn_mark = port->st.ecn_marks;
+		port->series_ptx_mark = ptx;
+		port->series_prx_mark = prx;
+	}
+	for (uint32_t i = 0; i < s->c.nflows; i++) {
+		struct sim_flow *f = &s->c.flows[i];
+		if (f->spec.start_ps > s->c.now_ps || f->st.finish_ps != FAB_TIME_NEVER)
+			continue;
+		if (s->c.nfseries == s->c.cap_fseries) {
+			s->c.cap_fseries = s->c.cap_fseries ? 2 * s->c.cap_fseries : 4096;
+			s->c.fseries = fab_xrealloc(s->c.fseries, s->c.cap_fseries, sizeof *s->c.fseries);
+		}
+		double rate = 0;
+		for (uint32_t k = 0; k < f->nqps; k++)
+			rate += qp_transport(pkt_qp(s, f->first_qp + k))->rate_bps(pkt_qp(s, f->first_qp + k));
+		s->c.fseries[s->c.nfseries++] = (struct fab_flow_series_row){
+			s->c.now_ps, i, f->st.delivered_bytes - f->series_mark, rate / f->nqps};
+		f->series_mark = f->st.delivered_bytes;
+	}
+	fab_eq_push(&s->c.eq, s->c.now_ps + s->c.fp.series_interval_ps, EV_SAMPLE, NULL, 0);
+}
+
+void counters_close(struct psim *s)
+{
+	for (uint32_t i = 0; i < s->c.topo->nports; i++) {
+		sim_port_queue_area(s, &s->ports[i]);
+		s->llfc->finish(s, &s->ports[i]);
+	}
+	s->c.tot.events = s->c.eq.popped;
+	s->c.tot.end_ps = s->c.now_ps;
+	s->c.tot.data_inflight_bytes = s->live_data_payload;
+}

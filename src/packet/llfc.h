@@ -1,0 +1,48 @@
+/*
+ * llfc.h - link-level flow control in the packet engine: what keeps a
+ * lossless priority lossless.
+ *
+ * The switch's buffer (mmu.c) admits frames and accounts them per ingress
+ * port and priority; for a lossless priority it asks the link-level flow
+ * control whether there is room and tells it when bytes come and go, and
+ * the flow control tells the upstream port to stop or go.  A port's egress
+ * (switch.c, nic.c) skips the priorities in its paused_mask, which the flow
+ * control sets.  PFC (IEEE 802.1Qbb, pfc.c) is the first implementation;
+ * InfiniBand's credits are another: room is the credits the receiver
+ * advertised, and released bytes return credits upstream.
+ */
+#ifndef FAB_LLFC_H
+#define FAB_LLFC_H
+
+#include "packet_int.h"
+
+struct pkt_llfc_ops {
+	const char *name;
+	/* the priorities it keeps lossless (bit p = priority p) */
+	uint8_t (*lossless_mask)(const struct psim *s);
+	/* the headroom of a switch port above its pause point, bytes */
+	fab_bytes (*headroom)(const struct psim *s, const struct sim_port *port);
+	/* room at ingress port `in` for `size` more bytes of lossless prio */
+	bool (*room)(const struct psim *s, const struct sim_port *in, unsigned prio, uint32_t size);
+	/* bytes of lossless prio from `in` were admitted / left the switch
+	 * (in->in_bytes already counts the change) */
+	void (*admitted)(struct psim *s, struct sim_port *in, unsigned prio);
+	void (*released)(struct psim *s, struct sim_port *in, unsigned prio);
+	/* a data frame reached a NIC (its receive buffer toward the GPU) */
+	void (*nic_received)(struct psim *s, struct sim_nic *nic, const struct pkt *p);
+	/* sends the port's pending control frame, if any, before anything else */
+	bool (*send_pending)(struct psim *s, struct sim_port *port);
+	/* a control frame (PKT_PFC) arrived at port; the caller frees it */
+	void (*receive)(struct psim *s, struct sim_port *port, const struct pkt *p);
+	/* its own events (EV_PAUSE_EXPIRE, EV_PFC_REFRESH, EV_NIC_DRAIN) */
+	void (*on_event)(struct psim *s, const struct fab_ev *ev);
+	/* the run ends: close the port's open intervals */
+	void (*finish)(struct psim *s, struct sim_port *port);
+	/* sends a PAUSE (quanta > 0) or RESUME (0) for prio from port, as a
+	 * storming NIC does (faults) */
+	void (*send)(struct psim *s, struct sim_port *port, unsigned prio, uint16_t quanta);
+};
+
+extern const struct pkt_llfc_ops pkt_pfc;
+
+#endif

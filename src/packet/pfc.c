@@ -1,0 +1,261 @@
+/*
+ * pfc.c - Priority Flow Control (IEEE 802.1Qbb), the packet engine's first
+ * link-level flow control (llfc.h).
+ *
+ * Switch ingress: when the bytes a port's priority holds in the buffer pass
+ * XOFF the switch sends PAUSE upstream (refreshed every half pause while
+ * they stay above) and keeps admitting into the headroom; at or below XON
+ * it sends RESUME; past XOFF + headroom the MMU drops.  The headroom, unless
+ * set, is what the upstream still sends after the decision: the link's round
+ * trip at its rate plus three full frames and a PFC frame.  Obeying: a PAUSE
+ * of q quanta holds the priority for q x 512 bit times at the port's rate
+ * (after the frame being serialised); RESUME releases it.  The watchdog
+ * stops obeying a priority held longer than pfc_watchdog and ignores PAUSE
+ * for as long again.  NIC side: data of lossless priorities fills a receive
+ * buffer that drains toward the GPU at nic_rx_drain (PCIe); past
+ * nic_rx_buffer the NIC pauses its leaf, and resumes at half of it.  One PFC
+ * frame carries every priority whose PAUSE or RESUME is waiting.
+ */
+#include "llfc.h"
+
+static void pfc_send(struct psim *s, struct sim_port *port, unsigned prio, uint16_t quanta)
+{
+	port->pfc.pending |= (uint8_t)(1u << prio);
+	port->pfc.quanta[prio] = quanta;
+	sim_port_kick(s, port);
+}
+
+/* Sends the pending PFC frame, if any: one frame carries every priority
+ * whose PAUSE or RESUME is waiting. */
+static bool pfc_send_pending(struct psim *s, struct sim_port *port)
+{
+	if (!port->pfc.pending)
+		return false;
+	struct pkt *p = sim_pkt_alloc(s);
+	p->kind = PKT_PFC;
+	p->frame_bytes = FAB_PFC_FRAME;
+	p->pfc_mask = port->pfc.pending;
+	for (unsigned i = 0; i < FAB_NPRIO; i++) {
+		if (!(port->pfc.pending & (1u << i)))
+			continue;
+		p->pfc_quanta[i] = port->pfc.quanta[i];
+		if (port->pfc.quanta[i])
+			port->st.pause_tx[i]++;
+		else
+			port->st.resume_tx[i]++;
+	}
+	port->pfc.pending = 0;
+	sim_port_transmit(s, port, p);
+	return true;
+}
+
+static fab_time_ps pause_duration_ps(const struct sim_port *port, uint32_t quanta)
+{
+	return fab_ser_ps((uint64_t)quanta * 64u, port->rate_bps); /* 512 bit times */
+}
+
+static void pfc_arm_refresh(struct psim *s, struct sim_port *port, unsigned prio)
+{
+	port->pfc.gen[prio]++;
+	fab_time_ps half = pause_duration_ps(port, s->c.fp.pfc.quanta) / 2;
+	fab_eq_push(&s->c.eq, s->c.now_ps + (half ? half : 1), EV_PFC_REFRESH, port,
+		    prio | (port->pfc.gen[prio] << 3));
+}
+
+static uint8_t pfc_lossless_mask(const struct psim *s)
+{
+	return s->c.fp.pfc.enabled ? s->c.fp.pfc.prio_mask : 0;
+}
+
+static fab_bytes pfc_headroom(const struct psim *s, const struct sim_port *port)
+{
+	const struct fab_fabric_params *fp = &s->c.fp;
+	if (fp->pfc.headroom_bytes)
+		return fp->pfc.headroom_bytes;
+	/* what the upstream still sends after we decide to pause: a round trip
+	 * of the link, plus frames already being serialised at both ends */
+	uint64_t rtt_bytes = (uint64_t)(((__uint128_t)port->rate_bps * 2 * port->delay_ps) /
+					 (8 * FAB_PS_PER_S));
+	return rtt_bytes + 3ull * fab_wire_data_bytes(fab_wire_of(fp->transport), fp->mtu) +
+	       FAB_PFC_FRAME + FAB_WIRE_PREAMBLE_IFG;
+}
+
+static bool pfc_room(const struct psim *s, const struct sim_port *in, unsigned prio, uint32_t size)
+{
+	return in->in_bytes[prio] + size <= s->c.fp.pfc.xoff_bytes + in->pfc.headroom_bytes;
+}
+
+/* past XOFF: PAUSE upstream, refreshed until XON */
+static void pfc_admitted(struct psim *s, struct sim_port *in, unsigned prio)
+{
+	if (in->in_bytes[prio] > s->c.fp.pfc.xoff_bytes && !(in->pfc.xoff_sent & (1u << prio))) {
+		in->pfc.xoff_sent |= (uint8_t)(1u << prio);
+		pfc_send(s, in, prio, (uint16_t)s->c.fp.pfc.quanta);
+		pfc_arm_refresh(s, in, prio);
+	}
+}
+
+/* at or below XON: RESUME */
+static void pfc_released(struct psim *s, struct sim_port *in, unsigned prio)
+{
+	if ((in->pfc.xoff_sent & (1u << prio)) && in->in_bytes[prio] <= s->c.fp.pfc.xon_bytes) {
+		in->pfc.xoff_sent &= (uint8_t)~(1u << prio);
+		in->pfc.gen[prio]++;
+		pfc_send(s, in, prio, 0);
+	}
+}
+
+static void pfc_receive(struct psim *s, struct sim_port *port, const struct pkt *p)
+{
+	for (unsigned prio = 0; prio < FAB_NPRIO; prio++) {
+		if (!(p->pfc_mask & (1u << prio)))
+			continue;
+		uint8_t bit = (uint8_t)(1u << prio);
+		if (p->pfc_quanta[prio] == 0) {
+			if (port->paused_mask & bit) {
+				port->st.paused_ps[prio] += s->c.now_ps - port->pfc.paused_since[prio];
+				port->paused_mask &= (uint8_t)~bit;
+			}
+			port->pfc.paused_until[prio] = s->c.now_ps;
+		} else {
+			port->st.pause_rx[prio]++;
+			if (s->c.now_ps < port->pfc.wd_ignore_until[prio])
+				continue; /* the watchdog tripped: PAUSE is ignored for a while */
+			if (s->c.fp.pfc_watchdog_ps && (port->paused_mask & bit) &&
+			    s->c.now_ps - port->pfc.paused_since[prio] >= s->c.fp.pfc_watchdog_ps) {
+				port->st.watchdog_trips++;
+				port->st.paused_ps[prio] += s->c.now_ps - port->pfc.paused_since[prio];
+				port->paused_mask &= (uint8_t)~bit;
+				port->pfc.wd_ignore_until[prio] = s->c.now_ps + s->c.fp.pfc_watchdog_ps;
+				continue;
+			}
+			port->pfc.paused_until[prio] = s->c.now_ps + pause_duration_ps(port, p->pfc_quanta[prio]);
+			if (!(port->paused_mask & bit)) {
+				port->paused_mask |= bit;
+				port->pfc.paused_since[prio] = s->c.now_ps;
+			}
+			fab_eq_push(&s->c.eq, port->pfc.paused_until[prio], EV_PAUSE_EXPIRE, port, prio);
+		}
+	}
+	sim_port_kick(s, port);
+}
+
+static void handle_pause_expire(struct psim *s, struct sim_port *port, unsigned prio)
+{
+	uint8_t bit = (uint8_t)(1u << prio);
+	if (!(port->paused_mask & bit) || s->c.now_ps < port->pfc.paused_until[prio])
+		return;
+	port->st.paused_ps[prio] += s->c.now_ps - port->pfc.paused_since[prio];
+	port->paused_mask &= (uint8_t)~bit;
+	sim_port_kick(s, port);
+}
+
+static void handle_pfc_refresh(struct psim *s, struct sim_port *port, uint32_t arg)
+{
+	unsigned prio = arg & 7;
+	if (!(port->pfc.xoff_sent & (1u << prio)) || (arg >> 3) != port->pfc.gen[prio])
+		return;
+	pfc_send(s, port, prio, (uint16_t)s->c.fp.pfc.quanta);
+	pfc_arm_refresh(s, port, prio);
+}
+
+static bool nic_pause_enabled(const struct psim *s, unsigned prio)
+{
+	const struct fab_pfc_params *pfc = &s->c.fp.pfc;
+	return pfc->enabled && pfc->nic_rx_drain_bps && (pfc->prio_mask & (1u << prio));
+}
+
+static void rx_level_update(struct psim *s, struct sim_nic *nic)
+{
+	double drained = (double)(s->c.now_ps - nic->rx_level_ps) *
+			 (double)s->c.fp.pfc.nic_rx_drain_bps / (8.0 * (double)FAB_PS_PER_S);
+	nic->rx_level_bytes = nic->rx_level_bytes > drained ? nic->rx_level_bytes - drained : 0;
+	nic->rx_level_ps = s->c.now_ps;
+}
+
+/* Next check: when the buffer reaches the resume point, or half a pause. */
+static void rx_arm_drain(struct psim *s, struct sim_nic *nic)
+{
+	const struct fab_pfc_params *pfc = &s->c.fp.pfc;
+	double xon = (double)pfc->nic_rx_buffer_bytes / 2;
+	double excess = nic->rx_level_bytes > xon ? nic->rx_level_bytes - xon : 0;
+	fab_time_ps to_xon = (fab_time_ps)(excess * 8.0 * (double)FAB_PS_PER_S /
+					   (double)pfc->nic_rx_drain_bps) + 1;
+	struct sim_port *port = &s->ports[nic->port];
+	fab_time_ps half = fab_ser_ps((uint64_t)pfc->quanta * 64u, port->rate_bps) / 2 + 1;
+	nic->rx_gen++;
+	fab_eq_push(&s->c.eq, s->c.now_ps + FAB_MIN(to_xon, half), EV_NIC_DRAIN, nic, nic->rx_gen);
+}
+
+static void pfc_nic_received(struct psim *s, struct sim_nic *nic, const struct pkt *p)
+{
+	if (p->kind != PKT_DATA || !nic_pause_enabled(s, p->prio))
+		return;
+	rx_level_update(s, nic);
+	nic->rx_level_bytes += p->frame_bytes;
+	uint8_t bit = (uint8_t)(1u << p->prio);
+	if (nic->rx_level_bytes > (double)s->c.fp.pfc.nic_rx_buffer_bytes &&
+	    !(nic->rx_xoff_sent & bit)) {
+		nic->rx_xoff_sent |= bit;
+		pfc_send(s, &s->ports[nic->port], p->prio, (uint16_t)s->c.fp.pfc.quanta);
+		rx_arm_drain(s, nic);
+	}
+}
+
+static void nic_on_drain(struct psim *s, struct sim_nic *nic, uint32_t gen)
+{
+	if (gen != nic->rx_gen || !nic->rx_xoff_sent)
+		return;
+	rx_level_update(s, nic);
+	struct sim_port *port = &s->ports[nic->port];
+	bool resume = nic->rx_level_bytes <= (double)s->c.fp.pfc.nic_rx_buffer_bytes / 2;
+	for (unsigned prio = 0; prio < FAB_NPRIO; prio++) {
+		if (!(nic->rx_xoff_sent & (1u << prio)))
+			continue;
+		pfc_send(s, port, prio, resume ? 0 : (uint16_t)s->c.fp.pfc.quanta);
+	}
+	if (resume)
+		nic->rx_xoff_sent = 0;
+	else
+		rx_arm_drain(s, nic);
+}
+
+static void pfc_on_event(struct psim *s, const struct fab_ev *ev)
+{
+	switch (ev->type) {
+	case EV_PAUSE_EXPIRE:
+		handle_pause_expire(s, ev->obj, ev->arg);
+		break;
+	case EV_PFC_REFRESH:
+		handle_pfc_refresh(s, ev->obj, ev->arg);
+		break;
+	case EV_NIC_DRAIN:
+		nic_on_drain(s, ev->obj, ev->arg);
+		break;
+	}
+}
+
+/* the time paused so far counts up to the end of the run */
+static void pfc_finish(struct psim *s, struct sim_port *port)
+{
+	for (unsigned prio = 0; prio < FAB_NPRIO; prio++)
+		if (port->paused_mask & (1u << prio)) {
+			port->st.paused_ps[prio] += s->c.now_ps - port->pfc.paused_since[prio];
+			port->pfc.paused_since[prio] = s->c.now_ps;
+		}
+}
+
+const struct pkt_llfc_ops pkt_pfc = {
+	.name = "pfc",
+	.lossless_mask = pfc_lossless_mask,
+	.headroom = pfc_headroom,
+	.room = pfc_room,
+	.admitted = pfc_admitted,
+	.released = pfc_released,
+	.nic_received = pfc_nic_received,
+	.send_pending = pfc_send_pending,
+	.receive = pfc_receive,
+	.on_event = pfc_on_event,
+	.finish = pfc_finish,
+	.send = pfc_send,
+};

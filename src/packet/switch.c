@@ -1,0 +1,95 @@
+/*
+ * switch.c - a switch: forwarding and its egress queues.
+ *
+ * A frame that arrives is forwarded by its destination's route: among
+ * equal-cost next hops (ECMP) by the frame's 5-tuple hash mixed with the
+ * switch's seed; with no route (links down, routing not yet converged
+ * around them) it is dropped and counted as unroutable.  The buffer (mmu.c)
+ * admits it or it is dropped at that egress port.  An egress port has 8
+ * strict-priority queues; it sends a pending link-level control frame
+ * first, then the head of the highest priority not held by PAUSE.  ECN
+ * marks ECN-capable data at dequeue with RED on the depth of the queue the
+ * frame leaves, itself counted: never below Kmin, always above Kmax, with
+ * probability Pmax x (q - Kmin) / (Kmax - Kmin) between (DCQCN's marking).
+ * Simplified: no cut-through, PAUSE takes effect after the frame being
+ * serialised.
+ */
+#include "llfc.h"
+
+static void drop_packet(struct psim *s, struct sim_port *eport, struct pkt *p)
+{
+	eport->st.drops++;
+	eport->st.drop_bytes += p->frame_bytes;
+	s->c.tot.drops++;
+	if (p->kind == PKT_DATA)
+		s->c.tot.data_drop_bytes += p->payload;
+	sim_pkt_free(s, p);
+}
+
+/* ECN: RED on the queue p leaves, counting itself */
+static void ecn_mark(struct psim *s, struct sim_switch *sw, struct sim_port *port, struct pkt *p)
+{
+	uint64_t q = port->qbytes[p->prio];
+	bool mark = false;
+	if (q > sw->kmax_bytes) {
+		mark = true;
+	} else if (q > sw->kmin_bytes) {
+		double prob = s->c.fp.ecn.pmax * (double)(q - sw->kmin_bytes) /
+			      (double)(sw->kmax_bytes - sw->kmin_bytes);
+		mark = fab_rng_unit(&sw->rng) < prob;
+	}
+	if (mark) {
+		p->ecn = ECN_CE;
+		port->st.ecn_marks++;
+	}
+}
+
+void switch_start_tx(struct psim *s, struct sim_port *port)
+{
+	if (port->busy)
+		return;
+	if (s->llfc->send_pending(s, port))
+		return;
+	for (int prio = FAB_NPRIO - 1; prio >= 0; prio--) {
+		struct pkt *p = port->head[prio];
+		if (!p || (port->paused_mask & (1u << prio)))
+			continue;
+		port->head[prio] = p->next;
+		if (!p->next)
+			port->tail[prio] = NULL;
+		p->next = NULL;
+		struct sim_switch *sw = &s->switches[s->c.topo->switch_index[port->node]];
+		if (s->c.fp.ecn.enabled && p->ecn == ECN_ECT0)
+			ecn_mark(s, sw, port, p);
+		sim_port_queue_area(s, port);
+		port->qbytes[prio] -= p->frame_bytes;
+		port->qbytes_total -= p->frame_bytes;
+		mmu_release(s, sw, p);
+		sim_port_transmit(s, port, p);
+		return;
+	}
+}
+
+void switch_receive(struct psim *s, struct sim_port *in, struct pkt *p)
+{
+	uint32_t node = in->node;
+	uint32_t si = s->c.topo->switch_index[node];
+	struct sim_switch *sw = &s->switches[si];
+	uint32_t cnt;
+	const uint32_t *hops = fab_topo_routes(s->c.topo, node, p->dst_nic, &cnt);
+	if (!cnt) { /* no route while links are down: dropped here */
+		in->st.unroutable++;
+		s->c.tot.drops++;
+		if (p->kind == PKT_DATA)
+			s->c.tot.data_drop_bytes += p->payload;
+		sim_pkt_free(s, p);
+		return;
+	}
+	uint32_t eid = cnt == 1 ? hops[0] : hops[fab_mix64(p->hash ^ s->c.ecmp_seed[si]) % cnt];
+	struct sim_port *eport = &s->ports[eid];
+	if (!mmu_admit(s, sw, in, eport, p)) {
+		drop_packet(s, eport, p);
+		return;
+	}
+	sim_port_enqueue(s, eport, p);
+}
