@@ -500,8 +500,15 @@ static int probe_coll(struct fab_probe *pr, const struct fab_probe_params *pp, c
 	return rc;
 }
 
+static void warn_stderr(void *ctx, const char *msg)
+{
+	(void)ctx;
+	fprintf(stderr, "fabscope: %s\n", msg);
+}
+
 static int probe_rank(struct fab_probe_params *pp, const struct probe_opts *o)
 {
+	pp->warn = warn_stderr;
 	if (o->test != T_COLL && pp->nranks < 2) {
 		fprintf(stderr, "fabscope: probe: the point-to-point and matrix tests need at least 2 ranks\n");
 		return FAB_EXIT_USAGE;

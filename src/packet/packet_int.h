@@ -8,7 +8,7 @@
 #include "../base/rng.h"
 #include "../sim/engine.h"
 
-enum pkt_kind { PKT_DATA, PKT_ACK, PKT_NAK, PKT_CNP, PKT_PFC };
+enum pkt_kind { PKT_DATA, PKT_ACK, PKT_NAK, PKT_NOTIFY, PKT_PFC };
 
 enum ecn_bits { ECN_NOT_ECT = 0, ECN_ECT0 = 2, ECN_CE = 3 };
 

@@ -98,7 +98,7 @@ static void send_ctrl(struct psim *s, struct roce_qp *qp, int kind, uint32_t psn
 	p->dst_nic = qp->q.c.src_nic;
 	p->hash = qp->q.c.hash_rev;
 	p->prio = s->c.fp.ctrl_prio;
-	p->frame_bytes = (uint16_t)(kind == PKT_CNP ? wire()->notify_frame : wire()->ack_frame);
+	p->frame_bytes = (uint16_t)(kind == PKT_NOTIFY ? wire()->notify_frame : wire()->ack_frame);
 	struct sim_nic *nic = &s->nics[qp->q.c.dst_nic];
 	sim_port_enqueue(s, &s->ports[nic->port], p);
 }
@@ -227,7 +227,7 @@ static void receive_data(struct psim *s, struct roce_qp *qp, struct pkt *p)
 {
 	if (p->ecn == ECN_CE && qp->cc->wants_notifications &&
 	    fab_dcqcn_np_on_ce(&qp->np, s->c.fp.nic.cnp_interval_ps, s->c.now_ps))
-		send_ctrl(s, qp, PKT_CNP, 0);
+		send_ctrl(s, qp, PKT_NOTIFY, 0);
 	if (p->psn == qp->rcv_nxt) {
 		qp->rcv_nxt++;
 		qp->nak_sent = false;
@@ -294,7 +294,7 @@ static void roce_on_receive(struct psim *s, struct sim_nic *nic, struct pkt *p)
 			nic_qp_make_ready(s, &qp->q);
 		}
 		break;
-	case PKT_CNP:
+	case PKT_NOTIFY:
 		receive_cnp(s, qp);
 		break;
 	}

@@ -30,6 +30,10 @@ struct fab_probe_params {
 	bool busy_poll;         /* the point-to-point tests spin on their sockets instead of sleeping in poll */
 	uint64_t token;         /* the job's; a connection without it is refused */
 	double timeout_s;       /* no progress for this long: fail, naming the peer */
+	/* told of what goes on but does not stop the job (a connection refused
+	 * for want of the token); NULL: not told */
+	void (*warn)(void *ctx, const char *msg);
+	void *warn_ctx;
 };
 
 struct fab_probe *fab_probe_connect(const struct fab_probe_params *p, struct fab_err *err);
