@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "../include/fabscope.h"
-#include "../src/probe/probe.h"
+#include "../src/out/probe_out.h"
 #include "cli.h"
 
 static const char *usage_probe =
@@ -75,58 +75,26 @@ struct probe_opts {
 	const char *json, *outdir, *launcher;
 };
 
-/* rank 0's output: stdout, and a copy for --out */
+/* rank 0's output: the library writes the table into a memory stream,
+ * from which each new part goes to stdout at once (and all of it to --out);
+ * the result document */
 struct report {
 	FILE *mem;
 	char *text;
-	size_t len;
+	size_t len, shown;
 	json_t *doc;
+	struct fab_probe_doc_info info;
 };
 
-static void say(struct report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void say(struct report *r, const char *fmt, ...)
+/* what the library wrote since the last call, to stdout */
+static void show(struct report *r)
 {
-	va_list ap;
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	if (r->mem) {
-		va_start(ap, fmt);
-		vfprintf(r->mem, fmt, ap);
-		va_end(ap);
-	}
-}
-
-/* nearest rank: the smallest sample with at least q of them at or below it */
-static double pct(const double *sorted, size_t k, double q)
-{
-	size_t i = (size_t)ceil(q * (double)k);
-	return sorted[i ? i - 1 : 0];
-}
-
-static json_t *new_doc(const struct fab_probe *pr, const struct fab_probe_params *pp, const struct probe_opts *o)
-{
-	static const char *tests[] = {"latency", "bw", "bw"};
-	json_t *doc = json_object(), *p = json_object(), *ep = json_array();
-	json_object_set_new(doc, "schema", json_string("fabscope.result/1"));
-	json_object_set_new(doc, "kind", json_string("probe"));
-	json_object_set_new(doc, "generator", json_string(fab_version_string()));
-	json_object_set_new(p, "test", json_string(o->test == T_COLL     ? "coll"
-						   : o->test == T_MATRIX ? "matrix"
-									 : tests[o->test]));
-	json_object_set_new(p, "ranks", json_integer(pp->nranks));
-	json_object_set_new(p, "transport", json_string("tcp"));
-	json_object_set_new(p, "conns", json_integer(pp->conns));
-	json_object_set_new(p, "launcher", json_string(o->launcher));
-	json_object_set_new(p, "busy_poll", json_boolean(pp->busy_poll));
-	for (uint32_t i = 0; i < pp->nranks; i++) {
-		char name[64];
-		fab_probe_rank_name(pr, i, name, sizeof name);
-		json_array_append_new(ep, json_string(name));
-	}
-	json_object_set_new(p, "endpoints", ep);
-	json_object_set_new(doc, "probe", p);
-	return doc;
+	if (!r->mem)
+		return;
+	fflush(r->mem);
+	fwrite(r->text + r->shown, 1, r->len - r->shown, stdout);
+	fflush(stdout);
+	r->shown = r->len;
 }
 
 static int w_json(FILE *f, void *ctx)
@@ -146,7 +114,7 @@ static int w_text(FILE *f, void *ctx)
 static int finish_report(struct report *r, const struct probe_opts *o, const char *error)
 {
 	int rc = FAB_EXIT_OK;
-	fflush(stdout);
+	show(r);
 	if (r->mem) {
 		fclose(r->mem);
 		r->mem = NULL;
@@ -173,156 +141,25 @@ static int finish_report(struct report *r, const struct probe_opts *o, const cha
 	return rc;
 }
 
-static const char *redop(int op)
-{
-	return op == FAB_OP_ALLREDUCE || op == FAB_OP_REDUCESCATTER || op == FAB_OP_REDUCE ? "sum" : "none";
-}
-
 /* ---- the all-pairs matrix ---- */
-
-static json_t *num_or_null(double v)
-{
-	return isnan(v) ? json_null() : json_real(v);
-}
-
-static void matrix_json(const struct probe_opts *o, uint32_t n, const struct fab_probe_matrix_res *m,
-			struct report *r)
-{
-	json_t *x = json_object(), *gp = json_array(), *jb = json_array(), *jl = json_array();
-	json_object_set_new(x, "mode", json_string(o->serial ? "serial" : "rounds"));
-	json_object_set_new(x, "transport", json_string("tcp"));
-	json_object_set_new(x, "rounds", json_integer(m->stages));
-	json_object_set_new(x, "bytes", json_integer((json_int_t)o->maxb));
-	json_object_set_new(x, "latency_bytes", json_integer(8));
-	json_object_set_new(x, "endpoints", json_deep_copy(json_object_get(json_object_get(r->doc, "probe"),
-									  "endpoints")));
-	for (uint32_t i = 0; i < n; i++) {
-		json_array_append_new(gp, json_array());
-		json_t *rb = json_array(), *rl = json_array();
-		for (uint32_t j = 0; j < n; j++) {
-			double b = m->bw_GBps[(size_t)i * n + j], l = m->lat_us[(size_t)i * n + j];
-			/* a failed pair has no bandwidth: null, as on the diagonal */
-			bool f = m->failed[(size_t)i * n + j];
-			json_array_append_new(rb, i == j || f ? json_null() : json_real(b));
-			json_array_append_new(rl, i == j || isnan(l) ? json_null() : json_real(l));
-		}
-		json_array_append_new(jb, rb);
-		json_array_append_new(jl, rl);
-	}
-	json_object_set_new(x, "gpus", gp);
-	json_object_set_new(x, "bw_GBps", jb);
-	json_object_set_new(x, "lat_us", jl);
-	json_t *fp = json_array(), *rt = json_array();
-	for (uint32_t i = 0; i < n; i++)
-		for (uint32_t j = i + 1; j < n; j++)
-			if (m->failed[(size_t)i * n + j])
-				json_array_append_new(fp, json_pack("[ii]", i, j));
-	for (uint32_t k = 0; k < m->nretest; k++) {
-		const struct fab_probe_retest *t = &m->retest[k];
-		json_t *x2 = json_pack("{s:[ii]}", "pair", t->a, t->b);
-		json_object_set_new(x2, "before_GBps", json_pack("[oo]", num_or_null(t->before[0]), num_or_null(t->before[1])));
-		json_object_set_new(x2, "after_GBps", json_pack("[oo]", num_or_null(t->after[0]), num_or_null(t->after[1])));
-		json_array_append_new(rt, x2);
-	}
-	json_object_set_new(x, "failed_pairs", fp);
-	json_object_set_new(x, "retested", rt);
-	json_object_set_new(x, "retest_skipped", json_integer(m->retest_skipped));
-	json_object_set_new(r->doc, "matrix", x);
-}
 
 /* summary, the matrix itself (up to 16 ranks), failures and re-tests, the
  * slowest ranks by median bandwidth to and from the others */
 static int probe_matrix(struct fab_probe *pr, const struct fab_probe_params *pp, const struct probe_opts *o,
 			struct report *r)
 {
+	(void)pp;
 	struct fab_err err = {0};
-	uint32_t n = pp->nranks;
 	struct fab_probe_matrix_opts mo = {(size_t)o->maxb, o->iters, o->pair_timeout_s, o->retest, o->serial};
 	struct fab_probe_matrix_res m;
 	if (fab_probe_matrix(pr, &mo, &m, &err)) {
 		fprintf(stderr, "fabscope: %s\n", err.msg);
 		return FAB_EXIT_IO;
 	}
-	if (pp->rank)
-		return FAB_EXIT_OK;
-	size_t k = 0, nl = 0, nf = 0;
-	double *v = fab_xcalloc((size_t)n * n + 1, sizeof *v), *l = fab_xcalloc((size_t)n * n + 1, sizeof *l);
-	for (uint32_t i = 0; i < n; i++)
-		for (uint32_t j = 0; j < n; j++) {
-			size_t ij = (size_t)i * n + j;
-			if (i == j)
-				continue;
-			if (m.failed[ij]) {
-				nf++;
-				continue;
-			}
-			v[k++] = m.bw_GBps[ij];
-			l[nl++] = m.lat_us[ij];
-		}
-	qsort(v, k, sizeof *v, fab_cmp_double);
-	qsort(l, nl, sizeof *l, fab_cmp_double);
-	say(r, "# fabscope probe: matrix, %u ranks, %u %s, %llu B each way, TCP, %u connection%s per pair\n", n,
-	    m.stages, o->serial ? "pairs one at a time" : m.stages == 1 ? "round of disjoint pairs" : "rounds of disjoint pairs",
-	    (unsigned long long)o->maxb, pp->conns, pp->conns == 1 ? "" : "s");
-	if (k) {
-		say(r, "bandwidth GB/s: min %.4g  median %.4g  max %.4g\n", v[0], v[(k - 1) / 2], v[k - 1]);
-		say(r, "latency us:     min %.2f  median %.2f  max %.2f\n", l[0], l[(nl - 1) / 2], l[nl - 1]);
+	if (pp->rank == 0) {
+		fab_probe_matrix_out(r->mem, r->doc, &r->info, &mo, &m);
+		show(r);
 	}
-	if (n <= 16) {
-		say(r, "bandwidth GB/s, row = sender:\n%6s", "");
-		for (uint32_t j = 0; j < n; j++)
-			say(r, " %7u", j);
-		say(r, "\n");
-		for (uint32_t i = 0; i < n; i++) {
-			say(r, "%6u", i);
-			for (uint32_t j = 0; j < n; j++) {
-				size_t ij = (size_t)i * n + j;
-				if (i == j)
-					say(r, " %7s", "-");
-				else if (m.failed[ij])
-					say(r, " %7s", "failed");
-				else
-					say(r, " %7.3f", m.bw_GBps[ij]);
-			}
-			say(r, "\n");
-		}
-	}
-	if (m.nretest) {
-		say(r, "re-tested alone (under %g x the median, or failed), GB/s each way:\n", o->retest);
-		for (uint32_t i = 0; i < m.nretest; i++) {
-			const struct fab_probe_retest *t = &m.retest[i];
-			bool f = m.failed[(size_t)t->a * n + t->b];
-			if (isnan(t->before[0]))
-				say(r, "  %u <-> %u  failed -> ", t->a, t->b);
-			else
-				say(r, "  %u <-> %u  %.4g / %.4g -> ", t->a, t->b, t->before[0], t->before[1]);
-			if (f)
-				say(r, "failed\n");
-			else
-				say(r, "%.4g / %.4g\n", t->after[0], t->after[1]);
-		}
-		if (m.retest_skipped)
-			say(r, "  (%u more suspicious pairs not re-tested)\n", m.retest_skipped);
-	}
-	if (nf) {
-		say(r, "failed pairs (broken or over --pair-timeout):");
-		for (uint32_t i = 0; i < n; i++)
-			for (uint32_t j = i + 1; j < n; j++)
-				if (m.failed[(size_t)i * n + j])
-					say(r, " %u<->%u", i, j);
-		say(r, "\n");
-	}
-	double *med = fab_xcalloc(n, sizeof *med);
-	uint32_t *ord = fab_xcalloc(n, sizeof *ord);
-	fab_matrix_endpoint_medians(n, m.bw_GBps, med, ord);
-	say(r, "slowest ranks (median GB/s to and from the others):\n");
-	for (uint32_t i = 0; i < n && i < 5; i++)
-		say(r, "  rank %-6u %.4g\n", ord[i], med[ord[i]]);
-	matrix_json(o, n, &m, r);
-	free(v);
-	free(l);
-	free(med);
-	free(ord);
 	fab_probe_matrix_free(&m);
 	return FAB_EXIT_OK;
 }
@@ -334,30 +171,11 @@ static int probe_p2p(struct fab_probe *pr, const struct fab_probe_params *pp, co
 {
 	struct fab_err err = {0};
 	uint32_t peers = pp->nranks - 1;
-	bool lat = o->test == FAB_PROBE_LATENCY, bidir = o->test == FAB_PROBE_BW_BIDIR;
+	bool lat = o->test == FAB_PROBE_LATENCY;
 	double *out = fab_xcalloc((size_t)peers * (lat ? o->iters : 1), sizeof *out);
-	json_t *rows = json_array();
-	const char *mode = pp->busy_poll ? "busy-poll" : "poll";
 	if (pp->rank == 0) {
-		if (lat) {
-			say(r, "# fabscope probe: latency, rank 0 to each rank in turn, half the round trip, TCP, %s\n#\n",
-			    mode);
-			say(r, "# %4s  %10s  %6s  %9s  %9s  %9s  %9s  %9s  %9s  %9s\n", "peer", "size", "iters", "t_min",
-			    "t_avg", "t_p50", "t_p99", "t_p99.9", "t_max", "jitter");
-			say(r, "# %4s  %10s  %6s  %9s  %9s  %9s  %9s  %9s  %9s  %9s\n", "", "(B)", "", "(us)", "(us)",
-			    "(us)", "(us)", "(us)", "(us)", "(us)");
-		} else {
-			say(r, "# fabscope probe: bandwidth, rank 0 to each rank in turn, %s, TCP, %u connection%s, %s\n#\n",
-			    bidir ? "both ways at once (sum)" : "one way", pp->conns, pp->conns == 1 ? "" : "s", mode);
-			say(r, "# %4s  %10s  %6s  %10s  %8s  %8s\n", "peer", "size", "iters", "time", "bw", "bw");
-			say(r, "# %4s  %10s  %6s  %10s  %8s  %8s\n", "", "(B)", "", "(us)", "(GB/s)", "(Gb/s)");
-		}
-		json_t *sec = json_object();
-		json_object_set_new(sec, "mode", json_string(mode));
-		if (!lat)
-			json_object_set_new(sec, "direction", json_string(bidir ? "bidirectional" : "unidirectional"));
-		json_object_set_new(sec, "rows", json_incref(rows));
-		json_object_set_new(r->doc, lat ? "latency" : "bandwidth", sec);
+		fab_probe_p2p_begin(r->mem, r->doc, &r->info, (enum fab_probe_test)o->test);
+		show(r);
 	}
 	int rc = FAB_EXIT_OK;
 	for (fab_bytes b = o->minb; b <= o->maxb && !rc; b *= o->factor) {
@@ -371,41 +189,13 @@ static int probe_p2p(struct fab_probe *pr, const struct fab_probe_params *pp, co
 		for (uint32_t p = 1; pp->rank == 0 && p <= peers; p++) {
 			char name[64];
 			fab_probe_rank_name(pr, p, name, sizeof name);
-			json_t *row = json_pack("{s:i,s:s,s:I,s:i}", "peer", p, "endpoint", name, "size_bytes",
-						(json_int_t)b, "iters", o->iters);
-			if (lat) {
-				double *x = out + (size_t)(p - 1) * o->iters, sum = 0, jit = 0;
-				/* jitter: mean difference of consecutive samples (RFC 3550's idea) */
-				for (uint32_t i = 1; i < o->iters; i++)
-					jit += fabs(x[i] - x[i - 1]);
-				jit = o->iters > 1 ? jit / (o->iters - 1) : 0;
-				qsort(x, o->iters, sizeof *x, fab_cmp_double);
-				for (uint32_t i = 0; i < o->iters; i++)
-					sum += x[i];
-				double q[] = {x[0], sum / o->iters, pct(x, o->iters, 0.5), pct(x, o->iters, 0.99),
-					      pct(x, o->iters, 0.999), x[o->iters - 1], jit};
-				static const char *keys[] = {"t_min_us", "t_avg_us", "t_p50_us", "t_p99_us",
-							     "t_p999_us", "t_max_us", "jitter_us"};
-				say(r, "  %4u  %10llu  %6u", p, (unsigned long long)b, o->iters);
-				for (size_t i = 0; i < FAB_ARRAY_LEN(q); i++) {
-					say(r, "  %9.2f", q[i] * 1e6);
-					json_object_set_new(row, keys[i], json_real(q[i] * 1e6));
-				}
-				say(r, "\n");
-			} else {
-				double t = out[p - 1], bw = (double)b * o->iters * (bidir ? 2 : 1) / t;
-				say(r, "  %4u  %10llu  %6u  %10.1f  %8.3f  %8.2f\n", p, (unsigned long long)b, o->iters,
-				    t * 1e6, bw / 1e9, bw * 8 / 1e9);
-				json_object_set_new(row, "time_us", json_real(t * 1e6));
-				json_object_set_new(row, "GBps", json_real(bw / 1e9));
-				json_object_set_new(row, "Gbps", json_real(bw * 8 / 1e9));
-			}
-			json_array_append_new(rows, row);
+			fab_probe_p2p_row(r->mem, r->doc, (enum fab_probe_test)o->test, p, name, b, o->iters,
+					  out + (size_t)(p - 1) * (lat ? o->iters : 1));
+			show(r);
 		}
 		if (b > o->maxb / o->factor)
 			break;
 	}
-	json_decref(rows);
 	free(out);
 	return rc;
 }
@@ -417,27 +207,10 @@ static int probe_coll(struct fab_probe *pr, const struct fab_probe_params *pp, c
 {
 	struct fab_err err = {0};
 	int rc = FAB_EXIT_OK;
-	double sum_bw = 0;
-	int nrows = 0;
-	json_t *rows = json_array();
 	if (pp->rank == 0) {
-		say(r, "# fabscope probe: %s, %u ranks, algorithm %s, %u channels, TCP, %u connection%s per pair\n#\n",
-		    fab_coll_op_title(o->op), pp->nranks, fab_coll_algo_name(o->algo), o->channels, pp->conns,
-		    pp->conns == 1 ? "" : "s");
-		say(r, "# %10s  %12s  %8s  %6s  %6s  %9s  %7s  %7s  %6s\n", "size", "count", "type", "redop", "root",
-		    "time", "algbw", "busbw", "#wrong");
-		say(r, "# %10s  %12s  %8s  %6s  %6s  %9s  %7s  %7s  %6s\n", "(B)", "(elements)", "", "", "", "(us)",
-		    "(GB/s)", "(GB/s)", "");
-		json_t *c = json_object();
-		json_object_set_new(c, "op", json_string(fab_coll_op_name(o->op)));
-		json_object_set_new(c, "algo", json_string(fab_coll_algo_name(o->algo)));
-		json_object_set_new(c, "ranks", json_integer(pp->nranks));
-		json_object_set_new(c, "channels", json_integer(o->channels));
-		json_object_set_new(c, "datatype", json_string("float"));
-		json_object_set_new(c, "busbw_factor", json_real(fab_coll_busbw_factor(o->op, pp->nranks)));
-		json_object_set_new(c, "checked", json_boolean(o->check));
-		json_object_set_new(c, "rows", json_incref(rows));
-		json_object_set_new(r->doc, "collective", c);
+		struct fab_coll_args a = {.op = o->op, .algo = o->algo, .nranks = pp->nranks, .channels = o->channels};
+		fab_probe_coll_begin(r->mem, r->doc, &r->info, &a, o->check);
+		show(r);
 	}
 	for (fab_bytes b = o->minb; b <= o->maxb && !rc; b *= o->factor) {
 		struct fab_coll_args a = {.op = o->op, .algo = o->algo, .nranks = pp->nranks, .count = b / 4,
@@ -469,34 +242,18 @@ static int probe_coll(struct fab_probe *pr, const struct fab_probe_params *pp, c
 				t += res.time_s;
 		}
 		if (!rc && pp->rank == 0) {
-			t /= o->iters;
-			double algbw = (double)size / t / 1e9, busbw = algbw * fab_coll_busbw_factor(a.op, a.nranks);
-			int root = a.op == FAB_OP_BROADCAST || a.op == FAB_OP_REDUCE ? 0 : -1;
-			char wbuf[32] = "N/A";
-			if (o->check)
-				snprintf(wbuf, sizeof wbuf, "%llu", (unsigned long long)wrong);
-			say(r, "  %10llu  %12llu  %8s  %6s  %6d  %9.2f  %7.2f  %7.2f  %6s\n", (unsigned long long)size,
-			    (unsigned long long)(size / 4), "float", redop(a.op), root, t * 1e6, algbw, busbw, wbuf);
-			json_array_append_new(rows, json_pack("{s:I,s:I,s:s,s:s,s:i,s:s,s:f,s:f,s:f,s:o}",
-							      "size_bytes", (json_int_t)size, "count",
-							      (json_int_t)(size / 4), "type", "float", "redop",
-							      redop(a.op), "root", root, "algo",
-							      fab_coll_algo_name(a.algo), "time_us", t * 1e6,
-							      "algbw_GBps", algbw, "busbw_GBps", busbw, "wrong",
-							      o->check ? json_integer((json_int_t)wrong) : json_null()));
-			sum_bw += busbw;
-			nrows++;
+			fab_probe_coll_row(r->mem, r->doc, &a, size, t / o->iters, o->check, wrong);
+			show(r);
 			if (wrong)
 				rc = FAB_EXIT_CHECKS;
 		}
 		if (b > o->maxb / o->factor)
 			break;
 	}
-	if (pp->rank == 0 && nrows) {
-		say(r, "# Avg bus bandwidth    : %g\n#\n", sum_bw / nrows);
-		json_object_set_new(json_object_get(r->doc, "collective"), "avg_busbw_GBps", json_real(sum_bw / nrows));
+	if (pp->rank == 0) {
+		fab_probe_coll_end(r->mem, r->doc);
+		show(r);
 	}
-	json_decref(rows);
 	return rc;
 }
 
@@ -521,9 +278,23 @@ static int probe_rank(struct fab_probe_params *pp, const struct probe_opts *o)
 	}
 	struct report r = {0};
 	if (pp->rank == 0) {
-		r.doc = new_doc(pr, pp, o);
-		if (o->outdir)
-			r.mem = open_memstream(&r.text, &r.len);
+		static const char *tests[] = {"latency", "bw", "bw"};
+		r.info = (struct fab_probe_doc_info){
+			.test = o->test == T_COLL ? "coll" : o->test == T_MATRIX ? "matrix" : tests[o->test],
+			.generator = fab_version_string(),
+			.launcher = o->launcher,
+			.nranks = pp->nranks,
+			.conns = pp->conns,
+			.busy_poll = pp->busy_poll,
+		};
+		r.doc = fab_probe_doc_new(pr, &r.info);
+		r.mem = open_memstream(&r.text, &r.len);
+		if (!r.mem) {
+			fprintf(stderr, "fabscope: probe: %s\n", strerror(errno));
+			json_decref(r.doc);
+			fab_probe_close(pr);
+			return FAB_EXIT_IO;
+		}
 	}
 	int rc = o->test == T_COLL     ? probe_coll(pr, pp, o, &r)
 		 : o->test == T_MATRIX ? probe_matrix(pr, pp, o, &r)

@@ -96,6 +96,15 @@ static inline fab_time_ps fab_pace_ps(uint32_t bytes, double bps)
 void *fab_xcalloc(size_t n, size_t size); /* aborts on OOM: not user input */
 /* qsort comparator for doubles, ascending */
 int fab_cmp_double(const void *a, const void *b);
+
+/* The nearest-rank percentile's index in a sorted array of n > 0 values:
+ * the smallest value with at least a fraction q of them at or below it
+ * (a millionth of slack absorbs q x n landing a hair above a whole number). */
+static inline size_t fab_nearest_rank(size_t n, double q)
+{
+	size_t rank = (size_t)(q * (double)n + 0.999999);
+	return rank < 1 ? 0 : rank > n ? n - 1 : rank - 1;
+}
 void *fab_xrealloc(void *p, size_t n, size_t size);
 char *fab_xstrdup(const char *s);
 

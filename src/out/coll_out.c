@@ -5,13 +5,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "nccl_table.h"
 #include "result.h"
-
-static const char *redop(int op)
-{
-	return op == FAB_OP_ALLREDUCE || op == FAB_OP_REDUCESCATTER || op == FAB_OP_REDUCE ? "sum"
-											 : "none";
-}
 
 static int root_col(const struct fab_config *c)
 {
@@ -46,7 +41,7 @@ json_t *fab_coll_json(const struct fab_config *c, const struct fab_sim *s,
 		json_object_set_new(x, "size_bytes", json_integer((json_int_t)r->bytes));
 		json_object_set_new(x, "count", json_integer((json_int_t)r->count));
 		json_object_set_new(x, "type", json_string(fab_dtype_name(c->coll.dtype)));
-		json_object_set_new(x, "redop", json_string(redop(c->coll.op)));
+		json_object_set_new(x, "redop", json_string(fab_redop_name(c->coll.op)));
 		json_object_set_new(x, "root", json_integer(root_col(c)));
 		json_object_set_new(x, "algo", json_string(fab_coll_algo_name(r->algo)));
 		json_object_set_new(x, "time_us", json_real(r->time_us));
@@ -77,18 +72,23 @@ int fab_coll_write_text(FILE *f, const struct fab_config *c, const struct fab_si
 		fab_fmt_rate(t->ports[t->nodes[t->nic_node[0]].first_port].rate_bps, rate, sizeof rate),
 		(unsigned long long)c->run.seed);
 	fprintf(f, "#\n");
-	fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %9s  %7s  %7s  %6s  %12s\n", "size", "count", "type",
-		"redop", "root", "time", "algbw", "busbw", "#wrong", "algo");
-	fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %9s  %7s  %7s  %6s  %12s\n", "(B)", "(elements)", "", "",
-		"", "(us)", "(GB/s)", "(GB/s)", "", "");
+	fab_nccl_table_head(f, true);
 	for (uint32_t i = 0; i < sw->nrows; i++) {
 		const struct fab_sweep_row *r = &sw->rows[i];
-		fprintf(f, "  %10llu  %12llu  %8s  %6s  %6d  %9.2f  %7.2f  %7.2f  %6s  %12s\n",
-			(unsigned long long)r->bytes, (unsigned long long)r->count,
-			fab_dtype_name(c->coll.dtype), redop(c->coll.op), root_col(c), r->time_us,
-			r->algbw_GBps, r->busbw_GBps, "N/A", fab_coll_algo_name(r->algo));
+		fab_nccl_table_row(f, &(struct fab_nccl_row){
+					      .bytes = r->bytes,
+					      .count = r->count,
+					      .type = fab_dtype_name(c->coll.dtype),
+					      .redop = fab_redop_name(c->coll.op),
+					      .root = root_col(c),
+					      .time_us = r->time_us,
+					      .algbw_GBps = r->algbw_GBps,
+					      .busbw_GBps = r->busbw_GBps,
+					      .wrong = "N/A",
+					      .algo = fab_coll_algo_name(r->algo),
+				      });
 	}
-	fprintf(f, "# Avg bus bandwidth    : %g\n", fab_sweep_avg_busbw(sw));
+	fab_nccl_table_avg(f, fab_sweep_avg_busbw(sw));
 	fprintf(f, "#\n");
 	return ferror(f) ? FAB_EIO : 0;
 }
@@ -99,7 +99,7 @@ int fab_coll_write_csv(FILE *f, const struct fab_config *c, const struct fab_swe
 	for (uint32_t i = 0; i < sw->nrows; i++) {
 		const struct fab_sweep_row *r = &sw->rows[i];
 		fprintf(f, "%llu,%llu,%s,%s,%d,%.3f,%.3f,%.3f,%s\n", (unsigned long long)r->bytes,
-			(unsigned long long)r->count, fab_dtype_name(c->coll.dtype), redop(c->coll.op),
+			(unsigned long long)r->count, fab_dtype_name(c->coll.dtype), fab_redop_name(c->coll.op),
 			root_col(c), r->time_us, r->algbw_GBps, r->busbw_GBps, fab_coll_algo_name(r->algo));
 	}
 	return ferror(f) ? FAB_EIO : 0;

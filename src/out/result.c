@@ -16,14 +16,7 @@ static int cmp_u64(const void *a, const void *b)
 /* Nearest-rank percentile of a sorted array. */
 static uint64_t pct(const uint64_t *v, size_t n, double p)
 {
-	if (!n)
-		return 0;
-	size_t rank = (size_t)(p / 100.0 * (double)n + 0.999999);
-	if (rank < 1)
-		rank = 1;
-	if (rank > n)
-		rank = n;
-	return v[rank - 1];
+	return n ? v[fab_nearest_rank(n, p / 100.0)] : 0;
 }
 
 struct uplink_load {
