@@ -301,12 +301,71 @@ static int out_open(struct out_file *o, const char *dir, const char *name)
 	return 0;
 }
 
+struct sim_out {
+	const struct fab_config *cfg;
+	struct fab_run *run;
+	json_t *doc;
+};
+
+static int w_sim_json(FILE *f, void *ctx)
+{
+	struct sim_out *o = ctx;
+	return json_dumpf(o->doc, f, JSON_INDENT(2)) || fputc('\n', f) == EOF;
+}
+
+static int w_sim_flows(FILE *f, void *ctx)
+{
+	return fab_result_write_flows_csv(f, ((struct sim_out *)ctx)->run->sim);
+}
+
+static int w_sim_ports(FILE *f, void *ctx)
+{
+	return fab_result_write_ports_csv(f, ((struct sim_out *)ctx)->run->sim);
+}
+
+static int w_sim_text(FILE *f, void *ctx)
+{
+	struct sim_out *o = ctx;
+	return fab_result_write_text(f, o->cfg, o->run->sim) ||
+	       fab_jobs_write_text(f, o->run->jobs, o->run->njobs);
+}
+
+static int w_sim_series_csv(FILE *f, void *ctx)
+{
+	return fab_result_write_series_csv(f, ((struct sim_out *)ctx)->run->sim);
+}
+
+static int w_sim_series_jsonl(FILE *f, void *ctx)
+{
+	return fab_result_write_series_jsonl(f, ((struct sim_out *)ctx)->run->sim);
+}
+
+/* stdout in the format asked for */
+static int sim_print(const struct sim_out *o, const char *format)
+{
+	if (!strcmp(format, "json")) {
+		json_dumpf(o->doc, stdout, JSON_INDENT(2));
+		fputc('\n', stdout);
+	} else if (!strcmp(format, "csv")) {
+		fab_result_write_flows_csv(stdout, o->run->sim);
+		fputc('\n', stdout);
+		fab_result_write_ports_csv(stdout, o->run->sim);
+	} else {
+		w_sim_text(stdout, (void *)o);
+	}
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "fabscope: writing to stdout failed\n");
+		return FAB_EXIT_IO;
+	}
+	return FAB_EXIT_OK;
+}
+
 static int cmd_sim(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"seed", required_argument, NULL, 's'},  {"engine", required_argument, NULL, 'E'},
 		{"set", required_argument, NULL, 'S'},
-		{"format", required_argument, NULL, 'f'},
+		{"format", required_argument, NULL, 'F'},
 		{"out", required_argument, NULL, 'o'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"keys", no_argument, NULL, 'K'},
@@ -315,42 +374,20 @@ static int cmd_sim(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{0, 0, 0, 0},
 	};
+	struct cli_common cm;
+	cli_common_init(&cm, argc);
 	bool debug = false;
-	const char **sets = calloc((size_t)argc + 2, sizeof *sets);
-	char seedbuf[64], enginebuf[64];
-	size_t nsets = 0;
-	const char *format = "text", *outdir = NULL;
-	bool quiet = false;
 	int c, rc = FAB_EXIT_OK;
-	struct fab_config *cfg = NULL;
-	struct fab_run *run = NULL;
-	json_t *doc = NULL;
+	struct sim_out o = {0};
 	while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
+		int common = cli_common_opt(&cm, c, "text|json|csv");
+		if (common < 0) {
+			rc = FAB_EXIT_USAGE;
+			goto out;
+		}
+		if (common)
+			continue;
 		switch (c) {
-		case 's':
-			snprintf(seedbuf, sizeof seedbuf, "run.seed=%s", optarg);
-			sets[nsets++] = seedbuf;
-			break;
-		case 'E':
-			snprintf(enginebuf, sizeof enginebuf, "engine=%s", optarg);
-			sets[nsets++] = enginebuf;
-			break;
-		case 'S':
-			sets[nsets++] = optarg;
-			break;
-		case 'f':
-			format = optarg;
-			if (!format_ok(format, "text|json|csv")) {
-				rc = FAB_EXIT_USAGE;
-				goto out;
-			}
-			break;
-		case 'o':
-			outdir = optarg;
-			break;
-		case 'q':
-			quiet = true;
-			break;
 		case 'K':
 			print_keys();
 			goto out;
@@ -374,99 +411,44 @@ static int cmd_sim(int argc, char **argv)
 		rc = FAB_EXIT_USAGE;
 		goto out;
 	}
-	const char *path = optind < argc ? argv[optind] : NULL;
 	struct fab_err err = {0};
-	cfg = fab_config_load(path, sets, nsets, &err);
-	if (!cfg) {
-		fprintf(stderr, "fabscope: %s\n", err.msg);
-		rc = fab_err_exit_code(err.code);
-		goto out;
-	}
-	run = fab_run_new_log(cfg, debug, &err);
-	if (!run) {
+	struct fab_config *cfg = fab_config_load(optind < argc ? argv[optind] : NULL, cm.sets, cm.nsets, &err);
+	o.cfg = cfg;
+	if (!cfg || !(o.run = fab_run_new_log(cfg, debug, &err))) {
 		fprintf(stderr, "fabscope: %s\n", err.msg);
 		rc = fab_err_exit_code(err.code);
 		goto out;
 	}
 	struct progress_ctx pctx = {wall_s(), false};
-	bool tty = isatty(STDERR_FILENO) && !quiet;
-	if (fab_run_exec(run, tty ? progress : NULL, &pctx)) {
+	bool tty = isatty(STDERR_FILENO) && !cm.quiet;
+	if (fab_run_exec(o.run, tty ? progress : NULL, &pctx)) {
 		fprintf(stderr, "fabscope: the run failed\n");
 		rc = FAB_EXIT_INTERNAL;
 		goto out;
 	}
 	if (pctx.shown)
 		fputs("\r\033[K", stderr);
-	if (debug && run->work && run->work->log.len)
-		fwrite(run->work->log.buf, 1, run->work->log.len, stderr);
-	if (!quiet)
-		report_speed(run->sim, pctx.t0);
-	doc = fab_result_json(cfg, run->sim);
-	if (run->njobs)
-		json_object_set_new(doc, "jobs", fab_jobs_json(run->jobs, run->njobs));
-	if (outdir) {
-		if (mkdir(outdir, 0777) && errno != EEXIST) {
-			fprintf(stderr, "fabscope: --out %s: %s\n", outdir, strerror(errno));
-			rc = FAB_EXIT_IO;
-			goto out;
-		}
-		struct out_file files[6];
-		const char *names[] = {"result.json", "flows.csv", "ports.csv", "summary.txt", "series.csv",
-				       "series.jsonl"};
-		size_t nfiles = cfg->fabric.series_interval_ps ? 6 : 4;
-		bool ok = true;
-		size_t opened = 0;
-		for (size_t i = 0; i < nfiles && ok; i++, opened++)
-			ok = !out_open(&files[i], outdir, names[i]);
-		if (ok) {
-			ok = !json_dumpf(doc, files[0].f, JSON_INDENT(2)) && fputc('\n', files[0].f) != EOF;
-			ok = ok && !fab_result_write_flows_csv(files[1].f, run->sim);
-			ok = ok && !fab_result_write_ports_csv(files[2].f, run->sim);
-			ok = ok && !fab_result_write_text(files[3].f, cfg, run->sim) &&
-			     !fab_jobs_write_text(files[3].f, run->jobs, run->njobs);
-			if (nfiles == 6)
-				ok = ok && !fab_result_write_series_csv(files[4].f, run->sim) &&
-				     !fab_result_write_series_jsonl(files[5].f, run->sim);
-		}
-		for (size_t i = 0; i < opened; i++)
-			if (files[i].f && fclose(files[i].f))
-				ok = false;
-		for (size_t i = 0; i < opened; i++) {
-			if (ok && rename(files[i].tmp, files[i].final)) {
-				fprintf(stderr, "fabscope: %s: %s\n", files[i].final, strerror(errno));
-				ok = false;
-			}
-			if (!ok)
-				unlink(files[i].tmp);
-		}
-		if (!ok) {
-			fprintf(stderr, "fabscope: could not write the results into %s\n", outdir);
-			rc = FAB_EXIT_IO;
-			goto out;
-		}
-	}
-	if (!quiet) {
-		if (!strcmp(format, "json")) {
-			json_dumpf(doc, stdout, JSON_INDENT(2));
-			fputc('\n', stdout);
-		} else if (!strcmp(format, "csv")) {
-			fab_result_write_flows_csv(stdout, run->sim);
-			fputc('\n', stdout);
-			fab_result_write_ports_csv(stdout, run->sim);
-		} else {
-			fab_result_write_text(stdout, cfg, run->sim);
-			fab_jobs_write_text(stdout, run->jobs, run->njobs);
-		}
-		if (fflush(stdout) || ferror(stdout)) {
-			fprintf(stderr, "fabscope: writing to stdout failed\n");
-			rc = FAB_EXIT_IO;
-		}
-	}
+	if (debug && o.run->work && o.run->work->log.len)
+		fwrite(o.run->work->log.buf, 1, o.run->work->log.len, stderr);
+	if (!cm.quiet)
+		report_speed(o.run->sim, pctx.t0);
+	o.doc = fab_result_json(cfg, o.run->sim);
+	if (o.run->njobs)
+		json_object_set_new(o.doc, "jobs", fab_jobs_json(o.run->jobs, o.run->njobs));
+	static const struct out_spec specs[] = {
+		{"result.json", w_sim_json},	   {"flows.csv", w_sim_flows},
+		{"ports.csv", w_sim_ports},	   {"summary.txt", w_sim_text},
+		{"series.csv", w_sim_series_csv}, {"series.jsonl", w_sim_series_jsonl},
+	};
+	if (cm.outdir && (rc = write_out_dir(cm.outdir, specs, cfg->fabric.series_interval_ps ? 6 : 4, &o)))
+		goto out;
+	if (!cm.quiet)
+		rc = sim_print(&o, cm.format);
 out:
-	json_decref(doc);
-	fab_run_free(run);
-	fab_config_free(cfg);
-	free(sets);
+	json_decref(o.doc);
+	fab_run_free(o.run);
+	fab_config_free((struct fab_config *)o.cfg);
+	cli_common_free(&cm);
 	return rc;
 }
 
