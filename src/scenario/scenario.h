@@ -82,6 +82,10 @@ const struct fab_key_def *fab_config_flow_keys(size_t *n);
 const struct fab_key_def *fab_config_gen_keys(size_t *n);
 const struct fab_key_def *fab_config_job_keys(size_t *n);
 const struct fab_key_def *fab_config_fault_keys(size_t *n);
+/* Parses text into k's field of the struct at base (a config or a list
+ * item); FAB_EINVAL with the reason in why. */
+int fab_config_parse_value(const struct fab_key_def *k, void *base, const char *text, char *why,
+			   size_t wl);
 /* Canonical text of a key's value in cfg (or a list item when base given). */
 void fab_config_value_text(const struct fab_key_def *k, const void *base, char *buf,
 			   size_t len);

@@ -1,0 +1,307 @@
+/*
+ * keys.c - every scenario key: its path, type, default, range and
+ * documentation, in one table per section (and one per list item: flows,
+ * generators, jobs, faults).  Defaults, parsing, range checks, --set
+ * overrides, the effective configuration in results, `fabscope sim --keys`
+ * and doc/scenario.md all come from here, so they cannot disagree.
+ */
+#include <stddef.h>
+
+#include "scenario.h"
+
+#define OFF(field) offsetof(struct fab_config, field)
+#define BIG 1e18
+
+static const struct fab_key_def keys[] = {
+	/* topology */
+	{"topology.kind", K_ENUM, OFF(topo.kind), "spine-leaf", 0, 0, "spine-leaf|fat-tree|file",
+	 "fabric shape: 2-tier spine-leaf, 3-tier k-ary fat-tree, or an edge-list file"},
+	{"topology.gpus_per_server", K_U32, OFF(topo.gpus_per_server), "8", 1, 64, NULL,
+	 "GPUs in each server"},
+	{"topology.nics_per_server", K_U32, OFF(topo.nics_per_server), "8", 1, 64, NULL,
+	 "NICs in each server, each with its own switch port; GPU g uses NIC g*nics/gpus"},
+	{"topology.leaves", K_U32, OFF(topo.leaves), "4", 1, 4096, NULL, "spine-leaf: leaf switches"},
+	{"topology.servers_per_leaf", K_U32, OFF(topo.servers_per_leaf), "2", 1, 4096, NULL,
+	 "spine-leaf: servers under each leaf (under each rail group with rail_optimized)"},
+	{"topology.spines", K_U32, OFF(topo.spines), "4", 1, 4096, NULL,
+	 "spine-leaf: spine switches; derived from oversubscription when that is given instead"},
+	{"topology.links_per_spine", K_U32, OFF(topo.links_per_spine), "4", 1, 256, NULL,
+	 "spine-leaf: parallel links from each leaf to each spine"},
+	{"topology.oversubscription", K_RATIO, OFF(topo.oversub_num), "", 0, 0, NULL,
+	 "spine-leaf: requested leaf down:up ratio such as 2:1; derives spines (or links_per_spine when spines is given)"},
+	{"topology.rail_optimized", K_BOOL, OFF(topo.rail_optimized), "false", 0, 0, NULL,
+	 "spine-leaf: NIC k of every server in a group goes to leaf k of the group"},
+	{"topology.k", K_U32, OFF(topo.k), "4", 2, 128, NULL, "fat-tree: arity k (even): k^3/4 NIC ports"},
+	{"topology.host_rate", K_RATE, OFF(topo.host_bps), "400Gbps", 1e6, 1.6e12, NULL,
+	 "NIC to leaf (edge) links"},
+	{"topology.fabric_rate", K_RATE, OFF(topo.fabric_bps), "400Gbps", 1e6, 1.6e12, NULL,
+	 "leaf-spine (edge-aggregation) links"},
+	{"topology.core_rate", K_RATE, OFF(topo.core_bps), "400Gbps", 1e6, 1.6e12, NULL,
+	 "fat-tree: aggregation-core links"},
+	{"topology.host_delay", K_TIME, OFF(topo.host_delay_ps), "1us", 0, 1e12, NULL,
+	 "propagation delay of NIC links"},
+	{"topology.fabric_delay", K_TIME, OFF(topo.fabric_delay_ps), "1us", 0, 1e12, NULL,
+	 "propagation delay of switch-to-switch links"},
+	{"topology.radix", K_U32, OFF(topo.radix), "64", 2, 1024, NULL,
+	 "ports per switch; a design that needs more is refused"},
+	{"topology.nvlink_rate", K_RATE, OFF(server.nvlink_bps), "3600Gbps", 1e9, 1e14, NULL,
+	 "per GPU and direction through the server's NVSwitch (H100: 450 GB/s)"},
+	{"topology.nvlink_latency", K_TIME, OFF(server.nvlink_lat_ps), "1us", 0, 1e9, NULL,
+	 "latency of a GPU-to-GPU transfer inside a server"},
+	{"topology.pcie_rate", K_RATE, OFF(server.pcie_bps), "512Gbps", 1e9, 1e14, NULL,
+	 "GPU to NIC (PCIe Gen5 x16); a NIC sends no faster than this"},
+	{"topology.file", K_PATH, OFF(topo_file), "", 0, 0, NULL,
+	 "file: edge list (nic NAME / switch NAME / link A B RATE DELAY), relative to the scenario"},
+	{"engine", K_ENUM, OFF(fabric.engine), "packet", 0, 0, "packet|flow",
+	 "packet: every packet, queue, PAUSE and mark; flow: transfers at max-min fair rates (doc/flow.md)"},
+	{"flow.ring", K_ENUM, OFF(fabric.flow_ring), "auto", 0, 0, "auto|steps|aggregate",
+	 "flow engine, ring collectives: every step of the schedule (steps); one transfer per ring edge plus "
+	 "the steps' latency (aggregate: 16k GPUs in seconds); auto: aggregate past 4M steps"},
+	{"flow.queues", K_ENUM, OFF(fabric.flow_queues), "fair", 0, 0, "fair|fifo",
+	 "flow engine: fair: transfers share each port max-min fairly; fifo: NICs send at line rate and switch "
+	 "ports are first-come first-served queues without limit (no congestion control, deep buffers)"},
+	{"flow.batch", K_TIME, OFF(fabric.flow_batch_ps), "0", 0, 1e9, NULL,
+	 "flow engine: rates are recomputed once for all changes within this time of the first (0 = at every "
+	 "instant; with flow.queues fifo a new transfer still gets its rate at once); trades exactness for speed "
+	 "where many small transfers overlap (doc/flow.md)"},
+	/* fabric */
+	{"fabric.mtu", K_U32, OFF(fabric.mtu), "4096", 256, 4096, NULL,
+	 "RoCE payload bytes per packet: 256, 512, 1024, 2048 or 4096"},
+	{"fabric.buffer", K_BYTES, OFF(fabric.buffer_bytes), "32MiB", 64 * 1024, 1e12, NULL,
+	 "shared packet buffer of each switch"},
+	{"fabric.dt_alpha", K_DOUBLE, OFF(fabric.dt_alpha), "1", 1.0 / 128, 128, NULL,
+	 "dynamic threshold of lossy queues: a queue may hold alpha x free buffer"},
+	{"fabric.control_priority", K_U8, OFF(fabric.ctrl_prio), "7", 0, 7, NULL,
+	 "priority of ACK, NAK and CNP packets (strict priority, highest wins)"},
+	{"fabric.ecmp.seed", K_U64, OFF(fabric.ecmp_seed), "1", 0, BIG, NULL,
+	 "seed of the per-switch ECMP hash seeds"},
+	{"fabric.ecmp.same_hash", K_BOOL, OFF(fabric.ecmp_same_hash), "false", 0, 0, NULL,
+	 "every switch hashes with the same seed (reproduces ECMP polarization)"},
+	{"fabric.pfc.enabled", K_BOOL, OFF(fabric.pfc.enabled), "true", 0, 0, NULL,
+	 "priority flow control on the lossless priorities"},
+	{"fabric.pfc.priorities", K_PRIOMASK, OFF(fabric.pfc.prio_mask), "[3]", 0, 0, NULL,
+	 "lossless priorities, e.g. [3] or [3, 4]"},
+	{"fabric.pfc.xoff", K_BYTES, OFF(fabric.pfc.xoff_bytes), "256KiB", 1024, 1e12, NULL,
+	 "per ingress port and priority: send PAUSE above this"},
+	{"fabric.pfc.xon", K_BYTES, OFF(fabric.pfc.xon_bytes), "192KiB", 0, 1e12, NULL,
+	 "send RESUME at or below this (<= xoff)"},
+	{"fabric.pfc.headroom", K_BYTES, OFF(fabric.pfc.headroom_bytes), "0", 0, 1e12, NULL,
+	 "bytes admitted above xoff before dropping; 0 sizes it from each link (2 x rate x delay + 3 frames)"},
+	{"fabric.pfc.quanta", K_U32, OFF(fabric.pfc.quanta), "65535", 1, 65535, NULL,
+	 "PAUSE time in 512-bit quanta; refreshed at half time while congested"},
+	{"fabric.pfc.watchdog", K_TIME, OFF(fabric.pfc_watchdog_ps), "0", 0, 1e13, NULL,
+	 "PFC watchdog: a priority paused this long stops obeying PAUSE for as long (0 = off)"},
+	{"fabric.pfc.nic_rx_buffer", K_BYTES, OFF(fabric.pfc.nic_rx_buffer_bytes), "512KiB", 4096,
+	 1e12, NULL, "NIC receive buffer: the NIC pauses its switch above it, resumes at half"},
+	{"fabric.pfc.nic_rx_drain", K_RATE, OFF(fabric.pfc.nic_rx_drain_bps), "0", 0, 1.6e12, NULL,
+	 "rate the NIC empties its receive buffer into the GPU (PCIe); 0 = never slower than the wire (no NIC PAUSE)"},
+	{"fabric.ecn.enabled", K_BOOL, OFF(fabric.ecn.enabled), "true", 0, 0, NULL,
+	 "ECN marking at switch egress (RED on queue depth)"},
+	{"fabric.ecn.kmin", K_BYTES, OFF(fabric.ecn.kmin_bytes), "100KiB", 0, 1e12, NULL,
+	 "queue depth where marking starts"},
+	{"fabric.ecn.kmax", K_BYTES, OFF(fabric.ecn.kmax_bytes), "400KiB", 1, 1e12, NULL,
+	 "queue depth above which every packet is marked"},
+	{"fabric.ecn.pmax", K_DOUBLE, OFF(fabric.ecn.pmax), "0.2", 0, 1, NULL,
+	 "marking probability at kmax"},
+	{"fabric.dcqcn.enabled", K_BOOL, OFF(fabric.dcqcn.enabled), "true", 0, 0, NULL,
+	 "DCQCN rate control (CNPs from receivers, rate cuts at senders)"},
+	{"fabric.dcqcn.g", K_DOUBLE, OFF(fabric.dcqcn.g), "1/256", 1e-6, 1, NULL, "alpha gain g"},
+	{"fabric.dcqcn.initial_alpha", K_DOUBLE, OFF(fabric.dcqcn.initial_alpha), "1", 0, 1, NULL,
+	 "alpha of a new queue pair"},
+	{"fabric.dcqcn.alpha_period", K_TIME, OFF(fabric.dcqcn.alpha_period_ps), "55us", 1e3, 1e12,
+	 NULL, "alpha decays by (1-g) each period without a CNP"},
+	{"fabric.dcqcn.rate_period", K_TIME, OFF(fabric.dcqcn.rate_period_ps), "55us", 1e3, 1e12,
+	 NULL, "rate-increase timer T"},
+	{"fabric.dcqcn.byte_counter", K_BYTES, OFF(fabric.dcqcn.byte_counter), "10MB", 0, 1e12, NULL,
+	 "rate-increase byte counter B (0 = off)"},
+	{"fabric.dcqcn.fast_recovery_steps", K_U32, OFF(fabric.dcqcn.fast_recovery_steps), "1", 0,
+	 1000, NULL, "F: increase steps spent in fast recovery"},
+	{"fabric.dcqcn.rai", K_RATE, OFF(fabric.dcqcn.rai_bps), "80Mbps", 0, 1.6e12, NULL,
+	 "additive increase step R_AI"},
+	{"fabric.dcqcn.rhai", K_RATE, OFF(fabric.dcqcn.rhai_bps), "800Mbps", 0, 1.6e12, NULL,
+	 "hyper increase step R_HAI"},
+	{"fabric.dcqcn.min_rate", K_RATE, OFF(fabric.dcqcn.min_rate_bps), "100Mbps", 1e3, 1.6e12,
+	 NULL, "lowest rate a cut can reach"},
+	{"fabric.dcqcn.clamp_target", K_BOOL, OFF(fabric.dcqcn.clamp_target), "false", 0, 0, NULL,
+	 "every cut sets the target rate to the current rate (the paper); false: only a cut after a timer increase does (the NIC default)"},
+	{"fabric.nic.ack_every", K_U32, OFF(fabric.nic.ack_every), "1", 1, 1024, NULL,
+	 "ACK coalescing: one ACK per this many packets (and the last)"},
+	{"fabric.nic.rto", K_TIME, OFF(fabric.nic.rto_ps), "1ms", 1e6, 1e13, NULL,
+	 "retransmission timeout (go back to the oldest unacknowledged packet)"},
+	{"fabric.nic.cnp_interval", K_TIME, OFF(fabric.nic.cnp_interval_ps), "50us", 0, 1e12, NULL,
+	 "at most one CNP per queue pair per interval"},
+	{"fabric.series_interval", K_TIME, OFF(fabric.series_interval_ps), "0", 0, 1e13, NULL,
+	 "sample switch queue depth and throughput every interval (0 = off)"},
+	/* traffic */
+	{"traffic.flows_csv", K_PATH, OFF(traffic.flows_csv), "", 0, 0, NULL,
+	 "CSV flow list with header src,dst,bytes[,start,priority,qps], relative to the scenario"},
+	/* collective (fabscope coll) */
+	{"collective.op", K_ENUM, OFF(coll.op), "allreduce", 0, 0,
+	 "allreduce|reducescatter|allgather|broadcast|reduce|alltoall|sendrecv", "the operation"},
+	{"collective.algo", K_ENUM, OFF(coll.algo), "auto", 0, 0,
+	 "ring|tree|hierarchical|rhd|direct|auto", "algorithm; auto asks the cost model for each size"},
+	{"collective.min_bytes", K_BYTES, OFF(coll.min_bytes), "1KiB", 1, 1e13, NULL,
+	 "smallest size (nccl-tests -b)"},
+	{"collective.max_bytes", K_BYTES, OFF(coll.max_bytes), "64MiB", 1, 1e13, NULL,
+	 "largest size (nccl-tests -e)"},
+	{"collective.step_factor", K_U32, OFF(coll.factor), "4", 2, 1024, NULL,
+	 "size multiplier from one row to the next (nccl-tests -f)"},
+	{"collective.step_bytes", K_BYTES, OFF(coll.step_bytes), "0", 0, 1e13, NULL,
+	 "size increment instead of a factor (nccl-tests -i); 0 = use the factor"},
+	{"collective.iters", K_U32, OFF(coll.iters), "1", 1, 10000, NULL,
+	 "timed iterations per size (nccl-tests -n)"},
+	{"collective.warmup", K_U32, OFF(coll.warmup), "0", 0, 10000, NULL,
+	 "warm-up iterations per size, not timed (nccl-tests -w)"},
+	{"collective.datatype", K_ENUM, OFF(coll.dtype), "float", 0, 0,
+	 "int8|uint8|int32|uint32|int64|uint64|half|float|double|bfloat16", "element type"},
+	{"collective.root", K_U32, OFF(coll.root), "0", 0, 1e9, NULL, "root rank of broadcast and reduce"},
+	{"collective.gpus", K_U32, OFF(coll.gpus), "0", 0, 1e9, NULL,
+	 "ranks (GPUs) in the communicator; 0 = every GPU of the cluster"},
+	{"collective.placement", K_ENUM, OFF(coll.placement), "packed", 0, 0,
+	 "packed|spread|random|scatter",
+	 "ranks on servers: in order, one leaf after another, at random (seeded), or consecutive ranks on different servers"},
+	{"collective.ring_order", K_ENUM, OFF(coll.ring_order), "topology", 0, 0, "topology|rank|flat",
+	 "ring order: servers by leaf; servers by first rank; or exactly the rank order (flat)"},
+	{"collective.channels", K_U32, OFF(coll.channels), "0", 0, 32, NULL,
+	 "channels (rings, connections per peer); 0 = one per NIC of a server, at least 2"},
+	{"collective.qps_per_connection", K_U32, OFF(coll.qps_per_conn), "1", 1, 64, NULL,
+	 "queue pairs each message is striped over (NCCL_IB_QPS_PER_CONNECTION); more spread ECMP"},
+	{"collective.chunk", K_BYTES, OFF(coll.chunk_bytes), "512KiB", 0, 1e12, NULL,
+	 "pipelining unit of ring and tree steps; 0 = no pipelining"},
+	{"collective.reduce_rate", K_RATE, OFF(coll.reduce_bps), "0", 0, 1e15, NULL,
+	 "how fast a GPU reduces received data; 0 = reductions take no time"},
+	{"collective.priority", K_U32, OFF(coll.priority), "3", 0, 7, NULL, "traffic class"},
+	{"collective.background_traffic", K_BOOL, OFF(coll.background), "false", 0, 0, NULL,
+	 "fabscope coll also runs the scenario's traffic section, as a noisy neighbour"},
+	/* matrix (fabscope matrix) */
+	{"matrix.bytes", K_BYTES, OFF(matrix.bytes), "1MiB", 1, 1e12, NULL,
+	 "bandwidth test: bytes each way per pair"},
+	{"matrix.latency_bytes", K_BYTES, OFF(matrix.lat_bytes), "8", 1, 1e9, NULL,
+	 "latency test: the ping-pong message"},
+	{"matrix.serial", K_BOOL, OFF(matrix.serial), "false", 0, 0, NULL,
+	 "one pair at a time instead of n-1 rounds of disjoint pairs"},
+	{"matrix.priority", K_U32, OFF(matrix.priority), "3", 0, 7, NULL, "traffic class"},
+	{"matrix.timeout", K_TIME, OFF(matrix.timeout_ps), "10ms", 0, 1e15, NULL,
+	 "a round not done by then fails its remaining pairs (bandwidth 0) and the test goes on; 0 = wait"},
+	{"matrix.sample_pairs", K_U32, OFF(matrix.sample_pairs), "0", 0, 1e6, NULL,
+	 "baseline: measure this many random pairs, one at a time, against theory (0 = every pair)"},
+	/* run */
+	{"run.seed", K_U64, OFF(run.seed), "1", 0, BIG, NULL,
+	 "seed of every random stream (ECN marking, generators, port numbers)"},
+	{"run.end", K_TIME, OFF(run.end_ps), "0", 0, 1e15, NULL,
+	 "stop at this simulated time (0 = when every flow is done)"},
+};
+
+#define FOFF(field) offsetof(struct fab_flow_spec, field)
+static const struct fab_key_def flow_keys[] = {
+	{"src", K_U32, FOFF(src), NULL, 0, 1e9, NULL, "sending GPU"},
+	{"dst", K_U32, FOFF(dst), NULL, 0, 1e9, NULL, "receiving GPU"},
+	{"bytes", K_BYTES, FOFF(bytes), NULL, 1, 1e15, NULL, "size"},
+	{"start", K_TIME, FOFF(start_ps), "0", 0, 1e15, NULL, "start time"},
+	{"priority", K_U32, FOFF(priority), "3", 0, 7, NULL, "traffic class"},
+	{"qps", K_U32, FOFF(qps), "1", 1, 1024, NULL, "queue pairs the bytes are split over"},
+};
+
+#define GOFF(field) offsetof(struct fab_gen_spec, field)
+static const struct fab_key_def gen_keys[] = {
+	{"kind", K_ENUM, GOFF(kind), NULL, 0, 0, "permutation|all-to-all|incast|random-pairs",
+	 "traffic pattern"},
+	{"bytes", K_BYTES, GOFF(bytes), NULL, 1, 1e15, NULL, "size of each flow"},
+	{"start", K_TIME, GOFF(start_ps), "0", 0, 1e15, NULL, "start time of every flow"},
+	{"priority", K_U32, GOFF(priority), "3", 0, 7, NULL, "traffic class"},
+	{"qps", K_U32, GOFF(qps), "1", 1, 1024, NULL, "queue pairs per flow"},
+	{"senders", K_U32, GOFF(senders), "16", 1, 1e9, NULL, "incast: GPUs that send, drawn at random"},
+	{"dst", K_U32, GOFF(dst), "0", 0, 1e9, NULL, "incast: the receiving GPU"},
+	{"pairs", K_U32, GOFF(pairs), "16", 1, 1e9, NULL, "random-pairs: number of flows"},
+	{"scope", K_ENUM, GOFF(scope), "any", 0, 0, "any|cross-server|cross-leaf",
+	 "which pairs are allowed (incast: any means cross-server)"},
+};
+
+#define JOFF(field) offsetof(struct fab_job_spec, field)
+static const struct fab_key_def job_keys[] = {
+	{"name", K_STR32, JOFF(name), "", 0, 0, NULL, "shown in results and logs (default job0, job1, ...)"},
+	{"gpus", K_U32, JOFF(gpus), "0", 0, 1e9, NULL, "GPUs of the job = dp x tp x pp (0: the length of gpu_list)"},
+	{"placement", K_ENUM, JOFF(placement), "packed", 0, 0, "packed|spread|random|scatter|list",
+	 "servers the job takes, among those no earlier job took; list: gpu_list"},
+	{"gpu_list", K_U32LIST, JOFF(gpu_list), "", 0, 1e9, NULL, "placement list: the GPUs in rank order"},
+	{"ring_order", K_ENUM, JOFF(ring_order), "topology", 0, 0, "topology|rank|flat",
+	 "ring order of the data-parallel all-reduces"},
+	{"iterations", K_U32, JOFF(iterations), "5", 1, 1e6, NULL, "training steps"},
+	{"compute", K_TIME, JOFF(compute_ps), "10ms", 0, 1e15, NULL,
+	 "forward + backward compute per iteration (per stage), a third forward"},
+	{"gradient_bytes", K_BYTES, JOFF(grad_bytes), "256MiB", 1, 1e13, NULL,
+	 "gradient each GPU all-reduces per iteration over its data-parallel group"},
+	{"buckets", K_U32, JOFF(buckets), "4", 1, 1024, NULL, "gradient buckets (all-reduced in order)"},
+	{"overlap", K_BOOL, JOFF(overlap), "true", 0, 0, NULL,
+	 "a bucket's all-reduce starts when the backward pass has produced it (else after the pass)"},
+	{"tp", K_U32, JOFF(tp), "1", 1, 1024, NULL, "tensor-parallel group size (consecutive GPUs, one server)"},
+	{"tp_bytes", K_BYTES, JOFF(tp_bytes), "0", 0, 1e13, NULL, "bytes of each tensor-parallel all-reduce"},
+	{"tp_collectives", K_U32, JOFF(tp_collectives), "4", 0, 1e6, NULL,
+	 "tensor-parallel all-reduces per forward pass of a micro-batch (each blocks compute)"},
+	{"pp", K_U32, JOFF(pp), "1", 1, 1024, NULL, "pipeline stages"},
+	{"pp_bytes", K_BYTES, JOFF(pp_bytes), "0", 0, 1e13, NULL,
+	 "activations per micro-batch and GPU sent to the next stage (gradients come back)"},
+	{"microbatches", K_U32, JOFF(microbatches), "1", 1, 1e6, NULL, "micro-batches per iteration (GPipe)"},
+	{"algo", K_ENUM, JOFF(algo), "auto", 0, 0, "ring|tree|hierarchical|rhd|direct|auto",
+	 "data-parallel all-reduce algorithm"},
+	{"channels", K_U32, JOFF(channels), "0", 0, 32, NULL, "channels of the data-parallel communicators"},
+	{"qps_per_connection", K_U32, JOFF(qps_per_conn), "1", 1, 64, NULL, "queue pairs per connection"},
+	{"start", K_TIME, JOFF(start_ps), "0", 0, 1e15, NULL, "when the first iteration starts"},
+	{"priority", K_U32, JOFF(priority), "3", 0, 7, NULL, "traffic class"},
+};
+
+#define XOFF(field) offsetof(struct fab_fault_spec, field)
+static const struct fab_key_def fault_keys[] = {
+	{"kind", K_ENUM, XOFF(kind), NULL, 0, 0, "degrade|lossy|down|pfc-storm|ecn|slow-gpu",
+	 "what breaks: a link's speed, a link's frames, a link, a NIC's PAUSE, a switch's ECN, a GPU"},
+	{"node", K_STR32, XOFF(node), "", 0, 0, NULL, "the NIC or switch (for a link: one end)"},
+	{"peer", K_STR32, XOFF(peer), "", 0, 0, NULL, "a link's other end (default: the node's first link)"},
+	{"link_index", K_U32, XOFF(link_index), "0", 0, 1024, NULL, "which of parallel links to peer"},
+	{"rate", K_RATE, XOFF(rate_bps), "0", 0, 1.6e12, NULL, "degrade: the speed the link really runs at"},
+	{"drop", K_DOUBLE, XOFF(drop), "0", 0, 1, NULL, "lossy: probability a frame is lost"},
+	{"priority", K_U32, XOFF(priority), "3", 0, 7, NULL, "pfc-storm: the priority paused"},
+	{"kmin", K_BYTES, XOFF(kmin_bytes), "0", 0, 1e12, NULL, "ecn: the switch's Kmin"},
+	{"kmax", K_BYTES, XOFF(kmax_bytes), "0", 0, 1e12, NULL, "ecn: the switch's Kmax"},
+	{"convergence", K_TIME, XOFF(convergence_ps), "50us", 0, 1e13, NULL,
+	 "down: time until switches route around the link"},
+	{"gpu", K_U32, XOFF(gpu), "0", 0, 1e9, NULL, "slow-gpu: the GPU"},
+	{"factor", K_DOUBLE, XOFF(factor), "1", 1, 1000, NULL, "slow-gpu: its compute takes factor times as long"},
+	{"start", K_TIME, XOFF(start_ps), "0", 0, 1e15, NULL, "when it breaks"},
+	{"end", K_TIME, XOFF(end_ps), "0", 0, 1e15, NULL, "when it is mended (0: never)"},
+};
+
+const struct fab_key_def *fab_config_fault_keys(size_t *n)
+{
+	if (n)
+		*n = FAB_ARRAY_LEN(fault_keys);
+	return fault_keys;
+}
+
+const struct fab_key_def *fab_config_job_keys(size_t *n)
+{
+	if (n)
+		*n = FAB_ARRAY_LEN(job_keys);
+	return job_keys;
+}
+
+const struct fab_key_def *fab_config_keys(size_t *n)
+{
+	if (n)
+		*n = FAB_ARRAY_LEN(keys);
+	return keys;
+}
+
+const struct fab_key_def *fab_config_flow_keys(size_t *n)
+{
+	if (n)
+		*n = FAB_ARRAY_LEN(flow_keys);
+	return flow_keys;
+}
+
+const struct fab_key_def *fab_config_gen_keys(size_t *n)
+{
+	if (n)
+		*n = FAB_ARRAY_LEN(gen_keys);
+	return gen_keys;
+}
+
