@@ -283,38 +283,29 @@ static json_t *ecmp_groups_json(const struct fab_sim *s)
 	return groups;
 }
 
-json_t *fab_result_json(const struct fab_config *c, const struct fab_sim *s)
+/* the flow engine: what its numbers leave out, and its work */
+static void flow_engine_json(json_t *doc, const struct fab_config *c, const struct fab_sim *s)
 {
-	const struct fab_topo *t = fab_sim_topo(s);
-	const struct fab_sim_totals *tot = fab_sim_totals(s);
-	struct fab_summary sm;
-	fab_summary_compute(s, &sm);
-	json_t *doc = json_object();
-	json_object_set_new(doc, "schema", json_string(FAB_RESULT_SCHEMA));
-	json_object_set_new(doc, "kind", json_string("sim"));
-	bool flow = c->fabric.engine == FAB_ENGINE_FLOW;
-	json_object_set_new(doc, "engine", json_string(flow ? "flow" : "packet"));
-	if (flow) {
-		/* what the numbers below do not contain */
-		json_t *nm = json_array();
-		static const char *const not_modeled[] = {"queueing delay", "PFC", "ECN and DCQCN", "drops and retransmission",
-							  "time series", "faults other than degrade and slow-gpu"};
-		bool fifo = c->fabric.flow_queues == FAB_FLOW_QUEUES_FIFO; /* (its queues are modelled) */
-		for (size_t i = fifo ? 1 : 0; i < FAB_ARRAY_LEN(not_modeled); i++)
-			json_array_append_new(nm, json_string(not_modeled[i]));
-		json_object_set_new(doc, "not_modeled", nm);
-		uint64_t rec;
-		double comp;
-		fab_sim_flow_engine_stats(s, &rec, &comp);
-		json_object_set_new(doc, "flow_engine", json_pack("{s:s,s:I,s:f}", "queues", fifo ? "fifo" : "fair",
-								 "recomputes", (json_int_t)rec,
-								 "mean_component_transfers", comp));
-	}
-	json_object_set_new(doc, "scenario", json_string(c->origin));
-	json_object_set_new(doc, "seed", json_u64(c->run.seed));
-	json_object_set_new(doc, "config", config_json(c));
-	json_object_set_new(doc, "topology", topology_json(t));
+	/* what the numbers below do not contain */
+	json_t *nm = json_array();
+	static const char *const not_modeled[] = {"queueing delay", "PFC", "ECN and DCQCN", "drops and retransmission",
+						  "time series", "faults other than degrade and slow-gpu"};
+	bool fifo = c->fabric.flow_queues == FAB_FLOW_QUEUES_FIFO; /* (its queues are modelled) */
+	for (size_t i = fifo ? 1 : 0; i < FAB_ARRAY_LEN(not_modeled); i++)
+		json_array_append_new(nm, json_string(not_modeled[i]));
+	json_object_set_new(doc, "not_modeled", nm);
+	uint64_t rec;
+	double comp;
+	fab_sim_flow_engine_stats(s, &rec, &comp);
+	json_object_set_new(doc, "flow_engine", json_pack("{s:s,s:I,s:f}", "queues", fifo ? "fifo" : "fair",
+							 "recomputes", (json_int_t)rec,
+							 "mean_component_transfers", comp));
+}
 
+static json_t *summary_json(const struct fab_sim *s, const struct fab_summary *smp)
+{
+	const struct fab_sim_totals *tot = fab_sim_totals(s);
+	struct fab_summary sm = *smp;
 	json_t *sum = json_object();
 	json_object_set_new(sum, "events", json_u64(tot->events));
 	json_object_set_new(sum, "sim_time_ps", json_u64(tot->end_ps));
@@ -344,8 +335,14 @@ json_t *fab_result_json(const struct fab_config *c, const struct fab_sim *s)
 	json_object_set_new(cons, "dropped_bytes", json_u64(tot->data_drop_bytes));
 	json_object_set_new(cons, "inflight_bytes", json_u64(tot->data_inflight_bytes));
 	json_object_set_new(sum, "conservation", cons);
-	json_object_set_new(doc, "summary", sum);
+	return sum;
 
+}
+
+/* per tier, the uplinks' load: how evenly ECMP spread it */
+static json_t *ecmp_json(const struct fab_sim *s)
+{
+	const struct fab_topo *t = fab_sim_topo(s);
 	json_t *ecmp = json_array();
 	struct uplink_load u[3];
 	size_t nu = uplink_loads(s, u, 3);
@@ -367,9 +364,13 @@ json_t *fab_result_json(const struct fab_config *c, const struct fab_sim *s)
 		json_object_set_new(x, "busiest", b);
 		json_array_append_new(ecmp, x);
 	}
-	json_object_set_new(doc, "ecmp", ecmp);
-	json_object_set_new(doc, "ecmp_groups", ecmp_groups_json(s));
+	return ecmp;
 
+}
+
+static json_t *flows_json(const struct fab_sim *s)
+{
+	const struct fab_topo *t = fab_sim_topo(s);
 	size_t nf;
 	const struct fab_sim_flow *fl = fab_sim_flows(s, &nf);
 	const struct fab_flow_stats *st = fab_sim_flow_stats(s);
@@ -399,8 +400,14 @@ json_t *fab_result_json(const struct fab_config *c, const struct fab_sim *s)
 		json_object_set_new(x, "cnps", json_u64(st[i].cnps));
 		json_array_append_new(flows, x);
 	}
-	json_object_set_new(doc, "flows", flows);
+	return flows;
 
+}
+
+static json_t *ports_json(const struct fab_sim *s)
+{
+	const struct fab_topo *t = fab_sim_topo(s);
+	const struct fab_sim_totals *tot = fab_sim_totals(s);
 	const struct fab_port_stats *ps = fab_sim_port_stats(s);
 	json_t *ports = json_array();
 	for (uint32_t p = 0; p < t->nports; p++) {
@@ -448,42 +455,70 @@ json_t *fab_result_json(const struct fab_config *c, const struct fab_sim *s)
 		json_object_set_new(o, "paused_ps_by_prio", pausa);
 		json_array_append_new(ports, o);
 	}
-	json_object_set_new(doc, "ports", ports);
+	return ports;
 
+}
+
+/* the time series, switch ports and flows */
+static void series_json(json_t *doc, const struct fab_sim *s)
+{
+	const struct fab_topo *t = fab_sim_topo(s);
 	size_t nser;
 	const struct fab_series_row *ser = fab_sim_series(s, &nser);
-	if (c->fabric.series_interval_ps) {
-		json_t *rows = json_array();
-		for (size_t i = 0; i < nser; i++) {
-			const struct fab_port *tp = &t->ports[ser[i].port];
-			const struct fab_node *n = &t->nodes[tp->node];
-			json_t *o = json_object();
-			json_object_set_new(o, "t_ps", json_u64(ser[i].t_ps));
-			json_object_set_new(o, "node", json_string(n->name));
-			json_object_set_new(o, "port", json_integer(ser[i].port - n->first_port));
-			json_object_set_new(o, "queue_bytes", json_u64(ser[i].queue_bytes));
-			json_object_set_new(o, "tx_bytes", json_u64(ser[i].tx_bytes));
-			json_object_set_new(o, "tx_wire_bytes", json_u64(ser[i].tx_wire_bytes));
-			json_object_set_new(o, "drops", json_u64(ser[i].drops));
-			json_object_set_new(o, "ecn_marks", json_u64(ser[i].ecn_marks));
-			json_object_set_new(o, "pause_tx", json_u64(ser[i].pause_tx));
-			json_object_set_new(o, "pause_rx", json_u64(ser[i].pause_rx));
-			json_array_append_new(rows, o);
-		}
-		json_object_set_new(doc, "series", rows);
-		size_t nfs;
-		const struct fab_flow_series_row *fs = fab_sim_flow_series(s, &nfs);
-		json_t *frows = json_array();
-		for (size_t i = 0; i < nfs; i++) {
-			json_t *o = json_object();
-			json_object_set_new(o, "t_ps", json_u64(fs[i].t_ps));
-			json_object_set_new(o, "flow", json_integer(fs[i].flow));
-			json_object_set_new(o, "delivered_bytes", json_u64(fs[i].delivered_bytes));
-			json_object_set_new(o, "rate_bps", json_u64((uint64_t)(fs[i].rate_bps + 0.5)));
-			json_array_append_new(frows, o);
-		}
-		json_object_set_new(doc, "flow_series", frows);
+	json_t *rows = json_array();
+	for (size_t i = 0; i < nser; i++) {
+		const struct fab_port *tp = &t->ports[ser[i].port];
+		const struct fab_node *n = &t->nodes[tp->node];
+		json_t *o = json_object();
+		json_object_set_new(o, "t_ps", json_u64(ser[i].t_ps));
+		json_object_set_new(o, "node", json_string(n->name));
+		json_object_set_new(o, "port", json_integer(ser[i].port - n->first_port));
+		json_object_set_new(o, "queue_bytes", json_u64(ser[i].queue_bytes));
+		json_object_set_new(o, "tx_bytes", json_u64(ser[i].tx_bytes));
+		json_object_set_new(o, "tx_wire_bytes", json_u64(ser[i].tx_wire_bytes));
+		json_object_set_new(o, "drops", json_u64(ser[i].drops));
+		json_object_set_new(o, "ecn_marks", json_u64(ser[i].ecn_marks));
+		json_object_set_new(o, "pause_tx", json_u64(ser[i].pause_tx));
+		json_object_set_new(o, "pause_rx", json_u64(ser[i].pause_rx));
+		json_array_append_new(rows, o);
 	}
+	json_object_set_new(doc, "series", rows);
+	size_t nfs;
+	const struct fab_flow_series_row *fs = fab_sim_flow_series(s, &nfs);
+	json_t *frows = json_array();
+	for (size_t i = 0; i < nfs; i++) {
+		json_t *o = json_object();
+		json_object_set_new(o, "t_ps", json_u64(fs[i].t_ps));
+		json_object_set_new(o, "flow", json_integer(fs[i].flow));
+		json_object_set_new(o, "delivered_bytes", json_u64(fs[i].delivered_bytes));
+		json_object_set_new(o, "rate_bps", json_u64((uint64_t)(fs[i].rate_bps + 0.5)));
+		json_array_append_new(frows, o);
+	}
+	json_object_set_new(doc, "flow_series", frows);
+}
+
+json_t *fab_result_json(const struct fab_config *c, const struct fab_sim *s)
+{
+	struct fab_summary sm;
+	fab_summary_compute(s, &sm);
+	json_t *doc = json_object();
+	json_object_set_new(doc, "schema", json_string(FAB_RESULT_SCHEMA));
+	json_object_set_new(doc, "kind", json_string("sim"));
+	bool flow = c->fabric.engine == FAB_ENGINE_FLOW;
+	json_object_set_new(doc, "engine", json_string(flow ? "flow" : "packet"));
+	if (flow)
+		flow_engine_json(doc, c, s);
+	json_object_set_new(doc, "scenario", json_string(c->origin));
+	json_object_set_new(doc, "seed", json_u64(c->run.seed));
+	json_object_set_new(doc, "config", config_json(c));
+	json_object_set_new(doc, "topology", topology_json(fab_sim_topo(s)));
+	json_object_set_new(doc, "summary", summary_json(s, &sm));
+	json_object_set_new(doc, "ecmp", ecmp_json(s));
+	json_object_set_new(doc, "ecmp_groups", ecmp_groups_json(s));
+	json_object_set_new(doc, "flows", flows_json(s));
+	json_object_set_new(doc, "ports", ports_json(s));
+	if (c->fabric.series_interval_ps)
+		series_json(doc, s);
 	return doc;
 }
 
