@@ -86,23 +86,10 @@ static uint32_t conn_get(struct fab_comm *c, uint32_t src_nic, uint32_t dst_nic,
 	return c->conn_val[h];
 }
 
-int fab_comm_init(struct fab_comm *c, struct fab_work *w, const struct fab_comm_params *p,
-		  struct fab_err *err)
+/* the ranks' GPUs (each once), and how they fall on servers and leaves */
+static int comm_ranks(struct fab_comm *c, const struct fab_comm_params *p, struct fab_err *err)
 {
-	memset(c, 0, sizeof *c);
-	const struct fab_topo *t = w->topo;
-	c->w = w;
-	c->topo = t;
-	snprintf(c->name, sizeof c->name, "%s", p->name ? p->name : "comm");
-	c->nranks = p->nranks;
-	c->ring_order = p->ring_order;
-	c->chunk_bytes = p->chunk_bytes;
-	c->prio = p->prio;
-	c->reduce_bps = p->reduce_bps;
-	c->qps_per_conn = p->qps_per_conn ? p->qps_per_conn : 1;
-	c->nics_per_server = t->nics_per_server;
-	if (!p->nranks)
-		return fab_err_set(err, FAB_EINVAL, "%s: a communicator needs at least one GPU", c->name);
+	const struct fab_topo *t = c->topo;
 	c->gpu = fab_xcalloc(p->nranks, sizeof *c->gpu);
 	uint32_t *per_server = fab_xcalloc(t->nservers, sizeof *per_server);
 	for (uint32_t r = 0; r < p->nranks; r++) {
@@ -142,12 +129,14 @@ int fab_comm_init(struct fab_comm *c, struct fab_work *w, const struct fab_comm_
 		}
 	}
 	free(leaf_seen);
-	uint32_t G = c->ranks_per_server ? c->ranks_per_server : 1;
-	c->channels = p->channels ? p->channels : FAB_MAX(2u, FAB_MIN(t->nics_per_server, G));
-	if (c->channels > 32)
-		c->channels = 32;
+	return 0;
+}
 
-	/* orders: per channel, rotating the GPUs inside each server */
+/* per channel, the ring order (rotating the GPUs inside each server), and
+ * the server-major numbering of the hierarchical algorithm */
+static void comm_orders(struct fab_comm *c, const struct fab_comm_params *p)
+{
+	const struct fab_topo *t = c->topo;
 	struct sortkey *k = fab_xcalloc(p->nranks, sizeof *k);
 	/* in rank order, servers follow their first rank */
 	uint32_t *first_rank = fab_xcalloc(t->nservers, sizeof *first_rank);
@@ -190,7 +179,13 @@ int fab_comm_init(struct fab_comm *c, struct fab_work *w, const struct fab_comm_
 	}
 	free(k);
 
-	/* cost model inputs, from the first NIC's link and the fabric */
+}
+
+/* the alpha-beta cost model's inputs, from the first NIC's link, the
+ * fabric, the server and the transport's overheads */
+static void comm_cost_inputs(struct fab_comm *c, struct fab_work *w)
+{
+	const struct fab_topo *t = c->topo;
 	const struct fab_port *hp = &t->ports[t->nodes[t->nic_node[0]].first_port];
 	fab_time_ps fabric_delay = 0;
 	for (uint32_t i = 0; i < t->nports; i++)
@@ -212,6 +207,11 @@ int fab_comm_init(struct fab_comm *c, struct fab_work *w, const struct fab_comm_
 			 2.0 * fab_wire_data_bytes(wire, mtu) * 8 / (double)hp->rate_bps;
 	c->alpha_nvl_s = (double)sp->nvlink_lat_ps / 1e12;
 
+}
+
+/* the rings and trees, as NCCL_DEBUG=INFO shows them */
+static void comm_log_layout(struct fab_comm *c, struct fab_work *w)
+{
 	struct fab_log *log = &w->log;
 	fab_log_printf(log, "fabscope INFO %s: %u ranks on %u servers, %u channels, ring order %s\n",
 		       c->name, c->nranks, c->nservers, c->channels,
@@ -245,6 +245,36 @@ int fab_comm_init(struct fab_comm *c, struct fab_work *w, const struct fab_comm_
 			free(parent);
 		}
 	}
+}
+
+int fab_comm_init(struct fab_comm *c, struct fab_work *w, const struct fab_comm_params *p,
+		  struct fab_err *err)
+{
+	memset(c, 0, sizeof *c);
+	const struct fab_topo *t = w->topo;
+	c->w = w;
+	c->topo = t;
+	snprintf(c->name, sizeof c->name, "%s", p->name ? p->name : "comm");
+	c->nranks = p->nranks;
+	c->ring_order = p->ring_order;
+	c->chunk_bytes = p->chunk_bytes;
+	c->prio = p->prio;
+	c->reduce_bps = p->reduce_bps;
+	c->qps_per_conn = p->qps_per_conn ? p->qps_per_conn : 1;
+	c->nics_per_server = t->nics_per_server;
+	if (!p->nranks)
+		return fab_err_set(err, FAB_EINVAL, "%s: a communicator needs at least one GPU", c->name);
+	int rc = comm_ranks(c, p, err);
+	if (rc)
+		return rc;
+	uint32_t G = c->ranks_per_server ? c->ranks_per_server : 1;
+	c->channels = p->channels ? p->channels : FAB_MAX(2u, FAB_MIN(t->nics_per_server, G));
+	if (c->channels > 32)
+		c->channels = 32;
+
+	comm_orders(c, p);
+	comm_cost_inputs(c, w);
+	comm_log_layout(c, w);
 	return 0;
 }
 
