@@ -393,6 +393,253 @@ static int parse_seconds(const char *s, double *out)
 	return 0;
 }
 
+/* what the command line says, as it is parsed */
+struct probe_cli {
+	struct probe_opts o;
+	struct fab_probe_params pp;
+	bool set_b, set_e, set_n, set_w, bidir, set_pt, set_algo;
+	uint32_t local;
+	int64_t rank, wsize;
+	char master[64];
+	uint16_t master_port;
+};
+
+/* one option; -1: go on, else the exit status (help, or a usage error) */
+static int probe_opt(struct probe_cli *pc, int c)
+{
+	char why[160];
+	uint64_t v;
+	switch (c) {
+	case 'L':
+	case 'f':
+	case 'n':
+	case 'w':
+	case 'C':
+	case 'K':
+	case 'c':
+		if (fab_parse_uint(optarg, &v, why, sizeof why) || v > 100000 ||
+		    ((c == 'L' || c == 'f' || c == 'n' || c == 'C' || c == 'K') && !v) ||
+		    (c == 'L' && v > 512) || (c == 'C' && v > 64) || (c == 'f' && v < 2) ||
+		    (c == 'K' && v > FAB_PROBE_MAX_CONNS) || (c == 'c' && v > 1)) {
+			const char *name = c == 'L' ? "--local" : c == 'C' ? "--channels" : c == 'K' ? "--conns" : NULL;
+			if (name)
+				fprintf(stderr, "fabscope: %s %s: out of range or not a number\n", name, optarg);
+			else
+				fprintf(stderr, "fabscope: -%c %s: out of range or not a number\n", c, optarg);
+			return FAB_EXIT_USAGE;
+		}
+		pc->set_n |= c == 'n';
+		pc->set_w |= c == 'w';
+		if (c == 'L')
+			pc->local = (uint32_t)v;
+		else if (c == 'f')
+			pc->o.factor = (uint32_t)v;
+		else if (c == 'n')
+			pc->o.iters = (uint32_t)v;
+		else if (c == 'w')
+			pc->o.warmup = (uint32_t)v;
+		else if (c == 'C')
+			pc->o.channels = (uint32_t)v;
+		else if (c == 'K')
+			pc->pp.conns = (uint32_t)v;
+		else
+			pc->o.check = v == 1;
+		return -1;
+	case 'r':
+	case 'N':
+		if (fab_parse_uint(optarg, &v, why, sizeof why) || v > 1000000 || (c == 'N' && !v)) {
+			fprintf(stderr, "fabscope: --%s %s: out of range or not a number\n", c == 'r' ? "rank" : "size",
+				optarg);
+			return FAB_EXIT_USAGE;
+		}
+		if (c == 'r')
+			pc->rank = (int64_t)v;
+		else
+			pc->wsize = (int64_t)v;
+		return -1;
+	case 'T':
+	case 'Y':
+		if (parse_seconds(optarg, c == 'T' ? &pc->pp.timeout_s : &pc->o.pair_timeout_s)) {
+			fprintf(stderr, "fabscope: --%s %s: expected seconds (more than 0, at most 86400)\n",
+				c == 'T' ? "timeout" : "pair-timeout", optarg);
+			return FAB_EXIT_USAGE;
+		}
+		pc->set_pt |= c == 'Y';
+		return -1;
+	case 'R': {
+		char *end;
+		pc->o.retest = strtod(optarg, &end);
+		if (end == optarg || *end || !(pc->o.retest >= 0 && pc->o.retest <= 1)) {
+			fprintf(stderr, "fabscope: --retest %s: expected a fraction of the median, 0 to 1\n", optarg);
+			return FAB_EXIT_USAGE;
+		}
+		return -1;
+	}
+	case 'b':
+	case 'e':
+		pc->set_b |= c == 'b';
+		pc->set_e |= c == 'e';
+		if (fab_parse_bytes(optarg, c == 'b' ? &pc->o.minb : &pc->o.maxb, why, sizeof why)) {
+			fprintf(stderr, "fabscope: -%c: %s\n", c, why);
+			return FAB_EXIT_USAGE;
+		}
+		return -1;
+	case 'J':
+		pc->o.json = optarg;
+		return -1;
+	case 'o':
+		pc->o.outdir = optarg;
+		return -1;
+	case 'B':
+		if (fab_probe_resolve_bind(optarg, &pc->pp.bind_ip)) {
+			fprintf(stderr, "fabscope: --bind: \"%s\" is neither an IPv4 address nor an interface "
+					"with one\n", optarg);
+			return FAB_EXIT_USAGE;
+		}
+		return -1;
+	case 'D':
+		pc->bidir = true;
+		return -1;
+	case 'P':
+		pc->pp.busy_poll = true;
+		return -1;
+	case 'S':
+		pc->o.serial = true;
+		return -1;
+	case 'X':
+		if (!strcmp(optarg, "latency"))
+			pc->o.test = FAB_PROBE_LATENCY;
+		else if (!strcmp(optarg, "bw"))
+			pc->o.test = FAB_PROBE_BW;
+		else if (!strcmp(optarg, "matrix"))
+			pc->o.test = T_MATRIX;
+		else if (!strcmp(optarg, "coll"))
+			pc->o.test = T_COLL;
+		else {
+			fprintf(stderr, "fabscope: --test: expected coll, latency, bw or matrix, got \"%s\"\n", optarg);
+			return FAB_EXIT_USAGE;
+		}
+		return -1;
+	case 'O':
+		if ((pc->o.op = fab_coll_op_parse(optarg)) < 0) {
+			fprintf(stderr, "fabscope: --op: unknown operation \"%s\"\n", optarg);
+			return FAB_EXIT_USAGE;
+		}
+		return -1;
+	case 'a':
+		pc->set_algo = true;
+		pc->o.algo = fab_coll_algo_parse(optarg);
+		if (pc->o.algo < 0 || pc->o.algo == FAB_ALGO_AUTO) {
+			fprintf(stderr, "fabscope: --algo: expected ring, tree, rhd or direct, got \"%s\"\n", optarg);
+			return FAB_EXIT_USAGE;
+		}
+		return -1;
+	case 'M': {
+		char *colon = strrchr(optarg, ':');
+		if (!colon || colon == optarg || atoi(colon + 1) <= 0 || atoi(colon + 1) > 65535) {
+			fprintf(stderr, "fabscope: --master: expected HOST:PORT, got \"%s\"\n", optarg);
+			return FAB_EXIT_USAGE;
+		}
+		snprintf(pc->master, sizeof pc->master, "%.*s", (int)(colon - optarg), optarg);
+		pc->master_port = (uint16_t)atoi(colon + 1);
+		return -1;
+	}
+	case 'h':
+		fputs(usage_probe, stdout);
+		return FAB_EXIT_OK;
+	default:
+		fputs(usage_probe, stderr);
+		return FAB_EXIT_USAGE;
+	}
+	return -1;
+}
+
+/* after parsing: the options that go together, and per-test defaults */
+static int probe_check(struct probe_cli *pc)
+{
+	char why[160];
+	if (pc->bidir && pc->o.test != FAB_PROBE_BW) {
+		fprintf(stderr, "fabscope: --bidir: only for --test bw\n");
+		return FAB_EXIT_USAGE;
+	}
+	if (pc->bidir)
+		pc->o.test = FAB_PROBE_BW_BIDIR;
+	if ((pc->o.serial || pc->set_pt) && pc->o.test != T_MATRIX) {
+		fprintf(stderr, "fabscope: --serial and --pair-timeout: only for --test matrix\n");
+		return FAB_EXIT_USAGE;
+	}
+	if (pc->o.test != T_COLL) {
+		/* perftest-like defaults: small messages many times for latency,
+		 * large ones for bandwidth */
+		fab_bytes size = pc->o.test == FAB_PROBE_LATENCY ? 8 : pc->o.test == T_MATRIX ? 4 << 20 : 1 << 20;
+		if (!pc->set_b)
+			pc->o.minb = pc->set_e ? FAB_MIN(size, pc->o.maxb) : size;
+		if (!pc->set_e)
+			pc->o.maxb = FAB_MAX(size, pc->o.minb);
+		if (!pc->set_n)
+			pc->o.iters = pc->o.test == FAB_PROBE_LATENCY ? 1000 : pc->o.test == T_MATRIX ? 20 : 100;
+		if (!pc->set_w)
+			pc->o.warmup = pc->o.test == FAB_PROBE_LATENCY ? 100 : 10;
+		if (pc->o.maxb > (fab_bytes)1 << 30) {
+			fprintf(stderr, "fabscope: -e: at most 1 GiB per message in the point-to-point tests\n");
+			return FAB_EXIT_USAGE;
+		}
+	}
+	if (!pc->o.minb || pc->o.minb > pc->o.maxb) {
+		fprintf(stderr, "fabscope: -b must be at least 1 and at most -e\n");
+		return FAB_EXIT_USAGE;
+	}
+	if (!pc->set_algo && pc->o.op == FAB_OP_ALLTOALL)
+		pc->o.algo = FAB_ALGO_DIRECT; /* the one AllToAll there is */
+	if (!fab_coll_supported(pc->o.op, pc->o.algo, pc->local ? pc->local : 2, 0, why, sizeof why)) {
+		fprintf(stderr, "fabscope: --algo: %s\n", why);
+		return FAB_EXIT_USAGE;
+	}
+	if (pc->o.test != T_COLL && pc->local == 1) {
+		fprintf(stderr, "fabscope: --test %s: needs at least 2 ranks\n",
+			pc->o.test == T_MATRIX ? "matrix" : pc->o.test == FAB_PROBE_LATENCY ? "latency" : "bw");
+		return FAB_EXIT_USAGE;
+	}
+	if (pc->local && pc->rank >= 0) {
+		fprintf(stderr, "fabscope: probe: --local starts its own ranks: no --rank/--size with it\n");
+		return FAB_EXIT_USAGE;
+	}
+	return -1;
+}
+
+/* the ranks: started here (--local), or this one from a launcher */
+static int probe_launch(struct probe_cli *pc)
+{
+	if (pc->local) {
+		pc->o.launcher = "local";
+		return launch_local(&pc->pp, &pc->o, pc->local);
+	}
+	pc->o.launcher = fab_probe_env(&pc->pp);
+	if (pc->master_port) { /* the flag wins over MASTER_ADDR/MASTER_PORT */
+		snprintf(pc->pp.master, sizeof pc->pp.master, "%s", pc->master);
+		pc->pp.master_port = pc->master_port;
+	}
+	if ((pc->rank >= 0) != (pc->wsize >= 0)) {
+		fprintf(stderr, "fabscope: probe: --rank and --size go together\n");
+		return FAB_EXIT_USAGE;
+	}
+	if (pc->rank >= 0) {
+		pc->o.launcher = "flags";
+		pc->pp.rank = (uint32_t)pc->rank;
+		pc->pp.nranks = (uint32_t)pc->wsize;
+		if (pc->pp.rank >= pc->pp.nranks || !pc->pp.master_port) {
+			fprintf(stderr, "fabscope: probe: --rank must be under --size, and --pc->master HOST:PORT is needed\n");
+			return FAB_EXIT_USAGE;
+		}
+	}
+	if (!pc->o.launcher || !pc->pp.nranks || pc->pp.rank >= pc->pp.nranks || !pc->pp.master_port) {
+		fprintf(stderr, "fabscope: probe: no pc->rank and size from a launcher (mpirun, srun, "
+				"RANK/WORLD_SIZE) with MASTER_ADDR/MASTER_PORT or --master; or use --local N\n");
+		return FAB_EXIT_USAGE;
+	}
+	return probe_rank(&pc->pp, &pc->o);
+}
+
 int cmd_probe(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -410,239 +657,24 @@ int cmd_probe(int argc, char **argv)
 		{"rank", required_argument, NULL, 'r'},       {"size", required_argument, NULL, 'N'},
 		{"help", no_argument, NULL, 'h'},             {0, 0, 0, 0},
 	};
-	struct probe_opts o = {.op = FAB_OP_ALLREDUCE, .algo = FAB_ALGO_RING, .minb = 1024, .maxb = 1 << 20,
-			       .factor = 4, .iters = 5, .warmup = 1, .channels = 2, .test = T_COLL, .check = true,
-			       .pair_timeout_s = 10, .retest = 0.5};
-	bool set_b = false, set_e = false, set_n = false, set_w = false, bidir = false, set_pt = false, set_algo = false;
-	struct fab_probe_params pp = {.rendezvous_fd = -1, .timeout_s = 30, .conns = 2};
-	snprintf(pp.master, sizeof pp.master, "127.0.0.1");
-	uint32_t local = 0;
-	int64_t rank = -1, wsize = -1;
-	char master[64] = "";
-	uint16_t master_port = 0;
-	int c;
-	char why[160];
-	uint64_t v;
-	while ((c = getopt_long(argc, argv, "a:b:c:e:f:n:w:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'L':
-		case 'f':
-		case 'n':
-		case 'w':
-		case 'C':
-		case 'K':
-		case 'c':
-			if (fab_parse_uint(optarg, &v, why, sizeof why) || v > 100000 ||
-			    ((c == 'L' || c == 'f' || c == 'n' || c == 'C' || c == 'K') && !v) ||
-			    (c == 'L' && v > 512) || (c == 'C' && v > 64) || (c == 'f' && v < 2) ||
-			    (c == 'K' && v > FAB_PROBE_MAX_CONNS) || (c == 'c' && v > 1)) {
-				const char *name = c == 'L' ? "--local" : c == 'C' ? "--channels" : c == 'K' ? "--conns" : NULL;
-				if (name)
-					fprintf(stderr, "fabscope: %s %s: out of range or not a number\n", name, optarg);
-				else
-					fprintf(stderr, "fabscope: -%c %s: out of range or not a number\n", c, optarg);
-				return FAB_EXIT_USAGE;
-			}
-			set_n |= c == 'n';
-			set_w |= c == 'w';
-			if (c == 'L')
-				local = (uint32_t)v;
-			else if (c == 'f')
-				o.factor = (uint32_t)v;
-			else if (c == 'n')
-				o.iters = (uint32_t)v;
-			else if (c == 'w')
-				o.warmup = (uint32_t)v;
-			else if (c == 'C')
-				o.channels = (uint32_t)v;
-			else if (c == 'K')
-				pp.conns = (uint32_t)v;
-			else
-				o.check = v == 1;
-			break;
-		case 'r':
-		case 'N':
-			if (fab_parse_uint(optarg, &v, why, sizeof why) || v > 1000000 || (c == 'N' && !v)) {
-				fprintf(stderr, "fabscope: --%s %s: out of range or not a number\n", c == 'r' ? "rank" : "size",
-					optarg);
-				return FAB_EXIT_USAGE;
-			}
-			if (c == 'r')
-				rank = (int64_t)v;
-			else
-				wsize = (int64_t)v;
-			break;
-		case 'T':
-		case 'Y':
-			if (parse_seconds(optarg, c == 'T' ? &pp.timeout_s : &o.pair_timeout_s)) {
-				fprintf(stderr, "fabscope: --%s %s: expected seconds (more than 0, at most 86400)\n",
-					c == 'T' ? "timeout" : "pair-timeout", optarg);
-				return FAB_EXIT_USAGE;
-			}
-			set_pt |= c == 'Y';
-			break;
-		case 'R': {
-			char *end;
-			o.retest = strtod(optarg, &end);
-			if (end == optarg || *end || !(o.retest >= 0 && o.retest <= 1)) {
-				fprintf(stderr, "fabscope: --retest %s: expected a fraction of the median, 0 to 1\n", optarg);
-				return FAB_EXIT_USAGE;
-			}
-			break;
-		}
-		case 'b':
-		case 'e':
-			set_b |= c == 'b';
-			set_e |= c == 'e';
-			if (fab_parse_bytes(optarg, c == 'b' ? &o.minb : &o.maxb, why, sizeof why)) {
-				fprintf(stderr, "fabscope: -%c: %s\n", c, why);
-				return FAB_EXIT_USAGE;
-			}
-			break;
-		case 'J':
-			o.json = optarg;
-			break;
-		case 'o':
-			o.outdir = optarg;
-			break;
-		case 'B':
-			if (fab_probe_resolve_bind(optarg, &pp.bind_ip)) {
-				fprintf(stderr, "fabscope: --bind: \"%s\" is neither an IPv4 address nor an interface "
-						"with one\n", optarg);
-				return FAB_EXIT_USAGE;
-			}
-			break;
-		case 'D':
-			bidir = true;
-			break;
-		case 'P':
-			pp.busy_poll = true;
-			break;
-		case 'S':
-			o.serial = true;
-			break;
-		case 'X':
-			if (!strcmp(optarg, "latency"))
-				o.test = FAB_PROBE_LATENCY;
-			else if (!strcmp(optarg, "bw"))
-				o.test = FAB_PROBE_BW;
-			else if (!strcmp(optarg, "matrix"))
-				o.test = T_MATRIX;
-			else if (!strcmp(optarg, "coll"))
-				o.test = T_COLL;
-			else {
-				fprintf(stderr, "fabscope: --test: expected coll, latency, bw or matrix, got \"%s\"\n", optarg);
-				return FAB_EXIT_USAGE;
-			}
-			break;
-		case 'O':
-			if ((o.op = fab_coll_op_parse(optarg)) < 0) {
-				fprintf(stderr, "fabscope: --op: unknown operation \"%s\"\n", optarg);
-				return FAB_EXIT_USAGE;
-			}
-			break;
-		case 'a':
-			set_algo = true;
-			o.algo = fab_coll_algo_parse(optarg);
-			if (o.algo < 0 || o.algo == FAB_ALGO_AUTO) {
-				fprintf(stderr, "fabscope: --algo: expected ring, tree, rhd or direct, got \"%s\"\n", optarg);
-				return FAB_EXIT_USAGE;
-			}
-			break;
-		case 'M': {
-			char *colon = strrchr(optarg, ':');
-			if (!colon || colon == optarg || atoi(colon + 1) <= 0 || atoi(colon + 1) > 65535) {
-				fprintf(stderr, "fabscope: --master: expected HOST:PORT, got \"%s\"\n", optarg);
-				return FAB_EXIT_USAGE;
-			}
-			snprintf(master, sizeof master, "%.*s", (int)(colon - optarg), optarg);
-			master_port = (uint16_t)atoi(colon + 1);
-			break;
-		}
-		case 'h':
-			fputs(usage_probe, stdout);
-			return FAB_EXIT_OK;
-		default:
-			fputs(usage_probe, stderr);
-			return FAB_EXIT_USAGE;
-		}
-	}
+	struct probe_cli pc = {
+		.o = {.op = FAB_OP_ALLREDUCE, .algo = FAB_ALGO_RING, .minb = 1024, .maxb = 1 << 20, .factor = 4,
+		      .iters = 5, .warmup = 1, .channels = 2, .test = T_COLL, .check = true, .pair_timeout_s = 10,
+		      .retest = 0.5},
+		.pp = {.rendezvous_fd = -1, .timeout_s = 30, .conns = 2},
+		.rank = -1,
+		.wsize = -1,
+	};
+	snprintf(pc.pp.master, sizeof pc.pp.master, "127.0.0.1");
+	int c, rc;
+	while ((c = getopt_long(argc, argv, "a:b:c:e:f:n:w:h", opts, NULL)) != -1)
+		if ((rc = probe_opt(&pc, c)) >= 0)
+			return rc;
 	if (optind < argc) {
 		fprintf(stderr, "fabscope: probe: unexpected argument \"%s\"\n", argv[optind]);
 		return FAB_EXIT_USAGE;
 	}
-	if (bidir && o.test != FAB_PROBE_BW) {
-		fprintf(stderr, "fabscope: --bidir: only for --test bw\n");
-		return FAB_EXIT_USAGE;
-	}
-	if (bidir)
-		o.test = FAB_PROBE_BW_BIDIR;
-	if ((o.serial || set_pt) && o.test != T_MATRIX) {
-		fprintf(stderr, "fabscope: --serial and --pair-timeout: only for --test matrix\n");
-		return FAB_EXIT_USAGE;
-	}
-	if (o.test != T_COLL) {
-		/* perftest-like defaults: small messages many times for latency,
-		 * large ones for bandwidth */
-		fab_bytes size = o.test == FAB_PROBE_LATENCY ? 8 : o.test == T_MATRIX ? 4 << 20 : 1 << 20;
-		if (!set_b)
-			o.minb = set_e ? FAB_MIN(size, o.maxb) : size;
-		if (!set_e)
-			o.maxb = FAB_MAX(size, o.minb);
-		if (!set_n)
-			o.iters = o.test == FAB_PROBE_LATENCY ? 1000 : o.test == T_MATRIX ? 20 : 100;
-		if (!set_w)
-			o.warmup = o.test == FAB_PROBE_LATENCY ? 100 : 10;
-		if (o.maxb > (fab_bytes)1 << 30) {
-			fprintf(stderr, "fabscope: -e: at most 1 GiB per message in the point-to-point tests\n");
-			return FAB_EXIT_USAGE;
-		}
-	}
-	if (!o.minb || o.minb > o.maxb) {
-		fprintf(stderr, "fabscope: -b must be at least 1 and at most -e\n");
-		return FAB_EXIT_USAGE;
-	}
-	if (!set_algo && o.op == FAB_OP_ALLTOALL)
-		o.algo = FAB_ALGO_DIRECT; /* the one AllToAll there is */
-	if (!fab_coll_supported(o.op, o.algo, local ? local : 2, 0, why, sizeof why)) {
-		fprintf(stderr, "fabscope: --algo: %s\n", why);
-		return FAB_EXIT_USAGE;
-	}
-	if (o.test != T_COLL && local == 1) {
-		fprintf(stderr, "fabscope: --test %s: needs at least 2 ranks\n",
-			o.test == T_MATRIX ? "matrix" : o.test == FAB_PROBE_LATENCY ? "latency" : "bw");
-		return FAB_EXIT_USAGE;
-	}
-	if (local && rank >= 0) {
-		fprintf(stderr, "fabscope: probe: --local starts its own ranks: no --rank/--size with it\n");
-		return FAB_EXIT_USAGE;
-	}
-	if (local) {
-		o.launcher = "local";
-		return launch_local(&pp, &o, local);
-	}
-	o.launcher = fab_probe_env(&pp);
-	if (master_port) { /* the flag wins over MASTER_ADDR/MASTER_PORT */
-		snprintf(pp.master, sizeof pp.master, "%s", master);
-		pp.master_port = master_port;
-	}
-	if ((rank >= 0) != (wsize >= 0)) {
-		fprintf(stderr, "fabscope: probe: --rank and --size go together\n");
-		return FAB_EXIT_USAGE;
-	}
-	if (rank >= 0) {
-		o.launcher = "flags";
-		pp.rank = (uint32_t)rank;
-		pp.nranks = (uint32_t)wsize;
-		if (pp.rank >= pp.nranks || !pp.master_port) {
-			fprintf(stderr, "fabscope: probe: --rank must be under --size, and --master HOST:PORT is needed\n");
-			return FAB_EXIT_USAGE;
-		}
-	}
-	if (!o.launcher || !pp.nranks || pp.rank >= pp.nranks || !pp.master_port) {
-		fprintf(stderr, "fabscope: probe: no rank and size from a launcher (mpirun, srun, "
-				"RANK/WORLD_SIZE) with MASTER_ADDR/MASTER_PORT or --master; or use --local N\n");
-		return FAB_EXIT_USAGE;
-	}
-	return probe_rank(&pp, &o);
+	if ((rc = probe_check(&pc)) >= 0)
+		return rc;
+	return probe_launch(&pc);
 }
