@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "../include/fabscope.h"
+
 /* Writes each file of an --out directory to a temporary name, renames all
  * of them only when every one is complete. */
 typedef int (*writer_fn)(FILE *f, void *ctx);
@@ -18,7 +20,40 @@ struct out_spec {
 
 int write_out_dir(const char *outdir, const struct out_spec *specs, size_t n, void *ctx);
 
-/* fabscope probe (cli/probe.c) */
+/* common.c */
+double wall_s(void);
+struct progress_ctx {
+	double t0;
+	bool shown;
+};
+/* on a terminal: simulated time and events so far */
+void progress(void *vctx, fab_time_ps now_ps, uint64_t events);
+/* "text", "json" or "csv" among allowed ("text|json|csv"); false after a message */
+bool format_ok(const char *format, const char *allowed);
+/* Wall time, events per second and peak memory: stderr, never the results. */
+void report_speed(const struct fab_sim *sim, double t0);
+
+/* What sim, coll and matrix share on the command line: --seed, --set,
+ * --format, --out, -q, and options that stand for a scenario key. */
+struct cli_common {
+	char **owned;
+	const char **sets;
+	size_t nsets, nowned;
+	const char *format, *outdir;
+	bool quiet;
+};
+void cli_common_init(struct cli_common *cm, int argc);
+void cli_common_free(struct cli_common *cm);
+/* --set key=value, made from an option */
+void cli_set(struct cli_common *cm, const char *key, const char *val);
+/* 1: handled; 0: not a common option; -1: bad value (message printed) */
+int cli_common_opt(struct cli_common *cm, int c, const char *formats);
+
+/* the commands */
+int cmd_sim(int argc, char **argv);
+int cmd_coll(int argc, char **argv);
+int cmd_matrix(int argc, char **argv);
+int cmd_diagnose(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 
 #endif

@@ -1,0 +1,355 @@
+/*
+ * coll.c - `fabscope coll` (nccl-tests in simulation) and `fabscope
+ * matrix` (every NIC pair, in simulation).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../include/fabscope.h"
+#include "../src/analysis/diagnose.h"
+#include "cli.h"
+
+
+static const char *usage_coll =
+	"usage: fabscope coll [SCENARIO.yaml] [options]\n"
+	"\n"
+	"Runs one collective over a range of sizes on the scenario's cluster, packet by\n"
+	"packet, and prints it the way nccl-tests does (size, count, type, redop, root,\n"
+	"time, algbw, busbw).  With no SCENARIO, the built-in cluster (64 GPUs).  The\n"
+	"scenario's traffic section is ignored unless collective.background_traffic.\n"
+	"\n"
+	"options (each sets a collective.* key):\n"
+	"  --op OP               allreduce, reducescatter, allgather, broadcast, reduce,\n"
+	"                        alltoall, sendrecv (default allreduce)\n"
+	"  -a, --algo ALGO       ring, tree, hierarchical, rhd, direct, auto (default auto)\n"
+	"  -b, --minbytes SIZE   smallest size (default 1K; K, M, G are binary, as in nccl-tests)\n"
+	"  -e, --maxbytes SIZE   largest size (default 64M)\n"
+	"  -f, --stepfactor N    multiply the size by N from row to row (default 4)\n"
+	"  -i, --stepbytes SIZE  add SIZE from row to row instead\n"
+	"  -n, --iters N         timed iterations per size (default 1)\n"
+	"  -w, --warmup_iters N  warm-up iterations per size (default 0)\n"
+	"  -d, --datatype TYPE   float, half, bfloat16, double, int8, ... (default float)\n"
+	"  -r, --root N          root rank of broadcast and reduce\n"
+	"  -g, --gpus N          ranks in the communicator (default: every GPU)\n"
+	"  --channels N          channels (default: one per NIC of a server, at least 2)\n"
+	"  --placement P         packed, spread, random, scatter\n"
+	"  --ring-order O        topology, rank, flat\n"
+	"\n"
+	"  --seed N, --engine E, --set KEY=VALUE, --format text|json|csv, --out DIR, -q: as for sim\n"
+	"  --debug               the communicator's log on stderr (rings, per-operation\n"
+	"                        algorithm, channels, start, end), like NCCL_DEBUG=INFO\n"
+	"  -h, --help            show this help\n"
+	"\n"
+	"examples:\n"
+	"  fabscope coll -b 8 -e 128M -f 2\n"
+	"  fabscope coll --op allgather --algo ring --set topology.oversubscription=2:1\n"
+	"\n"
+	"exit status: 0 ok, 2 usage, 3 bad scenario, 4 I/O error, 5 internal error\n";
+
+struct coll_out {
+	const struct fab_config *cfg;
+	struct fab_coll_run *r;
+	json_t *doc;
+};
+
+static int w_coll_json(FILE *f, void *ctx)
+{
+	struct coll_out *o = ctx;
+	return json_dumpf(o->doc, f, JSON_INDENT(2)) || fputc('\n', f) == EOF;
+}
+
+static int w_coll_text(FILE *f, void *ctx)
+{
+	struct coll_out *o = ctx;
+	return fab_coll_write_text(f, o->cfg, o->r->run->sim, &o->r->comm, &o->r->sweep);
+}
+
+static int w_coll_csv(FILE *f, void *ctx)
+{
+	struct coll_out *o = ctx;
+	return fab_coll_write_csv(f, o->cfg, &o->r->sweep);
+}
+
+static int w_coll_ports(FILE *f, void *ctx)
+{
+	struct coll_out *o = ctx;
+	return fab_result_write_ports_csv(f, o->r->run->sim);
+}
+
+static int w_coll_log(FILE *f, void *ctx)
+{
+	struct coll_out *o = ctx;
+	const struct fab_log *log = &o->r->work.log;
+	return log->len && fwrite(log->buf, 1, log->len, f) != log->len;
+}
+
+int cmd_coll(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"op", required_argument, NULL, 'O'},
+		{"algo", required_argument, NULL, 'a'},
+		{"minbytes", required_argument, NULL, 'b'},
+		{"maxbytes", required_argument, NULL, 'e'},
+		{"stepfactor", required_argument, NULL, 'f'},
+		{"stepbytes", required_argument, NULL, 'i'},
+		{"iters", required_argument, NULL, 'n'},
+		{"warmup_iters", required_argument, NULL, 'w'},
+		{"datatype", required_argument, NULL, 'd'},
+		{"root", required_argument, NULL, 'r'},
+		{"gpus", required_argument, NULL, 'g'},
+		{"channels", required_argument, NULL, 'C'},
+		{"placement", required_argument, NULL, 'P'},
+		{"ring-order", required_argument, NULL, 'R'},
+		{"seed", required_argument, NULL, 's'},  {"engine", required_argument, NULL, 'E'},
+		{"set", required_argument, NULL, 'S'},
+		{"format", required_argument, NULL, 'F'},
+		{"out", required_argument, NULL, 'o'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"debug", no_argument, NULL, 'D'},
+		{"help", no_argument, NULL, 'h'},
+		{0, 0, 0, 0},
+	};
+	static const struct {
+		int opt;
+		const char *key;
+	} keymap[] = {{'O', "collective.op"},         {'a', "collective.algo"},
+		      {'b', "collective.min_bytes"},  {'e', "collective.max_bytes"},
+		      {'f', "collective.step_factor"}, {'i', "collective.step_bytes"},
+		      {'n', "collective.iters"},      {'w', "collective.warmup"},
+		      {'d', "collective.datatype"},   {'r', "collective.root"},
+		      {'g', "collective.gpus"},       {'C', "collective.channels"},
+		      {'P', "collective.placement"},  {'R', "collective.ring_order"}};
+	struct cli_common cm;
+	cli_common_init(&cm, argc);
+	bool debug = false;
+	int c, rc = FAB_EXIT_OK;
+	struct fab_config *cfg = NULL;
+	struct fab_coll_run *r = NULL;
+	json_t *doc = NULL;
+	while ((c = getopt_long(argc, argv, "a:b:e:f:i:n:w:d:r:g:qh", opts, NULL)) != -1) {
+		const char *key = NULL;
+		for (size_t k = 0; k < FAB_ARRAY_LEN(keymap); k++)
+			if (keymap[k].opt == c)
+				key = keymap[k].key;
+		if (key) {
+			cli_set(&cm, key, optarg);
+			continue;
+		}
+		int common = cli_common_opt(&cm, c, "text|json|csv");
+		if (common < 0) {
+			rc = FAB_EXIT_USAGE;
+			goto out;
+		}
+		if (common)
+			continue;
+		switch (c) {
+		case 'D':
+			debug = true;
+			break;
+		case 'h':
+			fputs(usage_coll, stdout);
+			goto out;
+		default:
+			fputs(usage_coll, stderr);
+			rc = FAB_EXIT_USAGE;
+			goto out;
+		}
+	}
+	if (argc - optind > 1) {
+		fprintf(stderr, "fabscope: coll takes one scenario file, got %d\n", argc - optind);
+		rc = FAB_EXIT_USAGE;
+		goto out;
+	}
+	struct fab_err err = {0};
+	cfg = fab_config_load(optind < argc ? argv[optind] : NULL, cm.sets, cm.nsets, &err);
+	if (!cfg) {
+		fprintf(stderr, "fabscope: %s\n", err.msg);
+		rc = fab_err_exit_code(err.code);
+		goto out;
+	}
+	r = fab_coll_run_new(cfg, debug || cm.outdir, &err);
+	if (!r) {
+		fprintf(stderr, "fabscope: %s\n", err.msg);
+		rc = fab_err_exit_code(err.code);
+		goto out;
+	}
+	struct progress_ctx pctx = {wall_s(), false};
+	bool tty = isatty(STDERR_FILENO) && !cm.quiet;
+	int erc = fab_coll_run_exec(r, tty ? progress : NULL, &pctx, &err);
+	if (pctx.shown)
+		fputs("\r\033[K", stderr);
+	if (debug && r->work.log.len)
+		fwrite(r->work.log.buf, 1, r->work.log.len, stderr);
+	if (erc) {
+		fprintf(stderr, "fabscope: %s\n", err.msg);
+		rc = fab_err_exit_code(erc);
+		goto out;
+	}
+	if (!cm.quiet)
+		report_speed(r->run->sim, pctx.t0);
+	doc = fab_coll_json(cfg, r->run->sim, &r->comm, &r->sweep);
+	struct coll_out co = {cfg, r, doc};
+	if (cm.outdir) {
+		const struct out_spec specs[] = {{"result.json", w_coll_json},
+						 {"coll.txt", w_coll_text},
+						 {"coll.csv", w_coll_csv},
+						 {"ports.csv", w_coll_ports},
+						 {"coll.log", w_coll_log}};
+		rc = write_out_dir(cm.outdir, specs, FAB_ARRAY_LEN(specs), &co);
+		if (rc)
+			goto out;
+	}
+	if (!cm.quiet) {
+		if (!strcmp(cm.format, "json"))
+			w_coll_json(stdout, &co);
+		else if (!strcmp(cm.format, "csv"))
+			w_coll_csv(stdout, &co);
+		else
+			w_coll_text(stdout, &co);
+		if (fflush(stdout) || ferror(stdout)) {
+			fprintf(stderr, "fabscope: writing to stdout failed\n");
+			rc = FAB_EXIT_IO;
+		}
+	}
+out:
+	json_decref(doc);
+	fab_coll_run_free(r);
+	fab_config_free(cfg);
+	cli_common_free(&cm);
+	return rc;
+}
+
+static const char *usage_matrix =
+	"usage: fabscope matrix [SCENARIO.yaml] [options]\n"
+	"\n"
+	"The full-cluster matrix test on the scenario's cluster (with its faults):\n"
+	"every NIC pair's latency (a ping-pong) and bandwidth (a message each way at\n"
+	"once), in n-1 rounds of disjoint pairs.  The result document's \"matrix\"\n"
+	"section is what fabscope diagnose reads.\n"
+	"\n"
+	"options:\n"
+	"  --bytes SIZE          bandwidth message per direction (matrix.bytes, default 1MiB)\n"
+	"  --serial              one pair at a time (matrix.serial)\n"
+	"  --seed N, --engine E, --set KEY=VALUE, --format text|json, --out DIR, -q: as for sim\n"
+	"  -h, --help            show this help\n"
+	"\n"
+	"example:\n"
+	"  fabscope matrix examples/loose-cable/scenario.yaml --out run1 && fabscope diagnose run1/result.json\n";
+
+struct matrix_out {
+	const struct fab_config *cfg;
+	struct fab_matrix_run *r;
+	json_t *doc;
+};
+
+static int w_mat_json(FILE *f, void *ctx)
+{
+	struct matrix_out *o = ctx;
+	return json_dumpf(o->doc, f, JSON_INDENT(1)) || fputc('\n', f) == EOF;
+}
+
+static int w_mat_text(FILE *f, void *ctx)
+{
+	struct matrix_out *o = ctx;
+	return fab_matrix_write_text(f, &o->r->m);
+}
+
+static int w_mat_ports(FILE *f, void *ctx)
+{
+	struct matrix_out *o = ctx;
+	return fab_result_write_ports_csv(f, o->r->run->sim);
+}
+
+int cmd_matrix(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"bytes", required_argument, NULL, 'b'}, {"serial", no_argument, NULL, 'L'},
+		{"seed", required_argument, NULL, 's'},  {"engine", required_argument, NULL, 'E'},  {"set", required_argument, NULL, 'S'},
+		{"format", required_argument, NULL, 'F'}, {"out", required_argument, NULL, 'o'},
+		{"quiet", no_argument, NULL, 'q'},       {"help", no_argument, NULL, 'h'},
+		{0, 0, 0, 0},
+	};
+	struct cli_common cm;
+	cli_common_init(&cm, argc);
+	int c, rc = FAB_EXIT_OK;
+	struct fab_config *cfg = NULL;
+	struct fab_matrix_run *r = NULL;
+	json_t *doc = NULL;
+	while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
+		if (c == 'b' || c == 'L') {
+			cli_set(&cm, c == 'b' ? "matrix.bytes" : "matrix.serial", c == 'b' ? optarg : "true");
+			continue;
+		}
+		int common = cli_common_opt(&cm, c, "text|json");
+		if (common < 0) {
+			rc = FAB_EXIT_USAGE;
+			goto out;
+		}
+		if (common)
+			continue;
+		switch (c) {
+		case 'h':
+			fputs(usage_matrix, stdout);
+			goto out;
+		default:
+			fputs(usage_matrix, stderr);
+			rc = FAB_EXIT_USAGE;
+			goto out;
+		}
+	}
+	if (argc - optind > 1) {
+		fprintf(stderr, "fabscope: matrix takes one scenario file, got %d\n", argc - optind);
+		rc = FAB_EXIT_USAGE;
+		goto out;
+	}
+	struct fab_err err = {0};
+	cfg = fab_config_load(optind < argc ? argv[optind] : NULL, cm.sets, cm.nsets, &err);
+	if (!cfg || !(r = fab_matrix_run_new(cfg, &err))) {
+		fprintf(stderr, "fabscope: %s\n", err.msg);
+		rc = fab_err_exit_code(err.code);
+		goto out;
+	}
+	struct progress_ctx pctx = {wall_s(), false};
+	bool tty = isatty(STDERR_FILENO) && !cm.quiet;
+	int erc = fab_matrix_run_exec(r, tty ? progress : NULL, &pctx, &err);
+	if (pctx.shown)
+		fputs("\r\033[K", stderr);
+	if (erc) {
+		fprintf(stderr, "fabscope: %s\n", err.msg);
+		rc = fab_err_exit_code(erc);
+		goto out;
+	}
+	doc = fab_result_json(cfg, r->run->sim);
+	json_object_set_new(doc, "kind", json_string("matrix"));
+	json_object_set_new(doc, "matrix", fab_matrix_json(&r->m));
+	struct matrix_out mo = {cfg, r, doc};
+	if (cm.outdir) {
+		const struct out_spec specs[] = {{"result.json", w_mat_json},
+						 {"matrix.txt", w_mat_text},
+						 {"ports.csv", w_mat_ports}};
+		rc = write_out_dir(cm.outdir, specs, FAB_ARRAY_LEN(specs), &mo);
+		if (rc)
+			goto out;
+	}
+	if (!cm.quiet) {
+		if (!strcmp(cm.format, "json"))
+			w_mat_json(stdout, &mo);
+		else
+			w_mat_text(stdout, &mo);
+	}
+out:
+	json_decref(doc);
+	fab_matrix_run_free(r);
+	fab_config_free(cfg);
+	cli_common_free(&cm);
+	return rc;
+}
+

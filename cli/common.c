@@ -1,0 +1,167 @@
+/*
+ * common.c - what the commands share: wall time and progress on a
+ * terminal, the options every simulation command takes (--seed, --engine,
+ * --set, --format, --out, -q), and the atomic --out directory writer.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../include/fabscope.h"
+#include "../src/analysis/diagnose.h"
+#include "cli.h"
+
+
+double wall_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+
+void progress(void *vctx, fab_time_ps now_ps, uint64_t events)
+{
+	struct progress_ctx *ctx = vctx;
+	double el = wall_s() - ctx->t0;
+	fprintf(stderr, "\rfabscope: simulated %.3f ms, %.1fM events, %.1fM events/s   ",
+		(double)now_ps / 1e9, (double)events / 1e6, el > 0 ? (double)events / el / 1e6 : 0);
+	ctx->shown = true;
+}
+
+/* "text", "json" or "csv" among allowed ("text|json|csv"); false after a message */
+bool format_ok(const char *format, const char *allowed)
+{
+	size_t n = strlen(format);
+	for (const char *a = allowed; *a;) {
+		size_t l = strcspn(a, "|");
+		if (l == n && !strncmp(a, format, n))
+			return true;
+		a += l + (a[l] == '|');
+	}
+	fprintf(stderr, "fabscope: --format: expected %s, got \"%s\"\n",
+		strchr(strchr(allowed, '|') + 1, '|') ? "text, json or csv" : "text or json", format);
+	return false;
+}
+
+/* Wall time, events per second and peak memory: stderr, never the results. */
+void report_speed(const struct fab_sim *sim, double t0)
+{
+	double el = wall_s() - t0;
+	const struct fab_sim_totals *tot = fab_sim_totals(sim);
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	fprintf(stderr, "fabscope: %llu events in %.3f s wall (%.2fM events/s), peak RSS %ld MiB\n",
+		(unsigned long long)tot->events, el, el > 0 ? (double)tot->events / el / 1e6 : 0,
+		ru.ru_maxrss / 1024);
+}
+
+
+void cli_common_init(struct cli_common *cm, int argc)
+{
+	memset(cm, 0, sizeof *cm);
+	cm->owned = calloc((size_t)argc + 1, sizeof *cm->owned);
+	cm->sets = calloc((size_t)argc + 2, sizeof *cm->sets);
+	cm->format = "text";
+}
+
+void cli_common_free(struct cli_common *cm)
+{
+	for (size_t i = 0; i < cm->nowned; i++)
+		free(cm->owned[i]);
+	free(cm->owned);
+	free(cm->sets);
+}
+
+/* --set key=value, made from an option */
+void cli_set(struct cli_common *cm, const char *key, const char *val)
+{
+	size_t len = strlen(key) + strlen(val) + 2;
+	char *kv = cm->owned[cm->nowned++] = malloc(len);
+	snprintf(kv, len, "%s=%s", key, val);
+	cm->sets[cm->nsets++] = kv;
+}
+
+/* 1: handled; 0: not a common option; -1: bad value (message printed) */
+int cli_common_opt(struct cli_common *cm, int c, const char *formats)
+{
+	switch (c) {
+	case 's':
+		cli_set(cm, "run.seed", optarg);
+		return 1;
+	case 'E':
+		cli_set(cm, "engine", optarg);
+		return 1;
+	case 'S':
+		cm->sets[cm->nsets++] = optarg;
+		return 1;
+	case 'F':
+		cm->format = optarg;
+		return format_ok(optarg, formats) ? 1 : -1;
+	case 'o':
+		cm->outdir = optarg;
+		return 1;
+	case 'q':
+		cm->quiet = true;
+		return 1;
+	}
+	return 0;
+}
+
+struct out_file {
+	char tmp[4096], final[4096];
+	FILE *f;
+};
+
+static int out_open(struct out_file *o, const char *dir, const char *name)
+{
+	snprintf(o->final, sizeof o->final, "%s/%s", dir, name);
+	snprintf(o->tmp, sizeof o->tmp, "%s/.%s.tmp", dir, name);
+	o->f = fopen(o->tmp, "w");
+	if (!o->f) {
+		fprintf(stderr, "fabscope: %s: %s\n", o->tmp, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int write_out_dir(const char *outdir, const struct out_spec *specs, size_t n, void *ctx)
+{
+	if (mkdir(outdir, 0777) && errno != EEXIST) {
+		fprintf(stderr, "fabscope: --out %s: %s\n", outdir, strerror(errno));
+		return FAB_EXIT_IO;
+	}
+	struct out_file files[8];
+	bool ok = true;
+	size_t opened = 0;
+	for (size_t i = 0; i < n && ok; i++, opened++)
+		ok = !out_open(&files[i], outdir, specs[i].name);
+	if (!ok)
+		opened--;
+	for (size_t i = 0; i < opened && ok; i++)
+		ok = !specs[i].write(files[i].f, ctx);
+	for (size_t i = 0; i < opened; i++)
+		if (files[i].f && fclose(files[i].f))
+			ok = false;
+	for (size_t i = 0; i < opened; i++) {
+		if (ok && rename(files[i].tmp, files[i].final)) {
+			fprintf(stderr, "fabscope: %s: %s\n", files[i].final, strerror(errno));
+			ok = false;
+		}
+		if (!ok)
+			unlink(files[i].tmp);
+	}
+	if (!ok) {
+		fprintf(stderr, "fabscope: could not write the results into %s\n", outdir);
+		return FAB_EXIT_IO;
+	}
+	return FAB_EXIT_OK;
+}
+

@@ -1,0 +1,136 @@
+/*
+ * diagnose.c - `fabscope diagnose`: result documents in, ranked suspects
+ * out (text, JSON, an SVG heatmap).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../include/fabscope.h"
+#include "../src/analysis/diagnose.h"
+#include "cli.h"
+
+
+static const char *usage_diagnose =
+	"usage: fabscope diagnose RESULT.json... [options]\n"
+	"\n"
+	"Reads result documents (fabscope sim, coll, matrix; a real probe's) and names\n"
+	"the suspects, ranked, each with its evidence: links with bad frames, NICs slow\n"
+	"or flaky in the matrix (with the GPUs behind them and their link), PFC storms,\n"
+	"drops concentrated on a port, ECMP imbalance, job iterations far above their\n"
+	"median, and with --baseline what got worse than a healthy run.\n"
+	"\n"
+	"options:\n"
+	"  --baseline FILE       a result document of the healthy cluster\n"
+	"  --format text|json    (default text)\n"
+	"  --svg FILE            a heatmap of the matrix, suspects outlined\n"
+	"  -h, --help            show this help\n"
+	"\n"
+	"exit status: 0 healthy, 1 a suspect was found, 2 usage, 3 bad input, 4 I/O error\n";
+
+static json_t *load_doc(const char *path, int *rc)
+{
+	json_error_t je;
+	json_t *d = json_load_file(path, 0, &je);
+	if (!d) {
+		bool io = je.line < 1;
+		fprintf(stderr, "fabscope: %s:%d:%d: %s\n", path, je.line, je.column, je.text);
+		*rc = io ? FAB_EXIT_IO : FAB_EXIT_INPUT;
+	}
+	return d;
+}
+
+int cmd_diagnose(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"baseline", required_argument, NULL, 'B'}, {"format", required_argument, NULL, 'F'},
+		{"svg", required_argument, NULL, 'G'},      {"help", no_argument, NULL, 'h'},
+		{0, 0, 0, 0},
+	};
+	const char *baseline = NULL, *format = "text", *svg = NULL;
+	int c, rc = FAB_EXIT_OK;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'B':
+			baseline = optarg;
+			break;
+		case 'F':
+			format = optarg;
+			if (!format_ok(format, "text|json"))
+				return FAB_EXIT_USAGE;
+			break;
+		case 'G':
+			svg = optarg;
+			break;
+		case 'h':
+			fputs(usage_diagnose, stdout);
+			return FAB_EXIT_OK;
+		default:
+			fputs(usage_diagnose, stderr);
+			return FAB_EXIT_USAGE;
+		}
+	}
+	int ndocs = argc - optind;
+	if (ndocs < 1) {
+		fprintf(stderr, "fabscope: diagnose needs at least one result document\n%s", usage_diagnose);
+		return FAB_EXIT_USAGE;
+	}
+	json_t **docs = calloc((size_t)ndocs, sizeof *docs), *base = NULL;
+	int loaded = 0;
+	for (int i = 0; i < ndocs && !rc; i++, loaded++)
+		docs[i] = load_doc(argv[optind + i], &rc);
+	if (!rc && baseline)
+		base = load_doc(baseline, &rc);
+	struct fab_diagnosis d = {0};
+	if (!rc) {
+		struct fab_diag_params p;
+		struct fab_err err = {0};
+		fab_diag_defaults(&p);
+		if (fab_diagnose(docs, ndocs, base, &p, &d, &err)) {
+			fprintf(stderr, "fabscope: %s\n", err.msg);
+			rc = FAB_EXIT_INPUT;
+		}
+	}
+	if (!rc && svg) {
+		char tmp[4096];
+		snprintf(tmp, sizeof tmp, "%s.tmp", svg);
+		FILE *f = fopen(tmp, "w");
+		int src = f ? fab_diagnosis_write_svg(f, docs, ndocs, &d) : FAB_EIO;
+		if (f && fclose(f))
+			src = FAB_EIO;
+		if (src == FAB_EINVAL) {
+			fprintf(stderr, "fabscope: --svg: no matrix in the documents\n");
+			rc = FAB_EXIT_INPUT;
+		} else if (src || rename(tmp, svg)) {
+			fprintf(stderr, "fabscope: %s: cannot write\n", svg);
+			rc = FAB_EXIT_IO;
+		}
+		if (rc)
+			unlink(tmp);
+	}
+	if (!rc) {
+		if (!strcmp(format, "json")) {
+			json_t *j = fab_diagnosis_json(&d);
+			json_dumpf(j, stdout, JSON_INDENT(2));
+			fputc('\n', stdout);
+			json_decref(j);
+		} else {
+			fab_diagnosis_write_text(stdout, &d);
+		}
+		rc = d.n ? FAB_EXIT_CHECKS : FAB_EXIT_OK;
+	}
+	fab_diagnosis_free(&d);
+	for (int i = 0; i < loaded; i++)
+		json_decref(docs[i]);
+	free(docs);
+	json_decref(base);
+	return rc;
+}
+
