@@ -31,7 +31,7 @@ void progress(void *vctx, fab_time_ps now_ps, uint64_t events);
 /* "text", "json" or "csv" among allowed ("text|json|csv"); false after a message */
 bool format_ok(const char *format, const char *allowed);
 /* Wall time, events per second and peak memory: stderr, never the results. */
-void report_speed(const struct fab_sim *sim, double t0);
+void report_speed(uint64_t events, double t0);
 
 /* What sim, coll and matrix share on the command line: --seed, --set,
  * --format, --out, -q, and options that stand for a scenario key. */

@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "../include/fabscope.h"
-#include "../src/analysis/diagnose.h"
 #include "cli.h"
 
 
@@ -55,7 +54,6 @@ static const char *usage_coll =
 	"exit status: 0 ok, 2 usage, 3 bad scenario, 4 I/O error, 5 internal error\n";
 
 struct coll_out {
-	const struct fab_config *cfg;
 	struct fab_coll_run *r;
 	json_t *doc;
 };
@@ -66,30 +64,15 @@ static int w_coll_json(FILE *f, void *ctx)
 	return json_dumpf(o->doc, f, JSON_INDENT(2)) || fputc('\n', f) == EOF;
 }
 
-static int w_coll_text(FILE *f, void *ctx)
-{
-	struct coll_out *o = ctx;
-	return fab_coll_write_text(f, o->cfg, o->r->run->sim, &o->r->comm, &o->r->sweep);
-}
-
-static int w_coll_csv(FILE *f, void *ctx)
-{
-	struct coll_out *o = ctx;
-	return fab_coll_write_csv(f, o->cfg, &o->r->sweep);
-}
-
-static int w_coll_ports(FILE *f, void *ctx)
-{
-	struct coll_out *o = ctx;
-	return fab_result_write_ports_csv(f, o->r->run->sim);
-}
-
-static int w_coll_log(FILE *f, void *ctx)
-{
-	struct coll_out *o = ctx;
-	const struct fab_log *log = &o->r->work.log;
-	return log->len && fwrite(log->buf, 1, log->len, f) != log->len;
-}
+#define COLL_WRITER(fn, what)                                      \
+	static int fn(FILE *f, void *ctx)                          \
+	{                                                          \
+		return fab_coll_run_write(f, ((struct coll_out *)ctx)->r, what); \
+	}
+COLL_WRITER(w_coll_text, FAB_OUT_TEXT)
+COLL_WRITER(w_coll_csv, FAB_OUT_ROWS_CSV)
+COLL_WRITER(w_coll_ports, FAB_OUT_PORTS_CSV)
+COLL_WRITER(w_coll_log, FAB_OUT_LOG)
 
 int cmd_coll(int argc, char **argv)
 {
@@ -186,17 +169,17 @@ int cmd_coll(int argc, char **argv)
 	int erc = fab_coll_run_exec(r, tty ? progress : NULL, &pctx, &err);
 	if (pctx.shown)
 		fputs("\r\033[K", stderr);
-	if (debug && r->work.log.len)
-		fwrite(r->work.log.buf, 1, r->work.log.len, stderr);
+	if (debug)
+		fab_coll_run_write(stderr, r, FAB_OUT_LOG);
 	if (erc) {
 		fprintf(stderr, "fabscope: %s\n", err.msg);
 		rc = fab_err_exit_code(erc);
 		goto out;
 	}
 	if (!cm.quiet)
-		report_speed(r->run->sim, pctx.t0);
-	doc = fab_coll_json(cfg, r->run->sim, &r->comm, &r->sweep);
-	struct coll_out co = {cfg, r, doc};
+		report_speed(fab_coll_run_events(r), pctx.t0);
+	doc = fab_coll_run_json(r);
+	struct coll_out co = {r, doc};
 	if (cm.outdir) {
 		const struct out_spec specs[] = {{"result.json", w_coll_json},
 						 {"coll.txt", w_coll_text},
@@ -245,7 +228,6 @@ static const char *usage_matrix =
 	"  fabscope matrix examples/loose-cable/scenario.yaml --out run1 && fabscope diagnose run1/result.json\n";
 
 struct matrix_out {
-	const struct fab_config *cfg;
 	struct fab_matrix_run *r;
 	json_t *doc;
 };
@@ -258,14 +240,12 @@ static int w_mat_json(FILE *f, void *ctx)
 
 static int w_mat_text(FILE *f, void *ctx)
 {
-	struct matrix_out *o = ctx;
-	return fab_matrix_write_text(f, &o->r->m);
+	return fab_matrix_run_write(f, ((struct matrix_out *)ctx)->r, FAB_OUT_TEXT);
 }
 
 static int w_mat_ports(FILE *f, void *ctx)
 {
-	struct matrix_out *o = ctx;
-	return fab_result_write_ports_csv(f, o->r->run->sim);
+	return fab_matrix_run_write(f, ((struct matrix_out *)ctx)->r, FAB_OUT_PORTS_CSV);
 }
 
 int cmd_matrix(int argc, char **argv)
@@ -327,10 +307,8 @@ int cmd_matrix(int argc, char **argv)
 		rc = fab_err_exit_code(erc);
 		goto out;
 	}
-	doc = fab_result_json(cfg, r->run->sim);
-	json_object_set_new(doc, "kind", json_string("matrix"));
-	json_object_set_new(doc, "matrix", fab_matrix_json(&r->m));
-	struct matrix_out mo = {cfg, r, doc};
+	doc = fab_matrix_run_json(r);
+	struct matrix_out mo = {r, doc};
 	if (cm.outdir) {
 		const struct out_spec specs[] = {{"result.json", w_mat_json},
 						 {"matrix.txt", w_mat_text},

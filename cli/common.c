@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include "../include/fabscope.h"
-#include "../src/analysis/diagnose.h"
 #include "cli.h"
 
 
@@ -52,14 +51,13 @@ bool format_ok(const char *format, const char *allowed)
 }
 
 /* Wall time, events per second and peak memory: stderr, never the results. */
-void report_speed(const struct fab_sim *sim, double t0)
+void report_speed(uint64_t events, double t0)
 {
 	double el = wall_s() - t0;
-	const struct fab_sim_totals *tot = fab_sim_totals(sim);
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	fprintf(stderr, "fabscope: %llu events in %.3f s wall (%.2fM events/s), peak RSS %ld MiB\n",
-		(unsigned long long)tot->events, el, el > 0 ? (double)tot->events / el / 1e6 : 0,
+		(unsigned long long)events, el, el > 0 ? (double)events / el / 1e6 : 0,
 		ru.ru_maxrss / 1024);
 }
 

@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "../include/fabscope.h"
-#include "../src/analysis/diagnose.h"
 #include "cli.h"
 
 

@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "../include/fabscope.h"
-#include "../src/analysis/diagnose.h"
 #include "cli.h"
 
 
@@ -70,78 +69,7 @@ static const char *usage_sim =
 	"\n"
 	"exit status: 0 ok, 2 usage, 3 bad scenario, 4 I/O error, 5 internal error\n";
 
-/* "a|b|c" -> "a, b, c" (a bar would split a Markdown table cell) */
-static void choices_text(const char *choices, char *buf, size_t len)
-{
-	size_t o = 0;
-	for (const char *c = choices; *c && o + 3 < len; c++) {
-		if (*c == '|') {
-			buf[o++] = ',';
-			buf[o++] = ' ';
-		} else {
-			buf[o++] = *c;
-		}
-	}
-	buf[o] = 0;
-}
-
-static void print_keys(void)
-{
-	size_t n;
-	const struct fab_key_def *k = fab_config_keys(&n);
-	printf("| key | default | range or values | meaning |\n|---|---|---|---|\n");
-	for (size_t i = 0; i < n; i++) {
-		char range[96] = "";
-		if (k[i].type == K_ENUM)
-			choices_text(k[i].choices, range, sizeof range);
-		else if (k[i].type == K_U32 || k[i].type == K_U64 || k[i].type == K_U8 ||
-			 k[i].type == K_DOUBLE)
-			snprintf(range, sizeof range, "%g .. %g", k[i].min, k[i].max);
-		else if (k[i].type == K_RATE) {
-			char a[32], b[32];
-			snprintf(range, sizeof range, "%s .. %s", fab_fmt_rate((uint64_t)k[i].min, a, sizeof a),
-				 fab_fmt_rate((uint64_t)k[i].max, b, sizeof b));
-		} else if (k[i].type == K_TIME) {
-			char a[32], b[32];
-			snprintf(range, sizeof range, "%s .. %s", fab_fmt_time((uint64_t)k[i].min, a, sizeof a),
-				 fab_fmt_time((uint64_t)k[i].max, b, sizeof b));
-		} else if (k[i].type == K_BYTES) {
-			char a[32], b[32];
-			snprintf(range, sizeof range, "%s .. %s", fab_fmt_bytes((uint64_t)k[i].min, a, sizeof a),
-				 fab_fmt_bytes((uint64_t)k[i].max, b, sizeof b));
-		} else if (k[i].type == K_BOOL)
-			snprintf(range, sizeof range, "true, false");
-		else if (k[i].type == K_RATIO)
-			snprintf(range, sizeof range, "N:M");
-		else if (k[i].type == K_PRIOMASK)
-			snprintf(range, sizeof range, "list of 0..7");
-		else
-			snprintf(range, sizeof range, "path");
-		printf("| `%s` | `%s` | %s | %s |\n", k[i].path, k[i].def, range, k[i].doc);
-	}
-	const struct {
-		const char *name;
-		const struct fab_key_def *(*get)(size_t *);
-	} lists[] = {{"traffic.flows[]", fab_config_flow_keys},
-		     {"traffic.generators[]", fab_config_gen_keys},
-		     {"jobs[]", fab_config_job_keys},
-		     {"faults[]", fab_config_fault_keys}};
-	for (size_t l = 0; l < FAB_ARRAY_LEN(lists); l++) {
-		k = lists[l].get(&n);
-		for (size_t i = 0; i < n; i++)
-		{
-			char choices[96] = "";
-			if (k[i].type == K_ENUM)
-				choices_text(k[i].choices, choices, sizeof choices);
-			printf("| `%s.%s` | %s | %s | %s |\n", lists[l].name, k[i].path,
-			       k[i].def ? k[i].def : "required", choices, k[i].doc);
-		}
-	}
-}
-
-/* Writes a file atomically: DIR/.NAME.tmp then rename. */
 struct sim_out {
-	const struct fab_config *cfg;
 	struct fab_run *run;
 	json_t *doc;
 };
@@ -152,32 +80,16 @@ static int w_sim_json(FILE *f, void *ctx)
 	return json_dumpf(o->doc, f, JSON_INDENT(2)) || fputc('\n', f) == EOF;
 }
 
-static int w_sim_flows(FILE *f, void *ctx)
-{
-	return fab_result_write_flows_csv(f, ((struct sim_out *)ctx)->run->sim);
-}
-
-static int w_sim_ports(FILE *f, void *ctx)
-{
-	return fab_result_write_ports_csv(f, ((struct sim_out *)ctx)->run->sim);
-}
-
-static int w_sim_text(FILE *f, void *ctx)
-{
-	struct sim_out *o = ctx;
-	return fab_result_write_text(f, o->cfg, o->run->sim) ||
-	       fab_jobs_write_text(f, o->run->jobs, o->run->njobs);
-}
-
-static int w_sim_series_csv(FILE *f, void *ctx)
-{
-	return fab_result_write_series_csv(f, ((struct sim_out *)ctx)->run->sim);
-}
-
-static int w_sim_series_jsonl(FILE *f, void *ctx)
-{
-	return fab_result_write_series_jsonl(f, ((struct sim_out *)ctx)->run->sim);
-}
+#define SIM_WRITER(fn, what)                                  \
+	static int fn(FILE *f, void *ctx)                     \
+	{                                                     \
+		return fab_run_write(f, ((struct sim_out *)ctx)->run, what); \
+	}
+SIM_WRITER(w_sim_flows, FAB_OUT_FLOWS_CSV)
+SIM_WRITER(w_sim_ports, FAB_OUT_PORTS_CSV)
+SIM_WRITER(w_sim_text, FAB_OUT_TEXT)
+SIM_WRITER(w_sim_series_csv, FAB_OUT_SERIES_CSV)
+SIM_WRITER(w_sim_series_jsonl, FAB_OUT_SERIES_JSONL)
 
 /* stdout in the format asked for */
 static int sim_print(const struct sim_out *o, const char *format)
@@ -186,11 +98,11 @@ static int sim_print(const struct sim_out *o, const char *format)
 		json_dumpf(o->doc, stdout, JSON_INDENT(2));
 		fputc('\n', stdout);
 	} else if (!strcmp(format, "csv")) {
-		fab_result_write_flows_csv(stdout, o->run->sim);
+		fab_run_write(stdout, o->run, FAB_OUT_FLOWS_CSV);
 		fputc('\n', stdout);
-		fab_result_write_ports_csv(stdout, o->run->sim);
+		fab_run_write(stdout, o->run, FAB_OUT_PORTS_CSV);
 	} else {
-		w_sim_text(stdout, (void *)o);
+		fab_run_write(stdout, o->run, FAB_OUT_TEXT);
 	}
 	if (fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, "fabscope: writing to stdout failed\n");
@@ -218,6 +130,7 @@ int cmd_sim(int argc, char **argv)
 	bool debug = false;
 	int c, rc = FAB_EXIT_OK;
 	struct sim_out o = {0};
+	struct fab_config *cfg = NULL;
 	while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
 		int common = cli_common_opt(&cm, c, "text|json|csv");
 		if (common < 0) {
@@ -228,7 +141,7 @@ int cmd_sim(int argc, char **argv)
 			continue;
 		switch (c) {
 		case 'K':
-			print_keys();
+			fab_config_write_keys(stdout);
 			goto out;
 		case 'P':
 			fputs(fab_default_scenario, stdout);
@@ -251,8 +164,7 @@ int cmd_sim(int argc, char **argv)
 		goto out;
 	}
 	struct fab_err err = {0};
-	struct fab_config *cfg = fab_config_load(optind < argc ? argv[optind] : NULL, cm.sets, cm.nsets, &err);
-	o.cfg = cfg;
+	cfg = fab_config_load(optind < argc ? argv[optind] : NULL, cm.sets, cm.nsets, &err);
 	if (!cfg || !(o.run = fab_run_new_log(cfg, debug, &err))) {
 		fprintf(stderr, "fabscope: %s\n", err.msg);
 		rc = fab_err_exit_code(err.code);
@@ -267,26 +179,24 @@ int cmd_sim(int argc, char **argv)
 	}
 	if (pctx.shown)
 		fputs("\r\033[K", stderr);
-	if (debug && o.run->work && o.run->work->log.len)
-		fwrite(o.run->work->log.buf, 1, o.run->work->log.len, stderr);
+	if (debug)
+		fab_run_write(stderr, o.run, FAB_OUT_LOG);
 	if (!cm.quiet)
-		report_speed(o.run->sim, pctx.t0);
-	o.doc = fab_result_json(cfg, o.run->sim);
-	if (o.run->njobs)
-		json_object_set_new(o.doc, "jobs", fab_jobs_json(o.run->jobs, o.run->njobs));
+		report_speed(fab_run_events(o.run), pctx.t0);
+	o.doc = fab_run_json(o.run);
 	static const struct out_spec specs[] = {
 		{"result.json", w_sim_json},	   {"flows.csv", w_sim_flows},
 		{"ports.csv", w_sim_ports},	   {"summary.txt", w_sim_text},
 		{"series.csv", w_sim_series_csv}, {"series.jsonl", w_sim_series_jsonl},
 	};
-	if (cm.outdir && (rc = write_out_dir(cm.outdir, specs, cfg->fabric.series_interval_ps ? 6 : 4, &o)))
+	if (cm.outdir && (rc = write_out_dir(cm.outdir, specs, fab_run_has_series(o.run) ? 6 : 4, &o)))
 		goto out;
 	if (!cm.quiet)
 		rc = sim_print(&o, cm.format);
 out:
 	json_decref(o.doc);
 	fab_run_free(o.run);
-	fab_config_free((struct fab_config *)o.cfg);
+	fab_config_free(cfg);
 	cli_common_free(&cm);
 	return rc;
 }

@@ -23,7 +23,6 @@
 #include <unistd.h>
 
 #include "../include/fabscope.h"
-#include "../src/out/probe_out.h"
 #include "cli.h"
 
 static const char *usage_probe =

@@ -1,74 +1,99 @@
 /*
- * fabscope.h - the library's front door.
+ * fabscope.h - the library's public interface: what a program that uses
+ * libfabscope needs, and no more.
  *
  * libfabscope models, measures and diagnoses the network of an AI training
- * cluster.  A run goes: scenario (fab_config_load) -> fab_run_new (topology,
- * traffic, engine) -> fab_run_exec -> result document (fab_run_result_json)
- * or the CSV and text renderings in src/out/result.h.  The library never
- * prints and never exits: errors come back as values with a message that
- * points at the input.
+ * cluster.  Simulation: a scenario (fab_config_load) -> a run (fab_run_new,
+ * or fab_coll_run_new for an nccl-tests-style sweep, fab_matrix_run_new for
+ * the all-pairs test) -> exec -> the result document (JSON) and its text and
+ * CSV renderings.  Diagnosis: result documents -> ranked suspects
+ * (fab_diagnose).  The real network: fab_probe_* (TCP between the job's
+ * ranks) and its documents (fab_probe_doc_new and the tables after it).  The
+ * library never prints and never exits: errors come back as values with a
+ * message that points at the input (file:line:column, the key).
+ * Types, units and errors: src/base/base.h; collective operations and
+ * algorithms: src/coll/coll.h.
  */
 #ifndef FABSCOPE_H
 #define FABSCOPE_H
 
+#include <jansson.h>
+#include <stdio.h>
+
+#include "../src/analysis/diagnose.h"
 #include "../src/base/base.h"
-#include "../src/out/result.h"
-#include "../src/scenario/scenario.h"
-#include "../src/sim/sim.h"
-#include "../src/work/comm.h"
-#include "../src/work/job.h"
-#include "../src/work/matrix.h"
-#include "../src/work/sweep.h"
-#include "../src/work/work.h"
+#include "../src/coll/coll.h"
+#include "../src/out/probe_out.h"
+#include "../src/probe/probe.h"
 
 #define FABSCOPE_VERSION "0.1.0"
 
-struct fab_run {
-	const struct fab_config *config;
-	struct fab_topo *topo;
-	struct fab_sim *sim;
-	struct fab_work *work;  /* when the scenario has jobs */
-	struct fab_job *jobs;
-	uint32_t njobs;
+/* "fabscope 0.1.0 (libyaml 0.2.5, jansson 2.14)" */
+const char *fab_version_string(void);
+
+/* ---- scenarios ---- */
+
+struct fab_config;
+
+/* path NULL: the built-in scenario; sets: "key=value" overrides.  NULL and
+ * err (file:line:col, the key, what was expected) on bad input. */
+struct fab_config *fab_config_load(const char *path, const char *const *sets, size_t nsets,
+				   struct fab_err *err);
+void fab_config_free(struct fab_config *c);
+/* the built-in scenario's YAML */
+extern const char fab_default_scenario[];
+/* every key, its default, range and meaning, as a Markdown table */
+int fab_config_write_keys(FILE *f);
+
+/* ---- simulation ---- */
+
+struct fab_run;        /* a scenario's run: its flows and jobs */
+struct fab_coll_run;   /* a collective sweep (fabscope coll) */
+struct fab_matrix_run; /* the all-pairs matrix test (fabscope matrix) */
+
+/* What a run writes besides its document. */
+enum fab_output {
+	FAB_OUT_TEXT,         /* a summary for people (sim: and jobs; coll: the nccl-tests table) */
+	FAB_OUT_FLOWS_CSV,    /* sim: one row per flow */
+	FAB_OUT_PORTS_CSV,    /* every port's counters */
+	FAB_OUT_SERIES_CSV,   /* sim with fabric.series_interval: switch ports over time */
+	FAB_OUT_SERIES_JSONL, /* the same, and flows, one JSON object a line */
+	FAB_OUT_ROWS_CSV,     /* coll: the sweep's rows */
+	FAB_OUT_LOG,          /* the communicators' and jobs' log (NCCL_DEBUG=INFO-like) */
 };
 
 /* Builds the topology, expands the traffic, places the jobs and prepares
  * the engine.  NULL and err (pointing into the scenario) on bad input.
- * log: keep the communicators' and jobs' log (fab_run->work->log). */
+ * log: keep the communicators' and jobs' log (FAB_OUT_LOG). */
 struct fab_run *fab_run_new(const struct fab_config *c, struct fab_err *err);
 struct fab_run *fab_run_new_log(const struct fab_config *c, bool log, struct fab_err *err);
+/* progress, if not NULL, is called every 2^20 events */
 int fab_run_exec(struct fab_run *r, fab_progress_fn progress, void *ctx);
 void fab_run_free(struct fab_run *r);
+/* the result document (caller json_decref's it) */
+json_t *fab_run_json(const struct fab_run *r);
+/* FAB_EINVAL when this run has no such output (series without an interval) */
+int fab_run_write(FILE *f, const struct fab_run *r, enum fab_output what);
+bool fab_run_has_series(const struct fab_run *r);
+uint64_t fab_run_events(const struct fab_run *r);
 
-/* A collective sweep (fabscope coll): the scenario's cluster, one
- * communicator over collective.gpus GPUs, one operation over a size range. */
-struct fab_coll_run {
-	struct fab_run *run;
-	struct fab_work work;
-	struct fab_comm comm;
-	struct fab_sweep sweep;
-	uint32_t *gpus; /* rank -> GPU */
-};
-
+/* The scenario's cluster, one communicator over collective.gpus GPUs, one
+ * operation over a size range. */
 struct fab_coll_run *fab_coll_run_new(const struct fab_config *c, bool log, struct fab_err *err);
 int fab_coll_run_exec(struct fab_coll_run *r, fab_progress_fn progress, void *ctx,
 		      struct fab_err *err);
 void fab_coll_run_free(struct fab_coll_run *r);
+json_t *fab_coll_run_json(const struct fab_coll_run *r);
+int fab_coll_run_write(FILE *f, const struct fab_coll_run *r, enum fab_output what);
+uint64_t fab_coll_run_events(const struct fab_coll_run *r);
 
-/* The matrix test (fabscope matrix) on the scenario's cluster, with its
- * traffic, jobs and faults running alongside. */
-struct fab_matrix_run {
-	struct fab_run *run;
-	struct fab_work work;
-	struct fab_matrix m;
-};
-
+/* The matrix test on the scenario's cluster, with its traffic, jobs and
+ * faults running alongside. */
 struct fab_matrix_run *fab_matrix_run_new(const struct fab_config *c, struct fab_err *err);
 int fab_matrix_run_exec(struct fab_matrix_run *r, fab_progress_fn progress, void *ctx,
 			struct fab_err *err);
 void fab_matrix_run_free(struct fab_matrix_run *r);
-
-/* "fabscope 0.1.0 (libyaml 0.2.5, jansson 2.14)" */
-const char *fab_version_string(void);
+json_t *fab_matrix_run_json(const struct fab_matrix_run *r);
+int fab_matrix_run_write(FILE *f, const struct fab_matrix_run *r, enum fab_output what);
 
 #endif

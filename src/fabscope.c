@@ -7,7 +7,7 @@
 #include <string.h>
 #include <yaml.h>
 
-#include "../include/fabscope.h"
+#include "run.h"
 
 const char *fab_version_string(void)
 {
@@ -269,4 +269,97 @@ void fab_matrix_run_free(struct fab_matrix_run *r)
 	fab_work_free(&r->work);
 	fab_run_free(r->run);
 	free(r);
+}
+
+/* ---- results ---- */
+
+json_t *fab_run_json(const struct fab_run *r)
+{
+	json_t *doc = fab_result_json(r->config, r->sim);
+	if (r->njobs)
+		json_object_set_new(doc, "jobs", fab_jobs_json(r->jobs, r->njobs));
+	return doc;
+}
+
+static int write_log(FILE *f, const struct fab_log *log)
+{
+	return log->len && fwrite(log->buf, 1, log->len, f) != log->len ? FAB_EIO : 0;
+}
+
+bool fab_run_has_series(const struct fab_run *r)
+{
+	return r->config->fabric.series_interval_ps > 0;
+}
+
+int fab_run_write(FILE *f, const struct fab_run *r, enum fab_output what)
+{
+	switch (what) {
+	case FAB_OUT_TEXT:
+		return fab_result_write_text(f, r->config, r->sim) || fab_jobs_write_text(f, r->jobs, r->njobs)
+			       ? FAB_EIO
+			       : 0;
+	case FAB_OUT_FLOWS_CSV:
+		return fab_result_write_flows_csv(f, r->sim);
+	case FAB_OUT_PORTS_CSV:
+		return fab_result_write_ports_csv(f, r->sim);
+	case FAB_OUT_SERIES_CSV:
+		return fab_run_has_series(r) ? fab_result_write_series_csv(f, r->sim) : FAB_EINVAL;
+	case FAB_OUT_SERIES_JSONL:
+		return fab_run_has_series(r) ? fab_result_write_series_jsonl(f, r->sim) : FAB_EINVAL;
+	case FAB_OUT_LOG:
+		return r->work ? write_log(f, &r->work->log) : 0;
+	default:
+		return FAB_EINVAL;
+	}
+}
+
+uint64_t fab_run_events(const struct fab_run *r)
+{
+	return fab_sim_totals(r->sim)->events;
+}
+
+json_t *fab_coll_run_json(const struct fab_coll_run *r)
+{
+	return fab_coll_json(r->run->config, r->run->sim, &r->comm, &r->sweep);
+}
+
+int fab_coll_run_write(FILE *f, const struct fab_coll_run *r, enum fab_output what)
+{
+	switch (what) {
+	case FAB_OUT_TEXT:
+		return fab_coll_write_text(f, r->run->config, r->run->sim, &r->comm, &r->sweep);
+	case FAB_OUT_ROWS_CSV:
+		return fab_coll_write_csv(f, r->run->config, &r->sweep);
+	case FAB_OUT_PORTS_CSV:
+		return fab_result_write_ports_csv(f, r->run->sim);
+	case FAB_OUT_LOG:
+		return write_log(f, &r->work.log);
+	default:
+		return FAB_EINVAL;
+	}
+}
+
+uint64_t fab_coll_run_events(const struct fab_coll_run *r)
+{
+	return fab_run_events(r->run);
+}
+
+json_t *fab_matrix_run_json(const struct fab_matrix_run *r)
+{
+	json_t *doc = fab_result_json(r->run->config, r->run->sim);
+	json_object_set_new(doc, "kind", json_string("matrix"));
+	json_object_set_new(doc, "matrix", fab_matrix_json(&r->m));
+	return doc;
+}
+
+int fab_matrix_run_write(FILE *f, const struct fab_matrix_run *r, enum fab_output what)
+{
+	switch (what) {
+	case FAB_OUT_TEXT:
+		return fab_matrix_write_text(f, &r->m);
+	case FAB_OUT_PORTS_CSV:
+		return fab_result_write_ports_csv(f, r->run->sim);
+	default:
+		return FAB_EINVAL;
+	}
 }

@@ -37,6 +37,7 @@ script_suite() {
 		echo "ok: $2 ($sp passed, $sf failed)"
 	fi
 }
+script_suite layers "layer rules" tests/layers.sh
 script_suite cli "CLI tests" tests/cli/cli_test.sh
 script_suite probe "probe tests (loopback)" tests/cli/probe_test.sh
 # the probe between network namespaces (skips without root)

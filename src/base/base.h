@@ -97,6 +97,9 @@ void *fab_xcalloc(size_t n, size_t size); /* aborts on OOM: not user input */
 /* qsort comparator for doubles, ascending */
 int fab_cmp_double(const void *a, const void *b);
 
+/* Called while a simulation runs: simulated time and events so far. */
+typedef void (*fab_progress_fn)(void *ctx, fab_time_ps now_ps, uint64_t events);
+
 /* The nearest-rank percentile's index in a sorted array of n > 0 values:
  * the smallest value with at least a fraction q of them at or below it
  * (a millionth of slack absorbs q x n landing a hair above a whole number). */

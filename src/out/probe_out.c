@@ -10,6 +10,7 @@
 
 #include "nccl_table.h"
 #include "probe_out.h"
+#include "result.h"
 
 json_t *fab_probe_doc_new(const struct fab_probe *pr, const struct fab_probe_doc_info *info)
 {

@@ -6,8 +6,10 @@
 #ifndef FAB_PROBE_OUT_H
 #define FAB_PROBE_OUT_H
 
+#include <jansson.h>
+#include <stdio.h>
+
 #include "../probe/probe.h"
-#include "result.h"
 
 struct fab_probe_doc_info {
 	const char *test;      /* coll, latency, bw, matrix */

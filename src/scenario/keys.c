@@ -6,6 +6,7 @@
  * and doc/scenario.md all come from here, so they cannot disagree.
  */
 #include <stddef.h>
+#include <stdio.h>
 
 #include "scenario.h"
 
@@ -305,3 +306,73 @@ const struct fab_key_def *fab_config_gen_keys(size_t *n)
 	return gen_keys;
 }
 
+
+/* "a|b|c" -> "a, b, c" (a bar would split a Markdown table cell) */
+static void choices_text(const char *choices, char *buf, size_t len)
+{
+	size_t o = 0;
+	for (const char *c = choices; *c && o + 3 < len; c++) {
+		if (*c == '|') {
+			buf[o++] = ',';
+			buf[o++] = ' ';
+		} else {
+			buf[o++] = *c;
+		}
+	}
+	buf[o] = 0;
+}
+
+int fab_config_write_keys(FILE *f)
+{
+	size_t n;
+	const struct fab_key_def *k = fab_config_keys(&n);
+	fprintf(f, "| key | default | range or values | meaning |\n|---|---|---|---|\n");
+	for (size_t i = 0; i < n; i++) {
+		char range[96] = "";
+		if (k[i].type == K_ENUM)
+			choices_text(k[i].choices, range, sizeof range);
+		else if (k[i].type == K_U32 || k[i].type == K_U64 || k[i].type == K_U8 ||
+			 k[i].type == K_DOUBLE)
+			snprintf(range, sizeof range, "%g .. %g", k[i].min, k[i].max);
+		else if (k[i].type == K_RATE) {
+			char a[32], b[32];
+			snprintf(range, sizeof range, "%s .. %s", fab_fmt_rate((uint64_t)k[i].min, a, sizeof a),
+				 fab_fmt_rate((uint64_t)k[i].max, b, sizeof b));
+		} else if (k[i].type == K_TIME) {
+			char a[32], b[32];
+			snprintf(range, sizeof range, "%s .. %s", fab_fmt_time((uint64_t)k[i].min, a, sizeof a),
+				 fab_fmt_time((uint64_t)k[i].max, b, sizeof b));
+		} else if (k[i].type == K_BYTES) {
+			char a[32], b[32];
+			snprintf(range, sizeof range, "%s .. %s", fab_fmt_bytes((uint64_t)k[i].min, a, sizeof a),
+				 fab_fmt_bytes((uint64_t)k[i].max, b, sizeof b));
+		} else if (k[i].type == K_BOOL)
+			snprintf(range, sizeof range, "true, false");
+		else if (k[i].type == K_RATIO)
+			snprintf(range, sizeof range, "N:M");
+		else if (k[i].type == K_PRIOMASK)
+			snprintf(range, sizeof range, "list of 0..7");
+		else
+			snprintf(range, sizeof range, "path");
+		fprintf(f, "| `%s` | `%s` | %s | %s |\n", k[i].path, k[i].def, range, k[i].doc);
+	}
+	const struct {
+		const char *name;
+		const struct fab_key_def *(*get)(size_t *);
+	} lists[] = {{"traffic.flows[]", fab_config_flow_keys},
+		     {"traffic.generators[]", fab_config_gen_keys},
+		     {"jobs[]", fab_config_job_keys},
+		     {"faults[]", fab_config_fault_keys}};
+	for (size_t l = 0; l < FAB_ARRAY_LEN(lists); l++) {
+		k = lists[l].get(&n);
+		for (size_t i = 0; i < n; i++)
+		{
+			char choices[96] = "";
+			if (k[i].type == K_ENUM)
+				choices_text(k[i].choices, choices, sizeof choices);
+			fprintf(f, "| `%s.%s` | %s | %s | %s |\n", lists[l].name, k[i].path,
+			       k[i].def ? k[i].def : "required", choices, k[i].doc);
+		}
+	}
+	return ferror(f) ? FAB_EIO : 0;
+}

@@ -9,6 +9,8 @@
 #ifndef FAB_SCENARIO_H
 #define FAB_SCENARIO_H
 
+#include <stdio.h>
+
 #include "../base/base.h"
 #include "../sim/sim.h"
 #include "../topo/topo.h"
@@ -78,6 +80,8 @@ struct fab_key_def {
 };
 
 const struct fab_key_def *fab_config_keys(size_t *n);
+/* every key, its default, range and meaning, as a Markdown table */
+int fab_config_write_keys(FILE *f);
 const struct fab_key_def *fab_config_flow_keys(size_t *n);
 const struct fab_key_def *fab_config_gen_keys(size_t *n);
 const struct fab_key_def *fab_config_job_keys(size_t *n);

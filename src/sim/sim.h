@@ -185,7 +185,6 @@ struct fab_server_params {
 	fab_rate_bps pcie_bps;    /* GPU to NIC: caps a NIC's sending rate */
 };
 
-typedef void (*fab_progress_fn)(void *ctx, fab_time_ps now_ps, uint64_t events);
 
 /* Copies what it needs from flows; topo must outlive the sim. */
 struct fab_sim *fab_sim_new(const struct fab_topo *topo, const struct fab_fabric_params *fp,

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "../../include/fabscope.h"
+#include "../../src/run.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -2,7 +2,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../include/fabscope.h"
+#include "../../src/run.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

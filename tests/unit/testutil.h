@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "../../include/fabscope.h"
+#include "../../src/run.h"
 
 /* RoCEv2 framing from the specification, not from the code: Ethernet 14 +
  * IPv4 20 + UDP 8 + BTH 12 + ICRC 4 + FCS 4 beyond the payload, and the
