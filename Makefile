@@ -89,7 +89,7 @@ test: deps
 	@$(MAKE) --no-print-directory check
 
 asan: deps
-	@$(MAKE) --no-print-directory check BUILD=build-asan OPT="-O1 -g" \
+	@$(MAKE) --no-print-directory check BUILD=build-asan OPT="-O1 -g -DFAB_DEBUG" \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
 
 # the probe's references (Open MPI, iperf3) are for the benchmark only

@@ -9,6 +9,7 @@
 #ifndef FAB_BASE_H
 #define FAB_BASE_H
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -96,6 +97,14 @@ static inline fab_time_ps fab_pace_ps(uint32_t bytes, double bps)
 void *fab_xcalloc(size_t n, size_t size); /* aborts on OOM: not user input */
 /* qsort comparator for doubles, ascending */
 int fab_cmp_double(const void *a, const void *b);
+
+/* An invariant, checked in debug builds (FAB_DEBUG: `make asan` defines
+ * it) and free in the others. */
+#ifdef FAB_DEBUG
+#define FAB_ASSERT(cond) assert(cond)
+#else
+#define FAB_ASSERT(cond) ((void)0)
+#endif
 
 /* Called while a simulation runs: simulated time and events so far. */
 typedef void (*fab_progress_fn)(void *ctx, fab_time_ps now_ps, uint64_t events);

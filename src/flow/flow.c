@@ -625,6 +625,7 @@ static int fl_run(struct fab_sim *sim, fab_time_ps end_ps)
 			s->c.tot.stopped_by_end_time = true;
 			break;
 		}
+		FAB_ASSERT(next >= s->c.now_ps);
 		s->c.now_ps = next;
 		/* a transfer ending at the same time as an event goes first */
 		if (done_next(fl) == next) {

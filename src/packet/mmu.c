@@ -41,8 +41,9 @@ bool mmu_admit(struct psim *s, struct sim_switch *sw, struct sim_port *in,
 void mmu_release(struct psim *s, struct sim_switch *sw, const struct pkt *p)
 {
 	unsigned prio = p->prio;
-	sw->buffer_used -= p->frame_bytes;
 	struct sim_port *in = &s->ports[p->in_port];
+	FAB_ASSERT(sw->buffer_used >= p->frame_bytes && in->in_bytes[prio] >= p->frame_bytes);
+	sw->buffer_used -= p->frame_bytes;
 	in->in_bytes[prio] -= p->frame_bytes;
 	if (s->lossless & (1u << prio))
 		s->llfc->released(s, in, prio);

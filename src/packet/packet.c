@@ -39,8 +39,10 @@ struct pkt *sim_pkt_alloc(struct psim *s)
 
 void sim_pkt_free(struct psim *s, struct pkt *p)
 {
-	if (p->kind == PKT_DATA)
+	if (p->kind == PKT_DATA) {
+		FAB_ASSERT(s->live_data_payload >= p->payload);
 		s->live_data_payload -= p->payload;
+	}
 	p->next = s->free_pkts;
 	s->free_pkts = p;
 }
@@ -56,6 +58,7 @@ static int pkt_run(struct fab_sim *sim, fab_time_ps end_ps)
 			s->c.tot.stopped_by_end_time = true;
 			break;
 		}
+		FAB_ASSERT(ev.t_ps >= s->c.now_ps); /* time never runs backwards */
 		s->c.now_ps = ev.t_ps;
 		if (sim_workload_event(&s->c, &ev)) {
 			sim_report_progress(&s->c, &next_progress);

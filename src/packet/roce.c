@@ -74,7 +74,7 @@ static void roce_init(struct psim *s, struct sim_qp *q)
 {
 	struct roce_qp *qp = RQ(q);
 	qp->cc = s->c.fp.dcqcn.enabled ? &fab_cc_dcqcn : &fab_cc_none;
-	_Static_assert(sizeof(qp->cc_state) >= 64, "cc state");
+	FAB_ASSERT(qp->cc->state_size <= sizeof qp->cc_state);
 	cc_start(s, qp);
 }
 
@@ -207,6 +207,7 @@ static struct pkt *roce_next_packet(struct psim *s, struct sim_qp *q)
 /* Messages fully acknowledged: a flow is done when all its QPs' are. */
 static void sender_ack(struct psim *s, struct roce_qp *qp, uint32_t psn)
 {
+	FAB_ASSERT(psn <= qp->snd_max); /* nothing is acknowledged before it is sent */
 	if (psn > qp->snd_una) {
 		if (qp->cc->on_ack)
 			qp->cc->on_ack(qp->cc_state, (fab_bytes)(psn - qp->snd_una) * s->c.fp.mtu,
@@ -229,6 +230,7 @@ static void receive_data(struct psim *s, struct roce_qp *qp, struct pkt *p)
 	    fab_dcqcn_np_on_ce(&qp->np, s->c.fp.nic.cnp_interval_ps, s->c.now_ps))
 		send_ctrl(s, qp, PKT_NOTIFY, 0);
 	if (p->psn == qp->rcv_nxt) {
+		FAB_ASSERT(qp->rcv_nxt < qp->npkts);
 		qp->rcv_nxt++;
 		qp->nak_sent = false;
 		bool boundary = false;

@@ -62,6 +62,7 @@ void switch_start_tx(struct psim *s, struct sim_port *port)
 		if (s->c.fp.ecn.enabled && p->ecn == ECN_ECT0)
 			ecn_mark(s, sw, port, p);
 		sim_port_queue_area(s, port);
+		FAB_ASSERT(port->qbytes[prio] >= p->frame_bytes);
 		port->qbytes[prio] -= p->frame_bytes;
 		port->qbytes_total -= p->frame_bytes;
 		mmu_release(s, sw, p);

@@ -177,6 +177,7 @@ uint32_t fab_sim_open(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uin
 
 void fab_sim_post(struct fab_sim *s, uint32_t conn, fab_bytes bytes, uint32_t cookie)
 {
+	FAB_ASSERT(conn < s->nqps);
 	s->ops->post(s, s->qps[conn], bytes, NO_FLOW, cookie);
 }
 
