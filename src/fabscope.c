@@ -7,6 +7,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "base/rng.h"
 #include "run.h"
 
 const char *fab_version_string(void)
@@ -56,7 +57,7 @@ static int setup_jobs(struct fab_run *r, const struct fab_config *c, bool log, s
 	for (size_t i = 0; i < c->njobs && !rc; i++) {
 		const struct fab_job_spec *js = &c->jobs[i];
 		uint32_t *gpus = fab_xcalloc(js->gpus, sizeof *gpus);
-		rc = fab_job_place(r->topo, js, js->gpus, c->run.seed + i, used, gpus, err);
+		rc = fab_job_place(r->topo, js, js->gpus, c->run.seed, i, used, gpus, err);
 		if (!rc) {
 			rc = fab_job_init(&r->jobs[i], r->work, js, gpus, slow, err);
 			r->njobs = (uint32_t)i + 1;
@@ -172,7 +173,7 @@ struct fab_coll_run *fab_coll_run_new(const struct fab_config *c, bool log, stru
 		locate(c, err);
 		goto fail;
 	}
-	if (fab_place(t, c->coll.placement, n, c->run.seed, NULL, r->gpus, err)) {
+	if (fab_place(t, c->coll.placement, n, c->run.seed, FAB_RNG_COLL_INDEX, NULL, r->gpus, err)) {
 		locate(c, err);
 		goto fail;
 	}

@@ -69,12 +69,27 @@ static inline uint64_t fab_rng_below(struct fab_rng *r, uint64_t n)
 	return v % n;
 }
 
-/* Stream ids, so that entities never share draws. */
-enum fab_rng_stream {
-	FAB_RNG_TRAFFIC = 1,
-	FAB_RNG_ECMP_SEED = 2,
-	FAB_RNG_SWITCH_BASE = 1000,
-	FAB_RNG_NIC_BASE = 1000000,
+/* What draws from a stream.  A stream id is the kind in the top byte and
+ * the entity's index below it, so that no two entities ever share draws
+ * (a traffic generator and a switch with the same index included). */
+enum fab_rng_kind {
+	FAB_RNG_TRAFFIC_GEN = 1, /* index: the generator */
+	FAB_RNG_PLACEMENT,       /* index: the job (the collective sweep: FAB_RNG_COLL_INDEX) */
+	FAB_RNG_ECN_MARK,        /* index: the switch */
+	FAB_RNG_LINK_LOSS,       /* index: the port that sends on the link */
+	FAB_RNG_MATRIX,          /* index: the round of sampled pairs */
+	FAB_RNG_CHECK,           /* the collective checker's order of completions */
 };
+
+#define FAB_RNG_COLL_INDEX (UINT64_C(1) << 40)
+
+/* The switches' ECMP seeds draw from stream 2 of their own seed
+ * (fabric.ecmp.seed), which nothing else draws from. */
+#define FAB_RNG_ECMP_STREAM 2
+
+static inline uint64_t fab_rng_stream(enum fab_rng_kind kind, uint64_t index)
+{
+	return (uint64_t)kind << 56 | (index & ((UINT64_C(1) << 56) - 1));
+}
 
 #endif

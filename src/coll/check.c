@@ -154,7 +154,7 @@ int fab_coll_check(const struct fab_coll_args *a, const struct fab_sched *s, uin
 	fab_exec_init(&ex, s, &ops, &c);
 	fab_exec_start(&ex);
 	struct fab_rng rng;
-	fab_rng_init(&rng, seed, 99);
+	fab_rng_init(&rng, seed, fab_rng_stream(FAB_RNG_CHECK, 0));
 	int rc = 0;
 	while (c.npend && !c.failed) {
 		uint32_t k = (uint32_t)fab_rng_below(&rng, c.npend);

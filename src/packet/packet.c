@@ -206,7 +206,7 @@ struct fab_sim *fab_packet_new(const struct fab_topo *topo, const struct fab_fab
 		port->delay_ps = tp->delay_ps;
 		port->is_switch = topo->nodes[tp->node].kind == FAB_NODE_SWITCH;
 		port->pfc.headroom_bytes = s->llfc->headroom(s, port);
-		fab_rng_init(&port->rng, seed, FAB_RNG_NIC_BASE + i);
+		fab_rng_init(&port->rng, seed, fab_rng_stream(FAB_RNG_LINK_LOSS, i));
 	}
 	s->switches = fab_xcalloc(topo->nswitches ? topo->nswitches : 1, sizeof *s->switches);
 	for (uint32_t n = 0; n < topo->nnodes; n++) {
@@ -214,7 +214,7 @@ struct fab_sim *fab_packet_new(const struct fab_topo *topo, const struct fab_fab
 		if (si == UINT32_MAX)
 			continue;
 		s->switches[si].node = n;
-		fab_rng_init(&s->switches[si].rng, seed, FAB_RNG_SWITCH_BASE + si);
+		fab_rng_init(&s->switches[si].rng, seed, fab_rng_stream(FAB_RNG_ECN_MARK, si));
 		s->switches[si].kmin_bytes = fp->ecn.kmin_bytes;
 		s->switches[si].kmax_bytes = fp->ecn.kmax_bytes;
 	}

@@ -21,7 +21,7 @@ bool sim_core_init(struct fab_sim *s, const struct sim_engine_ops *ops,
 	fab_eq_init(&s->eq);
 	s->ecmp_seed = fab_xcalloc(topo->nswitches ? topo->nswitches : 1, sizeof *s->ecmp_seed);
 	struct fab_rng seeds;
-	fab_rng_init(&seeds, fp->ecmp_seed, FAB_RNG_ECMP_SEED);
+	fab_rng_init(&seeds, fp->ecmp_seed, FAB_RNG_ECMP_STREAM);
 	uint64_t same = fab_rng_next(&seeds);
 	for (uint32_t n = 0; n < topo->nnodes; n++) {
 		uint32_t si = topo->switch_index[n];

@@ -333,10 +333,10 @@ void fab_job_start(struct fab_job *j)
 }
 
 int fab_job_place(const struct fab_topo *t, const struct fab_job_spec *spec, uint32_t ngpus,
-		  uint64_t seed, bool *server_used, uint32_t *gpus, struct fab_err *err)
+		  uint64_t seed, uint64_t index, bool *server_used, uint32_t *gpus, struct fab_err *err)
 {
 	if (spec->placement != FAB_PLACE_LIST)
-		return fab_place(t, spec->placement, ngpus, seed, server_used, gpus, err);
+		return fab_place(t, spec->placement, ngpus, seed, index, server_used, gpus, err);
 	for (uint32_t r = 0; r < ngpus; r++) {
 		uint32_t g = spec->gpu_list[r];
 		if (g >= t->ngpus)

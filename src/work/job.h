@@ -94,8 +94,9 @@ void fab_job_start(struct fab_job *j);
 void fab_job_free(struct fab_job *j);
 void fab_job_stats(const struct fab_job *j, struct fab_job_stats *out);
 /* Picks GPUs for a job: the placement over servers no earlier job took.
- * server_used marks servers taken (in and out). */
+ * server_used marks servers taken (in and out); random placement draws
+ * from the scenario seed's stream for job `index`. */
 int fab_job_place(const struct fab_topo *t, const struct fab_job_spec *spec, uint32_t ngpus,
-		  uint64_t seed, bool *server_used, uint32_t *gpus, struct fab_err *err);
+		  uint64_t seed, uint64_t index, bool *server_used, uint32_t *gpus, struct fab_err *err);
 
 #endif

@@ -112,7 +112,7 @@ static void start_round(struct fab_matrix *m)
 	m->npairs = 0;
 	if (m->p.sample_pairs) {
 		struct fab_rng rng;
-		fab_rng_init(&rng, m->p.seed, 0x6d61747269780000ULL + r);
+		fab_rng_init(&rng, m->p.seed, fab_rng_stream(FAB_RNG_MATRIX, r));
 		uint32_t a = (uint32_t)fab_rng_below(&rng, n), b = (uint32_t)fab_rng_below(&rng, n - 1);
 		if (b >= a)
 			b++;

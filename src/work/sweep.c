@@ -33,7 +33,7 @@ const char *fab_dtype_name(int dt)
 	return dt >= 0 && dt < FAB_DT_COUNT ? dtypes[dt].name : "?";
 }
 
-int fab_place(const struct fab_topo *t, int placement, uint32_t nranks, uint64_t seed,
+int fab_place(const struct fab_topo *t, int placement, uint32_t nranks, uint64_t seed, uint64_t index,
 	      bool *used_in, uint32_t *gpus, struct fab_err *err)
 {
 	uint32_t S = t->nservers, free_gpus = 0;
@@ -66,7 +66,7 @@ int fab_place(const struct fab_topo *t, int placement, uint32_t nranks, uint64_t
 		free(used);
 	} else if (placement == FAB_PLACE_RANDOM) {
 		struct fab_rng r;
-		fab_rng_init(&r, seed, FAB_RNG_TRAFFIC * 1000 + 999);
+		fab_rng_init(&r, seed, fab_rng_stream(FAB_RNG_PLACEMENT, index));
 		for (uint32_t i = S; i > 1; i--) {
 			uint32_t j = (uint32_t)fab_rng_below(&r, i), tmp = order[i - 1];
 			order[i - 1] = order[j];

@@ -16,8 +16,9 @@ enum fab_placement { FAB_PLACE_PACKED, FAB_PLACE_SPREAD, FAB_PLACE_RANDOM, FAB_P
  * server's GPUs are used together, in order); scatter deals consecutive
  * ranks to different servers, round robin over as few servers as hold
  * them.  used (may be NULL) marks servers already taken: they are
- * skipped, and the servers chosen are marked. */
-int fab_place(const struct fab_topo *t, int placement, uint32_t nranks, uint64_t seed,
+ * skipped, and the servers chosen are marked.  Random placement draws from
+ * seed's placement stream `index` (a job's number, or FAB_RNG_COLL_INDEX). */
+int fab_place(const struct fab_topo *t, int placement, uint32_t nranks, uint64_t seed, uint64_t index,
 	      bool *used, uint32_t *gpus, struct fab_err *err);
 
 struct fab_coll_params {

@@ -189,7 +189,7 @@ int fab_traffic_expand(const struct fab_traffic_params *tp, const struct fab_top
 	for (size_t gi = 0; gi < tp->ngens; gi++) {
 		const struct fab_gen_spec *g = &tp->gens[gi];
 		struct fab_rng r;
-		fab_rng_init(&r, seed, (uint64_t)FAB_RNG_TRAFFIC * 1000 + gi);
+		fab_rng_init(&r, seed, fab_rng_stream(FAB_RNG_TRAFFIC_GEN, gi));
 		switch (g->kind) {
 		case FAB_GEN_PERMUTATION:
 			rc = gen_permutation(g, t, &r, &fv, err);

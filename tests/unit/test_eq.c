@@ -1,4 +1,5 @@
-/* Event queue: the heap against a reference (stable sort by time). */
+/* Event queue: the heap against a reference (stable sort by time); random
+ * streams: no two entities share one. */
 #include "testutil.h"
 #include "../../src/base/rng.h"
 #include "../../src/sim/eq.h"
@@ -68,11 +69,46 @@ static void test_eq_interleaved_push_pop(void **state)
 	fab_eq_free(&q);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Every kind of entity with indices 0..N-1: all stream ids distinct, and
+ * equal indices of two kinds (a traffic generator and a switch once shared
+ * one) draw different sequences from the same seed. */
+static void test_rng_streams_independent(void **state)
+{
+	(void)state;
+	enum { N = 5000, K = FAB_RNG_CHECK };
+	uint64_t *ids = calloc((size_t)N * K + 1, sizeof *ids);
+	size_t n = 0;
+	for (int k = 1; k <= K; k++)
+		for (uint64_t i = 0; i < N; i++)
+			ids[n++] = fab_rng_stream((enum fab_rng_kind)k, i);
+	ids[n++] = fab_rng_stream(FAB_RNG_PLACEMENT, FAB_RNG_COLL_INDEX);
+	qsort(ids, n, sizeof *ids, cmp_u64);
+	for (size_t i = 1; i < n; i++)
+		assert_true(ids[i] != ids[i - 1]);
+	for (uint64_t g = 0; g < 64; g++) {
+		struct fab_rng a, b;
+		fab_rng_init(&a, 1, fab_rng_stream(FAB_RNG_TRAFFIC_GEN, g));
+		fab_rng_init(&b, 1, fab_rng_stream(FAB_RNG_ECN_MARK, g));
+		int same = 0;
+		for (int d = 0; d < 16; d++)
+			same += fab_rng_next(&a) == fab_rng_next(&b);
+		assert_int_equal(same, 0);
+	}
+	free(ids);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_eq_matches_sorted_reference),
 		cmocka_unit_test(test_eq_interleaved_push_pop),
+		cmocka_unit_test(test_rng_streams_independent),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

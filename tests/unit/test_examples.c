@@ -88,7 +88,11 @@ static void test_examples_tree_queues(void **state)
 }
 
 /* oversubscription: a ring that crosses the spine at every server hop
- * loses half its bus bandwidth at 2:1; one that stays in its leaf does not. */
+ * loses about half its bus bandwidth at 2:1 (ECMP collisions already cost
+ * it at 1:1, by an amount that varies with the seed: 2:1/1:1 is 0.56 to
+ * 0.70 over seeds 1 to 6), and at 2:1 it stays under half of what the NICs
+ * carry (the uplinks are half the hosts' rate); one that stays in its leaf
+ * loses nothing. */
 static void test_examples_oversubscription(void **state)
 {
 	(void)state;
@@ -106,7 +110,8 @@ static void test_examples_oversubscription(void **state)
 	}
 	print_message("busbw GB/s: rank order 1:1 %.1f 2:1 %.1f; leaf-local order 1:1 %.1f 2:1 %.1f\n",
 		      bw[0], bw[1], bw[2], bw[3]);
-	assert_true(rel_err(bw[1] / bw[0], 0.5) <= 0.15);
+	assert_true(bw[1] / bw[0] >= 0.45 && bw[1] / bw[0] <= 0.75);
+	assert_true(bw[1] <= 0.5 * bw[2]);
 	assert_true(rel_err(bw[3], bw[2]) <= 0.10);
 }
 
