@@ -8,7 +8,7 @@
 #   make bench    benchmarks (reported, not asserted; installs Open MPI and
 #                 iperf3 to compare the probe with)
 #   make fuzz     short libFuzzer runs of the parsers (clang)
-#   make format-check
+#   make format-check   the sources as .clang-format lays them out (make format: fix)
 #
 # Warnings: -Wall -Wextra -Wshadow -Wpointer-arith -Wstrict-prototypes
 # -Wmissing-prototypes -Wformat=2 -Wundef (messages may be cut to their buffers:
@@ -38,7 +38,7 @@ CLI_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(sort $(wildcard cli/*.c)))
 TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 TEST_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 
-.PHONY: all deps demo test check asan bench validate fuzz format-check clean doc-keys
+.PHONY: all deps demo test check asan bench validate fuzz format format-check clean doc-keys
 
 all: $(BIN)
 
@@ -134,8 +134,15 @@ fuzz:
 	  echo "fuzz: $$t: $$(grep -o 'stat::number_of_executed_units: [0-9]*' build-fuzz/$$t.log || tail -1 build-fuzz/$$t.log)"; \
 	done
 
+FORMAT_SRC := $(LIB_SRC) $(wildcard src/*.h src/*/*.h) include/fabscope.h cli/*.c cli/*.h \
+	      tests/unit/*.c tests/unit/*.h
+
 format-check:
-	clang-format --dry-run --Werror $(LIB_SRC) cli/*.c tests/unit/*.c
+	@$(MAKE) --no-print-directory deps DEB_PKGS=clang-format
+	clang-format --dry-run --Werror $(FORMAT_SRC)
+
+format:
+	clang-format -i $(FORMAT_SRC)
 
 clean:
 	rm -rf build build-asan build-fuzz

@@ -16,7 +16,6 @@
 #include "../include/fabscope.h"
 #include "cli.h"
 
-
 static const char *usage_coll =
 	"usage: fabscope coll [SCENARIO.yaml] [options]\n"
 	"\n"
@@ -64,10 +63,10 @@ static int w_coll_json(FILE *f, void *ctx)
 	return json_dumpf(o->doc, f, JSON_INDENT(2)) || fputc('\n', f) == EOF;
 }
 
-#define COLL_WRITER(fn, what)                                      \
-	static int fn(FILE *f, void *ctx)                          \
-	{                                                          \
-		return fab_coll_run_write(f, ((struct coll_out *)ctx)->r, what); \
+#define COLL_WRITER(fn, what)                                                                                          \
+	static int fn(FILE *f, void *ctx)                                                                              \
+	{                                                                                                              \
+		return fab_coll_run_write(f, ((struct coll_out *)ctx)->r, what);                                       \
 	}
 COLL_WRITER(w_coll_text, FAB_OUT_TEXT)
 COLL_WRITER(w_coll_csv, FAB_OUT_ROWS_CSV)
@@ -91,7 +90,8 @@ int cmd_coll(int argc, char **argv)
 		{"channels", required_argument, NULL, 'C'},
 		{"placement", required_argument, NULL, 'P'},
 		{"ring-order", required_argument, NULL, 'R'},
-		{"seed", required_argument, NULL, 's'},  {"engine", required_argument, NULL, 'E'},
+		{"seed", required_argument, NULL, 's'},
+		{"engine", required_argument, NULL, 'E'},
 		{"set", required_argument, NULL, 'S'},
 		{"format", required_argument, NULL, 'F'},
 		{"out", required_argument, NULL, 'o'},
@@ -103,13 +103,11 @@ int cmd_coll(int argc, char **argv)
 	static const struct {
 		int opt;
 		const char *key;
-	} keymap[] = {{'O', "collective.op"},         {'a', "collective.algo"},
-		      {'b', "collective.min_bytes"},  {'e', "collective.max_bytes"},
-		      {'f', "collective.step_factor"}, {'i', "collective.step_bytes"},
-		      {'n', "collective.iters"},      {'w', "collective.warmup"},
-		      {'d', "collective.datatype"},   {'r', "collective.root"},
-		      {'g', "collective.gpus"},       {'C', "collective.channels"},
-		      {'P', "collective.placement"},  {'R', "collective.ring_order"}};
+	} keymap[] = {{'O', "collective.op"},        {'a', "collective.algo"},        {'b', "collective.min_bytes"},
+		      {'e', "collective.max_bytes"}, {'f', "collective.step_factor"}, {'i', "collective.step_bytes"},
+		      {'n', "collective.iters"},     {'w', "collective.warmup"},      {'d', "collective.datatype"},
+		      {'r', "collective.root"},      {'g', "collective.gpus"},        {'C', "collective.channels"},
+		      {'P', "collective.placement"}, {'R', "collective.ring_order"}};
 	struct cli_common cm;
 	cli_common_init(&cm, argc);
 	bool debug = false;
@@ -252,10 +250,10 @@ int cmd_matrix(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"bytes", required_argument, NULL, 'b'}, {"serial", no_argument, NULL, 'L'},
-		{"seed", required_argument, NULL, 's'},  {"engine", required_argument, NULL, 'E'},  {"set", required_argument, NULL, 'S'},
-		{"format", required_argument, NULL, 'F'}, {"out", required_argument, NULL, 'o'},
-		{"quiet", no_argument, NULL, 'q'},       {"help", no_argument, NULL, 'h'},
-		{0, 0, 0, 0},
+		{"seed", required_argument, NULL, 's'},  {"engine", required_argument, NULL, 'E'},
+		{"set", required_argument, NULL, 'S'},   {"format", required_argument, NULL, 'F'},
+		{"out", required_argument, NULL, 'o'},   {"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},        {0, 0, 0, 0},
 	};
 	struct cli_common cm;
 	cli_common_init(&cm, argc);
@@ -310,9 +308,8 @@ int cmd_matrix(int argc, char **argv)
 	doc = fab_matrix_run_json(r);
 	struct matrix_out mo = {r, doc};
 	if (cm.outdir) {
-		const struct out_spec specs[] = {{"result.json", w_mat_json},
-						 {"matrix.txt", w_mat_text},
-						 {"ports.csv", w_mat_ports}};
+		const struct out_spec specs[] = {
+			{"result.json", w_mat_json}, {"matrix.txt", w_mat_text}, {"ports.csv", w_mat_ports}};
 		rc = write_out_dir(cm.outdir, specs, FAB_ARRAY_LEN(specs), &mo);
 		if (rc)
 			goto out;
@@ -330,4 +327,3 @@ out:
 	cli_common_free(&cm);
 	return rc;
 }
-

@@ -17,7 +17,6 @@
 #include "../include/fabscope.h"
 #include "cli.h"
 
-
 double wall_s(void)
 {
 	struct timespec ts;
@@ -25,13 +24,12 @@ double wall_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-
 void progress(void *vctx, fab_time_ps now_ps, uint64_t events)
 {
 	struct progress_ctx *ctx = vctx;
 	double el = wall_s() - ctx->t0;
-	fprintf(stderr, "\rfabscope: simulated %.3f ms, %.1fM events, %.1fM events/s   ",
-		(double)now_ps / 1e9, (double)events / 1e6, el > 0 ? (double)events / el / 1e6 : 0);
+	fprintf(stderr, "\rfabscope: simulated %.3f ms, %.1fM events, %.1fM events/s   ", (double)now_ps / 1e9,
+		(double)events / 1e6, el > 0 ? (double)events / el / 1e6 : 0);
 	ctx->shown = true;
 }
 
@@ -57,10 +55,8 @@ void report_speed(uint64_t events, double t0)
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	fprintf(stderr, "fabscope: %llu events in %.3f s wall (%.2fM events/s), peak RSS %ld MiB\n",
-		(unsigned long long)events, el, el > 0 ? (double)events / el / 1e6 : 0,
-		ru.ru_maxrss / 1024);
+		(unsigned long long)events, el, el > 0 ? (double)events / el / 1e6 : 0, ru.ru_maxrss / 1024);
 }
-
 
 void cli_common_init(struct cli_common *cm, int argc)
 {
@@ -162,4 +158,3 @@ int write_out_dir(const char *outdir, const struct out_spec *specs, size_t n, vo
 	}
 	return FAB_EXIT_OK;
 }
-

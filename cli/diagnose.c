@@ -16,7 +16,6 @@
 #include "../include/fabscope.h"
 #include "cli.h"
 
-
 static const char *usage_diagnose =
 	"usage: fabscope diagnose RESULT.json... [options]\n"
 	"\n"
@@ -49,8 +48,10 @@ static json_t *load_doc(const char *path, int *rc)
 int cmd_diagnose(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"baseline", required_argument, NULL, 'B'}, {"format", required_argument, NULL, 'F'},
-		{"svg", required_argument, NULL, 'G'},      {"help", no_argument, NULL, 'h'},
+		{"baseline", required_argument, NULL, 'B'},
+		{"format", required_argument, NULL, 'F'},
+		{"svg", required_argument, NULL, 'G'},
+		{"help", no_argument, NULL, 'h'},
 		{0, 0, 0, 0},
 	};
 	const char *baseline = NULL, *format = "text", *svg = NULL;
@@ -132,4 +133,3 @@ int cmd_diagnose(int argc, char **argv)
 	json_decref(base);
 	return rc;
 }
-

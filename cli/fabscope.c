@@ -20,7 +20,6 @@
 #include "../include/fabscope.h"
 #include "cli.h"
 
-
 static const char *usage_main =
 	"usage: fabscope <command> [options]\n"
 	"\n"
@@ -80,10 +79,10 @@ static int w_sim_json(FILE *f, void *ctx)
 	return json_dumpf(o->doc, f, JSON_INDENT(2)) || fputc('\n', f) == EOF;
 }
 
-#define SIM_WRITER(fn, what)                                  \
-	static int fn(FILE *f, void *ctx)                     \
-	{                                                     \
-		return fab_run_write(f, ((struct sim_out *)ctx)->run, what); \
+#define SIM_WRITER(fn, what)                                                                                           \
+	static int fn(FILE *f, void *ctx)                                                                              \
+	{                                                                                                              \
+		return fab_run_write(f, ((struct sim_out *)ctx)->run, what);                                           \
 	}
 SIM_WRITER(w_sim_flows, FAB_OUT_FLOWS_CSV)
 SIM_WRITER(w_sim_ports, FAB_OUT_PORTS_CSV)
@@ -114,7 +113,8 @@ static int sim_print(const struct sim_out *o, const char *format)
 int cmd_sim(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"seed", required_argument, NULL, 's'},  {"engine", required_argument, NULL, 'E'},
+		{"seed", required_argument, NULL, 's'},
+		{"engine", required_argument, NULL, 'E'},
 		{"set", required_argument, NULL, 'S'},
 		{"format", required_argument, NULL, 'F'},
 		{"out", required_argument, NULL, 'o'},
@@ -185,9 +185,8 @@ int cmd_sim(int argc, char **argv)
 		report_speed(fab_run_events(o.run), pctx.t0);
 	o.doc = fab_run_json(o.run);
 	static const struct out_spec specs[] = {
-		{"result.json", w_sim_json},	   {"flows.csv", w_sim_flows},
-		{"ports.csv", w_sim_ports},	   {"summary.txt", w_sim_text},
-		{"series.csv", w_sim_series_csv}, {"series.jsonl", w_sim_series_jsonl},
+		{"result.json", w_sim_json}, {"flows.csv", w_sim_flows},       {"ports.csv", w_sim_ports},
+		{"summary.txt", w_sim_text}, {"series.csv", w_sim_series_csv}, {"series.jsonl", w_sim_series_jsonl},
 	};
 	if (cm.outdir && (rc = write_out_dir(cm.outdir, specs, fab_run_has_series(o.run) ? 6 : 4, &o)))
 		goto out;

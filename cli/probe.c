@@ -68,7 +68,7 @@ struct probe_opts {
 	int op, algo;
 	fab_bytes minb, maxb;
 	uint32_t factor, iters, warmup, channels;
-	int test;            /* T_COLL, T_MATRIX, else enum fab_probe_test */
+	int test; /* T_COLL, T_MATRIX, else enum fab_probe_test */
 	bool check, serial;
 	double pair_timeout_s, retest;
 	const char *json, *outdir, *launcher;
@@ -212,8 +212,13 @@ static int probe_coll(struct fab_probe *pr, const struct fab_probe_params *pp, c
 		show(r);
 	}
 	for (fab_bytes b = o->minb; b <= o->maxb && !rc; b *= o->factor) {
-		struct fab_coll_args a = {.op = o->op, .algo = o->algo, .nranks = pp->nranks, .count = b / 4,
-					  .elem_bytes = 4, .root = 0, .channels = o->channels,
+		struct fab_coll_args a = {.op = o->op,
+					  .algo = o->algo,
+					  .nranks = pp->nranks,
+					  .count = b / 4,
+					  .elem_bytes = 4,
+					  .root = 0,
+					  .channels = o->channels,
 					  .chunk_bytes = 512 * 1024};
 		uint64_t size, inb, outb;
 		fab_coll_sizes(a.op, a.count, 4, a.nranks, &size, &inb, &outb);
@@ -279,7 +284,9 @@ static int probe_rank(struct fab_probe_params *pp, const struct probe_opts *o)
 	if (pp->rank == 0) {
 		static const char *tests[] = {"latency", "bw", "bw"};
 		r.info = (struct fab_probe_doc_info){
-			.test = o->test == T_COLL ? "coll" : o->test == T_MATRIX ? "matrix" : tests[o->test],
+			.test = o->test == T_COLL     ? "coll"
+				: o->test == T_MATRIX ? "matrix"
+						      : tests[o->test],
 			.generator = fab_version_string(),
 			.launcher = o->launcher,
 			.nranks = pp->nranks,
@@ -295,9 +302,9 @@ static int probe_rank(struct fab_probe_params *pp, const struct probe_opts *o)
 			return FAB_EXIT_IO;
 		}
 	}
-	int rc = o->test == T_COLL     ? probe_coll(pr, pp, o, &r)
-		 : o->test == T_MATRIX ? probe_matrix(pr, pp, o, &r)
-				       : probe_p2p(pr, pp, o, &r);
+	int rc = o->test == T_COLL    ? probe_coll(pr, pp, o, &r)
+		: o->test == T_MATRIX ? probe_matrix(pr, pp, o, &r)
+				      : probe_p2p(pr, pp, o, &r);
 	fab_probe_close(pr);
 	if (pp->rank == 0) {
 		json_t *e = json_object_get(r.doc, "error");
@@ -417,9 +424,9 @@ static int probe_opt(struct probe_cli *pc, int c)
 	case 'K':
 	case 'c':
 		if (fab_parse_uint(optarg, &v, why, sizeof why) || v > 100000 ||
-		    ((c == 'L' || c == 'f' || c == 'n' || c == 'C' || c == 'K') && !v) ||
-		    (c == 'L' && v > 512) || (c == 'C' && v > 64) || (c == 'f' && v < 2) ||
-		    (c == 'K' && v > FAB_PROBE_MAX_CONNS) || (c == 'c' && v > 1)) {
+		    ((c == 'L' || c == 'f' || c == 'n' || c == 'C' || c == 'K') && !v) || (c == 'L' && v > 512) ||
+		    (c == 'C' && v > 64) || (c == 'f' && v < 2) || (c == 'K' && v > FAB_PROBE_MAX_CONNS) ||
+		    (c == 'c' && v > 1)) {
 			const char *name = c == 'L' ? "--local" : c == 'C' ? "--channels" : c == 'K' ? "--conns" : NULL;
 			if (name)
 				fprintf(stderr, "fabscope: %s %s: out of range or not a number\n", name, optarg);
@@ -491,8 +498,10 @@ static int probe_opt(struct probe_cli *pc, int c)
 		return -1;
 	case 'B':
 		if (fab_probe_resolve_bind(optarg, &pc->pp.bind_ip)) {
-			fprintf(stderr, "fabscope: --bind: \"%s\" is neither an IPv4 address nor an interface "
-					"with one\n", optarg);
+			fprintf(stderr,
+				"fabscope: --bind: \"%s\" is neither an IPv4 address nor an interface "
+				"with one\n",
+				optarg);
 			return FAB_EXIT_USAGE;
 		}
 		return -1;
@@ -596,7 +605,9 @@ static int probe_check(struct probe_cli *pc)
 	}
 	if (pc->o.test != T_COLL && pc->local == 1) {
 		fprintf(stderr, "fabscope: --test %s: needs at least 2 ranks\n",
-			pc->o.test == T_MATRIX ? "matrix" : pc->o.test == FAB_PROBE_LATENCY ? "latency" : "bw");
+			pc->o.test == T_MATRIX                    ? "matrix"
+				: pc->o.test == FAB_PROBE_LATENCY ? "latency"
+								  : "bw");
 		return FAB_EXIT_USAGE;
 	}
 	if (pc->local && pc->rank >= 0) {
@@ -627,13 +638,15 @@ static int probe_launch(struct probe_cli *pc)
 		pc->pp.rank = (uint32_t)pc->rank;
 		pc->pp.nranks = (uint32_t)pc->wsize;
 		if (pc->pp.rank >= pc->pp.nranks || !pc->pp.master_port) {
-			fprintf(stderr, "fabscope: probe: --rank must be under --size, and --pc->master HOST:PORT is needed\n");
+			fprintf(stderr,
+				"fabscope: probe: --rank must be under --size, and --pc->master HOST:PORT is needed\n");
 			return FAB_EXIT_USAGE;
 		}
 	}
 	if (!pc->o.launcher || !pc->pp.nranks || pc->pp.rank >= pc->pp.nranks || !pc->pp.master_port) {
-		fprintf(stderr, "fabscope: probe: no pc->rank and size from a launcher (mpirun, srun, "
-				"RANK/WORLD_SIZE) with MASTER_ADDR/MASTER_PORT or --master; or use --local N\n");
+		fprintf(stderr,
+			"fabscope: probe: no pc->rank and size from a launcher (mpirun, srun, "
+			"RANK/WORLD_SIZE) with MASTER_ADDR/MASTER_PORT or --master; or use --local N\n");
 		return FAB_EXIT_USAGE;
 	}
 	return probe_rank(&pc->pp, &pc->o);
@@ -642,23 +655,45 @@ static int probe_launch(struct probe_cli *pc)
 int cmd_probe(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"local", required_argument, NULL, 'L'},      {"master", required_argument, NULL, 'M'},
-		{"op", required_argument, NULL, 'O'},         {"algo", required_argument, NULL, 'a'},
-		{"minbytes", required_argument, NULL, 'b'},   {"maxbytes", required_argument, NULL, 'e'},
-		{"stepfactor", required_argument, NULL, 'f'}, {"iters", required_argument, NULL, 'n'},
-		{"warmup_iters", required_argument, NULL, 'w'}, {"check", required_argument, NULL, 'c'},
-		{"channels", required_argument, NULL, 'C'},   {"conns", required_argument, NULL, 'K'},
-		{"timeout", required_argument, NULL, 'T'},    {"test", required_argument, NULL, 'X'},
-		{"json", required_argument, NULL, 'J'},       {"out", required_argument, NULL, 'o'},
-		{"bind", required_argument, NULL, 'B'},       {"bidir", no_argument, NULL, 'D'},
-		{"busy-poll", no_argument, NULL, 'P'},        {"serial", no_argument, NULL, 'S'},
-		{"pair-timeout", required_argument, NULL, 'Y'}, {"retest", required_argument, NULL, 'R'},
-		{"rank", required_argument, NULL, 'r'},       {"size", required_argument, NULL, 'N'},
-		{"help", no_argument, NULL, 'h'},             {0, 0, 0, 0},
+		{"local", required_argument, NULL, 'L'},
+		{"master", required_argument, NULL, 'M'},
+		{"op", required_argument, NULL, 'O'},
+		{"algo", required_argument, NULL, 'a'},
+		{"minbytes", required_argument, NULL, 'b'},
+		{"maxbytes", required_argument, NULL, 'e'},
+		{"stepfactor", required_argument, NULL, 'f'},
+		{"iters", required_argument, NULL, 'n'},
+		{"warmup_iters", required_argument, NULL, 'w'},
+		{"check", required_argument, NULL, 'c'},
+		{"channels", required_argument, NULL, 'C'},
+		{"conns", required_argument, NULL, 'K'},
+		{"timeout", required_argument, NULL, 'T'},
+		{"test", required_argument, NULL, 'X'},
+		{"json", required_argument, NULL, 'J'},
+		{"out", required_argument, NULL, 'o'},
+		{"bind", required_argument, NULL, 'B'},
+		{"bidir", no_argument, NULL, 'D'},
+		{"busy-poll", no_argument, NULL, 'P'},
+		{"serial", no_argument, NULL, 'S'},
+		{"pair-timeout", required_argument, NULL, 'Y'},
+		{"retest", required_argument, NULL, 'R'},
+		{"rank", required_argument, NULL, 'r'},
+		{"size", required_argument, NULL, 'N'},
+		{"help", no_argument, NULL, 'h'},
+		{0, 0, 0, 0},
 	};
 	struct probe_cli pc = {
-		.o = {.op = FAB_OP_ALLREDUCE, .algo = FAB_ALGO_RING, .minb = 1024, .maxb = 1 << 20, .factor = 4,
-		      .iters = 5, .warmup = 1, .channels = 2, .test = T_COLL, .check = true, .pair_timeout_s = 10,
+		.o = {.op = FAB_OP_ALLREDUCE,
+		      .algo = FAB_ALGO_RING,
+		      .minb = 1024,
+		      .maxb = 1 << 20,
+		      .factor = 4,
+		      .iters = 5,
+		      .warmup = 1,
+		      .channels = 2,
+		      .test = T_COLL,
+		      .check = true,
+		      .pair_timeout_s = 10,
 		      .retest = 0.5},
 		.pp = {.rendezvous_fd = -1, .timeout_s = 30, .conns = 2},
 		.rank = -1,

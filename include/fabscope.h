@@ -37,8 +37,7 @@ struct fab_config;
 
 /* path NULL: the built-in scenario; sets: "key=value" overrides.  NULL and
  * err (file:line:col, the key, what was expected) on bad input. */
-struct fab_config *fab_config_load(const char *path, const char *const *sets, size_t nsets,
-				   struct fab_err *err);
+struct fab_config *fab_config_load(const char *path, const char *const *sets, size_t nsets, struct fab_err *err);
 void fab_config_free(struct fab_config *c);
 /* the built-in scenario's YAML */
 extern const char fab_default_scenario[];
@@ -80,8 +79,7 @@ uint64_t fab_run_events(const struct fab_run *r);
 /* The scenario's cluster, one communicator over collective.gpus GPUs, one
  * operation over a size range. */
 struct fab_coll_run *fab_coll_run_new(const struct fab_config *c, bool log, struct fab_err *err);
-int fab_coll_run_exec(struct fab_coll_run *r, fab_progress_fn progress, void *ctx,
-		      struct fab_err *err);
+int fab_coll_run_exec(struct fab_coll_run *r, fab_progress_fn progress, void *ctx, struct fab_err *err);
 void fab_coll_run_free(struct fab_coll_run *r);
 json_t *fab_coll_run_json(const struct fab_coll_run *r);
 int fab_coll_run_write(FILE *f, const struct fab_coll_run *r, enum fab_output what);
@@ -90,8 +88,7 @@ uint64_t fab_coll_run_events(const struct fab_coll_run *r);
 /* The matrix test on the scenario's cluster, with its traffic, jobs and
  * faults running alongside. */
 struct fab_matrix_run *fab_matrix_run_new(const struct fab_config *c, struct fab_err *err);
-int fab_matrix_run_exec(struct fab_matrix_run *r, fab_progress_fn progress, void *ctx,
-			struct fab_err *err);
+int fab_matrix_run_exec(struct fab_matrix_run *r, fab_progress_fn progress, void *ctx, struct fab_err *err);
 void fab_matrix_run_free(struct fab_matrix_run *r);
 json_t *fab_matrix_run_json(const struct fab_matrix_run *r);
 int fab_matrix_run_write(FILE *f, const struct fab_matrix_run *r, enum fab_output what);

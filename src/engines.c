@@ -6,9 +6,8 @@
 #include "flow/flow.h"
 #include "packet/packet.h"
 
-struct fab_sim *fab_sim_new(const struct fab_topo *topo, const struct fab_fabric_params *fp,
-			    uint64_t seed, const struct fab_sim_flow *flows, size_t nflows,
-			    struct fab_err *err)
+struct fab_sim *fab_sim_new(const struct fab_topo *topo, const struct fab_fabric_params *fp, uint64_t seed,
+			    const struct fab_sim_flow *flows, size_t nflows, struct fab_err *err)
 {
 	if (fp->engine == FAB_ENGINE_FLOW)
 		return fab_flow_new(topo, fp, seed, flows, nflows, err);

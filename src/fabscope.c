@@ -13,8 +13,8 @@
 const char *fab_version_string(void)
 {
 	static char buf[128];
-	snprintf(buf, sizeof buf, "fabscope %s (libyaml %s, jansson %s)", FABSCOPE_VERSION,
-		 yaml_get_version_string(), JANSSON_VERSION);
+	snprintf(buf, sizeof buf, "fabscope %s (libyaml %s, jansson %s)", FABSCOPE_VERSION, yaml_get_version_string(),
+		 JANSSON_VERSION);
 	return buf;
 }
 
@@ -200,8 +200,7 @@ fail:
 	return NULL;
 }
 
-int fab_coll_run_exec(struct fab_coll_run *r, fab_progress_fn progress, void *ctx,
-		      struct fab_err *err)
+int fab_coll_run_exec(struct fab_coll_run *r, fab_progress_fn progress, void *ctx, struct fab_err *err)
 {
 	int rc = fab_run_exec(r->run, progress, ctx);
 	if (rc)
@@ -250,8 +249,7 @@ struct fab_matrix_run *fab_matrix_run_new(const struct fab_config *c, struct fab
 	return r;
 }
 
-int fab_matrix_run_exec(struct fab_matrix_run *r, fab_progress_fn progress, void *ctx,
-			struct fab_err *err)
+int fab_matrix_run_exec(struct fab_matrix_run *r, fab_progress_fn progress, void *ctx, struct fab_err *err)
 {
 	fab_matrix_start(&r->m);
 	int rc = fab_run_exec(r->run, progress, ctx);
@@ -297,8 +295,8 @@ int fab_run_write(FILE *f, const struct fab_run *r, enum fab_output what)
 	switch (what) {
 	case FAB_OUT_TEXT:
 		return fab_result_write_text(f, r->config, r->sim) || fab_jobs_write_text(f, r->jobs, r->njobs)
-			       ? FAB_EIO
-			       : 0;
+			? FAB_EIO
+			: 0;
 	case FAB_OUT_FLOWS_CSV:
 		return fab_result_write_flows_csv(f, r->sim);
 	case FAB_OUT_PORTS_CSV:

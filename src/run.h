@@ -20,7 +20,7 @@ struct fab_run {
 	const struct fab_config *config;
 	struct fab_topo *topo;
 	struct fab_sim *sim;
-	struct fab_work *work;  /* when the scenario has jobs */
+	struct fab_work *work; /* when the scenario has jobs */
 	struct fab_job *jobs;
 	uint32_t njobs;
 };

@@ -53,8 +53,7 @@ static double mad(const double *v, size_t n, double med)
 	return 1.4826 * m;
 }
 
-static struct fab_suspect *suspect(struct fab_diagnosis *d, const char *kind, const char *target,
-				   double score)
+static struct fab_suspect *suspect(struct fab_diagnosis *d, const char *kind, const char *target, double score)
 {
 	for (int i = 0; i < d->n; i++)
 		if (!strcmp(d->s[i].target, target)) {
@@ -120,8 +119,8 @@ static void check_link_errors(json_t *doc, struct fab_diagnosis *d)
 		link_name(t, sizeof t, jstr(p, "node"), jstr(p, "peer"));
 		double share = err / (err + rx);
 		struct fab_suspect *s = suspect(d, "link", t, 1.0 + share);
-		evidence(s, "%s port %d received %.0f bad frames from %s (%.3f%% of its frames)",
-			 jstr(p, "node"), (int)jnum(p, "port"), err, jstr(p, "peer"), share * 100);
+		evidence(s, "%s port %d received %.0f bad frames from %s (%.3f%% of its frames)", jstr(p, "node"),
+			 (int)jnum(p, "port"), err, jstr(p, "peer"), share * 100);
 	}
 }
 
@@ -181,7 +180,7 @@ static void check_matrix(json_t *doc, const struct fab_diag_params *pr, struct f
 		/* far below the spread, or below half the median whatever the spread:
 		 * with a handful of endpoints one uneven healthy one inflates the MAD */
 		bool slow = med[i] < (1 - pr->slow_fraction) * mmed &&
-			    (mmed - med[i] > pr->mad_k * mmad || med[i] < mmed / 2);
+			(mmed - med[i] > pr->mad_k * mmad || med[i] < mmed / 2);
 		bool flaky = bad[i] >= pr->bad_pair_share && bad[i] >= 4 * (bmed + 0.01);
 		bool laggy = lmed[i] > 1.5 * lm && lmed[i] - lm > pr->mad_k * lmad;
 		if (!slow && !flaky && !laggy)
@@ -208,16 +207,23 @@ static void check_matrix(json_t *doc, const struct fab_diag_params *pr, struct f
 		char gl2[112] = "";
 		if (*g)
 			snprintf(gl2, sizeof gl2, " (GPUs %s)", g);
-		evidence(s, "matrix: %s%s moves %.4g GB/s median to and from the others, the cluster's median %.4g GB/s (MAD %.3g)",
-			 name, gl2, med[i], mmed, mmad);
+		evidence(
+			s,
+			"matrix: %s%s moves %.4g GB/s median to and from the others, the cluster's median %.4g GB/s (MAD %.3g)",
+			name, gl2, med[i], mmed, mmad);
 		if (flaky)
-			evidence(s, "matrix: %.0f%% of %s's pairs ran under half the median pair bandwidth (%.2f GB/s); the typical NIC: %.0f%%",
-				 bad[i] * 100, name, gmed / 2, bmed * 100);
+			evidence(
+				s,
+				"matrix: %.0f%% of %s's pairs ran under half the median pair bandwidth (%.2f GB/s); the typical NIC: %.0f%%",
+				bad[i] * 100, name, gmed / 2, bmed * 100);
 		if (laggy)
-			evidence(s, "matrix: %s's median latency %.3f us vs %.3f us for the cluster", name, lmed[i], lm);
+			evidence(s, "matrix: %s's median latency %.3f us vs %.3f us for the cluster", name, lmed[i],
+				 lm);
 		if (l)
-			evidence(s, "the link is %s port %d; the ports report their configured speed, the measurement does not agree",
-				 jstr(l, "switch"), (int)jnum(l, "switch_port"));
+			evidence(
+				s,
+				"the link is %s port %d; the ports report their configured speed, the measurement does not agree",
+				jstr(l, "switch"), (int)jnum(l, "switch_port"));
 	}
 	free(all);
 	free(med);
@@ -240,7 +246,8 @@ static void check_failed_pairs(json_t *doc, struct fab_diagnosis *d)
 	uint32_t *cnt = fab_xcalloc(n, sizeof *cnt);
 	json_array_foreach(fp, k, pair)
 	{
-		json_int_t a = json_integer_value(json_array_get(pair, 0)), b = json_integer_value(json_array_get(pair, 1));
+		json_int_t a = json_integer_value(json_array_get(pair, 0)),
+			   b = json_integer_value(json_array_get(pair, 1));
 		if (a >= 0 && b >= 0 && (size_t)a < n && (size_t)b < n && a != b)
 			cnt[a]++, cnt[b]++;
 	}
@@ -254,12 +261,15 @@ static void check_failed_pairs(json_t *doc, struct fab_diagnosis *d)
 		char t[160];
 		snprintf(t, sizeof t, "link of %s", name);
 		struct fab_suspect *s = suspect(d, "link", t, 2.0 + (double)cnt[i] / (double)(n - 1));
-		evidence(s, "matrix: %s failed with %u of its %zu peers (no answer within the pair timeout or the "
-			 "connection broke, again when re-tested alone)", name, cnt[i], n - 1);
+		evidence(s,
+			 "matrix: %s failed with %u of its %zu peers (no answer within the pair timeout or the "
+			 "connection broke, again when re-tested alone)",
+			 name, cnt[i], n - 1);
 	}
 	json_array_foreach(fp, k, pair)
 	{
-		json_int_t a = json_integer_value(json_array_get(pair, 0)), b = json_integer_value(json_array_get(pair, 1));
+		json_int_t a = json_integer_value(json_array_get(pair, 0)),
+			   b = json_integer_value(json_array_get(pair, 1));
 		if (a < 0 || b < 0 || (size_t)a >= n || (size_t)b >= n || a == b || named[a] || named[b])
 			continue;
 		const char *na = json_string_value(json_array_get(ep, (size_t)a));
@@ -267,7 +277,8 @@ static void check_failed_pairs(json_t *doc, struct fab_diagnosis *d)
 		char t[200];
 		snprintf(t, sizeof t, "path between %s and %s", na, nb);
 		struct fab_suspect *s = suspect(d, "path", t, 1.8);
-		evidence(s, "matrix: the pair failed (no answer within the pair timeout or the connection broke, again "
+		evidence(s,
+			 "matrix: the pair failed (no answer within the pair timeout or the connection broke, again "
 			 "when re-tested alone) while each end worked with its other peers: the path between them "
 			 "(a switch port, an ACL, an MTU mismatch)");
 	}
@@ -305,9 +316,11 @@ static void check_pfc_storm(json_t *doc, const struct fab_diag_params *pr, struc
 		json_array_foreach(ports, k, q)
 		{
 			if (!strcmp(jstr(q, "node"), jstr(p, "peer")) && !strcmp(jstr(q, "peer"), jstr(p, "node")))
-				evidence(s, "%s port %d toward it was paused %.3f ms and sent %.0f PAUSE frames upstream; drops in the run: %.0f",
-					 jstr(q, "node"), (int)jnum(q, "port"), jnum(q, "paused_ps") / 1e9,
-					 jnum(q, "pause_tx"), drops);
+				evidence(
+					s,
+					"%s port %d toward it was paused %.3f ms and sent %.0f PAUSE frames upstream; drops in the run: %.0f",
+					jstr(q, "node"), (int)jnum(q, "port"), jnum(q, "paused_ps") / 1e9,
+					jnum(q, "pause_tx"), drops);
 		}
 	}
 }
@@ -330,11 +343,11 @@ static void check_congestion(json_t *doc, struct fab_diagnosis *d)
 	if (!top || best < 100 || best < 0.5 * total)
 		return;
 	char t[160];
-	snprintf(t, sizeof t, "congestion at %s port %d (toward %s)", jstr(top, "node"),
-		 (int)jnum(top, "port"), jstr(top, "peer"));
+	snprintf(t, sizeof t, "congestion at %s port %d (toward %s)", jstr(top, "node"), (int)jnum(top, "port"),
+		 jstr(top, "peer"));
 	struct fab_suspect *s = suspect(d, "congestion", t, 0.6 + best / total / 10);
-	evidence(s, "%.0f of the run's %.0f drops happened at this port; its queue peaked at %.0f bytes",
-		 best, total, jnum(top, "max_queue_bytes"));
+	evidence(s, "%.0f of the run's %.0f drops happened at this port; its queue peaked at %.0f bytes", best, total,
+		 jnum(top, "max_queue_bytes"));
 }
 
 static void check_ecmp(json_t *doc, const struct fab_diag_params *pr, struct fab_diagnosis *d)
@@ -371,11 +384,15 @@ static void check_ecmp(json_t *doc, const struct fab_diag_params *pr, struct fab
 		}
 		if (worst) {
 			json_t *col = json_object_get(worst, "colliding");
-			evidence(s, "at %s the busiest uplink carries %.2fx its group's mean; %zu queue pairs collide on it, e.g. %s",
-				 jstr(worst, "switch"), jnum(worst, "max_over_mean"), json_array_size(col),
-				 json_string_value(json_array_get(col, 0)));
+			evidence(
+				s,
+				"at %s the busiest uplink carries %.2fx its group's mean; %zu queue pairs collide on it, e.g. %s",
+				jstr(worst, "switch"), jnum(worst, "max_over_mean"), json_array_size(col),
+				json_string_value(json_array_get(col, 0)));
 		}
-		evidence(s, "check the hash inputs and seeds (fabric.ecmp.same_hash polarizes tiers), or add queue pairs per connection");
+		evidence(
+			s,
+			"check the hash inputs and seeds (fabric.ecmp.same_hash polarizes tiers), or add queue pairs per connection");
 	}
 }
 
@@ -414,7 +431,8 @@ static void check_jobs(json_t *doc, const struct fab_diag_params *pr, struct fab
 				double ts = jnum(row, "t_ps");
 				if (ts < jnum(it, "start_ps") || ts > jnum(it, "end_ps"))
 					continue;
-				double w = jnum(row, "pause_tx") * 100 + jnum(row, "drops") * 10 + jnum(row, "ecn_marks");
+				double w = jnum(row, "pause_tx") * 100 + jnum(row, "drops") * 10 +
+					jnum(row, "ecn_marks");
 				if (w > best) {
 					best = w;
 					bn = jstr(row, "node");
@@ -424,10 +442,13 @@ static void check_jobs(json_t *doc, const struct fab_diag_params *pr, struct fab
 				}
 			}
 			if (bn)
-				evidence(s, "in that window the busiest counters were at %s port %d (drops %.0f, ECN marks %.0f in one sample)",
-					 bn, bp, bd, be);
+				evidence(
+					s,
+					"in that window the busiest counters were at %s port %d (drops %.0f, ECN marks %.0f in one sample)",
+					bn, bp, bd, be);
 			else
-				evidence(s, "no counter samples in that window (set fabric.series_interval to see them)");
+				evidence(s,
+					 "no counter samples in that window (set fabric.series_interval to see them)");
 		}
 	}
 }
@@ -469,8 +490,10 @@ static void check_stragglers(json_t *doc, struct fab_diagnosis *d)
 		char tg[160];
 		snprintf(tg, sizeof tg, "GPU %s (straggler in job %s)", g, jstr(j, "name"));
 		struct fab_suspect *s = suspect(d, "straggler", tg, 1.5 + lag / t / 10);
-		evidence(s, "in %zu of %zu iterations GPU %s finished its backward pass last, on average %.3f ms after the median worker",
-			 same, n, g, lag / (double)n / 1e9);
+		evidence(
+			s,
+			"in %zu of %zu iterations GPU %s finished its backward pass last, on average %.3f ms after the median worker",
+			same, n, g, lag / (double)n / 1e9);
 		evidence(s, "every rank waits for it at the all-reduce: a compute straggler, not the network");
 	}
 }
@@ -495,13 +518,13 @@ static void check_ecn(json_t *doc, struct fab_diagnosis *d)
 		char t[160];
 		snprintf(t, sizeof t, "ECN thresholds on %s", jstr(p, "node"));
 		struct fab_suspect *s = suspect(d, "ecn", t, 0.9);
-		evidence(s, "%s port %d queued %.0f bytes, %.0fx the fabric's Kmax, and marked nothing", jstr(p, "node"),
-			 (int)jnum(p, "port"), jnum(p, "max_queue_bytes"), jnum(p, "max_queue_bytes") / (double)kmax);
+		evidence(s, "%s port %d queued %.0f bytes, %.0fx the fabric's Kmax, and marked nothing",
+			 jstr(p, "node"), (int)jnum(p, "port"), jnum(p, "max_queue_bytes"),
+			 jnum(p, "max_queue_bytes") / (double)kmax);
 	}
 }
 
-static void check_baseline(json_t *doc, json_t *base, const struct fab_diag_params *pr,
-			   struct fab_diagnosis *d)
+static void check_baseline(json_t *doc, json_t *base, const struct fab_diag_params *pr, struct fab_diagnosis *d)
 {
 	json_t *m = json_object_get(doc, "matrix"), *bm = json_object_get(base, "matrix");
 	if (m && bm) {
@@ -547,8 +570,8 @@ static void check_baseline(json_t *doc, json_t *base, const struct fab_diag_para
 			char t[160];
 			snprintf(t, sizeof t, "job %s slower than the baseline", jstr(j, "name"));
 			struct fab_suspect *s = suspect(d, "baseline", t, 0.5 + now / then - 1);
-			evidence(s, "mean step %.3f ms now, %.3f ms in the baseline (+%.0f%%)", now / 1e9,
-				 then / 1e9, (now / then - 1) * 100);
+			evidence(s, "mean step %.3f ms now, %.3f ms in the baseline (+%.0f%%)", now / 1e9, then / 1e9,
+				 (now / then - 1) * 100);
 		}
 	}
 }
@@ -622,8 +645,8 @@ void fab_diagnosis_write_text(FILE *f, const struct fab_diagnosis *d)
 			d->documents == 1 ? "" : "s");
 		return;
 	}
-	fprintf(f, "fabscope diagnose: %d suspect%s (%d result document%s)\n", d->n, d->n == 1 ? "" : "s",
-		d->documents, d->documents == 1 ? "" : "s");
+	fprintf(f, "fabscope diagnose: %d suspect%s (%d result document%s)\n", d->n, d->n == 1 ? "" : "s", d->documents,
+		d->documents == 1 ? "" : "s");
 	for (int i = 0; i < d->n; i++) {
 		fprintf(f, "%d. %s\n", i + 1, d->s[i].target);
 		for (int k = 0; k < d->s[i].nevidence; k++)
@@ -646,9 +669,11 @@ int fab_diagnosis_write_svg(FILE *f, json_t *const *docs, int ndocs, const struc
 			mx = FAB_MAX(mx, json_number_value(json_array_get(json_array_get(bw, i), j)));
 	int cell = n > 64 ? 4 : 8, off = 140;
 	int W = off + (int)n * cell + 20, H = off + (int)n * cell + 40;
-	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" font-size=\"10\">\n",
+	fprintf(f,
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" font-size=\"10\">\n",
 		W, H);
-	fprintf(f, "<text x=\"10\" y=\"16\" font-size=\"13\">fabscope matrix: bandwidth GB/s (sender row, receiver column), max %.1f</text>\n",
+	fprintf(f,
+		"<text x=\"10\" y=\"16\" font-size=\"13\">fabscope matrix: bandwidth GB/s (sender row, receiver column), max %.1f</text>\n",
 		mx);
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < n; j++) {
@@ -671,9 +696,11 @@ int fab_diagnosis_write_svg(FILE *f, json_t *const *docs, int ndocs, const struc
 			}
 		if (!sus)
 			continue;
-		fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"black\" stroke-width=\"2\"/>\n",
+		fprintf(f,
+			"<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"black\" stroke-width=\"2\"/>\n",
 			off, off + (int)i * cell, (int)n * cell, cell);
-		fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"black\" stroke-width=\"2\"/>\n",
+		fprintf(f,
+			"<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"black\" stroke-width=\"2\"/>\n",
 			off + (int)i * cell, off, cell, (int)n * cell);
 		fprintf(f, "<text x=\"4\" y=\"%d\">%s</text>\n", off + (int)i * cell + cell, name);
 	}

@@ -14,22 +14,22 @@
 #include "../base/base.h"
 
 struct fab_diag_params {
-	double slow_fraction;   /* an endpoint slower than (1 - this) x the median: 0.15 */
-	double mad_k;           /* and this many scaled MADs below it: 5 */
-	double bad_pair_share;  /* share of an endpoint's pairs under half the median: 0.1 */
-	double pause_factor;    /* PAUSE frames sent above this x the NICs' median (+1): 10 */
-	uint64_t pause_min;     /* and at least this many: 100 */
+	double slow_fraction;      /* an endpoint slower than (1 - this) x the median: 0.15 */
+	double mad_k;              /* and this many scaled MADs below it: 5 */
+	double bad_pair_share;     /* share of an endpoint's pairs under half the median: 0.1 */
+	double pause_factor;       /* PAUSE frames sent above this x the NICs' median (+1): 10 */
+	uint64_t pause_min;        /* and at least this many: 100 */
 	double ecmp_max_over_mean; /* 3.0, or a quarter of a tier's uplinks idle */
-	double iter_jump;       /* an iteration above this x its job's median: 1.3 */
-	double baseline_drop;   /* worse than the baseline by this fraction: 0.2 */
+	double iter_jump;          /* an iteration above this x its job's median: 1.3 */
+	double baseline_drop;      /* worse than the baseline by this fraction: 0.2 */
 };
 
 void fab_diag_defaults(struct fab_diag_params *p);
 
 struct fab_suspect {
-	char kind[24];          /* "link", "nic", "pfc-storm", "ecmp", "congestion", "job", "baseline" */
+	char kind[24]; /* "link", "nic", "pfc-storm", "ecmp", "congestion", "job", "baseline" */
 	char target[160];
-	double score;           /* ranks suspects: higher first */
+	double score; /* ranks suspects: higher first */
 	char evidence[6][240];
 	int nevidence;
 };

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef uint64_t fab_time_ps; /* simulated time, picoseconds */
+typedef uint64_t fab_time_ps;  /* simulated time, picoseconds */
 typedef uint64_t fab_rate_bps; /* link or flow rate, bits per second */
 typedef uint64_t fab_bytes;    /* a size, bytes */
 
@@ -35,12 +35,12 @@ enum fab_exit {
 };
 
 /* One table gives the error enum and its strings. */
-#define FAB_ERRORS(X)                                   \
-	X(FAB_OK, 0, "ok")                              \
-	X(FAB_EINVAL, -1, "invalid input")              \
-	X(FAB_ENOMEM, -2, "out of memory")              \
-	X(FAB_EIO, -3, "input/output error")            \
-	X(FAB_ETOPO, -4, "impossible topology")         \
+#define FAB_ERRORS(X)                                                                                                  \
+	X(FAB_OK, 0, "ok")                                                                                             \
+	X(FAB_EINVAL, -1, "invalid input")                                                                             \
+	X(FAB_ENOMEM, -2, "out of memory")                                                                             \
+	X(FAB_EIO, -3, "input/output error")                                                                           \
+	X(FAB_ETOPO, -4, "impossible topology")                                                                        \
 	X(FAB_EINTERNAL, -5, "internal error")
 
 enum fab_errno {
@@ -58,8 +58,7 @@ struct fab_err {
 };
 
 /* Sets err (if not NULL) and returns code; printf-style message. */
-int fab_err_set(struct fab_err *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+int fab_err_set(struct fab_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Map an error value to the CLI exit code. */
 int fab_err_exit_code(int code);
@@ -82,9 +81,7 @@ char *fab_fmt_bytes(fab_bytes v, char *buf, size_t len);
 /* Serialisation time of `bytes` on a link of `rate_bps`, rounded to ps. */
 static inline fab_time_ps fab_ser_ps(uint64_t bytes, fab_rate_bps rate_bps)
 {
-	return (fab_time_ps)(((__uint128_t)bytes * 8u * FAB_PS_PER_S +
-			      rate_bps / 2) /
-			     rate_bps);
+	return (fab_time_ps)(((__uint128_t)bytes * 8u * FAB_PS_PER_S + rate_bps / 2) / rate_bps);
 }
 
 /* The same at a rate that is not a whole number of bits per second (a

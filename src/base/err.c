@@ -11,8 +11,8 @@
 const char *fab_strerror(int err)
 {
 	switch (err) {
-#define FAB_X(name, value, text) \
-	case name:               \
+#define FAB_X(name, value, text)                                                                                       \
+	case name:                                                                                                     \
 		return text;
 		FAB_ERRORS(FAB_X)
 #undef FAB_X

@@ -21,19 +21,24 @@ struct unit {
 };
 
 static const struct unit rate_units[] = {
-	{"bps", 1},           {"kbps", 1000ULL},         {"Kbps", 1000ULL},
-	{"Mbps", 1000000ULL}, {"Gbps", 1000000000ULL},   {"Tbps", 1000000000000ULL},
-	{"b/s", 1},           {"Kb/s", 1000ULL},         {"Mb/s", 1000000ULL},
-	{"Gb/s", 1000000000ULL}, {"Tb/s", 1000000000000ULL}, {"G", 1000000000ULL},
-	{"M", 1000000ULL},    {"T", 1000000000000ULL},
+	{"bps", 1},
+	{"kbps", 1000ULL},
+	{"Kbps", 1000ULL},
+	{"Mbps", 1000000ULL},
+	{"Gbps", 1000000000ULL},
+	{"Tbps", 1000000000000ULL},
+	{"b/s", 1},
+	{"Kb/s", 1000ULL},
+	{"Mb/s", 1000000ULL},
+	{"Gb/s", 1000000000ULL},
+	{"Tb/s", 1000000000000ULL},
+	{"G", 1000000000ULL},
+	{"M", 1000000ULL},
+	{"T", 1000000000000ULL},
 };
 
 static const struct unit time_units[] = {
-	{"ps", 1},
-	{"ns", FAB_PS_PER_NS},
-	{"us", FAB_PS_PER_US},
-	{"ms", FAB_PS_PER_MS},
-	{"s", FAB_PS_PER_S},
+	{"ps", 1}, {"ns", FAB_PS_PER_NS}, {"us", FAB_PS_PER_US}, {"ms", FAB_PS_PER_MS}, {"s", FAB_PS_PER_S},
 };
 
 static const struct unit byte_units[] = {
@@ -52,8 +57,7 @@ static const struct unit byte_units[] = {
 	{"G", 1ULL << 30},
 };
 
-static void why_set(char *why, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+static void why_set(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void why_set(char *why, size_t len, const char *fmt, ...)
 {
 	if (!why || !len)
@@ -65,8 +69,7 @@ static void why_set(char *why, size_t len, const char *fmt, ...)
 }
 
 /* Split "12.5Gbps" into mantissa 125, 1 fraction digit, unit "Gbps". */
-static int split_number(const char *s, __uint128_t *mant, unsigned *frac_digits,
-			const char **unit)
+static int split_number(const char *s, __uint128_t *mant, unsigned *frac_digits, const char **unit)
 {
 	const char *p = s;
 	__uint128_t m = 0;
@@ -100,8 +103,8 @@ static int split_number(const char *s, __uint128_t *mant, unsigned *frac_digits,
 	return 0;
 }
 
-static int parse_with_units(const char *s, const struct unit *units, size_t n,
-			    uint64_t *out, bool unitless_zero_ok, bool unitless_ok)
+static int parse_with_units(const char *s, const struct unit *units, size_t n, uint64_t *out, bool unitless_zero_ok,
+			    bool unitless_ok)
 {
 	__uint128_t mant;
 	unsigned frac;
@@ -119,8 +122,7 @@ static int parse_with_units(const char *s, const struct unit *units, size_t n,
 			return -2;
 	} else {
 		for (size_t i = 0; i < n; i++) {
-			if (strlen(units[i].name) == ulen &&
-			    strncmp(units[i].name, u, ulen) == 0) {
+			if (strlen(units[i].name) == ulen && strncmp(units[i].name, u, ulen) == 0) {
 				mult = units[i].mult;
 				break;
 			}
@@ -143,39 +145,31 @@ static int parse_with_units(const char *s, const struct unit *units, size_t n,
 
 int fab_parse_rate(const char *s, fab_rate_bps *out, char *why, size_t why_len)
 {
-	int rc = parse_with_units(s, rate_units, FAB_ARRAY_LEN(rate_units), out,
-				  true, false);
+	int rc = parse_with_units(s, rate_units, FAB_ARRAY_LEN(rate_units), out, true, false);
 	if (rc == -4)
 		why_set(why, why_len, "rate too large, got \"%s\"", s);
 	else if (rc)
-		why_set(why, why_len,
-			"expected a rate with a unit (bps, Kbps, Mbps, Gbps, Tbps), got \"%s\"",
-			s);
+		why_set(why, why_len, "expected a rate with a unit (bps, Kbps, Mbps, Gbps, Tbps), got \"%s\"", s);
 	return rc ? FAB_EINVAL : 0;
 }
 
 int fab_parse_time(const char *s, fab_time_ps *out, char *why, size_t why_len)
 {
-	int rc = parse_with_units(s, time_units, FAB_ARRAY_LEN(time_units), out,
-				  true, false);
+	int rc = parse_with_units(s, time_units, FAB_ARRAY_LEN(time_units), out, true, false);
 	if (rc == -4)
 		why_set(why, why_len, "time too large, got \"%s\"", s);
 	else if (rc)
-		why_set(why, why_len,
-			"expected a time with a unit (ps, ns, us, ms, s), got \"%s\"", s);
+		why_set(why, why_len, "expected a time with a unit (ps, ns, us, ms, s), got \"%s\"", s);
 	return rc ? FAB_EINVAL : 0;
 }
 
 int fab_parse_bytes(const char *s, fab_bytes *out, char *why, size_t why_len)
 {
-	int rc = parse_with_units(s, byte_units, FAB_ARRAY_LEN(byte_units), out,
-				  true, true);
+	int rc = parse_with_units(s, byte_units, FAB_ARRAY_LEN(byte_units), out, true, true);
 	if (rc == -4)
 		why_set(why, why_len, "size too large, got \"%s\"", s);
 	else if (rc)
-		why_set(why, why_len,
-			"expected a size in bytes (B, KB, MB, GB, KiB, MiB, GiB), got \"%s\"",
-			s);
+		why_set(why, why_len, "expected a size in bytes (B, KB, MB, GB, KiB, MiB, GiB), got \"%s\"", s);
 	return rc ? FAB_EINVAL : 0;
 }
 
@@ -238,8 +232,7 @@ int fab_parse_bool(const char *s, bool *out, char *why, size_t why_len)
 }
 
 /* Largest unit that shows v exactly with at most 3 decimals. */
-static char *fmt_units(uint64_t v, const struct unit *units, size_t n,
-		       char *buf, size_t len)
+static char *fmt_units(uint64_t v, const struct unit *units, size_t n, char *buf, size_t len)
 {
 	if (v == 0) {
 		snprintf(buf, len, "0%s", units[0].name);
@@ -251,8 +244,7 @@ static char *fmt_units(uint64_t v, const struct unit *units, size_t n,
 			continue;
 		uint64_t milli = m >= 1000 ? m / 1000 : 0;
 		if (m == 1 || v % m == 0) {
-			snprintf(buf, len, "%llu%s", (unsigned long long)(v / m),
-				 units[i].name);
+			snprintf(buf, len, "%llu%s", (unsigned long long)(v / m), units[i].name);
 			return buf;
 		}
 		if (milli && v % milli == 0) {
@@ -261,8 +253,7 @@ static char *fmt_units(uint64_t v, const struct unit *units, size_t n,
 			snprintf(frac, sizeof frac, "%03llu", (unsigned long long)rest);
 			for (int k = 2; k > 0 && frac[k] == '0'; k--)
 				frac[k] = 0;
-			snprintf(buf, len, "%llu.%s%s", (unsigned long long)whole, frac,
-				 units[i].name);
+			snprintf(buf, len, "%llu.%s%s", (unsigned long long)whole, frac, units[i].name);
 			return buf;
 		}
 	}
@@ -287,17 +278,11 @@ char *fab_fmt_time(fab_time_ps v, char *buf, size_t len)
 
 char *fab_fmt_bytes(fab_bytes v, char *buf, size_t len)
 {
-	static const struct unit u[] = {{"B", 1},
-					{"KiB", 1ULL << 10},
-					{"MiB", 1ULL << 20},
-					{"GiB", 1ULL << 30},
-					{"TiB", 1ULL << 40}};
+	static const struct unit u[] = {
+		{"B", 1}, {"KiB", 1ULL << 10}, {"MiB", 1ULL << 20}, {"GiB", 1ULL << 30}, {"TiB", 1ULL << 40}};
 	if (v % 1024 && v > 1024) {
 		/* not a binary multiple: decimal units read better */
-		static const struct unit d[] = {{"B", 1},
-						{"KB", 1000ULL},
-						{"MB", 1000000ULL},
-						{"GB", 1000000000ULL}};
+		static const struct unit d[] = {{"B", 1}, {"KB", 1000ULL}, {"MB", 1000000ULL}, {"GB", 1000000000ULL}};
 		return fmt_units(v, d, FAB_ARRAY_LEN(d), buf, len);
 	}
 	return fmt_units(v, u, FAB_ARRAY_LEN(u), buf, len);

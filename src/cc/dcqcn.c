@@ -18,8 +18,7 @@ void fab_dcqcn_init(struct fab_dcqcn *rp, const struct fab_dcqcn_params *p, doub
 	rp->cuts = 0;
 }
 
-void fab_dcqcn_decay_alpha(struct fab_dcqcn *rp, const struct fab_dcqcn_params *p,
-			   fab_time_ps now_ps)
+void fab_dcqcn_decay_alpha(struct fab_dcqcn *rp, const struct fab_dcqcn_params *p, fab_time_ps now_ps)
 {
 	if (now_ps <= rp->alpha_ref_ps || !p->alpha_period_ps)
 		return;
@@ -30,8 +29,7 @@ void fab_dcqcn_decay_alpha(struct fab_dcqcn *rp, const struct fab_dcqcn_params *
 	rp->alpha_ref_ps += periods * p->alpha_period_ps;
 }
 
-void fab_dcqcn_on_cnp(struct fab_dcqcn *rp, const struct fab_dcqcn_params *p,
-		      fab_time_ps now_ps)
+void fab_dcqcn_on_cnp(struct fab_dcqcn *rp, const struct fab_dcqcn_params *p, fab_time_ps now_ps)
 {
 	fab_dcqcn_decay_alpha(rp, p, now_ps);
 	if (p->clamp_target || rp->timer_steps > 0 || rp->cuts == 0)
@@ -72,8 +70,7 @@ void fab_dcqcn_on_rate_timer(struct fab_dcqcn *rp, const struct fab_dcqcn_params
 	increase(rp, p);
 }
 
-void fab_dcqcn_on_bytes(struct fab_dcqcn *rp, const struct fab_dcqcn_params *p,
-			fab_bytes bytes)
+void fab_dcqcn_on_bytes(struct fab_dcqcn *rp, const struct fab_dcqcn_params *p, fab_bytes bytes)
 {
 	if (!p->byte_counter || !fab_dcqcn_limited(rp))
 		return;

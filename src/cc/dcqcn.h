@@ -32,23 +32,23 @@
 
 struct fab_dcqcn_params {
 	bool enabled;
-	double g;                  /* alpha gain, 1/256 */
-	double initial_alpha;      /* 1.0 */
-	fab_time_ps alpha_period_ps; /* alpha decay period K, 55us */
-	fab_time_ps rate_period_ps;  /* rate-increase timer T, 55us */
-	fab_bytes byte_counter;    /* rate-increase byte counter B, 10MB */
+	double g;                     /* alpha gain, 1/256 */
+	double initial_alpha;         /* 1.0 */
+	fab_time_ps alpha_period_ps;  /* alpha decay period K, 55us */
+	fab_time_ps rate_period_ps;   /* rate-increase timer T, 55us */
+	fab_bytes byte_counter;       /* rate-increase byte counter B, 10MB */
 	uint32_t fast_recovery_steps; /* F, 1 */
-	fab_rate_bps rai_bps;      /* additive increase step R_AI, 80Mbps */
-	fab_rate_bps rhai_bps;     /* hyper increase step R_HAI, 800Mbps */
-	fab_rate_bps min_rate_bps; /* floor of Rc, 100Mbps */
-	bool clamp_target;         /* every cut sets Rt = Rc (the paper); false: only a
+	fab_rate_bps rai_bps;         /* additive increase step R_AI, 80Mbps */
+	fab_rate_bps rhai_bps;        /* hyper increase step R_HAI, 800Mbps */
+	fab_rate_bps min_rate_bps;    /* floor of Rc, 100Mbps */
+	bool clamp_target;            /* every cut sets Rt = Rc (the paper); false: only a
 				    * cut after a timer increase does (NIC default) */
 };
 
 struct fab_dcqcn {
-	double rc_bps;     /* current rate */
-	double rt_bps;     /* target rate */
-	double line_bps;   /* the NIC's line rate: the ceiling */
+	double rc_bps;   /* current rate */
+	double rt_bps;   /* target rate */
+	double line_bps; /* the NIC's line rate: the ceiling */
 	double alpha;
 	fab_time_ps alpha_ref_ps; /* last alpha update */
 	uint32_t timer_steps;     /* rate-timer expiries since the last cut */
@@ -59,13 +59,10 @@ struct fab_dcqcn {
 
 void fab_dcqcn_init(struct fab_dcqcn *rp, const struct fab_dcqcn_params *p, double line_bps);
 /* Brings alpha up to now: one (1-g) factor per whole period since the last update. */
-void fab_dcqcn_decay_alpha(struct fab_dcqcn *rp, const struct fab_dcqcn_params *p,
-			   fab_time_ps now_ps);
-void fab_dcqcn_on_cnp(struct fab_dcqcn *rp, const struct fab_dcqcn_params *p,
-		      fab_time_ps now_ps);
+void fab_dcqcn_decay_alpha(struct fab_dcqcn *rp, const struct fab_dcqcn_params *p, fab_time_ps now_ps);
+void fab_dcqcn_on_cnp(struct fab_dcqcn *rp, const struct fab_dcqcn_params *p, fab_time_ps now_ps);
 void fab_dcqcn_on_rate_timer(struct fab_dcqcn *rp, const struct fab_dcqcn_params *p);
-void fab_dcqcn_on_bytes(struct fab_dcqcn *rp, const struct fab_dcqcn_params *p,
-			fab_bytes bytes);
+void fab_dcqcn_on_bytes(struct fab_dcqcn *rp, const struct fab_dcqcn_params *p, fab_bytes bytes);
 /* True while the rate is below the line rate (the timer should run). */
 static inline bool fab_dcqcn_limited(const struct fab_dcqcn *rp)
 {
@@ -80,8 +77,7 @@ struct fab_dcqcn_np {
 
 /* A CE-marked packet arrived at now: true when a CNP is to be sent (at most
  * one per interval). */
-static inline bool fab_dcqcn_np_on_ce(struct fab_dcqcn_np *np, fab_time_ps interval_ps,
-				      fab_time_ps now_ps)
+static inline bool fab_dcqcn_np_on_ce(struct fab_dcqcn_np *np, fab_time_ps interval_ps, fab_time_ps now_ps)
 {
 	if (np->sent_once && now_ps - np->last_cnp_ps < interval_ps)
 		return false;

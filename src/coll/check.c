@@ -90,8 +90,8 @@ static void finish(struct checker *c, struct fab_exec *ex, uint32_t step)
 	case FAB_STEP_SEND:
 		if (memcmp(c->payload[step], src, st->bytes)) {
 			fab_err_set(c->err, FAB_EINVAL,
-				    "step %u (send %u -> %u): the buffer changed while the data was in flight",
-				    step, st->rank, st->peer);
+				    "step %u (send %u -> %u): the buffer changed while the data was in flight", step,
+				    st->rank, st->peer);
 			c->failed = 1;
 		}
 		fab_exec_delivered(ex, step);
@@ -124,17 +124,16 @@ static int verify(const struct fab_coll_args *a, struct checker *c)
 				break;
 			int32_t got = c->buf[FAB_BUF_OUT][r][i];
 			if (got != want)
-				return fab_err_set(c->err, FAB_EINVAL,
-						   "%s %s, %u ranks, %llu elements: rank %u element %llu is %d, want %lld",
-						   fab_coll_algo_name(a->algo), fab_coll_op_title(a->op), a->nranks,
-						   (unsigned long long)a->count, r, (unsigned long long)i, got,
-						   (long long)want);
+				return fab_err_set(
+					c->err, FAB_EINVAL,
+					"%s %s, %u ranks, %llu elements: rank %u element %llu is %d, want %lld",
+					fab_coll_algo_name(a->algo), fab_coll_op_title(a->op), a->nranks,
+					(unsigned long long)a->count, r, (unsigned long long)i, got, (long long)want);
 		}
 	return 0;
 }
 
-int fab_coll_check(const struct fab_coll_args *a, const struct fab_sched *s, uint64_t seed,
-		   struct fab_err *err)
+int fab_coll_check(const struct fab_coll_args *a, const struct fab_sched *s, uint64_t seed, struct fab_err *err)
 {
 	struct checker c = {.s = s, .err = err};
 	uint32_t n = s->nranks;
@@ -167,8 +166,7 @@ int fab_coll_check(const struct fab_coll_args *a, const struct fab_sched *s, uin
 		rc = FAB_EINVAL;
 	else if (!fab_exec_finished(&ex))
 		rc = fab_err_set(err, FAB_EINVAL, "%s %s, %u ranks: deadlock, %u of %u steps done",
-				 fab_coll_algo_name(a->algo), fab_coll_op_title(a->op), n, ex.done,
-				 s->nsteps);
+				 fab_coll_algo_name(a->algo), fab_coll_op_title(a->op), n, ex.done, s->nsteps);
 	else
 		rc = verify(a, &c);
 	fab_exec_free(&ex);

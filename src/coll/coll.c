@@ -26,9 +26,8 @@ struct sb {
 	uint64_t eb; /* element bytes */
 };
 
-static uint32_t add_step(struct sb *b, uint32_t rank, int kind, uint32_t ch, int sbuf,
-			 uint64_t soff, int dbuf, uint64_t doff, uint64_t elems,
-			 const uint32_t *deps, uint32_t nd)
+static uint32_t add_step(struct sb *b, uint32_t rank, int kind, uint32_t ch, int sbuf, uint64_t soff, int dbuf,
+			 uint64_t doff, uint64_t elems, const uint32_t *deps, uint32_t nd)
 {
 	struct fab_sched *s = b->s;
 	if (s->nsteps == s->cap_steps) {
@@ -61,14 +60,13 @@ static uint32_t add_step(struct sb *b, uint32_t rank, int kind, uint32_t ch, int
 }
 
 /* A send and the receive that takes it. */
-static void xfer(struct sb *b, uint32_t from, uint32_t to, uint32_t ch, int sbuf, uint64_t soff,
-		 int dbuf, uint64_t doff, uint64_t elems, bool reduce, const uint32_t *sdeps,
-		 uint32_t nsd, const uint32_t *rdeps, uint32_t nrd, uint32_t *send_id,
-		 uint32_t *recv_id)
+static void xfer(struct sb *b, uint32_t from, uint32_t to, uint32_t ch, int sbuf, uint64_t soff, int dbuf,
+		 uint64_t doff, uint64_t elems, bool reduce, const uint32_t *sdeps, uint32_t nsd, const uint32_t *rdeps,
+		 uint32_t nrd, uint32_t *send_id, uint32_t *recv_id)
 {
 	uint32_t snd = add_step(b, from, FAB_STEP_SEND, ch, sbuf, soff, sbuf, soff, elems, sdeps, nsd);
-	uint32_t rcv = add_step(b, to, reduce ? FAB_STEP_RECV_REDUCE : FAB_STEP_RECV, ch, dbuf, doff,
-				dbuf, doff, elems, rdeps, nrd);
+	uint32_t rcv = add_step(b, to, reduce ? FAB_STEP_RECV_REDUCE : FAB_STEP_RECV, ch, dbuf, doff, dbuf, doff, elems,
+				rdeps, nrd);
 	b->s->steps[snd].peer = to;
 	b->s->steps[snd].match = rcv;
 	b->s->steps[rcv].peer = from;
@@ -79,8 +77,8 @@ static void xfer(struct sb *b, uint32_t from, uint32_t to, uint32_t ch, int sbuf
 		*recv_id = rcv;
 }
 
-static uint32_t copy_step(struct sb *b, uint32_t rank, int sbuf, uint64_t soff, int dbuf,
-			  uint64_t doff, uint64_t elems, const uint32_t *deps, uint32_t nd)
+static uint32_t copy_step(struct sb *b, uint32_t rank, int sbuf, uint64_t soff, int dbuf, uint64_t doff, uint64_t elems,
+			  const uint32_t *deps, uint32_t nd)
 {
 	return add_step(b, rank, FAB_STEP_COPY, 0, sbuf, soff, dbuf, doff, elems, deps, nd);
 }
@@ -134,13 +132,12 @@ static void ids_push(struct ids *l, uint32_t id)
  * (the last of each is not enough: a receive can end a chain).
  */
 struct segs {
-	bool by_block;     /* segment j is block m[j] of blk elements (RS, AG) */
+	bool by_block; /* segment j is block m[j] of blk elements (RS, AG) */
 	uint64_t blk;
 	uint64_t base, len; /* else: split [base, base + len) into k segments */
 };
 
-static void seg_of(const struct segs *sg, const uint32_t *m, uint32_t k, uint32_t j, uint64_t *off,
-		   uint64_t *len)
+static void seg_of(const struct segs *sg, const uint32_t *m, uint32_t k, uint32_t j, uint64_t *off, uint64_t *len)
 {
 	if (sg->by_block) {
 		*off = (uint64_t)m[j] * sg->blk;
@@ -153,9 +150,8 @@ static void seg_of(const struct segs *sg, const uint32_t *m, uint32_t k, uint32_
 
 /* Members are identified by rank; mc[c] is channel c's ring order of the
  * same members, start and join are indexed like mc[0]. */
-static void ring_phase(struct sb *b, uint32_t k, const uint32_t *const *mc, int buf,
-		       const struct segs *sg, bool rs, bool ag, const uint32_t *start,
-		       uint32_t *join)
+static void ring_phase(struct sb *b, uint32_t k, const uint32_t *const *mc, int buf, const struct segs *sg, bool rs,
+		       bool ag, const uint32_t *start, uint32_t *join)
 {
 	if (k == 1) {
 		join[0] = start[0];
@@ -189,12 +185,12 @@ static void ring_phase(struct sb *b, uint32_t k, const uint32_t *const *mc, int 
 		uint64_t S = nslices(b, maxlen);
 		for (uint64_t sl = 0; sl < S; sl++) {
 			/* region of segment j for this channel and slice */
-#define REGION(j, OFF, LEN)                                              \
-	do {                                                             \
-		uint64_t co_, cl_, so_;                                  \
-		split(seg_len[j], C, c, &co_, &cl_);                     \
-		split(cl_, S, sl, &so_, &(LEN));                         \
-		(OFF) = seg_off[j] + co_ + so_;                          \
+#define REGION(j, OFF, LEN)                                                                                            \
+	do {                                                                                                           \
+		uint64_t co_, cl_, so_;                                                                                \
+		split(seg_len[j], C, c, &co_, &cl_);                                                                   \
+		split(cl_, S, sl, &so_, &(LEN));                                                                       \
+		(OFF) = seg_off[j] + co_ + so_;                                                                        \
 	} while (0)
 			for (uint32_t p = 0; p < k; p++)
 				prev[p] = st[p];
@@ -289,13 +285,12 @@ static void build_ring(struct sb *b, uint64_t cnt, const uint32_t *m)
 			start[p] = copy_step(b, mc[0][p], FAB_BUF_IN, 0, FAB_BUF_TMP, 0, cnt * n, NULL, 0);
 		ring_phase(b, n, mc, FAB_BUF_TMP, &sg, true, false, start, join);
 		for (uint32_t p = 0; p < n; p++)
-			copy_step(b, mc[0][p], FAB_BUF_TMP, (uint64_t)mc[0][p] * cnt, FAB_BUF_OUT, 0, cnt,
-				  &join[p], 1);
+			copy_step(b, mc[0][p], FAB_BUF_TMP, (uint64_t)mc[0][p] * cnt, FAB_BUF_OUT, 0, cnt, &join[p], 1);
 		break;
 	case FAB_OP_ALLGATHER:
 		for (uint32_t p = 0; p < n; p++)
-			start[p] = copy_step(b, mc[0][p], FAB_BUF_IN, 0, FAB_BUF_OUT,
-					     (uint64_t)mc[0][p] * cnt, cnt, NULL, 0);
+			start[p] = copy_step(b, mc[0][p], FAB_BUF_IN, 0, FAB_BUF_OUT, (uint64_t)mc[0][p] * cnt, cnt,
+					     NULL, 0);
 		ring_phase(b, n, mc, FAB_BUF_OUT, &sg, false, true, start, join);
 		break;
 	case FAB_OP_BROADCAST:
@@ -311,10 +306,9 @@ static void build_ring(struct sb *b, uint64_t cnt, const uint32_t *m)
 			chain[i] = bc ? m[(rp + i) % n] : m[(rp + 1 + i) % n];
 		uint32_t *init = fab_xcalloc(n, sizeof *init);
 		for (uint32_t i = 0; i < n; i++)
-			init[i] = bc ? (i == 0 ? copy_step(b, chain[0], FAB_BUF_IN, 0, FAB_BUF_OUT, 0, cnt,
-							   NULL, 0)
-					       : NONE)
-				     : copy_step(b, chain[i], FAB_BUF_IN, 0, FAB_BUF_OUT, 0, cnt, NULL, 0);
+			init[i] = bc
+				? (i == 0 ? copy_step(b, chain[0], FAB_BUF_IN, 0, FAB_BUF_OUT, 0, cnt, NULL, 0) : NONE)
+				: copy_step(b, chain[i], FAB_BUF_IN, 0, FAB_BUF_OUT, 0, cnt, NULL, 0);
 		for (uint32_t c = 0; c < a->channels; c++) {
 			uint64_t co, cl;
 			split(cnt, a->channels, c, &co, &cl);
@@ -327,8 +321,8 @@ static void build_ring(struct sb *b, uint64_t cnt, const uint32_t *m)
 				uint32_t prev = init[0];
 				for (uint32_t i = 0; i + 1 < n; i++) {
 					uint32_t rcv;
-					xfer(b, chain[i], chain[i + 1], c, FAB_BUF_OUT, co + o, FAB_BUF_OUT, co + o,
-					     l, !bc, &prev, 1, &init[i + 1], 1, NULL, &rcv);
+					xfer(b, chain[i], chain[i + 1], c, FAB_BUF_OUT, co + o, FAB_BUF_OUT, co + o, l,
+					     !bc, &prev, 1, &init[i + 1], 1, NULL, &rcv);
 					prev = rcv;
 				}
 			}
@@ -353,7 +347,7 @@ static void build_tree(struct sb *b, uint64_t cnt, const uint32_t *m)
 	uint32_t *pos2rank = fab_xcalloc(n, sizeof *pos2rank);
 	uint32_t *init = fab_xcalloc(n, sizeof *init); /* by rank */
 	uint32_t *upsend = fab_xcalloc(n, sizeof *upsend), *fromparent = fab_xcalloc(n, sizeof *fromparent);
-	uint32_t (*kids)[2] = fab_xcalloc(n, sizeof *kids);
+	uint32_t(*kids)[2] = fab_xcalloc(n, sizeof *kids);
 	uint32_t rp = 0;
 	for (uint32_t p = 0; p < n; p++)
 		if (m[p] == a->root)
@@ -393,8 +387,9 @@ static void build_tree(struct sb *b, uint64_t cnt, const uint32_t *m)
 								continue;
 							/* the child's up-send was created (reverse order) */
 							uint32_t rcv;
-							xfer(b, pos2rank[cpos], r, ch, FAB_BUF_OUT, off, FAB_BUF_OUT, off, l,
-							     true, &kids[cpos][0], 1, &init[r], 1, &upsend[cpos], &rcv);
+							xfer(b, pos2rank[cpos], r, ch, FAB_BUF_OUT, off, FAB_BUF_OUT,
+							     off, l, true, &kids[cpos][0], 1, &init[r], 1,
+							     &upsend[cpos], &rcv);
 							deps[1 + k] = rcv;
 						}
 						/* what the node's own up-send waits for: all children */
@@ -410,8 +405,9 @@ static void build_tree(struct sb *b, uint64_t cnt, const uint32_t *m)
 							if (cpos >= n)
 								continue;
 							uint32_t rdeps[2] = {upsend[cpos], init[pos2rank[cpos]]};
-							xfer(b, r, pos2rank[cpos], ch, FAB_BUF_OUT, off, FAB_BUF_OUT, off, l,
-							     false, &have, 1, rdeps, 2, NULL, &fromparent[cpos]);
+							xfer(b, r, pos2rank[cpos], ch, FAB_BUF_OUT, off, FAB_BUF_OUT,
+							     off, l, false, &have, 1, rdeps, 2, NULL,
+							     &fromparent[cpos]);
 						}
 					}
 				}
@@ -655,8 +651,8 @@ static bool per_rank_block(int op)
 	return op == FAB_OP_ALLGATHER || op == FAB_OP_REDUCESCATTER || op == FAB_OP_ALLTOALL;
 }
 
-void fab_coll_sizes(int op, uint64_t count, uint32_t elem_bytes, uint32_t nranks,
-		    uint64_t *size_bytes, uint64_t *in_bytes, uint64_t *out_bytes)
+void fab_coll_sizes(int op, uint64_t count, uint32_t elem_bytes, uint32_t nranks, uint64_t *size_bytes,
+		    uint64_t *in_bytes, uint64_t *out_bytes)
 {
 	uint64_t total = per_rank_block(op) ? count / nranks * nranks : count;
 	uint64_t block = per_rank_block(op) ? count / nranks : count;
@@ -731,16 +727,14 @@ int fab_coll_build(const struct fab_coll_args *a, struct fab_sched *out, struct 
 				   a->nranks - 1);
 	uint64_t cnt = per_rank_block(a->op) ? a->count / a->nranks : a->count;
 	if (!cnt)
-		return fab_err_set(err, FAB_EINVAL,
-				   "collective: %s of %llu elements over %u ranks moves nothing",
+		return fab_err_set(err, FAB_EINVAL, "collective: %s of %llu elements over %u ranks moves nothing",
 				   fab_coll_op_title(a->op), (unsigned long long)a->count, a->nranks);
 	uint64_t size;
 	fab_coll_sizes(a->op, a->count, a->elem_bytes, a->nranks, &size, &out->buf_bytes[FAB_BUF_IN],
 		       &out->buf_bytes[FAB_BUF_OUT]);
 	out->buf_bytes[FAB_BUF_TMP] = a->op == FAB_OP_REDUCESCATTER ? out->buf_bytes[FAB_BUF_IN] : 0;
 	out->nranks = a->nranks;
-	out->channels = a->algo == FAB_ALGO_TREE && a->op == FAB_OP_ALLREDUCE ? 2 * a->channels
-									     : a->channels;
+	out->channels = a->algo == FAB_ALGO_TREE && a->op == FAB_OP_ALLREDUCE ? 2 * a->channels : a->channels;
 	struct sb b = {out, a, a->elem_bytes};
 	uint32_t *tmp = fab_xcalloc(a->nranks, sizeof *tmp);
 	const uint32_t *m = rank_order(a, tmp);

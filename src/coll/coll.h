@@ -51,12 +51,12 @@ enum fab_step_kind {
 
 struct fab_step {
 	uint32_t rank;
-	uint32_t peer;     /* SEND/RECV: the other rank */
-	uint32_t match;    /* SEND: its receive step; RECV: its send step */
-	uint32_t dep_off;  /* deps[dep_off .. dep_off + ndeps) are step ids */
+	uint32_t peer;    /* SEND/RECV: the other rank */
+	uint32_t match;   /* SEND: its receive step; RECV: its send step */
+	uint32_t dep_off; /* deps[dep_off .. dep_off + ndeps) are step ids */
 	uint16_t ndeps;
-	uint8_t kind;      /* enum fab_step_kind */
-	uint8_t channel;   /* distinct channels use distinct connections */
+	uint8_t kind;    /* enum fab_step_kind */
+	uint8_t channel; /* distinct channels use distinct connections */
 	uint8_t src_buf, dst_buf;
 	uint64_t src_off, dst_off, bytes;
 };
@@ -72,16 +72,16 @@ struct fab_sched {
 };
 
 struct fab_coll_args {
-	int op;                /* enum fab_coll_op */
-	int algo;              /* enum fab_coll_algo, not AUTO */
+	int op;   /* enum fab_coll_op */
+	int algo; /* enum fab_coll_algo, not AUTO */
 	uint32_t nranks;
-	uint64_t count;        /* elements, nccl-tests semantics */
-	uint32_t elem_bytes;   /* datatype size */
-	uint32_t root;         /* Broadcast, Reduce */
-	uint32_t channels;     /* >= 1 */
-	uint64_t chunk_bytes;  /* pipelining unit (ring, tree); 0 = no pipelining */
-	uint32_t ranks_per_node; /* hierarchical: consecutive ranks per server */
-	const uint32_t *order; /* ring order / tree layout of ranks; NULL = 0..n-1 */
+	uint64_t count;                    /* elements, nccl-tests semantics */
+	uint32_t elem_bytes;               /* datatype size */
+	uint32_t root;                     /* Broadcast, Reduce */
+	uint32_t channels;                 /* >= 1 */
+	uint64_t chunk_bytes;              /* pipelining unit (ring, tree); 0 = no pipelining */
+	uint32_t ranks_per_node;           /* hierarchical: consecutive ranks per server */
+	const uint32_t *order;             /* ring order / tree layout of ranks; NULL = 0..n-1 */
 	const uint32_t *const *chan_order; /* ring: one order per channel (overrides order) */
 };
 
@@ -92,8 +92,7 @@ void fab_sched_free(struct fab_sched *s);
  * compares every element with the operation's definition.  Also proves
  * the schedule free of deadlock and of a buffer overwritten while a send
  * still reads it.  Returns 0, or FAB_EINVAL with the first difference. */
-int fab_coll_check(const struct fab_coll_args *a, const struct fab_sched *s, uint64_t seed,
-		   struct fab_err *err);
+int fab_coll_check(const struct fab_coll_args *a, const struct fab_sched *s, uint64_t seed, struct fab_err *err);
 
 /* The checker's data: rank r's input element i (small integers, so sums
  * are exact in float), and what output element i of rank r must hold;
@@ -102,17 +101,16 @@ int32_t fab_coll_input_value(uint32_t rank, uint64_t i);
 bool fab_coll_expected(const struct fab_coll_args *a, uint32_t rank, uint64_t i, int64_t *want);
 
 /* The operation's size column in bytes, and per-rank input/output bytes. */
-void fab_coll_sizes(int op, uint64_t count, uint32_t elem_bytes, uint32_t nranks,
-		    uint64_t *size_bytes, uint64_t *in_bytes, uint64_t *out_bytes);
+void fab_coll_sizes(int op, uint64_t count, uint32_t elem_bytes, uint32_t nranks, uint64_t *size_bytes,
+		    uint64_t *in_bytes, uint64_t *out_bytes);
 /* nccl-tests' bus bandwidth factor: busbw = algbw x factor. */
 double fab_coll_busbw_factor(int op, uint32_t nranks);
-bool fab_coll_supported(int op, int algo, uint32_t nranks, uint32_t ranks_per_node,
-			char *why, size_t why_len);
+bool fab_coll_supported(int op, int algo, uint32_t nranks, uint32_t ranks_per_node, char *why, size_t why_len);
 
-const char *fab_coll_op_name(int op);   /* "allreduce" */
-const char *fab_coll_op_title(int op);  /* "AllReduce" */
+const char *fab_coll_op_name(int op);     /* "allreduce" */
+const char *fab_coll_op_title(int op);    /* "AllReduce" */
 const char *fab_coll_algo_name(int algo); /* "ring" */
-int fab_coll_op_parse(const char *s);   /* -1 if unknown */
+int fab_coll_op_parse(const char *s);     /* -1 if unknown */
 int fab_coll_algo_parse(const char *s);
 
 #endif

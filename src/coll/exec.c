@@ -9,8 +9,7 @@
 
 #include "exec.h"
 
-void fab_exec_init(struct fab_exec *ex, const struct fab_sched *s, const struct fab_exec_ops *ops,
-		   void *ctx)
+void fab_exec_init(struct fab_exec *ex, const struct fab_sched *s, const struct fab_exec_ops *ops, void *ctx)
 {
 	memset(ex, 0, sizeof *ex);
 	ex->s = s;

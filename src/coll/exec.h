@@ -30,15 +30,14 @@ struct fab_exec {
 	uint32_t *waiting;   /* dependencies not yet done, per step */
 	uint32_t *dep_first; /* dependents in CSR form */
 	uint32_t *dependents;
-	uint8_t *arrived;    /* RECV: its data is here */
-	uint32_t done;       /* steps done */
-	bool started;        /* fab_exec_start ran */
-	uint32_t *ready;     /* steps to start, in order */
+	uint8_t *arrived; /* RECV: its data is here */
+	uint32_t done;    /* steps done */
+	bool started;     /* fab_exec_start ran */
+	uint32_t *ready;  /* steps to start, in order */
 	uint32_t nready, cap_ready;
 };
 
-void fab_exec_init(struct fab_exec *ex, const struct fab_sched *s, const struct fab_exec_ops *ops,
-		   void *ctx);
+void fab_exec_init(struct fab_exec *ex, const struct fab_sched *s, const struct fab_exec_ops *ops, void *ctx);
 void fab_exec_free(struct fab_exec *ex);
 /* Starts every step with no dependencies (and what follows from it). */
 void fab_exec_start(struct fab_exec *ex);

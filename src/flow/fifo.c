@@ -61,7 +61,7 @@ struct fq_port {
 	double scale_sent;     /* the scale its rates were last all passed on at */
 	uint64_t *chg;         /* transfers whose rates changed since: id << 8 | hop */
 	uint32_t nchg, cap_chg;
-	struct fq_pend *pend;  /* ring buffer: pend[(ph + i) % pcap], i < pn */
+	struct fq_pend *pend; /* ring buffer: pend[(ph + i) % pcap], i < pn */
 	uint32_t ph, pn, pcap;
 };
 
@@ -453,7 +453,7 @@ void fq_event(struct flsim *s, const struct fab_ev *ev)
 	}
 	case EV_FQ_OUT: {
 		struct fq_port *f = &fl->fq[ev->arg];
-		settle(s, ev->arg); /* (an emptied queue let them all through) */
+		settle(s, ev->arg);                                /* (an emptied queue let them all through) */
 		if (let_through(s, ev->arg, s->c.now_ps) && f->pn) /* the new head's turn */
 			fab_eq_push(&s->c.eq, f->pend[f->ph].t, EV_FQ_OUT, NULL, ev->arg);
 		touch(s, ev->arg);

@@ -61,7 +61,7 @@ static void fl_init(struct flsim *s)
 		fq_init(s);
 	const struct fab_wire *w = fab_sim_wire(&s->c);
 	fl->ack_frac = (double)(w->ack_frame + FAB_WIRE_PREAMBLE_IFG) /
-		       ((double)FAB_MAX(s->c.fp.nic.ack_every, 1u) * (double)fab_wire_data_bytes(w, s->c.fp.mtu));
+		((double)FAB_MAX(s->c.fp.nic.ack_every, 1u) * (double)fab_wire_data_bytes(w, s->c.fp.mtu));
 }
 
 /* the ports' payload rates (again when the server's PCIe cap is set) */
@@ -227,8 +227,8 @@ static void route(struct flsim *s, uint32_t id, struct fl_qp *q)
 	uint32_t path[FL_MAX_PATH];
 	q->nfwd = (uint8_t)fab_sim_qp_path(&s->c, id, path, FL_MAX_PATH / 2);
 	const struct sim_conn *sq = s->c.qps[id]; /* its ACKs: the reverse 5-tuple */
-	q->npath = (uint8_t)(q->nfwd + sim_path(&s->c, sq->dst_nic, sq->src_nic, sq->hash_rev, path + q->nfwd,
-						FL_MAX_PATH / 2));
+	q->npath = (uint8_t)(q->nfwd +
+			     sim_path(&s->c, sq->dst_nic, sq->src_nic, sq->hash_rev, path + q->nfwd, FL_MAX_PATH / 2));
 	/* sized to the path: an all-to-all has hundreds of thousands of queue pairs */
 	q->path = fab_xcalloc((size_t)q->npath + q->nfwd + 1, sizeof *q->path);
 	memcpy(q->path, path, q->npath * sizeof *path);
@@ -404,8 +404,7 @@ static void activate(struct flsim *s, uint32_t id, struct fl_qp *q)
 	}
 }
 
-static void fl_post(struct fab_sim *sim, struct sim_conn *sq, fab_bytes bytes, uint32_t flow,
-		    uint32_t cookie)
+static void fl_post(struct fab_sim *sim, struct sim_conn *sq, fab_bytes bytes, uint32_t flow, uint32_t cookie)
 {
 	struct flsim *s = (struct flsim *)sim;
 	struct fl_qp *q = fq(s, sq->id);
@@ -714,9 +713,8 @@ static const struct sim_engine_ops flow_ops = {
 	.engine_stats = fl_stats,
 };
 
-struct fab_sim *fab_flow_new(const struct fab_topo *topo, const struct fab_fabric_params *fp,
-			     uint64_t seed, const struct fab_sim_flow *flows, size_t nflows,
-			     struct fab_err *err)
+struct fab_sim *fab_flow_new(const struct fab_topo *topo, const struct fab_fabric_params *fp, uint64_t seed,
+			     const struct fab_sim_flow *flows, size_t nflows, struct fab_err *err)
 {
 	struct flsim *s = fab_xcalloc(1, sizeof *s);
 	s->ports = fab_xcalloc(topo->nports, sizeof *s->ports);

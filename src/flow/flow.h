@@ -6,8 +6,7 @@
 
 #include "../sim/sim.h"
 
-struct fab_sim *fab_flow_new(const struct fab_topo *topo, const struct fab_fabric_params *fp,
-			     uint64_t seed, const struct fab_sim_flow *flows, size_t nflows,
-			     struct fab_err *err);
+struct fab_sim *fab_flow_new(const struct fab_topo *topo, const struct fab_fabric_params *fp, uint64_t seed,
+			     const struct fab_sim_flow *flows, size_t nflows, struct fab_err *err);
 
 #endif

@@ -18,34 +18,34 @@ struct fl_msg {
 
 /* a queue pair as the flow engine sees it */
 struct fl_qp {
-	uint32_t *path, *pos;      /* egress ports; index in each port's list (one allocation) */
-	uint8_t npath, nfwd;       /* path[0 .. nfwd): data; path[nfwd .. npath): its ACKs */
+	uint32_t *path, *pos; /* egress ports; index in each port's list (one allocation) */
+	uint8_t npath, nfwd;  /* path[0 .. nfwd): data; path[nfwd .. npath): its ACKs */
 	bool routed, active;
-	fab_time_ps tail_ps;       /* last byte leaves the source -> reaches the destination */
-	fab_time_ps ack_ps;        /* and its ACK back */
-	struct fl_msg *q;          /* FIFO: q[qh .. qn) */
+	fab_time_ps tail_ps; /* last byte leaves the source -> reaches the destination */
+	fab_time_ps ack_ps;  /* and its ACK back */
+	struct fl_msg *q;    /* FIFO: q[qh .. qn) */
 	uint32_t qh, qn, qcap;
-	double rem, rate;          /* payload bytes left of the head message; bytes per ps */
-	double next_rate;          /* the rate, kept across a change of message */
-	fab_time_ps t_last;        /* rem is as of then */
-	uint32_t hpos;             /* index in the completion heap; NO_POS when not in it */
-	fab_time_ps done_ps;       /* when the head message's last byte leaves */
-	uint64_t done_seq;         /* ties: the order the times were set in */
-	uint64_t rr;               /* its place in its NIC's round robin (order of activation) */
-	uint32_t behind;           /* transfers its NIC serves after it */
-	uint32_t crowd;            /* the most transfers its NIC has had while it was active */
-	double nic_sum;            /* the rate of the transfers in its NIC's round robin */
-	uint32_t stamp;            /* component search */
-	uint32_t local;            /* index in the component */
-	double *fh;                /* flow.queues fifo, per forward hop: rate in, rate of its bytes
+	double rem, rate;    /* payload bytes left of the head message; bytes per ps */
+	double next_rate;    /* the rate, kept across a change of message */
+	fab_time_ps t_last;  /* rem is as of then */
+	uint32_t hpos;       /* index in the completion heap; NO_POS when not in it */
+	fab_time_ps done_ps; /* when the head message's last byte leaves */
+	uint64_t done_seq;   /* ties: the order the times were set in */
+	uint64_t rr;         /* its place in its NIC's round robin (order of activation) */
+	uint32_t behind;     /* transfers its NIC serves after it */
+	uint32_t crowd;      /* the most transfers its NIC has had while it was active */
+	double nic_sum;      /* the rate of the transfers in its NIC's round robin */
+	uint32_t stamp;      /* component search */
+	uint32_t local;      /* index in the component */
+	double *fh;          /* flow.queues fifo, per forward hop: rate in, rate of its bytes
 				    * now leaving, rate last sent on (3 x nfwd) */
 };
 
 struct fl_port {
-	uint32_t *qp, *hop;        /* active transfers crossing it, and which hop of theirs */
+	uint32_t *qp, *hop; /* active transfers crossing it, and which hop of theirs */
 	uint32_t n, cap;
 	double payload_per_ps;
-	double ack_load;           /* ACKs of transfers that cross it, bytes per ps */
+	double ack_load; /* ACKs of transfers that cross it, bytes per ps */
 	uint32_t stamp, local;
 	bool dirty;
 };
@@ -80,26 +80,26 @@ struct fl_state {
 	struct fl_qp *qps;
 	uint32_t cap_qps;
 	struct fl_port *ports;
-	struct fl_due dirty;       /* ports whose rates are to be solved again (fifo: NICs) */
+	struct fl_due dirty; /* ports whose rates are to be solved again (fifo: NICs) */
 	uint32_t stamp;
 	uint64_t rr_next;
-	uint64_t *rrkey;           /* rank_nics scratch */
+	uint64_t *rrkey; /* rank_nics scratch */
 	uint32_t cap_rr;
 	struct fab_maxmin mm;
 	/* component scratch */
 	uint32_t *cports, *cqps, *off, *idx;
 	double *ccap, *crate;
-	double ack_frac;           /* ACK wire bytes per data wire byte */
-	fab_time_ps batch_ps;      /* flow.batch */
+	double ack_frac;      /* ACK wire bytes per data wire byte */
+	fab_time_ps batch_ps; /* flow.batch */
 	size_t cap_cp, cap_cq, cap_ci;
 	uint64_t recomputes, comp_qps;
 	/* flow.queues: fifo (fifo.c) */
 	bool fifo;
-	bool urgent;               /* a NIC has a new transfer: its rates now, flow.batch or not */
-	struct fq_port *fq;        /* per port */
-	struct fq_rec *rec;        /* what EV_FQ_IN and EV_FQ_MARK carry; a free list */
+	bool urgent;        /* a NIC has a new transfer: its rates now, flow.batch or not */
+	struct fq_port *fq; /* per port */
+	struct fq_rec *rec; /* what EV_FQ_IN and EV_FQ_MARK carry; a free list */
 	uint32_t nrec, cap_rec, free_rec;
-	struct fl_due touch;       /* ports to refresh at the end of the instant */
+	struct fl_due touch; /* ports to refresh at the end of the instant */
 };
 
 /* The flow engine: the shared state first (engine.h), then its own. */
@@ -111,10 +111,10 @@ struct flsim {
 
 enum fl_ev_type {
 	EV_FL_DELIVER = SIM_EV_ENGINE, /* obj sim_flow (its ACK is back) or NULL (arg: cookie delivered) */
-	EV_FQ_IN,    /* flow.queues fifo: arg record: a transfer's rate into a switch port changes */
-	EV_FQ_OUT,   /* arg port: the bytes at the head of its queue's changes start leaving */
-	EV_FQ_DRAIN, /* arg port: its queue empties (stale unless the port still expects it) */
-	EV_FQ_MARK,  /* arg record: a message's last byte reaches a switch port */
+	EV_FQ_IN,                      /* flow.queues fifo: arg record: a transfer's rate into a switch port changes */
+	EV_FQ_OUT,                     /* arg port: the bytes at the head of its queue's changes start leaving */
+	EV_FQ_DRAIN,                   /* arg port: its queue empties (stale unless the port still expects it) */
+	EV_FQ_MARK,                    /* arg record: a message's last byte reaches a switch port */
 };
 
 /* flow.c */
@@ -136,6 +136,5 @@ void fq_sent(struct flsim *s, uint32_t id, uint32_t flow, uint32_t cookie);
 void fq_port_rate(struct flsim *s, uint32_t port, double r);
 void fq_event(struct flsim *s, const struct fab_ev *ev);
 void fq_refresh(struct flsim *s);
-
 
 #endif

@@ -66,8 +66,9 @@ static struct fab_mm_ent heap_pop(struct fab_maxmin *m, size_t *len)
 		size_t c = 2 * i + 1;
 		if (c >= *len)
 			break;
-		if (c + 1 < *len && (m->heap[c + 1].share < m->heap[c].share ||
-				     (m->heap[c + 1].share == m->heap[c].share && m->heap[c + 1].link < m->heap[c].link)))
+		if (c + 1 < *len &&
+		    (m->heap[c + 1].share < m->heap[c].share ||
+		     (m->heap[c + 1].share == m->heap[c].share && m->heap[c + 1].link < m->heap[c].link)))
 			c++;
 		if (last.share < m->heap[c].share || (last.share == m->heap[c].share && last.link <= m->heap[c].link))
 			break;

@@ -13,8 +13,8 @@ static int root_col(const struct fab_config *c)
 	return c->coll.op == FAB_OP_BROADCAST || c->coll.op == FAB_OP_REDUCE ? (int)c->coll.root : -1;
 }
 
-json_t *fab_coll_json(const struct fab_config *c, const struct fab_sim *s,
-		      const struct fab_comm *comm, const struct fab_sweep *sw)
+json_t *fab_coll_json(const struct fab_config *c, const struct fab_sim *s, const struct fab_comm *comm,
+		      const struct fab_sweep *sw)
 {
 	json_t *doc = fab_result_json(c, s);
 	json_object_set_new(doc, "kind", json_string("coll"));
@@ -57,17 +57,17 @@ json_t *fab_coll_json(const struct fab_config *c, const struct fab_sim *s,
 	return doc;
 }
 
-int fab_coll_write_text(FILE *f, const struct fab_config *c, const struct fab_sim *s,
-			const struct fab_comm *comm, const struct fab_sweep *sw)
+int fab_coll_write_text(FILE *f, const struct fab_config *c, const struct fab_sim *s, const struct fab_comm *comm,
+			const struct fab_sweep *sw)
 {
 	const struct fab_topo *t = fab_sim_topo(s);
 	char rate[32];
 	fprintf(f, "# fabscope coll: %s, %u ranks on %u servers (%u GPUs each), %u channels, algorithm %s%s\n",
-		fab_coll_op_title(c->coll.op), comm->nranks, comm->nservers, t->gpus_per_server,
-		comm->channels, fab_coll_algo_name(c->coll.algo),
-		c->fabric.engine != FAB_ENGINE_FLOW		? ""
-		: c->fabric.flow_queues == FAB_FLOW_QUEUES_FIFO ? ", flow engine, FIFO queues"
-								: ", flow engine");
+		fab_coll_op_title(c->coll.op), comm->nranks, comm->nservers, t->gpus_per_server, comm->channels,
+		fab_coll_algo_name(c->coll.algo),
+		c->fabric.engine != FAB_ENGINE_FLOW                     ? ""
+			: c->fabric.flow_queues == FAB_FLOW_QUEUES_FIFO ? ", flow engine, FIFO queues"
+									: ", flow engine");
 	fprintf(f, "# %s, %u NICs per server at %s, seed %llu\n", c->origin, t->nics_per_server,
 		fab_fmt_rate(t->ports[t->nodes[t->nic_node[0]].first_port].rate_bps, rate, sizeof rate),
 		(unsigned long long)c->run.seed);
@@ -75,18 +75,19 @@ int fab_coll_write_text(FILE *f, const struct fab_config *c, const struct fab_si
 	fab_nccl_table_head(f, true);
 	for (uint32_t i = 0; i < sw->nrows; i++) {
 		const struct fab_sweep_row *r = &sw->rows[i];
-		fab_nccl_table_row(f, &(struct fab_nccl_row){
-					      .bytes = r->bytes,
-					      .count = r->count,
-					      .type = fab_dtype_name(c->coll.dtype),
-					      .redop = fab_redop_name(c->coll.op),
-					      .root = root_col(c),
-					      .time_us = r->time_us,
-					      .algbw_GBps = r->algbw_GBps,
-					      .busbw_GBps = r->busbw_GBps,
-					      .wrong = "N/A",
-					      .algo = fab_coll_algo_name(r->algo),
-				      });
+		fab_nccl_table_row(f,
+				   &(struct fab_nccl_row){
+					   .bytes = r->bytes,
+					   .count = r->count,
+					   .type = fab_dtype_name(c->coll.dtype),
+					   .redop = fab_redop_name(c->coll.op),
+					   .root = root_col(c),
+					   .time_us = r->time_us,
+					   .algbw_GBps = r->algbw_GBps,
+					   .busbw_GBps = r->busbw_GBps,
+					   .wrong = "N/A",
+					   .algo = fab_coll_algo_name(r->algo),
+				   });
 	}
 	fab_nccl_table_avg(f, fab_sweep_avg_busbw(sw));
 	fprintf(f, "#\n");
@@ -163,18 +164,17 @@ int fab_jobs_write_text(FILE *f, const struct fab_job *jobs, uint32_t n)
 	if (!n)
 		return 0;
 	fprintf(f, "\njobs:\n");
-	fprintf(f, "  %-12s %5s %11s %6s %11s %11s %11s %11s %7s\n", "name", "gpus", "dp x tp x pp",
-		"iters", "mean", "p50", "p99", "max", "idle");
+	fprintf(f, "  %-12s %5s %11s %6s %11s %11s %11s %11s %7s\n", "name", "gpus", "dp x tp x pp", "iters", "mean",
+		"p50", "p99", "max", "idle");
 	for (uint32_t i = 0; i < n; i++) {
 		const struct fab_job *j = &jobs[i];
 		struct fab_job_stats st;
 		fab_job_stats(j, &st);
 		char shape[32];
 		snprintf(shape, sizeof shape, "%u x %u x %u", j->dp, j->tp, j->pp);
-		fprintf(f, "  %-12s %5u %11s %6u %8.3f ms %8.3f ms %8.3f ms %8.3f ms %6.1f%%%s\n",
-			j->spec.name, j->n, shape, j->niters, st.mean_ps / 1e9, st.p50_ps / 1e9,
-			st.p99_ps / 1e9, st.max_ps / 1e9, st.idle_fraction * 100,
-			j->finished && !j->rc ? "" : "  (unfinished)");
+		fprintf(f, "  %-12s %5u %11s %6u %8.3f ms %8.3f ms %8.3f ms %8.3f ms %6.1f%%%s\n", j->spec.name, j->n,
+			shape, j->niters, st.mean_ps / 1e9, st.p50_ps / 1e9, st.p99_ps / 1e9, st.max_ps / 1e9,
+			st.idle_fraction * 100, j->finished && !j->rc ? "" : "  (unfinished)");
 	}
 	return ferror(f) ? FAB_EIO : 0;
 }
@@ -252,8 +252,8 @@ int fab_matrix_write_text(FILE *f, const struct fab_matrix *m)
 	if (k) {
 		fprintf(f, "theory (a pair alone): %.2f GB/s each way, %.3f us one way\n", m->theory_GBps,
 			m->theory_lat_us);
-		fprintf(f, "bandwidth GB/s: min %.2f  p1 %.2f  median %.2f  max %.2f  (max %.1f%% of theory)\n",
-			v[0], v[k / 100], v[k / 2], v[k - 1], v[k - 1] / m->theory_GBps * 100);
+		fprintf(f, "bandwidth GB/s: min %.2f  p1 %.2f  median %.2f  max %.2f  (max %.1f%% of theory)\n", v[0],
+			v[k / 100], v[k / 2], v[k - 1], v[k - 1] / m->theory_GBps * 100);
 		fprintf(f, "latency us:     min %.3f  median %.3f  p99 %.3f  max %.3f\n", l[0], l[k / 2],
 			l[k * 99 / 100], l[k - 1]);
 	}

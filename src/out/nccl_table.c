@@ -6,25 +6,24 @@
 
 const char *fab_redop_name(int op)
 {
-	return op == FAB_OP_ALLREDUCE || op == FAB_OP_REDUCESCATTER || op == FAB_OP_REDUCE ? "sum"
-											 : "none";
+	return op == FAB_OP_ALLREDUCE || op == FAB_OP_REDUCESCATTER || op == FAB_OP_REDUCE ? "sum" : "none";
 }
 
 void fab_nccl_table_head(FILE *f, bool algo_col)
 {
-	fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %9s  %7s  %7s  %6s", "size", "count", "type", "redop",
-		"root", "time", "algbw", "busbw", "#wrong");
+	fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %9s  %7s  %7s  %6s", "size", "count", "type", "redop", "root", "time",
+		"algbw", "busbw", "#wrong");
 	fprintf(f, algo_col ? "  %12s\n" : "\n", "algo");
-	fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %9s  %7s  %7s  %6s", "(B)", "(elements)", "", "", "",
-		"(us)", "(GB/s)", "(GB/s)", "");
+	fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %9s  %7s  %7s  %6s", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)",
+		"(GB/s)", "");
 	fprintf(f, algo_col ? "  %12s\n" : "\n", "");
 }
 
 void fab_nccl_table_row(FILE *f, const struct fab_nccl_row *r)
 {
-	fprintf(f, "  %10llu  %12llu  %8s  %6s  %6d  %9.2f  %7.2f  %7.2f  %6s",
-		(unsigned long long)r->bytes, (unsigned long long)r->count, r->type, r->redop, r->root,
-		r->time_us, r->algbw_GBps, r->busbw_GBps, r->wrong);
+	fprintf(f, "  %10llu  %12llu  %8s  %6s  %6d  %9.2f  %7.2f  %7.2f  %6s", (unsigned long long)r->bytes,
+		(unsigned long long)r->count, r->type, r->redop, r->root, r->time_us, r->algbw_GBps, r->busbw_GBps,
+		r->wrong);
 	if (r->algo)
 		fprintf(f, "  %12s", r->algo);
 	fputc('\n', f);

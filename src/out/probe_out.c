@@ -41,22 +41,21 @@ static const char *poll_mode(const struct fab_probe_doc_info *info)
 	return info->busy_poll ? "busy-poll" : "poll";
 }
 
-void fab_probe_p2p_begin(FILE *f, json_t *doc, const struct fab_probe_doc_info *info,
-			 enum fab_probe_test kind)
+void fab_probe_p2p_begin(FILE *f, json_t *doc, const struct fab_probe_doc_info *info, enum fab_probe_test kind)
 {
 	bool lat = kind == FAB_PROBE_LATENCY, bidir = kind == FAB_PROBE_BW_BIDIR;
 	const char *mode = poll_mode(info);
 	if (lat) {
 		fprintf(f, "# fabscope probe: latency, rank 0 to each rank in turn, half the round trip, TCP, %s\n#\n",
 			mode);
-		fprintf(f, "# %4s  %10s  %6s  %9s  %9s  %9s  %9s  %9s  %9s  %9s\n", "peer", "size", "iters",
-			"t_min", "t_avg", "t_p50", "t_p99", "t_p99.9", "t_max", "jitter");
-		fprintf(f, "# %4s  %10s  %6s  %9s  %9s  %9s  %9s  %9s  %9s  %9s\n", "", "(B)", "", "(us)",
-			"(us)", "(us)", "(us)", "(us)", "(us)", "(us)");
+		fprintf(f, "# %4s  %10s  %6s  %9s  %9s  %9s  %9s  %9s  %9s  %9s\n", "peer", "size", "iters", "t_min",
+			"t_avg", "t_p50", "t_p99", "t_p99.9", "t_max", "jitter");
+		fprintf(f, "# %4s  %10s  %6s  %9s  %9s  %9s  %9s  %9s  %9s  %9s\n", "", "(B)", "", "(us)", "(us)",
+			"(us)", "(us)", "(us)", "(us)", "(us)");
 	} else {
-		fprintf(f, "# fabscope probe: bandwidth, rank 0 to each rank in turn, %s, TCP, %u connection%s, %s\n#\n",
-			bidir ? "both ways at once (sum)" : "one way", info->conns, info->conns == 1 ? "" : "s",
-			mode);
+		fprintf(f,
+			"# fabscope probe: bandwidth, rank 0 to each rank in turn, %s, TCP, %u connection%s, %s\n#\n",
+			bidir ? "both ways at once (sum)" : "one way", info->conns, info->conns == 1 ? "" : "s", mode);
 		fprintf(f, "# %4s  %10s  %6s  %10s  %8s  %8s\n", "peer", "size", "iters", "time", "bw", "bw");
 		fprintf(f, "# %4s  %10s  %6s  %10s  %8s  %8s\n", "", "(B)", "", "(us)", "(GB/s)", "(Gb/s)");
 	}
@@ -88,15 +87,15 @@ static void latency_stats(double *x, uint32_t n, double q[7])
 	q[6] = jit;
 }
 
-void fab_probe_p2p_row(FILE *f, json_t *doc, enum fab_probe_test kind, uint32_t peer,
-		       const char *endpoint, fab_bytes bytes, uint32_t iters, double *samples)
+void fab_probe_p2p_row(FILE *f, json_t *doc, enum fab_probe_test kind, uint32_t peer, const char *endpoint,
+		       fab_bytes bytes, uint32_t iters, double *samples)
 {
 	bool lat = kind == FAB_PROBE_LATENCY;
 	json_t *rows = json_object_get(json_object_get(doc, lat ? "latency" : "bandwidth"), "rows");
 	json_t *row = json_pack("{s:i,s:s,s:I,s:i}", "peer", peer, "endpoint", endpoint, "size_bytes",
 				(json_int_t)bytes, "iters", iters);
 	if (lat) {
-		static const char *keys[] = {"t_min_us", "t_avg_us", "t_p50_us", "t_p99_us",
+		static const char *keys[] = {"t_min_us",  "t_avg_us", "t_p50_us", "t_p99_us",
 					     "t_p999_us", "t_max_us", "jitter_us"};
 		double q[7];
 		latency_stats(samples, iters, q);
@@ -109,8 +108,8 @@ void fab_probe_p2p_row(FILE *f, json_t *doc, enum fab_probe_test kind, uint32_t 
 	} else {
 		double t = samples[0];
 		double bw = (double)bytes * iters * (kind == FAB_PROBE_BW_BIDIR ? 2 : 1) / t;
-		fprintf(f, "  %4u  %10llu  %6u  %10.1f  %8.3f  %8.2f\n", peer, (unsigned long long)bytes,
-			iters, t * 1e6, bw / 1e9, bw * 8 / 1e9);
+		fprintf(f, "  %4u  %10llu  %6u  %10.1f  %8.3f  %8.2f\n", peer, (unsigned long long)bytes, iters,
+			t * 1e6, bw / 1e9, bw * 8 / 1e9);
 		json_object_set_new(row, "time_us", json_real(t * 1e6));
 		json_object_set_new(row, "GBps", json_real(bw / 1e9));
 		json_object_set_new(row, "Gbps", json_real(bw * 8 / 1e9));
@@ -120,8 +119,8 @@ void fab_probe_p2p_row(FILE *f, json_t *doc, enum fab_probe_test kind, uint32_t 
 
 /* ---- collectives ---- */
 
-void fab_probe_coll_begin(FILE *f, json_t *doc, const struct fab_probe_doc_info *info,
-			  const struct fab_coll_args *a, bool check)
+void fab_probe_coll_begin(FILE *f, json_t *doc, const struct fab_probe_doc_info *info, const struct fab_coll_args *a,
+			  bool check)
 {
 	fprintf(f, "# fabscope probe: %s, %u ranks, algorithm %s, %u channels, TCP, %u connection%s per pair\n#\n",
 		fab_coll_op_title(a->op), a->nranks, fab_coll_algo_name(a->algo), a->channels, info->conns,
@@ -139,32 +138,33 @@ void fab_probe_coll_begin(FILE *f, json_t *doc, const struct fab_probe_doc_info 
 	json_object_set_new(doc, "collective", c);
 }
 
-void fab_probe_coll_row(FILE *f, json_t *doc, const struct fab_coll_args *a, uint64_t size,
-			double time_s, bool checked, uint64_t wrong)
+void fab_probe_coll_row(FILE *f, json_t *doc, const struct fab_coll_args *a, uint64_t size, double time_s, bool checked,
+			uint64_t wrong)
 {
 	double algbw = (double)size / time_s / 1e9, busbw = algbw * fab_coll_busbw_factor(a->op, a->nranks);
 	int root = a->op == FAB_OP_BROADCAST || a->op == FAB_OP_REDUCE ? 0 : -1;
 	char wbuf[32] = "N/A";
 	if (checked)
 		snprintf(wbuf, sizeof wbuf, "%llu", (unsigned long long)wrong);
-	fab_nccl_table_row(f, &(struct fab_nccl_row){
-				      .bytes = size,
-				      .count = size / 4,
-				      .type = "float",
-				      .redop = fab_redop_name(a->op),
-				      .root = root,
-				      .time_us = time_s * 1e6,
-				      .algbw_GBps = algbw,
-				      .busbw_GBps = busbw,
-				      .wrong = wbuf,
-			      });
+	fab_nccl_table_row(f,
+			   &(struct fab_nccl_row){
+				   .bytes = size,
+				   .count = size / 4,
+				   .type = "float",
+				   .redop = fab_redop_name(a->op),
+				   .root = root,
+				   .time_us = time_s * 1e6,
+				   .algbw_GBps = algbw,
+				   .busbw_GBps = busbw,
+				   .wrong = wbuf,
+			   });
 	json_t *rows = json_object_get(json_object_get(doc, "collective"), "rows");
-	json_array_append_new(rows, json_pack("{s:I,s:I,s:s,s:s,s:i,s:s,s:f,s:f,s:f,s:o}", "size_bytes",
-					      (json_int_t)size, "count", (json_int_t)(size / 4), "type",
-					      "float", "redop", fab_redop_name(a->op), "root", root, "algo",
-					      fab_coll_algo_name(a->algo), "time_us", time_s * 1e6,
-					      "algbw_GBps", algbw, "busbw_GBps", busbw, "wrong",
-					      checked ? json_integer((json_int_t)wrong) : json_null()));
+	json_array_append_new(rows,
+			      json_pack("{s:I,s:I,s:s,s:s,s:i,s:s,s:f,s:f,s:f,s:o}", "size_bytes", (json_int_t)size,
+					"count", (json_int_t)(size / 4), "type", "float", "redop",
+					fab_redop_name(a->op), "root", root, "algo", fab_coll_algo_name(a->algo),
+					"time_us", time_s * 1e6, "algbw_GBps", algbw, "busbw_GBps", busbw, "wrong",
+					checked ? json_integer((json_int_t)wrong) : json_null()));
 }
 
 void fab_probe_coll_end(FILE *f, json_t *doc)
@@ -306,9 +306,11 @@ void fab_probe_matrix_out(FILE *f, json_t *doc, const struct fab_probe_doc_info 
 		}
 	qsort(v, k, sizeof *v, fab_cmp_double);
 	qsort(l, nl, sizeof *l, fab_cmp_double);
-	fprintf(f, "# fabscope probe: matrix, %u ranks, %u %s, %llu B each way, TCP, %u connection%s per pair\n",
-		n, m->stages,
-		mo->serial ? "pairs one at a time" : m->stages == 1 ? "round of disjoint pairs" : "rounds of disjoint pairs",
+	fprintf(f, "# fabscope probe: matrix, %u ranks, %u %s, %llu B each way, TCP, %u connection%s per pair\n", n,
+		m->stages,
+		mo->serial               ? "pairs one at a time"
+			: m->stages == 1 ? "round of disjoint pairs"
+					 : "rounds of disjoint pairs",
 		(unsigned long long)mo->bytes, info->conns, info->conns == 1 ? "" : "s");
 	if (k) {
 		fprintf(f, "bandwidth GB/s: min %.4g  median %.4g  max %.4g\n", v[0], v[(k - 1) / 2], v[k - 1]);

@@ -112,8 +112,7 @@ void fab_summary_compute(const struct fab_sim *s, struct fab_summary *o)
 }
 
 /* A list of items (flows, generators) as their keys' canonical text. */
-static json_t *items_json(const struct fab_key_def *keys, size_t nkeys, const void *items,
-			  size_t stride, size_t n)
+static json_t *items_json(const struct fab_key_def *keys, size_t nkeys, const void *items, size_t stride, size_t n)
 {
 	json_t *arr = json_array();
 	for (size_t i = 0; i < n; i++) {
@@ -161,10 +160,8 @@ static json_t *config_json(const struct fab_config *c)
 	size_t nf, ng;
 	const struct fab_key_def *fk = fab_config_flow_keys(&nf);
 	const struct fab_key_def *gk = fab_config_gen_keys(&ng);
-	json_t *flows = items_json(fk, nf, c->traffic.flows, sizeof *c->traffic.flows,
-				   c->traffic.nflows);
-	json_t *gens = items_json(gk, ng, c->traffic.gens, sizeof *c->traffic.gens,
-				  c->traffic.ngens);
+	json_t *flows = items_json(fk, nf, c->traffic.flows, sizeof *c->traffic.flows, c->traffic.nflows);
+	json_t *gens = items_json(gk, ng, c->traffic.gens, sizeof *c->traffic.gens, c->traffic.ngens);
 	json_object_set_new(traffic, "flows", flows);
 	json_object_set_new(traffic, "generators", gens);
 	size_t nj, nx;
@@ -194,8 +191,7 @@ static json_t *topology_json(const struct fab_topo *t)
 		json_object_set_new(x, "down_bps", json_integer((json_int_t)r->down_bps));
 		json_object_set_new(x, "up_bps", json_integer((json_int_t)r->up_bps));
 		json_object_set_new(x, "oversubscription",
-				    json_string(fab_topo_fmt_ratio(r->down_bps, r->up_bps, ratio,
-								   sizeof ratio)));
+				    json_string(fab_topo_fmt_ratio(r->down_bps, r->up_bps, ratio, sizeof ratio)));
 		json_array_append_new(tiers, x);
 	}
 	json_object_set_new(o, "tiers", tiers);
@@ -288,8 +284,9 @@ static void flow_engine_json(json_t *doc, const struct fab_config *c, const stru
 {
 	/* what the numbers below do not contain */
 	json_t *nm = json_array();
-	static const char *const not_modeled[] = {"queueing delay", "PFC", "ECN and DCQCN", "drops and retransmission",
-						  "time series", "faults other than degrade and slow-gpu"};
+	static const char *const not_modeled[] = {"queueing delay", "PFC",
+						  "ECN and DCQCN",  "drops and retransmission",
+						  "time series",    "faults other than degrade and slow-gpu"};
 	bool fifo = c->fabric.flow_queues == FAB_FLOW_QUEUES_FIFO; /* (its queues are modelled) */
 	for (size_t i = fifo ? 1 : 0; i < FAB_ARRAY_LEN(not_modeled); i++)
 		json_array_append_new(nm, json_string(not_modeled[i]));
@@ -297,9 +294,9 @@ static void flow_engine_json(json_t *doc, const struct fab_config *c, const stru
 	uint64_t rec;
 	double comp;
 	fab_sim_flow_engine_stats(s, &rec, &comp);
-	json_object_set_new(doc, "flow_engine", json_pack("{s:s,s:I,s:f}", "queues", fifo ? "fifo" : "fair",
-							 "recomputes", (json_int_t)rec,
-							 "mean_component_transfers", comp));
+	json_object_set_new(doc, "flow_engine",
+			    json_pack("{s:s,s:I,s:f}", "queues", fifo ? "fifo" : "fair", "recomputes", (json_int_t)rec,
+				      "mean_component_transfers", comp));
 }
 
 static json_t *summary_json(const struct fab_sim *s, const struct fab_summary *smp)
@@ -336,7 +333,6 @@ static json_t *summary_json(const struct fab_sim *s, const struct fab_summary *s
 	json_object_set_new(cons, "inflight_bytes", json_u64(tot->data_inflight_bytes));
 	json_object_set_new(sum, "conservation", cons);
 	return sum;
-
 }
 
 /* per tier, the uplinks' load: how evenly ECMP spread it */
@@ -365,7 +361,6 @@ static json_t *ecmp_json(const struct fab_sim *s)
 		json_array_append_new(ecmp, x);
 	}
 	return ecmp;
-
 }
 
 static json_t *flows_json(const struct fab_sim *s)
@@ -401,7 +396,6 @@ static json_t *flows_json(const struct fab_sim *s)
 		json_array_append_new(flows, x);
 	}
 	return flows;
-
 }
 
 static json_t *ports_json(const struct fab_sim *s)
@@ -446,7 +440,7 @@ static json_t *ports_json(const struct fab_sim *s)
 				    json_u64(tot->end_ps ? (uint64_t)(x->queue_area / (double)tot->end_ps + 0.5) : 0));
 		json_object_set_new(o, "utilization",
 				    json_real(tot->end_ps ? (double)x->tx_wire_bytes * 8e12 /
-								    ((double)tp->rate_bps * (double)tot->end_ps)
+							      ((double)tp->rate_bps * (double)tot->end_ps)
 							  : 0.0));
 		json_object_set_new(o, "watchdog_trips", json_u64(x->watchdog_trips));
 		json_object_set_new(o, "unroutable", json_u64(x->unroutable));
@@ -456,7 +450,6 @@ static json_t *ports_json(const struct fab_sim *s)
 		json_array_append_new(ports, o);
 	}
 	return ports;
-
 }
 
 /* the time series, switch ports and flows */
@@ -528,23 +521,22 @@ int fab_result_write_flows_csv(FILE *f, const struct fab_sim *s)
 	size_t n;
 	const struct fab_sim_flow *fl = fab_sim_flows(s, &n);
 	const struct fab_flow_stats *st = fab_sim_flow_stats(s);
-	fprintf(f, "id,src_gpu,dst_gpu,src_nic,dst_nic,bytes,priority,qps,start_ps,finish_ps,"
-		   "fct_ps,goodput_bps,retx_pkts,timeouts,cnps\n");
+	fprintf(f,
+		"id,src_gpu,dst_gpu,src_nic,dst_nic,bytes,priority,qps,start_ps,finish_ps,"
+		"fct_ps,goodput_bps,retx_pkts,timeouts,cnps\n");
 	for (size_t i = 0; i < n; i++) {
 		bool done = st[i].finish_ps != FAB_TIME_NEVER;
 		uint64_t fct = done ? st[i].finish_ps - fl[i].start_ps : 0;
 		fprintf(f, "%u,%u,%u,%s,%s,%llu,%u,%u,%llu,", fl[i].id, fl[i].src_gpu, fl[i].dst_gpu,
-			t->nodes[t->nic_node[fl[i].src_nic]].name,
-			t->nodes[t->nic_node[fl[i].dst_nic]].name, (unsigned long long)fl[i].bytes,
-			fl[i].prio, fl[i].qps, (unsigned long long)fl[i].start_ps);
+			t->nodes[t->nic_node[fl[i].src_nic]].name, t->nodes[t->nic_node[fl[i].dst_nic]].name,
+			(unsigned long long)fl[i].bytes, fl[i].prio, fl[i].qps, (unsigned long long)fl[i].start_ps);
 		if (done)
-			fprintf(f, "%llu,%llu,%llu,", (unsigned long long)st[i].finish_ps,
-				(unsigned long long)fct,
+			fprintf(f, "%llu,%llu,%llu,", (unsigned long long)st[i].finish_ps, (unsigned long long)fct,
 				(unsigned long long)(fct ? (double)fl[i].bytes * 8e12 / (double)fct + 0.5 : 0));
 		else
 			fprintf(f, ",,,");
-		fprintf(f, "%llu,%llu,%llu\n", (unsigned long long)st[i].retx_pkts,
-			(unsigned long long)st[i].timeouts, (unsigned long long)st[i].cnps);
+		fprintf(f, "%llu,%llu,%llu\n", (unsigned long long)st[i].retx_pkts, (unsigned long long)st[i].timeouts,
+			(unsigned long long)st[i].cnps);
 	}
 	return ferror(f) ? FAB_EIO : 0;
 }
@@ -553,8 +545,9 @@ int fab_result_write_ports_csv(FILE *f, const struct fab_sim *s)
 {
 	const struct fab_topo *t = fab_sim_topo(s);
 	const struct fab_port_stats *ps = fab_sim_port_stats(s);
-	fprintf(f, "node,port,peer,peer_port,rate_bps,tx_bytes,rx_bytes,tx_pkts,rx_pkts,drops,"
-		   "ecn_marks,pause_tx,pause_rx,paused_ps,max_queue_bytes,rx_errors\n");
+	fprintf(f,
+		"node,port,peer,peer_port,rate_bps,tx_bytes,rx_bytes,tx_pkts,rx_pkts,drops,"
+		"ecn_marks,pause_tx,pause_rx,paused_ps,max_queue_bytes,rx_errors\n");
 	for (uint32_t p = 0; p < t->nports; p++) {
 		const struct fab_port *tp = &t->ports[p];
 		const struct fab_node *n = &t->nodes[tp->node];
@@ -566,14 +559,13 @@ int fab_result_write_ports_csv(FILE *f, const struct fab_sim *s)
 			prx += x->pause_rx[k];
 			paused += x->paused_ps[k];
 		}
-		fprintf(f, "%s,%u,%s,%u,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
-			n->name, p - n->first_port, pn->name, tp->peer - pn->first_port,
-			(unsigned long long)tp->rate_bps, (unsigned long long)x->tx_bytes,
-			(unsigned long long)x->rx_bytes, (unsigned long long)x->tx_pkts,
-			(unsigned long long)x->rx_pkts, (unsigned long long)x->drops,
-			(unsigned long long)x->ecn_marks, (unsigned long long)ptx,
-			(unsigned long long)prx, (unsigned long long)paused,
-			(unsigned long long)x->max_queue_bytes, (unsigned long long)x->rx_errors);
+		fprintf(f, "%s,%u,%s,%u,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n", n->name,
+			p - n->first_port, pn->name, tp->peer - pn->first_port, (unsigned long long)tp->rate_bps,
+			(unsigned long long)x->tx_bytes, (unsigned long long)x->rx_bytes,
+			(unsigned long long)x->tx_pkts, (unsigned long long)x->rx_pkts, (unsigned long long)x->drops,
+			(unsigned long long)x->ecn_marks, (unsigned long long)ptx, (unsigned long long)prx,
+			(unsigned long long)paused, (unsigned long long)x->max_queue_bytes,
+			(unsigned long long)x->rx_errors);
 	}
 	return ferror(f) ? FAB_EIO : 0;
 }
@@ -647,19 +639,18 @@ int fab_result_write_text(FILE *f, const struct fab_config *c, const struct fab_
 	char a[32], b[32], d[32], e[32];
 	static const char *kinds[] = {"spine-leaf", "fat-tree", "file"};
 	fprintf(f, "fabscope sim: %s, seed %llu%s\n", c->origin, (unsigned long long)c->run.seed,
-		c->fabric.engine != FAB_ENGINE_FLOW	       ? ""
-		: c->fabric.flow_queues == FAB_FLOW_QUEUES_FIFO ? ", flow engine, FIFO queues (no PFC, ECN or drops)"
-								: ", flow engine (no queues, PFC, ECN or drops)");
+		c->fabric.engine != FAB_ENGINE_FLOW ? ""
+			: c->fabric.flow_queues == FAB_FLOW_QUEUES_FIFO
+			? ", flow engine, FIFO queues (no PFC, ECN or drops)"
+			: ", flow engine (no queues, PFC, ECN or drops)");
 	fprintf(f, "topology: %s, %u servers x %u GPUs = %u GPUs, %u NICs, %u switches, %u links\n",
-		kinds[c->topo.kind], t->nservers, t->gpus_per_server, t->ngpus, t->nnics,
-		t->nswitches, t->nports / 2);
+		kinds[c->topo.kind], t->nservers, t->gpus_per_server, t->ngpus, t->nnics, t->nswitches, t->nports / 2);
 	for (uint32_t i = 0; i < t->ntiers; i++) {
 		const struct fab_tier_report *r = &t->tiers[i];
 		char ratio[32];
 		if (r->up_bps)
-			fprintf(f, "  %-11s %4u switches  down %s  up %s  oversubscription %s\n",
-				r->name, r->switches, fab_fmt_rate(r->down_bps, a, sizeof a),
-				fab_fmt_rate(r->up_bps, b, sizeof b),
+			fprintf(f, "  %-11s %4u switches  down %s  up %s  oversubscription %s\n", r->name, r->switches,
+				fab_fmt_rate(r->down_bps, a, sizeof a), fab_fmt_rate(r->up_bps, b, sizeof b),
 				fab_topo_fmt_ratio(r->down_bps, r->up_bps, ratio, sizeof ratio));
 		else
 			fprintf(f, "  %-11s %4u switches  down %s  (top tier)\n", r->name, r->switches,
@@ -669,18 +660,17 @@ int fab_result_write_text(FILE *f, const struct fab_config *c, const struct fab_
 		fab_fmt_bytes(c->fabric.buffer_bytes, a, sizeof a), c->fabric.pfc.enabled ? "on" : "off",
 		c->fabric.ecn.enabled ? "on" : "off", c->fabric.dcqcn.enabled ? "on" : "off");
 	fprintf(f, "traffic: %zu flows, %s\n", sm.flows, human_bytes(sm.bytes, a, sizeof a));
-	fprintf(f, "\nresult: %zu of %zu flows done in %s simulated (%llu events)%s\n", sm.flows_done,
-		sm.flows, ftime(tot->end_ps, a, sizeof a), (unsigned long long)tot->events,
+	fprintf(f, "\nresult: %zu of %zu flows done in %s simulated (%llu events)%s\n", sm.flows_done, sm.flows,
+		ftime(tot->end_ps, a, sizeof a), (unsigned long long)tot->events,
 		tot->stopped_by_end_time ? ", stopped at run.end" : "");
 	if (sm.flows_done) {
 		fprintf(f, "  FCT       min %s  p50 %s  p99 %s  max %s\n", ftime(sm.fct_min, a, sizeof a),
-			ftime(sm.fct_p50, b, sizeof b), ftime(sm.fct_p99, d, sizeof d),
-			ftime(sm.fct_max, e, sizeof e));
+			ftime(sm.fct_p50, b, sizeof b), ftime(sm.fct_p99, d, sizeof d), ftime(sm.fct_max, e, sizeof e));
 		fprintf(f, "  goodput   %.2f Gbps mean per flow\n", sm.goodput_mean_bps / 1e9);
 	}
 	fprintf(f, "  drops %llu, lost on links %llu, retransmitted packets %llu, timeouts %llu\n",
-		(unsigned long long)sm.drops, (unsigned long long)tot->wire_losses,
-		(unsigned long long)sm.retx_pkts, (unsigned long long)sm.timeouts);
+		(unsigned long long)sm.drops, (unsigned long long)tot->wire_losses, (unsigned long long)sm.retx_pkts,
+		(unsigned long long)sm.timeouts);
 	fprintf(f, "  ECN marks %llu, CNPs %llu, PAUSE frames %llu\n", (unsigned long long)sm.ecn_marks,
 		(unsigned long long)sm.cnps, (unsigned long long)sm.pause_frames);
 	if (sm.ecmp_max_over_mean > 0)
@@ -714,9 +704,8 @@ int fab_result_write_text(FILE *f, const struct fab_config *c, const struct fab_
 			}
 			fprintf(f, "  %-14s -> %-14s max queue %-10s  drops %-6llu ECN %-6llu PAUSE tx %llu rx %llu\n",
 				t->nodes[tp->node].name, t->nodes[t->ports[tp->peer].node].name,
-				human_bytes(x->max_queue_bytes, a, sizeof a),
-				(unsigned long long)x->drops, (unsigned long long)x->ecn_marks,
-				(unsigned long long)ptx, (unsigned long long)prx);
+				human_bytes(x->max_queue_bytes, a, sizeof a), (unsigned long long)x->drops,
+				(unsigned long long)x->ecn_marks, (unsigned long long)ptx, (unsigned long long)prx);
 		}
 	}
 	return ferror(f) ? FAB_EIO : 0;

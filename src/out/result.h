@@ -55,10 +55,10 @@ void fab_matrix_endpoint_medians(uint32_t n, const double *bw, double *med, uint
 
 /* A collective sweep: the document gets kind "coll" and a "collective"
  * section; text is an nccl-tests table; CSV its rows. */
-json_t *fab_coll_json(const struct fab_config *c, const struct fab_sim *s,
-		      const struct fab_comm *comm, const struct fab_sweep *sw);
-int fab_coll_write_text(FILE *f, const struct fab_config *c, const struct fab_sim *s,
-			const struct fab_comm *comm, const struct fab_sweep *sw);
+json_t *fab_coll_json(const struct fab_config *c, const struct fab_sim *s, const struct fab_comm *comm,
+		      const struct fab_sweep *sw);
+int fab_coll_write_text(FILE *f, const struct fab_config *c, const struct fab_sim *s, const struct fab_comm *comm,
+			const struct fab_sweep *sw);
 int fab_coll_write_csv(FILE *f, const struct fab_config *c, const struct fab_sweep *sw);
 
 #endif

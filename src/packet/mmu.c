@@ -14,8 +14,7 @@
  */
 #include "llfc.h"
 
-bool mmu_admit(struct psim *s, struct sim_switch *sw, struct sim_port *in,
-	       const struct sim_port *eport, struct pkt *p)
+bool mmu_admit(struct psim *s, struct sim_switch *sw, struct sim_port *in, const struct sim_port *eport, struct pkt *p)
 {
 	unsigned prio = p->prio;
 	uint32_t size = p->frame_bytes;

@@ -139,8 +139,7 @@ static void pkt_conn_init(struct fab_sim *sim, struct sim_conn *c)
 	qp->tp->init((struct psim *)sim, qp);
 }
 
-static void pkt_post(struct fab_sim *sim, struct sim_conn *c, fab_bytes bytes, uint32_t flow,
-		     uint32_t cookie)
+static void pkt_post(struct fab_sim *sim, struct sim_conn *c, fab_bytes bytes, uint32_t flow, uint32_t cookie)
 {
 	struct sim_qp *qp = (struct sim_qp *)c;
 	qp->tp->post((struct psim *)sim, qp, bytes, flow, cookie);
@@ -187,9 +186,8 @@ static const struct sim_engine_ops packet_ops = {
 	.port_rate = pkt_port_rate,
 };
 
-struct fab_sim *fab_packet_new(const struct fab_topo *topo, const struct fab_fabric_params *fp,
-			       uint64_t seed, const struct fab_sim_flow *flows, size_t nflows,
-			       struct fab_err *err)
+struct fab_sim *fab_packet_new(const struct fab_topo *topo, const struct fab_fabric_params *fp, uint64_t seed,
+			       const struct fab_sim_flow *flows, size_t nflows, struct fab_err *err)
 {
 	struct psim *s = fab_xcalloc(1, sizeof *s);
 	s->c.fp = *fp; /* read by the flow control below; sim_core_init sets the rest */

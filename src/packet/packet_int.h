@@ -14,9 +14,9 @@ enum ecn_bits { ECN_NOT_ECT = 0, ECN_ECT0 = 2, ECN_CE = 3 };
 
 /* A packet in flight.  Pooled: allocated from slabs, recycled on a free list. */
 struct pkt {
-	struct pkt *next;     /* queue or free-list link */
-	uint32_t qp;          /* queue pair it belongs to */
-	uint32_t psn;         /* DATA: packet sequence number; ACK/NAK: next expected */
+	struct pkt *next; /* queue or free-list link */
+	uint32_t qp;      /* queue pair it belongs to */
+	uint32_t psn;     /* DATA: packet sequence number; ACK/NAK: next expected */
 	uint32_t src_nic, dst_nic;
 	uint32_t in_port;     /* switch: the port it arrived on (ingress accounting) */
 	uint64_t hash;        /* 5-tuple hash, mixed with each switch's seed for ECMP */
@@ -24,8 +24,8 @@ struct pkt {
 	uint16_t payload;     /* payload bytes (DATA) */
 	uint8_t kind;         /* enum pkt_kind */
 	uint8_t prio;
-	uint8_t ecn;          /* enum ecn_bits */
-	uint8_t pfc_mask;     /* PKT_PFC: priorities it carries */
+	uint8_t ecn;      /* enum ecn_bits */
+	uint8_t pfc_mask; /* PKT_PFC: priorities it carries */
 	uint16_t pfc_quanta[FAB_NPRIO];
 	fab_time_ps arrive_ps; /* on a wire: when it reaches the peer */
 };
@@ -36,11 +36,11 @@ struct pkt {
 struct pfc_port {
 	fab_time_ps paused_until[FAB_NPRIO];
 	fab_time_ps paused_since[FAB_NPRIO];
-	uint8_t pending;             /* priorities to put in the next PFC frame */
+	uint8_t pending; /* priorities to put in the next PFC frame */
 	uint16_t quanta[FAB_NPRIO];
-	uint8_t xoff_sent;           /* we asked the peer to pause these priorities */
-	uint32_t gen[FAB_NPRIO];     /* refresh timers */
-	fab_bytes headroom_bytes;    /* above XOFF before dropping (mmu.c sizes it) */
+	uint8_t xoff_sent;                      /* we asked the peer to pause these priorities */
+	uint32_t gen[FAB_NPRIO];                /* refresh timers */
+	fab_bytes headroom_bytes;               /* above XOFF before dropping (mmu.c sizes it) */
 	fab_time_ps wd_ignore_until[FAB_NPRIO]; /* watchdog: PAUSE ignored until then */
 };
 
@@ -48,15 +48,15 @@ struct pfc_port {
  * accounting of what arrives on it. */
 struct sim_port {
 	uint32_t id, node;
-	uint32_t peer;               /* global port id at the other end */
+	uint32_t peer; /* global port id at the other end */
 	fab_rate_bps rate_bps;
 	fab_time_ps delay_ps;
 	bool is_switch;
-	bool busy;                   /* serialising a frame */
-	uint8_t paused_mask;         /* priorities the link-level flow control holds */
+	bool busy;           /* serialising a frame */
+	uint8_t paused_mask; /* priorities the link-level flow control holds */
 	struct pkt *head[FAB_NPRIO], *tail[FAB_NPRIO];
 	struct pkt *wire_head, *wire_tail; /* frames on the link toward the peer */
-	uint64_t qbytes[FAB_NPRIO];  /* egress queue, frame bytes */
+	uint64_t qbytes[FAB_NPRIO];        /* egress queue, frame bytes */
 	uint64_t qbytes_total;
 	fab_time_ps q_changed_ps;
 	uint64_t in_bytes[FAB_NPRIO]; /* ingress accounting (switch ports, mmu.c) */
@@ -64,18 +64,18 @@ struct sim_port {
 	uint64_t series_tx_mark, series_wire_mark;
 	uint64_t series_drop_mark, series_ecn_mark, series_ptx_mark, series_prx_mark;
 	/* faults */
-	double loss;                 /* frames sent on this port are lost with this probability */
+	double loss; /* frames sent on this port are lost with this probability */
 	bool down;
 	fab_time_ps down_since;
-	struct fab_rng rng;          /* loss draws */
+	struct fab_rng rng; /* loss draws */
 	uint32_t storm_gen;
 	struct fab_port_stats st;
 };
 
 struct sim_switch {
 	uint32_t node;
-	uint64_t buffer_used;  /* frame bytes held */
-	struct fab_rng rng;    /* ECN marking draws */
+	uint64_t buffer_used;             /* frame bytes held */
+	struct fab_rng rng;               /* ECN marking draws */
 	fab_bytes kmin_bytes, kmax_bytes; /* the fabric's, unless a fault changed them */
 };
 
@@ -91,7 +91,7 @@ struct sim_nic {
 	uint32_t rx_gen;
 	/* the GPU's PCIe link feeds its data: the next data packet waits for it */
 	fab_time_ps pcie_free_ps;
-	bool pcie_wake;            /* an EV_NIC_PCIE is pending */
+	bool pcie_wake; /* an EV_NIC_PCIE is pending */
 };
 
 /* A queue pair as the NIC sees it: a reliable connection between two NICs
@@ -102,24 +102,24 @@ struct sim_nic {
 struct fab_transport_ops;
 
 struct sim_qp {
-	struct sim_conn c;              /* ends, priority, 5-tuple (engine.h) */
+	struct sim_conn c; /* ends, priority, 5-tuple (engine.h) */
 	const struct fab_transport_ops *tp;
-	bool in_ready, wake_pending;    /* in its NIC's ready list; an EV_QP_WAKE is due */
+	bool in_ready, wake_pending; /* in its NIC's ready list; an EV_QP_WAKE is due */
 	struct sim_qp *ready_next;
 };
 
 enum pkt_ev_type {
 	EV_TX_DONE = SIM_EV_ENGINE, /* obj port: finished serialising */
-	EV_ARRIVE,       /* obj port: the first frame on its wire reaches the peer */
-	EV_PAUSE_EXPIRE, /* obj port, arg priority */
-	EV_PFC_REFRESH,  /* obj port, arg prio | gen << 3 */
-	EV_QP_WAKE,      /* obj qp: rate limiter allows the next packet */
-	EV_RTO,          /* obj qp, arg generation */
-	EV_CC_TIMER,     /* obj qp, arg generation */
-	EV_NIC_DRAIN,    /* obj nic, arg generation */
+	EV_ARRIVE,                  /* obj port: the first frame on its wire reaches the peer */
+	EV_PAUSE_EXPIRE,            /* obj port, arg priority */
+	EV_PFC_REFRESH,             /* obj port, arg prio | gen << 3 */
+	EV_QP_WAKE,                 /* obj qp: rate limiter allows the next packet */
+	EV_RTO,                     /* obj qp, arg generation */
+	EV_CC_TIMER,                /* obj qp, arg generation */
+	EV_NIC_DRAIN,               /* obj nic, arg generation */
 	EV_SAMPLE,
-	EV_STORM,        /* obj port, arg generation: the storming NIC pauses again */
-	EV_NIC_PCIE,     /* obj nic: its PCIe link can feed the next data packet */
+	EV_STORM,    /* obj port, arg generation: the storming NIC pauses again */
+	EV_NIC_PCIE, /* obj nic: its PCIe link can feed the next data packet */
 };
 
 struct pkt_slab {
@@ -164,8 +164,7 @@ void switch_receive(struct psim *s, struct sim_port *in, struct pkt *p);
 void switch_start_tx(struct psim *s, struct sim_port *port);
 
 /* mmu.c: false when the frame is to be dropped */
-bool mmu_admit(struct psim *s, struct sim_switch *sw, struct sim_port *in,
-	       const struct sim_port *eport, struct pkt *p);
+bool mmu_admit(struct psim *s, struct sim_switch *sw, struct sim_port *in, const struct sim_port *eport, struct pkt *p);
 void mmu_release(struct psim *s, struct sim_switch *sw, const struct pkt *p);
 
 /* nic.c */

@@ -58,8 +58,7 @@ static void pfc_arm_refresh(struct psim *s, struct sim_port *port, unsigned prio
 {
 	port->pfc.gen[prio]++;
 	fab_time_ps half = pause_duration_ps(port, s->c.fp.pfc.quanta) / 2;
-	fab_eq_push(&s->c.eq, s->c.now_ps + (half ? half : 1), EV_PFC_REFRESH, port,
-		    prio | (port->pfc.gen[prio] << 3));
+	fab_eq_push(&s->c.eq, s->c.now_ps + (half ? half : 1), EV_PFC_REFRESH, port, prio | (port->pfc.gen[prio] << 3));
 }
 
 static uint8_t pfc_lossless_mask(const struct psim *s)
@@ -74,10 +73,9 @@ static fab_bytes pfc_headroom(const struct psim *s, const struct sim_port *port)
 		return fp->pfc.headroom_bytes;
 	/* what the upstream still sends after we decide to pause: a round trip
 	 * of the link, plus frames already being serialised at both ends */
-	uint64_t rtt_bytes = (uint64_t)(((__uint128_t)port->rate_bps * 2 * port->delay_ps) /
-					 (8 * FAB_PS_PER_S));
-	return rtt_bytes + 3ull * fab_wire_data_bytes(fab_wire_of(fp->transport), fp->mtu) +
-	       FAB_PFC_FRAME + FAB_WIRE_PREAMBLE_IFG;
+	uint64_t rtt_bytes = (uint64_t)(((__uint128_t)port->rate_bps * 2 * port->delay_ps) / (8 * FAB_PS_PER_S));
+	return rtt_bytes + 3ull * fab_wire_data_bytes(fab_wire_of(fp->transport), fp->mtu) + FAB_PFC_FRAME +
+		FAB_WIRE_PREAMBLE_IFG;
 }
 
 static bool pfc_room(const struct psim *s, const struct sim_port *in, unsigned prio, uint32_t size)
@@ -99,7 +97,7 @@ static void pfc_admitted(struct psim *s, struct sim_port *in, unsigned prio)
 static void pfc_released(struct psim *s, struct sim_port *in, unsigned prio)
 {
 	if ((in->pfc.xoff_sent & (1u << prio)) && in->in_bytes[prio] <= s->c.fp.pfc.xon_bytes) {
-		in->pfc.xoff_sent &= (uint8_t)~(1u << prio);
+		in->pfc.xoff_sent &= (uint8_t) ~(1u << prio);
 		in->pfc.gen[prio]++;
 		pfc_send(s, in, prio, 0);
 	}
@@ -167,8 +165,8 @@ static bool nic_pause_enabled(const struct psim *s, unsigned prio)
 
 static void rx_level_update(struct psim *s, struct sim_nic *nic)
 {
-	double drained = (double)(s->c.now_ps - nic->rx_level_ps) *
-			 (double)s->c.fp.pfc.nic_rx_drain_bps / (8.0 * (double)FAB_PS_PER_S);
+	double drained = (double)(s->c.now_ps - nic->rx_level_ps) * (double)s->c.fp.pfc.nic_rx_drain_bps /
+		(8.0 * (double)FAB_PS_PER_S);
 	nic->rx_level_bytes = nic->rx_level_bytes > drained ? nic->rx_level_bytes - drained : 0;
 	nic->rx_level_ps = s->c.now_ps;
 }
@@ -179,8 +177,7 @@ static void rx_arm_drain(struct psim *s, struct sim_nic *nic)
 	const struct fab_pfc_params *pfc = &s->c.fp.pfc;
 	double xon = (double)pfc->nic_rx_buffer_bytes / 2;
 	double excess = nic->rx_level_bytes > xon ? nic->rx_level_bytes - xon : 0;
-	fab_time_ps to_xon = (fab_time_ps)(excess * 8.0 * (double)FAB_PS_PER_S /
-					   (double)pfc->nic_rx_drain_bps) + 1;
+	fab_time_ps to_xon = (fab_time_ps)(excess * 8.0 * (double)FAB_PS_PER_S / (double)pfc->nic_rx_drain_bps) + 1;
 	struct sim_port *port = &s->ports[nic->port];
 	fab_time_ps half = fab_ser_ps((uint64_t)pfc->quanta * 64u, port->rate_bps) / 2 + 1;
 	nic->rx_gen++;
@@ -194,8 +191,7 @@ static void pfc_nic_received(struct psim *s, struct sim_nic *nic, const struct p
 	rx_level_update(s, nic);
 	nic->rx_level_bytes += p->frame_bytes;
 	uint8_t bit = (uint8_t)(1u << p->prio);
-	if (nic->rx_level_bytes > (double)s->c.fp.pfc.nic_rx_buffer_bytes &&
-	    !(nic->rx_xoff_sent & bit)) {
+	if (nic->rx_level_bytes > (double)s->c.fp.pfc.nic_rx_buffer_bytes && !(nic->rx_xoff_sent & bit)) {
 		nic->rx_xoff_sent |= bit;
 		pfc_send(s, &s->ports[nic->port], p->prio, (uint16_t)s->c.fp.pfc.quanta);
 		rx_arm_drain(s, nic);

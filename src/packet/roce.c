@@ -32,14 +32,14 @@ struct roce_msg {
 
 struct roce_qp {
 	struct sim_qp q;
-	uint32_t npkts;                 /* packets posted so far */
+	uint32_t npkts; /* packets posted so far */
 	struct roce_msg *msgs;
 	uint32_t nmsgs, cap_msgs;
-	uint32_t smsg, rmsg, amsg;      /* message cursors: sending, receiving, acknowledging */
+	uint32_t smsg, rmsg, amsg; /* message cursors: sending, receiving, acknowledging */
 	/* sender */
 	uint32_t snd_nxt, snd_una, snd_max;
 	bool rto_armed;
-	fab_time_ps next_send_ps;      /* pacing */
+	fab_time_ps next_send_ps; /* pacing */
 	fab_time_ps last_progress_ps;
 	uint32_t rto_gen, cc_gen;
 	const struct fab_cc_ops *cc;
@@ -110,8 +110,7 @@ static void rto_arm(struct psim *s, struct roce_qp *qp, fab_time_ps at)
 	fab_eq_push(&s->c.eq, at, EV_RTO, qp, qp->rto_gen);
 }
 
-static void roce_post(struct psim *s, struct sim_qp *q, fab_bytes bytes, uint32_t flow,
-		      uint32_t cookie)
+static void roce_post(struct psim *s, struct sim_qp *q, fab_bytes bytes, uint32_t flow, uint32_t cookie)
 {
 	struct roce_qp *qp = RQ(q);
 	if (qp->nmsgs == qp->cap_msgs) {
@@ -143,8 +142,7 @@ static fab_time_ps roce_earliest(const struct sim_qp *q)
 	return CRQ(q)->next_send_ps;
 }
 
-static fab_time_ps roce_sent(struct psim *s, struct sim_qp *q, uint32_t wire_bytes,
-			     fab_rate_bps line)
+static fab_time_ps roce_sent(struct psim *s, struct sim_qp *q, uint32_t wire_bytes, fab_rate_bps line)
 {
 	struct roce_qp *qp = RQ(q);
 	double rate = qp->cc->rate_bps(qp->cc_state);
@@ -210,8 +208,7 @@ static void sender_ack(struct psim *s, struct roce_qp *qp, uint32_t psn)
 	FAB_ASSERT(psn <= qp->snd_max); /* nothing is acknowledged before it is sent */
 	if (psn > qp->snd_una) {
 		if (qp->cc->on_ack)
-			qp->cc->on_ack(qp->cc_state, (fab_bytes)(psn - qp->snd_una) * s->c.fp.mtu,
-				       s->c.now_ps);
+			qp->cc->on_ack(qp->cc_state, (fab_bytes)(psn - qp->snd_una) * s->c.fp.mtu, s->c.now_ps);
 		qp->snd_una = psn;
 		qp->last_progress_ps = s->c.now_ps;
 		if (qp->snd_nxt < qp->snd_una)

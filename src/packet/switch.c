@@ -35,7 +35,7 @@ static void ecn_mark(struct psim *s, struct sim_switch *sw, struct sim_port *por
 		mark = true;
 	} else if (q > sw->kmin_bytes) {
 		double prob = s->c.fp.ecn.pmax * (double)(q - sw->kmin_bytes) /
-			      (double)(sw->kmax_bytes - sw->kmin_bytes);
+			(double)(sw->kmax_bytes - sw->kmin_bytes);
 		mark = fab_rng_unit(&sw->rng) < prob;
 	}
 	if (mark) {

@@ -19,16 +19,15 @@
 
 struct fab_transport_ops {
 	const char *name;
-	int wire;        /* enum fab_transport_kind: its framing */
-	size_t qp_size;  /* its queue-pair struct, struct sim_qp first */
+	int wire;       /* enum fab_transport_kind: its framing */
+	size_t qp_size; /* its queue-pair struct, struct sim_qp first */
 	/* a queue pair was opened (ends and 5-tuple filled in) */
 	void (*init)(struct psim *s, struct sim_qp *qp);
 	/* the NIC's line rate changed (the server's PCIe cap was set) */
 	void (*line_changed)(struct psim *s, struct sim_qp *qp);
 	void (*destroy)(struct sim_qp *qp);
 	/* a message of `bytes`; flow NO_FLOW: a posted one, `cookie` back */
-	void (*post)(struct psim *s, struct sim_qp *qp, fab_bytes bytes, uint32_t flow,
-		     uint32_t cookie);
+	void (*post)(struct psim *s, struct sim_qp *qp, fab_bytes bytes, uint32_t flow, uint32_t cookie);
 	/* True while qp has data it may send (new or retransmitted). */
 	bool (*has_data)(const struct sim_qp *qp);
 	/* the earliest time its pacing lets it send the next packet */

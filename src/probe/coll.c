@@ -65,8 +65,8 @@ static void ensure_buf(struct fab_probe *pr, int b, size_t bytes)
 	pr->bufcap[b] = bytes;
 }
 
-int fab_probe_coll(struct fab_probe *pr, const struct fab_coll_args *args, bool check,
-		   struct fab_probe_result *res, struct fab_err *err)
+int fab_probe_coll(struct fab_probe *pr, const struct fab_coll_args *args, bool check, struct fab_probe_result *res,
+		   struct fab_err *err)
 {
 	struct fab_sched s;
 	if (fab_coll_build(args, &s, err))
@@ -113,7 +113,7 @@ int fab_probe_coll(struct fab_probe *pr, const struct fab_coll_args *args, bool 
 		if (idle > 1.5 * pr->timeout_s && pr->me == 0) {
 			if (w != NO_RANK)
 				pr_fail(pr, w, "rank 0: no data from %s for %.0f s (it hangs, or the path is broken)",
-				     pr_rname(pr, w, nm), pr->timeout_s);
+					pr_rname(pr, w, nm), pr->timeout_s);
 			else
 				pr_fail(pr, NO_RANK, "rank 0: no progress for %.0f s", pr->timeout_s);
 		} else if (idle > pr->timeout_s && !told) {
@@ -121,7 +121,7 @@ int fab_probe_coll(struct fab_probe *pr, const struct fab_coll_args *args, bool 
 			told = true;
 		} else if (idle > 2 * pr->timeout_s) {
 			pr_fail(pr, w, "rank %u: no data from %s for %.0f s", pr->me,
-			     w != NO_RANK ? pr_rname(pr, w, nm) : "any rank", idle);
+				w != NO_RANK ? pr_rname(pr, w, nm) : "any rank", idle);
 		}
 	}
 	if (pr->failed) {

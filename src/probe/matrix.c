@@ -25,8 +25,8 @@ static uint32_t partner(uint32_t m, uint32_t r, uint32_t j)
 }
 
 /* stage st's pairs: part[j] = j's partner or NO_RANK */
-static void stage_pairs(const struct fab_probe *pr, const struct fab_probe_matrix_opts *o, bool retest,
-			uint32_t st, uint32_t *part)
+static void stage_pairs(const struct fab_probe *pr, const struct fab_probe_matrix_opts *o, bool retest, uint32_t st,
+			uint32_t *part)
 {
 	uint32_t n = pr->n, m = n + (n & 1);
 	for (uint32_t j = 0; j < n; j++)
@@ -104,7 +104,9 @@ struct susp {
 static int cmp_susp(const void *x, const void *y)
 {
 	const struct susp *p = x, *q = y;
-	return p->low < q->low ? -1 : p->low > q->low ? 1 : (p->a != q->a ? (p->a < q->a ? -1 : 1) : (p->b < q->b ? -1 : p->b > q->b));
+	return p->low < q->low    ? -1
+		: p->low > q->low ? 1
+				  : (p->a != q->a ? (p->a < q->a ? -1 : 1) : (p->b < q->b ? -1 : p->b > q->b));
 }
 
 /* rank 0: the pairs to measure again, alone */
@@ -142,8 +144,8 @@ static void plan_retest(struct fab_probe *pr, const struct fab_probe_matrix_opts
 	for (uint32_t i = 0; i < take; i++) {
 		uint32_t a = s[i].a, b = s[i].b;
 		pr->plan[i] = a << 16 | b;
-		res->retest[i] = (struct fab_probe_retest){a, b, {res->bw_GBps[(size_t)a * n + b],
-								  res->bw_GBps[(size_t)b * n + a]}, {0, 0}};
+		res->retest[i] = (struct fab_probe_retest){
+			a, b, {res->bw_GBps[(size_t)a * n + b], res->bw_GBps[(size_t)b * n + a]}, {0, 0}};
 	}
 	free(s);
 	for (uint32_t j = 1; j < n; j++) {
@@ -202,8 +204,8 @@ static int run_stages(struct fab_probe *pr, const struct fab_probe_matrix_opts *
 	return rc;
 }
 
-int fab_probe_matrix(struct fab_probe *pr, const struct fab_probe_matrix_opts *o,
-		     struct fab_probe_matrix_res *res, struct fab_err *err)
+int fab_probe_matrix(struct fab_probe *pr, const struct fab_probe_matrix_opts *o, struct fab_probe_matrix_res *res,
+		     struct fab_err *err)
 {
 	if (!o->bytes || !o->lat_iters)
 		return fab_err_set(err, FAB_EINVAL, "the matrix test needs at least 1 byte and 1 ping-pong");

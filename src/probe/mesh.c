@@ -63,7 +63,7 @@ static void lost(struct fab_probe *pr, struct conn *c, bool eof)
 	} else if (pr->s && pr->mine_left) {
 		/* a failure only where something was still due */
 		pr_fail(pr, c->peer, "rank %u: the connection to %s %s", pr->me, pr_rname(pr, c->peer, nm),
-		     eof ? "closed (it died?)" : "broke");
+			eof ? "closed (it died?)" : "broke");
 	}
 	pr_drop(c);
 }
@@ -155,7 +155,7 @@ static bool valid_recv(const struct fab_probe *pr, const struct conn *c, uint32_
 		return false;
 	const struct fab_step *st = &pr->s->steps[step];
 	return st->rank == pr->me && st->peer == c->peer && st->bytes == len &&
-	       (st->kind == FAB_STEP_RECV || st->kind == FAB_STEP_RECV_REDUCE);
+		(st->kind == FAB_STEP_RECV || st->kind == FAB_STEP_RECV_REDUCE);
 }
 
 /* a message's header is in: where its bytes go */
@@ -244,7 +244,7 @@ static bool read_in(struct fab_probe *pr, struct conn *c)
 			if (!valid_recv(pr, c, is->step, is->len)) {
 				char nm[64];
 				pr_fail(pr, c->peer, "rank %u: %s sent a message for no step of this operation", pr->me,
-				     pr_rname(pr, c->peer, nm));
+					pr_rname(pr, c->peer, nm));
 				break;
 			}
 			begin_recv(pr, c);
@@ -393,7 +393,7 @@ bool pr_check_peers(struct fab_probe *pr)
 	if (pr->lost != NO_RANK) {
 		if (pr->me == 0) {
 			pr_fail(pr, pr->lost, "rank 0: %s left the job (its control connection closed: it died?)",
-			     pr_rname(pr, pr->lost, nm));
+				pr_rname(pr, pr->lost, nm));
 		} else {
 			pr_fail(pr, 0, "rank %u: %s (rank 0) left the job", pr->me, pr_rname(pr, 0, nm));
 		}
@@ -401,17 +401,19 @@ bool pr_check_peers(struct fab_probe *pr)
 	}
 	if (pr->me == 0 && pr->stuck_by != NO_RANK) {
 		q = pr->stuck_on != NO_RANK && pr->stuck_on < pr->n ? pr->stuck_on : pr->stuck_by;
-		pr_fail(pr, q, "rank 0: %s reports a failure involving %s (it died or hangs, or the path between them "
-		     "is broken)", pr_rname(pr, pr->stuck_by, nm2), pr_rname(pr, q, nm));
+		pr_fail(pr, q,
+			"rank 0: %s reports a failure involving %s (it died or hangs, or the path between them "
+			"is broken)",
+			pr_rname(pr, pr->stuck_by, nm2), pr_rname(pr, q, nm));
 		return true;
 	}
 	if ((q = silent(pr)) != NO_RANK) {
 		if (pr->me == 0) {
 			pr_fail(pr, q, "rank 0: %s has been silent for %.0f s (it hangs, or its host is unreachable)",
-			     pr_rname(pr, q, nm), pr->timeout_s);
+				pr_rname(pr, q, nm), pr->timeout_s);
 		} else {
 			pr_fail(pr, 0, "rank %u: no word from %s (rank 0) for %.0f s", pr->me, pr_rname(pr, 0, nm),
-			     pr->timeout_s);
+				pr->timeout_s);
 		}
 		return true;
 	}

@@ -12,7 +12,7 @@
  * connection breaks or the deadline passes; *t_rx: when the last byte came
  * in (from the call). */
 int pr_xfer(struct fab_probe *pr, uint32_t peer, uint32_t nc, const uint8_t *sbuf, size_t slen, uint8_t *rbuf,
-		size_t rlen, double deadline, double *t_rx)
+	    size_t rlen, double deadline, double *t_rx)
 {
 	size_t sent[FAB_PROBE_MAX_CONNS] = {0}, got[FAB_PROBE_MAX_CONNS] = {0}, sleft = slen, rleft = rlen;
 	struct pollfd pf[FAB_PROBE_MAX_CONNS];
@@ -77,8 +77,8 @@ int pr_raw_barrier(struct fab_probe *pr, struct fab_err *err)
 	return pr_barrier(pr, 0, true, err);
 }
 
-int fab_probe_p2p(struct fab_probe *pr, enum fab_probe_test kind, size_t bytes, uint32_t iters,
-		  uint32_t warmup, double *out, struct fab_err *err)
+int fab_probe_p2p(struct fab_probe *pr, enum fab_probe_test kind, size_t bytes, uint32_t iters, uint32_t warmup,
+		  double *out, struct fab_err *err)
 {
 	if (!bytes || !iters)
 		return fab_err_set(err, FAB_EINVAL, "a point-to-point test needs at least 1 byte and 1 iteration");
@@ -112,9 +112,9 @@ int fab_probe_p2p(struct fab_probe *pr, enum fab_probe_test kind, size_t bytes, 
 			for (uint32_t it = 0; it < warmup + iters && !bad; it++) {
 				double t0 = pr_now_s(), end = t0 + to;
 				bad = lead ? pr_xfer(pr, peer, 1, sbuf, bytes, NULL, 0, end, NULL) ||
-						     pr_xfer(pr, peer, 1, NULL, 0, rbuf, bytes, end, NULL)
+						pr_xfer(pr, peer, 1, NULL, 0, rbuf, bytes, end, NULL)
 					   : pr_xfer(pr, peer, 1, NULL, 0, rbuf, bytes, end, NULL) ||
-						     pr_xfer(pr, peer, 1, sbuf, bytes, NULL, 0, end, NULL);
+						pr_xfer(pr, peer, 1, sbuf, bytes, NULL, 0, end, NULL);
 				if (lead && it >= warmup)
 					out[(size_t)(p - 1) * iters + it - warmup] = (pr_now_s() - t0) / 2;
 			}
@@ -131,11 +131,11 @@ int fab_probe_p2p(struct fab_probe *pr, enum fab_probe_test kind, size_t bytes, 
 				for (uint32_t it = 0; it < k && !bad; it++) {
 					bool tx = lead || bidir, rx = !lead || bidir;
 					bad = pr_xfer(pr, peer, pr->nc, sbuf, tx ? bytes : 0, rbuf, rx ? bytes : 0,
-						   pr_now_s() + to, NULL);
+						      pr_now_s() + to, NULL);
 				}
 				if (!bad)
-					bad = pr_xfer(pr, peer, 1, &ack, lead && !bidir ? 0 : 1, rbuf, lead || bidir ? 1 : 0,
-						   pr_now_s() + to, NULL);
+					bad = pr_xfer(pr, peer, 1, &ack, lead && !bidir ? 0 : 1, rbuf,
+						      lead || bidir ? 1 : 0, pr_now_s() + to, NULL);
 				if (lead && phase)
 					out[p - 1] = pr_now_s() - t0;
 			}
@@ -149,7 +149,7 @@ int fab_probe_p2p(struct fab_probe *pr, enum fab_probe_test kind, size_t bytes, 
 	if (bad_peer != NO_RANK) {
 		char nm[64];
 		pr_fail(pr, bad_peer, "rank %u: the %s test with %s failed (connection broke or no answer in %.0f s)",
-		     pr->me, kind == FAB_PROBE_LATENCY ? "latency" : "bandwidth", pr_rname(pr, bad_peer, nm), to);
+			pr->me, kind == FAB_PROBE_LATENCY ? "latency" : "bandwidth", pr_rname(pr, bad_peer, nm), to);
 	}
 	if (pr->failed) {
 		pr_settle(pr);

@@ -22,14 +22,14 @@ struct fab_probe;
 
 struct fab_probe_params {
 	uint32_t nranks, rank;
-	int rendezvous_fd;      /* rank 0: a listening socket, or -1 to open master_port */
-	char master[64];        /* rank 0's address */
+	int rendezvous_fd; /* rank 0: a listening socket, or -1 to open master_port */
+	char master[64];   /* rank 0's address */
 	uint16_t master_port;
-	uint32_t bind_ip;       /* network order: every socket of this rank binds it; 0: any */
-	uint32_t conns;         /* data connections per peer pair, 1..FAB_PROBE_MAX_CONNS (0: 1) */
-	bool busy_poll;         /* the point-to-point tests spin on their sockets instead of sleeping in poll */
-	uint64_t token;         /* the job's; a connection without it is refused */
-	double timeout_s;       /* no progress for this long: fail, naming the peer */
+	uint32_t bind_ip; /* network order: every socket of this rank binds it; 0: any */
+	uint32_t conns;   /* data connections per peer pair, 1..FAB_PROBE_MAX_CONNS (0: 1) */
+	bool busy_poll;   /* the point-to-point tests spin on their sockets instead of sleeping in poll */
+	uint64_t token;   /* the job's; a connection without it is refused */
+	double timeout_s; /* no progress for this long: fail, naming the peer */
 	/* told of what goes on but does not stop the job (a connection refused
 	 * for want of the token); NULL: not told */
 	void (*warn)(void *ctx, const char *msg);
@@ -42,8 +42,8 @@ void fab_probe_close(struct fab_probe *pr);
 void fab_probe_rank_name(const struct fab_probe *pr, uint32_t rank, char *buf, size_t len);
 
 struct fab_probe_result {
-	double time_s;          /* this rank's time for the operation (rank 0: the mean over ranks) */
-	uint64_t wrong;         /* output elements that differ from the definition (rank 0: all ranks') */
+	double time_s;  /* this rank's time for the operation (rank 0: the mean over ranks) */
+	uint64_t wrong; /* output elements that differ from the definition (rank 0: all ranks') */
 };
 
 /* Runs one collective (args.nranks must be the job's) on real float data.
@@ -53,8 +53,8 @@ struct fab_probe_result {
  * pattern of fab_coll_input_value and every output element is compared
  * with the definition (nccl-tests' check pass); without, the buffers keep
  * what they hold and wrong is 0. */
-int fab_probe_coll(struct fab_probe *pr, const struct fab_coll_args *args, bool check,
-		   struct fab_probe_result *res, struct fab_err *err);
+int fab_probe_coll(struct fab_probe *pr, const struct fab_coll_args *args, bool check, struct fab_probe_result *res,
+		   struct fab_err *err);
 
 enum fab_probe_test { FAB_PROBE_LATENCY, FAB_PROBE_BW, FAB_PROBE_BW_BIDIR };
 
@@ -66,15 +66,15 @@ enum fab_probe_test { FAB_PROBE_LATENCY, FAB_PROBE_BW, FAB_PROBE_BW_BIDIR };
  * times to stream iters messages of `bytes` to each peer (striped over the
  * pair's data connections) until its acknowledgement; bidirectional: both
  * ways at once, the time until both sides have everything.  Seconds. */
-int fab_probe_p2p(struct fab_probe *pr, enum fab_probe_test kind, size_t bytes, uint32_t iters,
-		  uint32_t warmup, double *out, struct fab_err *err);
+int fab_probe_p2p(struct fab_probe *pr, enum fab_probe_test kind, size_t bytes, uint32_t iters, uint32_t warmup,
+		  double *out, struct fab_err *err);
 
 struct fab_probe_matrix_opts {
-	size_t bytes;           /* each way, per pair */
-	uint32_t lat_iters;     /* 8-byte ping-pongs per pair */
-	double pair_timeout_s;  /* a pair not done by then is recorded failed */
-	double retest_below;    /* re-test alone the pairs under this fraction of the median (0: none) */
-	bool serial;            /* one pair at a time instead of rounds of disjoint pairs */
+	size_t bytes;          /* each way, per pair */
+	uint32_t lat_iters;    /* 8-byte ping-pongs per pair */
+	double pair_timeout_s; /* a pair not done by then is recorded failed */
+	double retest_below;   /* re-test alone the pairs under this fraction of the median (0: none) */
+	bool serial;           /* one pair at a time instead of rounds of disjoint pairs */
 };
 
 struct fab_probe_retest {
@@ -83,9 +83,9 @@ struct fab_probe_retest {
 };
 
 struct fab_probe_matrix_res {
-	double *lat_us, *bw_GBps; /* [n*n], row = sender; a failed pair: NaN */
-	uint8_t *failed;        /* [n*n] */
-	uint32_t stages;        /* rounds (or pairs, serial) */
+	double *lat_us, *bw_GBps;         /* [n*n], row = sender; a failed pair: NaN */
+	uint8_t *failed;                  /* [n*n] */
+	uint32_t stages;                  /* rounds (or pairs, serial) */
 	uint32_t nretest, retest_skipped; /* re-tested pairs; suspicious pairs over the cap of 2n */
 	struct fab_probe_retest *retest;
 };
@@ -101,8 +101,8 @@ struct fab_probe_matrix_res {
  * are measured again one at a time, and those numbers are reported.
  * Every rank calls it; at rank 0, res is filled (free with
  * fab_probe_matrix_free). */
-int fab_probe_matrix(struct fab_probe *pr, const struct fab_probe_matrix_opts *o,
-		     struct fab_probe_matrix_res *res, struct fab_err *err);
+int fab_probe_matrix(struct fab_probe *pr, const struct fab_probe_matrix_opts *o, struct fab_probe_matrix_res *res,
+		     struct fab_err *err);
 void fab_probe_matrix_free(struct fab_probe_matrix_res *res);
 
 /* Rank and size from the launcher's environment: Open MPI

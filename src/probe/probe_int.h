@@ -43,9 +43,9 @@
 
 struct hello {
 	uint32_t rank;
-	uint16_t port;  /* rendezvous: the data port; mesh: the connection's index */
+	uint16_t port; /* rendezvous: the data port; mesh: the connection's index */
 	uint16_t pad;
-	uint32_t ip;    /* rendezvous: the data address (network order), 0: as seen */
+	uint32_t ip; /* rendezvous: the data address (network order), 0: as seen */
 	uint32_t pad2;
 	uint64_t token;
 };
@@ -58,11 +58,11 @@ struct addr {
 
 struct out_msg {
 	struct out_msg *next;
-	uint32_t step;      /* the send step, or a control frame's kind */
-	uint32_t hdr[2];    /* receive step (or kind), length (or value) */
+	uint32_t step;       /* the send step, or a control frame's kind */
+	uint32_t hdr[2];     /* receive step (or kind), length (or value) */
 	const uint8_t *data; /* the payload, in the rank's buffer: the schedule
 			      * keeps it unchanged until the send is done */
-	size_t len, sent;   /* header + payload */
+	size_t len, sent;    /* header + payload */
 };
 
 enum { IN_INBOX, IN_DIRECT, IN_REDUCE };
@@ -73,11 +73,11 @@ struct in_state {
 	size_t hgot;
 	uint32_t step, len, got;
 	int mode;
-	uint8_t *buf;       /* inbox: the whole message */
-	uint8_t *dst;       /* direct, reduce: its place */
-	uint8_t *bounce;    /* reduce: bytes not yet added */
-	size_t held;        /* bytes in bounce (less than a float) */
-	uint64_t added;     /* floats added so far */
+	uint8_t *buf;    /* inbox: the whole message */
+	uint8_t *dst;    /* direct, reduce: its place */
+	uint8_t *bounce; /* reduce: bytes not yet added */
+	size_t held;     /* bytes in bounce (less than a float) */
+	uint64_t added;  /* floats added so far */
 };
 
 struct conn {
@@ -104,8 +104,8 @@ struct conn {
 
 struct fab_probe {
 	uint32_t n, me, nc, stride; /* stride: connections per peer (control + nc data) */
-	struct conn *c;       /* [n * stride]: c[peer * stride + 0] control, + 1 + k data */
-	uint32_t *ip;         /* every rank's data address, network order */
+	struct conn *c;             /* [n * stride]: c[peer * stride + 0] control, + 1 + k data */
+	uint32_t *ip;               /* every rank's data address, network order */
 	uint64_t token;
 	double timeout_s;
 	void (*warn)(void *ctx, const char *msg);
@@ -117,16 +117,16 @@ struct fab_probe {
 	uint32_t *dcount, gen;
 	uint64_t done_sum, time_sum;
 	bool go, ctl_only;
-	uint32_t lost;        /* the rank whose control connection closed, or NO_RANK */
-	uint32_t aborted;     /* rank 0 said this rank failed, or NO_RANK */
+	uint32_t lost;               /* the rank whose control connection closed, or NO_RANK */
+	uint32_t aborted;            /* rank 0 said this rank failed, or NO_RANK */
 	uint32_t stuck_by, stuck_on; /* rank 0: a rank reported it waits in vain for another */
-	uint32_t turn;        /* the last F_TURN seen */
-	uint32_t suspect;     /* the rank this rank's failure points at, or NO_RANK */
+	uint32_t turn;               /* the last F_TURN seen */
+	uint32_t suspect;            /* the rank this rank's failure points at, or NO_RANK */
 	bool abort_sent, settled;
-	double *heard;        /* when a control frame last came from each rank */
+	double *heard; /* when a control frame last came from each rank */
 	double last_beat, beat_iv, wait_since;
 	/* matrix */
-	uint32_t *rep;        /* rank 0: [2n] latency, receive time (ns) */
+	uint32_t *rep; /* rank 0: [2n] latency, receive time (ns) */
 	uint32_t *plan, nplan, plan_got;
 	bool plan_head;
 	/* the operation in progress */
@@ -161,8 +161,7 @@ void pr_free_queue(struct conn *c);
 void pr_enqueue(struct conn *c, struct out_msg *m);
 void pr_enqueue_ctrl(struct fab_probe *pr, uint32_t peer, uint32_t what, uint32_t value);
 /* the first failure wins; suspect: the rank it points at, or NO_RANK */
-void pr_fail(struct fab_probe *pr, uint32_t suspect, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+void pr_fail(struct fab_probe *pr, uint32_t suspect, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void pr_drop(struct conn *c);
 bool pr_flush_out(struct fab_probe *pr, struct conn *c);
 void pr_add_floats(float *restrict d, const float *restrict s, size_t n);
@@ -172,7 +171,7 @@ bool pr_check_peers(struct fab_probe *pr);
 void pr_settle(struct fab_probe *pr);
 int pr_barrier(struct fab_probe *pr, uint32_t value, bool ctl_only, struct fab_err *err);
 int pr_xfer(struct fab_probe *pr, uint32_t peer, uint32_t nc, const uint8_t *sbuf, size_t slen, uint8_t *rbuf,
-		size_t rlen, double deadline, double *t_rx);
+	    size_t rlen, double deadline, double *t_rx);
 int pr_raw_barrier(struct fab_probe *pr, struct fab_err *err);
 
 #endif

@@ -95,8 +95,8 @@ struct fab_probe *fab_probe_connect(const struct fab_probe_params *p, struct fab
 		struct hello h = {pr->me, dport, 0, p->bind_ip, 0, pr->token};
 		if (fd < 0 || pr_full_io(fd, &h, sizeof h, true, pr->timeout_s) ||
 		    pr_full_io(fd, tab, pr->n * sizeof *tab, false, pr->timeout_s)) {
-			fab_err_set(err, FAB_EIO, "rank %u: rendezvous with rank 0 at %s:%u failed", pr->me,
-				    p->master, p->master_port);
+			fab_err_set(err, FAB_EIO, "rank %u: rendezvous with rank 0 at %s:%u failed", pr->me, p->master,
+				    p->master_port);
 			if (fd >= 0)
 				close(fd);
 			goto fail;

@@ -17,8 +17,7 @@ static const struct fab_key_def keys[] = {
 	/* topology */
 	{"topology.kind", K_ENUM, OFF(topo.kind), "spine-leaf", 0, 0, "spine-leaf|fat-tree|file",
 	 "fabric shape: 2-tier spine-leaf, 3-tier k-ary fat-tree, or an edge-list file"},
-	{"topology.gpus_per_server", K_U32, OFF(topo.gpus_per_server), "8", 1, 64, NULL,
-	 "GPUs in each server"},
+	{"topology.gpus_per_server", K_U32, OFF(topo.gpus_per_server), "8", 1, 64, NULL, "GPUs in each server"},
 	{"topology.nics_per_server", K_U32, OFF(topo.nics_per_server), "8", 1, 64, NULL,
 	 "NICs in each server, each with its own switch port; GPU g uses NIC g*nics/gpus"},
 	{"topology.leaves", K_U32, OFF(topo.leaves), "4", 1, 4096, NULL, "spine-leaf: leaf switches"},
@@ -33,8 +32,7 @@ static const struct fab_key_def keys[] = {
 	{"topology.rail_optimized", K_BOOL, OFF(topo.rail_optimized), "false", 0, 0, NULL,
 	 "spine-leaf: NIC k of every server in a group goes to leaf k of the group"},
 	{"topology.k", K_U32, OFF(topo.k), "4", 2, 128, NULL, "fat-tree: arity k (even): k^3/4 NIC ports"},
-	{"topology.host_rate", K_RATE, OFF(topo.host_bps), "400Gbps", 1e6, 1.6e12, NULL,
-	 "NIC to leaf (edge) links"},
+	{"topology.host_rate", K_RATE, OFF(topo.host_bps), "400Gbps", 1e6, 1.6e12, NULL, "NIC to leaf (edge) links"},
 	{"topology.fabric_rate", K_RATE, OFF(topo.fabric_bps), "400Gbps", 1e6, 1.6e12, NULL,
 	 "leaf-spine (edge-aggregation) links"},
 	{"topology.core_rate", K_RATE, OFF(topo.core_bps), "400Gbps", 1e6, 1.6e12, NULL,
@@ -74,8 +72,7 @@ static const struct fab_key_def keys[] = {
 	 "dynamic threshold of lossy queues: a queue may hold alpha x free buffer"},
 	{"fabric.control_priority", K_U8, OFF(fabric.ctrl_prio), "7", 0, 7, NULL,
 	 "priority of ACK, NAK and CNP packets (strict priority, highest wins)"},
-	{"fabric.ecmp.seed", K_U64, OFF(fabric.ecmp_seed), "1", 0, BIG, NULL,
-	 "seed of the per-switch ECMP hash seeds"},
+	{"fabric.ecmp.seed", K_U64, OFF(fabric.ecmp_seed), "1", 0, BIG, NULL, "seed of the per-switch ECMP hash seeds"},
 	{"fabric.ecmp.same_hash", K_BOOL, OFF(fabric.ecmp_same_hash), "false", 0, 0, NULL,
 	 "every switch hashes with the same seed (reproduces ECMP polarization)"},
 	{"fabric.pfc.enabled", K_BOOL, OFF(fabric.pfc.enabled), "true", 0, 0, NULL,
@@ -92,8 +89,8 @@ static const struct fab_key_def keys[] = {
 	 "PAUSE time in 512-bit quanta; refreshed at half time while congested"},
 	{"fabric.pfc.watchdog", K_TIME, OFF(fabric.pfc_watchdog_ps), "0", 0, 1e13, NULL,
 	 "PFC watchdog: a priority paused this long stops obeying PAUSE for as long (0 = off)"},
-	{"fabric.pfc.nic_rx_buffer", K_BYTES, OFF(fabric.pfc.nic_rx_buffer_bytes), "512KiB", 4096,
-	 1e12, NULL, "NIC receive buffer: the NIC pauses its switch above it, resumes at half"},
+	{"fabric.pfc.nic_rx_buffer", K_BYTES, OFF(fabric.pfc.nic_rx_buffer_bytes), "512KiB", 4096, 1e12, NULL,
+	 "NIC receive buffer: the NIC pauses its switch above it, resumes at half"},
 	{"fabric.pfc.nic_rx_drain", K_RATE, OFF(fabric.pfc.nic_rx_drain_bps), "0", 0, 1.6e12, NULL,
 	 "rate the NIC empties its receive buffer into the GPU (PCIe); 0 = never slower than the wire (no NIC PAUSE)"},
 	{"fabric.ecn.enabled", K_BOOL, OFF(fabric.ecn.enabled), "true", 0, 0, NULL,
@@ -102,27 +99,26 @@ static const struct fab_key_def keys[] = {
 	 "queue depth where marking starts"},
 	{"fabric.ecn.kmax", K_BYTES, OFF(fabric.ecn.kmax_bytes), "400KiB", 1, 1e12, NULL,
 	 "queue depth above which every packet is marked"},
-	{"fabric.ecn.pmax", K_DOUBLE, OFF(fabric.ecn.pmax), "0.2", 0, 1, NULL,
-	 "marking probability at kmax"},
+	{"fabric.ecn.pmax", K_DOUBLE, OFF(fabric.ecn.pmax), "0.2", 0, 1, NULL, "marking probability at kmax"},
 	{"fabric.dcqcn.enabled", K_BOOL, OFF(fabric.dcqcn.enabled), "true", 0, 0, NULL,
 	 "DCQCN rate control (CNPs from receivers, rate cuts at senders)"},
 	{"fabric.dcqcn.g", K_DOUBLE, OFF(fabric.dcqcn.g), "1/256", 1e-6, 1, NULL, "alpha gain g"},
 	{"fabric.dcqcn.initial_alpha", K_DOUBLE, OFF(fabric.dcqcn.initial_alpha), "1", 0, 1, NULL,
 	 "alpha of a new queue pair"},
-	{"fabric.dcqcn.alpha_period", K_TIME, OFF(fabric.dcqcn.alpha_period_ps), "55us", 1e3, 1e12,
-	 NULL, "alpha decays by (1-g) each period without a CNP"},
-	{"fabric.dcqcn.rate_period", K_TIME, OFF(fabric.dcqcn.rate_period_ps), "55us", 1e3, 1e12,
-	 NULL, "rate-increase timer T"},
+	{"fabric.dcqcn.alpha_period", K_TIME, OFF(fabric.dcqcn.alpha_period_ps), "55us", 1e3, 1e12, NULL,
+	 "alpha decays by (1-g) each period without a CNP"},
+	{"fabric.dcqcn.rate_period", K_TIME, OFF(fabric.dcqcn.rate_period_ps), "55us", 1e3, 1e12, NULL,
+	 "rate-increase timer T"},
 	{"fabric.dcqcn.byte_counter", K_BYTES, OFF(fabric.dcqcn.byte_counter), "10MB", 0, 1e12, NULL,
 	 "rate-increase byte counter B (0 = off)"},
-	{"fabric.dcqcn.fast_recovery_steps", K_U32, OFF(fabric.dcqcn.fast_recovery_steps), "1", 0,
-	 1000, NULL, "F: increase steps spent in fast recovery"},
+	{"fabric.dcqcn.fast_recovery_steps", K_U32, OFF(fabric.dcqcn.fast_recovery_steps), "1", 0, 1000, NULL,
+	 "F: increase steps spent in fast recovery"},
 	{"fabric.dcqcn.rai", K_RATE, OFF(fabric.dcqcn.rai_bps), "80Mbps", 0, 1.6e12, NULL,
 	 "additive increase step R_AI"},
 	{"fabric.dcqcn.rhai", K_RATE, OFF(fabric.dcqcn.rhai_bps), "800Mbps", 0, 1.6e12, NULL,
 	 "hyper increase step R_HAI"},
-	{"fabric.dcqcn.min_rate", K_RATE, OFF(fabric.dcqcn.min_rate_bps), "100Mbps", 1e3, 1.6e12,
-	 NULL, "lowest rate a cut can reach"},
+	{"fabric.dcqcn.min_rate", K_RATE, OFF(fabric.dcqcn.min_rate_bps), "100Mbps", 1e3, 1.6e12, NULL,
+	 "lowest rate a cut can reach"},
 	{"fabric.dcqcn.clamp_target", K_BOOL, OFF(fabric.dcqcn.clamp_target), "false", 0, 0, NULL,
 	 "every cut sets the target rate to the current rate (the paper); false: only a cut after a timer increase does (the NIC default)"},
 	{"fabric.nic.ack_every", K_U32, OFF(fabric.nic.ack_every), "1", 1, 1024, NULL,
@@ -139,18 +135,15 @@ static const struct fab_key_def keys[] = {
 	/* collective (fabscope coll) */
 	{"collective.op", K_ENUM, OFF(coll.op), "allreduce", 0, 0,
 	 "allreduce|reducescatter|allgather|broadcast|reduce|alltoall|sendrecv", "the operation"},
-	{"collective.algo", K_ENUM, OFF(coll.algo), "auto", 0, 0,
-	 "ring|tree|hierarchical|rhd|direct|auto", "algorithm; auto asks the cost model for each size"},
-	{"collective.min_bytes", K_BYTES, OFF(coll.min_bytes), "1KiB", 1, 1e13, NULL,
-	 "smallest size (nccl-tests -b)"},
-	{"collective.max_bytes", K_BYTES, OFF(coll.max_bytes), "64MiB", 1, 1e13, NULL,
-	 "largest size (nccl-tests -e)"},
+	{"collective.algo", K_ENUM, OFF(coll.algo), "auto", 0, 0, "ring|tree|hierarchical|rhd|direct|auto",
+	 "algorithm; auto asks the cost model for each size"},
+	{"collective.min_bytes", K_BYTES, OFF(coll.min_bytes), "1KiB", 1, 1e13, NULL, "smallest size (nccl-tests -b)"},
+	{"collective.max_bytes", K_BYTES, OFF(coll.max_bytes), "64MiB", 1, 1e13, NULL, "largest size (nccl-tests -e)"},
 	{"collective.step_factor", K_U32, OFF(coll.factor), "4", 2, 1024, NULL,
 	 "size multiplier from one row to the next (nccl-tests -f)"},
 	{"collective.step_bytes", K_BYTES, OFF(coll.step_bytes), "0", 0, 1e13, NULL,
 	 "size increment instead of a factor (nccl-tests -i); 0 = use the factor"},
-	{"collective.iters", K_U32, OFF(coll.iters), "1", 1, 10000, NULL,
-	 "timed iterations per size (nccl-tests -n)"},
+	{"collective.iters", K_U32, OFF(coll.iters), "1", 1, 10000, NULL, "timed iterations per size (nccl-tests -n)"},
 	{"collective.warmup", K_U32, OFF(coll.warmup), "0", 0, 10000, NULL,
 	 "warm-up iterations per size, not timed (nccl-tests -w)"},
 	{"collective.datatype", K_ENUM, OFF(coll.dtype), "float", 0, 0,
@@ -158,8 +151,7 @@ static const struct fab_key_def keys[] = {
 	{"collective.root", K_U32, OFF(coll.root), "0", 0, 1e9, NULL, "root rank of broadcast and reduce"},
 	{"collective.gpus", K_U32, OFF(coll.gpus), "0", 0, 1e9, NULL,
 	 "ranks (GPUs) in the communicator; 0 = every GPU of the cluster"},
-	{"collective.placement", K_ENUM, OFF(coll.placement), "packed", 0, 0,
-	 "packed|spread|random|scatter",
+	{"collective.placement", K_ENUM, OFF(coll.placement), "packed", 0, 0, "packed|spread|random|scatter",
 	 "ranks on servers: in order, one leaf after another, at random (seeded), or consecutive ranks on different servers"},
 	{"collective.ring_order", K_ENUM, OFF(coll.ring_order), "topology", 0, 0, "topology|rank|flat",
 	 "ring order: servers by leaf; servers by first rank; or exactly the rank order (flat)"},
@@ -175,8 +167,7 @@ static const struct fab_key_def keys[] = {
 	{"collective.background_traffic", K_BOOL, OFF(coll.background), "false", 0, 0, NULL,
 	 "fabscope coll also runs the scenario's traffic section, as a noisy neighbour"},
 	/* matrix (fabscope matrix) */
-	{"matrix.bytes", K_BYTES, OFF(matrix.bytes), "1MiB", 1, 1e12, NULL,
-	 "bandwidth test: bytes each way per pair"},
+	{"matrix.bytes", K_BYTES, OFF(matrix.bytes), "1MiB", 1, 1e12, NULL, "bandwidth test: bytes each way per pair"},
 	{"matrix.latency_bytes", K_BYTES, OFF(matrix.lat_bytes), "8", 1, 1e9, NULL,
 	 "latency test: the ping-pong message"},
 	{"matrix.serial", K_BOOL, OFF(matrix.serial), "false", 0, 0, NULL,
@@ -205,8 +196,7 @@ static const struct fab_key_def flow_keys[] = {
 
 #define GOFF(field) offsetof(struct fab_gen_spec, field)
 static const struct fab_key_def gen_keys[] = {
-	{"kind", K_ENUM, GOFF(kind), NULL, 0, 0, "permutation|all-to-all|incast|random-pairs",
-	 "traffic pattern"},
+	{"kind", K_ENUM, GOFF(kind), NULL, 0, 0, "permutation|all-to-all|incast|random-pairs", "traffic pattern"},
 	{"bytes", K_BYTES, GOFF(bytes), NULL, 1, 1e15, NULL, "size of each flow"},
 	{"start", K_TIME, GOFF(start_ps), "0", 0, 1e15, NULL, "start time of every flow"},
 	{"priority", K_U32, GOFF(priority), "3", 0, 7, NULL, "traffic class"},
@@ -306,7 +296,6 @@ const struct fab_key_def *fab_config_gen_keys(size_t *n)
 	return gen_keys;
 }
 
-
 /* "a|b|c" -> "a, b, c" (a bar would split a Markdown table cell) */
 static void choices_text(const char *choices, char *buf, size_t len)
 {
@@ -331,8 +320,7 @@ int fab_config_write_keys(FILE *f)
 		char range[96] = "";
 		if (k[i].type == K_ENUM)
 			choices_text(k[i].choices, range, sizeof range);
-		else if (k[i].type == K_U32 || k[i].type == K_U64 || k[i].type == K_U8 ||
-			 k[i].type == K_DOUBLE)
+		else if (k[i].type == K_U32 || k[i].type == K_U64 || k[i].type == K_U8 || k[i].type == K_DOUBLE)
 			snprintf(range, sizeof range, "%g .. %g", k[i].min, k[i].max);
 		else if (k[i].type == K_RATE) {
 			char a[32], b[32];
@@ -365,13 +353,12 @@ int fab_config_write_keys(FILE *f)
 		     {"faults[]", fab_config_fault_keys}};
 	for (size_t l = 0; l < FAB_ARRAY_LEN(lists); l++) {
 		k = lists[l].get(&n);
-		for (size_t i = 0; i < n; i++)
-		{
+		for (size_t i = 0; i < n; i++) {
 			char choices[96] = "";
 			if (k[i].type == K_ENUM)
 				choices_text(k[i].choices, choices, sizeof choices);
 			fprintf(f, "| `%s.%s` | %s | %s | %s |\n", lists[l].name, k[i].path,
-			       k[i].def ? k[i].def : "required", choices, k[i].doc);
+				k[i].def ? k[i].def : "required", choices, k[i].doc);
 		}
 	}
 	return ferror(f) ? FAB_EIO : 0;

@@ -60,8 +60,8 @@ static size_t edit_distance(const char *a, const char *b)
 }
 
 /* Closest name among the children of prefix, for "did you mean". */
-static const char *suggest(const struct fab_key_def *tab, size_t n, const char *prefix,
-			   const char *name, char *buf, size_t len)
+static const char *suggest(const struct fab_key_def *tab, size_t n, const char *prefix, const char *name, char *buf,
+			   size_t len)
 {
 	size_t best = 3, pl = prefix ? strlen(prefix) : 0;
 	const char *found = NULL;
@@ -123,15 +123,14 @@ static const char *scalar_text(const struct ynode *v, char *buf, size_t len)
 	return NULL;
 }
 
-static int load_key(struct loader *L, const struct fab_key_def *k, void *base, const char *path,
-		    const struct ynode *v)
+static int load_key(struct loader *L, const struct fab_key_def *k, void *base, const char *path, const struct ynode *v)
 {
 	char w[300], why[256], seqbuf[4096];
 	const char *text = scalar_text(v, seqbuf, sizeof seqbuf);
 	where(v, w, sizeof w);
 	if (!text || (v->kind == Y_SEQ && k->type != K_PRIOMASK && k->type != K_U32LIST))
-		return fab_err_set(L->err, FAB_EINVAL, "%s%s: expected a single value, got a %s", w,
-				   path, v->kind == Y_MAP ? "mapping" : "list");
+		return fab_err_set(L->err, FAB_EINVAL, "%s%s: expected a single value, got a %s", w, path,
+				   v->kind == Y_MAP ? "mapping" : "list");
 	if (fab_config_parse_value(k, base, text, why, sizeof why))
 		return fab_err_set(L->err, FAB_EINVAL, "%s%s: %s", w, path, why);
 	return 0;
@@ -153,8 +152,7 @@ static int load_item(struct loader *L, const struct fab_key_def *(*table)(size_t
 	char w[300], sug[64];
 	if (map->kind != Y_MAP) {
 		where(map, w, sizeof w);
-		return fab_err_set(L->err, FAB_EINVAL,
-				   "%s%s: expected a mapping such as {src: 0, dst: 8, bytes: 1MiB}",
+		return fab_err_set(L->err, FAB_EINVAL, "%s%s: expected a mapping such as {src: 0, dst: 8, bytes: 1MiB}",
 				   w, what);
 	}
 	for (size_t i = 0; i < ntab; i++)
@@ -170,9 +168,8 @@ static int load_item(struct loader *L, const struct fab_key_def *(*table)(size_t
 		char path[128];
 		snprintf(path, sizeof path, "%s.%s", what, map->keys[i]);
 		if (!k) {
-			struct ynode kn = {.origin = map->vals[i]->origin,
-					   .line = map->key_line[i],
-					   .col = map->key_col[i]};
+			struct ynode kn = {
+				.origin = map->vals[i]->origin, .line = map->key_line[i], .col = map->key_col[i]};
 			where(&kn, w, sizeof w);
 			const char *s = suggest(tab, ntab, NULL, map->keys[i], sug, sizeof sug);
 			return fab_err_set(L->err, FAB_EINVAL, "%s%s: unknown key%s%s%s", w, path,
@@ -184,8 +181,7 @@ static int load_item(struct loader *L, const struct fab_key_def *(*table)(size_t
 	for (size_t j = 0; j < ntab; j++)
 		if (!tab[j].def && !fab_ydom_get(map, tab[j].path)) {
 			where(map, w, sizeof w);
-			return fab_err_set(L->err, FAB_EINVAL, "%s%s: missing key '%s'", w, what,
-					   tab[j].path);
+			return fab_err_set(L->err, FAB_EINVAL, "%s%s: missing key '%s'", w, what, tab[j].path);
 		}
 	return 0;
 }
@@ -197,8 +193,7 @@ static int load_list(struct loader *L, const char *path, const struct ynode *seq
 	bool faults = !strcmp(path, "faults");
 	if (seq->kind != Y_SEQ) {
 		where(seq, w, sizeof w);
-		return fab_err_set(L->err, FAB_EINVAL, "%s%s: expected a list (items start with '- ')",
-				   w, path);
+		return fab_err_set(L->err, FAB_EINVAL, "%s%s: expected a list (items start with '- ')", w, path);
 	}
 	struct fab_traffic_params *tp = &L->c->traffic;
 	for (size_t i = 0; i < seq->n; i++) {
@@ -234,8 +229,8 @@ static int load_list(struct loader *L, const char *path, const struct ynode *seq
 			if (!j->gpus) {
 				char wh[300];
 				where(seq->vals[i], wh, sizeof wh);
-				return fab_err_set(L->err, FAB_EINVAL, "%s%s: a job needs gpus (or a gpu_list)",
-						   wh, what);
+				return fab_err_set(L->err, FAB_EINVAL, "%s%s: a job needs gpus (or a gpu_list)", wh,
+						   what);
 			}
 		} else if (flows) {
 			tp->flows = fab_xrealloc(tp->flows, tp->nflows + 1, sizeof *tp->flows);
@@ -273,8 +268,8 @@ static int walk(struct loader *L, const struct ynode *map, const char *prefix)
 			L->c->loc[ki] = (struct fab_key_loc){v->origin, v->line, v->col, true};
 			continue;
 		}
-		if (!strcmp(path, "traffic.flows") || !strcmp(path, "traffic.generators") ||
-		    !strcmp(path, "jobs") || !strcmp(path, "faults")) {
+		if (!strcmp(path, "traffic.flows") || !strcmp(path, "traffic.generators") || !strcmp(path, "jobs") ||
+		    !strcmp(path, "faults")) {
 			if (load_list(L, path, v))
 				return FAB_EINVAL;
 			continue;
@@ -282,8 +277,7 @@ static int walk(struct loader *L, const struct ynode *map, const char *prefix)
 		if (is_section(path)) {
 			if (v->kind != Y_MAP) {
 				where(v, w, sizeof w);
-				return fab_err_set(L->err, FAB_EINVAL, "%s%s: expected a section (a mapping)",
-						   w, path);
+				return fab_err_set(L->err, FAB_EINVAL, "%s%s: expected a section (a mapping)", w, path);
 			}
 			if (walk(L, v, path))
 				return FAB_EINVAL;
@@ -294,8 +288,8 @@ static int walk(struct loader *L, const struct ynode *map, const char *prefix)
 		const char *s = suggest(KEYS, nkeys(), prefix, map->keys[i], sug, sizeof sug);
 		if (!s && !prefix && !strcmp(map->keys[i], "flows"))
 			s = "traffic.flows";
-		return fab_err_set(L->err, FAB_EINVAL, "%s%s: unknown key%s%s%s", w, path,
-				   s ? " (did you mean '" : "", s ? s : "", s ? "'?)" : "");
+		return fab_err_set(L->err, FAB_EINVAL, "%s%s: unknown key%s%s%s", w, path, s ? " (did you mean '" : "",
+				   s ? s : "", s ? "'?)" : "");
 	}
 	return 0;
 }
@@ -320,9 +314,8 @@ static int apply_set(struct ynode *root, const char *set, struct fab_err *err)
 			errno = 0;
 			unsigned long idx = strtoul(part, &end, 10);
 			if (*end || errno || idx >= cur->n) {
-				rc = fab_err_set(err, FAB_EINVAL,
-						 "--set %s: '%s' is not an index of the list (0..%zu)", set,
-						 part, cur->n ? cur->n - 1 : 0);
+				rc = fab_err_set(err, FAB_EINVAL, "--set %s: '%s' is not an index of the list (0..%zu)",
+						 set, part, cur->n ? cur->n - 1 : 0);
 				goto out;
 			}
 			if (!next) {
@@ -334,8 +327,7 @@ static int apply_set(struct ynode *root, const char *set, struct fab_err *err)
 			continue;
 		}
 		if (cur->kind != Y_MAP) {
-			rc = fab_err_set(err, FAB_EINVAL, "--set %s: '%s' is inside a value, not a section",
-					 set, part);
+			rc = fab_err_set(err, FAB_EINVAL, "--set %s: '%s' is inside a value, not a section", set, part);
 			goto out;
 		}
 		if (!next) {
@@ -347,8 +339,8 @@ static int apply_set(struct ynode *root, const char *set, struct fab_err *err)
 		struct ynode *child = fab_ydom_get(cur, part);
 		if (!child && strspn(next, "0123456789") == strlen(next)) {
 			rc = fab_err_set(err, FAB_EINVAL,
-					 "--set %s: '%s' is not an index of the list (there is no list '%s')",
-					 set, next, part);
+					 "--set %s: '%s' is not an index of the list (there is no list '%s')", set,
+					 next, part);
 			goto out;
 		}
 		if (!child) {
@@ -380,8 +372,8 @@ static int cross_checks(struct loader *L)
 	uint32_t mtu = c->fabric.mtu;
 	if (mtu != 256 && mtu != 512 && mtu != 1024 && mtu != 2048 && mtu != 4096) {
 		fab_config_where(c, "fabric.mtu", w, sizeof w);
-		return fab_err_set(L->err, FAB_EINVAL,
-				   "%sfabric.mtu: expected 256, 512, 1024, 2048 or 4096, got %u", w, mtu);
+		return fab_err_set(L->err, FAB_EINVAL, "%sfabric.mtu: expected 256, 512, 1024, 2048 or 4096, got %u", w,
+				   mtu);
 	}
 	if (c->fabric.ecn.kmin_bytes > c->fabric.ecn.kmax_bytes) {
 		fab_config_where(c, "fabric.ecn.kmin", w, sizeof w);
@@ -393,15 +385,13 @@ static int cross_checks(struct loader *L)
 	}
 	if (c->topo.kind == FAB_TOPO_FILE && !c->topo_file) {
 		fab_config_where(c, "topology.kind", w, sizeof w);
-		return fab_err_set(L->err, FAB_EINVAL,
-				   "%stopology.kind: kind file needs topology.file", w);
+		return fab_err_set(L->err, FAB_EINVAL, "%stopology.kind: kind file needs topology.file", w);
 	}
 	return 0;
 }
 
-struct fab_config *fab_config_parse(const char *text, size_t len, const char *origin,
-				    const char *base_dir, const char *const *sets, size_t nsets,
-				    struct fab_err *err)
+struct fab_config *fab_config_parse(const char *text, size_t len, const char *origin, const char *base_dir,
+				    const char *const *sets, size_t nsets, struct fab_err *err)
 {
 	struct fab_config *c = fab_xcalloc(1, sizeof *c);
 	c->origin = fab_xstrdup(origin);
@@ -448,12 +438,11 @@ fail:
 	return NULL;
 }
 
-struct fab_config *fab_config_load(const char *path, const char *const *sets, size_t nsets,
-				   struct fab_err *err)
+struct fab_config *fab_config_load(const char *path, const char *const *sets, size_t nsets, struct fab_err *err)
 {
 	if (!path)
-		return fab_config_parse(fab_default_scenario, strlen(fab_default_scenario),
-					"<built-in>", NULL, sets, nsets, err);
+		return fab_config_parse(fab_default_scenario, strlen(fab_default_scenario), "<built-in>", NULL, sets,
+					nsets, err);
 	FILE *f = fopen(path, "rb");
 	if (!f) {
 		fab_err_set(err, FAB_EIO, "%s: cannot open scenario: %s", path, strerror(errno));

@@ -43,21 +43,19 @@ struct fab_config {
 	struct fab_fault_spec *faults;
 	size_t nfaults;
 	struct fab_matrix_params matrix;
-	char *origin;          /* the scenario's name in messages */
-	char *topo_file;       /* owned; topo.file points here */
+	char *origin;            /* the scenario's name in messages */
+	char *topo_file;         /* owned; topo.file points here */
 	struct fab_key_loc *loc; /* per key of the table */
 };
 
 /* Loads a scenario: path NULL means the built-in default.  sets are
  * "key=value" overrides applied after the file.  Returns NULL and fills err
  * (file:line:col: key: message) on bad input. */
-struct fab_config *fab_config_load(const char *path, const char *const *sets, size_t nsets,
-				   struct fab_err *err);
+struct fab_config *fab_config_load(const char *path, const char *const *sets, size_t nsets, struct fab_err *err);
 /* Parses scenario text held in memory; origin names it in messages and
  * relative paths resolve against base_dir (may be NULL). */
-struct fab_config *fab_config_parse(const char *text, size_t len, const char *origin,
-				    const char *base_dir, const char *const *sets, size_t nsets,
-				    struct fab_err *err);
+struct fab_config *fab_config_parse(const char *text, size_t len, const char *origin, const char *base_dir,
+				    const char *const *sets, size_t nsets, struct fab_err *err);
 void fab_config_free(struct fab_config *c);
 
 /* The built-in default scenario's YAML text. */
@@ -65,16 +63,28 @@ extern const char fab_default_scenario[];
 
 /* The key table, for the effective configuration and the reference. */
 enum fab_key_type {
-	K_U32, K_U64, K_RATE, K_TIME, K_BYTES, K_BOOL, K_DOUBLE, K_ENUM, K_RATIO,
-	K_PRIOMASK, K_PATH, K_U8, K_STR32, K_U32LIST,
+	K_U32,
+	K_U64,
+	K_RATE,
+	K_TIME,
+	K_BYTES,
+	K_BOOL,
+	K_DOUBLE,
+	K_ENUM,
+	K_RATIO,
+	K_PRIOMASK,
+	K_PATH,
+	K_U8,
+	K_STR32,
+	K_U32LIST,
 };
 
 struct fab_key_def {
-	const char *path;   /* "topology.spines" */
-	int type;           /* enum fab_key_type */
-	size_t off;         /* offset in struct fab_config (or in a list item) */
-	const char *def;    /* default, as a user would write it */
-	double min, max;    /* range for numbers (rates, times, bytes included) */
+	const char *path;    /* "topology.spines" */
+	int type;            /* enum fab_key_type */
+	size_t off;          /* offset in struct fab_config (or in a list item) */
+	const char *def;     /* default, as a user would write it */
+	double min, max;     /* range for numbers (rates, times, bytes included) */
 	const char *choices; /* K_ENUM: "spine-leaf|fat-tree|file" */
 	const char *doc;
 };
@@ -88,11 +98,9 @@ const struct fab_key_def *fab_config_job_keys(size_t *n);
 const struct fab_key_def *fab_config_fault_keys(size_t *n);
 /* Parses text into k's field of the struct at base (a config or a list
  * item); FAB_EINVAL with the reason in why. */
-int fab_config_parse_value(const struct fab_key_def *k, void *base, const char *text, char *why,
-			   size_t wl);
+int fab_config_parse_value(const struct fab_key_def *k, void *base, const char *text, char *why, size_t wl);
 /* Canonical text of a key's value in cfg (or a list item when base given). */
-void fab_config_value_text(const struct fab_key_def *k, const void *base, char *buf,
-			   size_t len);
+void fab_config_value_text(const struct fab_key_def *k, const void *base, char *buf, size_t len);
 /* Was a key (by path) given in the file or by --set? */
 bool fab_config_given(const struct fab_config *c, const char *path);
 /* The location prefix for a key ("file:line:col: " or "--set "), "" if unknown. */

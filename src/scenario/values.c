@@ -11,8 +11,7 @@
 
 #include "scenario.h"
 
-static int parse_uint(const struct fab_key_def *k, char *field, const char *text, char *why,
-		      size_t wl)
+static int parse_uint(const struct fab_key_def *k, char *field, const char *text, char *why, size_t wl)
 {
 	uint64_t u = 0;
 	int rc = fab_parse_uint(text, &u, why, wl);
@@ -32,14 +31,13 @@ static int parse_uint(const struct fab_key_def *k, char *field, const char *text
 }
 
 /* a rate, a time or a size, with its unit */
-static int parse_unit(const struct fab_key_def *k, char *field, const char *text, char *why,
-		      size_t wl)
+static int parse_unit(const struct fab_key_def *k, char *field, const char *text, char *why, size_t wl)
 {
 	uint64_t u = 0;
 	{
-		int rc = k->type == K_RATE   ? fab_parse_rate(text, &u, why, wl)
-		     : k->type == K_TIME ? fab_parse_time(text, &u, why, wl)
-					 : fab_parse_bytes(text, &u, why, wl);
+		int rc = k->type == K_RATE  ? fab_parse_rate(text, &u, why, wl)
+			: k->type == K_TIME ? fab_parse_time(text, &u, why, wl)
+					    : fab_parse_bytes(text, &u, why, wl);
 		if (rc)
 			return rc;
 		bool zero_ok = k->def && !strcmp(k->def, "0");
@@ -55,8 +53,8 @@ static int parse_unit(const struct fab_key_def *k, char *field, const char *text
 				fab_fmt_bytes((uint64_t)k->min, lo, sizeof lo);
 				fab_fmt_bytes((uint64_t)k->max, hi, sizeof hi);
 			}
-			snprintf(why, wl, "expected a value from %s to %s%s, got %s", lo, hi,
-				 zero_ok ? " (or 0)" : "", text);
+			snprintf(why, wl, "expected a value from %s to %s%s, got %s", lo, hi, zero_ok ? " (or 0)" : "",
+				 text);
 			return FAB_EINVAL;
 		}
 		*(uint64_t *)field = u;
@@ -64,8 +62,7 @@ static int parse_unit(const struct fab_key_def *k, char *field, const char *text
 	}
 }
 
-static int parse_enum(const struct fab_key_def *k, char *field, const char *text, char *why,
-		      size_t wl)
+static int parse_enum(const struct fab_key_def *k, char *field, const char *text, char *why, size_t wl)
 {
 	const char *c = k->choices;
 	int idx = 0;
@@ -122,8 +119,7 @@ static int parse_priomask(char *field, const char *text, char *why, size_t wl)
 	return 0;
 }
 
-static int parse_u32list(const struct fab_key_def *k, char *field, const char *text, char *why,
-			 size_t wl)
+static int parse_u32list(const struct fab_key_def *k, char *field, const char *text, char *why, size_t wl)
 {
 	uint32_t **list = (uint32_t **)field;
 	uint32_t *count = (uint32_t *)(field + sizeof(uint32_t *));
@@ -138,8 +134,7 @@ static int parse_u32list(const struct fab_key_def *k, char *field, const char *t
 		errno = 0;
 		unsigned long v = strtoul(p, &end, 10);
 		if (end == p || errno || v > (unsigned long)k->max) {
-			snprintf(why, wl, "expected a list of GPU numbers such as [0, 1, 8, 9], got \"%s\"",
-				 text);
+			snprintf(why, wl, "expected a list of GPU numbers such as [0, 1, 8, 9], got \"%s\"", text);
 			free(*list);
 			*list = NULL;
 			*count = 0;
@@ -155,8 +150,7 @@ static int parse_u32list(const struct fab_key_def *k, char *field, const char *t
 }
 
 /* Parses text into the field of k at base.  why gets the reason. */
-int fab_config_parse_value(const struct fab_key_def *k, void *base, const char *text, char *why,
-			   size_t wl)
+int fab_config_parse_value(const struct fab_key_def *k, void *base, const char *text, char *why, size_t wl)
 {
 	char *field = (char *)base + k->off;
 	double d = 0;
@@ -181,8 +175,7 @@ int fab_config_parse_value(const struct fab_key_def *k, void *base, const char *
 		if (rc)
 			return rc;
 		if (d < k->min || d > k->max || d != d) {
-			snprintf(why, wl, "expected a number from %g to %g, got %s", k->min, k->max,
-				 text);
+			snprintf(why, wl, "expected a number from %g to %g, got %s", k->min, k->max, text);
 			return FAB_EINVAL;
 		}
 		*(double *)field = d;
@@ -295,4 +288,3 @@ void fab_config_value_text(const struct fab_key_def *k, const void *base, char *
 }
 
 /* ---- the walk ---- */
-

@@ -60,8 +60,7 @@ struct ynode *fab_ydom_get(const struct ynode *map, const char *key)
 	return NULL;
 }
 
-void fab_ydom_put(struct ynode *map, const char *key, struct ynode *val, unsigned line,
-		  unsigned col)
+void fab_ydom_put(struct ynode *map, const char *key, struct ynode *val, unsigned line, unsigned col)
 {
 	for (size_t i = 0; i < map->n; i++)
 		if (!strcmp(map->keys[i], key)) {
@@ -94,9 +93,8 @@ static int next_event(struct builder *b, yaml_event_t *ev)
 {
 	if (!yaml_parser_parse(&b->parser, ev)) {
 		yaml_mark_t m = b->parser.problem_mark;
-		return fab_err_set(b->err, FAB_EINVAL, "%s:%zu:%zu: YAML syntax error: %s",
-				   b->origin, m.line + 1, m.column + 1,
-				   b->parser.problem ? b->parser.problem : "unknown");
+		return fab_err_set(b->err, FAB_EINVAL, "%s:%zu:%zu: YAML syntax error: %s", b->origin, m.line + 1,
+				   m.column + 1, b->parser.problem ? b->parser.problem : "unknown");
 	}
 	return 0;
 }
@@ -104,8 +102,7 @@ static int next_event(struct builder *b, yaml_event_t *ev)
 static struct ynode *parse_collection(struct builder *b, yaml_event_t *start)
 {
 	bool is_map = start->type == YAML_MAPPING_START_EVENT;
-	struct ynode *n = fab_ydom_new(is_map ? Y_MAP : Y_SEQ, b->origin,
-				       (unsigned)start->start_mark.line + 1,
+	struct ynode *n = fab_ydom_new(is_map ? Y_MAP : Y_SEQ, b->origin, (unsigned)start->start_mark.line + 1,
 				       (unsigned)start->start_mark.column + 1);
 	for (;;) {
 		yaml_event_t ev;
@@ -123,8 +120,8 @@ static struct ynode *parse_collection(struct builder *b, yaml_event_t *start)
 			continue;
 		}
 		if (ev.type != YAML_SCALAR_EVENT) {
-			fab_err_set(b->err, FAB_EINVAL, "%s:%zu:%zu: a mapping key must be a plain name",
-				    b->origin, ev.start_mark.line + 1, ev.start_mark.column + 1);
+			fab_err_set(b->err, FAB_EINVAL, "%s:%zu:%zu: a mapping key must be a plain name", b->origin,
+				    ev.start_mark.line + 1, ev.start_mark.column + 1);
 			yaml_event_delete(&ev);
 			goto fail;
 		}
@@ -132,8 +129,7 @@ static struct ynode *parse_collection(struct builder *b, yaml_event_t *start)
 		unsigned kl = (unsigned)ev.start_mark.line + 1, kc = (unsigned)ev.start_mark.column + 1;
 		yaml_event_delete(&ev);
 		if (fab_ydom_get(n, key)) {
-			fab_err_set(b->err, FAB_EINVAL, "%s:%u:%u: %s: duplicate key", b->origin, kl,
-				    kc, key);
+			fab_err_set(b->err, FAB_EINVAL, "%s:%u:%u: %s: duplicate key", b->origin, kl, kc, key);
 			free(key);
 			goto fail;
 		}
@@ -177,21 +173,18 @@ static struct ynode *parse_node(struct builder *b, yaml_event_t *ev)
 	case YAML_ALIAS_EVENT:
 		goto anchor;
 	default:
-		fab_err_set(b->err, FAB_EINVAL, "%s:%u:%u: unexpected YAML content", b->origin,
-			    line, col);
+		fab_err_set(b->err, FAB_EINVAL, "%s:%u:%u: unexpected YAML content", b->origin, line, col);
 		break;
 	}
 	yaml_event_delete(ev);
 	return n;
 anchor:
-	fab_err_set(b->err, FAB_EINVAL, "%s:%u:%u: YAML anchors and aliases are not supported",
-		    b->origin, line, col);
+	fab_err_set(b->err, FAB_EINVAL, "%s:%u:%u: YAML anchors and aliases are not supported", b->origin, line, col);
 	yaml_event_delete(ev);
 	return NULL;
 }
 
-struct ynode *fab_ydom_parse(const char *text, size_t len, const char *origin,
-			     struct fab_err *err)
+struct ynode *fab_ydom_parse(const char *text, size_t len, const char *origin, struct fab_err *err)
 {
 	struct builder b = {.origin = origin, .err = err};
 	struct ynode *root = NULL;
@@ -219,8 +212,8 @@ struct ynode *fab_ydom_parse(const char *text, size_t len, const char *origin,
 		goto out;
 	if (root->kind != Y_MAP) {
 		fab_err_set(err, FAB_EINVAL,
-			    "%s:%u:%u: a scenario is a mapping with sections topology, fabric, traffic, run",
-			    origin, root->line, root->col);
+			    "%s:%u:%u: a scenario is a mapping with sections topology, fabric, traffic, run", origin,
+			    root->line, root->col);
 		fab_ydom_free(root);
 		root = NULL;
 		goto out;
@@ -231,8 +224,8 @@ struct ynode *fab_ydom_parse(const char *text, size_t len, const char *origin,
 		goto out;
 	}
 	if (ev.type != YAML_DOCUMENT_END_EVENT) {
-		fab_err_set(err, FAB_EINVAL, "%s:%zu:%zu: only one YAML document is allowed",
-			    origin, ev.start_mark.line + 1, ev.start_mark.column + 1);
+		fab_err_set(err, FAB_EINVAL, "%s:%zu:%zu: only one YAML document is allowed", origin,
+			    ev.start_mark.line + 1, ev.start_mark.column + 1);
 		fab_ydom_free(root);
 		root = NULL;
 	}
@@ -244,8 +237,7 @@ struct ynode *fab_ydom_parse(const char *text, size_t len, const char *origin,
 			root = NULL;
 		} else {
 			if (ev.type != YAML_STREAM_END_EVENT) {
-				fab_err_set(err, FAB_EINVAL,
-					    "%s:%zu:%zu: only one YAML document is allowed", origin,
+				fab_err_set(err, FAB_EINVAL, "%s:%zu:%zu: only one YAML document is allowed", origin,
 					    ev.start_mark.line + 1, ev.start_mark.column + 1);
 				fab_ydom_free(root);
 				root = NULL;

@@ -10,9 +10,9 @@
 #include "engine.h"
 #include "wire.h"
 
-bool sim_core_init(struct fab_sim *s, const struct sim_engine_ops *ops,
-		   const struct fab_topo *topo, const struct fab_fabric_params *fp, uint64_t seed,
-		   const struct fab_sim_flow *flows, size_t nflows, struct fab_err *err)
+bool sim_core_init(struct fab_sim *s, const struct sim_engine_ops *ops, const struct fab_topo *topo,
+		   const struct fab_fabric_params *fp, uint64_t seed, const struct fab_sim_flow *flows, size_t nflows,
+		   struct fab_err *err)
 {
 	s->ops = ops;
 	s->topo = topo;
@@ -32,10 +32,9 @@ bool sim_core_init(struct fab_sim *s, const struct sim_engine_ops *ops,
 	s->flows = fab_xcalloc(nflows ? nflows : 1, sizeof *s->flows);
 	for (size_t i = 0; i < nflows; i++) {
 		const struct fab_sim_flow *f = &flows[i];
-		if (f->src_nic >= topo->nnics || f->dst_nic >= topo->nnics ||
-		    f->src_nic == f->dst_nic || !f->bytes || !f->qps || f->prio >= FAB_NPRIO) {
-			fab_err_set(err, FAB_EINVAL, "flow %u: invalid endpoints, size or queue pairs",
-				    f->id);
+		if (f->src_nic >= topo->nnics || f->dst_nic >= topo->nnics || f->src_nic == f->dst_nic || !f->bytes ||
+		    !f->qps || f->prio >= FAB_NPRIO) {
+			fab_err_set(err, FAB_EINVAL, "flow %u: invalid endpoints, size or queue pairs", f->id);
 			return false;
 		}
 		s->flows[i].spec = *f;
@@ -107,8 +106,8 @@ double sim_nic_line_bps(const struct fab_sim *s, uint32_t nic)
 	return sim_pcie_cap(s, (double)s->ops->port_rate(s, port));
 }
 
-uint32_t sim_path(const struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint64_t hash,
-		  uint32_t *ports, uint32_t max)
+uint32_t sim_path(const struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint64_t hash, uint32_t *ports,
+		  uint32_t max)
 {
 	const struct fab_topo *t = s->topo;
 	uint32_t n = 0, port = t->nodes[t->nic_node[src_nic]].first_port;
@@ -181,8 +180,7 @@ void fab_sim_post(struct fab_sim *s, uint32_t conn, fab_bytes bytes, uint32_t co
 	s->ops->post(s, s->qps[conn], bytes, NO_FLOW, cookie);
 }
 
-void fab_sim_post_local(struct fab_sim *s, uint32_t src_gpu, uint32_t dst_gpu, fab_bytes bytes,
-			uint32_t cookie)
+void fab_sim_post_local(struct fab_sim *s, uint32_t src_gpu, uint32_t dst_gpu, fab_bytes bytes, uint32_t cookie)
 {
 	(void)dst_gpu; /* the NVSwitch does not block: only the sender's egress serialises */
 	if (!s->nvl_free_ps)
@@ -308,8 +306,7 @@ fab_time_ps fab_sim_conn_latency(const struct fab_sim *s, uint32_t conn)
 	uint32_t wire = fab_wire_data_bytes(fab_sim_wire(s), s->fp.mtu);
 	fab_time_ps t = 0;
 	for (uint32_t h = 0; h < n; h++)
-		t += s->topo->ports[path[h]].delay_ps +
-		     (h ? fab_ser_ps(wire, s->ops->port_rate(s, path[h])) : 0);
+		t += s->topo->ports[path[h]].delay_ps + (h ? fab_ser_ps(wire, s->ops->port_rate(s, path[h])) : 0);
 	return t;
 }
 

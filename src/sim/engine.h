@@ -43,7 +43,7 @@ struct sim_conn {
 	uint32_t src_nic, dst_nic;
 	uint16_t sport;
 	uint8_t prio;
-	bool used;                /* it has carried data */
+	bool used; /* it has carried data */
 	uint64_t hash_fwd, hash_rev;
 };
 
@@ -56,8 +56,7 @@ struct sim_engine_ops {
 	/* a connection was opened (its struct sim_conn is filled in) */
 	void (*conn_init)(struct fab_sim *s, struct sim_conn *c);
 	/* a message of `bytes` on c; flow NO_FLOW: a posted one, `cookie` back */
-	void (*post)(struct fab_sim *s, struct sim_conn *c, fab_bytes bytes, uint32_t flow,
-		     uint32_t cookie);
+	void (*post)(struct fab_sim *s, struct sim_conn *c, fab_bytes bytes, uint32_t flow, uint32_t cookie);
 	/* the server model changed (PCIe caps NICs' rates) */
 	void (*server_changed)(struct fab_sim *s);
 	int (*run)(struct fab_sim *s, fab_time_ps end_ps);
@@ -76,13 +75,13 @@ struct fab_sim {
 	uint64_t seed;
 	struct fab_eq eq;
 	fab_time_ps now_ps;
-	uint64_t *ecmp_seed;            /* by switch index */
-	struct sim_conn **qps;          /* by id; each allocated once, never moved */
+	uint64_t *ecmp_seed;   /* by switch index */
+	struct sim_conn **qps; /* by id; each allocated once, never moved */
 	uint32_t nqps, cap_qps;
 	struct fab_sim_hooks hooks;
 	struct fab_server_params server;
-	uint64_t holds;                 /* outstanding workload activity */
-	fab_time_ps *nvl_free_ps;       /* per GPU: when its NVLink egress is free */
+	uint64_t holds;           /* outstanding workload activity */
+	fab_time_ps *nvl_free_ps; /* per GPU: when its NVLink egress is free */
 	struct fab_fault **faults;
 	uint32_t nfaults;
 	struct sim_flow *flows;
@@ -105,9 +104,9 @@ struct fab_sim {
  * opened (ops->conn_init on each), their starts scheduled, the switches'
  * ECMP seeds.  s is the engine's zeroed state; false and err set on a bad
  * flow (the caller frees s). */
-bool sim_core_init(struct fab_sim *s, const struct sim_engine_ops *ops,
-		   const struct fab_topo *topo, const struct fab_fabric_params *fp, uint64_t seed,
-		   const struct fab_sim_flow *flows, size_t nflows, struct fab_err *err);
+bool sim_core_init(struct fab_sim *s, const struct sim_engine_ops *ops, const struct fab_topo *topo,
+		   const struct fab_fabric_params *fp, uint64_t seed, const struct fab_sim_flow *flows, size_t nflows,
+		   struct fab_err *err);
 /* frees the shared state (the connections included), not s itself */
 void sim_core_free(struct fab_sim *s);
 struct sim_conn *sim_conn_open(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint8_t prio);
@@ -124,8 +123,8 @@ double sim_nic_line_bps(const struct fab_sim *s, uint32_t nic);
 void sim_flow_start(struct fab_sim *s, struct sim_flow *f);
 /* the egress ports from src_nic to dst_nic for a 5-tuple hash, as the
  * switches forward it now (ECMP by hash and each switch's seed) */
-uint32_t sim_path(const struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint64_t hash,
-		  uint32_t *ports, uint32_t max);
+uint32_t sim_path(const struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint64_t hash, uint32_t *ports,
+		  uint32_t max);
 /* a flow's bytes over its k-th queue pair (split evenly, the first ones
  * taking the remainder) */
 static inline fab_bytes sim_flow_share(const struct sim_flow *f, uint32_t k)

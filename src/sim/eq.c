@@ -25,8 +25,7 @@ void fab_eq_free(struct fab_eq *q)
 	q->len = q->cap = 0;
 }
 
-void fab_eq_push(struct fab_eq *q, fab_time_ps t_ps, uint32_t type, void *obj,
-		 uint32_t arg)
+void fab_eq_push(struct fab_eq *q, fab_time_ps t_ps, uint32_t type, void *obj, uint32_t arg)
 {
 	if (q->len == q->cap) {
 		q->cap *= 2;

@@ -47,8 +47,7 @@ static inline bool fab_ev_before(const struct fab_ev *a, const struct fab_ev *b)
 	return fab_ev_key(a) < fab_ev_key(b);
 }
 
-void fab_eq_push(struct fab_eq *q, fab_time_ps t_ps, uint32_t type, void *obj,
-		 uint32_t arg);
+void fab_eq_push(struct fab_eq *q, fab_time_ps t_ps, uint32_t type, void *obj, uint32_t arg);
 
 /* Removes the earliest event into *out; false when the queue is empty. */
 bool fab_eq_pop(struct fab_eq *q, struct fab_ev *out);

@@ -19,12 +19,12 @@
 
 struct fab_pfc_params {
 	bool enabled;
-	uint8_t prio_mask;          /* lossless priorities, bit p = priority p */
-	fab_bytes xoff_bytes;       /* per ingress port and priority: PAUSE above this */
-	fab_bytes xon_bytes;        /* RESUME at or below this */
-	fab_bytes headroom_bytes;   /* above xoff before dropping; 0 = from the link's RTT */
-	uint32_t quanta;            /* PAUSE time in 512-bit quanta, 1..65535 */
-	bool nic_pause;             /* the NIC sends PAUSE when its receive buffer passes nic_xoff */
+	uint8_t prio_mask;        /* lossless priorities, bit p = priority p */
+	fab_bytes xoff_bytes;     /* per ingress port and priority: PAUSE above this */
+	fab_bytes xon_bytes;      /* RESUME at or below this */
+	fab_bytes headroom_bytes; /* above xoff before dropping; 0 = from the link's RTT */
+	uint32_t quanta;          /* PAUSE time in 512-bit quanta, 1..65535 */
+	bool nic_pause;           /* the NIC sends PAUSE when its receive buffer passes nic_xoff */
 	fab_bytes nic_rx_buffer_bytes;
 	fab_rate_bps nic_rx_drain_bps; /* how fast the NIC empties its receive buffer (PCIe), 0 = line rate */
 };
@@ -37,8 +37,8 @@ struct fab_ecn_params {
 };
 
 struct fab_nic_params {
-	uint32_t ack_every;         /* coalesce: one ACK per this many packets */
-	fab_time_ps rto_ps;         /* retransmission timeout */
+	uint32_t ack_every;          /* coalesce: one ACK per this many packets */
+	fab_time_ps rto_ps;          /* retransmission timeout */
 	fab_time_ps cnp_interval_ps; /* at most one CNP per QP per interval */
 };
 
@@ -49,17 +49,17 @@ enum fab_flow_ring { FAB_FLOW_RING_AUTO, FAB_FLOW_RING_STEPS, FAB_FLOW_RING_AGGR
 enum fab_flow_queues { FAB_FLOW_QUEUES_FAIR, FAB_FLOW_QUEUES_FIFO };
 
 struct fab_fabric_params {
-	int engine;                 /* enum fab_engine */
-	int transport;              /* enum fab_transport_kind: the queue pairs' */
-	int flow_ring;              /* enum fab_flow_ring */
-	int flow_queues;            /* enum fab_flow_queues */
-	fab_time_ps flow_batch_ps;  /* flow engine: changes this close together share one recomputation */
-	uint32_t mtu;               /* RoCE payload per packet: 1024, 2048 or 4096 */
-	fab_bytes buffer_bytes;     /* shared buffer per switch */
-	double dt_alpha;            /* dynamic threshold for lossy queues */
-	uint8_t ctrl_prio;          /* priority of ACK, NAK and CNP */
-	uint64_t ecmp_seed;         /* per-switch seeds are derived from it */
-	bool ecmp_same_hash;        /* every switch uses the same seed (polarization) */
+	int engine;                /* enum fab_engine */
+	int transport;             /* enum fab_transport_kind: the queue pairs' */
+	int flow_ring;             /* enum fab_flow_ring */
+	int flow_queues;           /* enum fab_flow_queues */
+	fab_time_ps flow_batch_ps; /* flow engine: changes this close together share one recomputation */
+	uint32_t mtu;              /* RoCE payload per packet: 1024, 2048 or 4096 */
+	fab_bytes buffer_bytes;    /* shared buffer per switch */
+	double dt_alpha;           /* dynamic threshold for lossy queues */
+	uint8_t ctrl_prio;         /* priority of ACK, NAK and CNP */
+	uint64_t ecmp_seed;        /* per-switch seeds are derived from it */
+	bool ecmp_same_hash;       /* every switch uses the same seed (polarization) */
 	struct fab_pfc_params pfc;
 	struct fab_ecn_params ecn;
 	struct fab_dcqcn_params dcqcn;
@@ -81,9 +81,9 @@ enum fab_fault_kind {
 
 struct fab_fault {
 	int kind;
-	uint32_t port;          /* a port of the link (DEGRADE, LOSSY, DOWN) or the NIC's (PFC_STORM) */
-	uint32_t node;          /* the switch (ECN) */
-	uint32_t gpu;           /* SLOW_GPU */
+	uint32_t port; /* a port of the link (DEGRADE, LOSSY, DOWN) or the NIC's (PFC_STORM) */
+	uint32_t node; /* the switch (ECN) */
+	uint32_t gpu;  /* SLOW_GPU */
 	fab_rate_bps rate_bps;
 	double drop;
 	double factor;
@@ -96,39 +96,39 @@ struct fab_fault {
 /* One transfer between two NICs. */
 struct fab_sim_flow {
 	uint32_t id;
-	uint32_t src_gpu, dst_gpu;  /* for reporting */
+	uint32_t src_gpu, dst_gpu; /* for reporting */
 	uint32_t src_nic, dst_nic;
 	fab_bytes bytes;
 	fab_time_ps start_ps;
 	uint8_t prio;
-	uint32_t qps;               /* queue pairs; bytes split evenly */
+	uint32_t qps; /* queue pairs; bytes split evenly */
 };
 
 struct fab_flow_stats {
-	fab_time_ps finish_ps;      /* last byte acknowledged; FAB_TIME_NEVER if unfinished */
-	fab_bytes delivered_bytes;  /* in-order bytes accepted by the receiver */
-	uint64_t data_pkts;         /* data packets sent, retransmissions included */
+	fab_time_ps finish_ps;     /* last byte acknowledged; FAB_TIME_NEVER if unfinished */
+	fab_bytes delivered_bytes; /* in-order bytes accepted by the receiver */
+	uint64_t data_pkts;        /* data packets sent, retransmissions included */
 	uint64_t retx_pkts;
-	uint64_t cnps;              /* CNPs received by the sender */
+	uint64_t cnps; /* CNPs received by the sender */
 	uint64_t timeouts;
 };
 
 struct fab_port_stats {
-	uint64_t tx_bytes, rx_bytes;     /* Ethernet frame bytes (FCS included) */
+	uint64_t tx_bytes, rx_bytes; /* Ethernet frame bytes (FCS included) */
 	uint64_t tx_pkts, rx_pkts;
-	uint64_t tx_wire_bytes;          /* frames + preamble + IFG: what the line carried */
-	uint64_t drops, drop_bytes;      /* packets dropped at this port's egress queue */
+	uint64_t tx_wire_bytes;     /* frames + preamble + IFG: what the line carried */
+	uint64_t drops, drop_bytes; /* packets dropped at this port's egress queue */
 	uint64_t ecn_marks;
-	uint64_t pause_tx[FAB_NPRIO];    /* PAUSE (non-zero quanta) frames sent for priority */
+	uint64_t pause_tx[FAB_NPRIO]; /* PAUSE (non-zero quanta) frames sent for priority */
 	uint64_t pause_rx[FAB_NPRIO];
-	uint64_t resume_tx[FAB_NPRIO];   /* zero-quanta frames */
+	uint64_t resume_tx[FAB_NPRIO];    /* zero-quanta frames */
 	fab_time_ps paused_ps[FAB_NPRIO]; /* time this port's egress was held by PAUSE */
-	uint64_t max_queue_bytes;        /* egress queue peak, all priorities */
-	double queue_area;               /* integral of queue bytes over ps */
-	uint64_t tx_data_pkts;           /* data packets sent */
-	uint64_t rx_errors;              /* frames lost on the link into this port (bad cable, link down) */
-	uint64_t watchdog_trips;         /* PFC watchdog: pauses this port stopped obeying */
-	uint64_t unroutable;             /* arrived here for a NIC no route reaches (links down) */
+	uint64_t max_queue_bytes;         /* egress queue peak, all priorities */
+	double queue_area;                /* integral of queue bytes over ps */
+	uint64_t tx_data_pkts;            /* data packets sent */
+	uint64_t rx_errors;               /* frames lost on the link into this port (bad cable, link down) */
+	uint64_t watchdog_trips;          /* PFC watchdog: pauses this port stopped obeying */
+	uint64_t unroutable;              /* arrived here for a NIC no route reaches (links down) */
 };
 
 /* A sample of a switch port, taken every series_interval. */
@@ -140,7 +140,7 @@ struct fab_series_row {
 	uint64_t tx_wire_bytes; /* the same plus preamble and IFG: line occupancy */
 	uint32_t drops;         /* in the interval */
 	uint32_t ecn_marks;
-	uint32_t pause_tx;      /* PAUSE frames (non-zero quanta) sent */
+	uint32_t pause_tx; /* PAUSE frames (non-zero quanta) sent */
 	uint32_t pause_rx;
 };
 
@@ -154,17 +154,17 @@ struct fab_flow_series_row {
 
 struct fab_sim_totals {
 	uint64_t events;
-	fab_time_ps end_ps;         /* simulated time when the run stopped */
-	uint64_t data_tx_bytes;     /* payload bytes put on the wire by NICs, retransmissions included */
-	uint64_t data_rx_bytes;     /* payload bytes that reached a destination NIC */
-	uint64_t data_drop_bytes;   /* payload bytes dropped in switches */
+	fab_time_ps end_ps;           /* simulated time when the run stopped */
+	uint64_t data_tx_bytes;       /* payload bytes put on the wire by NICs, retransmissions included */
+	uint64_t data_rx_bytes;       /* payload bytes that reached a destination NIC */
+	uint64_t data_drop_bytes;     /* payload bytes dropped in switches */
 	uint64_t data_inflight_bytes; /* payload bytes in queues or on wires at the end */
 	uint64_t data_pkts;
-	uint64_t retx_pkts;         /* all queue pairs, flows' and workloads' */
+	uint64_t retx_pkts; /* all queue pairs, flows' and workloads' */
 	uint64_t timeouts;
 	uint64_t cnps;
-	uint64_t drops;             /* in switches and on broken links */
-	uint64_t wire_losses;       /* frames lost on links (lossy or down) */
+	uint64_t drops;       /* in switches and on broken links */
+	uint64_t wire_losses; /* frames lost on links (lossy or down) */
 	uint64_t flows_done;
 	bool stopped_by_end_time;
 };
@@ -174,22 +174,20 @@ struct fab_sim;
 /* What a workload (collectives, jobs) hears from the engine. */
 struct fab_sim_hooks {
 	void *ctx;
-	void (*timer)(void *ctx, uint32_t arg);       /* a timer set with fab_sim_timer */
+	void (*timer)(void *ctx, uint32_t arg);        /* a timer set with fab_sim_timer */
 	void (*delivered)(void *ctx, uint32_t cookie); /* a posted message arrived whole */
 };
 
 /* The server model around the NICs. */
 struct fab_server_params {
-	fab_rate_bps nvlink_bps;  /* per GPU, each direction, through the NVSwitch */
+	fab_rate_bps nvlink_bps; /* per GPU, each direction, through the NVSwitch */
 	fab_time_ps nvlink_lat_ps;
-	fab_rate_bps pcie_bps;    /* GPU to NIC: caps a NIC's sending rate */
+	fab_rate_bps pcie_bps; /* GPU to NIC: caps a NIC's sending rate */
 };
 
-
 /* Copies what it needs from flows; topo must outlive the sim. */
-struct fab_sim *fab_sim_new(const struct fab_topo *topo, const struct fab_fabric_params *fp,
-			    uint64_t seed, const struct fab_sim_flow *flows, size_t nflows,
-			    struct fab_err *err);
+struct fab_sim *fab_sim_new(const struct fab_topo *topo, const struct fab_fabric_params *fp, uint64_t seed,
+			    const struct fab_sim_flow *flows, size_t nflows, struct fab_err *err);
 void fab_sim_set_progress(struct fab_sim *s, fab_progress_fn fn, void *ctx);
 /* Runs until every flow is done or end_ps (0 = no limit). */
 int fab_sim_run(struct fab_sim *s, fab_time_ps end_ps);
@@ -213,8 +211,7 @@ void fab_sim_add_fault(struct fab_sim *s, const struct fab_fault *f);
 void fab_sim_set_server(struct fab_sim *s, const struct fab_server_params *sp);
 uint32_t fab_sim_open(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint8_t prio);
 void fab_sim_post(struct fab_sim *s, uint32_t conn, fab_bytes bytes, uint32_t cookie);
-void fab_sim_post_local(struct fab_sim *s, uint32_t src_gpu, uint32_t dst_gpu, fab_bytes bytes,
-			uint32_t cookie);
+void fab_sim_post_local(struct fab_sim *s, uint32_t src_gpu, uint32_t dst_gpu, fab_bytes bytes, uint32_t cookie);
 void fab_sim_timer(struct fab_sim *s, fab_time_ps at_ps, uint32_t arg);
 void fab_sim_hold(struct fab_sim *s, int delta);
 fab_time_ps fab_sim_now(const struct fab_sim *s);

@@ -21,13 +21,14 @@ enum {
 };
 
 static const struct fab_wire wires[FAB_TRANSPORT_COUNT] = {
-	[FAB_TRANSPORT_ROCE] = {
-		.name = "roce",
-		.data_overhead = ETH + IPV4 + UDP + BTH + ICRC + FCS,
-		.ack_frame = ETH + IPV4 + UDP + BTH + AETH + ICRC + FCS,
-		.notify_frame = ETH + IPV4 + UDP + BTH + CNP_PAD + ICRC + FCS,
-		.udp_dport = 4791,
-	},
+	[FAB_TRANSPORT_ROCE] =
+		{
+			.name = "roce",
+			.data_overhead = ETH + IPV4 + UDP + BTH + ICRC + FCS,
+			.ack_frame = ETH + IPV4 + UDP + BTH + AETH + ICRC + FCS,
+			.notify_frame = ETH + IPV4 + UDP + BTH + CNP_PAD + ICRC + FCS,
+			.udp_dport = 4791,
+		},
 };
 
 const struct fab_wire *fab_wire_of(int transport)

@@ -45,8 +45,7 @@ static uint32_t fab_draft_add_node(struct draft *d, int kind, uint32_t tier, con
 	return d->nnodes++;
 }
 
-static void fab_draft_add_link(struct draft *d, uint32_t a, uint32_t b, fab_rate_bps rate,
-			       fab_time_ps delay)
+static void fab_draft_add_link(struct draft *d, uint32_t a, uint32_t b, fab_rate_bps rate, fab_time_ps delay)
 {
 	if (d->nlinks == d->cap_links) {
 		d->cap_links = d->cap_links ? 2 * d->cap_links : 64;
@@ -127,8 +126,7 @@ static void report_tiers(struct fab_topo *t)
 		struct fab_tier_report *r = &t->tiers[t->ntiers++];
 		memset(r, 0, sizeof *r);
 		r->tier = tier;
-		snprintf(r->name, sizeof r->name, "%s",
-			 maxtier >= 3 ? names3[tier] : names2[tier]);
+		snprintf(r->name, sizeof r->name, "%s", maxtier >= 3 ? names3[tier] : names2[tier]);
 		for (uint32_t i = 0; i < t->nnodes; i++) {
 			const struct fab_node *n = &t->nodes[i];
 			if (n->kind != FAB_NODE_SWITCH || n->tier != tier)
@@ -167,7 +165,8 @@ static void put_hops(struct fab_topo *t, size_t *cap, const uint32_t *hops, uint
 static int routes_by_switch(struct fab_topo *t, const uint8_t *down, uint32_t *dist, uint32_t *queue, size_t *cap,
 			    struct fab_err *err)
 {
-	uint32_t *first = fab_xcalloc((size_t)t->nnodes + 1, sizeof *first), *nics = fab_xcalloc(t->nnics, sizeof *nics);
+	uint32_t *first = fab_xcalloc((size_t)t->nnodes + 1, sizeof *first),
+		 *nics = fab_xcalloc(t->nnics, sizeof *nics);
 	for (uint32_t d = 0; d < t->nnics; d++)
 		first[t->ports[t->ports[t->nodes[t->nic_node[d]].first_port].peer].node + 1]++;
 	for (uint32_t i = 0; i < t->nnodes; i++)
@@ -179,7 +178,8 @@ static int routes_by_switch(struct fab_topo *t, const uint8_t *down, uint32_t *d
 	}
 	free(fill);
 	uint32_t hops[256];
-	uint32_t *last_off = fab_xcalloc(t->nnodes, sizeof *last_off), *last_cnt = fab_xcalloc(t->nnodes, sizeof *last_cnt);
+	uint32_t *last_off = fab_xcalloc(t->nnodes, sizeof *last_off),
+		 *last_cnt = fab_xcalloc(t->nnodes, sizeof *last_cnt);
 	int rc = 0;
 	for (uint32_t sw = 0; sw < t->nnodes && !rc; sw++) {
 		if (first[sw] == first[sw + 1])
@@ -206,7 +206,8 @@ static int routes_by_switch(struct fab_topo *t, const uint8_t *down, uint32_t *d
 			size_t row = (size_t)t->switch_index[s] * t->nnics;
 			if (s == sw) { /* the last hop: each NIC's own port */
 				for (uint32_t k = first[sw]; k < first[sw + 1]; k++) {
-					uint32_t d = nics[k], np = t->nodes[t->nic_node[d]].first_port, q = t->ports[np].peer;
+					uint32_t d = nics[k], np = t->nodes[t->nic_node[d]].first_port,
+						 q = t->ports[np].peer;
 					bool cut = down && (down[np] || down[q]);
 					t->route_cnt[row + d] = cut ? 0 : 1;
 					if (!cut)
@@ -216,8 +217,9 @@ static int routes_by_switch(struct fab_topo *t, const uint8_t *down, uint32_t *d
 			}
 			uint32_t nh = 0, off = 0;
 			if (dist[s] == UINT32_MAX && !down) {
-				rc = fab_err_set(err, FAB_ETOPO, "topology: %s cannot reach %s: the graph is not connected",
-						 n->name, t->nodes[t->nic_node[nics[first[sw]]]].name);
+				rc = fab_err_set(err, FAB_ETOPO,
+						 "topology: %s cannot reach %s: the graph is not connected", n->name,
+						 t->nodes[t->nic_node[nics[first[sw]]]].name);
 				break;
 			}
 			for (uint32_t p = n->first_port; dist[s] != UINT32_MAX && p < n->first_port + n->nports; p++) {
@@ -225,8 +227,9 @@ static int routes_by_switch(struct fab_topo *t, const uint8_t *down, uint32_t *d
 				if ((down && down[p]) || t->nodes[v].kind != FAB_NODE_SWITCH || dist[v] + 1 != dist[s])
 					continue;
 				if (nh == FAB_ARRAY_LEN(hops)) {
-					rc = fab_err_set(err, FAB_ETOPO, "topology: %s has more than %zu equal-cost paths",
-							 n->name, FAB_ARRAY_LEN(hops));
+					rc = fab_err_set(err, FAB_ETOPO,
+							 "topology: %s has more than %zu equal-cost paths", n->name,
+							 FAB_ARRAY_LEN(hops));
 					break;
 				}
 				hops[nh++] = p;
@@ -263,9 +266,7 @@ static int compute_routes(struct fab_topo *t, const uint8_t *down, struct fab_er
 	t->switch_index = fab_xcalloc(t->nnodes, sizeof *t->switch_index);
 	t->nswitches = 0;
 	for (uint32_t i = 0; i < t->nnodes; i++)
-		t->switch_index[i] = t->nodes[i].kind == FAB_NODE_SWITCH
-					     ? t->nswitches++
-					     : UINT32_MAX;
+		t->switch_index[i] = t->nodes[i].kind == FAB_NODE_SWITCH ? t->nswitches++ : UINT32_MAX;
 	size_t cells = (size_t)t->nswitches * t->nnics;
 	t->route_off = fab_xcalloc(cells, sizeof *t->route_off);
 	t->route_cnt = fab_xcalloc(cells, sizeof *t->route_cnt);
@@ -279,7 +280,8 @@ static int compute_routes(struct fab_topo *t, const uint8_t *down, struct fab_er
 	bool single = true; /* every NIC on one link to a switch */
 	for (uint32_t d = 0; d < t->nnics && single; d++) {
 		const struct fab_node *n = &t->nodes[t->nic_node[d]];
-		single = n->nports == 1 && t->nodes[t->ports[t->ports[n->first_port].peer].node].kind == FAB_NODE_SWITCH;
+		single = n->nports == 1 &&
+			t->nodes[t->ports[t->ports[n->first_port].peer].node].kind == FAB_NODE_SWITCH;
 	}
 	if (single) {
 		int rc = routes_by_switch(t, down, dist, queue, &cap, err);
@@ -319,8 +321,7 @@ static int compute_routes(struct fab_topo *t, const uint8_t *down, struct fab_er
 				continue;
 			}
 			if (dist[s] == UINT32_MAX) {
-				fab_err_set(err, FAB_ETOPO,
-					    "topology: %s cannot reach %s: the graph is not connected",
+				fab_err_set(err, FAB_ETOPO, "topology: %s cannot reach %s: the graph is not connected",
 					    n->name, t->nodes[dn].name);
 				goto fail;
 			}
@@ -329,12 +330,11 @@ static int compute_routes(struct fab_topo *t, const uint8_t *down, struct fab_er
 				uint32_t v = t->ports[t->ports[p].peer].node;
 				if (down && down[p])
 					continue;
-				if (dist[v] + 1 == dist[s] &&
-				    (t->nodes[v].kind == FAB_NODE_SWITCH || v == dn)) {
+				if (dist[v] + 1 == dist[s] && (t->nodes[v].kind == FAB_NODE_SWITCH || v == dn)) {
 					if (nh == FAB_ARRAY_LEN(hops)) {
 						fab_err_set(err, FAB_ETOPO,
-							    "topology: %s has more than %zu equal-cost paths",
-							    n->name, FAB_ARRAY_LEN(hops));
+							    "topology: %s has more than %zu equal-cost paths", n->name,
+							    FAB_ARRAY_LEN(hops));
 						goto fail;
 					}
 					hops[nh++] = p;
@@ -342,8 +342,7 @@ static int compute_routes(struct fab_topo *t, const uint8_t *down, struct fab_er
 			}
 			/* share the list with the previous destination when equal */
 			if (d > 0 && t->route_cnt[cell - 1] == nh &&
-			    !memcmp(&t->route_ports[t->route_off[cell - 1]], hops,
-				    nh * sizeof *hops)) {
+			    !memcmp(&t->route_ports[t->route_off[cell - 1]], hops, nh * sizeof *hops)) {
 				t->route_off[cell] = t->route_off[cell - 1];
 				t->route_cnt[cell] = (uint8_t)nh;
 				continue;
@@ -351,8 +350,7 @@ static int compute_routes(struct fab_topo *t, const uint8_t *down, struct fab_er
 			if (t->nroute_ports + nh > cap) {
 				while (t->nroute_ports + nh > cap)
 					cap *= 2;
-				t->route_ports = fab_xrealloc(t->route_ports, cap,
-							      sizeof *t->route_ports);
+				t->route_ports = fab_xrealloc(t->route_ports, cap, sizeof *t->route_ports);
 			}
 			t->route_off[cell] = (uint32_t)t->nroute_ports;
 			t->route_cnt[cell] = (uint8_t)nh;
@@ -370,8 +368,7 @@ fail:
 }
 
 /* Lays out ports from the draft and routes.  Takes the draft's arrays. */
-static struct fab_topo *draft_finish(struct draft *d, const struct fab_topo_params *p,
-				     struct fab_err *err)
+static struct fab_topo *draft_finish(struct draft *d, const struct fab_topo_params *p, struct fab_err *err)
 {
 	struct fab_topo *t = fab_xcalloc(1, sizeof *t);
 	t->nodes = d->nodes;
@@ -416,16 +413,14 @@ static struct fab_topo *draft_finish(struct draft *d, const struct fab_topo_para
 		struct fab_node *n = &t->nodes[t->nic_node[i]];
 		n->server = (int32_t)(i / t->nics_per_server);
 		if (n->nports != 1) {
-			fab_err_set(err, FAB_ETOPO,
-				    "topology: NIC %s has %u links; a NIC has exactly one",
-				    n->name, n->nports);
+			fab_err_set(err, FAB_ETOPO, "topology: NIC %s has %u links; a NIC has exactly one", n->name,
+				    n->nports);
 			goto fail;
 		}
 	}
 	if (t->nnics % t->nics_per_server) {
-		fab_err_set(err, FAB_ETOPO,
-			    "topology: %u NICs do not divide into servers of %u NICs",
-			    t->nnics, t->nics_per_server);
+		fab_err_set(err, FAB_ETOPO, "topology: %u NICs do not divide into servers of %u NICs", t->nnics,
+			    t->nics_per_server);
 		goto fail;
 	}
 	t->nservers = t->nnics / t->nics_per_server;
@@ -433,8 +428,7 @@ static struct fab_topo *draft_finish(struct draft *d, const struct fab_topo_para
 	for (uint32_t i = 0; i < t->nnodes; i++) {
 		const struct fab_node *n = &t->nodes[i];
 		if (n->kind == FAB_NODE_SWITCH && p->radix && n->nports > p->radix) {
-			fab_err_set(err, FAB_ETOPO,
-				    "topology.radix: switch %s needs %u ports but the radix is %u",
+			fab_err_set(err, FAB_ETOPO, "topology.radix: switch %s needs %u ports but the radix is %u",
 				    n->name, n->nports, p->radix);
 			goto fail;
 		}
@@ -449,8 +443,7 @@ fail:
 	return NULL;
 }
 
-static struct fab_topo *build_spine_leaf(const struct fab_topo_params *p,
-					 struct fab_err *err)
+static struct fab_topo *build_spine_leaf(const struct fab_topo_params *p, struct fab_err *err)
 {
 	uint32_t N = p->nics_per_server, S = p->servers_per_leaf, L = p->leaves;
 	uint32_t spines = p->spines, links = p->links_per_spine;
@@ -541,22 +534,19 @@ static struct fab_topo *build_spine_leaf(const struct fab_topo_params *p,
 				uint32_t leaf = p->rail_optimized ? (s / S) * N + k : s / S;
 				if (leaf != l)
 					continue;
-				fab_draft_add_link(&d, s * N + k, leaf0 + l, p->host_bps,
-						   p->host_delay_ps);
+				fab_draft_add_link(&d, s * N + k, leaf0 + l, p->host_bps, p->host_delay_ps);
 			}
 	}
 	for (uint32_t l = 0; l < L; l++)
 		for (uint32_t s = 0; s < spines; s++)
 			for (uint32_t k = 0; k < links; k++)
-				fab_draft_add_link(&d, leaf0 + l, spine0 + s, p->fabric_bps,
-						   p->fabric_delay_ps);
+				fab_draft_add_link(&d, leaf0 + l, spine0 + s, p->fabric_bps, p->fabric_delay_ps);
 	struct fab_topo *t = draft_finish(&d, p, err);
 	draft_free(&d);
 	return t;
 }
 
-static struct fab_topo *build_fat_tree(const struct fab_topo_params *p,
-				       struct fab_err *err)
+static struct fab_topo *build_fat_tree(const struct fab_topo_params *p, struct fab_err *err)
 {
 	uint32_t k = p->k;
 	if (k < 2 || k % 2) {
@@ -574,8 +564,7 @@ static struct fab_topo *build_fat_tree(const struct fab_topo_params *p,
 	struct draft d = {0};
 	char name[32];
 	for (uint32_t i = 0; i < nics; i++) {
-		snprintf(name, sizeof name, "server%u.nic%u", i / p->nics_per_server,
-			 i % p->nics_per_server);
+		snprintf(name, sizeof name, "server%u.nic%u", i / p->nics_per_server, i % p->nics_per_server);
 		fab_draft_add_node(&d, FAB_NODE_NIC, 0, name);
 	}
 	uint32_t edge0 = d.nnodes;
@@ -600,13 +589,13 @@ static struct fab_topo *build_fat_tree(const struct fab_topo_params *p,
 	for (uint32_t pod = 0; pod < k; pod++)
 		for (uint32_t e = 0; e < h; e++)
 			for (uint32_t a = 0; a < h; a++)
-				fab_draft_add_link(&d, edge0 + pod * h + e, agg0 + pod * h + a,
-						   p->fabric_bps, p->fabric_delay_ps);
+				fab_draft_add_link(&d, edge0 + pod * h + e, agg0 + pod * h + a, p->fabric_bps,
+						   p->fabric_delay_ps);
 	for (uint32_t pod = 0; pod < k; pod++)
 		for (uint32_t a = 0; a < h; a++)
 			for (uint32_t c = 0; c < h; c++)
-				fab_draft_add_link(&d, agg0 + pod * h + a, core0 + a * h + c,
-						   p->core_bps, p->fabric_delay_ps);
+				fab_draft_add_link(&d, agg0 + pod * h + a, core0 + a * h + c, p->core_bps,
+						   p->fabric_delay_ps);
 	struct fab_topo *t = draft_finish(&d, p, err);
 	draft_free(&d);
 	return t;
@@ -640,8 +629,8 @@ static int read_topo_file(const char *path, struct draft *d, struct fab_err *err
 			if (!*q)
 				break;
 			if (ntok == 8) {
-				rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: too many fields",
-						 path, lineno, (unsigned)(q - line) + 1);
+				rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: too many fields", path, lineno,
+						 (unsigned)(q - line) + 1);
 				goto out;
 			}
 			col[ntok] = (unsigned)(q - line) + 1;
@@ -653,30 +642,25 @@ static int read_topo_file(const char *path, struct draft *d, struct fab_err *err
 			continue;
 		if (!strcmp(tok[0], "nic") || !strcmp(tok[0], "switch")) {
 			if (ntok != 2) {
-				rc = fab_err_set(err, FAB_EINVAL,
-						 "%s:%u:%u: expected '%s NAME'", path, lineno,
-						 col[0], tok[0]);
+				rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: expected '%s NAME'", path, lineno, col[0],
+						 tok[0]);
 				goto out;
 			}
 			for (uint32_t i = 0; i < d->nnodes; i++)
 				if (!strcmp(d->nodes[i].name, tok[1])) {
-					rc = fab_err_set(err, FAB_EINVAL,
-							 "%s:%u:%u: node '%s' is defined twice",
-							 path, lineno, col[1], tok[1]);
+					rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: node '%s' is defined twice", path,
+							 lineno, col[1], tok[1]);
 					goto out;
 				}
 			if (strlen(tok[1]) >= sizeof d->nodes[0].name) {
-				rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: name too long",
-						 path, lineno, col[1]);
+				rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: name too long", path, lineno, col[1]);
 				goto out;
 			}
-			fab_draft_add_node(d, tok[0][0] == 'n' ? FAB_NODE_NIC : FAB_NODE_SWITCH,
-					   0, tok[1]);
+			fab_draft_add_node(d, tok[0][0] == 'n' ? FAB_NODE_NIC : FAB_NODE_SWITCH, 0, tok[1]);
 		} else if (!strcmp(tok[0], "link")) {
 			if (ntok != 5) {
-				rc = fab_err_set(err, FAB_EINVAL,
-						 "%s:%u:%u: expected 'link A B RATE DELAY'",
-						 path, lineno, col[0]);
+				rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: expected 'link A B RATE DELAY'", path,
+						 lineno, col[0]);
 				goto out;
 			}
 			uint32_t ends[2];
@@ -686,35 +670,35 @@ static int read_topo_file(const char *path, struct draft *d, struct fab_err *err
 					if (!strcmp(d->nodes[i].name, tok[1 + e]))
 						ends[e] = i;
 				if (ends[e] == UINT32_MAX) {
-					rc = fab_err_set(err, FAB_EINVAL,
-							 "%s:%u:%u: unknown node '%s' (declare it with nic or switch first)",
-							 path, lineno, col[1 + e], tok[1 + e]);
+					rc = fab_err_set(
+						err, FAB_EINVAL,
+						"%s:%u:%u: unknown node '%s' (declare it with nic or switch first)",
+						path, lineno, col[1 + e], tok[1 + e]);
 					goto out;
 				}
 			}
 			if (ends[0] == ends[1]) {
-				rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: a link joins two different nodes",
-						 path, lineno, col[2]);
+				rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: a link joins two different nodes", path,
+						 lineno, col[2]);
 				goto out;
 			}
 			fab_rate_bps rate;
 			fab_time_ps delay;
 			char why[160];
 			if (fab_parse_rate(tok[3], &rate, why, sizeof why) || !rate) {
-				rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: %s", path, lineno,
-						 col[3], rate ? why : "a link rate must be positive");
+				rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: %s", path, lineno, col[3],
+						 rate ? why : "a link rate must be positive");
 				goto out;
 			}
 			if (fab_parse_time(tok[4], &delay, why, sizeof why)) {
-				rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: %s", path, lineno,
-						 col[4], why);
+				rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: %s", path, lineno, col[4], why);
 				goto out;
 			}
 			fab_draft_add_link(d, ends[0], ends[1], rate, delay);
 		} else {
 			rc = fab_err_set(err, FAB_EINVAL,
-					 "%s:%u:%u: unknown statement '%s' (expected nic, switch or link)",
-					 path, lineno, col[0], tok[0]);
+					 "%s:%u:%u: unknown statement '%s' (expected nic, switch or link)", path,
+					 lineno, col[0], tok[0]);
 			goto out;
 		}
 	}

@@ -32,10 +32,10 @@ struct fab_topo_params {
 	fab_time_ps fabric_delay_ps; /* propagation delay of switch-switch links */
 	uint32_t oversub_num;        /* requested down:up ratio, 0 = not requested */
 	uint32_t oversub_den;
-	bool spines_given;           /* the user set spines explicitly */
-	bool links_given;            /* the user set links_per_spine explicitly */
-	uint32_t radix;              /* switch port limit */
-	const char *file;            /* FAB_TOPO_FILE: path of the edge list */
+	bool spines_given; /* the user set spines explicitly */
+	bool links_given;  /* the user set links_per_spine explicitly */
+	uint32_t radix;    /* switch port limit */
+	const char *file;  /* FAB_TOPO_FILE: path of the edge list */
 };
 
 enum fab_node_kind { FAB_NODE_NIC, FAB_NODE_SWITCH };
@@ -45,16 +45,16 @@ struct fab_node {
 	uint32_t tier;       /* 0 NIC, 1 leaf/edge, 2 spine/aggregation, 3 core */
 	uint32_t first_port; /* index of its first port in topo->ports */
 	uint32_t nports;
-	int32_t server;      /* NIC: server index; switch: -1 */
-	int32_t nic;         /* NIC: NIC index (0..nnics-1); switch: -1 */
+	int32_t server; /* NIC: server index; switch: -1 */
+	int32_t nic;    /* NIC: NIC index (0..nnics-1); switch: -1 */
 	char name[32];
 };
 
 struct fab_port {
-	uint32_t node;            /* owner */
-	uint32_t peer;            /* the port at the other end of the link */
-	fab_rate_bps rate_bps;    /* the rate it runs at */
-	fab_time_ps delay_ps;     /* propagation delay of the link */
+	uint32_t node;         /* owner */
+	uint32_t peer;         /* the port at the other end of the link */
+	fab_rate_bps rate_bps; /* the rate it runs at */
+	fab_time_ps delay_ps;  /* propagation delay of the link */
 };
 
 /* Per tier: capacity toward the tier below and toward the tier above. */
@@ -71,7 +71,7 @@ struct fab_topo {
 	uint32_t nnodes;
 	struct fab_port *ports;
 	uint32_t nports;
-	uint32_t *nic_node;   /* NIC index -> node id */
+	uint32_t *nic_node; /* NIC index -> node id */
 	uint32_t nnics;
 	uint32_t nservers, gpus_per_server, nics_per_server;
 	uint32_t ngpus;
@@ -79,8 +79,8 @@ struct fab_topo {
 	 * ports are route_ports[route_off[...] .. + route_cnt[...]] */
 	uint32_t *switch_index; /* node id -> switch index, UINT32_MAX for NICs */
 	uint32_t nswitches;
-	uint32_t *route_off;    /* [nswitches * nnics] */
-	uint8_t *route_cnt;     /* [nswitches * nnics] */
+	uint32_t *route_off; /* [nswitches * nnics] */
+	uint8_t *route_cnt;  /* [nswitches * nnics] */
 	uint32_t *route_ports;
 	size_t nroute_ports;
 	struct fab_tier_report tiers[4];
@@ -99,8 +99,7 @@ static inline uint32_t fab_topo_gpu_nic(const struct fab_topo *t, uint32_t gpu)
 {
 	uint32_t server = gpu / t->gpus_per_server;
 	uint32_t local = gpu % t->gpus_per_server;
-	return server * t->nics_per_server +
-	       (uint32_t)((uint64_t)local * t->nics_per_server / t->gpus_per_server);
+	return server * t->nics_per_server + (uint32_t)((uint64_t)local * t->nics_per_server / t->gpus_per_server);
 }
 
 static inline uint32_t fab_topo_gpu_server(const struct fab_topo *t, uint32_t gpu)
@@ -116,8 +115,7 @@ static inline uint32_t fab_topo_nic_leaf(const struct fab_topo *t, uint32_t nic)
 }
 
 /* Equal-cost next hops from switch node sw toward NIC dst. */
-static inline const uint32_t *fab_topo_routes(const struct fab_topo *t, uint32_t sw,
-					      uint32_t dst_nic, uint32_t *count)
+static inline const uint32_t *fab_topo_routes(const struct fab_topo *t, uint32_t sw, uint32_t dst_nic, uint32_t *count)
 {
 	size_t i = (size_t)t->switch_index[sw] * t->nnics + dst_nic;
 	*count = t->route_cnt[i];

@@ -95,8 +95,8 @@ static int comm_ranks(struct fab_comm *c, const struct fab_comm_params *p, struc
 	for (uint32_t r = 0; r < p->nranks; r++) {
 		if (p->gpus[r] >= t->ngpus) {
 			free(per_server);
-			return fab_err_set(err, FAB_EINVAL, "%s: GPU %u does not exist (0..%u)", c->name,
-					   p->gpus[r], t->ngpus - 1);
+			return fab_err_set(err, FAB_EINVAL, "%s: GPU %u does not exist (0..%u)", c->name, p->gpus[r],
+					   t->ngpus - 1);
 		}
 		c->gpu[r] = p->gpus[r];
 		if (per_server[fab_topo_gpu_server(t, p->gpus[r])]++)
@@ -151,7 +151,7 @@ static void comm_orders(struct fab_comm *c, const struct fab_comm_params *p)
 			uint32_t g = c->gpu[r];
 			uint32_t local = g % t->gpus_per_server;
 			uint32_t rot = (local + t->gpus_per_server - (ch + 1) % t->gpus_per_server) %
-				       t->gpus_per_server;
+				t->gpus_per_server;
 			k[r].rank = r;
 			uint32_t sv = fab_topo_gpu_server(t, g);
 			if (c->ring_order == FAB_RING_TOPOLOGY)
@@ -170,7 +170,8 @@ static void comm_orders(struct fab_comm *c, const struct fab_comm_params *p)
 	if (c->ranks_per_server) {
 		for (uint32_t r = 0; r < p->nranks; r++) {
 			k[r].rank = r;
-			k[r].key = ((uint64_t)fab_topo_gpu_server(t, c->gpu[r]) << 12) | (c->gpu[r] % t->gpus_per_server);
+			k[r].key = ((uint64_t)fab_topo_gpu_server(t, c->gpu[r]) << 12) |
+				(c->gpu[r] % t->gpus_per_server);
 		}
 		qsort(k, p->nranks, sizeof *k, cmp_key);
 		c->hier_gpu = fab_xcalloc(p->nranks, sizeof *c->hier_gpu);
@@ -178,7 +179,6 @@ static void comm_orders(struct fab_comm *c, const struct fab_comm_params *p)
 			c->hier_gpu[r] = c->gpu[k[r].rank];
 	}
 	free(k);
-
 }
 
 /* the alpha-beta cost model's inputs, from the first NIC's link, the
@@ -204,20 +204,19 @@ static void comm_cost_inputs(struct fab_comm *c, struct fab_work *w)
 	c->bw_nic_Bps = nic * eff / 8;
 	c->bw_nvl_Bps = sp->nvlink_bps ? (double)sp->nvlink_bps / 8 : 1e15;
 	c->alpha_net_s = (2.0 * (double)hp->delay_ps + 2.0 * (double)fabric_delay) / 1e12 +
-			 2.0 * fab_wire_data_bytes(wire, mtu) * 8 / (double)hp->rate_bps;
+		2.0 * fab_wire_data_bytes(wire, mtu) * 8 / (double)hp->rate_bps;
 	c->alpha_nvl_s = (double)sp->nvlink_lat_ps / 1e12;
-
 }
 
 /* the rings and trees, as NCCL_DEBUG=INFO shows them */
 static void comm_log_layout(struct fab_comm *c, struct fab_work *w)
 {
 	struct fab_log *log = &w->log;
-	fab_log_printf(log, "fabscope INFO %s: %u ranks on %u servers, %u channels, ring order %s\n",
-		       c->name, c->nranks, c->nservers, c->channels,
-		       c->ring_order == FAB_RING_TOPOLOGY ? "follows the topology"
-		       : c->ring_order == FAB_RING_RANK ? "follows the ranks, server by server"
-							: "is the rank order (flat)");
+	fab_log_printf(log, "fabscope INFO %s: %u ranks on %u servers, %u channels, ring order %s\n", c->name,
+		       c->nranks, c->nservers, c->channels,
+		       c->ring_order == FAB_RING_TOPOLOGY       ? "follows the topology"
+			       : c->ring_order == FAB_RING_RANK ? "follows the ranks, server by server"
+								: "is the rank order (flat)");
 	for (uint32_t ch = 0; ch < c->channels; ch++) {
 		fab_log_printf(log, "fabscope INFO %s: Channel %02u/%02u :", c->name, ch, c->channels);
 		for (uint32_t r = 0; r < c->nranks && r < 64; r++)
@@ -231,8 +230,9 @@ static void comm_log_layout(struct fab_comm *c, struct fab_work *w)
 			for (uint32_t i = 0; i < c->nranks; i++) {
 				uint32_t me = t2 ? c->chan_order[0][c->nranks - 1 - i] : c->chan_order[0][i];
 				uint32_t pi = (i - 1) / 2;
-				parent[me] = i == 0 ? UINT32_MAX
-						    : (t2 ? c->chan_order[0][c->nranks - 1 - pi] : c->chan_order[0][pi]);
+				parent[me] = i == 0
+					? UINT32_MAX
+					: (t2 ? c->chan_order[0][c->nranks - 1 - pi] : c->chan_order[0][pi]);
 			}
 			fab_log_printf(log, "fabscope INFO %s: Tree %u parents (rank:parent):", c->name, t2);
 			for (uint32_t r = 0; r < c->nranks && r < 64; r++) {
@@ -247,8 +247,7 @@ static void comm_log_layout(struct fab_comm *c, struct fab_work *w)
 	}
 }
 
-int fab_comm_init(struct fab_comm *c, struct fab_work *w, const struct fab_comm_params *p,
-		  struct fab_err *err)
+int fab_comm_init(struct fab_comm *c, struct fab_work *w, const struct fab_comm_params *p, struct fab_err *err)
 {
 	memset(c, 0, sizeof *c);
 	const struct fab_topo *t = w->topo;
@@ -304,10 +303,9 @@ static void finish_op(struct fab_comm *c)
 		       "chunk %llu steps %u start %s end %s time %.3f us\n",
 		       c->name, fab_coll_op_title(c->res.op), (unsigned long long)c->res.op_count,
 		       (unsigned long long)c->res.bytes, (unsigned long long)c->res.count,
-		       fab_coll_algo_name(c->res.algo), c->sched.channels,
-		       (unsigned long long)c->chunk_bytes, c->sched.nsteps,
-		       fab_fmt_time(c->res.start_ps, a, sizeof a), fab_fmt_time(c->res.end_ps, b, sizeof b),
-		       (double)(c->res.end_ps - c->res.start_ps) / 1e6);
+		       fab_coll_algo_name(c->res.algo), c->sched.channels, (unsigned long long)c->chunk_bytes,
+		       c->sched.nsteps, fab_fmt_time(c->res.start_ps, a, sizeof a),
+		       fab_fmt_time(c->res.end_ps, b, sizeof b), (double)(c->res.end_ps - c->res.start_ps) / 1e6);
 	c->busy = false;
 	fab_exec_free(&c->ex);
 	if (c->aggregate)
@@ -352,8 +350,7 @@ static void start_send(void *ctx, struct fab_exec *ex, uint32_t step)
 	if (fab_topo_gpu_server(c->topo, src) == fab_topo_gpu_server(c->topo, dst)) {
 		if (c->parts)
 			c->parts[step] = 1;
-		fab_sim_post_local(c->w->sim, src, dst, st->bytes,
-				   fab_work_cookie(c->w, on_delivered, c, step));
+		fab_sim_post_local(c->w->sim, src, dst, st->bytes, fab_work_cookie(c->w, on_delivered, c, step));
 		return;
 	}
 	uint32_t conn = conn_get(c, gpu_nic(c, src), gpu_nic(c, dst), st->channel);
@@ -372,8 +369,8 @@ static void start_local(void *ctx, struct fab_exec *ex, uint32_t step)
 	struct fab_comm *c = ctx;
 	const struct fab_step *st = &ex->s->steps[step];
 	if (st->kind == FAB_STEP_RECV_REDUCE && c->reduce_bps && st->bytes) {
-		fab_work_timer(c->w, fab_sim_now(c->w->sim) + fab_ser_ps(st->bytes, c->reduce_bps),
-			       on_local_done, c, step);
+		fab_work_timer(c->w, fab_sim_now(c->w->sim) + fab_ser_ps(st->bytes, c->reduce_bps), on_local_done, c,
+			       step);
 		return;
 	}
 	fab_exec_done(ex, step); /* copies and plain receives take no time */
@@ -434,12 +431,13 @@ static void ring_aggregate_start(struct fab_comm *c, int op, uint64_t size)
 			if (fab_topo_gpu_server(c->topo, src) == fab_topo_gpu_server(c->topo, dst)) {
 				lap += (double)sp->nvlink_lat_ps / 1e12 + (double)per_step / c->bw_nvl_Bps;
 				c->agg_left++;
-				fab_sim_post_local(c->w->sim, src, dst, bytes, fab_work_cookie(c->w, on_agg_delivered, c, 0));
+				fab_sim_post_local(c->w->sim, src, dst, bytes,
+						   fab_work_cookie(c->w, on_agg_delivered, c, 0));
 				continue;
 			}
 			uint32_t conn = conn_get(c, gpu_nic(c, src), gpu_nic(c, dst), ch);
 			lap += (double)fab_sim_conn_latency(c->w->sim, conn) / 1e12 +
-			       (double)per_step / fab_sim_conn_rate(c->w->sim, conn);
+				(double)per_step / fab_sim_conn_rate(c->w->sim, conn);
 			uint32_t Q = (uint32_t)FAB_MIN((uint64_t)c->qps_per_conn, FAB_MAX(bytes, 1));
 			for (uint32_t q = 0; q < Q; q++) {
 				c->agg_left++;
@@ -453,8 +451,8 @@ static void ring_aggregate_start(struct fab_comm *c, int op, uint64_t size)
 	on_agg_delivered(c, 0); /* the hold */
 }
 
-int fab_comm_start(struct fab_comm *c, const struct fab_coll_req *r, fab_comm_done_fn done,
-		   void *ctx, struct fab_err *err)
+int fab_comm_start(struct fab_comm *c, const struct fab_coll_req *r, fab_comm_done_fn done, void *ctx,
+		   struct fab_err *err)
 {
 	if (c->busy)
 		return fab_err_set(err, FAB_EINTERNAL, "%s: an operation is already running", c->name);
@@ -540,7 +538,7 @@ double fab_comm_model(const struct fab_comm *c, int op, int algo, uint64_t bytes
 	case FAB_ALGO_TREE:
 		/* every tree edge is a network hop; a rank moves about 2S in and out */
 		return (op == FAB_OP_ALLREDUCE ? 2 : 1) * depth * alpha_any +
-		       (op == FAB_OP_ALLREDUCE ? 2 : 1) * S / bw_any;
+			(op == FAB_OP_ALLREDUCE ? 2 : 1) * S / bw_any;
 	case FAB_ALGO_HIER: {
 		double t = 2 * (G - 1) * c->alpha_nvl_s + 2 * (G - 1) / G * S / c->bw_nvl_Bps;
 		if (N > 1)

@@ -30,31 +30,31 @@ enum fab_ring_order {
 };
 
 struct fab_comm_params {
-	const char *name;          /* in logs: "job0" */
+	const char *name; /* in logs: "job0" */
 	uint32_t nranks;
-	const uint32_t *gpus;      /* rank -> GPU (copied) */
-	int ring_order;            /* enum fab_ring_order */
-	uint32_t channels;         /* 0: one per NIC of a server (at least 2) */
-	uint64_t chunk_bytes;      /* pipelining unit */
+	const uint32_t *gpus; /* rank -> GPU (copied) */
+	int ring_order;       /* enum fab_ring_order */
+	uint32_t channels;    /* 0: one per NIC of a server (at least 2) */
+	uint64_t chunk_bytes; /* pipelining unit */
 	uint8_t prio;
-	fab_rate_bps reduce_bps;   /* 0: reductions take no time */
-	uint32_t qps_per_conn;     /* queue pairs a message is striped over (0 = 1) */
+	fab_rate_bps reduce_bps; /* 0: reductions take no time */
+	uint32_t qps_per_conn;   /* queue pairs a message is striped over (0 = 1) */
 };
 
 struct fab_coll_req {
 	int op;
-	int algo;                  /* FAB_ALGO_AUTO: the cost model chooses */
-	uint64_t count;            /* elements, nccl-tests semantics */
+	int algo;       /* FAB_ALGO_AUTO: the cost model chooses */
+	uint64_t count; /* elements, nccl-tests semantics */
 	uint32_t elem_bytes;
 	uint32_t root;
 };
 
 struct fab_op_result {
 	int op, algo;
-	uint64_t bytes;            /* nccl-tests size column */
+	uint64_t bytes; /* nccl-tests size column */
 	uint64_t count;
 	fab_time_ps start_ps, end_ps;
-	uint64_t op_count;         /* the communicator's operation number */
+	uint64_t op_count; /* the communicator's operation number */
 };
 
 typedef void (*fab_comm_done_fn)(void *ctx, const struct fab_op_result *r);
@@ -68,14 +68,14 @@ struct fab_comm {
 	uint32_t *hier_gpu;        /* server-major ranks for hierarchical; NULL if servers are uneven */
 	uint32_t ranks_per_server; /* when every server holds the same number, else 0 */
 	uint32_t nservers;
-	uint32_t nleaves;          /* leaves its NICs hang off */
-	uint32_t **chan_order;     /* [channels][nranks] ring orders */
+	uint32_t nleaves;      /* leaves its NICs hang off */
+	uint32_t **chan_order; /* [channels][nranks] ring orders */
 	int ring_order;
 	uint64_t chunk_bytes;
 	uint8_t prio;
 	fab_rate_bps reduce_bps;
 	uint32_t qps_per_conn;
-	uint32_t *parts;           /* per send step: stripes still travelling */
+	uint32_t *parts; /* per send step: stripes still travelling */
 	/* connections: (src NIC, dst NIC, channel) -> engine connection */
 	uint64_t *conn_key;
 	uint32_t *conn_val;
@@ -84,27 +84,26 @@ struct fab_comm {
 	bool busy;
 	struct fab_sched sched;
 	struct fab_exec ex;
-	const uint32_t *map;       /* schedule rank -> GPU */
+	const uint32_t *map; /* schedule rank -> GPU */
 	/* a ring run aggregated (flow engine): one transfer per ring edge */
 	bool aggregate;
-	uint32_t agg_left;         /* transfers still travelling */
-	fab_time_ps agg_floor_ps;  /* the end no sooner than this: every step at full rate plus its latency */
+	uint32_t agg_left;        /* transfers still travelling */
+	fab_time_ps agg_floor_ps; /* the end no sooner than this: every step at full rate plus its latency */
 	struct fab_op_result res;
 	fab_comm_done_fn done;
 	void *done_ctx;
 	uint64_t ops;
-	void *user;                /* the owner's back pointer */
+	void *user; /* the owner's back pointer */
 	/* the cost model's inputs */
 	double bw_nic_Bps, bw_nvl_Bps; /* bytes per second */
 	double alpha_net_s, alpha_nvl_s;
 };
 
-int fab_comm_init(struct fab_comm *c, struct fab_work *w, const struct fab_comm_params *p,
-		  struct fab_err *err);
+int fab_comm_init(struct fab_comm *c, struct fab_work *w, const struct fab_comm_params *p, struct fab_err *err);
 void fab_comm_free(struct fab_comm *c);
 /* Starts one operation now; done(ctx, result) when every rank has finished. */
-int fab_comm_start(struct fab_comm *c, const struct fab_coll_req *r, fab_comm_done_fn done,
-		   void *ctx, struct fab_err *err);
+int fab_comm_start(struct fab_comm *c, const struct fab_coll_req *r, fab_comm_done_fn done, void *ctx,
+		   struct fab_err *err);
 /* The cost model: modelled time in seconds, or a negative value when the
  * algorithm cannot run this operation here. */
 double fab_comm_model(const struct fab_comm *c, int op, int algo, uint64_t bytes);

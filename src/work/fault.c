@@ -13,20 +13,21 @@ static int find_node(const struct fab_topo *t, const char *name)
 	return -1;
 }
 
-static int locerr(struct fab_err *err, const struct fab_fault_spec *f, const char *msg,
-		  const char *arg)
+static int locerr(struct fab_err *err, const struct fab_fault_spec *f, const char *msg, const char *arg)
 {
-	return fab_err_set(err, FAB_EINVAL, "%s:%u:%u: %s: %s%s", f->loc.origin, f->loc.line, f->loc.col,
-			   f->loc.what, msg, arg ? arg : "");
+	return fab_err_set(err, FAB_EINVAL, "%s:%u:%u: %s: %s%s", f->loc.origin, f->loc.line, f->loc.col, f->loc.what,
+			   msg, arg ? arg : "");
 }
 
-int fab_fault_resolve(const struct fab_fault_spec *f, const struct fab_topo *t, int engine,
-		      struct fab_fault *out, struct fab_err *err)
+int fab_fault_resolve(const struct fab_fault_spec *f, const struct fab_topo *t, int engine, struct fab_fault *out,
+		      struct fab_err *err)
 {
 	memset(out, 0, sizeof *out);
 	if (engine == FAB_ENGINE_FLOW && f->kind != FAB_FAULT_DEGRADE && f->kind != FAB_FAULT_SLOW_GPU)
-		return locerr(err, f, "the flow engine models degrade and slow-gpu faults only; run this one with "
-			      "engine: packet", NULL);
+		return locerr(err, f,
+			      "the flow engine models degrade and slow-gpu faults only; run this one with "
+			      "engine: packet",
+			      NULL);
 	out->kind = f->kind;
 	out->rate_bps = f->rate_bps;
 	out->drop = f->drop;
@@ -75,7 +76,8 @@ int fab_fault_resolve(const struct fab_fault_spec *f, const struct fab_topo *t, 
 		if (seen++ == f->link_index) {
 			out->port = p;
 			if (f->kind == FAB_FAULT_DEGRADE && (!f->rate_bps || f->rate_bps > t->ports[p].rate_bps))
-				return locerr(err, f, "rate: a degraded link runs slower than its configured rate", NULL);
+				return locerr(err, f, "rate: a degraded link runs slower than its configured rate",
+					      NULL);
 			if (f->kind == FAB_FAULT_LOSSY && (f->drop <= 0 || f->drop >= 1))
 				return locerr(err, f, "drop: a probability between 0 and 1", NULL);
 			return 0;

@@ -12,7 +12,7 @@
 #include "traffic.h"
 
 struct fab_fault_spec {
-	int kind;                 /* enum fab_fault_kind */
+	int kind; /* enum fab_fault_kind */
 	char node[32], peer[32];
 	uint32_t link_index;
 	fab_rate_bps rate_bps;
@@ -28,7 +28,7 @@ struct fab_fault_spec {
 
 /* Fills out; an unknown node, a missing link or a wrong kind of node is an
  * error located at the fault's list item. */
-int fab_fault_resolve(const struct fab_fault_spec *spec, const struct fab_topo *t, int engine,
-		      struct fab_fault *out, struct fab_err *err);
+int fab_fault_resolve(const struct fab_fault_spec *spec, const struct fab_topo *t, int engine, struct fab_fault *out,
+		      struct fab_err *err);
 
 #endif

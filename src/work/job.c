@@ -21,10 +21,10 @@ struct fab_job_worker {
 	struct fab_job *job;
 	uint32_t s, d;
 	int state;
-	uint32_t m;        /* micro-batch */
-	uint32_t k;        /* compute chunk within the pass */
-	bool waiting;      /* for activations (forward) or gradients (backward) */
-	double slow;       /* compute takes this many times as long (a straggler) */
+	uint32_t m;                     /* micro-batch */
+	uint32_t k;                     /* compute chunk within the pass */
+	bool waiting;                   /* for activations (forward) or gradients (backward) */
+	double slow;                    /* compute takes this many times as long (a straggler) */
 	uint32_t *act_have, *grad_have; /* [M]: messages arrived per micro-batch */
 };
 
@@ -73,8 +73,7 @@ static void maybe_end_iteration(struct fab_job *j)
 	it->end_ps = now;
 	it->compute_ps = j->spec.compute_ps;
 	it->comm_ps = j->comm_acc;
-	it->exposed_ps = now - j->iter_start > j->spec.compute_ps ? now - j->iter_start - j->spec.compute_ps
-								  : 0;
+	it->exposed_ps = now - j->iter_start > j->spec.compute_ps ? now - j->iter_start - j->spec.compute_ps : 0;
 	/* the straggler: the worker that finished its backward pass last */
 	uint32_t nw = j->pp * j->dp, last = 0;
 	fab_time_ps *sorted = fab_xcalloc(nw, sizeof *sorted);
@@ -93,8 +92,8 @@ static void maybe_end_iteration(struct fab_job *j)
 	it->lag_ps = j->done_at[last] - sorted[nw / 2];
 	free(sorted);
 	fab_log_printf(&j->w->log, "fabscope INFO %s: iteration %u time %.3f us comm %.3f us exposed %.3f us\n",
-		       j->spec.name, j->niters - 1, (double)(now - j->iter_start) / 1e6,
-		       (double)j->comm_acc / 1e6, (double)it->exposed_ps / 1e6);
+		       j->spec.name, j->niters - 1, (double)(now - j->iter_start) / 1e6, (double)j->comm_acc / 1e6,
+		       (double)it->exposed_ps / 1e6);
 	if (++j->iter < j->spec.iterations) {
 		start_iteration(j);
 		return;
@@ -126,8 +125,7 @@ static void dp_start(struct fab_job *j, uint32_t s, uint32_t x)
 	uint32_t idx = s * j->tp + x, b = j->dp_next[idx];
 	if (j->dp_busy[idx] || b >= j->spec.buckets || j->bucket_ready[s * j->spec.buckets + b] < j->dp)
 		return;
-	uint64_t bytes = j->spec.grad_bytes / j->spec.buckets +
-			 (b < j->spec.grad_bytes % j->spec.buckets ? 1 : 0);
+	uint64_t bytes = j->spec.grad_bytes / j->spec.buckets + (b < j->spec.grad_bytes % j->spec.buckets ? 1 : 0);
 	struct fab_coll_req req = {FAB_OP_ALLREDUCE, j->spec.algo, FAB_MAX(bytes / 4, 1), 4, 0};
 	j->dp_busy[idx] = true;
 	op_begin(j);
@@ -218,8 +216,8 @@ static void tp_done(void *ctx, const struct fab_op_result *r)
 	struct fab_job_worker *wk = ctx;
 	op_end(wk->job);
 	if (++wk->k < fwd_chunks(wk->job))
-		fab_work_timer(wk->job->w, fab_sim_now(wk->job->w->sim) +
-					       compute(wk, 1, 3ull * wk->job->M * fwd_chunks(wk->job)),
+		fab_work_timer(wk->job->w,
+			       fab_sim_now(wk->job->w->sim) + compute(wk, 1, 3ull * wk->job->M * fwd_chunks(wk->job)),
 			       fwd_chunk_done, wk, 0);
 	else
 		after_fwd(wk);
@@ -248,8 +246,8 @@ static void try_fwd(struct fab_job_worker *wk)
 		return;
 	}
 	wk->k = 0;
-	fab_work_timer(j->w, fab_sim_now(j->w->sim) + compute(wk, 1, 3ull * j->M * fwd_chunks(j)),
-		       fwd_chunk_done, wk, 0);
+	fab_work_timer(j->w, fab_sim_now(j->w->sim) + compute(wk, 1, 3ull * j->M * fwd_chunks(j)), fwd_chunk_done, wk,
+		       0);
 }
 
 /* The last backward pass (micro-batch 0) yields the buckets. */
@@ -294,8 +292,8 @@ static void try_bwd(struct fab_job_worker *wk)
 		return;
 	}
 	wk->k = 0;
-	fab_work_timer(j->w, fab_sim_now(j->w->sim) + compute(wk, 2, 3ull * j->M * bwd_chunks(wk)),
-		       bwd_chunk_done, wk, 0);
+	fab_work_timer(j->w, fab_sim_now(j->w->sim) + compute(wk, 2, 3ull * j->M * bwd_chunks(wk)), bwd_chunk_done, wk,
+		       0);
 }
 
 static void start_iteration(struct fab_job *j)
@@ -332,16 +330,15 @@ void fab_job_start(struct fab_job *j)
 	fab_work_timer(j->w, j->spec.start_ps, begin, j, 0);
 }
 
-int fab_job_place(const struct fab_topo *t, const struct fab_job_spec *spec, uint32_t ngpus,
-		  uint64_t seed, uint64_t index, bool *server_used, uint32_t *gpus, struct fab_err *err)
+int fab_job_place(const struct fab_topo *t, const struct fab_job_spec *spec, uint32_t ngpus, uint64_t seed,
+		  uint64_t index, bool *server_used, uint32_t *gpus, struct fab_err *err)
 {
 	if (spec->placement != FAB_PLACE_LIST)
 		return fab_place(t, spec->placement, ngpus, seed, index, server_used, gpus, err);
 	for (uint32_t r = 0; r < ngpus; r++) {
 		uint32_t g = spec->gpu_list[r];
 		if (g >= t->ngpus)
-			return fab_err_set(err, FAB_EINVAL, "gpu_list: GPU %u does not exist (0..%u)", g,
-					   t->ngpus - 1);
+			return fab_err_set(err, FAB_EINVAL, "gpu_list: GPU %u does not exist (0..%u)", g, t->ngpus - 1);
 		if (server_used[fab_topo_gpu_server(t, g)])
 			return fab_err_set(err, FAB_EINVAL, "gpu_list: GPU %u is on a server another job uses", g);
 		gpus[r] = g;
@@ -351,8 +348,8 @@ int fab_job_place(const struct fab_topo *t, const struct fab_job_spec *spec, uin
 	return 0;
 }
 
-int fab_job_init(struct fab_job *j, struct fab_work *w, const struct fab_job_spec *spec,
-		 const uint32_t *gpus, const double *slow, struct fab_err *err)
+int fab_job_init(struct fab_job *j, struct fab_work *w, const struct fab_job_spec *spec, const uint32_t *gpus,
+		 const double *slow, struct fab_err *err)
 {
 	memset(j, 0, sizeof *j);
 	j->spec = *spec;
@@ -364,8 +361,8 @@ int fab_job_init(struct fab_job *j, struct fab_work *w, const struct fab_job_spe
 	j->M = spec->microbatches ? spec->microbatches : 1;
 	j->n = spec->gpus;
 	if (!j->n || j->n % (j->tp * j->pp))
-		return fab_err_set(err, FAB_EINVAL, "gpus: %u GPUs do not divide into tp %u x pp %u",
-				   j->n, j->tp, j->pp);
+		return fab_err_set(err, FAB_EINVAL, "gpus: %u GPUs do not divide into tp %u x pp %u", j->n, j->tp,
+				   j->pp);
 	j->dp = j->n / (j->tp * j->pp);
 	if (!j->spec.buckets)
 		j->spec.buckets = 1;
@@ -397,8 +394,15 @@ int fab_job_init(struct fab_job *j, struct fab_work *w, const struct fab_job_spe
 			for (uint32_t d = 0; d < j->dp; d++)
 				g[d] = j->gpu[rank_of(j, s, d, x)];
 			snprintf(name, sizeof name, "%s.dp%u.%u", spec->name, s, x);
-			struct fab_comm_params cp = {name, j->dp, g, spec->ring_order, spec->channels, 512 * 1024,
-						     (uint8_t)spec->priority, 0, spec->qps_per_conn};
+			struct fab_comm_params cp = {name,
+						     j->dp,
+						     g,
+						     spec->ring_order,
+						     spec->channels,
+						     512 * 1024,
+						     (uint8_t)spec->priority,
+						     0,
+						     spec->qps_per_conn};
 			if (fab_comm_init(&j->dp_comm[s * j->tp + x], w, &cp, err))
 				goto fail;
 			j->dp_comm[s * j->tp + x].user = j;
@@ -410,8 +414,9 @@ int fab_job_init(struct fab_job *j, struct fab_work *w, const struct fab_job_spe
 				for (uint32_t x = 0; x < j->tp; x++)
 					g[x] = j->gpu[rank_of(j, s, d, x)];
 				snprintf(name, sizeof name, "%s.tp%u.%u", spec->name, s, d);
-				struct fab_comm_params cp = {name, j->tp, g, FAB_RING_TOPOLOGY, 0, 512 * 1024,
-							     (uint8_t)spec->priority, 0, 1};
+				struct fab_comm_params cp = {
+					name, j->tp, g, FAB_RING_TOPOLOGY, 0, 512 * 1024, (uint8_t)spec->priority,
+					0,    1};
 				if (fab_comm_init(&j->tp_comm[s * j->dp + d], w, &cp, err))
 					goto fail;
 			}
@@ -431,9 +436,9 @@ int fab_job_init(struct fab_job *j, struct fab_work *w, const struct fab_job_spe
 				}
 	}
 	free(g);
-	fab_log_printf(&w->log, "fabscope INFO %s: %u GPUs, dp %u x tp %u x pp %u, %u micro-batches, %u buckets, overlap %s\n",
-		       spec->name, j->n, j->dp, j->tp, j->pp, j->M, j->spec.buckets,
-		       spec->overlap ? "on" : "off");
+	fab_log_printf(&w->log,
+		       "fabscope INFO %s: %u GPUs, dp %u x tp %u x pp %u, %u micro-batches, %u buckets, overlap %s\n",
+		       spec->name, j->n, j->dp, j->tp, j->pp, j->M, j->spec.buckets, spec->overlap ? "on" : "off");
 	return 0;
 fail:
 	free(g);

@@ -21,21 +21,21 @@
 
 struct fab_job_spec {
 	char name[32];
-	uint32_t gpus;            /* 0: dp from tp x pp and what is given */
-	int placement;            /* enum fab_placement, or FAB_PLACE_LIST */
-	uint32_t *gpu_list;       /* placement list: the GPUs, in rank order */
+	uint32_t gpus;      /* 0: dp from tp x pp and what is given */
+	int placement;      /* enum fab_placement, or FAB_PLACE_LIST */
+	uint32_t *gpu_list; /* placement list: the GPUs, in rank order */
 	uint32_t ngpu_list;
-	int ring_order;           /* enum fab_ring_order */
+	int ring_order; /* enum fab_ring_order */
 	uint32_t iterations;
-	fab_time_ps compute_ps;   /* forward + backward compute of one iteration (a stage's) */
-	fab_bytes grad_bytes;     /* gradient bytes each GPU all-reduces per iteration */
+	fab_time_ps compute_ps; /* forward + backward compute of one iteration (a stage's) */
+	fab_bytes grad_bytes;   /* gradient bytes each GPU all-reduces per iteration */
 	uint32_t buckets;
 	bool overlap;
 	uint32_t tp, pp, microbatches;
-	fab_bytes tp_bytes;       /* per tensor-parallel all-reduce */
-	uint32_t tp_collectives;  /* tensor-parallel all-reduces per forward pass of a micro-batch */
-	fab_bytes pp_bytes;       /* activations per micro-batch between stages, per GPU */
-	int algo;                 /* data-parallel all-reduce algorithm (auto) */
+	fab_bytes tp_bytes;      /* per tensor-parallel all-reduce */
+	uint32_t tp_collectives; /* tensor-parallel all-reduces per forward pass of a micro-batch */
+	fab_bytes pp_bytes;      /* activations per micro-batch between stages, per GPU */
+	int algo;                /* data-parallel all-reduce algorithm (auto) */
 	uint32_t channels, qps_per_conn;
 	fab_time_ps start_ps;
 	uint32_t priority;
@@ -44,16 +44,16 @@ struct fab_job_spec {
 
 struct fab_job_iter {
 	fab_time_ps start_ps, end_ps;
-	fab_time_ps compute_ps;   /* the spec's compute per iteration */
-	fab_time_ps comm_ps;      /* time with at least one of the job's collectives running */
-	fab_time_ps exposed_ps;   /* end - start - compute: GPUs waiting */
-	uint32_t last_worker;     /* the worker whose backward pass ended last */
-	fab_time_ps lag_ps;       /* how long after the median worker it ended */
+	fab_time_ps compute_ps; /* the spec's compute per iteration */
+	fab_time_ps comm_ps;    /* time with at least one of the job's collectives running */
+	fab_time_ps exposed_ps; /* end - start - compute: GPUs waiting */
+	uint32_t last_worker;   /* the worker whose backward pass ended last */
+	fab_time_ps lag_ps;     /* how long after the median worker it ended */
 };
 
 struct fab_job_stats {
 	double mean_ps, p50_ps, p99_ps, max_ps, min_ps;
-	double idle_fraction;     /* exposed / iteration time, over all iterations */
+	double idle_fraction; /* exposed / iteration time, over all iterations */
 };
 
 struct fab_job_worker;
@@ -63,18 +63,18 @@ struct fab_job {
 	struct fab_work *w;
 	const struct fab_topo *t;
 	uint32_t n, dp, tp, pp, M;
-	uint32_t *gpu;            /* rank -> GPU */
-	struct fab_comm *dp_comm; /* [pp * tp] */
-	struct fab_comm *tp_comm; /* [pp * dp], when tp > 1 */
-	uint32_t *pp_conn;        /* [(pp-1) * dp * tp * 2]: activations down, gradients up */
+	uint32_t *gpu;             /* rank -> GPU */
+	struct fab_comm *dp_comm;  /* [pp * tp] */
+	struct fab_comm *tp_comm;  /* [pp * dp], when tp > 1 */
+	uint32_t *pp_conn;         /* [(pp-1) * dp * tp * 2]: activations down, gradients up */
 	struct fab_job_worker *wk; /* [pp * dp] */
 	/* data-parallel buckets of the iteration */
-	uint32_t *bucket_ready;   /* [pp * buckets]: replicas that produced it */
-	uint32_t *dp_next;        /* [pp * tp]: next bucket each DP communicator reduces */
+	uint32_t *bucket_ready; /* [pp * buckets]: replicas that produced it */
+	uint32_t *dp_next;      /* [pp * tp]: next bucket each DP communicator reduces */
 	bool *dp_busy;
-	uint32_t dp_pending;      /* bucket all-reduces not yet finished */
+	uint32_t dp_pending; /* bucket all-reduces not yet finished */
 	uint32_t workers_done;
-	fab_time_ps *done_at;     /* per worker, this iteration */
+	fab_time_ps *done_at; /* per worker, this iteration */
 	uint32_t iter;
 	fab_time_ps iter_start;
 	uint32_t active_ops;
@@ -88,15 +88,15 @@ struct fab_job {
 
 /* slow (may be NULL): per GPU, how many times longer its compute takes; a
  * worker computes at its slowest GPU's pace. */
-int fab_job_init(struct fab_job *j, struct fab_work *w, const struct fab_job_spec *spec,
-		 const uint32_t *gpus, const double *slow, struct fab_err *err);
+int fab_job_init(struct fab_job *j, struct fab_work *w, const struct fab_job_spec *spec, const uint32_t *gpus,
+		 const double *slow, struct fab_err *err);
 void fab_job_start(struct fab_job *j);
 void fab_job_free(struct fab_job *j);
 void fab_job_stats(const struct fab_job *j, struct fab_job_stats *out);
 /* Picks GPUs for a job: the placement over servers no earlier job took.
  * server_used marks servers taken (in and out); random placement draws
  * from the scenario seed's stream for job `index`. */
-int fab_job_place(const struct fab_topo *t, const struct fab_job_spec *spec, uint32_t ngpus,
-		  uint64_t seed, uint64_t index, bool *server_used, uint32_t *gpus, struct fab_err *err);
+int fab_job_place(const struct fab_topo *t, const struct fab_job_spec *spec, uint32_t ngpus, uint64_t seed,
+		  uint64_t index, bool *server_used, uint32_t *gpus, struct fab_err *err);
 
 #endif

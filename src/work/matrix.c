@@ -168,10 +168,10 @@ void fab_matrix_init(struct fab_matrix *m, struct fab_work *w, const struct fab_
 	m->t0 = fab_xcalloc(m->n / 2 + 1, sizeof *m->t0);
 	m->left = fab_xcalloc(m->n / 2 + 1, sizeof *m->left);
 	m->tested = fab_xcalloc(nn, sizeof *m->tested);
-	m->nrounds = m->n < 2 ? 0
-		     : p->sample_pairs ? p->sample_pairs
-		     : p->serial ? m->n * (m->n - 1) / 2
-				 : m->n - 1 + (m->n & 1);
+	m->nrounds = m->n < 2     ? 0
+		: p->sample_pairs ? p->sample_pairs
+		: p->serial       ? m->n * (m->n - 1) / 2
+				  : m->n - 1 + (m->n & 1);
 	/* what one pair alone should see: payload at line rate; half a round
 	 * trip of the longest path (4 links across the spine, 2 under a leaf) */
 	const struct fab_topo *t = w->topo;

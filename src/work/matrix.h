@@ -11,11 +11,11 @@
 #include "work.h"
 
 struct fab_matrix_params {
-	fab_bytes bytes;      /* bandwidth message per direction */
-	fab_bytes lat_bytes;  /* ping-pong message */
-	bool serial;          /* one pair at a time instead of rounds */
+	fab_bytes bytes;     /* bandwidth message per direction */
+	fab_bytes lat_bytes; /* ping-pong message */
+	bool serial;         /* one pair at a time instead of rounds */
 	uint32_t priority;
-	uint32_t sample_pairs; /* baseline: this many random pairs, one at a time (0 = every pair) */
+	uint32_t sample_pairs;  /* baseline: this many random pairs, one at a time (0 = every pair) */
 	fab_time_ps timeout_ps; /* a round not done by then: its pairs fail (bandwidth 0) */
 	uint64_t seed;
 };
@@ -24,18 +24,18 @@ struct fab_matrix {
 	struct fab_work *w;
 	const struct fab_topo *t;
 	struct fab_matrix_params p;
-	uint32_t n;               /* endpoints: NICs */
-	uint32_t *conn;           /* [n*n], UINT32_MAX until opened */
-	double *bw_GBps;          /* [n*n]: i -> j */
-	double *lat_us;           /* [n*n]: one way, half the round trip */
-	uint32_t (*pairs)[2];     /* this round's pairs */
+	uint32_t n;           /* endpoints: NICs */
+	uint32_t *conn;       /* [n*n], UINT32_MAX until opened */
+	double *bw_GBps;      /* [n*n]: i -> j */
+	double *lat_us;       /* [n*n]: one way, half the round trip */
+	uint32_t (*pairs)[2]; /* this round's pairs */
 	uint32_t npairs, pending, round, nrounds;
-	fab_time_ps *t0;          /* per pair: when its current phase started */
-	uint8_t *left;            /* per pair: bandwidth messages still travelling */
-	bool *tested;             /* [n*n]: the pair was measured */
-	uint32_t failed;          /* pairs that timed out */
-	double theory_GBps;       /* one pair alone: line rate x MTU/(MTU+82) */
-	double theory_lat_us;     /* a small message across the longest path */
+	fab_time_ps *t0;      /* per pair: when its current phase started */
+	uint8_t *left;        /* per pair: bandwidth messages still travelling */
+	bool *tested;         /* [n*n]: the pair was measured */
+	uint32_t failed;      /* pairs that timed out */
+	double theory_GBps;   /* one pair alone: line rate x MTU/(MTU+82) */
+	double theory_lat_us; /* a small message across the longest path */
 	bool finished;
 };
 

@@ -16,11 +16,10 @@ static const struct {
 	const char *name;
 	uint32_t bytes;
 } dtypes[FAB_DT_COUNT] = {
-	[FAB_DT_INT8] = {"int8", 1},      [FAB_DT_UINT8] = {"uint8", 1},
-	[FAB_DT_INT32] = {"int32", 4},    [FAB_DT_UINT32] = {"uint32", 4},
-	[FAB_DT_INT64] = {"int64", 8},    [FAB_DT_UINT64] = {"uint64", 8},
-	[FAB_DT_HALF] = {"half", 2},      [FAB_DT_FLOAT] = {"float", 4},
-	[FAB_DT_DOUBLE] = {"double", 8},  [FAB_DT_BFLOAT16] = {"bfloat16", 2},
+	[FAB_DT_INT8] = {"int8", 1},         [FAB_DT_UINT8] = {"uint8", 1}, [FAB_DT_INT32] = {"int32", 4},
+	[FAB_DT_UINT32] = {"uint32", 4},     [FAB_DT_INT64] = {"int64", 8}, [FAB_DT_UINT64] = {"uint64", 8},
+	[FAB_DT_HALF] = {"half", 2},         [FAB_DT_FLOAT] = {"float", 4}, [FAB_DT_DOUBLE] = {"double", 8},
+	[FAB_DT_BFLOAT16] = {"bfloat16", 2},
 };
 
 uint32_t fab_dtype_bytes(int dt)
@@ -33,16 +32,16 @@ const char *fab_dtype_name(int dt)
 	return dt >= 0 && dt < FAB_DT_COUNT ? dtypes[dt].name : "?";
 }
 
-int fab_place(const struct fab_topo *t, int placement, uint32_t nranks, uint64_t seed, uint64_t index,
-	      bool *used_in, uint32_t *gpus, struct fab_err *err)
+int fab_place(const struct fab_topo *t, int placement, uint32_t nranks, uint64_t seed, uint64_t index, bool *used_in,
+	      uint32_t *gpus, struct fab_err *err)
 {
 	uint32_t S = t->nservers, free_gpus = 0;
 	for (uint32_t s = 0; s < S; s++)
 		if (!used_in || !used_in[s])
 			free_gpus += t->gpus_per_server;
 	if (nranks > free_gpus)
-		return fab_err_set(err, FAB_EINVAL, "gpus: %u GPUs asked, %u are free in the cluster",
-				   nranks, free_gpus);
+		return fab_err_set(err, FAB_EINVAL, "gpus: %u GPUs asked, %u are free in the cluster", nranks,
+				   free_gpus);
 	uint32_t *order = fab_xcalloc(S, sizeof *order);
 	for (uint32_t s = 0; s < S; s++)
 		order[s] = s;
@@ -80,8 +79,7 @@ int fab_place(const struct fab_topo *t, int placement, uint32_t nranks, uint64_t
 			order[nfree++] = order[i];
 	uint32_t G = t->gpus_per_server, used = (nranks + G - 1) / G;
 	for (uint32_t r = 0; r < nranks; r++)
-		gpus[r] = placement == FAB_PLACE_SCATTER ? order[r % used] * G + r / used
-							 : order[r / G] * G + r % G;
+		gpus[r] = placement == FAB_PLACE_SCATTER ? order[r % used] * G + r / used : order[r / G] * G + r % G;
 	if (used_in)
 		for (uint32_t i = 0; i < used; i++)
 			used_in[order[i]] = true;
@@ -123,13 +121,11 @@ static int start_iteration(struct fab_sweep *sw)
 	struct fab_sweep_row *row = &sw->rows[sw->cur];
 	if (sw->iter == 0 && sw->p.warmup == 0)
 		sw->timed_start = fab_sim_now(sw->comm->w->sim);
-	struct fab_coll_req req = {sw->p.op, sw->p.algo, row->count, fab_dtype_bytes(sw->p.dtype),
-				   sw->p.root};
+	struct fab_coll_req req = {sw->p.op, sw->p.algo, row->count, fab_dtype_bytes(sw->p.dtype), sw->p.root};
 	return fab_comm_start(sw->comm, &req, on_done, sw, &sw->err);
 }
 
-int fab_sweep_start(struct fab_sweep *sw, struct fab_comm *c, const struct fab_coll_params *p,
-		    struct fab_err *err)
+int fab_sweep_start(struct fab_sweep *sw, struct fab_comm *c, const struct fab_coll_params *p, struct fab_err *err)
 {
 	memset(sw, 0, sizeof *sw);
 	sw->comm = c;
@@ -142,14 +138,13 @@ int fab_sweep_start(struct fab_sweep *sw, struct fab_comm *c, const struct fab_c
 	    !fab_coll_supported(p->op, p->algo, c->nranks, c->ranks_per_server, why, sizeof why))
 		return fab_err_set(err, FAB_EINVAL, "collective.algo: %s", why);
 	if ((p->op == FAB_OP_BROADCAST || p->op == FAB_OP_REDUCE) && p->root >= c->nranks)
-		return fab_err_set(err, FAB_EINVAL, "collective.root: rank %u does not exist (0..%u)",
-				   p->root, c->nranks - 1);
+		return fab_err_set(err, FAB_EINVAL, "collective.root: rank %u does not exist (0..%u)", p->root,
+				   c->nranks - 1);
 	if (p->min_bytes > p->max_bytes)
 		return fab_err_set(err, FAB_EINVAL, "collective.min_bytes: larger than max_bytes");
 	for (uint64_t b = p->min_bytes;;) {
 		uint64_t count = b / eb;
-		bool block = p->op == FAB_OP_ALLGATHER || p->op == FAB_OP_REDUCESCATTER ||
-			     p->op == FAB_OP_ALLTOALL;
+		bool block = p->op == FAB_OP_ALLGATHER || p->op == FAB_OP_REDUCESCATTER || p->op == FAB_OP_ALLTOALL;
 		if (block)
 			count = count / c->nranks * c->nranks;
 		if (count) {

@@ -8,8 +8,13 @@
 
 #include "comm.h"
 
-enum fab_placement { FAB_PLACE_PACKED, FAB_PLACE_SPREAD, FAB_PLACE_RANDOM, FAB_PLACE_SCATTER,
-		     FAB_PLACE_LIST /* jobs: an explicit GPU list */ };
+enum fab_placement {
+	FAB_PLACE_PACKED,
+	FAB_PLACE_SPREAD,
+	FAB_PLACE_RANDOM,
+	FAB_PLACE_SCATTER,
+	FAB_PLACE_LIST /* jobs: an explicit GPU list */
+};
 
 /* Ranks on GPUs: packed fills servers in order; spread takes servers from
  * each leaf in turn; random takes servers in a seeded random order (a
@@ -18,37 +23,48 @@ enum fab_placement { FAB_PLACE_PACKED, FAB_PLACE_SPREAD, FAB_PLACE_RANDOM, FAB_P
  * them.  used (may be NULL) marks servers already taken: they are
  * skipped, and the servers chosen are marked.  Random placement draws from
  * seed's placement stream `index` (a job's number, or FAB_RNG_COLL_INDEX). */
-int fab_place(const struct fab_topo *t, int placement, uint32_t nranks, uint64_t seed, uint64_t index,
-	      bool *used, uint32_t *gpus, struct fab_err *err);
+int fab_place(const struct fab_topo *t, int placement, uint32_t nranks, uint64_t seed, uint64_t index, bool *used,
+	      uint32_t *gpus, struct fab_err *err);
 
 struct fab_coll_params {
 	int op, algo;
 	fab_bytes min_bytes, max_bytes;
-	uint32_t factor;          /* size multiplier per row (nccl-tests -f) */
-	fab_bytes step_bytes;     /* when set, size increment per row instead (-i) */
-	uint32_t iters, warmup;   /* -n, -w */
-	int dtype;                /* enum fab_dtype */
+	uint32_t factor;        /* size multiplier per row (nccl-tests -f) */
+	fab_bytes step_bytes;   /* when set, size increment per row instead (-i) */
+	uint32_t iters, warmup; /* -n, -w */
+	int dtype;              /* enum fab_dtype */
 	uint32_t root;
-	uint32_t gpus;            /* ranks; 0 = every GPU */
-	int placement;            /* enum fab_placement */
-	int ring_order;           /* enum fab_ring_order */
+	uint32_t gpus;  /* ranks; 0 = every GPU */
+	int placement;  /* enum fab_placement */
+	int ring_order; /* enum fab_ring_order */
 	uint32_t channels;
 	uint32_t qps_per_conn;
 	fab_bytes chunk_bytes;
 	fab_rate_bps reduce_bps;
 	uint32_t priority;
-	bool background;          /* run the scenario's traffic alongside */
+	bool background; /* run the scenario's traffic alongside */
 };
 
-enum fab_dtype { FAB_DT_INT8, FAB_DT_UINT8, FAB_DT_INT32, FAB_DT_UINT32, FAB_DT_INT64, FAB_DT_UINT64,
-		 FAB_DT_HALF, FAB_DT_FLOAT, FAB_DT_DOUBLE, FAB_DT_BFLOAT16, FAB_DT_COUNT };
+enum fab_dtype {
+	FAB_DT_INT8,
+	FAB_DT_UINT8,
+	FAB_DT_INT32,
+	FAB_DT_UINT32,
+	FAB_DT_INT64,
+	FAB_DT_UINT64,
+	FAB_DT_HALF,
+	FAB_DT_FLOAT,
+	FAB_DT_DOUBLE,
+	FAB_DT_BFLOAT16,
+	FAB_DT_COUNT
+};
 uint32_t fab_dtype_bytes(int dtype);
 const char *fab_dtype_name(int dtype);
 
 struct fab_sweep_row {
 	uint64_t bytes, count;
 	int algo;
-	double time_us;          /* mean over the timed iterations */
+	double time_us; /* mean over the timed iterations */
 	double algbw_GBps, busbw_GBps;
 	fab_time_ps start_ps, end_ps; /* of the timed iterations */
 };
@@ -58,15 +74,14 @@ struct fab_sweep {
 	struct fab_coll_params p;
 	struct fab_sweep_row *rows;
 	uint32_t nrows, cur;
-	uint32_t iter;           /* warm-up iterations first, then timed */
+	uint32_t iter; /* warm-up iterations first, then timed */
 	fab_time_ps timed_start;
 	bool finished;
 	int rc;
 	struct fab_err err;
 };
 
-int fab_sweep_start(struct fab_sweep *sw, struct fab_comm *c, const struct fab_coll_params *p,
-		    struct fab_err *err);
+int fab_sweep_start(struct fab_sweep *sw, struct fab_comm *c, const struct fab_coll_params *p, struct fab_err *err);
 void fab_sweep_free(struct fab_sweep *sw);
 double fab_sweep_avg_busbw(const struct fab_sweep *sw);
 

@@ -18,9 +18,8 @@ struct flow_vec {
 	size_t n, cap;
 };
 
-static void push_flow(struct flow_vec *fv, const struct fab_topo *t, uint32_t src,
-		      uint32_t dst, fab_bytes bytes, fab_time_ps start, uint32_t prio,
-		      uint32_t qps)
+static void push_flow(struct flow_vec *fv, const struct fab_topo *t, uint32_t src, uint32_t dst, fab_bytes bytes,
+		      fab_time_ps start, uint32_t prio, uint32_t qps)
 {
 	if (fv->n == fv->cap) {
 		fv->cap = fv->cap ? 2 * fv->cap : 64;
@@ -54,15 +53,14 @@ static bool pair_allowed(const struct fab_topo *t, int scope, uint32_t a, uint32
 	return true;
 }
 
-static int loc_err(struct fab_err *err, const struct fab_src_loc *loc, const char *fmt,
-		   const char *detail)
+static int loc_err(struct fab_err *err, const struct fab_src_loc *loc, const char *fmt, const char *detail)
 {
-	return fab_err_set(err, FAB_EINVAL, "%s:%u:%u: %s: %s%s", loc->origin ? loc->origin : "?",
-			   loc->line, loc->col, loc->what, fmt, detail ? detail : "");
+	return fab_err_set(err, FAB_EINVAL, "%s:%u:%u: %s: %s%s", loc->origin ? loc->origin : "?", loc->line, loc->col,
+			   loc->what, fmt, detail ? detail : "");
 }
 
-static int gen_permutation(const struct fab_gen_spec *g, const struct fab_topo *t,
-			   struct fab_rng *r, struct flow_vec *fv, struct fab_err *err)
+static int gen_permutation(const struct fab_gen_spec *g, const struct fab_topo *t, struct fab_rng *r,
+			   struct flow_vec *fv, struct fab_err *err)
 {
 	uint32_t n = t->ngpus;
 	uint32_t *p = fab_xcalloc(n, sizeof *p);
@@ -96,8 +94,7 @@ static int gen_permutation(const struct fab_gen_spec *g, const struct fab_topo *
 			}
 		if (!fixed) {
 			free(p);
-			return loc_err(err, &g->loc,
-				       "no permutation satisfies this scope on this topology", NULL);
+			return loc_err(err, &g->loc, "no permutation satisfies this scope on this topology", NULL);
 		}
 	}
 	for (uint32_t i = 0; i < n; i++)
@@ -106,23 +103,20 @@ static int gen_permutation(const struct fab_gen_spec *g, const struct fab_topo *
 	return 0;
 }
 
-static int gen_incast(const struct fab_gen_spec *g, const struct fab_topo *t, struct fab_rng *r,
-		      struct flow_vec *fv, struct fab_err *err)
+static int gen_incast(const struct fab_gen_spec *g, const struct fab_topo *t, struct fab_rng *r, struct flow_vec *fv,
+		      struct fab_err *err)
 {
 	char detail[96];
 	if (g->dst >= t->ngpus) {
-		snprintf(detail, sizeof detail, "%u, but the cluster has GPUs 0..%u", g->dst,
-			 t->ngpus - 1);
+		snprintf(detail, sizeof detail, "%u, but the cluster has GPUs 0..%u", g->dst, t->ngpus - 1);
 		return loc_err(err, &g->loc, "dst is GPU ", detail);
 	}
 	uint32_t *cand = fab_xcalloc(t->ngpus, sizeof *cand), nc = 0;
 	for (uint32_t i = 0; i < t->ngpus; i++)
-		if (pair_allowed(t, g->scope == FAB_SCOPE_ANY ? FAB_SCOPE_CROSS_SERVER : g->scope, i,
-				 g->dst))
+		if (pair_allowed(t, g->scope == FAB_SCOPE_ANY ? FAB_SCOPE_CROSS_SERVER : g->scope, i, g->dst))
 			cand[nc++] = i;
 	if (g->senders > nc || !g->senders) {
-		snprintf(detail, sizeof detail, "%u asked, %u GPUs can send to GPU %u", g->senders,
-			 nc, g->dst);
+		snprintf(detail, sizeof detail, "%u asked, %u GPUs can send to GPU %u", g->senders, nc, g->dst);
 		free(cand);
 		return loc_err(err, &g->loc, "senders: ", detail);
 	}
@@ -145,8 +139,7 @@ static int gen_incast(const struct fab_gen_spec *g, const struct fab_topo *t, st
 	return 0;
 }
 
-static int check_flow(const struct fab_flow_spec *f, const struct fab_topo *t,
-		      struct fab_err *err)
+static int check_flow(const struct fab_flow_spec *f, const struct fab_topo *t, struct fab_err *err)
 {
 	char detail[128];
 	if (f->src >= t->ngpus || f->dst >= t->ngpus) {
@@ -162,9 +155,8 @@ static int check_flow(const struct fab_flow_spec *f, const struct fab_topo *t,
 	return 0;
 }
 
-int fab_traffic_expand(const struct fab_traffic_params *tp, const struct fab_topo *t,
-		       uint64_t seed, struct fab_sim_flow **out, size_t *nout,
-		       struct fab_err *err)
+int fab_traffic_expand(const struct fab_traffic_params *tp, const struct fab_topo *t, uint64_t seed,
+		       struct fab_sim_flow **out, size_t *nout, struct fab_err *err)
 {
 	struct flow_vec fv = {0};
 	struct fab_flow_spec *csv = NULL;
@@ -182,8 +174,8 @@ int fab_traffic_expand(const struct fab_traffic_params *tp, const struct fab_top
 		for (size_t i = 0; i < ncsv; i++) {
 			if ((rc = check_flow(&csv[i], t, err)))
 				goto fail;
-			push_flow(&fv, t, csv[i].src, csv[i].dst, csv[i].bytes, csv[i].start_ps,
-				  csv[i].priority, csv[i].qps);
+			push_flow(&fv, t, csv[i].src, csv[i].dst, csv[i].bytes, csv[i].start_ps, csv[i].priority,
+				  csv[i].qps);
 		}
 	}
 	for (size_t gi = 0; gi < tp->ngens; gi++) {
@@ -198,8 +190,7 @@ int fab_traffic_expand(const struct fab_traffic_params *tp, const struct fab_top
 			for (uint32_t a = 0; a < t->ngpus; a++)
 				for (uint32_t b = 0; b < t->ngpus; b++)
 					if (a != b && pair_allowed(t, g->scope, a, b))
-						push_flow(&fv, t, a, b, g->bytes, g->start_ps,
-							  g->priority, g->qps);
+						push_flow(&fv, t, a, b, g->bytes, g->start_ps, g->priority, g->qps);
 			break;
 		case FAB_GEN_INCAST:
 			rc = gen_incast(g, t, &r, &fv, err);
@@ -242,8 +233,7 @@ static char *trim(char *s)
 	return s;
 }
 
-int fab_traffic_read_csv(const char *path, struct fab_flow_spec **flows, size_t *n,
-			 struct fab_err *err)
+int fab_traffic_read_csv(const char *path, struct fab_flow_spec **flows, size_t *n, struct fab_err *err)
 {
 	static const char *cols[] = {"src", "dst", "bytes", "start", "priority", "qps"};
 	FILE *f = fopen(path, "r");
@@ -289,9 +279,10 @@ int fab_traffic_read_csv(const char *path, struct fab_flow_spec **flows, size_t 
 					if (!strcmp(fields[i], cols[c]))
 						colmap[i] = (int)c;
 				if (colmap[i] < 0) {
-					rc = fab_err_set(err, FAB_EINVAL,
-							 "%s:%u:%u: unknown column '%s' (expected src, dst, bytes, start, priority, qps)",
-							 path, lineno, fcol[i], fields[i]);
+					rc = fab_err_set(
+						err, FAB_EINVAL,
+						"%s:%u:%u: unknown column '%s' (expected src, dst, bytes, start, priority, qps)",
+						path, lineno, fcol[i], fields[i]);
 					goto out;
 				}
 			}
@@ -300,16 +291,15 @@ int fab_traffic_read_csv(const char *path, struct fab_flow_spec **flows, size_t 
 				have[colmap[i]] = true;
 			if (!have[0] || !have[1] || !have[2]) {
 				rc = fab_err_set(err, FAB_EINVAL,
-						 "%s:%u:1: the header needs at least src, dst and bytes",
-						 path, lineno);
+						 "%s:%u:1: the header needs at least src, dst and bytes", path, lineno);
 				goto out;
 			}
 			ncols = nf;
 			continue;
 		}
 		if (nf != ncols) {
-			rc = fab_err_set(err, FAB_EINVAL, "%s:%u:1: expected %u fields, got %u", path,
-					 lineno, ncols, nf);
+			rc = fab_err_set(err, FAB_EINVAL, "%s:%u:1: expected %u fields, got %u", path, lineno, ncols,
+					 nf);
 			goto out;
 		}
 		if (*n == cap) {
@@ -364,8 +354,8 @@ int fab_traffic_read_csv(const char *path, struct fab_flow_spec **flows, size_t 
 				break;
 			}
 			if (prc) {
-				rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: %s: %s", path, lineno,
-						 fcol[i], cols[colmap[i]], why);
+				rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: %s: %s", path, lineno, fcol[i],
+						 cols[colmap[i]], why);
 				goto out;
 			}
 		}

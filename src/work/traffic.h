@@ -20,11 +20,11 @@ enum fab_scope { FAB_SCOPE_ANY, FAB_SCOPE_CROSS_SERVER, FAB_SCOPE_CROSS_LEAF };
 struct fab_src_loc {
 	const char *origin; /* file name (not owned) */
 	unsigned line, col;
-	char what[64];      /* "traffic.flows[2]" */
+	char what[64]; /* "traffic.flows[2]" */
 };
 
 struct fab_flow_spec {
-	uint32_t src, dst;    /* GPUs */
+	uint32_t src, dst; /* GPUs */
 	fab_bytes bytes;
 	fab_time_ps start_ps;
 	uint32_t priority;
@@ -33,15 +33,15 @@ struct fab_flow_spec {
 };
 
 struct fab_gen_spec {
-	int kind;             /* enum fab_gen_kind */
-	fab_bytes bytes;      /* per flow */
+	int kind;        /* enum fab_gen_kind */
+	fab_bytes bytes; /* per flow */
 	fab_time_ps start_ps;
 	uint32_t priority;
-	uint32_t qps;         /* per flow */
-	uint32_t senders;     /* incast: how many GPUs send */
-	uint32_t dst;         /* incast: the receiving GPU */
-	uint32_t pairs;       /* random-pairs: how many flows */
-	int scope;            /* enum fab_scope: which pairs are allowed */
+	uint32_t qps;     /* per flow */
+	uint32_t senders; /* incast: how many GPUs send */
+	uint32_t dst;     /* incast: the receiving GPU */
+	uint32_t pairs;   /* random-pairs: how many flows */
+	int scope;        /* enum fab_scope: which pairs are allowed */
 	struct fab_src_loc loc;
 };
 
@@ -50,17 +50,15 @@ struct fab_traffic_params {
 	size_t nflows;
 	struct fab_gen_spec *gens;
 	size_t ngens;
-	char *flows_csv;       /* path, or NULL */
+	char *flows_csv; /* path, or NULL */
 };
 
 /* Reads "src,dst,bytes[,start][,priority][,qps]" rows; appends to *flows. */
-int fab_traffic_read_csv(const char *path, struct fab_flow_spec **flows, size_t *n,
-			 struct fab_err *err);
+int fab_traffic_read_csv(const char *path, struct fab_flow_spec **flows, size_t *n, struct fab_err *err);
 
 /* Expands everything into engine flows (caller frees *out). */
-int fab_traffic_expand(const struct fab_traffic_params *tp, const struct fab_topo *t,
-		       uint64_t seed, struct fab_sim_flow **out, size_t *nout,
-		       struct fab_err *err);
+int fab_traffic_expand(const struct fab_traffic_params *tp, const struct fab_topo *t, uint64_t seed,
+		       struct fab_sim_flow **out, size_t *nout, struct fab_err *err);
 
 void fab_traffic_free(struct fab_traffic_params *tp);
 

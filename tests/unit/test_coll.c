@@ -3,12 +3,19 @@
 #include "testutil.h"
 #include "../../src/coll/coll.h"
 
-static int check_one(int op, int algo, uint32_t n, uint64_t count, uint32_t channels,
-		     uint64_t chunk, uint32_t rpn, const uint32_t *order, uint32_t root)
+static int check_one(int op, int algo, uint32_t n, uint64_t count, uint32_t channels, uint64_t chunk, uint32_t rpn,
+		     const uint32_t *order, uint32_t root)
 {
-	struct fab_coll_args a = {.op = op, .algo = algo, .nranks = n, .count = count,
-				  .elem_bytes = 4, .root = root, .channels = channels,
-				  .chunk_bytes = chunk, .ranks_per_node = rpn, .order = order};
+	struct fab_coll_args a = {.op = op,
+				  .algo = algo,
+				  .nranks = n,
+				  .count = count,
+				  .elem_bytes = 4,
+				  .root = root,
+				  .channels = channels,
+				  .chunk_bytes = chunk,
+				  .ranks_per_node = rpn,
+				  .order = order};
 	struct fab_sched s;
 	struct fab_err err = {0};
 	if (fab_coll_build(&a, &s, &err))
@@ -25,12 +32,10 @@ struct combo {
 };
 
 static const struct combo combos[] = {
-	{FAB_OP_ALLREDUCE, FAB_ALGO_RING},      {FAB_OP_ALLREDUCE, FAB_ALGO_TREE},
-	{FAB_OP_ALLREDUCE, FAB_ALGO_HIER},      {FAB_OP_ALLREDUCE, FAB_ALGO_RHD},
-	{FAB_OP_REDUCESCATTER, FAB_ALGO_RING},  {FAB_OP_ALLGATHER, FAB_ALGO_RING},
-	{FAB_OP_BROADCAST, FAB_ALGO_RING},      {FAB_OP_BROADCAST, FAB_ALGO_TREE},
-	{FAB_OP_REDUCE, FAB_ALGO_RING},         {FAB_OP_REDUCE, FAB_ALGO_TREE},
-	{FAB_OP_ALLTOALL, FAB_ALGO_DIRECT},     {FAB_OP_SENDRECV, FAB_ALGO_DIRECT},
+	{FAB_OP_ALLREDUCE, FAB_ALGO_RING}, {FAB_OP_ALLREDUCE, FAB_ALGO_TREE},     {FAB_OP_ALLREDUCE, FAB_ALGO_HIER},
+	{FAB_OP_ALLREDUCE, FAB_ALGO_RHD},  {FAB_OP_REDUCESCATTER, FAB_ALGO_RING}, {FAB_OP_ALLGATHER, FAB_ALGO_RING},
+	{FAB_OP_BROADCAST, FAB_ALGO_RING}, {FAB_OP_BROADCAST, FAB_ALGO_TREE},     {FAB_OP_REDUCE, FAB_ALGO_RING},
+	{FAB_OP_REDUCE, FAB_ALGO_TREE},    {FAB_OP_ALLTOALL, FAB_ALGO_DIRECT},    {FAB_OP_SENDRECV, FAB_ALGO_DIRECT},
 };
 
 static void test_coll_every_op_algo_and_rank_count(void **state)
@@ -40,8 +45,8 @@ static void test_coll_every_op_algo_and_rank_count(void **state)
 		for (uint32_t n = 1; n <= 64; n++) {
 			/* a size that divides by nothing in particular, per rank */
 			uint64_t per = 3 * n + 7;
-			bool block = combos[i].op == FAB_OP_ALLGATHER ||
-				     combos[i].op == FAB_OP_REDUCESCATTER || combos[i].op == FAB_OP_ALLTOALL;
+			bool block = combos[i].op == FAB_OP_ALLGATHER || combos[i].op == FAB_OP_REDUCESCATTER ||
+				combos[i].op == FAB_OP_ALLTOALL;
 			uint64_t count = block ? per * n : per;
 			uint32_t rpn = combos[i].algo == FAB_ALGO_HIER ? (n % 4 == 0 ? 4 : n % 2 == 0 ? 2 : 1) : 0;
 			check_one(combos[i].op, combos[i].algo, n, count, 2, 16, rpn, NULL, n / 3);
@@ -58,9 +63,8 @@ static void test_coll_tiny_and_odd_sizes(void **state)
 		for (size_t k = 0; k < FAB_ARRAY_LEN(ranks); k++)
 			for (size_t z = 0; z < FAB_ARRAY_LEN(sizes); z++) {
 				uint32_t n = ranks[k];
-				bool block = combos[i].op == FAB_OP_ALLGATHER ||
-					     combos[i].op == FAB_OP_REDUCESCATTER ||
-					     combos[i].op == FAB_OP_ALLTOALL;
+				bool block = combos[i].op == FAB_OP_ALLGATHER || combos[i].op == FAB_OP_REDUCESCATTER ||
+					combos[i].op == FAB_OP_ALLTOALL;
 				uint64_t count = block ? sizes[z] * n : sizes[z];
 				uint32_t rpn = combos[i].algo == FAB_ALGO_HIER ? 1 : 0;
 				if (combos[i].algo == FAB_ALGO_HIER && n % 4 == 0)
@@ -77,7 +81,7 @@ static void test_coll_custom_ring_order(void **state)
 		if (combos[i].algo == FAB_ALGO_HIER)
 			continue;
 		bool block = combos[i].op == FAB_OP_ALLGATHER || combos[i].op == FAB_OP_REDUCESCATTER ||
-			     combos[i].op == FAB_OP_ALLTOALL;
+			combos[i].op == FAB_OP_ALLTOALL;
 		check_one(combos[i].op, combos[i].algo, 12, block ? 12 * 101 : 101, 2, 32, 0, order, 7);
 	}
 }
@@ -97,9 +101,14 @@ static void test_coll_per_channel_ring_orders(void **state)
 	const int ops[] = {FAB_OP_ALLREDUCE, FAB_OP_REDUCESCATTER, FAB_OP_ALLGATHER};
 	for (size_t i = 0; i < FAB_ARRAY_LEN(ops); i++) {
 		bool block = ops[i] != FAB_OP_ALLREDUCE;
-		struct fab_coll_args a = {.op = ops[i], .algo = FAB_ALGO_RING, .nranks = N,
-					  .count = block ? N * 37 : 1001, .elem_bytes = 4, .channels = C,
-					  .chunk_bytes = 24, .chan_order = co};
+		struct fab_coll_args a = {.op = ops[i],
+					  .algo = FAB_ALGO_RING,
+					  .nranks = N,
+					  .count = block ? N * 37 : 1001,
+					  .elem_bytes = 4,
+					  .channels = C,
+					  .chunk_bytes = 24,
+					  .chan_order = co};
 		struct fab_sched s;
 		struct fab_err err = {0};
 		assert_int_equal(fab_coll_build(&a, &s, &err), 0);
@@ -112,8 +121,8 @@ static void test_coll_per_channel_ring_orders(void **state)
 static void test_coll_unsupported_is_refused(void **state)
 {
 	(void)state;
-	struct fab_coll_args a = {.op = FAB_OP_ALLTOALL, .algo = FAB_ALGO_RING, .nranks = 4,
-				  .count = 64, .elem_bytes = 4, .channels = 1};
+	struct fab_coll_args a = {
+		.op = FAB_OP_ALLTOALL, .algo = FAB_ALGO_RING, .nranks = 4, .count = 64, .elem_bytes = 4, .channels = 1};
 	struct fab_sched s;
 	struct fab_err err = {0};
 	assert_int_equal(fab_coll_build(&a, &s, &err), FAB_EINVAL);
@@ -129,8 +138,12 @@ static void test_coll_unsupported_is_refused(void **state)
 static void test_coll_checker_catches_missing_dependency(void **state)
 {
 	(void)state;
-	struct fab_coll_args a = {.op = FAB_OP_ALLREDUCE, .algo = FAB_ALGO_RING, .nranks = 6,
-				  .count = 600, .elem_bytes = 4, .channels = 1};
+	struct fab_coll_args a = {.op = FAB_OP_ALLREDUCE,
+				  .algo = FAB_ALGO_RING,
+				  .nranks = 6,
+				  .count = 600,
+				  .elem_bytes = 4,
+				  .channels = 1};
 	struct fab_sched s;
 	struct fab_err err = {0};
 	assert_int_equal(fab_coll_build(&a, &s, &err), 0);

@@ -15,18 +15,17 @@ static void test_collsim_ring_alpha_beta(void **state)
 {
 	(void)state;
 	/* 8 single-GPU servers on one leaf: every ring hop is NIC-leaf-NIC */
-	const char *yaml =
-		"topology: {leaves: 1, servers_per_leaf: 8, gpus_per_server: 1, nics_per_server: 1,\n"
-		"           spines: 1, links_per_spine: 1}\n"
-		"collective: {algo: ring, min_bytes: 256MiB, max_bytes: 256MiB}\n";
+	const char *yaml = "topology: {leaves: 1, servers_per_leaf: 8, gpus_per_server: 1, nics_per_server: 1,\n"
+			   "           spines: 1, links_per_spine: 1}\n"
+			   "collective: {algo: ring, min_bytes: 256MiB, max_bytes: 256MiB}\n";
 	struct crun c = coll_yaml(yaml, NULL, 0);
 	double n = 8, S = 256.0 * (1 << 20);
 	double B = 400e9 / 8 * 4096.0 / 4178; /* bytes/s a NIC moves as payload */
 	double busbw = c.r->sweep.rows[0].busbw_GBps * 1e9;
 	double alpha = 2 * (1e-6 + 4178 * 8 / 400e9); /* first packet, NIC to NIC */
 	double model_us = (2 * (n - 1) / n * S / B + 2 * (n - 1) * alpha) * 1e6;
-	print_message("busbw %.2f GB/s vs %.2f; time %.1f us vs alpha-beta %.1f us\n", busbw / 1e9,
-		      B / 1e9, row_time_us(&c, 0), model_us);
+	print_message("busbw %.2f GB/s vs %.2f; time %.1f us vs alpha-beta %.1f us\n", busbw / 1e9, B / 1e9,
+		      row_time_us(&c, 0), model_us);
 	assert_true(busbw <= B * 1.001 && busbw >= B * 0.97);
 	assert_true(rel_err(row_time_us(&c, 0), model_us) < 0.05);
 	crun_free(&c);
@@ -76,20 +75,18 @@ static void test_collsim_hierarchical_nic_bytes(void **state)
 	(void)state;
 	/* 4 servers x 8 GPUs; a flat ring (every hop between servers) against
 	 * the hierarchical algorithm, counted in data packets leaving NICs */
-	const char *yaml =
-		"topology: {leaves: 2, servers_per_leaf: 2, gpus_per_server: 8, nics_per_server: 8,\n"
-		"           spines: 4, links_per_spine: 4}\n"
-		"collective: {min_bytes: 64MiB, max_bytes: 64MiB}\n";
-	const char *flat[] = {"collective.algo=ring", "collective.placement=scatter",
-			      "collective.ring_order=flat"};
+	const char *yaml = "topology: {leaves: 2, servers_per_leaf: 2, gpus_per_server: 8, nics_per_server: 8,\n"
+			   "           spines: 4, links_per_spine: 4}\n"
+			   "collective: {min_bytes: 64MiB, max_bytes: 64MiB}\n";
+	const char *flat[] = {"collective.algo=ring", "collective.placement=scatter", "collective.ring_order=flat"};
 	const char *hier[] = {"collective.algo=hierarchical"};
 	struct crun f = coll_yaml(yaml, flat, 3);
 	struct crun h = coll_yaml(yaml, hier, 1);
 	double n = 32, N = 4, G = 8;
 	double want = (N - 1) / N * n / (G * (n - 1)); /* 2(N-1)/N S/G per GPU vs 2(n-1)/n S */
 	double got = nic_tx_bytes(&h) / nic_tx_bytes(&f);
-	print_message("NIC packets: hierarchical / flat ring = %.4f (closed form %.4f, 1/G = %.4f)\n",
-		      got, want, 1 / G);
+	print_message("NIC packets: hierarchical / flat ring = %.4f (closed form %.4f, 1/G = %.4f)\n", got, want,
+		      1 / G);
 	assert_true(rel_err(got, want) < 0.02);
 	assert_true(got < 1.1 / G);
 	crun_free(&f);

@@ -95,7 +95,7 @@ static void test_dcqcn_additive_then_hyper_increase(void **state)
 	assert_true(fabs(rp.rt_bps - (rt + 40e6)) < 1);
 	/* byte counter past F too: hyper increase by (min - F) * R_HAI */
 	fab_dcqcn_on_bytes(&rp, &p, 6 * p.byte_counter); /* byte steps 1..6 */
-	fab_dcqcn_on_rate_timer(&rp, &p);               /* timer 6, bytes 6: i = 1 */
+	fab_dcqcn_on_rate_timer(&rp, &p);                /* timer 6, bytes 6: i = 1 */
 	/* the last byte step ran with timer=5, bytes=6 (additive); then hyper */
 	assert_true(rp.rt_bps > rt + 40e6 * 2 + 400e6 - 1);
 	/* never above the line rate */

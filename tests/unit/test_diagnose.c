@@ -7,14 +7,13 @@
 #include "../../src/analysis/diagnose.h"
 #include "../../src/base/rng.h"
 
-#define CLUSTER \
-	"topology: {leaves: 2, servers_per_leaf: 2, gpus_per_server: 8, nics_per_server: 8,\n" \
+#define CLUSTER                                                                                                        \
+	"topology: {leaves: 2, servers_per_leaf: 2, gpus_per_server: 8, nics_per_server: 8,\n"                         \
 	"           spines: 4, links_per_spine: 4}\n"
 
 /* Runs the scenario (the matrix test, or with sim its traffic and jobs)
  * and diagnoses it. */
-static void diagnose_run(const char *yaml, const char *const *sets, size_t n, bool sim,
-			 struct fab_diagnosis *d)
+static void diagnose_run(const char *yaml, const char *const *sets, size_t n, bool sim, struct fab_diagnosis *d)
 {
 	struct fab_err err = {0};
 	struct fab_config *c = fab_config_parse(yaml, strlen(yaml), "test.yaml", NULL, sets, n, &err);
@@ -164,14 +163,16 @@ static void test_diagnose_randomized_fault_suite(void **state)
 			uint32_t g = (uint32_t)fab_rng_below(&r, t->ngpus);
 			snprintf(fault, sizeof fault,
 				 "jobs: [{gpus: 32, iterations: 3, compute: 2ms, gradient_bytes: 4MiB}]\n"
-				 "faults: [{kind: slow-gpu, gpu: %u, factor: 1.3}]", g);
+				 "faults: [{kind: slow-gpu, gpu: %u, factor: 1.3}]",
+				 g);
 			snprintf(want, sizeof want, "GPU %u (straggler in job job0)", g);
 			sim = true;
 		} else {
 			/* ECN thresholds set far too high on the leaf of an incast's target */
 			snprintf(fault, sizeof fault,
 				 "traffic: {generators: [{kind: incast, senders: 8, dst: %u, bytes: 2MiB}]}\n"
-				 "faults: [{kind: ecn, node: %s, kmin: 64MiB, kmax: 64MiB}]", nic, leaf);
+				 "faults: [{kind: ecn, node: %s, kmin: 64MiB, kmax: 64MiB}]",
+				 nic, leaf);
 			snprintf(want, sizeof want, "ECN thresholds on %s", leaf);
 			sim = true;
 		}
@@ -201,8 +202,9 @@ static void test_diagnose_randomized_fault_suite(void **state)
 			print_message("false alarm (seed %d): %s\n", 100 + i, d.s[0].target);
 		fab_diagnosis_free(&d);
 	}
-	print_message("faults: top suspect right in %d of %d runs (%.0f%%); fault-free: no suspect in %d of %d (%.0f%%)\n",
-		      hits, runs, 100.0 * hits / runs, healthy, clean, 100.0 * healthy / clean);
+	print_message(
+		"faults: top suspect right in %d of %d runs (%.0f%%); fault-free: no suspect in %d of %d (%.0f%%)\n",
+		hits, runs, 100.0 * hits / runs, healthy, clean, 100.0 * healthy / clean);
 	assert_true(hits * 100 >= 90 * runs);
 	assert_true(healthy * 100 >= 95 * clean);
 	fab_topo_free(t);
@@ -229,7 +231,7 @@ static json_t *probe_matrix_doc(size_t n, double (*bw_of)(size_t, size_t), const
 			bool f = false;
 			for (size_t k = 0; k < nf; k++)
 				f |= ((size_t)failed[k][0] == i && (size_t)failed[k][1] == j) ||
-				     ((size_t)failed[k][0] == j && (size_t)failed[k][1] == i);
+					((size_t)failed[k][0] == j && (size_t)failed[k][1] == i);
 			json_array_append_new(rb, i == j || f ? json_null() : json_real(bw_of(i, j)));
 			json_array_append_new(rl, i == j || f ? json_null() : json_real(10.0));
 		}

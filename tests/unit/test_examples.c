@@ -44,8 +44,8 @@ static void test_examples_ring_vs_tree(void **state)
 	const char *algos[3] = {"collective.algo=ring", "collective.algo=tree", "collective.algo=auto"};
 	double t[3][2];
 	for (int a = 0; a < 3; a++) {
-		const char *sets[] = {"collective.gpus=64", "collective.min_bytes=4KiB",
-				      "collective.max_bytes=16MiB", "collective.step_bytes=16380KiB", algos[a]};
+		const char *sets[] = {"collective.gpus=64", "collective.min_bytes=4KiB", "collective.max_bytes=16MiB",
+				      "collective.step_bytes=16380KiB", algos[a]};
 		struct fab_config *c = load("examples/ring-vs-tree/scenario.yaml", sets, 5);
 		struct fab_coll_run *r = coll(c);
 		assert_int_equal(r->sweep.nrows, 2);
@@ -54,8 +54,8 @@ static void test_examples_ring_vs_tree(void **state)
 		fab_coll_run_free(r);
 		fab_config_free(c);
 	}
-	print_message("4 KiB: ring %.1f tree %.1f auto %.1f us; 16 MiB: ring %.1f tree %.1f auto %.1f us\n",
-		      t[0][0], t[1][0], t[2][0], t[0][1], t[1][1], t[2][1]);
+	print_message("4 KiB: ring %.1f tree %.1f auto %.1f us; 16 MiB: ring %.1f tree %.1f auto %.1f us\n", t[0][0],
+		      t[1][0], t[2][0], t[0][1], t[1][1], t[2][1]);
 	assert_true(t[1][0] < t[0][0]);
 	assert_true(t[0][1] < t[1][1]);
 	for (int i = 0; i < 2; i++)
@@ -68,8 +68,9 @@ static void test_examples_ring_vs_tree(void **state)
 static void test_examples_tree_queues(void **state)
 {
 	(void)state;
-	static const char *const engines[3][2] = {
-		{"engine=packet", "flow.queues=fair"}, {"engine=flow", "flow.queues=fair"}, {"engine=flow", "flow.queues=fifo"}};
+	static const char *const engines[3][2] = {{"engine=packet", "flow.queues=fair"},
+						  {"engine=flow", "flow.queues=fair"},
+						  {"engine=flow", "flow.queues=fifo"}};
 	static const char *const seeds[2] = {"run.seed=1", "run.seed=2"};
 	double t[3] = {0, 0, 0};
 	for (int e = 0; e < 3; e++)
@@ -81,8 +82,8 @@ static void test_examples_tree_queues(void **state)
 			fab_coll_run_free(r);
 			fab_config_free(c);
 		}
-	print_message("tree 4 MiB, mean of 2 seeds: packet %.1f us, fair %.1f us (%+.1f%%), fifo %.1f us (%+.1f%%)\n", t[0],
-		      t[1], (t[1] / t[0] - 1) * 100, t[2], (t[2] / t[0] - 1) * 100);
+	print_message("tree 4 MiB, mean of 2 seeds: packet %.1f us, fair %.1f us (%+.1f%%), fifo %.1f us (%+.1f%%)\n",
+		      t[0], t[1], (t[1] / t[0] - 1) * 100, t[2], (t[2] / t[0] - 1) * 100);
 	assert_true(fabs(t[2] / t[0] - 1) < 0.05);
 	assert_true(t[1] > 1.08 * t[0]);
 }
@@ -108,8 +109,8 @@ static void test_examples_oversubscription(void **state)
 		fab_coll_run_free(r);
 		fab_config_free(c);
 	}
-	print_message("busbw GB/s: rank order 1:1 %.1f 2:1 %.1f; leaf-local order 1:1 %.1f 2:1 %.1f\n",
-		      bw[0], bw[1], bw[2], bw[3]);
+	print_message("busbw GB/s: rank order 1:1 %.1f 2:1 %.1f; leaf-local order 1:1 %.1f 2:1 %.1f\n", bw[0], bw[1],
+		      bw[2], bw[3]);
 	assert_true(bw[1] / bw[0] >= 0.45 && bw[1] / bw[0] <= 0.75);
 	assert_true(bw[1] <= 0.5 * bw[2]);
 	assert_true(rel_err(bw[3], bw[2]) <= 0.10);
@@ -132,8 +133,7 @@ static void test_examples_overlap(void **state)
 		fab_run_free(r);
 		fab_config_free(c);
 	}
-	print_message("GPUs wait %.1f%% of the step without overlap, %.1f%% with\n", idle[0] * 100,
-		      idle[1] * 100);
+	print_message("GPUs wait %.1f%% of the step without overlap, %.1f%% with\n", idle[0] * 100, idle[1] * 100);
 	assert_true(idle[0] > 0.19 && idle[0] < 0.21);
 	assert_true(idle[1] < idle[0] / 2);
 }

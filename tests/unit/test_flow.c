@@ -14,8 +14,7 @@
 #include "../../src/base/rng.h"
 #include "../../src/flow/maxmin.h"
 
-static void solve(uint32_t nl, const double *cap, uint32_t nf, const uint32_t *off, const uint32_t *idx,
-		  double *rate)
+static void solve(uint32_t nl, const double *cap, uint32_t nf, const uint32_t *off, const uint32_t *idx, double *rate)
 {
 	struct fab_maxmin m;
 	fab_maxmin_init(&m);
@@ -229,8 +228,8 @@ static void test_flow_fifo_queues_in_series(void **state)
 		print_message("flow %d ends at %.1f us (%.1f)\n", f, (double)st[f].finish_ps / 1e6, want[f] / 1e6);
 		assert_true(fabs((double)st[f].finish_ps / want[f] - 1) < 5e-3);
 	}
-	print_message("queue peaks: uplink %.0f, NIC 4's port %.0f bytes (%.0f each)\n",
-		      (double)ps[u].max_queue_bytes, (double)ps[d].max_queue_bytes, sz);
+	print_message("queue peaks: uplink %.0f, NIC 4's port %.0f bytes (%.0f each)\n", (double)ps[u].max_queue_bytes,
+		      (double)ps[d].max_queue_bytes, sz);
 	assert_true(fabs((double)ps[u].max_queue_bytes / sz - 1) < 5e-3);
 	assert_true(fabs((double)ps[d].max_queue_bytes / sz - 1) < 5e-3);
 	trun_free(&t);
@@ -258,15 +257,17 @@ static void test_flow_fifo_random_flows_vs_packet(void **state)
 		unsigned leaves = 1 + (unsigned)fab_rng_below(&r, 3), spl = 2 + (unsigned)fab_rng_below(&r, 3);
 		unsigned n = leaves * spl, nf = 4 + (unsigned)fab_rng_below(&r, 11);
 		char yaml[4096];
-		int len = snprintf(yaml, sizeof yaml,
-				   "topology: {leaves: %u, servers_per_leaf: %u, gpus_per_server: 1, nics_per_server: 1,\n"
-				   "           spines: %u, links_per_spine: %u, host_delay: %s}\n"
-				   "fabric: {mtu: %u, nic: {ack_every: %u}}\ntraffic:\n  flows:\n",
-				   leaves, spl, 1 + (unsigned)fab_rng_below(&r, 2), 1 + (unsigned)fab_rng_below(&r, 2),
-				   fab_rng_below(&r, 2) ? "1us" : "200ns", fab_rng_below(&r, 2) ? 4096 : 1024,
-				   fab_rng_below(&r, 3) ? 1 : 4);
+		int len = snprintf(
+			yaml, sizeof yaml,
+			"topology: {leaves: %u, servers_per_leaf: %u, gpus_per_server: 1, nics_per_server: 1,\n"
+			"           spines: %u, links_per_spine: %u, host_delay: %s}\n"
+			"fabric: {mtu: %u, nic: {ack_every: %u}}\ntraffic:\n  flows:\n",
+			leaves, spl, 1 + (unsigned)fab_rng_below(&r, 2), 1 + (unsigned)fab_rng_below(&r, 2),
+			fab_rng_below(&r, 2) ? "1us" : "200ns", fab_rng_below(&r, 2) ? 4096 : 1024,
+			fab_rng_below(&r, 3) ? 1 : 4);
 		for (unsigned f = 0; f < nf; f++) {
-			unsigned src = (unsigned)fab_rng_below(&r, n), dst = (src + 1 + (unsigned)fab_rng_below(&r, n - 1)) % n;
+			unsigned src = (unsigned)fab_rng_below(&r, n),
+				 dst = (src + 1 + (unsigned)fab_rng_below(&r, n - 1)) % n;
 			len += snprintf(yaml + len, sizeof yaml - (size_t)len,
 					"    - {src: %u, dst: %u, bytes: %uKiB, start: %uus}\n", src, dst,
 					kib[fab_rng_below(&r, 5)], (unsigned)fab_rng_below(&r, 300));
@@ -274,7 +275,8 @@ static void test_flow_fifo_random_flows_vs_packet(void **state)
 		struct trun t[2];
 		for (int e = 0; e < 2; e++)
 			t[e] = trun_yaml_sets(yaml, sets[e], 4);
-		const struct fab_flow_stats *p = fab_sim_flow_stats(t[0].run->sim), *q = fab_sim_flow_stats(t[1].run->sim);
+		const struct fab_flow_stats *p = fab_sim_flow_stats(t[0].run->sim),
+					    *q = fab_sim_flow_stats(t[1].run->sim);
 		for (unsigned f = 0; f < nf; f++) {
 			double fct_p = (double)(p[f].finish_ps - t[0].cfg->traffic.flows[f].start_ps);
 			double fct_q = (double)(q[f].finish_ps - t[1].cfg->traffic.flows[f].start_ps);
@@ -325,9 +327,9 @@ static struct pair coll_both(const char *yaml)
 }
 
 /* 32 GPUs, 4 servers of 8 GPUs and 8 NICs, on 2 leaves: 1:1 and 2:1 */
-#define FABRIC_1TO1 \
+#define FABRIC_1TO1                                                                                                    \
 	"topology: {leaves: 2, servers_per_leaf: 2, gpus_per_server: 8, nics_per_server: 8, spines: 4, links_per_spine: 4}\n"
-#define FABRIC_2TO1 \
+#define FABRIC_2TO1                                                                                                    \
 	"topology: {leaves: 2, servers_per_leaf: 2, gpus_per_server: 8, nics_per_server: 8, spines: 4, links_per_spine: 2}\n"
 
 static void test_flow_collectives_vs_packet(void **state)
@@ -337,17 +339,25 @@ static void test_flow_collectives_vs_packet(void **state)
 		const char *name, *fabric[2], *coll;
 		int seeds;
 	} cases[] = {
-		{"ring allreduce", {FABRIC_1TO1, FABRIC_2TO1},
-		 "collective: {op: allreduce, algo: ring, min_bytes: 64MiB, max_bytes: 64MiB}\n", 1},
-		{"hierarchical allreduce", {FABRIC_1TO1, FABRIC_2TO1},
-		 "collective: {op: allreduce, algo: hierarchical, min_bytes: 64MiB, max_bytes: 64MiB}\n", 1},
-		{"alltoall", {FABRIC_1TO1, FABRIC_2TO1},
-		 "collective: {op: alltoall, algo: direct, min_bytes: 16MiB, max_bytes: 16MiB}\n", 1},
+		{"ring allreduce",
+		 {FABRIC_1TO1, FABRIC_2TO1},
+		 "collective: {op: allreduce, algo: ring, min_bytes: 64MiB, max_bytes: 64MiB}\n",
+		 1},
+		{"hierarchical allreduce",
+		 {FABRIC_1TO1, FABRIC_2TO1},
+		 "collective: {op: allreduce, algo: hierarchical, min_bytes: 64MiB, max_bytes: 64MiB}\n",
+		 1},
+		{"alltoall",
+		 {FABRIC_1TO1, FABRIC_2TO1},
+		 "collective: {op: alltoall, algo: direct, min_bytes: 16MiB, max_bytes: 16MiB}\n",
+		 1},
 		/* the tree's time hangs on which channels ECMP puts together, and
 		 * on which of them get ahead: from seed to seed it moves by up
 		 * to 18% at 2:1, on either engine.  The mean over four seeds. */
-		{"tree allreduce", {FABRIC_1TO1, FABRIC_2TO1},
-		 "collective: {op: allreduce, algo: tree, min_bytes: 64MiB, max_bytes: 64MiB}\n", 4},
+		{"tree allreduce",
+		 {FABRIC_1TO1, FABRIC_2TO1},
+		 "collective: {op: allreduce, algo: tree, min_bytes: 64MiB, max_bytes: 64MiB}\n",
+		 4},
 	};
 	for (int os = 0; os < 2; os++)
 		for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -377,9 +387,10 @@ static void test_flow_collectives_vs_packet(void **state)
 static void test_flow_channels_share_a_nic(void **state)
 {
 	(void)state;
-	const char *yaml = "topology: {leaves: 4, servers_per_leaf: 4, gpus_per_server: 1, nics_per_server: 1, spines: 8,\n"
-			   "           links_per_spine: 1}\n"
-			   "collective: {op: allreduce, algo: ring, channels: 8, min_bytes: 16MiB, max_bytes: 16MiB}\n";
+	const char *yaml =
+		"topology: {leaves: 4, servers_per_leaf: 4, gpus_per_server: 1, nics_per_server: 1, spines: 8,\n"
+		"           links_per_spine: 1}\n"
+		"collective: {op: allreduce, algo: ring, channels: 8, min_bytes: 16MiB, max_bytes: 16MiB}\n";
 	struct pair p = coll_both(yaml);
 	double err = p.flow / p.packet - 1, err_fifo = p.fifo / p.packet - 1;
 	print_message("ring, 8 channels on one NIC: packet %.1f us, flow %.1f us (%+.1f%%), fifo %.1f us (%+.1f%%)\n",
@@ -424,15 +435,16 @@ static void test_flow_two_jobs_vs_packet(void **state)
 	(void)state;
 	for (int os = 0; os < 2; os++) {
 		char yaml[1024];
-		snprintf(yaml, sizeof yaml,
-			 "topology: {leaves: 2, servers_per_leaf: 2, gpus_per_server: 8, nics_per_server: 8, spines: 4,\n"
-			 "           links_per_spine: %d}\n"
-			 "jobs:\n"
-			 "  - {name: a, gpus: 16, placement: spread, ring_order: rank, iterations: 2, compute: 1ms,\n"
-			 "     gradient_bytes: 64MiB, overlap: false, qps_per_connection: 4}\n"
-			 "  - {name: b, gpus: 16, placement: spread, ring_order: rank, iterations: 2, compute: 1ms,\n"
-			 "     gradient_bytes: 64MiB, overlap: false, qps_per_connection: 4}\n",
-			 os ? 2 : 4);
+		snprintf(
+			yaml, sizeof yaml,
+			"topology: {leaves: 2, servers_per_leaf: 2, gpus_per_server: 8, nics_per_server: 8, spines: 4,\n"
+			"           links_per_spine: %d}\n"
+			"jobs:\n"
+			"  - {name: a, gpus: 16, placement: spread, ring_order: rank, iterations: 2, compute: 1ms,\n"
+			"     gradient_bytes: 64MiB, overlap: false, qps_per_connection: 4}\n"
+			"  - {name: b, gpus: 16, placement: spread, ring_order: rank, iterations: 2, compute: 1ms,\n"
+			"     gradient_bytes: 64MiB, overlap: false, qps_per_connection: 4}\n",
+			os ? 2 : 4);
 		double mean[3][2];
 		for (int e = 0; e < 3; e++) {
 			struct trun t = trun_yaml_sets(yaml, engine_sets[e], 4);

@@ -45,8 +45,8 @@ static void test_job_no_overlap_is_compute_plus_comm(void **state)
 		"     overlap: false}\n";
 	struct trun t = job_run(yaml, NULL, 0);
 	const struct fab_job *j = job(&t, 0);
-	const char *sets[] = {"collective.gpus=32", "collective.min_bytes=64MiB",
-			      "collective.max_bytes=64MiB", "collective.iters=4"};
+	const char *sets[] = {"collective.gpus=32", "collective.min_bytes=64MiB", "collective.max_bytes=64MiB",
+			      "collective.iters=4"};
 	double comm = 4 * coll_time_ps(ONE_LEAF_4, sets, 4);
 	double want = 8e9 + comm;
 	print_message("iteration %.1f us = compute 8000 us + 4 all-reduces %.1f us (model %.1f us)\n",
@@ -67,8 +67,7 @@ static void test_job_overlap_hides_all_but_last_bucket(void **state)
 		"  - {gpus: 32, iterations: 2, compute: 8ms, gradient_bytes: 256MiB, buckets: 4}\n";
 	struct trun t = job_run(yaml, NULL, 0);
 	const struct fab_job *j = job(&t, 0);
-	const char *sets[] = {"collective.gpus=32", "collective.min_bytes=64MiB",
-			      "collective.max_bytes=64MiB"};
+	const char *sets[] = {"collective.gpus=32", "collective.min_bytes=64MiB", "collective.max_bytes=64MiB"};
 	double bucket = coll_time_ps(ONE_LEAF_4, sets, 3);
 	double exposed = (double)j->iters[1].exposed_ps;
 	print_message("exposed %.1f us, one bucket's all-reduce %.1f us\n", exposed / 1e6, bucket / 1e6);
@@ -82,10 +81,9 @@ static void test_job_pipeline_bubble(void **state)
 {
 	(void)state;
 	/* GPipe: (M + pp - 1) micro-batch slots of C/M each */
-	const char *yaml = ONE_LEAF_4
-		"jobs:\n"
-		"  - {gpus: 4, placement: scatter, pp: 4, microbatches: 8, iterations: 2,\n"
-		"     compute: 8ms, gradient_bytes: 4KiB, pp_bytes: 64KiB}\n";
+	const char *yaml = ONE_LEAF_4 "jobs:\n"
+				      "  - {gpus: 4, placement: scatter, pp: 4, microbatches: 8, iterations: 2,\n"
+				      "     compute: 8ms, gradient_bytes: 4KiB, pp_bytes: 64KiB}\n";
 	struct trun t = job_run(yaml, NULL, 0);
 	const struct fab_job *j = job(&t, 0);
 	double want = 8e9 * (8 + 4 - 1) / 8;
@@ -107,13 +105,12 @@ static void test_job_tensor_parallel_allreduces_block(void **state)
 		"     gradient_bytes: 4KiB}\n";
 	struct trun t = job_run(yaml, NULL, 0);
 	const struct fab_job *j = job(&t, 0);
-	const char *sets[] = {"collective.gpus=8", "collective.min_bytes=16MiB",
-			      "collective.max_bytes=16MiB"};
+	const char *sets[] = {"collective.gpus=8", "collective.min_bytes=16MiB", "collective.max_bytes=16MiB"};
 	double tp = coll_time_ps(ONE_LEAF_4, sets, 3);
 	/* 4 blocking NVLink all-reduces; the data-parallel group is one GPU */
 	double want = 4e9 + 4 * tp;
-	print_message("iteration %.1f us, compute + 4 x %.1f us = %.1f us\n", iter_ps(j, 1) / 1e6,
-		      tp / 1e6, want / 1e6);
+	print_message("iteration %.1f us, compute + 4 x %.1f us = %.1f us\n", iter_ps(j, 1) / 1e6, tp / 1e6,
+		      want / 1e6);
 	assert_int_equal(j->tp, 8);
 	assert_true(rel_err(iter_ps(j, 1), want) < 0.01);
 	trun_free(&t);

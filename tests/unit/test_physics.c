@@ -10,8 +10,8 @@
 #define EFF(mtu) ((double)(mtu) / ((mtu) + ROCE_WIRE))
 
 /* one leaf, n single-NIC servers */
-#define ONE_LEAF(n)                                                                   \
-	"topology: {leaves: 1, servers_per_leaf: " #n ", gpus_per_server: 1, "        \
+#define ONE_LEAF(n)                                                                                                    \
+	"topology: {leaves: 1, servers_per_leaf: " #n ", gpus_per_server: 1, "                                         \
 	"nics_per_server: 1, spines: 1, links_per_spine: 1}\n"
 
 static const char *single_flow_yaml = ONE_LEAF(2) "traffic:\n"
@@ -79,8 +79,8 @@ static void test_physics_pcie_caps_the_nic(void **state)
 		const struct fab_flow_stats *st = fab_sim_flow_stats(t.run->sim);
 		/* alone: its own flow at the cap; together: both in twice that */
 		double fct = (double)st[0].finish_ps, want = (k ? 2 : 1) * bytes * 8 / rate * 1e12;
-		print_message("%s, %s: first flow %.3f ms, model %.3f ms\n", sets[k][2],
-			      k ? "two flows" : "alone", fct / 1e9, want / 1e9);
+		print_message("%s, %s: first flow %.3f ms, model %.3f ms\n", sets[k][2], k ? "two flows" : "alone",
+			      fct / 1e9, want / 1e9);
 		assert_true(rel_err(fct, want) < 0.005);
 		trun_free(&t);
 	}
@@ -131,8 +131,7 @@ static void test_physics_dcqcn_two_flows_converge(void **state)
 			wire += (double)ps[i].tx_wire_bytes;
 	double secs = (double)(to - from) / 1e12;
 	double r0 = got[0] * 8 / secs, r1 = got[1] * 8 / secs, util = wire * 8 / secs / LINE;
-	print_message("rates %.1f and %.1f Gbps, bottleneck %.1f%% busy\n", r0 / 1e9, r1 / 1e9,
-		      util * 100);
+	print_message("rates %.1f and %.1f Gbps, bottleneck %.1f%% busy\n", r0 / 1e9, r1 / 1e9, util * 100);
 	assert_true(FAB_MIN(r0, r1) / FAB_MAX(r0, r1) >= 0.90);
 	assert_true(util >= 0.95);
 	assert_true(st[0].cnps > 0 && st[1].cnps > 0);
@@ -183,14 +182,13 @@ static void test_physics_incast_lossless_with_pfc(void **state)
 static void test_physics_incast_lossy_recovers(void **state)
 {
 	(void)state;
-	const char *sets[] = {"fabric.pfc.enabled=false", "fabric.buffer=256KiB",
-			      "fabric.dcqcn.enabled=false", "fabric.nic.rto=100us"};
+	const char *sets[] = {"fabric.pfc.enabled=false", "fabric.buffer=256KiB", "fabric.dcqcn.enabled=false",
+			      "fabric.nic.rto=100us"};
 	struct trun t = trun_yaml_sets(incast_yaml, sets, 4);
 	struct fab_summary sm;
 	fab_summary_compute(t.run->sim, &sm);
-	print_message("drops %llu, retransmitted %llu, timeouts %llu\n",
-		      (unsigned long long)sm.drops, (unsigned long long)sm.retx_pkts,
-		      (unsigned long long)sm.timeouts);
+	print_message("drops %llu, retransmitted %llu, timeouts %llu\n", (unsigned long long)sm.drops,
+		      (unsigned long long)sm.retx_pkts, (unsigned long long)sm.timeouts);
 	assert_true(sm.drops > 0);
 	assert_true(sm.retx_pkts > 0);
 	assert_int_equal(sm.flows_done, 16); /* every byte delivered */
@@ -211,8 +209,8 @@ static void test_physics_nic_pause_when_receiver_slow(void **state)
 	const struct fab_port_stats *ps = fab_sim_port_stats(t.run->sim);
 	double goodput = (double)(64ull << 20) * 8 / ((double)st[0].finish_ps / 1e12);
 	double want = 100e9 * 4096.0 / (4096 + ROCE_FRAME);
-	print_message("goodput %.2f Gbps, drain-limited %.2f Gbps, NIC PAUSE %llu\n", goodput / 1e9,
-		      want / 1e9, (unsigned long long)ps[nicp].pause_tx[3]);
+	print_message("goodput %.2f Gbps, drain-limited %.2f Gbps, NIC PAUSE %llu\n", goodput / 1e9, want / 1e9,
+		      (unsigned long long)ps[nicp].pause_tx[3]);
 	assert_true(ps[nicp].pause_tx[3] > 0);
 	assert_true(rel_err(goodput, want) < 0.05);
 	struct fab_summary sm;
@@ -221,12 +219,11 @@ static void test_physics_nic_pause_when_receiver_slow(void **state)
 	trun_free(&t);
 }
 
-static const char *ecmp_yaml =
-	"topology: {leaves: 4, servers_per_leaf: 4, gpus_per_server: 1, nics_per_server: 1,\n"
-	"           spines: 4, links_per_spine: 1}\n"
-	"traffic:\n"
-	"  generators:\n"
-	"    - {kind: permutation, bytes: 2MiB, qps: 16, scope: cross-leaf}\n";
+static const char *ecmp_yaml = "topology: {leaves: 4, servers_per_leaf: 4, gpus_per_server: 1, nics_per_server: 1,\n"
+			       "           spines: 4, links_per_spine: 1}\n"
+			       "traffic:\n"
+			       "  generators:\n"
+			       "    - {kind: permutation, bytes: 2MiB, qps: 16, scope: cross-leaf}\n";
 
 static void uplink_bytes(const struct trun *t, uint64_t *out, size_t *n)
 {
@@ -286,12 +283,11 @@ static double aggregate_throughput(const struct trun *t)
 static void test_physics_oversubscription_halves_cross_spine(void **state)
 {
 	(void)state;
-	const char *yaml =
-		"topology: {leaves: 4, servers_per_leaf: 8, gpus_per_server: 1,\n"
-		"           nics_per_server: 1, links_per_spine: 1}\n"
-		"traffic:\n"
-		"  generators:\n"
-		"    - {kind: permutation, bytes: 64MiB, qps: 256, scope: cross-leaf}\n";
+	const char *yaml = "topology: {leaves: 4, servers_per_leaf: 8, gpus_per_server: 1,\n"
+			   "           nics_per_server: 1, links_per_spine: 1}\n"
+			   "traffic:\n"
+			   "  generators:\n"
+			   "    - {kind: permutation, bytes: 64MiB, qps: 256, scope: cross-leaf}\n";
 	const char *one[] = {"topology.oversubscription=1:1"};
 	const char *two[] = {"topology.oversubscription=2:1"};
 	struct trun a = trun_yaml_sets(yaml, one, 1);

@@ -1,8 +1,7 @@
 /* Scenario loading: defaults, overrides, and errors that point at the input. */
 #include "testutil.h"
 
-static struct fab_config *load(const char *yaml, const char *const *sets, size_t n,
-			       struct fab_err *err)
+static struct fab_config *load(const char *yaml, const char *const *sets, size_t n, struct fab_err *err)
 {
 	return fab_config_parse(yaml, strlen(yaml), "test.yaml", NULL, sets, n, err);
 }
@@ -29,9 +28,8 @@ static void test_scenario_builtin_defaults(void **state)
 static void test_scenario_set_overrides(void **state)
 {
 	(void)state;
-	const char *sets[] = {"topology.spines=8", "fabric.pfc.priorities=[3,4]",
-			      "traffic.generators.0.bytes=2MiB", "fabric.ecn.enabled=off",
-			      "run.seed=9"};
+	const char *sets[] = {"topology.spines=8", "fabric.pfc.priorities=[3,4]", "traffic.generators.0.bytes=2MiB",
+			      "fabric.ecn.enabled=off", "run.seed=9"};
 	struct fab_err err = {0};
 	struct fab_config *c = fab_config_load(NULL, sets, FAB_ARRAY_LEN(sets), &err);
 	assert_non_null(c);
@@ -57,16 +55,12 @@ struct bad_case {
 };
 
 static const struct bad_case bad[] = {
-	{"topology:\n  spins: 4\n", NULL,
-	 "test.yaml:2:3: topology.spins: unknown key (did you mean 'spines'?)"},
+	{"topology:\n  spins: 4\n", NULL, "test.yaml:2:3: topology.spins: unknown key (did you mean 'spines'?)"},
 	{"topology:\n  spines: four\n", NULL,
 	 "test.yaml:2:11: topology.spines: expected a non-negative integer, got \"four\""},
-	{"fabric:\n  mtu: 9000\n", NULL,
-	 "test.yaml:2:8: fabric.mtu: expected an integer from 256 to 4096, got 9000"},
-	{"fabric:\n  mtu: 3000\n", NULL,
-	 "test.yaml:2:8: fabric.mtu: expected 256, 512, 1024, 2048 or 4096, got 3000"},
-	{"topology:\n  host_rate: 400\n", NULL,
-	 "test.yaml:2:14: topology.host_rate: expected a rate with a unit"},
+	{"fabric:\n  mtu: 9000\n", NULL, "test.yaml:2:8: fabric.mtu: expected an integer from 256 to 4096, got 9000"},
+	{"fabric:\n  mtu: 3000\n", NULL, "test.yaml:2:8: fabric.mtu: expected 256, 512, 1024, 2048 or 4096, got 3000"},
+	{"topology:\n  host_rate: 400\n", NULL, "test.yaml:2:14: topology.host_rate: expected a rate with a unit"},
 	{"run:\n  end: soon\n", NULL, "test.yaml:2:8: run.end: expected a time with a unit"},
 	{"fabric: 3\n", NULL, "test.yaml:1:9: fabric: expected a section (a mapping)"},
 	{"topology:\n  spines: {a: 1}\n", NULL,
@@ -80,8 +74,7 @@ static const struct bad_case bad[] = {
 	 "test.yaml:3:37: traffic.flows[0].prio: unknown key (did you mean 'priority'?)"},
 	{"topology:\n  spines: [1, 2\n", NULL, "YAML syntax error"},
 	{"run:\n  seed: 1\n  seed: 2\n", NULL, "test.yaml:3:3: seed: duplicate key"},
-	{"fabric:\n  ecn: {kmin: 1MiB, kmax: 100KiB}\n", NULL,
-	 "test.yaml:2:15: fabric.ecn.kmin: must not exceed kmax"},
+	{"fabric:\n  ecn: {kmin: 1MiB, kmax: 100KiB}\n", NULL, "test.yaml:2:15: fabric.ecn.kmin: must not exceed kmax"},
 	{"topology:\n  oversubscription: two\n", NULL,
 	 "test.yaml:2:21: topology.oversubscription: expected a ratio such as 2:1, got \"two\""},
 	{"fabric:\n  pfc: {priorities: [3, 9]}\n", NULL,
@@ -89,14 +82,11 @@ static const struct bad_case bad[] = {
 	{"- a\n- b\n", NULL, "test.yaml:1:1: a scenario is a mapping"},
 	{"topology: {kind: ring}\n", NULL,
 	 "test.yaml:1:18: topology.kind: expected one of spine-leaf|fat-tree|file, got \"ring\""},
-	{"run: {}\n", "topology.spinez=3",
-	 "--set topology.spinez: unknown key (did you mean 'spines'?)"},
+	{"run: {}\n", "topology.spinez=3", "--set topology.spinez: unknown key (did you mean 'spines'?)"},
 	{"run: {}\n", "topology.spines", "--set topology.spines: expected key=value"},
-	{"run: {}\n", "topology.spines=-2",
-	 "--set topology.spines: expected a non-negative integer, got \"-2\""},
+	{"run: {}\n", "topology.spines=-2", "--set topology.spines: expected a non-negative integer, got \"-2\""},
 	{"run: {}\n", "traffic.generators.3.bytes=1MiB", "is not an index of the list"},
-	{"fabric:\n  buffer: 1KiB\n", NULL,
-	 "test.yaml:2:11: fabric.buffer: expected a value from 64KiB to"},
+	{"fabric:\n  buffer: 1KiB\n", NULL, "test.yaml:2:11: fabric.buffer: expected a value from 64KiB to"},
 	{"topology:\n  kind: file\n", NULL, "test.yaml:2:9: topology.kind: kind file needs topology.file"},
 	{"key: &a 1\n", NULL, "anchors and aliases are not supported"},
 };
@@ -109,8 +99,7 @@ static void test_scenario_bad_input_points_at_it(void **state)
 		const char *sets[] = {bad[i].set};
 		struct fab_config *c = load(bad[i].yaml, sets, bad[i].set ? 1 : 0, &err);
 		if (c || !strstr(err.msg, bad[i].want))
-			fail_msg("case %zu: want \"%s\", got \"%s\"", i, bad[i].want,
-				 c ? "(loaded)" : err.msg);
+			fail_msg("case %zu: want \"%s\", got \"%s\"", i, bad[i].want, c ? "(loaded)" : err.msg);
 		assert_int_equal(fab_err_exit_code(err.code), FAB_EXIT_INPUT);
 	}
 }
@@ -127,7 +116,8 @@ static void test_scenario_late_errors_are_located(void **state)
 		 NULL, "test.yaml:4:7: traffic.flows[0]: dst: GPU 999 does not exist; the cluster has GPUs 0..15"},
 		{"topology: {leaves: 1, servers_per_leaf: 2, nics_per_server: 1}\ntraffic:\n  flows:\n"
 		 "    - {src: 0, dst: 1, bytes: 1MiB}\n",
-		 NULL, "test.yaml:4:7: traffic.flows[0]: a flow must cross the fabric: GPUs 0 and 1 share NIC server0.nic0"},
+		 NULL,
+		 "test.yaml:4:7: traffic.flows[0]: a flow must cross the fabric: GPUs 0 and 1 share NIC server0.nic0"},
 		{"topology: {leaves: 1, servers_per_leaf: 2}\ntraffic:\n  generators:\n"
 		 "    - {kind: incast, senders: 20, dst: 0, bytes: 1MiB}\n",
 		 NULL, "test.yaml:4:7: traffic.generators[0]: senders: 20 asked, 8 GPUs can send to GPU 0"},
@@ -140,8 +130,7 @@ static void test_scenario_late_errors_are_located(void **state)
 		assert_non_null(c);
 		struct fab_run *r = fab_run_new(c, &err);
 		if (r || !strstr(err.msg, late[i].want))
-			fail_msg("late case %zu: want \"%s\", got \"%s\"", i, late[i].want,
-				 r ? "(built)" : err.msg);
+			fail_msg("late case %zu: want \"%s\", got \"%s\"", i, late[i].want, r ? "(built)" : err.msg);
 		assert_int_equal(fab_err_exit_code(err.code), FAB_EXIT_INPUT);
 		fab_config_free(c);
 	}

@@ -79,8 +79,7 @@ static void test_topo_oversubscription_derives_uplinks(void **state)
 	assert_int_equal(t->nswitches, 4 + 8);
 	assert_int_equal(t->tiers[0].down_bps, 2 * t->tiers[0].up_bps);
 	char buf[16];
-	assert_string_equal(fab_topo_fmt_ratio(t->tiers[0].down_bps, t->tiers[0].up_bps, buf, sizeof buf),
-			    "2:1");
+	assert_string_equal(fab_topo_fmt_ratio(t->tiers[0].down_bps, t->tiers[0].up_bps, buf, sizeof buf), "2:1");
 	fab_topo_free(t);
 	/* with the spine count fixed, the links per spine are derived */
 	p.spines = 4;

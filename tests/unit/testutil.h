@@ -34,8 +34,7 @@ struct trun {
 static inline void check_conservation(const struct fab_run *r)
 {
 	const struct fab_sim_totals *t = fab_sim_totals(r->sim);
-	assert_int_equal(t->data_tx_bytes,
-			 t->data_rx_bytes + t->data_drop_bytes + t->data_inflight_bytes);
+	assert_int_equal(t->data_tx_bytes, t->data_rx_bytes + t->data_drop_bytes + t->data_inflight_bytes);
 	size_t n;
 	const struct fab_sim_flow *fl = fab_sim_flows(r->sim, &n);
 	const struct fab_flow_stats *st = fab_sim_flow_stats(r->sim);
