@@ -11,12 +11,27 @@
 
 /* Writes each file of an --out directory to a temporary name, renames all
  * of them only when every one is complete. */
-typedef int (*writer_fn)(FILE *f, void *ctx);
+typedef int (*writer_fn)(FILE *f, void *ctx, int arg);
 
 struct out_spec {
 	const char *name;
 	writer_fn write;
+	int arg;
 };
+
+/* What a simulation command writes: its document, and its run's outputs
+ * through write (a fab_*_run_write). */
+struct cmd_out {
+	json_t *doc;
+	int indent; /* the document's JSON indent */
+	const void *run;
+	int (*write)(FILE *f, const void *run, enum fab_output what);
+};
+#define OUT_DOC (-1)
+/* ctx: a struct cmd_out; what: OUT_DOC or an enum fab_output */
+int w_cmd(FILE *f, void *ctx, int what);
+/* the output of --format (json: the document), then a check of stdout */
+int print_cmd(struct cmd_out *o, const char *format, int csv_what);
 
 int write_out_dir(const char *outdir, const struct out_spec *specs, size_t n, void *ctx);
 

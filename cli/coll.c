@@ -52,26 +52,10 @@ static const char *usage_coll =
 	"\n"
 	"exit status: 0 ok, 2 usage, 3 bad scenario, 4 I/O error, 5 internal error\n";
 
-struct coll_out {
-	struct fab_coll_run *r;
-	json_t *doc;
-};
-
-static int w_coll_json(FILE *f, void *ctx)
+static int write_coll(FILE *f, const void *run, enum fab_output what)
 {
-	struct coll_out *o = ctx;
-	return json_dumpf(o->doc, f, JSON_INDENT(2)) || fputc('\n', f) == EOF;
+	return fab_coll_run_write(f, run, what);
 }
-
-#define COLL_WRITER(fn, what)                                                                                          \
-	static int fn(FILE *f, void *ctx)                                                                              \
-	{                                                                                                              \
-		return fab_coll_run_write(f, ((struct coll_out *)ctx)->r, what);                                       \
-	}
-COLL_WRITER(w_coll_text, FAB_OUT_TEXT)
-COLL_WRITER(w_coll_csv, FAB_OUT_ROWS_CSV)
-COLL_WRITER(w_coll_ports, FAB_OUT_PORTS_CSV)
-COLL_WRITER(w_coll_log, FAB_OUT_LOG)
 
 int cmd_coll(int argc, char **argv)
 {
@@ -177,29 +161,19 @@ int cmd_coll(int argc, char **argv)
 	if (!cm.quiet)
 		report_speed(fab_coll_run_events(r), pctx.t0);
 	doc = fab_coll_run_json(r);
-	struct coll_out co = {r, doc};
+	struct cmd_out co = {doc, 2, r, write_coll};
 	if (cm.outdir) {
-		const struct out_spec specs[] = {{"result.json", w_coll_json},
-						 {"coll.txt", w_coll_text},
-						 {"coll.csv", w_coll_csv},
-						 {"ports.csv", w_coll_ports},
-						 {"coll.log", w_coll_log}};
+		static const struct out_spec specs[] = {{"result.json", w_cmd, OUT_DOC},
+							{"coll.txt", w_cmd, FAB_OUT_TEXT},
+							{"coll.csv", w_cmd, FAB_OUT_ROWS_CSV},
+							{"ports.csv", w_cmd, FAB_OUT_PORTS_CSV},
+							{"coll.log", w_cmd, FAB_OUT_LOG}};
 		rc = write_out_dir(cm.outdir, specs, FAB_ARRAY_LEN(specs), &co);
 		if (rc)
 			goto out;
 	}
-	if (!cm.quiet) {
-		if (!strcmp(cm.format, "json"))
-			w_coll_json(stdout, &co);
-		else if (!strcmp(cm.format, "csv"))
-			w_coll_csv(stdout, &co);
-		else
-			w_coll_text(stdout, &co);
-		if (fflush(stdout) || ferror(stdout)) {
-			fprintf(stderr, "fabscope: writing to stdout failed\n");
-			rc = FAB_EXIT_IO;
-		}
-	}
+	if (!cm.quiet)
+		rc = print_cmd(&co, cm.format, FAB_OUT_ROWS_CSV);
 out:
 	json_decref(doc);
 	fab_coll_run_free(r);
@@ -225,25 +199,9 @@ static const char *usage_matrix =
 	"example:\n"
 	"  fabscope matrix examples/loose-cable/scenario.yaml --out run1 && fabscope diagnose run1/result.json\n";
 
-struct matrix_out {
-	struct fab_matrix_run *r;
-	json_t *doc;
-};
-
-static int w_mat_json(FILE *f, void *ctx)
+static int write_matrix(FILE *f, const void *run, enum fab_output what)
 {
-	struct matrix_out *o = ctx;
-	return json_dumpf(o->doc, f, JSON_INDENT(1)) || fputc('\n', f) == EOF;
-}
-
-static int w_mat_text(FILE *f, void *ctx)
-{
-	return fab_matrix_run_write(f, ((struct matrix_out *)ctx)->r, FAB_OUT_TEXT);
-}
-
-static int w_mat_ports(FILE *f, void *ctx)
-{
-	return fab_matrix_run_write(f, ((struct matrix_out *)ctx)->r, FAB_OUT_PORTS_CSV);
+	return fab_matrix_run_write(f, run, what);
 }
 
 int cmd_matrix(int argc, char **argv)
@@ -306,20 +264,17 @@ int cmd_matrix(int argc, char **argv)
 		goto out;
 	}
 	doc = fab_matrix_run_json(r);
-	struct matrix_out mo = {r, doc};
+	struct cmd_out mo = {doc, 1, r, write_matrix};
 	if (cm.outdir) {
-		const struct out_spec specs[] = {
-			{"result.json", w_mat_json}, {"matrix.txt", w_mat_text}, {"ports.csv", w_mat_ports}};
+		static const struct out_spec specs[] = {{"result.json", w_cmd, OUT_DOC},
+							{"matrix.txt", w_cmd, FAB_OUT_TEXT},
+							{"ports.csv", w_cmd, FAB_OUT_PORTS_CSV}};
 		rc = write_out_dir(cm.outdir, specs, FAB_ARRAY_LEN(specs), &mo);
 		if (rc)
 			goto out;
 	}
-	if (!cm.quiet) {
-		if (!strcmp(cm.format, "json"))
-			w_mat_json(stdout, &mo);
-		else
-			w_mat_text(stdout, &mo);
-	}
+	if (!cm.quiet)
+		rc = print_cmd(&mo, cm.format, FAB_OUT_TEXT);
 out:
 	json_decref(doc);
 	fab_matrix_run_free(r);

@@ -140,7 +140,7 @@ int write_out_dir(const char *outdir, const struct out_spec *specs, size_t n, vo
 	if (!ok)
 		opened--;
 	for (size_t i = 0; i < opened && ok; i++)
-		ok = !specs[i].write(files[i].f, ctx);
+		ok = !specs[i].write(files[i].f, ctx, specs[i].arg);
 	for (size_t i = 0; i < opened; i++)
 		if (files[i].f && fclose(files[i].f))
 			ok = false;
@@ -154,6 +154,30 @@ int write_out_dir(const char *outdir, const struct out_spec *specs, size_t n, vo
 	}
 	if (!ok) {
 		fprintf(stderr, "fabscope: could not write the results into %s\n", outdir);
+		return FAB_EXIT_IO;
+	}
+	return FAB_EXIT_OK;
+}
+
+int w_cmd(FILE *f, void *ctx, int what)
+{
+	struct cmd_out *o = ctx;
+	if (what == OUT_DOC)
+		return json_dumpf(o->doc, f, JSON_INDENT(o->indent)) || fputc('\n', f) == EOF;
+	return o->write(f, o->run, (enum fab_output)what);
+}
+
+int print_cmd(struct cmd_out *o, const char *format, int csv_what)
+{
+	if (!strcmp(format, "json")) {
+		w_cmd(stdout, o, OUT_DOC);
+	} else if (!strcmp(format, "csv")) {
+		w_cmd(stdout, o, csv_what);
+	} else {
+		w_cmd(stdout, o, FAB_OUT_TEXT);
+	}
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "fabscope: writing to stdout failed\n");
 		return FAB_EXIT_IO;
 	}
 	return FAB_EXIT_OK;

@@ -68,46 +68,15 @@ static const char *usage_sim =
 	"\n"
 	"exit status: 0 ok, 2 usage, 3 bad scenario, 4 I/O error, 5 internal error\n";
 
-struct sim_out {
-	struct fab_run *run;
-	json_t *doc;
-};
+/* --format csv on stdout: the flows, a blank line, the ports */
+#define OUT_TABLES 100
 
-static int w_sim_json(FILE *f, void *ctx)
+static int write_run(FILE *f, const void *run, enum fab_output what)
 {
-	struct sim_out *o = ctx;
-	return json_dumpf(o->doc, f, JSON_INDENT(2)) || fputc('\n', f) == EOF;
-}
-
-#define SIM_WRITER(fn, what)                                                                                           \
-	static int fn(FILE *f, void *ctx)                                                                              \
-	{                                                                                                              \
-		return fab_run_write(f, ((struct sim_out *)ctx)->run, what);                                           \
-	}
-SIM_WRITER(w_sim_flows, FAB_OUT_FLOWS_CSV)
-SIM_WRITER(w_sim_ports, FAB_OUT_PORTS_CSV)
-SIM_WRITER(w_sim_text, FAB_OUT_TEXT)
-SIM_WRITER(w_sim_series_csv, FAB_OUT_SERIES_CSV)
-SIM_WRITER(w_sim_series_jsonl, FAB_OUT_SERIES_JSONL)
-
-/* stdout in the format asked for */
-static int sim_print(const struct sim_out *o, const char *format)
-{
-	if (!strcmp(format, "json")) {
-		json_dumpf(o->doc, stdout, JSON_INDENT(2));
-		fputc('\n', stdout);
-	} else if (!strcmp(format, "csv")) {
-		fab_run_write(stdout, o->run, FAB_OUT_FLOWS_CSV);
-		fputc('\n', stdout);
-		fab_run_write(stdout, o->run, FAB_OUT_PORTS_CSV);
-	} else {
-		fab_run_write(stdout, o->run, FAB_OUT_TEXT);
-	}
-	if (fflush(stdout) || ferror(stdout)) {
-		fprintf(stderr, "fabscope: writing to stdout failed\n");
-		return FAB_EXIT_IO;
-	}
-	return FAB_EXIT_OK;
+	if ((int)what == OUT_TABLES)
+		return fab_run_write(f, run, FAB_OUT_FLOWS_CSV) || fputc('\n', f) == EOF ||
+			fab_run_write(f, run, FAB_OUT_PORTS_CSV);
+	return fab_run_write(f, run, what);
 }
 
 int cmd_sim(int argc, char **argv)
@@ -129,7 +98,8 @@ int cmd_sim(int argc, char **argv)
 	cli_common_init(&cm, argc);
 	bool debug = false;
 	int c, rc = FAB_EXIT_OK;
-	struct sim_out o = {0};
+	struct cmd_out o = {.indent = 2, .write = write_run};
+	struct fab_run *run = NULL;
 	struct fab_config *cfg = NULL;
 	while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
 		int common = cli_common_opt(&cm, c, "text|json|csv");
@@ -165,14 +135,15 @@ int cmd_sim(int argc, char **argv)
 	}
 	struct fab_err err = {0};
 	cfg = fab_config_load(optind < argc ? argv[optind] : NULL, cm.sets, cm.nsets, &err);
-	if (!cfg || !(o.run = fab_run_new_log(cfg, debug, &err))) {
+	if (!cfg || !(run = fab_run_new_log(cfg, debug, &err))) {
 		fprintf(stderr, "fabscope: %s\n", err.msg);
 		rc = fab_err_exit_code(err.code);
 		goto out;
 	}
 	struct progress_ctx pctx = {wall_s(), false};
 	bool tty = isatty(STDERR_FILENO) && !cm.quiet;
-	if (fab_run_exec(o.run, tty ? progress : NULL, &pctx)) {
+	o.run = run;
+	if (fab_run_exec(run, tty ? progress : NULL, &pctx)) {
 		fprintf(stderr, "fabscope: the run failed\n");
 		rc = FAB_EXIT_INTERNAL;
 		goto out;
@@ -180,21 +151,22 @@ int cmd_sim(int argc, char **argv)
 	if (pctx.shown)
 		fputs("\r\033[K", stderr);
 	if (debug)
-		fab_run_write(stderr, o.run, FAB_OUT_LOG);
+		fab_run_write(stderr, run, FAB_OUT_LOG);
 	if (!cm.quiet)
-		report_speed(fab_run_events(o.run), pctx.t0);
-	o.doc = fab_run_json(o.run);
+		report_speed(fab_run_events(run), pctx.t0);
+	o.doc = fab_run_json(run);
 	static const struct out_spec specs[] = {
-		{"result.json", w_sim_json}, {"flows.csv", w_sim_flows},       {"ports.csv", w_sim_ports},
-		{"summary.txt", w_sim_text}, {"series.csv", w_sim_series_csv}, {"series.jsonl", w_sim_series_jsonl},
+		{"result.json", w_cmd, OUT_DOC},           {"flows.csv", w_cmd, FAB_OUT_FLOWS_CSV},
+		{"ports.csv", w_cmd, FAB_OUT_PORTS_CSV},   {"summary.txt", w_cmd, FAB_OUT_TEXT},
+		{"series.csv", w_cmd, FAB_OUT_SERIES_CSV}, {"series.jsonl", w_cmd, FAB_OUT_SERIES_JSONL},
 	};
-	if (cm.outdir && (rc = write_out_dir(cm.outdir, specs, fab_run_has_series(o.run) ? 6 : 4, &o)))
+	if (cm.outdir && (rc = write_out_dir(cm.outdir, specs, fab_run_has_series(run) ? 6 : 4, &o)))
 		goto out;
 	if (!cm.quiet)
-		rc = sim_print(&o, cm.format);
+		rc = print_cmd(&o, cm.format, OUT_TABLES);
 out:
 	json_decref(o.doc);
-	fab_run_free(o.run);
+	fab_run_free(run);
 	fab_config_free(cfg);
 	cli_common_free(&cm);
 	return rc;

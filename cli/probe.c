@@ -96,14 +96,16 @@ static void show(struct report *r)
 	r->shown = r->len;
 }
 
-static int w_json(FILE *f, void *ctx)
+static int w_json(FILE *f, void *ctx, int arg)
 {
+	(void)arg;
 	struct report *r = ctx;
 	return json_dumpf(r->doc, f, JSON_INDENT(1) | JSON_REAL_PRECISION(9)) || fputc('\n', f) == EOF;
 }
 
-static int w_text(FILE *f, void *ctx)
+static int w_text(FILE *f, void *ctx, int arg)
 {
+	(void)arg;
 	struct report *r = ctx;
 	return fwrite(r->text, 1, r->len, f) != r->len;
 }
@@ -127,11 +129,11 @@ static int finish_report(struct report *r, const struct probe_opts *o, const cha
 		const char *name = slash ? slash + 1 : dir;
 		if (slash)
 			*slash = 0;
-		struct out_spec spec = {name, w_json};
+		struct out_spec spec = {name, w_json, 0};
 		rc = write_out_dir(slash ? (*dir ? dir : "/") : ".", &spec, 1, r);
 	}
 	if (r->doc && o->outdir && !rc) {
-		struct out_spec specs[] = {{"result.json", w_json}, {"probe.txt", w_text}};
+		struct out_spec specs[] = {{"result.json", w_json, 0}, {"probe.txt", w_text, 0}};
 		rc = write_out_dir(o->outdir, specs, FAB_ARRAY_LEN(specs), r);
 	}
 	free(r->text);

@@ -149,7 +149,7 @@ struct fab_flow_series_row {
 	fab_time_ps t_ps;
 	uint32_t flow;
 	uint64_t delivered_bytes; /* in-order bytes at the receiver in the interval */
-	double rate_bps;          /* mean DCQCN current rate over the flow's QPs */
+	double rate_bps;          /* mean sending rate over the flow's QPs (their transport's pace) */
 };
 
 struct fab_sim_totals {
