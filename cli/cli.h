@@ -64,6 +64,10 @@ void cli_set(struct cli_common *cm, const char *key, const char *val);
 /* 1: handled; 0: not a common option; -1: bad value (message printed) */
 int cli_common_opt(struct cli_common *cm, int c, const char *formats);
 
+/* The scenario file (at most one; none: the built-in one) with the --set
+ * overrides; NULL after a message, with the exit status in *rc. */
+struct fab_config *cli_load(const struct cli_common *cm, int argc, char **argv, const char *cmd, int *rc);
+
 /* the commands */
 int cmd_sim(int argc, char **argv);
 int cmd_coll(int argc, char **argv);

@@ -128,18 +128,9 @@ int cmd_coll(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (argc - optind > 1) {
-		fprintf(stderr, "fabscope: coll takes one scenario file, got %d\n", argc - optind);
-		rc = FAB_EXIT_USAGE;
-		goto out;
-	}
 	struct fab_err err = {0};
-	cfg = fab_config_load(optind < argc ? argv[optind] : NULL, cm.sets, cm.nsets, &err);
-	if (!cfg) {
-		fprintf(stderr, "fabscope: %s\n", err.msg);
-		rc = fab_err_exit_code(err.code);
+	if (!(cfg = cli_load(&cm, argc, argv, "coll", &rc)))
 		goto out;
-	}
 	r = fab_coll_run_new(cfg, debug || cm.outdir, &err);
 	if (!r) {
 		fprintf(stderr, "fabscope: %s\n", err.msg);
@@ -241,14 +232,10 @@ int cmd_matrix(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (argc - optind > 1) {
-		fprintf(stderr, "fabscope: matrix takes one scenario file, got %d\n", argc - optind);
-		rc = FAB_EXIT_USAGE;
-		goto out;
-	}
 	struct fab_err err = {0};
-	cfg = fab_config_load(optind < argc ? argv[optind] : NULL, cm.sets, cm.nsets, &err);
-	if (!cfg || !(r = fab_matrix_run_new(cfg, &err))) {
+	if (!(cfg = cli_load(&cm, argc, argv, "matrix", &rc)))
+		goto out;
+	if (!(r = fab_matrix_run_new(cfg, &err))) {
 		fprintf(stderr, "fabscope: %s\n", err.msg);
 		rc = fab_err_exit_code(err.code);
 		goto out;

@@ -182,3 +182,19 @@ int print_cmd(struct cmd_out *o, const char *format, int csv_what)
 	}
 	return FAB_EXIT_OK;
 }
+
+struct fab_config *cli_load(const struct cli_common *cm, int argc, char **argv, const char *cmd, int *rc)
+{
+	if (argc - optind > 1) {
+		fprintf(stderr, "fabscope: %s takes one scenario file, got %d\n", cmd, argc - optind);
+		*rc = FAB_EXIT_USAGE;
+		return NULL;
+	}
+	struct fab_err err = {0};
+	struct fab_config *cfg = fab_config_load(optind < argc ? argv[optind] : NULL, cm->sets, cm->nsets, &err);
+	if (!cfg) {
+		fprintf(stderr, "fabscope: %s\n", err.msg);
+		*rc = fab_err_exit_code(err.code);
+	}
+	return cfg;
+}

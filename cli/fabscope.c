@@ -128,14 +128,10 @@ int cmd_sim(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (argc - optind > 1) {
-		fprintf(stderr, "fabscope: sim takes one scenario file, got %d\n", argc - optind);
-		rc = FAB_EXIT_USAGE;
-		goto out;
-	}
 	struct fab_err err = {0};
-	cfg = fab_config_load(optind < argc ? argv[optind] : NULL, cm.sets, cm.nsets, &err);
-	if (!cfg || !(run = fab_run_new_log(cfg, debug, &err))) {
+	if (!(cfg = cli_load(&cm, argc, argv, "sim", &rc)))
+		goto out;
+	if (!(run = fab_run_new_log(cfg, debug, &err))) {
 		fprintf(stderr, "fabscope: %s\n", err.msg);
 		rc = fab_err_exit_code(err.code);
 		goto out;
