@@ -31,6 +31,8 @@ void fab_dcqcn_decay_alpha(struct fab_dcqcn *rp, const struct fab_dcqcn_params *
 
 void fab_dcqcn_on_cnp(struct fab_dcqcn *rp, const struct fab_dcqcn_params *p, fab_time_ps now_ps)
 {
+	if (rp->cuts == 0)
+		rp->alpha_ref_ps = now_ps; /* alpha and its clock start at the first CNP */
 	fab_dcqcn_decay_alpha(rp, p, now_ps);
 	if (p->clamp_target || rp->timer_steps > 0 || rp->cuts == 0)
 		rp->rt_bps = rp->rc_bps;

@@ -17,8 +17,11 @@
  * Target clamping follows the NICs' option: with clamp_target off, a cut
  * that comes before any timer-driven increase keeps the old target, so a
  * burst of CNPs cannot drag the target down with the rate.
- * Alpha is decayed lazily (on the next CNP) by the number of whole alpha
- * periods since the last update, which is the same as a periodic timer.
+ * Alpha starts at initial_alpha at the queue pair's first CNP, and its
+ * clock with it (the paper's and the NICs' rule: a queue pair that meets
+ * congestion late cuts as one that meets it at once).  From then on it is
+ * decayed lazily (on the next CNP) by the number of whole alpha periods
+ * since the last update, which is the same as a periodic timer.
  * The notification point (the receiver) is separate: it sends at most one
  * CNP per queue pair per interval for CE-marked packets (fab_dcqcn_np_*).
  * fab_cc_dcqcn (cc.h) runs the reaction point behind the congestion-control

@@ -64,6 +64,35 @@ static void test_dcqcn_alpha_decays_each_period(void **state)
 	assert_true(fabs(rp.alpha - ((1 - p.g) * alpha + p.g)) < 1e-15);
 }
 
+/* Alpha and its clock start at the first CNP: a queue pair whose first
+ * CNP comes after 100 ms (1818 alpha periods) is halved as one whose first
+ * comes at 0, and the same events at the same offsets leave both in the
+ * same state, to the bit. */
+static void test_dcqcn_late_start_cuts_as_early(void **state)
+{
+	(void)state;
+	struct fab_dcqcn_params p = params();
+	struct fab_dcqcn a, b;
+	fab_dcqcn_init(&a, &p, 400e9);
+	fab_dcqcn_init(&b, &p, 400e9);
+	fab_time_ps late = 100 * FAB_PS_PER_MS;
+	fab_dcqcn_on_cnp(&a, &p, 0);
+	fab_dcqcn_on_cnp(&b, &p, late);
+	assert_true(b.rc_bps == 200e9 && b.alpha == 1.0);
+	fab_time_ps offs[] = {3 * p.alpha_period_ps + 5, 7 * p.alpha_period_ps, 40 * p.alpha_period_ps + 1};
+	for (size_t i = 0; i < FAB_ARRAY_LEN(offs); i++) {
+		fab_dcqcn_on_rate_timer(&a, &p);
+		fab_dcqcn_on_rate_timer(&b, &p);
+		fab_dcqcn_on_bytes(&a, &p, 3000000);
+		fab_dcqcn_on_bytes(&b, &p, 3000000);
+		fab_dcqcn_on_cnp(&a, &p, offs[i]);
+		fab_dcqcn_on_cnp(&b, &p, late + offs[i]);
+		assert_true(a.rc_bps == b.rc_bps && a.rt_bps == b.rt_bps && a.alpha == b.alpha);
+	}
+	/* alpha decayed over the quiet periods between the CNPs, not since 0 */
+	assert_true(a.alpha > 0.5);
+}
+
 static void test_dcqcn_fast_recovery_halves_gap(void **state)
 {
 	(void)state;
@@ -184,6 +213,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dcqcn_cnp_halves_rate_at_alpha_one),
 		cmocka_unit_test(test_dcqcn_alpha_decays_each_period),
+		cmocka_unit_test(test_dcqcn_late_start_cuts_as_early),
 		cmocka_unit_test(test_dcqcn_fast_recovery_halves_gap),
 		cmocka_unit_test(test_dcqcn_additive_then_hyper_increase),
 		cmocka_unit_test(test_dcqcn_unclamped_target_survives_cnp_burst),
