@@ -11,8 +11,9 @@
  * in flight allowed; UINT64_MAX when it is purely rate-based).  Where it
  * needs a timer it says when (a delay from now; 0 for none), and the
  * transport owns the event.
- * DCQCN's reaction point (dcqcn.c) is the first; its notification point is
- * the receiver's and separate (fab_dcqcn_np_*).  `none` sends at line rate.
+ * DCQCN's reaction point as the paper has it (dcqcn.c) and as NIC firmware
+ * runs it (dcqcn_nic.c); its notification point is the receiver's and
+ * separate (fab_dcqcn_np_*).  `none` sends at line rate.
  */
 #ifndef FAB_CC_H
 #define FAB_CC_H
@@ -21,11 +22,17 @@
 
 #define FAB_CC_STATE_MAX 128
 
+/* How the receiver tells the sender of CE-marked packets. */
+enum fab_cc_feedback {
+	FAB_CC_FEEDBACK_NONE, /* it does not */
+	FAB_CC_FEEDBACK_CNP,  /* congestion notification packets, paced per queue pair (RoCE CNPs) */
+	FAB_CC_FEEDBACK_ECHO, /* an echo on the ACK of each marked packet (TCP's ECE, firmware DCQCN) */
+};
+
 struct fab_cc_ops {
 	const char *name;
 	size_t state_size;
-	/* the receiver is to send congestion notifications (RoCE: CNPs) */
-	bool wants_notifications;
+	int feedback; /* enum fab_cc_feedback */
 	/* params: the algorithm's own parameter struct (DCQCN: fab_dcqcn_params),
 	 * kept by pointer; line_bps: the most the sender can send */
 	void (*init)(void *st, const void *params, double line_bps);
@@ -43,5 +50,6 @@ struct fab_cc_ops {
 
 extern const struct fab_cc_ops fab_cc_none;
 extern const struct fab_cc_ops fab_cc_dcqcn;
+extern const struct fab_cc_ops fab_cc_dcqcn_nic;
 
 #endif

@@ -133,7 +133,7 @@ static uint64_t cc_window(const void *st)
 const struct fab_cc_ops fab_cc_dcqcn = {
 	.name = "dcqcn",
 	.state_size = sizeof(struct cc_dcqcn),
-	.wants_notifications = true,
+	.feedback = FAB_CC_FEEDBACK_CNP,
 	.init = cc_init,
 	.on_sent = cc_sent,
 	.on_congestion = cc_congestion,

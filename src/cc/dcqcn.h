@@ -33,18 +33,24 @@
 
 #include "../base/base.h"
 
+/* Which DCQCN: the paper's reaction point, or the NIC firmware's as HPCC's
+ * ns-3 models it (dcqcn_nic.c). */
+enum fab_dcqcn_variant { FAB_DCQCN_PAPER, FAB_DCQCN_FIRMWARE };
+
 struct fab_dcqcn_params {
 	bool enabled;
-	double g;                     /* alpha gain, 1/256 */
-	double initial_alpha;         /* 1.0 */
-	fab_time_ps alpha_period_ps;  /* alpha decay period K, 55us */
-	fab_time_ps rate_period_ps;   /* rate-increase timer T, 55us */
-	fab_bytes byte_counter;       /* rate-increase byte counter B, 10MB */
-	uint32_t fast_recovery_steps; /* F, 1 */
-	fab_rate_bps rai_bps;         /* additive increase step R_AI, 80Mbps */
-	fab_rate_bps rhai_bps;        /* hyper increase step R_HAI, 800Mbps */
-	fab_rate_bps min_rate_bps;    /* floor of Rc, 100Mbps */
-	bool clamp_target;            /* every cut sets Rt = Rc (the paper); false: only a
+	int variant;                    /* enum fab_dcqcn_variant */
+	fab_time_ps decrease_period_ps; /* firmware: the rate is cut at most once per this, 4us */
+	double g;                       /* alpha gain, 1/256 */
+	double initial_alpha;           /* 1.0 */
+	fab_time_ps alpha_period_ps;    /* alpha decay period K, 55us */
+	fab_time_ps rate_period_ps;     /* rate-increase timer T, 55us */
+	fab_bytes byte_counter;         /* rate-increase byte counter B, 10MB */
+	uint32_t fast_recovery_steps;   /* F, 1 */
+	fab_rate_bps rai_bps;           /* additive increase step R_AI, 80Mbps */
+	fab_rate_bps rhai_bps;          /* hyper increase step R_HAI, 800Mbps */
+	fab_rate_bps min_rate_bps;      /* floor of Rc, 100Mbps */
+	bool clamp_target;              /* every cut sets Rt = Rc (the paper); false: only a
 				    * cut after a timer increase does (NIC default) */
 };
 

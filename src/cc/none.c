@@ -41,6 +41,7 @@ static uint64_t none_window(const void *st)
 const struct fab_cc_ops fab_cc_none = {
 	.name = "none",
 	.state_size = sizeof(struct cc_none),
+	.feedback = FAB_CC_FEEDBACK_NONE,
 	.init = none_init,
 	.on_sent = none_sent,
 	.on_congestion = none_congestion,

@@ -47,6 +47,7 @@ struct roce_qp {
 	/* receiver */
 	uint32_t rcv_nxt, unacked;
 	bool nak_sent;
+	bool echo_pending; /* a CE-marked packet arrived: the next ACK or NAK echoes it */
 	struct fab_dcqcn_np np;
 };
 
@@ -73,7 +74,8 @@ static void cc_start(struct psim *s, struct roce_qp *qp)
 static void roce_init(struct psim *s, struct sim_qp *q)
 {
 	struct roce_qp *qp = RQ(q);
-	qp->cc = s->c.fp.dcqcn.enabled ? &fab_cc_dcqcn : &fab_cc_none;
+	const struct fab_dcqcn_params *d = &s->c.fp.dcqcn;
+	qp->cc = !d->enabled ? &fab_cc_none : d->variant == FAB_DCQCN_FIRMWARE ? &fab_cc_dcqcn_nic : &fab_cc_dcqcn;
 	FAB_ASSERT(qp->cc->state_size <= sizeof qp->cc_state);
 	cc_start(s, qp);
 }
@@ -99,6 +101,10 @@ static void send_ctrl(struct psim *s, struct roce_qp *qp, int kind, uint32_t psn
 	p->hash = qp->q.c.hash_rev;
 	p->prio = s->c.fp.ctrl_prio;
 	p->frame_bytes = (uint16_t)(kind == PKT_NOTIFY ? wire()->notify_frame : wire()->ack_frame);
+	if (kind != PKT_NOTIFY && qp->echo_pending) {
+		p->ecn = ECN_CE; /* the echo; control packets are not ECN-capable, so no switch marks them */
+		qp->echo_pending = false;
+	}
 	struct sim_nic *nic = &s->nics[qp->q.c.dst_nic];
 	sim_port_enqueue(s, &s->ports[nic->port], p);
 }
@@ -223,9 +229,11 @@ static void sender_ack(struct psim *s, struct roce_qp *qp, uint32_t psn)
 
 static void receive_data(struct psim *s, struct roce_qp *qp, struct pkt *p)
 {
-	if (p->ecn == ECN_CE && qp->cc->wants_notifications &&
+	if (p->ecn == ECN_CE && qp->cc->feedback == FAB_CC_FEEDBACK_CNP &&
 	    fab_dcqcn_np_on_ce(&qp->np, s->c.fp.nic.cnp_interval_ps, s->c.now_ps))
 		send_ctrl(s, qp, PKT_NOTIFY, 0);
+	else if (p->ecn == ECN_CE && qp->cc->feedback == FAB_CC_FEEDBACK_ECHO)
+		qp->echo_pending = true;
 	if (p->psn == qp->rcv_nxt) {
 		FAB_ASSERT(qp->rcv_nxt < qp->npkts);
 		qp->rcv_nxt++;
@@ -285,9 +293,13 @@ static void roce_on_receive(struct psim *s, struct sim_nic *nic, struct pkt *p)
 		break;
 	case PKT_ACK:
 		sender_ack(s, qp, p->psn);
+		if (p->ecn == ECN_CE)
+			receive_cnp(s, qp); /* an echo counts as a CNP */
 		break;
 	case PKT_NAK:
 		sender_ack(s, qp, p->psn);
+		if (p->ecn == ECN_CE)
+			receive_cnp(s, qp);
 		if (p->psn < qp->snd_nxt) {
 			qp->snd_nxt = p->psn;
 			nic_qp_make_ready(s, &qp->q);

@@ -102,11 +102,19 @@ static const struct fab_key_def keys[] = {
 	{"fabric.ecn.pmax", K_DOUBLE, OFF(fabric.ecn.pmax), "0.2", 0, 1, NULL, "marking probability at kmax"},
 	{"fabric.dcqcn.enabled", K_BOOL, OFF(fabric.dcqcn.enabled), "true", 0, 0, NULL,
 	 "DCQCN rate control (CNPs from receivers, rate cuts at senders)"},
+	{"fabric.dcqcn.preset", K_ENUM, OFF(dcqcn_preset), "none", 0, 0, "none|paper|firmware",
+	 "sets every fabric.dcqcn key to a published configuration (doc/model.md): paper, Zhu et al. 2015; firmware, "
+	 "NIC firmware as HPCC's ns-3 configures it at 100G (and one ACK per packet); keys given beside it win"},
+	{"fabric.dcqcn.variant", K_ENUM, OFF(fabric.dcqcn.variant), "paper", 0, 0, "paper|firmware",
+	 "paper: CNPs paced per queue pair, a cut on every CNP, timer and byte counter; firmware: CE echoed on ACKs, "
+	 "alpha updated per alpha_period, at most one cut per decrease_period, the first CNP cutting nothing"},
+	{"fabric.dcqcn.decrease_period", K_TIME, OFF(fabric.dcqcn.decrease_period_ps), "4us", 1e3, 1e12, NULL,
+	 "firmware: the rate-decrease interval (a cut at most once per period, if a CNP arrived)"},
 	{"fabric.dcqcn.g", K_DOUBLE, OFF(fabric.dcqcn.g), "1/256", 1e-6, 1, NULL, "alpha gain g"},
 	{"fabric.dcqcn.initial_alpha", K_DOUBLE, OFF(fabric.dcqcn.initial_alpha), "1", 0, 1, NULL,
 	 "alpha of a new queue pair"},
 	{"fabric.dcqcn.alpha_period", K_TIME, OFF(fabric.dcqcn.alpha_period_ps), "55us", 1e3, 1e12, NULL,
-	 "alpha decays by (1-g) each period without a CNP"},
+	 "alpha decays by (1-g) each period without a CNP (firmware: the alpha-resume interval)"},
 	{"fabric.dcqcn.rate_period", K_TIME, OFF(fabric.dcqcn.rate_period_ps), "55us", 1e3, 1e12, NULL,
 	 "rate-increase timer T"},
 	{"fabric.dcqcn.byte_counter", K_BYTES, OFF(fabric.dcqcn.byte_counter), "10MB", 0, 1e12, NULL,
@@ -362,4 +370,43 @@ int fab_config_write_keys(FILE *f)
 		}
 	}
 	return ferror(f) ? FAB_EIO : 0;
+}
+
+/* The paper: Zhu et al., "Congestion Control for Large-Scale RDMA
+ * Deployments", SIGCOMM 2015 (its parameters, at 40 Gb/s).  The firmware:
+ * the DCQCN configuration HPCC's ns-3 generates for its 100G runs (`CC_MODE
+ * 1`, github.com/alibaba-edu/High-Precision-Congestion-Control), ACKs per
+ * packet included since they carry the echoes. */
+static const struct fab_preset_value dcqcn_paper[] = {
+	{"fabric.dcqcn.variant", "paper"},         {"fabric.dcqcn.g", "1/256"},
+	{"fabric.dcqcn.initial_alpha", "1"},       {"fabric.dcqcn.alpha_period", "55us"},
+	{"fabric.dcqcn.rate_period", "55us"},      {"fabric.dcqcn.byte_counter", "10MB"},
+	{"fabric.dcqcn.fast_recovery_steps", "5"}, {"fabric.dcqcn.rai", "40Mbps"},
+	{"fabric.dcqcn.rhai", "400Mbps"},          {"fabric.dcqcn.min_rate", "100Mbps"},
+	{"fabric.dcqcn.clamp_target", "true"},     {"fabric.nic.cnp_interval", "50us"},
+};
+
+static const struct fab_preset_value dcqcn_firmware[] = {
+	{"fabric.dcqcn.variant", "firmware"},  {"fabric.dcqcn.g", "1/256"},
+	{"fabric.dcqcn.initial_alpha", "1"},   {"fabric.dcqcn.alpha_period", "1us"},
+	{"fabric.dcqcn.rate_period", "300us"}, {"fabric.dcqcn.decrease_period", "4us"},
+	{"fabric.dcqcn.byte_counter", "0"},    {"fabric.dcqcn.fast_recovery_steps", "1"},
+	{"fabric.dcqcn.rai", "20Mbps"},        {"fabric.dcqcn.rhai", "200Mbps"},
+	{"fabric.dcqcn.min_rate", "1000Mbps"}, {"fabric.dcqcn.clamp_target", "false"},
+	{"fabric.nic.ack_every", "1"},
+};
+
+const struct fab_preset_value *fab_config_dcqcn_preset(int preset, size_t *n)
+{
+	switch (preset) {
+	case FAB_DCQCN_PRESET_PAPER:
+		*n = FAB_ARRAY_LEN(dcqcn_paper);
+		return dcqcn_paper;
+	case FAB_DCQCN_PRESET_FIRMWARE:
+		*n = FAB_ARRAY_LEN(dcqcn_firmware);
+		return dcqcn_firmware;
+	default:
+		*n = 0;
+		return NULL;
+	}
 }

@@ -365,6 +365,23 @@ static char *resolve_path(const char *base_dir, const char *p)
 	return out;
 }
 
+/* A preset sets the keys the scenario did not give. */
+static int apply_presets(struct loader *L)
+{
+	size_t n;
+	const struct fab_preset_value *pv = fab_config_dcqcn_preset(L->c->dcqcn_preset, &n);
+	for (size_t i = 0; i < n; i++) {
+		int ki = key_index(pv[i].path);
+		char why[200] = "no such key";
+		if (ki >= 0 && L->c->loc[ki].given)
+			continue; /* what the scenario says wins */
+		if (ki < 0 || fab_config_parse_value(&KEYS[ki], L->c, pv[i].value, why, sizeof why))
+			return fab_err_set(L->err, FAB_EINTERNAL, "preset value %s=%s: %s", pv[i].path, pv[i].value,
+					   why);
+	}
+	return 0;
+}
+
 static int cross_checks(struct loader *L)
 {
 	struct fab_config *c = L->c;
@@ -415,7 +432,7 @@ struct fab_config *fab_config_parse(const char *text, size_t len, const char *or
 	int rc = walk(&L, root, NULL);
 	/* locations point at origins: keep the names alive past the tree */
 	fab_ydom_free(root);
-	if (rc || cross_checks(&L))
+	if (rc || apply_presets(&L) || cross_checks(&L))
 		goto fail;
 	/* resolve relative paths against the scenario's folder */
 	char *tf = resolve_path(base_dir, c->topo_file);

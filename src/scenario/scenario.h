@@ -43,6 +43,7 @@ struct fab_config {
 	struct fab_fault_spec *faults;
 	size_t nfaults;
 	struct fab_matrix_params matrix;
+	int dcqcn_preset;        /* enum fab_dcqcn_preset (keys.c: the values it sets) */
 	char *origin;            /* the scenario's name in messages */
 	char *topo_file;         /* owned; topo.file points here */
 	struct fab_key_loc *loc; /* per key of the table */
@@ -78,6 +79,15 @@ enum fab_key_type {
 	K_STR32,
 	K_U32LIST,
 };
+
+enum fab_dcqcn_preset { FAB_DCQCN_PRESET_NONE, FAB_DCQCN_PRESET_PAPER, FAB_DCQCN_PRESET_FIRMWARE };
+
+/* A named preset: keys and their values, applied where the scenario did
+ * not give the key itself. */
+struct fab_preset_value {
+	const char *path, *value;
+};
+const struct fab_preset_value *fab_config_dcqcn_preset(int preset, size_t *n);
 
 struct fab_key_def {
 	const char *path;    /* "topology.spines" */

@@ -174,7 +174,7 @@ static void test_dcqcn_behind_cc_interface(void **state)
 	struct fab_dcqcn_params p = params();
 	_Alignas(16) unsigned char st[FAB_CC_STATE_MAX];
 	const struct fab_cc_ops *cc = &fab_cc_dcqcn;
-	assert_true(cc->state_size <= sizeof st && cc->wants_notifications);
+	assert_true(cc->state_size <= sizeof st && cc->feedback == FAB_CC_FEEDBACK_CNP);
 	cc->init(st, &p, 400e9);
 	assert_true(cc->rate_bps(st) == 400e9 && cc->window_bytes(st) == UINT64_MAX);
 	assert_int_equal(cc->on_congestion(st, 0), p.rate_period_ps);
@@ -187,7 +187,7 @@ static void test_dcqcn_behind_cc_interface(void **state)
 	assert_true(expiries < 100 && cc->rate_bps(st) == 400e9);
 
 	const struct fab_cc_ops *none = &fab_cc_none;
-	assert_false(none->wants_notifications);
+	assert_int_equal(none->feedback, FAB_CC_FEEDBACK_NONE);
 	none->init(st, NULL, 100e9);
 	assert_int_equal(none->on_congestion(st, 0), 0);
 	assert_true(none->rate_bps(st) == 100e9);
@@ -208,6 +208,88 @@ static void test_dcqcn_notification_point_interval(void **state)
 	assert_int_equal(sent, 9); /* one CE per microsecond: a CNP at 7 + k n, k = 2 .. 10 */
 }
 
+/* ---- the firmware's DCQCN (dcqcn_nic.c), as HPCC's ns-3 configures it ---- */
+
+static struct fab_dcqcn_params fw_params(void)
+{
+	struct fab_dcqcn_params p = {
+		.enabled = true,
+		.variant = FAB_DCQCN_FIRMWARE,
+		.g = 1.0 / 256,
+		.initial_alpha = 1.0,
+		.alpha_period_ps = FAB_PS_PER_US,
+		.rate_period_ps = 300 * FAB_PS_PER_US,
+		.decrease_period_ps = 4 * FAB_PS_PER_US,
+		.fast_recovery_steps = 1,
+		.rai_bps = 20000000,
+		.rhai_bps = 200000000,
+		.min_rate_bps = 1000000000,
+	};
+	return p;
+}
+
+/* The first CNP cuts nothing and starts alpha at 1 without itself; the
+ * first check, 4 us + 1 ns later, cuts by alpha/2 with alpha = (1-g)^4;
+ * the target stays at the line rate (no increase since a cut: no clamp);
+ * then the timer's stages: fast recovery, one additive step, hyper. */
+static void test_dcqcn_firmware_first_cnp_and_stages(void **state)
+{
+	(void)state;
+	struct fab_dcqcn_params p = fw_params();
+	_Alignas(16) unsigned char st[FAB_CC_STATE_MAX];
+	const struct fab_cc_ops *cc = &fab_cc_dcqcn_nic;
+	assert_true(cc->state_size <= sizeof st && cc->feedback == FAB_CC_FEEDBACK_ECHO);
+	double line = 100e9, g = p.g;
+	cc->init(st, &p, line);
+	fab_time_ps t0 = 7 * FAB_PS_PER_MS; /* late: nothing depends on when */
+	assert_int_equal(cc->on_congestion(st, t0), p.decrease_period_ps + 1);
+	assert_true(cc->rate_bps(st) == line);
+	fab_time_ps c = t0 + p.decrease_period_ps + 1;
+	assert_int_equal(cc->on_timer(st, c), p.rate_period_ps);
+	double alpha = pow(1 - g, 4), rc = line * (1 - alpha / 2), rt = line;
+	assert_true(fabs(cc->rate_bps(st) - rc) < 1e-3);
+	rc = (rc + rt) / 2; /* stage 0: fast recovery */
+	assert_int_equal(cc->on_timer(st, c + p.rate_period_ps), p.rate_period_ps);
+	assert_true(fabs(cc->rate_bps(st) - rc) < 1e-3);
+	/* stage 1 = F: additive; the target is at the line rate already */
+	cc->on_timer(st, c + 2 * p.rate_period_ps);
+	rc = (rc + rt) / 2;
+	assert_true(fabs(cc->rate_bps(st) - rc) < 1e-3);
+}
+
+/* Alpha per 1 us slot from the "CNP arrived" bit, and at most one cut per
+ * 4 us however many CNPs arrive. */
+static void test_dcqcn_firmware_alpha_slots_one_cut_per_period(void **state)
+{
+	(void)state;
+	struct fab_dcqcn_params p = fw_params();
+	_Alignas(16) unsigned char st[FAB_CC_STATE_MAX];
+	const struct fab_cc_ops *cc = &fab_cc_dcqcn_nic;
+	double line = 100e9, g = p.g, us = (double)FAB_PS_PER_US;
+	cc->init(st, &p, line);
+	cc->on_congestion(st, 0);
+	/* CNPs at 2.5 us (slot 3) and 3.2 us (slot 4), then ten more within 3.9 us */
+	cc->on_congestion(st, (fab_time_ps)(2.5 * us));
+	for (int i = 0; i < 11; i++)
+		cc->on_congestion(st, (fab_time_ps)(3.2 * us) + (fab_time_ps)i * 60000);
+	double alpha = pow(1 - g, 2);       /* slots 1, 2: no CNP */
+	alpha = (1 - g) * alpha + g;        /* slot 3 */
+	alpha = (1 - g) * alpha + g;        /* slot 4 */
+	double rc = line * (1 - alpha / 2); /* one cut at 4 us + 1 ns */
+	fab_time_ps next = cc->on_timer(st, 4 * FAB_PS_PER_US + 1);
+	assert_true(fabs(cc->rate_bps(st) - rc) < 1e-3);
+	assert_int_equal(next, p.rate_period_ps); /* no check pending: no CNP since */
+	/* a CNP at 9 us: the next check is at 12 us + 1 ns, with alpha decayed
+	 * over slots 5..8 and slot 9 and the slot of the CNP counted */
+	assert_int_equal(cc->on_congestion(st, 9 * FAB_PS_PER_US + 500000), 3 * FAB_PS_PER_US + 1 - 500000);
+	cc->on_timer(st, 12 * FAB_PS_PER_US + 1);
+	alpha = alpha * pow(1 - g, 5);
+	alpha = (1 - g) * alpha + g;   /* slot 10: the CNP at 9.5 us */
+	alpha = alpha * pow(1 - g, 2); /* slots 11, 12 */
+	double rc2 = FAB_MAX(1e9, rc * (1 - alpha / 2));
+	assert_true(fabs(cc->rate_bps(st) - rc2) < 1e-2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -220,6 +302,8 @@ int main(void)
 		cmocka_unit_test(test_dcqcn_min_rate_floor),
 		cmocka_unit_test(test_dcqcn_behind_cc_interface),
 		cmocka_unit_test(test_dcqcn_notification_point_interval),
+		cmocka_unit_test(test_dcqcn_firmware_first_cnp_and_stages),
+		cmocka_unit_test(test_dcqcn_firmware_alpha_slots_one_cut_per_period),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -174,6 +174,31 @@ static void test_physics_dcqcn_late_flows_cut_as_early(void **state)
 	trun_free(&b);
 }
 
+/* The firmware's DCQCN: with ACKs per packet, every CE mark comes back as
+ * exactly one echo (counted as a CNP), and no CNP packet is sent; the
+ * paper's receiver paces CNPs, so fewer come back than were marked. */
+static void test_physics_dcqcn_firmware_echoes_every_mark(void **state)
+{
+	(void)state;
+	const char *yaml = ONE_LEAF(9) "traffic:\n"
+				       "  generators:\n"
+				       "    - {kind: incast, senders: 8, dst: 0, bytes: 4MiB}\n";
+	const char *fw[] = {"fabric.dcqcn.preset=firmware"}, *paper[] = {"fabric.dcqcn.preset=paper"};
+	struct trun a = trun_yaml_sets(yaml, fw, 1), b = trun_yaml_sets(yaml, paper, 1);
+	struct fab_summary sa, sb;
+	fab_summary_compute(a.run->sim, &sa);
+	fab_summary_compute(b.run->sim, &sb);
+	print_message("firmware: %llu marks, %llu echoes; paper: %llu marks, %llu CNPs\n",
+		      (unsigned long long)sa.ecn_marks, (unsigned long long)sa.cnps, (unsigned long long)sb.ecn_marks,
+		      (unsigned long long)sb.cnps);
+	assert_true(sa.ecn_marks > 0 && sa.cnps == sa.ecn_marks);
+	assert_true(sb.cnps > 0 && sb.cnps < sb.ecn_marks);
+	assert_int_equal(sa.flows_done, 8);
+	assert_int_equal(sa.drops, 0);
+	trun_free(&a);
+	trun_free(&b);
+}
+
 static void test_physics_incast_lossless_with_pfc(void **state)
 {
 	(void)state;
@@ -362,6 +387,7 @@ int main(void)
 		cmocka_unit_test(test_physics_pcie_caps_the_nic),
 		cmocka_unit_test(test_physics_dcqcn_two_flows_converge),
 		cmocka_unit_test(test_physics_dcqcn_late_flows_cut_as_early),
+		cmocka_unit_test(test_physics_dcqcn_firmware_echoes_every_mark),
 		cmocka_unit_test(test_physics_incast_lossless_with_pfc),
 		cmocka_unit_test(test_physics_incast_lossy_recovers),
 		cmocka_unit_test(test_physics_nic_pause_when_receiver_slow),

@@ -163,6 +163,38 @@ static void test_scenario_every_key_round_trips(void **state)
 	fab_config_free(c);
 }
 
+/* A DCQCN preset sets every key of its published configuration; a key given
+ * in the file or by --set wins, before or after the preset. */
+static void test_scenario_dcqcn_presets(void **state)
+{
+	(void)state;
+	struct fab_err err = {0};
+	const char *yaml = "fabric:\n  dcqcn: {rai: 50Mbps}\n";
+	const char *sets[] = {"fabric.dcqcn.preset=firmware", "fabric.nic.ack_every=4"};
+	struct fab_config *c = load(yaml, sets, 2, &err);
+	assert_non_null(c);
+	const struct fab_dcqcn_params *d = &c->fabric.dcqcn;
+	assert_int_equal(d->variant, FAB_DCQCN_FIRMWARE);
+	assert_int_equal(d->rate_period_ps, 300 * FAB_PS_PER_US);
+	assert_int_equal(d->alpha_period_ps, FAB_PS_PER_US);
+	assert_int_equal(d->decrease_period_ps, 4 * FAB_PS_PER_US);
+	assert_int_equal(d->rhai_bps, 200000000);
+	assert_int_equal(d->min_rate_bps, 1000000000);
+	assert_int_equal(d->byte_counter, 0);
+	assert_int_equal(d->rai_bps, 50000000);       /* the file's */
+	assert_int_equal(c->fabric.nic.ack_every, 4); /* --set's */
+	fab_config_free(c);
+	const char *paper[] = {"fabric.dcqcn.preset=paper"};
+	c = load("", paper, 1, &err);
+	assert_non_null(c);
+	d = &c->fabric.dcqcn;
+	assert_int_equal(d->variant, FAB_DCQCN_PAPER);
+	assert_int_equal(d->fast_recovery_steps, 5);
+	assert_true(d->clamp_target);
+	assert_int_equal(d->rai_bps, 40000000);
+	fab_config_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -171,6 +203,7 @@ int main(void)
 		cmocka_unit_test(test_scenario_bad_input_points_at_it),
 		cmocka_unit_test(test_scenario_late_errors_are_located),
 		cmocka_unit_test(test_scenario_every_key_round_trips),
+		cmocka_unit_test(test_scenario_dcqcn_presets),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
