@@ -60,7 +60,7 @@ static void fl_init(struct flsim *s)
 	if (s->c.fp.flow_queues == FAB_FLOW_QUEUES_FIFO)
 		fq_init(s);
 	const struct fab_wire *w = fab_sim_wire(&s->c);
-	fl->ack_frac = (double)(w->ack_frame + FAB_WIRE_PREAMBLE_IFG) /
+	fl->ack_frac = (double)(w->ack_frame + w->preamble_ifg) /
 		((double)FAB_MAX(s->c.fp.nic.ack_every, 1u) * (double)fab_wire_data_bytes(w, s->c.fp.mtu));
 }
 
@@ -223,7 +223,7 @@ static fab_time_ps done_next(const struct fl_state *fl)
 static void route(struct flsim *s, uint32_t id, struct fl_qp *q)
 {
 	const struct fab_wire *w = fab_sim_wire(&s->c);
-	uint32_t mtu_wire = fab_wire_data_bytes(w, s->c.fp.mtu), ack_wire = w->ack_frame + FAB_WIRE_PREAMBLE_IFG;
+	uint32_t mtu_wire = fab_wire_data_bytes(w, s->c.fp.mtu), ack_wire = w->ack_frame + w->preamble_ifg;
 	uint32_t path[FL_MAX_PATH];
 	q->nfwd = (uint8_t)fab_sim_qp_path(&s->c, id, path, FL_MAX_PATH / 2);
 	const struct sim_conn *sq = s->c.qps[id]; /* its ACKs: the reverse 5-tuple */
@@ -532,7 +532,7 @@ static void on_done(struct flsim *s, uint32_t id)
 	for (uint32_t h = 0; h < q->nfwd; h++) {
 		struct fl_link *p = &s->ports[q->path[h]], *peer = &s->ports[p->peer];
 		p->st.tx_bytes += frames;
-		p->st.tx_wire_bytes += frames + pkts * FAB_WIRE_PREAMBLE_IFG;
+		p->st.tx_wire_bytes += frames + pkts * s->c.wire.preamble_ifg;
 		p->st.tx_pkts += pkts;
 		p->st.tx_data_pkts += pkts;
 		peer->st.rx_bytes += frames;

@@ -75,7 +75,7 @@ void nic_start_tx(struct psim *s, struct sim_nic *nic, struct sim_port *port)
 			if (!p)
 				continue;
 			sim_port_transmit(s, port, p);
-			uint32_t wire = p->frame_bytes + FAB_WIRE_PREAMBLE_IFG;
+			uint32_t wire = p->frame_bytes + s->c.wire.preamble_ifg;
 			if (pcie > 0) {
 				fab_time_ps base = FAB_MAX(nic->pcie_free_ps, s->c.now_ps);
 				nic->pcie_free_ps = base + fab_pace_ps(wire, pcie);

@@ -191,6 +191,7 @@ struct fab_sim *fab_packet_new(const struct fab_topo *topo, const struct fab_fab
 {
 	struct psim *s = fab_xcalloc(1, sizeof *s);
 	s->c.fp = *fp; /* read by the flow control below; sim_core_init sets the rest */
+	s->c.wire = fab_wire_resolve(fp->transport, &fp->wire);
 	s->llfc = &pkt_pfc;
 	s->lossless = s->llfc->lossless_mask(s);
 	s->ports = fab_xcalloc(topo->nports, sizeof *s->ports);

@@ -74,8 +74,8 @@ static fab_bytes pfc_headroom(const struct psim *s, const struct sim_port *port)
 	/* what the upstream still sends after we decide to pause: a round trip
 	 * of the link, plus frames already being serialised at both ends */
 	uint64_t rtt_bytes = (uint64_t)(((__uint128_t)port->rate_bps * 2 * port->delay_ps) / (8 * FAB_PS_PER_S));
-	return rtt_bytes + 3ull * fab_wire_data_bytes(fab_wire_of(fp->transport), fp->mtu) + FAB_PFC_FRAME +
-		FAB_WIRE_PREAMBLE_IFG;
+	const struct fab_wire *w = &s->c.wire;
+	return rtt_bytes + 3ull * fab_wire_data_bytes(w, fp->mtu) + FAB_PFC_FRAME + w->preamble_ifg;
 }
 
 static bool pfc_room(const struct psim *s, const struct sim_port *in, unsigned prio, uint32_t size)

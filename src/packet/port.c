@@ -26,7 +26,7 @@ void sim_port_queue_area(struct psim *s, struct sim_port *port)
 
 void sim_port_transmit(struct psim *s, struct sim_port *port, struct pkt *p)
 {
-	uint32_t wire = p->frame_bytes + FAB_WIRE_PREAMBLE_IFG;
+	uint32_t wire = p->frame_bytes + s->c.wire.preamble_ifg;
 	fab_time_ps ser = fab_ser_ps(wire, port->rate_bps);
 	port->busy = true;
 	port->st.tx_bytes += p->frame_bytes;

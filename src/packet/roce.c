@@ -12,7 +12,8 @@
  * point sends at most one CNP per QP per interval for CE-marked packets
  * (dcqcn.h); the congestion control's rate spaces the QP's packets (a packet
  * of w wire bytes holds the QP for w at that rate, or at line rate when it
- * is not below it).  Framing: fab_wire_of(FAB_TRANSPORT_ROCE).
+ * is not below it).  Framing: fab_wire_of(FAB_TRANSPORT_ROCE), with the
+ * scenario's fabric.wire.* overrides.
  * Both ends of a QP live in one struct roce_qp: the sender fields are only
  * touched at the source NIC, the receiver fields only at the destination.
  */
@@ -61,9 +62,10 @@ static inline const struct roce_qp *CRQ(const struct sim_qp *q)
 	return (const struct roce_qp *)q;
 }
 
-static inline const struct fab_wire *wire(void)
+/* RoCEv2's framing (fab_wire_of(FAB_TRANSPORT_ROCE)) as the scenario set it */
+static inline const struct fab_wire *wire(const struct psim *s)
 {
-	return fab_wire_of(FAB_TRANSPORT_ROCE);
+	return &s->c.wire;
 }
 
 static void cc_start(struct psim *s, struct roce_qp *qp)
@@ -100,7 +102,7 @@ static void send_ctrl(struct psim *s, struct roce_qp *qp, int kind, uint32_t psn
 	p->dst_nic = qp->q.c.src_nic;
 	p->hash = qp->q.c.hash_rev;
 	p->prio = s->c.fp.ctrl_prio;
-	p->frame_bytes = (uint16_t)(kind == PKT_NOTIFY ? wire()->notify_frame : wire()->ack_frame);
+	p->frame_bytes = (uint16_t)(kind == PKT_NOTIFY ? wire(s)->notify_frame : wire(s)->ack_frame);
 	if (kind != PKT_NOTIFY && qp->echo_pending) {
 		p->ecn = ECN_CE; /* the echo; control packets are not ECN-capable, so no switch marks them */
 		qp->echo_pending = false;
@@ -183,7 +185,7 @@ static struct pkt *roce_next_packet(struct psim *s, struct sim_qp *q)
 	p->prio = q->c.prio;
 	p->ecn = ECN_ECT0;
 	p->payload = p->psn + 1 == m->end_psn ? m->last_payload : (uint16_t)s->c.fp.mtu;
-	p->frame_bytes = (uint16_t)(p->payload + wire()->data_overhead);
+	p->frame_bytes = (uint16_t)(p->payload + wire(s)->data_overhead);
 	struct fab_flow_stats *fst = m->flow != NO_FLOW ? &s->c.flows[m->flow].st : NULL;
 	if (qp->snd_nxt < qp->snd_max) {
 		if (fst)

@@ -64,8 +64,16 @@ static const struct fab_key_def keys[] = {
 	 "instant; with flow.queues fifo a new transfer still gets its rate at once); trades exactness for speed "
 	 "where many small transfers overlap (doc/flow.md)"},
 	/* fabric */
-	{"fabric.mtu", K_U32, OFF(fabric.mtu), "4096", 256, 4096, NULL,
-	 "RoCE payload bytes per packet: 256, 512, 1024, 2048 or 4096"},
+	{"fabric.mtu", K_U32, OFF(fabric.mtu), "4096", 64, 9000, NULL,
+	 "payload bytes per packet (RoCE NICs: 256, 512, 1024, 2048 or 4096; any value, e.g. 1000, to match another "
+	 "simulator)"},
+	{"fabric.wire.data_overhead", K_U32, OFF(fabric.wire.data_overhead), "0", 0, 1000, NULL,
+	 "frame bytes of a data packet beyond its payload, FCS included (0: the transport's; RoCEv2 62)"},
+	{"fabric.wire.ack_frame", K_U32, OFF(fabric.wire.ack_frame), "0", 0, 1000, NULL,
+	 "frame bytes of an ACK or NAK (0: the transport's; RoCEv2 66)"},
+	{"fabric.wire.preamble_ifg", K_U32, OFF(fabric.wire.preamble_ifg), "20", 0, 100, NULL,
+	 "bytes a frame costs on the line beyond itself: preamble, delimiter and gap (0 to match simulators "
+	 "that leave them out)"},
 	{"fabric.buffer", K_BYTES, OFF(fabric.buffer_bytes), "32MiB", 64 * 1024, 1e12, NULL,
 	 "shared packet buffer of each switch"},
 	{"fabric.dt_alpha", K_DOUBLE, OFF(fabric.dt_alpha), "1", 1.0 / 128, 128, NULL,

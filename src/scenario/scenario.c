@@ -386,12 +386,6 @@ static int cross_checks(struct loader *L)
 {
 	struct fab_config *c = L->c;
 	char w[300];
-	uint32_t mtu = c->fabric.mtu;
-	if (mtu != 256 && mtu != 512 && mtu != 1024 && mtu != 2048 && mtu != 4096) {
-		fab_config_where(c, "fabric.mtu", w, sizeof w);
-		return fab_err_set(L->err, FAB_EINVAL, "%sfabric.mtu: expected 256, 512, 1024, 2048 or 4096, got %u", w,
-				   mtu);
-	}
 	if (c->fabric.ecn.kmin_bytes > c->fabric.ecn.kmax_bytes) {
 		fab_config_where(c, "fabric.ecn.kmin", w, sizeof w);
 		return fab_err_set(L->err, FAB_EINVAL, "%sfabric.ecn.kmin: must not exceed kmax", w);

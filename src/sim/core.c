@@ -17,6 +17,7 @@ bool sim_core_init(struct fab_sim *s, const struct sim_engine_ops *ops, const st
 	s->ops = ops;
 	s->topo = topo;
 	s->fp = *fp;
+	s->wire = fab_wire_resolve(fp->transport, &fp->wire);
 	s->seed = seed;
 	fab_eq_init(&s->eq);
 	s->ecmp_seed = fab_xcalloc(topo->nswitches ? topo->nswitches : 1, sizeof *s->ecmp_seed);
@@ -223,7 +224,7 @@ const struct fab_fabric_params *fab_sim_fabric(const struct fab_sim *s)
 
 const struct fab_wire *fab_sim_wire(const struct fab_sim *s)
 {
-	return fab_wire_of(s->fp.transport);
+	return &s->wire;
 }
 
 const struct fab_topo *fab_sim_topo(const struct fab_sim *s)

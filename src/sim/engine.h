@@ -72,6 +72,7 @@ struct fab_sim {
 	const struct sim_engine_ops *ops;
 	const struct fab_topo *topo;
 	struct fab_fabric_params fp;
+	struct fab_wire wire; /* the transport's framing, as the scenario set it */
 	uint64_t seed;
 	struct fab_eq eq;
 	fab_time_ps now_ps;

@@ -49,17 +49,18 @@ enum fab_flow_ring { FAB_FLOW_RING_AUTO, FAB_FLOW_RING_STEPS, FAB_FLOW_RING_AGGR
 enum fab_flow_queues { FAB_FLOW_QUEUES_FAIR, FAB_FLOW_QUEUES_FIFO };
 
 struct fab_fabric_params {
-	int engine;                /* enum fab_engine */
-	int transport;             /* enum fab_transport_kind: the queue pairs' */
-	int flow_ring;             /* enum fab_flow_ring */
-	int flow_queues;           /* enum fab_flow_queues */
-	fab_time_ps flow_batch_ps; /* flow engine: changes this close together share one recomputation */
-	uint32_t mtu;              /* RoCE payload per packet: 1024, 2048 or 4096 */
-	fab_bytes buffer_bytes;    /* shared buffer per switch */
-	double dt_alpha;           /* dynamic threshold for lossy queues */
-	uint8_t ctrl_prio;         /* priority of ACK, NAK and CNP */
-	uint64_t ecmp_seed;        /* per-switch seeds are derived from it */
-	bool ecmp_same_hash;       /* every switch uses the same seed (polarization) */
+	int engine;                  /* enum fab_engine */
+	int transport;               /* enum fab_transport_kind: the queue pairs' */
+	int flow_ring;               /* enum fab_flow_ring */
+	int flow_queues;             /* enum fab_flow_queues */
+	fab_time_ps flow_batch_ps;   /* flow engine: changes this close together share one recomputation */
+	uint32_t mtu;                /* payload bytes per packet */
+	struct fab_wire_params wire; /* framing overrides */
+	fab_bytes buffer_bytes;      /* shared buffer per switch */
+	double dt_alpha;             /* dynamic threshold for lossy queues */
+	uint8_t ctrl_prio;           /* priority of ACK, NAK and CNP */
+	uint64_t ecmp_seed;          /* per-switch seeds are derived from it */
+	bool ecmp_same_hash;         /* every switch uses the same seed (polarization) */
 	struct fab_pfc_params pfc;
 	struct fab_ecn_params ecn;
 	struct fab_dcqcn_params dcqcn;

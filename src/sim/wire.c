@@ -28,10 +28,22 @@ static const struct fab_wire wires[FAB_TRANSPORT_COUNT] = {
 			.ack_frame = ETH + IPV4 + UDP + BTH + AETH + ICRC + FCS,
 			.notify_frame = ETH + IPV4 + UDP + BTH + CNP_PAD + ICRC + FCS,
 			.udp_dport = 4791,
+			.preamble_ifg = FAB_WIRE_PREAMBLE_IFG,
 		},
 };
 
 const struct fab_wire *fab_wire_of(int transport)
 {
 	return &wires[transport];
+}
+
+struct fab_wire fab_wire_resolve(int transport, const struct fab_wire_params *p)
+{
+	struct fab_wire w = wires[transport];
+	if (p->data_overhead)
+		w.data_overhead = p->data_overhead;
+	if (p->ack_frame)
+		w.ack_frame = p->ack_frame;
+	w.preamble_ifg = p->preamble_ifg;
+	return w;
 }

@@ -18,6 +18,13 @@ enum {
 	FAB_PFC_FRAME = 64,         /* a PFC PAUSE frame, minimum Ethernet frame */
 };
 
+/* The framing a scenario asks for instead of the transport's (0: the
+ * transport's), to match another simulator's (fabric.wire.*). */
+struct fab_wire_params {
+	uint32_t data_overhead, ack_frame; /* 0: the transport's */
+	uint32_t preamble_ifg;             /* what a frame costs beyond itself on the line */
+};
+
 /* The transports a queue pair can use. */
 enum fab_transport_kind { FAB_TRANSPORT_ROCE, FAB_TRANSPORT_COUNT };
 
@@ -27,14 +34,17 @@ struct fab_wire {
 	uint32_t ack_frame;     /* an acknowledgement's frame bytes */
 	uint32_t notify_frame;  /* a congestion notification's frame bytes (RoCE: CNP) */
 	uint16_t udp_dport;     /* the 5-tuple's destination port */
+	uint32_t preamble_ifg;  /* Ethernet's preamble, start delimiter and gap: 20 */
 };
 
 const struct fab_wire *fab_wire_of(int transport);
+/* the transport's framing with the scenario's overrides */
+struct fab_wire fab_wire_resolve(int transport, const struct fab_wire_params *p);
 
 /* a data packet of `payload` bytes on the wire: frame, preamble and gap */
 static inline uint32_t fab_wire_data_bytes(const struct fab_wire *w, uint32_t payload)
 {
-	return payload + w->data_overhead + FAB_WIRE_PREAMBLE_IFG;
+	return payload + w->data_overhead + w->preamble_ifg;
 }
 
 /* payload bytes per wire byte with full packets of `mtu` bytes */

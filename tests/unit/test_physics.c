@@ -4,6 +4,8 @@
  * lossless incast under PFC, recovery from drops, ECMP spreading and the
  * cost of oversubscription.  Every run also checks byte conservation.
  */
+#include <math.h>
+
 #include "testutil.h"
 
 #define LINE 400e9
@@ -63,6 +65,31 @@ static void test_physics_single_flow_line_rate(void **state)
 /* topology.pcie_rate below the line rate: the GPU's PCIe link feeds the
  * NIC, so a lone flow goes at 200 Gbps x header efficiency, and two flows
  * from one NIC share those 200 (wire bytes, as the flow engine counts). */
+/* Another simulator's framing (HPCC's ns-3: 1000-byte payloads, 48 bytes of
+ * headers, no preamble or gap, 60-byte ACKs): a lone flow's goodput is the
+ * line rate x 1000/1048, and its FCT the closed form with those sizes. */
+static void test_physics_wire_format_keys(void **state)
+{
+	(void)state;
+	const char *sets[] = {"fabric.mtu=1000", "fabric.wire.data_overhead=48", "fabric.wire.ack_frame=60",
+			      "fabric.wire.preamble_ifg=0"};
+	struct trun t = trun_yaml_sets(single_flow_yaml, sets, FAB_ARRAY_LEN(sets));
+	const struct fab_flow_stats *st = fab_sim_flow_stats(t.run->sim);
+	double bytes = 1ull << 30, pkts = ceil(bytes / 1000), last = bytes - (pkts - 1) * 1000;
+	double data_ser = 1048 * 8 / LINE * 1e12, ack_ser = 60 * 8 / LINE * 1e12;
+	/* every packet back to back, the last one stored and forwarded, its ACK back */
+	double fct_want = (pkts - 1) * data_ser + 2 * (last + 48) * 8 / LINE * 1e12 + 2 * ack_ser + 4e6;
+	double goodput = bytes * 8 / ((double)st[0].finish_ps / 1e12);
+	print_message("goodput %.3f Gbps (line x 1000/1048: %.3f), FCT %.0f ps, closed form %.0f ps\n", goodput / 1e9,
+		      LINE * 1000 / 1048 / 1e9, (double)st[0].finish_ps, fct_want);
+	assert_true(fabs((double)st[0].finish_ps - fct_want) <= pkts); /* a picosecond of rounding a packet */
+	const struct fab_port_stats *ps = fab_sim_port_stats(t.run->sim);
+	uint32_t up = port_between(t.run->topo, "server0.nic0", "leaf0");
+	assert_int_equal(ps[up].tx_wire_bytes, ps[up].tx_bytes); /* no preamble counted */
+	assert_int_equal(ps[up].tx_bytes, (uint64_t)bytes + (uint64_t)pkts * 48);
+	trun_free(&t);
+}
+
 static void test_physics_pcie_caps_the_nic(void **state)
 {
 	(void)state;
@@ -385,6 +412,7 @@ int main(void)
 		cmocka_unit_test(test_physics_single_flow_line_rate),
 		cmocka_unit_test(test_physics_small_flow_latency),
 		cmocka_unit_test(test_physics_pcie_caps_the_nic),
+		cmocka_unit_test(test_physics_wire_format_keys),
 		cmocka_unit_test(test_physics_dcqcn_two_flows_converge),
 		cmocka_unit_test(test_physics_dcqcn_late_flows_cut_as_early),
 		cmocka_unit_test(test_physics_dcqcn_firmware_echoes_every_mark),
