@@ -205,6 +205,7 @@ struct fab_sim *fab_packet_new(const struct fab_topo *topo, const struct fab_fab
 		port->delay_ps = tp->delay_ps;
 		port->is_switch = topo->nodes[tp->node].kind == FAB_NODE_SWITCH;
 		port->pfc.headroom_bytes = s->llfc->headroom(s, port);
+		port->ecn_scale = fp->ecn.ref_rate ? (double)tp->rate_bps / (double)fp->ecn.ref_rate : 1.0;
 		fab_rng_init(&port->rng, seed, fab_rng_stream(FAB_RNG_LINK_LOSS, i));
 	}
 	s->switches = fab_xcalloc(topo->nswitches ? topo->nswitches : 1, sizeof *s->switches);

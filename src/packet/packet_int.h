@@ -60,6 +60,7 @@ struct sim_port {
 	uint64_t qbytes_total;
 	fab_time_ps q_changed_ps;
 	uint64_t in_bytes[FAB_NPRIO]; /* ingress accounting (switch ports, mmu.c) */
+	double ecn_scale;             /* its ECN thresholds: the switch's x this (fabric.ecn.ref_rate) */
 	struct pfc_port pfc;
 	uint64_t series_tx_mark, series_wire_mark;
 	uint64_t series_drop_mark, series_ecn_mark, series_ptx_mark, series_prx_mark;

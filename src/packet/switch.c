@@ -27,15 +27,19 @@ static void drop_packet(struct psim *s, struct sim_port *eport, struct pkt *p)
 }
 
 /* ECN: RED on the queue p leaves, counting itself */
-static void ecn_mark(struct psim *s, struct sim_switch *sw, struct sim_port *port, struct pkt *p)
+/* ECN: RED on queue depth q at this port (kmin and kmax scaled to its rate) */
+static void ecn_mark(struct psim *s, struct sim_switch *sw, struct sim_port *port, struct pkt *p, uint64_t q)
 {
-	uint64_t q = port->qbytes[p->prio];
+	fab_bytes kmin = sw->kmin_bytes, kmax = sw->kmax_bytes;
+	if (port->ecn_scale != 1.0) {
+		kmin = (fab_bytes)((double)kmin * port->ecn_scale);
+		kmax = (fab_bytes)((double)kmax * port->ecn_scale);
+	}
 	bool mark = false;
-	if (q > sw->kmax_bytes) {
+	if (q > kmax) {
 		mark = true;
-	} else if (q > sw->kmin_bytes) {
-		double prob = s->c.fp.ecn.pmax * (double)(q - sw->kmin_bytes) /
-			(double)(sw->kmax_bytes - sw->kmin_bytes);
+	} else if (q > kmin) {
+		double prob = s->c.fp.ecn.pmax * (double)(q - kmin) / (double)(kmax - kmin);
 		mark = fab_rng_unit(&sw->rng) < prob;
 	}
 	if (mark) {
@@ -59,8 +63,10 @@ void switch_start_tx(struct psim *s, struct sim_port *port)
 			port->tail[prio] = NULL;
 		p->next = NULL;
 		struct sim_switch *sw = &s->switches[s->c.topo->switch_index[port->node]];
-		if (s->c.fp.ecn.enabled && p->ecn == ECN_ECT0)
-			ecn_mark(s, sw, port, p);
+		const struct fab_ecn_params *ecn = &s->c.fp.ecn;
+		if (ecn->enabled && p->ecn == ECN_ECT0 && ecn->mark_at != FAB_ECN_ENQUEUE)
+			ecn_mark(s, sw, port, p,
+				 port->qbytes[prio] - (ecn->mark_at == FAB_ECN_DEQUEUE_AFTER ? p->frame_bytes : 0));
 		sim_port_queue_area(s, port);
 		FAB_ASSERT(port->qbytes[prio] >= p->frame_bytes);
 		port->qbytes[prio] -= p->frame_bytes;
@@ -92,5 +98,8 @@ void switch_receive(struct psim *s, struct sim_port *in, struct pkt *p)
 		drop_packet(s, eport, p);
 		return;
 	}
+	const struct fab_ecn_params *ecn = &s->c.fp.ecn;
+	if (ecn->enabled && p->ecn == ECN_ECT0 && ecn->mark_at == FAB_ECN_ENQUEUE)
+		ecn_mark(s, sw, eport, p, eport->qbytes[p->prio] + p->frame_bytes);
 	sim_port_enqueue(s, eport, p);
 }

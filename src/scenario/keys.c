@@ -108,6 +108,12 @@ static const struct fab_key_def keys[] = {
 	{"fabric.ecn.kmax", K_BYTES, OFF(fabric.ecn.kmax_bytes), "400KiB", 1, 1e12, NULL,
 	 "queue depth above which every packet is marked"},
 	{"fabric.ecn.pmax", K_DOUBLE, OFF(fabric.ecn.pmax), "0.2", 0, 1, NULL, "marking probability at kmax"},
+	{"fabric.ecn.ref_rate", K_RATE, OFF(fabric.ecn.ref_rate), "0", 1e6, 1.6e12, NULL,
+	 "kmin and kmax are for ports of this rate, other ports' in proportion to their rate (0: the same on every "
+	 "port)"},
+	{"fabric.ecn.mark_at", K_ENUM, OFF(fabric.ecn.mark_at), "dequeue", 0, 0, "dequeue|dequeue-after|enqueue",
+	 "dequeue: on the queue with the departing packet; dequeue-after: on the queue it leaves behind (HPCC's ns-3); "
+	 "enqueue: on the queue with the arriving packet"},
 	{"fabric.dcqcn.enabled", K_BOOL, OFF(fabric.dcqcn.enabled), "true", 0, 0, NULL,
 	 "DCQCN rate control (CNPs from receivers, rate cuts at senders)"},
 	{"fabric.dcqcn.preset", K_ENUM, OFF(dcqcn_preset), "none", 0, 0, "none|paper|firmware",

@@ -29,11 +29,20 @@ struct fab_pfc_params {
 	fab_rate_bps nic_rx_drain_bps; /* how fast the NIC empties its receive buffer (PCIe), 0 = line rate */
 };
 
+/* Where a switch marks, and which queue depth it compares. */
+enum fab_ecn_mark_at {
+	FAB_ECN_DEQUEUE,       /* at dequeue, the queue with the departing packet */
+	FAB_ECN_DEQUEUE_AFTER, /* at dequeue, the queue it leaves behind (HPCC's ns-3) */
+	FAB_ECN_ENQUEUE,       /* at enqueue, the queue with the arriving packet */
+};
+
 struct fab_ecn_params {
 	bool enabled;
 	fab_bytes kmin_bytes;
 	fab_bytes kmax_bytes;
-	double pmax; /* marking probability at kmax */
+	double pmax;           /* marking probability at kmax */
+	fab_rate_bps ref_rate; /* kmin and kmax are for ports of this rate, others in proportion; 0: every port */
+	int mark_at;           /* enum fab_ecn_mark_at */
 };
 
 struct fab_nic_params {

@@ -226,6 +226,41 @@ static void test_physics_dcqcn_firmware_echoes_every_mark(void **state)
 	trun_free(&b);
 }
 
+/* ECN thresholds per port speed and the marking point, by exact
+ * equivalences on an 8-to-1 incast of full packets (every frame 4158 B):
+ * thresholds given for 800G ports are half as deep on these 400G ports;
+ * marking on the queue a packet leaves behind at K is marking on the queue
+ * with it at K + 4158. */
+static void test_physics_ecn_per_speed_and_marking_point(void **state)
+{
+	(void)state;
+	const char *yaml = ONE_LEAF(9) "traffic:\n"
+				       "  generators:\n"
+				       "    - {kind: incast, senders: 8, dst: 0, bytes: 4MiB}\n";
+	const char *base[] = {"fabric.ecn.kmin=100KB", "fabric.ecn.kmax=400KB"};
+	const char *scaled[] = {"fabric.ecn.kmin=200KB", "fabric.ecn.kmax=800KB", "fabric.ecn.ref_rate=800Gbps"};
+	const char *after[] = {"fabric.ecn.kmin=100KB", "fabric.ecn.kmax=400KB", "fabric.ecn.mark_at=dequeue-after"};
+	const char *shifted[] = {"fabric.ecn.kmin=104158B", "fabric.ecn.kmax=404158B"};
+	const char *enq[] = {"fabric.ecn.kmin=100KB", "fabric.ecn.kmax=400KB", "fabric.ecn.mark_at=enqueue"};
+	struct trun r[5] = {trun_yaml_sets(yaml, base, 2), trun_yaml_sets(yaml, scaled, 3),
+			    trun_yaml_sets(yaml, after, 3), trun_yaml_sets(yaml, shifted, 2),
+			    trun_yaml_sets(yaml, enq, 3)};
+	struct fab_summary sm[5];
+	for (int i = 0; i < 5; i++)
+		fab_summary_compute(r[i].run->sim, &sm[i]);
+	print_message("marks: %llu, per speed %llu; after %llu, shifted %llu; at enqueue %llu\n",
+		      (unsigned long long)sm[0].ecn_marks, (unsigned long long)sm[1].ecn_marks,
+		      (unsigned long long)sm[2].ecn_marks, (unsigned long long)sm[3].ecn_marks,
+		      (unsigned long long)sm[4].ecn_marks);
+	assert_true(sm[0].ecn_marks > 0 && sm[2].ecn_marks > 0 && sm[4].ecn_marks > 0);
+	assert_true(sm[0].ecn_marks == sm[1].ecn_marks && sm[0].fct_max == sm[1].fct_max);
+	assert_true(sm[2].ecn_marks == sm[3].ecn_marks && sm[2].fct_max == sm[3].fct_max);
+	assert_true(sm[2].ecn_marks != sm[0].ecn_marks);
+	assert_int_equal(sm[4].flows_done, 8);
+	for (int i = 0; i < 5; i++)
+		trun_free(&r[i]);
+}
+
 static void test_physics_incast_lossless_with_pfc(void **state)
 {
 	(void)state;
@@ -416,6 +451,7 @@ int main(void)
 		cmocka_unit_test(test_physics_dcqcn_two_flows_converge),
 		cmocka_unit_test(test_physics_dcqcn_late_flows_cut_as_early),
 		cmocka_unit_test(test_physics_dcqcn_firmware_echoes_every_mark),
+		cmocka_unit_test(test_physics_ecn_per_speed_and_marking_point),
 		cmocka_unit_test(test_physics_incast_lossless_with_pfc),
 		cmocka_unit_test(test_physics_incast_lossy_recovers),
 		cmocka_unit_test(test_physics_nic_pause_when_receiver_slow),
