@@ -53,7 +53,7 @@ static const char *usage_sim =
 	"  --set KEY=VALUE       override any scenario key, e.g. --set topology.spines=8\n"
 	"                        (repeatable; list items by index: traffic.generators.0.bytes=1MiB)\n"
 	"  --format text|json|csv  what to print on stdout (default text)\n"
-	"  --out DIR             also write result.json, flows.csv, ports.csv, summary.txt\n"
+	"  --out DIR             also write result.json, flows.csv, ports.csv, summary.txt, slowdown.csv\n"
 	"                        (and series.csv, series.jsonl) into DIR\n"
 	"  -q, --quiet           print nothing on stdout; no progress, no timing\n"
 	"  --keys                print the reference of every scenario key (Markdown)\n"
@@ -152,11 +152,15 @@ int cmd_sim(int argc, char **argv)
 		report_speed(fab_run_events(run), pctx.t0);
 	o.doc = fab_run_json(run);
 	static const struct out_spec specs[] = {
-		{"result.json", w_cmd, OUT_DOC},           {"flows.csv", w_cmd, FAB_OUT_FLOWS_CSV},
-		{"ports.csv", w_cmd, FAB_OUT_PORTS_CSV},   {"summary.txt", w_cmd, FAB_OUT_TEXT},
-		{"series.csv", w_cmd, FAB_OUT_SERIES_CSV}, {"series.jsonl", w_cmd, FAB_OUT_SERIES_JSONL},
+		{"result.json", w_cmd, OUT_DOC},
+		{"flows.csv", w_cmd, FAB_OUT_FLOWS_CSV},
+		{"ports.csv", w_cmd, FAB_OUT_PORTS_CSV},
+		{"summary.txt", w_cmd, FAB_OUT_TEXT},
+		{"slowdown.csv", w_cmd, FAB_OUT_SLOWDOWN_CSV},
+		{"series.csv", w_cmd, FAB_OUT_SERIES_CSV},
+		{"series.jsonl", w_cmd, FAB_OUT_SERIES_JSONL},
 	};
-	if (cm.outdir && (rc = write_out_dir(cm.outdir, specs, fab_run_has_series(run) ? 6 : 4, &o)))
+	if (cm.outdir && (rc = write_out_dir(cm.outdir, specs, fab_run_has_series(run) ? 7 : 5, &o)))
 		goto out;
 	if (!cm.quiet)
 		rc = print_cmd(&o, cm.format, OUT_TABLES);

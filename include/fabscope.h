@@ -59,6 +59,7 @@ enum fab_output {
 	FAB_OUT_SERIES_JSONL, /* the same, and flows, one JSON object a line */
 	FAB_OUT_ROWS_CSV,     /* coll: the sweep's rows */
 	FAB_OUT_LOG,          /* the communicators' and jobs' log (NCCL_DEBUG=INFO-like) */
+	FAB_OUT_SLOWDOWN_CSV, /* sim: FCT slowdowns per 5% size bin */
 };
 
 /* Builds the topology, expands the traffic, places the jobs and prepares

@@ -307,6 +307,8 @@ int fab_run_write(FILE *f, const struct fab_run *r, enum fab_output what)
 		return fab_run_has_series(r) ? fab_result_write_series_jsonl(f, r->sim) : FAB_EINVAL;
 	case FAB_OUT_LOG:
 		return r->work ? write_log(f, &r->work->log) : 0;
+	case FAB_OUT_SLOWDOWN_CSV:
+		return fab_result_write_slowdown_csv(f, r->sim);
 	default:
 		return FAB_EINVAL;
 	}

@@ -8,6 +8,7 @@
 
 #include "../include/fabscope.h"
 #include "out/result.h"
+#include "out/slowdown.h"
 #include "scenario/scenario.h"
 #include "sim/sim.h"
 #include "work/comm.h"

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "result.h"
+#include "slowdown.h"
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -509,6 +510,9 @@ json_t *fab_result_json(const struct fab_config *c, const struct fab_sim *s)
 	json_object_set_new(doc, "ecmp", ecmp_json(s));
 	json_object_set_new(doc, "ecmp_groups", ecmp_groups_json(s));
 	json_object_set_new(doc, "flows", flows_json(s));
+	json_t *sd = fab_slowdown_json(s);
+	if (sd)
+		json_object_set_new(doc, "slowdown", sd);
 	json_object_set_new(doc, "ports", ports_json(s));
 	if (c->fabric.series_interval_ps)
 		series_json(doc, s);

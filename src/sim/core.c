@@ -295,6 +295,11 @@ void fab_sim_qp_ends(const struct fab_sim *s, uint32_t qp, uint32_t *src_nic, ui
 	*dst_nic = s->qps[qp]->dst_nic;
 }
 
+uint32_t fab_sim_flow_first_qp(const struct fab_sim *s, uint32_t flow)
+{
+	return s->flows[flow].first_qp;
+}
+
 uint32_t fab_sim_qp_path(const struct fab_sim *s, uint32_t qp, uint32_t *ports, uint32_t max)
 {
 	const struct sim_conn *c = s->qps[qp];

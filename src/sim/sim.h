@@ -233,6 +233,8 @@ uint32_t fab_sim_mtu(const struct fab_sim *s);
 uint32_t fab_sim_nqps(const struct fab_sim *s);
 bool fab_sim_qp_used(const struct fab_sim *s, uint32_t qp);
 uint32_t fab_sim_qp_path(const struct fab_sim *s, uint32_t qp, uint32_t *ports, uint32_t max);
+/* the first queue pair of the scenario's flow i (its others follow it) */
+uint32_t fab_sim_flow_first_qp(const struct fab_sim *s, uint32_t flow);
 void fab_sim_qp_ends(const struct fab_sim *s, uint32_t qp, uint32_t *src_nic, uint32_t *dst_nic);
 
 const struct fab_fabric_params *fab_sim_fabric(const struct fab_sim *s);

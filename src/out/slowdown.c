@@ -1,0 +1,130 @@
+/*
+ * slowdown.c - FCT slowdowns per size bin (slowdown.h).
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "slowdown.h"
+
+struct flow_sd {
+	uint64_t bytes;
+	double sd;
+};
+
+static int cmp_flow_sd(const void *a, const void *b)
+{
+	const struct flow_sd *x = a, *y = b;
+	if (x->bytes != y->bytes)
+		return x->bytes < y->bytes ? -1 : 1;
+	return x->sd < y->sd ? -1 : x->sd > y->sd;
+}
+
+size_t fab_slowdown_binning(uint64_t *bytes, double *slowdown, size_t n, struct fab_slowdown_bin *bins)
+{
+	struct flow_sd *f = fab_xcalloc(n ? n : 1, sizeof *f);
+	for (size_t i = 0; i < n; i++)
+		f[i] = (struct flow_sd){bytes[i], slowdown[i]};
+	qsort(f, n, sizeof *f, cmp_flow_sd);
+	for (size_t i = 0; i < n; i++) {
+		bytes[i] = f[i].bytes;
+		slowdown[i] = f[i].sd;
+	}
+	free(f);
+	size_t nb = 0;
+	double *sd = fab_xcalloc(n ? n : 1, sizeof *sd);
+	for (size_t b = 0; b < FAB_SLOWDOWN_BINS; b++) {
+		size_t lo = b * 5 * n / 100, hi = (b + 1) * 5 * n / 100;
+		if (hi <= lo)
+			continue;
+		size_t k = hi - lo;
+		for (size_t i = 0; i < k; i++)
+			sd[i] = slowdown[lo + i];
+		qsort(sd, k, sizeof *sd, fab_cmp_double);
+		bins[nb++] = (struct fab_slowdown_bin){
+			.max_bytes = bytes[hi - 1],
+			.flows = (uint32_t)k,
+			.p50 = sd[(size_t)((double)k * 0.5)],
+			.p95 = sd[(size_t)((double)k * 0.95)],
+			.p99 = sd[(size_t)((double)k * 0.99)],
+		};
+	}
+	free(sd);
+	return nb;
+}
+
+double fab_ideal_fct_ps(const struct fab_sim *s, uint32_t flow)
+{
+	const struct fab_topo *t = fab_sim_topo(s);
+	size_t nf;
+	const struct fab_sim_flow *f = &fab_sim_flows(s, &nf)[flow];
+	uint32_t path[64], n = fab_sim_qp_path(s, fab_sim_flow_first_qp(s, flow), path, 64);
+	uint32_t mtu = fab_sim_mtu(s);
+	const struct fab_wire *w = fab_sim_wire(s);
+	double rtt = 0, slowest = 1e300;
+	for (uint32_t h = 0; h < n; h++) {
+		const struct fab_port *p = &t->ports[path[h]];
+		rtt += 2.0 * (double)p->delay_ps + (double)mtu * 8e12 / (double)p->rate_bps;
+		slowest = FAB_MIN(slowest, (double)p->rate_bps);
+	}
+	double pkts = ceil((double)f->bytes / mtu);
+	double wire = (double)f->bytes + pkts * (double)(w->data_overhead + w->preamble_ifg);
+	return rtt + wire * 8e12 / slowest;
+}
+
+/* every finished flow's size and slowdown; n set */
+static void flows_slowdown(const struct fab_sim *s, uint64_t **bytes, double **sd, size_t *n)
+{
+	size_t nf;
+	const struct fab_sim_flow *fl = fab_sim_flows(s, &nf);
+	const struct fab_flow_stats *st = fab_sim_flow_stats(s);
+	*bytes = fab_xcalloc(nf ? nf : 1, sizeof **bytes);
+	*sd = fab_xcalloc(nf ? nf : 1, sizeof **sd);
+	*n = 0;
+	for (size_t i = 0; i < nf; i++) {
+		if (st[i].finish_ps == FAB_TIME_NEVER)
+			continue;
+		double fct = (double)(st[i].finish_ps - fl[i].start_ps);
+		(*bytes)[*n] = fl[i].bytes;
+		(*sd)[(*n)++] = FAB_MAX(1.0, fct / fab_ideal_fct_ps(s, (uint32_t)i));
+	}
+}
+
+json_t *fab_slowdown_json(const struct fab_sim *s)
+{
+	uint64_t *bytes;
+	double *sd;
+	size_t n;
+	flows_slowdown(s, &bytes, &sd, &n);
+	json_t *o = NULL;
+	if (n) {
+		struct fab_slowdown_bin bins[FAB_SLOWDOWN_BINS];
+		size_t nb = fab_slowdown_binning(bytes, sd, n, bins);
+		json_t *arr = json_array();
+		for (size_t i = 0; i < nb; i++)
+			json_array_append_new(arr,
+					      json_pack("{s:I,s:i,s:f,s:f,s:f}", "max_bytes",
+							(json_int_t)bins[i].max_bytes, "flows", bins[i].flows, "p50",
+							bins[i].p50, "p95", bins[i].p95, "p99", bins[i].p99));
+		o = json_pack("{s:i,s:o}", "flows", (int)n, "bins", arr);
+	}
+	free(bytes);
+	free(sd);
+	return o;
+}
+
+int fab_result_write_slowdown_csv(FILE *f, const struct fab_sim *s)
+{
+	uint64_t *bytes;
+	double *sd;
+	size_t n;
+	flows_slowdown(s, &bytes, &sd, &n);
+	struct fab_slowdown_bin bins[FAB_SLOWDOWN_BINS];
+	size_t nb = fab_slowdown_binning(bytes, sd, n, bins);
+	fprintf(f, "bin,max_bytes,flows,p50,p95,p99\n");
+	for (size_t i = 0; i < nb; i++)
+		fprintf(f, "%zu,%llu,%u,%.4f,%.4f,%.4f\n", i, (unsigned long long)bins[i].max_bytes, bins[i].flows,
+			bins[i].p50, bins[i].p95, bins[i].p99);
+	free(bytes);
+	free(sd);
+	return ferror(f) ? FAB_EIO : 0;
+}
