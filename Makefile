@@ -103,10 +103,12 @@ bench: deps
 	sh bench/flow.sh ./$(BIN)
 
 # long validations, asserted (minutes): the flow engine against the packet
-# engine on 256 GPUs
+# engine on 256 GPUs; the packet engine against HPCC's ns-3 on its own run
+# (shared/reference/hpcc-ns3, skipped where it is absent)
 validate: deps
 	@$(MAKE) --no-print-directory all
 	sh tests/validate/flow.sh ./$(BIN)
+	sh tests/validate/hpcc.sh ./$(BIN)
 
 # regenerates the key reference at the end of doc/scenario.md
 doc-keys: $(BIN)
