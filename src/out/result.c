@@ -445,6 +445,12 @@ static json_t *ports_json(const struct fab_sim *s)
 							  : 0.0));
 		json_object_set_new(o, "watchdog_trips", json_u64(x->watchdog_trips));
 		json_object_set_new(o, "unroutable", json_u64(x->unroutable));
+		if (n->kind == FAB_NODE_SWITCH) {
+			fab_bytes hr, xoff;
+			fab_sim_port_pfc(s, p, &hr, &xoff);
+			json_object_set_new(o, "pfc_headroom_bytes", json_u64(hr));
+			json_object_set_new(o, "pfc_xoff_bytes", json_u64(xoff));
+		}
 		json_object_set_new(o, "pause_tx_by_prio", ptxa);
 		json_object_set_new(o, "pause_rx_by_prio", prxa);
 		json_object_set_new(o, "paused_ps_by_prio", pausa);

@@ -20,14 +20,18 @@ struct pkt_llfc_ops {
 	const char *name;
 	/* the priorities it keeps lossless (bit p = priority p) */
 	uint8_t (*lossless_mask)(const struct psim *s);
-	/* the headroom of a switch port above its pause point, bytes */
-	fab_bytes (*headroom)(const struct psim *s, const struct sim_port *port);
+	/* a port is built: its headroom (and what else the control keeps per
+	 * port); switch ports set their switch's pool aside */
+	void (*init_port)(struct psim *s, struct sim_port *port);
+	/* a switch port's headroom and pause threshold on an empty switch */
+	void (*port_thresholds)(const struct psim *s, const struct sim_port *port, fab_bytes *headroom,
+				fab_bytes *xoff);
 	/* room at ingress port `in` for `size` more bytes of lossless prio */
 	bool (*room)(const struct psim *s, const struct sim_port *in, unsigned prio, uint32_t size);
-	/* bytes of lossless prio from `in` were admitted / left the switch
-	 * (in->in_bytes already counts the change) */
-	void (*admitted)(struct psim *s, struct sim_port *in, unsigned prio);
-	void (*released)(struct psim *s, struct sim_port *in, unsigned prio);
+	/* `size` bytes of lossless prio from `in` were admitted / left the
+	 * switch (in->in_bytes already counts the change) */
+	void (*admitted)(struct psim *s, struct sim_port *in, unsigned prio, uint32_t size);
+	void (*released)(struct psim *s, struct sim_port *in, unsigned prio, uint32_t size);
 	/* a data frame reached a NIC (its receive buffer toward the GPU) */
 	void (*nic_received)(struct psim *s, struct sim_nic *nic, const struct pkt *p);
 	/* sends the port's pending control frame, if any, before anything else */

@@ -33,7 +33,7 @@ bool mmu_admit(struct psim *s, struct sim_switch *sw, struct sim_port *in, const
 	in->in_bytes[prio] += size;
 	p->in_port = in->id;
 	if (lossless)
-		s->llfc->admitted(s, in, prio);
+		s->llfc->admitted(s, in, prio, size);
 	return true;
 }
 
@@ -45,5 +45,5 @@ void mmu_release(struct psim *s, struct sim_switch *sw, const struct pkt *p)
 	sw->buffer_used -= p->frame_bytes;
 	in->in_bytes[prio] -= p->frame_bytes;
 	if (s->lossless & (1u << prio))
-		s->llfc->released(s, in, prio);
+		s->llfc->released(s, in, prio, p->frame_bytes);
 }

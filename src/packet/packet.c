@@ -152,6 +152,12 @@ static void pkt_port_stats(const struct fab_sim *sim, struct fab_port_stats *out
 		out[i] = s->ports[i].st;
 }
 
+static void pkt_port_pfc(const struct fab_sim *sim, uint32_t port, fab_bytes *headroom, fab_bytes *xoff)
+{
+	const struct psim *s = (const struct psim *)sim;
+	s->llfc->port_thresholds(s, &s->ports[port], headroom, xoff);
+}
+
 static fab_rate_bps pkt_port_rate(const struct fab_sim *sim, uint32_t port)
 {
 	return ((const struct psim *)sim)->ports[port].rate_bps;
@@ -184,6 +190,7 @@ static const struct sim_engine_ops packet_ops = {
 	.free = pkt_free,
 	.port_stats = pkt_port_stats,
 	.port_rate = pkt_port_rate,
+	.port_pfc = pkt_port_pfc,
 };
 
 struct fab_sim *fab_packet_new(const struct fab_topo *topo, const struct fab_fabric_params *fp, uint64_t seed,
@@ -192,8 +199,19 @@ struct fab_sim *fab_packet_new(const struct fab_topo *topo, const struct fab_fab
 	struct psim *s = fab_xcalloc(1, sizeof *s);
 	s->c.fp = *fp; /* read by the flow control below; sim_core_init sets the rest */
 	s->c.wire = fab_wire_resolve(fp->transport, &fp->wire);
+	s->c.topo = topo;
 	s->llfc = &pkt_pfc;
 	s->lossless = s->llfc->lossless_mask(s);
+	s->switches = fab_xcalloc(topo->nswitches ? topo->nswitches : 1, sizeof *s->switches);
+	for (uint32_t n = 0; n < topo->nnodes; n++) {
+		uint32_t si = topo->switch_index[n];
+		if (si == UINT32_MAX)
+			continue;
+		s->switches[si].node = n;
+		fab_rng_init(&s->switches[si].rng, seed, fab_rng_stream(FAB_RNG_ECN_MARK, si));
+		s->switches[si].kmin_bytes = fp->ecn.kmin_bytes;
+		s->switches[si].kmax_bytes = fp->ecn.kmax_bytes;
+	}
 	s->ports = fab_xcalloc(topo->nports, sizeof *s->ports);
 	for (uint32_t i = 0; i < topo->nports; i++) {
 		struct sim_port *port = &s->ports[i];
@@ -204,19 +222,9 @@ struct fab_sim *fab_packet_new(const struct fab_topo *topo, const struct fab_fab
 		port->rate_bps = tp->rate_bps;
 		port->delay_ps = tp->delay_ps;
 		port->is_switch = topo->nodes[tp->node].kind == FAB_NODE_SWITCH;
-		port->pfc.headroom_bytes = s->llfc->headroom(s, port);
+		s->llfc->init_port(s, port);
 		port->ecn_scale = fp->ecn.ref_rate ? (double)tp->rate_bps / (double)fp->ecn.ref_rate : 1.0;
 		fab_rng_init(&port->rng, seed, fab_rng_stream(FAB_RNG_LINK_LOSS, i));
-	}
-	s->switches = fab_xcalloc(topo->nswitches ? topo->nswitches : 1, sizeof *s->switches);
-	for (uint32_t n = 0; n < topo->nnodes; n++) {
-		uint32_t si = topo->switch_index[n];
-		if (si == UINT32_MAX)
-			continue;
-		s->switches[si].node = n;
-		fab_rng_init(&s->switches[si].rng, seed, fab_rng_stream(FAB_RNG_ECN_MARK, si));
-		s->switches[si].kmin_bytes = fp->ecn.kmin_bytes;
-		s->switches[si].kmax_bytes = fp->ecn.kmax_bytes;
 	}
 	s->nics = fab_xcalloc(topo->nnics, sizeof *s->nics);
 	for (uint32_t i = 0; i < topo->nnics; i++) {

@@ -41,6 +41,8 @@ struct pfc_port {
 	uint8_t xoff_sent;                      /* we asked the peer to pause these priorities */
 	uint32_t gen[FAB_NPRIO];                /* refresh timers */
 	fab_bytes headroom_bytes;               /* above XOFF before dropping (mmu.c sizes it) */
+	uint64_t hdrm[FAB_NPRIO];               /* dynamic thresholds: bytes held in the headroom */
+	uint8_t shift;                          /* dynamic thresholds: this port's */
 	fab_time_ps wd_ignore_until[FAB_NPRIO]; /* watchdog: PAUSE ignored until then */
 };
 
@@ -75,7 +77,10 @@ struct sim_port {
 
 struct sim_switch {
 	uint32_t node;
-	uint64_t buffer_used;             /* frame bytes held */
+	uint64_t buffer_used; /* frame bytes held */
+	/* dynamic PFC thresholds: the pool the threshold is a share of */
+	uint64_t pfc_shared;              /* lossless bytes beyond the ports' reserves, not in headroom */
+	uint64_t pfc_set_aside;           /* every port's headroom and reserves */
 	struct fab_rng rng;               /* ECN marking draws */
 	fab_bytes kmin_bytes, kmax_bytes; /* the fabric's, unless a fault changed them */
 };

@@ -66,11 +66,19 @@ static uint8_t pfc_lossless_mask(const struct psim *s)
 	return s->c.fp.pfc.enabled ? s->c.fp.pfc.prio_mask : 0;
 }
 
+static struct sim_switch *switch_of(const struct psim *s, const struct sim_port *p)
+{
+	return &s->switches[s->c.topo->switch_index[p->node]];
+}
+
 static fab_bytes pfc_headroom(const struct psim *s, const struct sim_port *port)
 {
 	const struct fab_fabric_params *fp = &s->c.fp;
 	if (fp->pfc.headroom_bytes)
 		return fp->pfc.headroom_bytes;
+	if (fp->pfc.headroom_delays > 0) /* rate x delay x this (HPCC: 3) */
+		return (fab_bytes)((double)port->rate_bps * (double)port->delay_ps * fp->pfc.headroom_delays /
+				   (8.0 * (double)FAB_PS_PER_S));
 	/* what the upstream still sends after we decide to pause: a round trip
 	 * of the link, plus frames already being serialised at both ends */
 	uint64_t rtt_bytes = (uint64_t)(((__uint128_t)port->rate_bps * 2 * port->delay_ps) / (8 * FAB_PS_PER_S));
@@ -78,29 +86,130 @@ static fab_bytes pfc_headroom(const struct psim *s, const struct sim_port *port)
 	return rtt_bytes + 3ull * fab_wire_data_bytes(w, fp->mtu) + FAB_PFC_FRAME + w->preamble_ifg;
 }
 
+static void pfc_init_port(struct psim *s, struct sim_port *port)
+{
+	const struct fab_pfc_params *pfc = &s->c.fp.pfc;
+	port->pfc.headroom_bytes = pfc_headroom(s, port);
+	if (!pfc->dynamic || !port->is_switch)
+		return;
+	/* one shift less per doubling of the speed above the reference, at least 1 */
+	int shift = (int)pfc->dyn_shift;
+	for (double r = (double)pfc->dyn_ref_rate * 2; r <= (double)port->rate_bps && shift > 1; r *= 2)
+		shift--;
+	port->pfc.shift = (uint8_t)shift;
+	switch_of(s, port)->pfc_set_aside += port->pfc.headroom_bytes + pfc->reserve_bytes;
+}
+
+/* dynamic: the pause threshold of ingress port `in` now */
+static uint64_t dyn_threshold(const struct psim *s, const struct sim_port *in)
+{
+	const struct sim_switch *sw = switch_of(s, in);
+	uint64_t held = sw->pfc_set_aside + sw->pfc_shared, buf = s->c.fp.buffer_bytes;
+	return (buf > held ? buf - held : 0) >> in->pfc.shift;
+}
+
+/* dynamic: bytes of prio from `in` beyond its reserve and not in headroom */
+static uint64_t dyn_shared(const struct psim *s, const struct sim_port *in, unsigned prio)
+{
+	uint64_t ingress = in->in_bytes[prio] - in->pfc.hdrm[prio], reserve = s->c.fp.pfc.reserve_bytes;
+	return ingress > reserve ? ingress - reserve : 0;
+}
+
+static void pfc_port_thresholds(const struct psim *s, const struct sim_port *port, fab_bytes *headroom, fab_bytes *xoff)
+{
+	*headroom = port->pfc.headroom_bytes;
+	if (!s->c.fp.pfc.dynamic) {
+		*xoff = s->c.fp.pfc.xoff_bytes;
+		return;
+	}
+	const struct sim_switch *sw = switch_of(s, port);
+	uint64_t buf = s->c.fp.buffer_bytes;
+	*xoff = (buf > sw->pfc_set_aside ? buf - sw->pfc_set_aside : 0) >> port->pfc.shift;
+}
+
 static bool pfc_room(const struct psim *s, const struct sim_port *in, unsigned prio, uint32_t size)
 {
-	return in->in_bytes[prio] + size <= s->c.fp.pfc.xoff_bytes + in->pfc.headroom_bytes;
+	if (!s->c.fp.pfc.dynamic)
+		return in->in_bytes[prio] + size <= s->c.fp.pfc.xoff_bytes + in->pfc.headroom_bytes;
+	/* refused only with the headroom full and the shared share used up */
+	return !(in->pfc.hdrm[prio] + size > in->pfc.headroom_bytes &&
+		 dyn_shared(s, in, prio) + size > dyn_threshold(s, in));
+}
+
+static void pause_upstream(struct psim *s, struct sim_port *in, unsigned prio)
+{
+	in->pfc.xoff_sent |= (uint8_t)(1u << prio);
+	pfc_send(s, in, prio, (uint16_t)s->c.fp.pfc.quanta);
+	pfc_arm_refresh(s, in, prio);
+}
+
+static void resume_upstream(struct psim *s, struct sim_port *in, unsigned prio)
+{
+	in->pfc.xoff_sent &= (uint8_t) ~(1u << prio);
+	in->pfc.gen[prio]++;
+	pfc_send(s, in, prio, 0);
+}
+
+/* dynamic: the new bytes go to the reserve, the shared pool, or, past
+ * the threshold, the headroom; PAUSE once any byte is in the headroom or
+ * the shared use reaches the threshold */
+static void dyn_admitted(struct psim *s, struct sim_port *in, unsigned prio, uint32_t size)
+{
+	uint64_t reserve = s->c.fp.pfc.reserve_bytes;
+	uint64_t ingress = in->in_bytes[prio] - in->pfc.hdrm[prio]; /* with the new bytes */
+	if (ingress > reserve) {
+		if (ingress - reserve > dyn_threshold(s, in)) {
+			in->pfc.hdrm[prio] += size;
+		} else {
+			struct sim_switch *sw = switch_of(s, in);
+			sw->pfc_shared += FAB_MIN((uint64_t)size, ingress - reserve);
+		}
+	}
+	if (!(in->pfc.xoff_sent & (1u << prio)) &&
+	    (in->pfc.hdrm[prio] > 0 || dyn_shared(s, in, prio) >= dyn_threshold(s, in)))
+		pause_upstream(s, in, prio);
+}
+
+/* dynamic: bytes leave the headroom first, then the shared pool; RESUME
+ * with the headroom empty and the shared use 0 or resume_offset below the
+ * threshold */
+static void dyn_released(struct psim *s, struct sim_port *in, unsigned prio, uint32_t size)
+{
+	uint64_t reserve = s->c.fp.pfc.reserve_bytes;
+	uint64_t from_hdrm = FAB_MIN(in->pfc.hdrm[prio], (uint64_t)size);
+	uint64_t ingress = in->in_bytes[prio] + size - in->pfc.hdrm[prio]; /* before */
+	uint64_t from_shared = FAB_MIN(size - from_hdrm, ingress > reserve ? ingress - reserve : 0);
+	in->pfc.hdrm[prio] -= from_hdrm;
+	struct sim_switch *sw = switch_of(s, in);
+	FAB_ASSERT(sw->pfc_shared >= from_shared);
+	sw->pfc_shared -= from_shared;
+	if (!(in->pfc.xoff_sent & (1u << prio)) || in->pfc.hdrm[prio])
+		return;
+	uint64_t shared = dyn_shared(s, in, prio);
+	if (shared == 0 || shared + s->c.fp.pfc.resume_offset <= dyn_threshold(s, in))
+		resume_upstream(s, in, prio);
 }
 
 /* past XOFF: PAUSE upstream, refreshed until XON */
-static void pfc_admitted(struct psim *s, struct sim_port *in, unsigned prio)
+static void pfc_admitted(struct psim *s, struct sim_port *in, unsigned prio, uint32_t size)
 {
-	if (in->in_bytes[prio] > s->c.fp.pfc.xoff_bytes && !(in->pfc.xoff_sent & (1u << prio))) {
-		in->pfc.xoff_sent |= (uint8_t)(1u << prio);
-		pfc_send(s, in, prio, (uint16_t)s->c.fp.pfc.quanta);
-		pfc_arm_refresh(s, in, prio);
+	if (s->c.fp.pfc.dynamic) {
+		dyn_admitted(s, in, prio, size);
+		return;
 	}
+	if (in->in_bytes[prio] > s->c.fp.pfc.xoff_bytes && !(in->pfc.xoff_sent & (1u << prio)))
+		pause_upstream(s, in, prio);
 }
 
 /* at or below XON: RESUME */
-static void pfc_released(struct psim *s, struct sim_port *in, unsigned prio)
+static void pfc_released(struct psim *s, struct sim_port *in, unsigned prio, uint32_t size)
 {
-	if ((in->pfc.xoff_sent & (1u << prio)) && in->in_bytes[prio] <= s->c.fp.pfc.xon_bytes) {
-		in->pfc.xoff_sent &= (uint8_t) ~(1u << prio);
-		in->pfc.gen[prio]++;
-		pfc_send(s, in, prio, 0);
+	if (s->c.fp.pfc.dynamic) {
+		dyn_released(s, in, prio, size);
+		return;
 	}
+	if ((in->pfc.xoff_sent & (1u << prio)) && in->in_bytes[prio] <= s->c.fp.pfc.xon_bytes)
+		resume_upstream(s, in, prio);
 }
 
 static void pfc_receive(struct psim *s, struct sim_port *port, const struct pkt *p)
@@ -244,7 +353,8 @@ static void pfc_finish(struct psim *s, struct sim_port *port)
 const struct pkt_llfc_ops pkt_pfc = {
 	.name = "pfc",
 	.lossless_mask = pfc_lossless_mask,
-	.headroom = pfc_headroom,
+	.init_port = pfc_init_port,
+	.port_thresholds = pfc_port_thresholds,
 	.room = pfc_room,
 	.admitted = pfc_admitted,
 	.released = pfc_released,

@@ -227,6 +227,13 @@ const struct fab_wire *fab_sim_wire(const struct fab_sim *s)
 	return &s->wire;
 }
 
+void fab_sim_port_pfc(const struct fab_sim *s, uint32_t port, fab_bytes *headroom, fab_bytes *xoff)
+{
+	*headroom = *xoff = 0;
+	if (s->ops->port_pfc && s->fp.pfc.enabled)
+		s->ops->port_pfc(s, port, headroom, xoff);
+}
+
 const struct fab_topo *fab_sim_topo(const struct fab_sim *s)
 {
 	return s->topo;

@@ -27,6 +27,15 @@ struct fab_pfc_params {
 	bool nic_pause;           /* the NIC sends PAUSE when its receive buffer passes nic_xoff */
 	fab_bytes nic_rx_buffer_bytes;
 	fab_rate_bps nic_rx_drain_bps; /* how fast the NIC empties its receive buffer (PCIe), 0 = line rate */
+	int dynamic;                   /* thresholds: 0 static (xoff, xon), 1 dynamic: */
+	/* dynamic thresholds: XOFF = (buffer - all headroom - all
+	 * reserves - shared bytes in use) >> shift, shift dyn_shift at
+	 * dyn_ref_rate, one less per doubling of a port's speed, at least 1 */
+	uint32_t dyn_shift;
+	fab_rate_bps dyn_ref_rate;
+	fab_bytes reserve_bytes; /* per ingress port and priority, before the shared pool */
+	fab_bytes resume_offset; /* dynamic: RESUME this far below the threshold (or at 0 shared) */
+	double headroom_delays;  /* headroom = rate x link delay x this; 0: the default sizing */
 };
 
 /* Where a switch marks, and which queue depth it compares. */
@@ -240,6 +249,9 @@ void fab_sim_qp_ends(const struct fab_sim *s, uint32_t qp, uint32_t *src_nic, ui
 const struct fab_fabric_params *fab_sim_fabric(const struct fab_sim *s);
 /* The framing of the fabric's transport: its overheads on the wire. */
 const struct fab_wire *fab_sim_wire(const struct fab_sim *s);
+/* A switch port's PFC headroom and pause threshold on an empty switch (the
+ * dynamic threshold's largest value); 0, 0 without PFC. */
+void fab_sim_port_pfc(const struct fab_sim *s, uint32_t port, fab_bytes *headroom, fab_bytes *xoff);
 /* What a message on conn waits after its last byte leaves the NIC: the
  * path's propagation delays and the store-and-forward of one full packet
  * at every switch (routes as they are now). */

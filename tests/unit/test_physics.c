@@ -5,6 +5,7 @@
  * cost of oversubscription.  Every run also checks byte conservation.
  */
 #include <math.h>
+#include <unistd.h>
 
 #include "testutil.h"
 
@@ -261,6 +262,70 @@ static void test_physics_ecn_per_speed_and_marking_point(void **state)
 		trun_free(&r[i]);
 }
 
+/* Dynamic PFC thresholds as HPCC's ns-3 configures its 32 MiB switches
+ * (headroom 3 x rate x delay, 4 KiB reserved per ingress port, shift 3 at
+ * 100G and one less per doubling): on an empty switch the thresholds are
+ * the published ones (shared/reference/hpcc-ns3/README.md: ToR 4,034,064 B
+ * at 100G and 16,136,256 B at 400G, Agg 16,160,832 B, Core 16,391,976 B) on
+ * switches with the same ports; and a 15-to-1 incast under them pauses and
+ * drops nothing. */
+static void test_physics_pfc_dynamic_thresholds(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/fabscope-dyn-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	for (int k = 0; k < 16; k++)
+		fprintf(f, "nic h%d\n", k);
+	fprintf(f, "switch tor0\n");
+	for (int j = 0; j < 5; j++)
+		fprintf(f, "switch agg%d\n", j);
+	for (int i = 0; i < 7; i++)
+		fprintf(f, "switch core%d\n", i);
+	for (int k = 0; k < 16; k++)
+		fprintf(f, "link h%d tor0 100Gbps 1us\n", k); /* ToR: 16 x 100G + 4 x 400G */
+	for (int j = 0; j < 4; j++)
+		fprintf(f, "link tor0 agg%d 400Gbps 1us\n", j);
+	for (int i = 0; i < 7; i++)
+		fprintf(f, "link agg0 core%d 400Gbps 1us\n", i); /* agg0: 8 x 400G */
+	for (int j = 1; j < 5; j++)
+		fprintf(f, "link core0 agg%d 400Gbps 1us\n", j); /* core0: 5 x 400G */
+	fclose(f);
+	char yaml[1024];
+	snprintf(yaml, sizeof yaml,
+		 "topology: {kind: file, file: %s, gpus_per_server: 1, nics_per_server: 1}\n"
+		 "fabric:\n"
+		 "  buffer: 32MiB\n"
+		 "  pfc: {threshold: dynamic, shift: 3, shift_rate: 100Gbps, reserve: 4KiB, headroom_delays: 3}\n"
+		 "traffic:\n"
+		 "  generators:\n"
+		 "    - {kind: incast, senders: 15, dst: 0, bytes: 4MiB}\n",
+		 path);
+	struct trun t = trun_yaml(yaml);
+	unlink(path);
+	struct {
+		const char *node, *peer;
+		fab_bytes headroom, xoff;
+	} want[] = {{"tor0", "h3", 37500, 4034064},
+		    {"tor0", "agg2", 150000, 16136256},
+		    {"agg0", "tor0", 150000, 16160832},
+		    {"core0", "agg0", 150000, 16391976}};
+	for (size_t i = 0; i < FAB_ARRAY_LEN(want); i++) {
+		fab_bytes hr, xoff;
+		fab_sim_port_pfc(t.run->sim, port_between(t.run->topo, want[i].node, want[i].peer), &hr, &xoff);
+		assert_int_equal(hr, want[i].headroom);
+		assert_int_equal(xoff, want[i].xoff);
+	}
+	struct fab_summary sm;
+	fab_summary_compute(t.run->sim, &sm);
+	print_message("incast 15 x 4 MiB: %llu PAUSE frames, %llu drops\n", (unsigned long long)sm.pause_frames,
+		      (unsigned long long)sm.drops);
+	assert_int_equal(sm.flows_done, 15);
+	assert_int_equal(sm.drops, 0);
+	trun_free(&t);
+}
+
 static void test_physics_incast_lossless_with_pfc(void **state)
 {
 	(void)state;
@@ -452,6 +517,7 @@ int main(void)
 		cmocka_unit_test(test_physics_dcqcn_late_flows_cut_as_early),
 		cmocka_unit_test(test_physics_dcqcn_firmware_echoes_every_mark),
 		cmocka_unit_test(test_physics_ecn_per_speed_and_marking_point),
+		cmocka_unit_test(test_physics_pfc_dynamic_thresholds),
 		cmocka_unit_test(test_physics_incast_lossless_with_pfc),
 		cmocka_unit_test(test_physics_incast_lossy_recovers),
 		cmocka_unit_test(test_physics_nic_pause_when_receiver_slow),
