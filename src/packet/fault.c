@@ -56,6 +56,7 @@ void fault_apply(struct psim *s, const struct fab_fault *f, int what)
 		break;
 	case FAB_FAULT_LOSSY:
 		a->loss = b->loss = end ? 0 : f->drop;
+		a->drop_every = b->drop_every = end ? 0 : f->drop_every;
 		break;
 	case FAB_FAULT_DOWN:
 		a->down = b->down = !end;

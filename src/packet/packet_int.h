@@ -67,7 +67,8 @@ struct sim_port {
 	uint64_t series_tx_mark, series_wire_mark;
 	uint64_t series_drop_mark, series_ecn_mark, series_ptx_mark, series_prx_mark;
 	/* faults */
-	double loss; /* frames sent on this port are lost with this probability */
+	double loss;                    /* frames sent on this port are lost with this probability */
+	uint32_t drop_every, data_seen; /* and every drop_every-th data frame */
 	bool down;
 	fab_time_ps down_since;
 	struct fab_rng rng; /* loss draws */

@@ -93,7 +93,8 @@ static void port_deliver(struct psim *s, struct pkt *p, uint32_t port_id)
 {
 	struct sim_port *port = &s->ports[port_id];
 	struct sim_port *from = &s->ports[port->peer];
-	if (from->down || (from->loss > 0 && fab_rng_unit(&from->rng) < from->loss)) {
+	bool nth = from->drop_every && p->kind == PKT_DATA && ++from->data_seen % from->drop_every == 0;
+	if (from->down || nth || (from->loss > 0 && fab_rng_unit(&from->rng) < from->loss)) {
 		/* lost on the wire: the receiver sees a bad frame, or nothing */
 		port->st.rx_errors++;
 		s->c.tot.drops++;

@@ -285,6 +285,8 @@ static const struct fab_key_def fault_keys[] = {
 	{"link_index", K_U32, XOFF(link_index), "0", 0, 1024, NULL, "which of parallel links to peer"},
 	{"rate", K_RATE, XOFF(rate_bps), "0", 0, 1.6e12, NULL, "degrade: the speed the link really runs at"},
 	{"drop", K_DOUBLE, XOFF(drop), "0", 0, 1, NULL, "lossy: probability a frame is lost"},
+	{"drop_every", K_U32, XOFF(drop_every), "0", 0, 1e9, NULL,
+	 "lossy: every this many data packets crossing the link, one is lost (deterministic; 0: off)"},
 	{"priority", K_U32, XOFF(priority), "3", 0, 7, NULL, "pfc-storm: the priority paused"},
 	{"kmin", K_BYTES, XOFF(kmin_bytes), "0", 0, 1e12, NULL, "ecn: the switch's Kmin"},
 	{"kmax", K_BYTES, XOFF(kmax_bytes), "0", 0, 1e12, NULL, "ecn: the switch's Kmax"},

@@ -105,6 +105,7 @@ struct fab_fault {
 	uint32_t gpu;  /* SLOW_GPU */
 	fab_rate_bps rate_bps;
 	double drop;
+	uint32_t drop_every; /* LOSSY: every this many data packets on the link, one lost (0: off) */
 	double factor;
 	uint8_t prio;
 	fab_bytes kmin_bytes, kmax_bytes;

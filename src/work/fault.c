@@ -31,6 +31,7 @@ int fab_fault_resolve(const struct fab_fault_spec *f, const struct fab_topo *t, 
 	out->kind = f->kind;
 	out->rate_bps = f->rate_bps;
 	out->drop = f->drop;
+	out->drop_every = f->drop_every;
 	out->factor = f->factor;
 	out->prio = (uint8_t)f->priority;
 	out->kmin_bytes = f->kmin_bytes;
@@ -78,8 +79,8 @@ int fab_fault_resolve(const struct fab_fault_spec *f, const struct fab_topo *t, 
 			if (f->kind == FAB_FAULT_DEGRADE && (!f->rate_bps || f->rate_bps > t->ports[p].rate_bps))
 				return locerr(err, f, "rate: a degraded link runs slower than its configured rate",
 					      NULL);
-			if (f->kind == FAB_FAULT_LOSSY && (f->drop <= 0 || f->drop >= 1))
-				return locerr(err, f, "drop: a probability between 0 and 1", NULL);
+			if (f->kind == FAB_FAULT_LOSSY && !f->drop_every && (f->drop <= 0 || f->drop >= 1))
+				return locerr(err, f, "drop: a probability between 0 and 1 (or drop_every)", NULL);
 			return 0;
 		}
 	}

@@ -17,6 +17,7 @@ struct fab_fault_spec {
 	uint32_t link_index;
 	fab_rate_bps rate_bps;
 	double drop;
+	uint32_t drop_every;
 	uint32_t priority;
 	fab_bytes kmin_bytes, kmax_bytes;
 	fab_time_ps convergence_ps;

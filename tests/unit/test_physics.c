@@ -326,6 +326,30 @@ static void test_physics_pfc_dynamic_thresholds(void **state)
 	trun_free(&t);
 }
 
+/* A deterministic loss pattern: every 50th data packet on the sender's
+ * link is lost.  Exactly floor(sent / 50) are lost (sent: every data packet
+ * that crossed, resent ones included); go-back-N recovers each by a NAK,
+ * with no timeout, and every byte arrives once. */
+static void test_physics_drop_every_nth(void **state)
+{
+	(void)state;
+	const char *yaml = ONE_LEAF(2) "traffic:\n"
+				       "  flows:\n"
+				       "    - {src: 0, dst: 1, bytes: 16MiB}\n"
+				       "faults:\n"
+				       "  - {kind: lossy, node: server0.nic0, peer: leaf0, drop_every: 50}\n";
+	struct trun t = trun_yaml(yaml);
+	const struct fab_sim_totals *tot = fab_sim_totals(t.run->sim);
+	const struct fab_flow_stats *st = fab_sim_flow_stats(t.run->sim);
+	print_message("%llu data packets sent, %llu lost, %llu resent\n", (unsigned long long)tot->data_pkts,
+		      (unsigned long long)tot->wire_losses, (unsigned long long)tot->retx_pkts);
+	assert_int_equal(tot->wire_losses, tot->data_pkts / 50);
+	assert_int_equal(st[0].delivered_bytes, 16u << 20);
+	assert_int_equal(st[0].timeouts, 0);
+	assert_true(st[0].retx_pkts >= tot->wire_losses);
+	trun_free(&t);
+}
+
 static void test_physics_incast_lossless_with_pfc(void **state)
 {
 	(void)state;
@@ -518,6 +542,7 @@ int main(void)
 		cmocka_unit_test(test_physics_dcqcn_firmware_echoes_every_mark),
 		cmocka_unit_test(test_physics_ecn_per_speed_and_marking_point),
 		cmocka_unit_test(test_physics_pfc_dynamic_thresholds),
+		cmocka_unit_test(test_physics_drop_every_nth),
 		cmocka_unit_test(test_physics_incast_lossless_with_pfc),
 		cmocka_unit_test(test_physics_incast_lossy_recovers),
 		cmocka_unit_test(test_physics_nic_pause_when_receiver_slow),
