@@ -48,9 +48,10 @@ void nic_start_tx(struct psim *s, struct sim_nic *nic, struct sim_port *port)
 	double line = sim_pcie_cap(&s->c, (double)port->rate_bps), pcie = line < (double)port->rate_bps ? line : 0;
 	bool data_held = pcie > 0 && nic->pcie_free_ps > s->c.now_ps;
 	for (int prio = FAB_NPRIO - 1; prio >= 0; prio--) {
-		if (port->paused_mask & (1u << prio))
-			continue;
 		struct pkt *p = port->head[prio];
+		bool held = port->paused_mask & (1u << prio);
+		if (held && !(p && s->c.fp.nic.acks_ignore_pause))
+			continue;
 		if (p) {
 			port->head[prio] = p->next;
 			if (!p->next)
@@ -61,6 +62,8 @@ void nic_start_tx(struct psim *s, struct sim_nic *nic, struct sim_port *port)
 			sim_port_transmit(s, port, p);
 			return;
 		}
+		if (held)
+			continue;
 		if (data_held) { /* control packets of lower priorities may go */
 			if (nic->ready_head[prio] && !nic->pcie_wake) {
 				nic->pcie_wake = true;

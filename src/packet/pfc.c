@@ -140,7 +140,8 @@ static void pause_upstream(struct psim *s, struct sim_port *in, unsigned prio)
 {
 	in->pfc.xoff_sent |= (uint8_t)(1u << prio);
 	pfc_send(s, in, prio, (uint16_t)s->c.fp.pfc.quanta);
-	pfc_arm_refresh(s, in, prio);
+	if (!s->c.fp.pfc.until_resume)
+		pfc_arm_refresh(s, in, prio);
 }
 
 static void resume_upstream(struct psim *s, struct sim_port *in, unsigned prio)
@@ -236,12 +237,16 @@ static void pfc_receive(struct psim *s, struct sim_port *port, const struct pkt 
 				port->pfc.wd_ignore_until[prio] = s->c.now_ps + s->c.fp.pfc_watchdog_ps;
 				continue;
 			}
-			port->pfc.paused_until[prio] = s->c.now_ps + pause_duration_ps(port, p->pfc_quanta[prio]);
+			bool until_resume = s->c.fp.pfc.until_resume;
+			port->pfc.paused_until[prio] = until_resume
+				? FAB_TIME_NEVER
+				: s->c.now_ps + pause_duration_ps(port, p->pfc_quanta[prio]);
 			if (!(port->paused_mask & bit)) {
 				port->paused_mask |= bit;
 				port->pfc.paused_since[prio] = s->c.now_ps;
 			}
-			fab_eq_push(&s->c.eq, port->pfc.paused_until[prio], EV_PAUSE_EXPIRE, port, prio);
+			if (!until_resume)
+				fab_eq_push(&s->c.eq, port->pfc.paused_until[prio], EV_PAUSE_EXPIRE, port, prio);
 		}
 	}
 	sim_port_kick(s, port);

@@ -106,6 +106,8 @@ static const struct fab_key_def keys[] = {
 	 "dynamic: resume when the shared use is this far below the threshold (or 0)"},
 	{"fabric.pfc.headroom_delays", K_DOUBLE, OFF(fabric.pfc.headroom_delays), "0", 0, 100, NULL,
 	 "headroom = port rate x link delay x this (0: fabric.pfc.headroom, or 2 x rate x delay + 3 frames)"},
+	{"fabric.pfc.until_resume", K_BOOL, OFF(fabric.pfc.until_resume), "false", 0, 0, NULL,
+	 "a PAUSE holds until its RESUME, without quanta timer or refresh (as HPCC's ns-3 models it)"},
 	{"fabric.pfc.quanta", K_U32, OFF(fabric.pfc.quanta), "65535", 1, 65535, NULL,
 	 "PAUSE time in 512-bit quanta; refreshed at half time while congested"},
 	{"fabric.pfc.watchdog", K_TIME, OFF(fabric.pfc_watchdog_ps), "0", 0, 1e13, NULL,
@@ -156,6 +158,9 @@ static const struct fab_key_def keys[] = {
 	 "lowest rate a cut can reach"},
 	{"fabric.dcqcn.clamp_target", K_BOOL, OFF(fabric.dcqcn.clamp_target), "false", 0, 0, NULL,
 	 "every cut sets the target rate to the current rate (the paper); false: only a cut after a timer increase does (the NIC default)"},
+	{"fabric.nic.acks_ignore_pause", K_BOOL, OFF(fabric.nic.acks_ignore_pause), "false", 0, 0, NULL,
+	 "a NIC sends ACKs, NAKs and CNPs even while their priority is paused (from a top queue, as HPCC's ns-3 "
+	 "hosts do)"},
 	{"fabric.nic.ack_every", K_U32, OFF(fabric.nic.ack_every), "1", 1, 1024, NULL,
 	 "ACK coalescing: one ACK per this many packets (and the last)"},
 	{"fabric.nic.rto", K_TIME, OFF(fabric.nic.rto_ps), "1ms", 1e6, 1e13, NULL,

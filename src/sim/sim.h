@@ -27,6 +27,7 @@ struct fab_pfc_params {
 	bool nic_pause;           /* the NIC sends PAUSE when its receive buffer passes nic_xoff */
 	fab_bytes nic_rx_buffer_bytes;
 	fab_rate_bps nic_rx_drain_bps; /* how fast the NIC empties its receive buffer (PCIe), 0 = line rate */
+	bool until_resume;             /* a PAUSE holds until RESUME (no quanta timer, no refresh) */
 	int dynamic;                   /* thresholds: 0 static (xoff, xon), 1 dynamic: */
 	/* dynamic thresholds: XOFF = (buffer - all headroom - all
 	 * reserves - shared bytes in use) >> shift, shift dyn_shift at
@@ -55,6 +56,7 @@ struct fab_ecn_params {
 };
 
 struct fab_nic_params {
+	bool acks_ignore_pause;      /* ACKs, NAKs and CNPs leave the NIC even while their priority is paused */
 	uint32_t ack_every;          /* coalesce: one ACK per this many packets */
 	fab_time_ps rto_ps;          /* retransmission timeout */
 	fab_time_ps cnp_interval_ps; /* at most one CNP per QP per interval */
