@@ -4,6 +4,7 @@
 #ifndef FAB_CLI_H
 #define FAB_CLI_H
 
+#include <getopt.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -61,8 +62,12 @@ void cli_common_init(struct cli_common *cm, int argc);
 void cli_common_free(struct cli_common *cm);
 /* --set key=value, made from an option */
 void cli_set(struct cli_common *cm, const char *key, const char *val);
-/* 1: handled; 0: not a common option; -1: bad value (message printed) */
-int cli_common_opt(struct cli_common *cm, int c, const char *formats);
+/* The next option only this command knows, after the shared ones are
+ * handled; CLI_OPTS_DONE at the end of the options; CLI_OPTS_STOP when the
+ * command is to exit with *rc (help printed, or a usage error). */
+enum { CLI_OPTS_DONE = -1, CLI_OPTS_STOP = -2 };
+int cli_next_opt(struct cli_common *cm, int argc, char **argv, const char *shortopts, const struct option *opts,
+		 const char *formats, const char *usage, int *rc);
 
 /* The scenario file (at most one; none: the built-in one) with the --set
  * overrides; NULL after a message, with the exit status in *rc. */

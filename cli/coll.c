@@ -99,35 +99,16 @@ int cmd_coll(int argc, char **argv)
 	struct fab_config *cfg = NULL;
 	struct fab_coll_run *r = NULL;
 	json_t *doc = NULL;
-	while ((c = getopt_long(argc, argv, "a:b:e:f:i:n:w:d:r:g:qh", opts, NULL)) != -1) {
-		const char *key = NULL;
+	while ((c = cli_next_opt(&cm, argc, argv, "a:b:e:f:i:n:w:d:r:g:qh", opts, "text|json|csv", usage_coll, &rc)) >=
+	       0) {
+		if (c == 'D')
+			debug = true;
 		for (size_t k = 0; k < FAB_ARRAY_LEN(keymap); k++)
 			if (keymap[k].opt == c)
-				key = keymap[k].key;
-		if (key) {
-			cli_set(&cm, key, optarg);
-			continue;
-		}
-		int common = cli_common_opt(&cm, c, "text|json|csv");
-		if (common < 0) {
-			rc = FAB_EXIT_USAGE;
-			goto out;
-		}
-		if (common)
-			continue;
-		switch (c) {
-		case 'D':
-			debug = true;
-			break;
-		case 'h':
-			fputs(usage_coll, stdout);
-			goto out;
-		default:
-			fputs(usage_coll, stderr);
-			rc = FAB_EXIT_USAGE;
-			goto out;
-		}
+				cli_set(&cm, keymap[k].key, optarg);
 	}
+	if (c == CLI_OPTS_STOP)
+		goto out;
 	struct fab_err err = {0};
 	if (!(cfg = cli_load(&cm, argc, argv, "coll", &rc)))
 		goto out;
@@ -210,28 +191,10 @@ int cmd_matrix(int argc, char **argv)
 	struct fab_config *cfg = NULL;
 	struct fab_matrix_run *r = NULL;
 	json_t *doc = NULL;
-	while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
-		if (c == 'b' || c == 'L') {
-			cli_set(&cm, c == 'b' ? "matrix.bytes" : "matrix.serial", c == 'b' ? optarg : "true");
-			continue;
-		}
-		int common = cli_common_opt(&cm, c, "text|json");
-		if (common < 0) {
-			rc = FAB_EXIT_USAGE;
-			goto out;
-		}
-		if (common)
-			continue;
-		switch (c) {
-		case 'h':
-			fputs(usage_matrix, stdout);
-			goto out;
-		default:
-			fputs(usage_matrix, stderr);
-			rc = FAB_EXIT_USAGE;
-			goto out;
-		}
-	}
+	while ((c = cli_next_opt(&cm, argc, argv, "qh", opts, "text|json", usage_matrix, &rc)) >= 0)
+		cli_set(&cm, c == 'b' ? "matrix.bytes" : "matrix.serial", c == 'b' ? optarg : "true");
+	if (c == CLI_OPTS_STOP)
+		goto out;
 	struct fab_err err = {0};
 	if (!(cfg = cli_load(&cm, argc, argv, "matrix", &rc)))
 		goto out;

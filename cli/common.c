@@ -84,7 +84,8 @@ void cli_set(struct cli_common *cm, const char *key, const char *val)
 }
 
 /* 1: handled; 0: not a common option; -1: bad value (message printed) */
-int cli_common_opt(struct cli_common *cm, int c, const char *formats)
+/* 1: handled; 0: not a common option; -1: bad value (message printed) */
+static int cli_common_opt(struct cli_common *cm, int c, const char *formats)
 {
 	switch (c) {
 	case 's':
@@ -107,6 +108,34 @@ int cli_common_opt(struct cli_common *cm, int c, const char *formats)
 		return 1;
 	}
 	return 0;
+}
+
+int cli_next_opt(struct cli_common *cm, int argc, char **argv, const char *shortopts, const struct option *opts,
+		 const char *formats, const char *usage, int *rc)
+{
+	for (;;) {
+		int c = getopt_long(argc, argv, shortopts, opts, NULL);
+		if (c == -1)
+			return CLI_OPTS_DONE;
+		int common = cli_common_opt(cm, c, formats);
+		if (common < 0) {
+			*rc = FAB_EXIT_USAGE;
+			return CLI_OPTS_STOP;
+		}
+		if (common)
+			continue;
+		if (c == 'h') {
+			fputs(usage, stdout);
+			*rc = FAB_EXIT_OK;
+			return CLI_OPTS_STOP;
+		}
+		if (c == '?' || c == ':') {
+			fputs(usage, stderr);
+			*rc = FAB_EXIT_USAGE;
+			return CLI_OPTS_STOP;
+		}
+		return c;
+	}
 }
 
 struct out_file {

@@ -101,33 +101,18 @@ int cmd_sim(int argc, char **argv)
 	struct cmd_out o = {.indent = 2, .write = write_run};
 	struct fab_run *run = NULL;
 	struct fab_config *cfg = NULL;
-	while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
-		int common = cli_common_opt(&cm, c, "text|json|csv");
-		if (common < 0) {
-			rc = FAB_EXIT_USAGE;
-			goto out;
-		}
-		if (common)
-			continue;
-		switch (c) {
-		case 'K':
+	while ((c = cli_next_opt(&cm, argc, argv, "qh", opts, "text|json|csv", usage_sim, &rc)) >= 0) {
+		if (c == 'K') {
 			fab_config_write_keys(stdout);
 			goto out;
-		case 'P':
+		} else if (c == 'P') {
 			fputs(fab_default_scenario, stdout);
 			goto out;
-		case 'D':
-			debug = true;
-			break;
-		case 'h':
-			fputs(usage_sim, stdout);
-			goto out;
-		default:
-			fputs(usage_sim, stderr);
-			rc = FAB_EXIT_USAGE;
-			goto out;
 		}
+		debug = true; /* 'D' */
 	}
+	if (c == CLI_OPTS_STOP)
+		goto out;
 	struct fab_err err = {0};
 	if (!(cfg = cli_load(&cm, argc, argv, "sim", &rc)))
 		goto out;
