@@ -52,11 +52,9 @@ size_t fab_slowdown_binning(uint64_t *bytes, double *slowdown, size_t n, struct 
 	return nb;
 }
 
-double fab_ideal_fct_ps(const struct fab_sim *s, uint32_t flow)
+double fab_ideal_fct_ps(const struct fab_sim *s, uint32_t flow, fab_bytes bytes)
 {
 	const struct fab_topo *t = fab_sim_topo(s);
-	size_t nf;
-	const struct fab_sim_flow *f = &fab_sim_flows(s, &nf)[flow];
 	uint32_t path[64], n = fab_sim_qp_path(s, fab_sim_flow_first_qp(s, flow), path, 64);
 	uint32_t mtu = fab_sim_mtu(s);
 	const struct fab_wire *w = fab_sim_wire(s);
@@ -66,8 +64,8 @@ double fab_ideal_fct_ps(const struct fab_sim *s, uint32_t flow)
 		rtt += 2.0 * (double)p->delay_ps + (double)mtu * 8e12 / (double)p->rate_bps;
 		slowest = FAB_MIN(slowest, (double)p->rate_bps);
 	}
-	double pkts = ceil((double)f->bytes / mtu);
-	double wire = (double)f->bytes + pkts * (double)(w->data_overhead + w->preamble_ifg);
+	double pkts = ceil((double)bytes / mtu);
+	double wire = (double)bytes + pkts * (double)(w->data_overhead + w->preamble_ifg);
 	return rtt + wire * 8e12 / slowest;
 }
 
@@ -85,20 +83,28 @@ static void flows_slowdown(const struct fab_sim *s, uint64_t **bytes, double **s
 			continue;
 		double fct = (double)(st[i].finish_ps - fl[i].start_ps);
 		(*bytes)[*n] = fl[i].bytes;
-		(*sd)[(*n)++] = FAB_MAX(1.0, fct / fab_ideal_fct_ps(s, (uint32_t)i));
+		(*sd)[(*n)++] = FAB_MAX(1.0, fct / fab_ideal_fct_ps(s, (uint32_t)i, fl[i].bytes));
 	}
+}
+
+/* the bins of the finished flows; their number in *nflows */
+static size_t slowdown_bins(const struct fab_sim *s, struct fab_slowdown_bin *bins, size_t *nflows)
+{
+	uint64_t *bytes;
+	double *sd;
+	flows_slowdown(s, &bytes, &sd, nflows);
+	size_t nb = fab_slowdown_binning(bytes, sd, *nflows, bins);
+	free(bytes);
+	free(sd);
+	return nb;
 }
 
 json_t *fab_slowdown_json(const struct fab_sim *s)
 {
-	uint64_t *bytes;
-	double *sd;
-	size_t n;
-	flows_slowdown(s, &bytes, &sd, &n);
+	struct fab_slowdown_bin bins[FAB_SLOWDOWN_BINS];
+	size_t n, nb = slowdown_bins(s, bins, &n);
 	json_t *o = NULL;
 	if (n) {
-		struct fab_slowdown_bin bins[FAB_SLOWDOWN_BINS];
-		size_t nb = fab_slowdown_binning(bytes, sd, n, bins);
 		json_t *arr = json_array();
 		for (size_t i = 0; i < nb; i++)
 			json_array_append_new(arr,
@@ -107,24 +113,16 @@ json_t *fab_slowdown_json(const struct fab_sim *s)
 							bins[i].p50, "p95", bins[i].p95, "p99", bins[i].p99));
 		o = json_pack("{s:i,s:o}", "flows", (int)n, "bins", arr);
 	}
-	free(bytes);
-	free(sd);
 	return o;
 }
 
 int fab_result_write_slowdown_csv(FILE *f, const struct fab_sim *s)
 {
-	uint64_t *bytes;
-	double *sd;
-	size_t n;
-	flows_slowdown(s, &bytes, &sd, &n);
 	struct fab_slowdown_bin bins[FAB_SLOWDOWN_BINS];
-	size_t nb = fab_slowdown_binning(bytes, sd, n, bins);
+	size_t n, nb = slowdown_bins(s, bins, &n);
 	fprintf(f, "bin,max_bytes,flows,p50,p95,p99\n");
 	for (size_t i = 0; i < nb; i++)
 		fprintf(f, "%zu,%llu,%u,%.4f,%.4f,%.4f\n", i, (unsigned long long)bins[i].max_bytes, bins[i].flows,
 			bins[i].p50, bins[i].p95, bins[i].p99);
-	free(bytes);
-	free(sd);
 	return ferror(f) ? FAB_EIO : 0;
 }

@@ -30,8 +30,8 @@ size_t fab_slowdown_binning(uint64_t *bytes, double *slowdown, size_t n, struct 
 /* A flow's ideal FCT: the base RTT of its first queue pair's path (twice
  * the propagation delays, plus one full payload's serialisation per link)
  * plus its bytes with their headers (the framing's overhead and preamble
- * per packet) at the path's slowest link. */
-double fab_ideal_fct_ps(const struct fab_sim *s, uint32_t flow);
+ * per packet) at the path's slowest link; bytes: the flow's. */
+double fab_ideal_fct_ps(const struct fab_sim *s, uint32_t flow, fab_bytes bytes);
 
 /* The section of the result document ("slowdown"; NULL without finished
  * flows) and slowdown.csv. */
