@@ -149,6 +149,12 @@ struct psim {
 	uint64_t live_data_payload;
 };
 
+/* the switch a switch port belongs to */
+static inline struct sim_switch *pkt_switch_of(const struct psim *s, const struct sim_port *port)
+{
+	return &s->switches[s->c.topo->switch_index[port->node]];
+}
+
 static inline struct sim_qp *pkt_qp(const struct psim *s, uint32_t id)
 {
 	return (struct sim_qp *)s->c.qps[id];

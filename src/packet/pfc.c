@@ -66,11 +66,6 @@ static uint8_t pfc_lossless_mask(const struct psim *s)
 	return s->c.fp.pfc.enabled ? s->c.fp.pfc.prio_mask : 0;
 }
 
-static struct sim_switch *switch_of(const struct psim *s, const struct sim_port *p)
-{
-	return &s->switches[s->c.topo->switch_index[p->node]];
-}
-
 static fab_bytes pfc_headroom(const struct psim *s, const struct sim_port *port)
 {
 	const struct fab_fabric_params *fp = &s->c.fp;
@@ -97,13 +92,13 @@ static void pfc_init_port(struct psim *s, struct sim_port *port)
 	for (double r = (double)pfc->dyn_ref_rate * 2; r <= (double)port->rate_bps && shift > 1; r *= 2)
 		shift--;
 	port->pfc.shift = (uint8_t)shift;
-	switch_of(s, port)->pfc_set_aside += port->pfc.headroom_bytes + pfc->reserve_bytes;
+	pkt_switch_of(s, port)->pfc_set_aside += port->pfc.headroom_bytes + pfc->reserve_bytes;
 }
 
 /* dynamic: the pause threshold of ingress port `in` now */
 static uint64_t dyn_threshold(const struct psim *s, const struct sim_port *in)
 {
-	const struct sim_switch *sw = switch_of(s, in);
+	const struct sim_switch *sw = pkt_switch_of(s, in);
 	uint64_t held = sw->pfc_set_aside + sw->pfc_shared, buf = s->c.fp.buffer_bytes;
 	return (buf > held ? buf - held : 0) >> in->pfc.shift;
 }
@@ -122,7 +117,7 @@ static void pfc_port_thresholds(const struct psim *s, const struct sim_port *por
 		*xoff = s->c.fp.pfc.xoff_bytes;
 		return;
 	}
-	const struct sim_switch *sw = switch_of(s, port);
+	const struct sim_switch *sw = pkt_switch_of(s, port);
 	uint64_t buf = s->c.fp.buffer_bytes;
 	*xoff = (buf > sw->pfc_set_aside ? buf - sw->pfc_set_aside : 0) >> port->pfc.shift;
 }
@@ -162,7 +157,7 @@ static void dyn_admitted(struct psim *s, struct sim_port *in, unsigned prio, uin
 		if (ingress - reserve > dyn_threshold(s, in)) {
 			in->pfc.hdrm[prio] += size;
 		} else {
-			struct sim_switch *sw = switch_of(s, in);
+			struct sim_switch *sw = pkt_switch_of(s, in);
 			sw->pfc_shared += FAB_MIN((uint64_t)size, ingress - reserve);
 		}
 	}
@@ -181,7 +176,7 @@ static void dyn_released(struct psim *s, struct sim_port *in, unsigned prio, uin
 	uint64_t ingress = in->in_bytes[prio] + size - in->pfc.hdrm[prio]; /* before */
 	uint64_t from_shared = FAB_MIN(size - from_hdrm, ingress > reserve ? ingress - reserve : 0);
 	in->pfc.hdrm[prio] -= from_hdrm;
-	struct sim_switch *sw = switch_of(s, in);
+	struct sim_switch *sw = pkt_switch_of(s, in);
 	FAB_ASSERT(sw->pfc_shared >= from_shared);
 	sw->pfc_shared -= from_shared;
 	if (!(in->pfc.xoff_sent & (1u << prio)) || in->pfc.hdrm[prio])

@@ -355,7 +355,6 @@ static void roce_on_timer(struct psim *s, const struct fab_ev *ev)
 
 const struct fab_transport_ops fab_roce_transport = {
 	.name = "roce",
-	.wire = FAB_TRANSPORT_ROCE,
 	.qp_size = sizeof(struct roce_qp),
 	.init = roce_init,
 	.line_changed = roce_line_changed,

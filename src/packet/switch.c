@@ -62,7 +62,7 @@ void switch_start_tx(struct psim *s, struct sim_port *port)
 		if (!p->next)
 			port->tail[prio] = NULL;
 		p->next = NULL;
-		struct sim_switch *sw = &s->switches[s->c.topo->switch_index[port->node]];
+		struct sim_switch *sw = pkt_switch_of(s, port);
 		const struct fab_ecn_params *ecn = &s->c.fp.ecn;
 		if (ecn->enabled && p->ecn == ECN_ECT0 && ecn->mark_at != FAB_ECN_ENQUEUE)
 			ecn_mark(s, sw, port, p,

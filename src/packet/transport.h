@@ -19,7 +19,6 @@
 
 struct fab_transport_ops {
 	const char *name;
-	int wire;       /* enum fab_transport_kind: its framing */
 	size_t qp_size; /* its queue-pair struct, struct sim_qp first */
 	/* a queue pair was opened (ends and 5-tuple filled in) */
 	void (*init)(struct psim *s, struct sim_qp *qp);

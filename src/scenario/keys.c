@@ -303,40 +303,19 @@ static const struct fab_key_def fault_keys[] = {
 	{"end", K_TIME, XOFF(end_ps), "0", 0, 1e15, NULL, "when it is mended (0: never)"},
 };
 
-const struct fab_key_def *fab_config_fault_keys(size_t *n)
-{
-	if (n)
-		*n = FAB_ARRAY_LEN(fault_keys);
-	return fault_keys;
-}
-
-const struct fab_key_def *fab_config_job_keys(size_t *n)
-{
-	if (n)
-		*n = FAB_ARRAY_LEN(job_keys);
-	return job_keys;
-}
-
-const struct fab_key_def *fab_config_keys(size_t *n)
-{
-	if (n)
-		*n = FAB_ARRAY_LEN(keys);
-	return keys;
-}
-
-const struct fab_key_def *fab_config_flow_keys(size_t *n)
-{
-	if (n)
-		*n = FAB_ARRAY_LEN(flow_keys);
-	return flow_keys;
-}
-
-const struct fab_key_def *fab_config_gen_keys(size_t *n)
-{
-	if (n)
-		*n = FAB_ARRAY_LEN(gen_keys);
-	return gen_keys;
-}
+/* each table and its length (n may be NULL) */
+#define KEY_TABLE(fn, tab)                                                                                             \
+	const struct fab_key_def *fn(size_t *n)                                                                        \
+	{                                                                                                              \
+		if (n)                                                                                                 \
+			*n = FAB_ARRAY_LEN(tab);                                                                       \
+		return tab;                                                                                            \
+	}
+KEY_TABLE(fab_config_keys, keys)
+KEY_TABLE(fab_config_flow_keys, flow_keys)
+KEY_TABLE(fab_config_gen_keys, gen_keys)
+KEY_TABLE(fab_config_job_keys, job_keys)
+KEY_TABLE(fab_config_fault_keys, fault_keys)
 
 /* "a|b|c" -> "a, b, c" (a bar would split a Markdown table cell) */
 static void choices_text(const char *choices, char *buf, size_t len)

@@ -251,10 +251,25 @@ static void test_dcqcn_firmware_first_cnp_and_stages(void **state)
 	rc = (rc + rt) / 2; /* stage 0: fast recovery */
 	assert_int_equal(cc->on_timer(st, c + p.rate_period_ps), p.rate_period_ps);
 	assert_true(fabs(cc->rate_bps(st) - rc) < 1e-3);
-	/* stage 1 = F: additive; the target is at the line rate already */
-	cc->on_timer(st, c + 2 * p.rate_period_ps);
-	rc = (rc + rt) / 2;
-	assert_true(fabs(cc->rate_bps(st) - rc) < 1e-3);
+	/* a CNP 10 ns later: after an increase step the cut sets the target to
+	 * the rate (no clamp needed); the check is the next 4 us boundary from
+	 * the first CNP + 1 ns; alpha has decayed over slots 5..304, slot 305
+	 * holds the CNP, then 306..308 */
+	fab_time_ps cnp = c + p.rate_period_ps + 10000, check = t0 + 308 * FAB_PS_PER_US + 1;
+	assert_int_equal(cc->on_congestion(st, cnp), check - cnp);
+	assert_int_equal(cc->on_timer(st, check), p.rate_period_ps);
+	alpha = ((1 - g) * pow(1 - g, 304) + g) * pow(1 - g, 3);
+	rt = rc;
+	rc = rc * (1 - alpha / 2);
+	assert_true(fabs(cc->rate_bps(st) - rc) < 1);
+	/* the stages from this cut: fast recovery, additive (+R_AI), hyper (+R_HAI) */
+	double add[] = {0, (double)p.rai_bps, (double)p.rhai_bps};
+	for (int k = 0; k < 3; k++) {
+		cc->on_timer(st, check + (fab_time_ps)(k + 1) * p.rate_period_ps);
+		rt += add[k];
+		rc = (rc + rt) / 2;
+		assert_true(fabs(cc->rate_bps(st) - rc) < 1);
+	}
 }
 
 /* Alpha per 1 us slot from the "CNP arrived" bit, and at most one cut per

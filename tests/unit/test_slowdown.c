@@ -62,7 +62,8 @@ static void test_slowdown_lone_flows_near_one(void **state)
 	const struct fab_sim_flow *fl = fab_sim_flows(t.run->sim, &n);
 	const struct fab_flow_stats *st = fab_sim_flow_stats(t.run->sim);
 	for (uint32_t i = 0; i < 2; i++) {
-		double fct = (double)(st[i].finish_ps - fl[i].start_ps), ideal = fab_ideal_fct_ps(t.run->sim, i, fl[i].bytes);
+		double fct = (double)(st[i].finish_ps - fl[i].start_ps),
+		       ideal = fab_ideal_fct_ps(t.run->sim, i, fl[i].bytes);
 		print_message("flow %u: FCT %.0f ps, ideal %.0f ps, slowdown %.4f\n", i, fct, ideal, fct / ideal);
 		double tol = i == 0 ? 0.001 : 0.10;
 		assert_true(fabs(fct / ideal - 1) <= tol);
