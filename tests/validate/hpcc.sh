@@ -5,13 +5,15 @@
 # DCQCN configuration at 100G (the NIC firmware's, fabric.dcqcn.preset:
 # firmware), its framing (1000-byte payloads, 48-byte headers, 60-byte ACKs,
 # no preamble), its ECN marking (400 KB / 1600 KB at 100G in proportion to
-# port speed, on the queue a packet leaves behind) and its ACKs (ahead of
-# data at NICs, in the data's queue at switches: fabric.control_priority
-# 3).  The reference is shared/reference/hpcc-ns3/ (its README describes
-# every setting).  Prints the FCT slowdown per 5% size bin beside the
-# reference's, the PFC frames, and the CPU time against the reference's.
-# Asserts the aim: mean |p95 error| at most 10% over the 20 bins and at
-# least 18 bins within 20%.  About a minute on one core.
+# port speed, on the queue a packet leaves behind), its ACKs (ahead of data
+# at NICs, in the data's queue at switches: fabric.control_priority 3) and
+# its PFC (dynamic thresholds, PAUSE until RESUME).  The reference is
+# shared/reference/hpcc-ns3/ (its README describes every setting).  Prints
+# the FCT slowdown per 5% size bin beside the reference's, the PFC frames,
+# and the CPU time against the reference's.  Asserts, on the run without
+# incast, the aim: mean |p95 error| at most 10% over the 20 bins and at
+# least 18 bins within 20%.  The run with incast events is reported, not
+# asserted (it does not agree yet: doc/model.md).  About two minutes.
 F=${1:-./build/fabscope}
 REF=${HPCC_REF:-$(dirname "$0")/../../../shared/reference/hpcc-ns3}
 if [ ! -f "$REF/fbhadoop30.fct.csv.gz" ]; then
@@ -21,12 +23,16 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cp "$REF/topology.txt" "$tmp/"
-# the reference's flows as a fabscope flow list: hosts h0..h319 are the
-# topology's NICs in order, so GPUs 0..319; start times in ns
-gzip -dc "$REF/fbhadoop30.flows.csv.gz" |
-	awk -F, 'NR == 1 { print "src,dst,bytes,start"; next } { printf "%s,%s,%s,%sns\n", $1, $2, $3, $4 }' \
-		>"$tmp/flows.csv"
-cat >"$tmp/hpcc.yaml" <<'EOF'
+
+# compare NAME CPU_REF PAUSE_REF ASSERT: runs the reference's flows NAME and
+# prints (and with ASSERT checks) the per-bin comparison
+compare() {
+	name=$1
+	# hosts h0..h319 are the topology's NICs in order, so GPUs 0..319
+	gzip -dc "$REF/$name.flows.csv.gz" |
+		awk -F, 'NR == 1 { print "src,dst,bytes,start"; next } { printf "%s,%s,%s,%sns\n", $1, $2, $3, $4 }' \
+			>"$tmp/flows.csv"
+	cat >"$tmp/hpcc.yaml" <<'EOF'
 topology: {kind: file, file: topology.txt, gpus_per_server: 1, nics_per_server: 1}
 fabric:
   mtu: 1000
@@ -35,50 +41,55 @@ fabric:
   control_priority: 3
   dcqcn: {preset: firmware}
   ecn: {kmin: 400KB, kmax: 1600KB, pmax: 0.2, ref_rate: 100Gbps, mark_at: dequeue-after}
-  pfc: {xoff: 4000000B, xon: 3996928B}
+  pfc: {threshold: dynamic, shift: 3, shift_rate: 100Gbps, reserve: 4KiB, resume_offset: 3KiB,
+        headroom_delays: 3, until_resume: true}
 traffic:
   flows_csv: flows.csv
 EOF
-/usr/bin/time -f "%U %S %M" "$F" sim "$tmp/hpcc.yaml" -q --out "$tmp/out" 2>"$tmp/time" || {
-	cat "$tmp/time"
-	exit 1
+	/usr/bin/time -f "%U %S %M" "$F" sim "$tmp/hpcc.yaml" -q --out "$tmp/out" 2>"$tmp/time" || {
+		cat "$tmp/time"
+		return 1
+	}
+	set -- "$@" $(tail -1 "$tmp/time")
+	# the reference's bins by the same definitions (its README): slowdown =
+	# fct / standalone fct, floored at 1; sorted by size, then slowdown
+	gzip -dc "$REF/$name.fct.csv.gz" |
+		awk -F, 'NR > 1 { s = $7 / $8; if (s < 1) s = 1; printf "%d %.17g\n", $5, s }' |
+		sort -k1,1n -k2,2g |
+		awk '{ b[NR] = $1; s[NR] = $2 } END {
+			n = NR
+			for (i = 0; i < 20; i++) {
+				lo = int(i * 5 * n / 100); hi = int((i + 1) * 5 * n / 100); k = hi - lo
+				m = 0
+				for (j = lo + 1; j <= hi; j++) v[++m] = s[j]
+				# the bin by slowdown (insertion sort: a bin is sorted by size already)
+				for (a = 2; a <= m; a++) { x = v[a]; c = a - 1; while (c > 0 && v[c] > x) { v[c + 1] = v[c]; c-- } v[c + 1] = x }
+				printf "%d %d %.4f %.4f %.4f\n", i, b[hi], v[int(k * 0.5) + 1], v[int(k * 0.95) + 1], v[int(k * 0.99) + 1]
+			}
+		}' >"$tmp/ref.txt"
+	tail -n +2 "$tmp/out/slowdown.csv" | tr ',' ' ' >"$tmp/ours.txt"
+	pause=$(grep -m1 '"pause_frames"' "$tmp/out/result.json" | tr -dc '0-9')
+	drops=$(grep -m1 '"drops"' "$tmp/out/result.json" | tr -dc '0-9')
+	echo "HPCC ns-3 against fabscope: $name, 320 hosts; FCT slowdown per 5% size bin (all flows)"
+	echo "bin  max size (B)    p50 ref   fabscope    p95 ref   fabscope   error    p99 ref   fabscope"
+	paste -d ' ' "$tmp/ref.txt" "$tmp/ours.txt" | awk -v cpu_ref="$2" -v pause_ref="$3" -v check="$4" \
+		-v u="$5" -v sy="$6" -v rss="$7" -v pause="$pause" -v drops="$drops" -v name="$name" '{
+		# ref: bin size p50 p95 p99; ours: bin size flows p50 p95 p99
+		e = ($10 / $4 - 1) * 100; ae = e < 0 ? -e : e; sum += ae; if (ae <= 20) within++
+		if ($2 != $7) sizes = 1
+		printf "%3d %13d %10.3f %10.3f %10.3f %10.3f %+7.1f%% %10.3f %10.3f\n", $1, $2, $3, $9, $4, $10, e, $5, $11
+		n++
+	} END {
+		mean = sum / n; cpu = u + sy
+		printf "p95: mean |error| %.1f%% (aim 10%%), %d of %d bins within 20%% (aim 18)\n", mean, within, n
+		printf "PFC: fabscope %d PAUSE frames, the reference %d; drops: fabscope %d, the reference 0\n", pause, pause_ref, drops
+		printf "CPU: fabscope %.1f s (peak RSS %d MiB), the reference %.1f s: %.1fx cheaper\n", cpu, rss / 1024, cpu_ref, cpu_ref / cpu
+		if (sizes) print "the bins do not hold the same flows: the inputs differ"
+		ok = n == 20 && !sizes && mean <= 10 && within >= 18
+		if (!check) { print "hpcc " name ": reported"; exit 0 }
+		print (ok ? "hpcc " name ": ok" : "hpcc " name ": FAIL")
+		exit !ok
+	}'
 }
-set -- $(tail -1 "$tmp/time")
-cpu=$(awk -v u="$1" -v s="$2" 'BEGIN { printf "%.1f", u + s }')
-rss=$(($3 / 1024))
-# the reference's bins, by the same definitions (its README): slowdown =
-# fct / standalone fct, floored at 1; sorted by size, then slowdown
-gzip -dc "$REF/fbhadoop30.fct.csv.gz" |
-	awk -F, 'NR > 1 { s = $7 / $8; if (s < 1) s = 1; printf "%d %.17g\n", $5, s }' |
-	sort -k1,1n -k2,2g |
-	awk '{ b[NR] = $1; s[NR] = $2 } END {
-		n = NR
-		for (i = 0; i < 20; i++) {
-			lo = int(i * 5 * n / 100); hi = int((i + 1) * 5 * n / 100); k = hi - lo
-			m = 0
-			for (j = lo + 1; j <= hi; j++) v[++m] = s[j]
-			# the bin sorted by slowdown (insertion sort: bins are small)
-			for (a = 2; a <= m; a++) { x = v[a]; c = a - 1; while (c > 0 && v[c] > x) { v[c + 1] = v[c]; c-- } v[c + 1] = x }
-			printf "%d %d %.4f %.4f %.4f\n", i, b[hi], v[int(k * 0.5) + 1], v[int(k * 0.95) + 1], v[int(k * 0.99) + 1]
-		}
-	}' >"$tmp/ref.txt"
-tail -n +2 "$tmp/out/slowdown.csv" | tr ',' ' ' >"$tmp/ours.txt"
-pause=$(grep -m1 '"pause_frames"' "$tmp/out/result.json" | tr -dc '0-9')
-echo "HPCC ns-3 against fabscope: FB_Hadoop 30%, 320 hosts, 49,720 flows; FCT slowdown per 5% size bin"
-echo "bin  max size (B)    p50 ref   fabscope    p95 ref   fabscope   error    p99 ref   fabscope"
-paste -d ' ' "$tmp/ref.txt" "$tmp/ours.txt" | awk -v cpu="$cpu" -v rss="$rss" -v pause="$pause" '{
-	# ref: bin size p50 p95 p99; ours: bin size flows p50 p95 p99
-	e = ($10 / $4 - 1) * 100; ae = e < 0 ? -e : e; sum += ae; if (ae <= 20) within++
-	if ($2 != $7) sizes = 1
-	printf "%3d %13d %10.3f %10.3f %10.3f %10.3f %+7.1f%% %10.3f %10.3f\n", $1, $2, $3, $9, $4, $10, e, $5, $11
-	n++
-} END {
-	mean = sum / n
-	printf "p95: mean |error| %.1f%% (aim 10%%), %d of %d bins within 20%% (aim 18)\n", mean, within, n
-	printf "PFC: fabscope %d PAUSE frames, the reference none\n", pause
-	printf "CPU: fabscope %s s (peak RSS %d MiB), the reference 438.8 s (360 MB): %.1fx cheaper\n", cpu, rss, 438.8 / cpu
-	if (sizes) print "the bins do not hold the same flows: the inputs differ"
-	ok = n == 20 && !sizes && mean <= 10 && within >= 18
-	print (ok ? "hpcc: ok" : "hpcc: FAIL")
-	exit !ok
-}'
+compare fbhadoop30 438.8 0 1 || exit 1
+compare fbhadoop30-incast 676.7 4106 0
