@@ -617,7 +617,7 @@ static int fl_run(struct fab_sim *sim, fab_time_ps end_ps)
 			fq_refresh(s);
 			next = FAB_MIN(fab_eq_peek_time(&s->c.eq), done_next(fl));
 		}
-		if (!(s->c.tot.flows_done < s->c.nflows || s->c.holds) || next == FAB_TIME_NEVER)
+		if (!sim_busy(&s->c) || next == FAB_TIME_NEVER)
 			break;
 		if (end_ps && next > end_ps) {
 			s->c.now_ps = end_ps;

@@ -102,6 +102,7 @@ void fab_summary_compute(const struct fab_sim *s, struct fab_summary *o)
 	/* every queue pair's, flows' and workloads' alike */
 	o->retx_pkts = fab_sim_totals(s)->retx_pkts;
 	o->timeouts = fab_sim_totals(s)->timeouts;
+	o->qp_errors = fab_sim_totals(s)->qp_errors;
 	o->cnps = fab_sim_totals(s)->cnps;
 	struct uplink_load u[3];
 	size_t nu = uplink_loads(s, u, 3);
@@ -316,6 +317,7 @@ static json_t *summary_json(const struct fab_sim *s, const struct fab_summary *s
 	json_object_set_new(sum, "wire_losses", json_u64(tot->wire_losses));
 	json_object_set_new(sum, "retx_pkts", json_u64(sm.retx_pkts));
 	json_object_set_new(sum, "timeouts", json_u64(sm.timeouts));
+	json_object_set_new(sum, "qp_errors", json_u64(sm.qp_errors));
 	json_object_set_new(sum, "ecn_marks", json_u64(sm.ecn_marks));
 	json_object_set_new(sum, "cnps", json_u64(sm.cnps));
 	json_object_set_new(sum, "pause_frames", json_u64(sm.pause_frames));
@@ -393,6 +395,7 @@ static json_t *flows_json(const struct fab_sim *s)
 		json_object_set_new(x, "data_pkts", json_u64(st[i].data_pkts));
 		json_object_set_new(x, "retx_pkts", json_u64(st[i].retx_pkts));
 		json_object_set_new(x, "timeouts", json_u64(st[i].timeouts));
+		json_object_set_new(x, "qp_errors", json_u64(st[i].qp_errors));
 		json_object_set_new(x, "cnps", json_u64(st[i].cnps));
 		json_array_append_new(flows, x);
 	}
@@ -533,7 +536,7 @@ int fab_result_write_flows_csv(FILE *f, const struct fab_sim *s)
 	const struct fab_flow_stats *st = fab_sim_flow_stats(s);
 	fprintf(f,
 		"id,src_gpu,dst_gpu,src_nic,dst_nic,bytes,priority,qps,start_ps,finish_ps,"
-		"fct_ps,goodput_bps,retx_pkts,timeouts,cnps\n");
+		"fct_ps,goodput_bps,retx_pkts,timeouts,cnps,qp_errors\n");
 	for (size_t i = 0; i < n; i++) {
 		bool done = st[i].finish_ps != FAB_TIME_NEVER;
 		uint64_t fct = done ? st[i].finish_ps - fl[i].start_ps : 0;
@@ -545,8 +548,8 @@ int fab_result_write_flows_csv(FILE *f, const struct fab_sim *s)
 				(unsigned long long)(fct ? (double)fl[i].bytes * 8e12 / (double)fct + 0.5 : 0));
 		else
 			fprintf(f, ",,,");
-		fprintf(f, "%llu,%llu,%llu\n", (unsigned long long)st[i].retx_pkts, (unsigned long long)st[i].timeouts,
-			(unsigned long long)st[i].cnps);
+		fprintf(f, "%llu,%llu,%llu,%u\n", (unsigned long long)st[i].retx_pkts,
+			(unsigned long long)st[i].timeouts, (unsigned long long)st[i].cnps, st[i].qp_errors);
 	}
 	return ferror(f) ? FAB_EIO : 0;
 }
@@ -681,6 +684,9 @@ int fab_result_write_text(FILE *f, const struct fab_config *c, const struct fab_
 	fprintf(f, "  drops %llu, lost on links %llu, retransmitted packets %llu, timeouts %llu\n",
 		(unsigned long long)sm.drops, (unsigned long long)tot->wire_losses, (unsigned long long)sm.retx_pkts,
 		(unsigned long long)sm.timeouts);
+	if (sm.qp_errors)
+		fprintf(f, "  queue pairs failed (retry count exceeded, their flows never finish): %llu\n",
+			(unsigned long long)sm.qp_errors);
 	fprintf(f, "  ECN marks %llu, CNPs %llu, PAUSE frames %llu\n", (unsigned long long)sm.ecn_marks,
 		(unsigned long long)sm.cnps, (unsigned long long)sm.pause_frames);
 	if (sm.ecmp_max_over_mean > 0)

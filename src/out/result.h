@@ -24,7 +24,7 @@ struct fab_summary {
 	fab_time_ps fct_min, fct_p50, fct_p99, fct_max;
 	double fct_mean;
 	double goodput_mean_bps;
-	uint64_t drops, retx_pkts, cnps, timeouts, ecn_marks, pause_frames;
+	uint64_t drops, retx_pkts, cnps, timeouts, qp_errors, ecn_marks, pause_frames;
 	double ecmp_max_over_mean; /* leaf uplinks (tier 1 -> tier 2), 0 if none */
 	fab_rate_bps ecmp_up_max_bytes, ecmp_up_mean_bytes;
 };

@@ -56,7 +56,10 @@ void counters_sample(struct psim *s)
 			s->c.now_ps, i, f->st.delivered_bytes - f->series_mark, rate / f->nqps};
 		f->series_mark = f->st.delivered_bytes;
 	}
-	fab_eq_push(&s->c.eq, s->c.now_ps + s->c.fp.series_interval_ps, EV_SAMPLE, NULL, 0);
+	/* nothing else will ever happen (a workload stuck on a failed queue
+	 * pair): sampling stops too */
+	if (fab_eq_len(&s->c.eq))
+		fab_eq_push(&s->c.eq, s->c.now_ps + s->c.fp.series_interval_ps, EV_SAMPLE, NULL, 0);
 }
 
 void counters_close(struct psim *s)

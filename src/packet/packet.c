@@ -52,7 +52,7 @@ static int pkt_run(struct fab_sim *sim, fab_time_ps end_ps)
 	struct psim *s = (struct psim *)sim;
 	struct fab_ev ev;
 	uint64_t next_progress = 1u << 20;
-	while ((s->c.tot.flows_done < s->c.nflows || s->c.holds) && fab_eq_pop(&s->c.eq, &ev)) {
+	while (sim_busy(&s->c) && fab_eq_pop(&s->c.eq, &ev)) {
 		if (end_ps && ev.t_ps > end_ps) {
 			s->c.now_ps = end_ps;
 			s->c.tot.stopped_by_end_time = true;

@@ -8,7 +8,13 @@
  * expected PSN: an out-of-order packet draws one NAK naming the expected PSN
  * (and no other until that PSN arrives), a duplicate draws an ACK.  The
  * sender goes back to the NAKed PSN, or to the oldest unacknowledged one
- * when no progress was made for a retransmission timeout.  The notification
+ * when no progress was made for a retransmission timeout (go-back-N).  With
+ * go-back-0 the message is the unit: the receiver acknowledges only whole
+ * messages, drops what it had of one when a packet is missing and NAKs its
+ * first PSN, and the sender resends the message from its start.  A QP that
+ * recovers (NAK or timeout) more than fabric.nic.retry_count times in a row
+ * without progress fails, as InfiniBand's retry counter does: it sends
+ * nothing more and its flow never finishes.  The notification
  * point sends at most one CNP per QP per interval for CE-marked packets
  * (dcqcn.h); the congestion control's rate spaces the QP's packets (a packet
  * of w wire bytes holds the QP for w at that rate, or at line rate when it
@@ -43,6 +49,8 @@ struct roce_qp {
 	fab_time_ps next_send_ps; /* pacing */
 	fab_time_ps last_progress_ps;
 	uint32_t rto_gen, cc_gen;
+	uint32_t retries; /* recoveries since the last progress */
+	bool failed;      /* retries exceeded: the QP is in the error state */
 	const struct fab_cc_ops *cc;
 	_Alignas(16) unsigned char cc_state[FAB_CC_STATE_MAX];
 	/* receiver */
@@ -140,9 +148,42 @@ static void roce_post(struct psim *s, struct sim_qp *q, fab_bytes bytes, uint32_
 	nic_qp_make_ready(s, q);
 }
 
+/* the flow whose message the sender is waiting on, if any */
+static struct fab_flow_stats *acked_flow(struct psim *s, const struct roce_qp *qp)
+{
+	if (qp->amsg < qp->nmsgs && qp->msgs[qp->amsg].flow != NO_FLOW)
+		return &s->c.flows[qp->msgs[qp->amsg].flow].st;
+	return NULL;
+}
+
 static bool roce_has_data(const struct sim_qp *q)
 {
-	return CRQ(q)->snd_nxt < CRQ(q)->npkts;
+	return !CRQ(q)->failed && CRQ(q)->snd_nxt < CRQ(q)->npkts;
+}
+
+/* the first PSN of message m */
+static uint32_t msg_first(const struct roce_qp *qp, uint32_t m)
+{
+	return m ? qp->msgs[m - 1].end_psn : 0;
+}
+
+static bool go_back_0(const struct psim *s)
+{
+	return s->c.fp.nic.retransmit == FAB_RETX_GO_BACK_0;
+}
+
+/* A loss is being recovered; false when that would exceed the retry count,
+ * and the QP has failed (the flow waiting on it never finishes). */
+static bool retry(struct psim *s, struct roce_qp *qp)
+{
+	if (++qp->retries <= s->c.fp.nic.retry_count)
+		return true;
+	qp->failed = true;
+	qp->rto_gen++; /* its timer is void */
+	if (qp->amsg < qp->nmsgs && qp->msgs[qp->amsg].flow != NO_FLOW)
+		sim_flow_qp_failed(&s->c, &s->c.flows[qp->msgs[qp->amsg].flow]);
+	s->c.tot.qp_errors++;
+	return false;
 }
 
 static fab_time_ps roce_earliest(const struct sim_qp *q)
@@ -218,6 +259,7 @@ static void sender_ack(struct psim *s, struct roce_qp *qp, uint32_t psn)
 		if (qp->cc->on_ack)
 			qp->cc->on_ack(qp->cc_state, (fab_bytes)(psn - qp->snd_una) * s->c.fp.mtu, s->c.now_ps);
 		qp->snd_una = psn;
+		qp->retries = 0;
 		qp->last_progress_ps = s->c.now_ps;
 		if (qp->snd_nxt < qp->snd_una)
 			qp->snd_nxt = qp->snd_una;
@@ -229,6 +271,19 @@ static void sender_ack(struct psim *s, struct roce_qp *qp, uint32_t psn)
 	}
 }
 
+/* go-back-0: the receiver drops what it had of the message it is receiving */
+static void drop_partial_message(struct psim *s, struct roce_qp *qp)
+{
+	if (qp->rmsg >= qp->nmsgs)
+		return;
+	uint32_t first = msg_first(qp, qp->rmsg);
+	uint32_t flow = qp->msgs[qp->rmsg].flow;
+	if (flow != NO_FLOW)
+		s->c.flows[flow].st.delivered_bytes -= (fab_bytes)(qp->rcv_nxt - first) * s->c.fp.mtu;
+	qp->rcv_nxt = first;
+	qp->unacked = 0;
+}
+
 static void receive_data(struct psim *s, struct roce_qp *qp, struct pkt *p)
 {
 	if (p->ecn == ECN_CE && qp->cc->feedback == FAB_CC_FEEDBACK_CNP &&
@@ -236,6 +291,9 @@ static void receive_data(struct psim *s, struct roce_qp *qp, struct pkt *p)
 		send_ctrl(s, qp, PKT_NOTIFY, 0);
 	else if (p->ecn == ECN_CE && qp->cc->feedback == FAB_CC_FEEDBACK_ECHO)
 		qp->echo_pending = true;
+	/* go-back-0: the sender has restarted the message (after a timeout) */
+	if (go_back_0(s) && p->psn < qp->rcv_nxt && qp->rmsg < qp->nmsgs && p->psn == msg_first(qp, qp->rmsg))
+		drop_partial_message(s, qp);
 	if (p->psn == qp->rcv_nxt) {
 		FAB_ASSERT(qp->rcv_nxt < qp->npkts);
 		qp->rcv_nxt++;
@@ -250,26 +308,20 @@ static void receive_data(struct psim *s, struct roce_qp *qp, struct pkt *p)
 			if (m->flow == NO_FLOW)
 				s->c.hooks.delivered(s->c.hooks.ctx, m->cookie);
 		}
-		if (++qp->unacked >= s->c.fp.nic.ack_every || boundary) {
+		if ((++qp->unacked >= s->c.fp.nic.ack_every && !go_back_0(s)) || boundary) {
 			qp->unacked = 0;
 			send_ctrl(s, qp, PKT_ACK, qp->rcv_nxt);
 		}
 	} else if (p->psn > qp->rcv_nxt) {
 		if (!qp->nak_sent) {
 			qp->nak_sent = true;
+			if (go_back_0(s))
+				drop_partial_message(s, qp);
 			send_ctrl(s, qp, PKT_NAK, qp->rcv_nxt);
 		}
 	} else {
 		send_ctrl(s, qp, PKT_ACK, qp->rcv_nxt);
 	}
-}
-
-/* the flow whose message the sender is waiting on, if any */
-static struct fab_flow_stats *acked_flow(struct psim *s, const struct roce_qp *qp)
-{
-	if (qp->amsg < qp->nmsgs && qp->msgs[qp->amsg].flow != NO_FLOW)
-		return &s->c.flows[qp->msgs[qp->amsg].flow].st;
-	return NULL;
 }
 
 static void receive_cnp(struct psim *s, struct roce_qp *qp)
@@ -289,6 +341,10 @@ static void roce_on_receive(struct psim *s, struct sim_nic *nic, struct pkt *p)
 {
 	(void)nic;
 	struct roce_qp *qp = RQ(pkt_qp(s, p->qp));
+	if (qp->failed && p->kind != PKT_DATA) {
+		sim_pkt_free(s, p); /* a failed sender hears nothing */
+		return;
+	}
 	switch (p->kind) {
 	case PKT_DATA:
 		receive_data(s, qp, p);
@@ -302,7 +358,7 @@ static void roce_on_receive(struct psim *s, struct sim_nic *nic, struct pkt *p)
 		sender_ack(s, qp, p->psn);
 		if (p->ecn == ECN_CE)
 			receive_cnp(s, qp);
-		if (p->psn < qp->snd_nxt) {
+		if (p->psn < qp->snd_nxt && retry(s, qp)) {
 			qp->snd_nxt = p->psn;
 			nic_qp_make_ready(s, &qp->q);
 		}
@@ -330,9 +386,11 @@ static void on_rto(struct psim *s, struct roce_qp *qp, uint32_t gen)
 	if (fst)
 		fst->timeouts++;
 	s->c.tot.timeouts++;
+	if (!retry(s, qp))
+		return;
 	if (qp->cc->on_loss)
 		qp->cc->on_loss(qp->cc_state, s->c.now_ps);
-	qp->snd_nxt = qp->snd_una;
+	qp->snd_nxt = go_back_0(s) ? msg_first(qp, qp->amsg) : qp->snd_una;
 	qp->last_progress_ps = s->c.now_ps;
 	rto_arm(s, qp, s->c.now_ps + s->c.fp.nic.rto_ps);
 	nic_qp_make_ready(s, &qp->q);

@@ -165,6 +165,11 @@ static const struct fab_key_def keys[] = {
 	 "ACK coalescing: one ACK per this many packets (and the last)"},
 	{"fabric.nic.rto", K_TIME, OFF(fabric.nic.rto_ps), "1ms", 1e6, 1e13, NULL,
 	 "retransmission timeout (go back to the oldest unacknowledged packet)"},
+	{"fabric.nic.retransmit", K_ENUM, OFF(fabric.nic.retransmit), "go-back-n", 0, 0, "go-back-n|go-back-0",
+	 "after a loss resend from the first missing packet, or the whole message (the receiver discards its part)"},
+	{"fabric.nic.retry_count", K_U32, OFF(fabric.nic.retry_count), "7", 0, 1000000, NULL,
+	 "recoveries (NAK or timeout) in a row without progress after which a queue pair fails, as InfiniBand's "
+	 "retry_cnt (NCCL_IB_RETRY_CNT, 7)"},
 	{"fabric.nic.cnp_interval", K_TIME, OFF(fabric.nic.cnp_interval_ps), "50us", 0, 1e12, NULL,
 	 "at most one CNP per queue pair per interval"},
 	{"fabric.series_interval", K_TIME, OFF(fabric.series_interval_ps), "0", 0, 1e13, NULL,

@@ -85,6 +85,7 @@ struct fab_sim {
 	struct fab_sim_hooks hooks;
 	struct fab_server_params server;
 	uint64_t holds;           /* outstanding workload activity */
+	uint64_t flows_failed;    /* flows with a failed queue pair: they never finish */
 	fab_time_ps *nvl_free_ps; /* per GPU: when its NVLink egress is free */
 	struct fab_fault **faults;
 	uint32_t nfaults;
@@ -142,6 +143,20 @@ static inline void sim_flow_qp_done(struct fab_sim *s, struct sim_flow *f)
 		f->st.finish_ps = s->now_ps;
 		s->tot.flows_done++;
 	}
+}
+
+/* one of a flow's queue pairs failed (retries exceeded): it never finishes */
+static inline void sim_flow_qp_failed(struct fab_sim *s, struct sim_flow *f)
+{
+	if (f->st.qp_errors++ == 0)
+		s->flows_failed++;
+}
+
+/* something is left to run: flows neither finished nor failed, or the
+ * workload's holds */
+static inline bool sim_busy(const struct fab_sim *s)
+{
+	return s->tot.flows_done + s->flows_failed < s->nflows || s->holds;
 }
 
 /* What every engine's loop does alike: the workload's events (its timers,

@@ -55,10 +55,18 @@ struct fab_ecn_params {
 	int mark_at;           /* enum fab_ecn_mark_at */
 };
 
+/* What a queue pair resends after a loss. */
+enum fab_retransmit {
+	FAB_RETX_GO_BACK_N, /* from the first packet the receiver lacks */
+	FAB_RETX_GO_BACK_0, /* the whole message again; the receiver drops what it had of it */
+};
+
 struct fab_nic_params {
 	bool acks_ignore_pause;      /* ACKs, NAKs and CNPs leave the NIC even while their priority is paused */
 	uint32_t ack_every;          /* coalesce: one ACK per this many packets */
 	fab_time_ps rto_ps;          /* retransmission timeout */
+	int retransmit;              /* enum fab_retransmit */
+	uint32_t retry_count;        /* recoveries (NAK or timeout) in a row without progress before the QP fails */
 	fab_time_ps cnp_interval_ps; /* at most one CNP per QP per interval */
 };
 
@@ -133,6 +141,7 @@ struct fab_flow_stats {
 	uint64_t retx_pkts;
 	uint64_t cnps; /* CNPs received by the sender */
 	uint64_t timeouts;
+	uint32_t qp_errors; /* queue pairs that failed (retries exceeded): the flow never finishes */
 };
 
 struct fab_port_stats {
@@ -184,6 +193,7 @@ struct fab_sim_totals {
 	uint64_t data_pkts;
 	uint64_t retx_pkts; /* all queue pairs, flows' and workloads' */
 	uint64_t timeouts;
+	uint64_t qp_errors; /* queue pairs that failed: retries exceeded */
 	uint64_t cnps;
 	uint64_t drops;       /* in switches and on broken links */
 	uint64_t wire_losses; /* frames lost on links (lossy or down) */

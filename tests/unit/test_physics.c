@@ -350,6 +350,80 @@ static void test_physics_drop_every_nth(void **state)
 	trun_free(&t);
 }
 
+/* Why go-back-N matters: one loss every 15 data packets on the sender's
+ * link and a 20-packet message (80 KiB at MTU 4096), all of it sent before
+ * the NAK comes back.  Go-back-N loses packet 15 (PSN 14) and resends PSNs
+ * 14-19: 6 packets, 26 in all, one loss.  Go-back-0 resends the whole
+ * message every round and every 20 packets hold a 15th, so it never gets
+ * through: the receiver keeps nothing, and the queue pair fails after
+ * retry_count (7) resends, 8 rounds of 20: 160 packets sent, 140 resent,
+ * floor(160 / 15) = 10 lost, no timeout.  Timeouts count as recoveries
+ * too.  On random loss both deliver every byte, go-back-0 resending more. */
+static void test_physics_go_back_0(void **state)
+{
+	(void)state;
+	const char *yaml = ONE_LEAF(2) "traffic:\n"
+				       "  flows:\n"
+				       "    - {src: 0, dst: 1, bytes: 80KiB}\n"
+				       "faults:\n"
+				       "  - {kind: lossy, node: server0.nic0, peer: leaf0, drop_every: 15}\n";
+	const char *g0[] = {"fabric.nic.retransmit=go-back-0"};
+	struct trun n = trun_yaml(yaml), z = trun_yaml_sets(yaml, g0, 1);
+	const struct fab_sim_totals *tn = fab_sim_totals(n.run->sim), *tz = fab_sim_totals(z.run->sim);
+	const struct fab_flow_stats *sn = fab_sim_flow_stats(n.run->sim), *sz = fab_sim_flow_stats(z.run->sim);
+	assert_int_equal(tn->data_pkts, 26);
+	assert_int_equal(tn->retx_pkts, 6);
+	assert_int_equal(tn->wire_losses, 1);
+	assert_int_equal(sn[0].delivered_bytes, 80 * 1024);
+	assert_int_equal(tn->qp_errors, 0);
+	assert_true(sn[0].finish_ps != FAB_TIME_NEVER);
+	assert_int_equal(tz->data_pkts, 160);
+	assert_int_equal(tz->retx_pkts, 140);
+	assert_int_equal(tz->wire_losses, 10);
+	assert_int_equal(tz->timeouts, 0);
+	assert_int_equal(tz->qp_errors, 1);
+	assert_int_equal(sz[0].qp_errors, 1);
+	assert_int_equal(sz[0].delivered_bytes, 0);
+	assert_true(sz[0].finish_ps == FAB_TIME_NEVER);
+	trun_free(&n);
+	trun_free(&z);
+	/* every packet lost, retry_count 2: two resends of the 20 packets after
+	 * timeouts, and the third timeout fails the queue pair */
+	const char *all[] = {"faults.0.drop_every=1", "fabric.nic.retry_count=2"};
+	n = trun_yaml_sets(yaml, all, 2);
+	tn = fab_sim_totals(n.run->sim);
+	assert_int_equal(tn->timeouts, 3);
+	assert_int_equal(tn->data_pkts, 60);
+	assert_int_equal(tn->retx_pkts, 40);
+	assert_int_equal(tn->qp_errors, 1);
+	trun_free(&n);
+	/* random loss (0.2% of frames), four 1 MiB messages one after another */
+	const char *rnd = ONE_LEAF(2) "traffic:\n"
+				      "  flows:\n"
+				      "    - {src: 0, dst: 1, bytes: 1MiB}\n"
+				      "    - {src: 0, dst: 1, bytes: 1MiB, start: 100us}\n"
+				      "    - {src: 0, dst: 1, bytes: 1MiB, start: 200us}\n"
+				      "    - {src: 0, dst: 1, bytes: 1MiB, start: 300us}\n"
+				      "faults:\n"
+				      "  - {kind: lossy, node: server0.nic0, peer: leaf0, drop: 0.002}\n";
+	n = trun_yaml(rnd);
+	z = trun_yaml_sets(rnd, g0, 1);
+	tn = fab_sim_totals(n.run->sim);
+	tz = fab_sim_totals(z.run->sim);
+	print_message("random loss: go-back-N %llu lost, %llu resent; go-back-0 %llu lost, %llu resent\n",
+		      (unsigned long long)tn->wire_losses, (unsigned long long)tn->retx_pkts,
+		      (unsigned long long)tz->wire_losses, (unsigned long long)tz->retx_pkts);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(fab_sim_flow_stats(n.run->sim)[i].delivered_bytes, 1u << 20);
+		assert_int_equal(fab_sim_flow_stats(z.run->sim)[i].delivered_bytes, 1u << 20);
+	}
+	assert_true(tn->wire_losses > 0 && tz->wire_losses > 0);
+	/* go-back-N resends from the lost packet on: at most a window per loss */
+	assert_true(tz->retx_pkts > tn->retx_pkts);
+	trun_free(&n);
+	trun_free(&z);
+}
+
 /* PAUSE until RESUME (HPCC's model): no quanta timer and no refresh, so
  * every PAUSE a switch sends is ended by exactly one RESUME once the
  * incast has drained, nothing drops; with refreshes there are more PAUSE
@@ -440,12 +514,18 @@ static void test_physics_incast_lossless_with_pfc(void **state)
 	trun_free(&t);
 }
 
+/* A 16-to-1 incast on a lossy fabric without congestion control: the
+ * queue overflows, and go-back-N with unlimited retries delivers every
+ * byte.  With InfiniBand's retry count of 7, queue pairs whose oldest packet
+ * is lost eight times in a row fail, as NICs report "transport retry
+ * counter exceeded" on such fabrics, and the run ends with those flows
+ * unfinished (nothing left to happen, series sampling included). */
 static void test_physics_incast_lossy_recovers(void **state)
 {
 	(void)state;
 	const char *sets[] = {"fabric.pfc.enabled=false", "fabric.buffer=256KiB", "fabric.dcqcn.enabled=false",
-			      "fabric.nic.rto=100us"};
-	struct trun t = trun_yaml_sets(incast_yaml, sets, 4);
+			      "fabric.nic.rto=100us", "fabric.nic.retry_count=1000000"};
+	struct trun t = trun_yaml_sets(incast_yaml, sets, 5);
 	struct fab_summary sm;
 	fab_summary_compute(t.run->sim, &sm);
 	print_message("drops %llu, retransmitted %llu, timeouts %llu\n", (unsigned long long)sm.drops,
@@ -454,6 +534,15 @@ static void test_physics_incast_lossy_recovers(void **state)
 	assert_true(sm.retx_pkts > 0);
 	assert_int_equal(sm.flows_done, 16); /* every byte delivered */
 	assert_int_equal(sm.pause_frames, 0);
+	assert_int_equal(sm.qp_errors, 0);
+	trun_free(&t);
+	t = trun_yaml_sets(incast_yaml, sets, 4);
+	fab_summary_compute(t.run->sim, &sm);
+	print_message("retry count 7: %llu queue pairs failed, %zu flows done\n", (unsigned long long)sm.qp_errors,
+		      sm.flows_done);
+	assert_true(sm.qp_errors > 0);
+	assert_int_equal(sm.flows_done + sm.qp_errors, 16);
+	assert_false(fab_sim_totals(t.run->sim)->stopped_by_end_time);
 	trun_free(&t);
 }
 
@@ -600,6 +689,7 @@ int main(void)
 		cmocka_unit_test(test_physics_ecn_per_speed_and_marking_point),
 		cmocka_unit_test(test_physics_pfc_dynamic_thresholds),
 		cmocka_unit_test(test_physics_drop_every_nth),
+		cmocka_unit_test(test_physics_go_back_0),
 		cmocka_unit_test(test_physics_pfc_until_resume_and_acks),
 		cmocka_unit_test(test_physics_incast_lossless_with_pfc),
 		cmocka_unit_test(test_physics_incast_lossy_recovers),
