@@ -209,6 +209,12 @@ int fab_coll_run_exec(struct fab_coll_run *r, fab_progress_fn progress, void *ct
 		*err = r->sweep.err;
 		return r->sweep.rc;
 	}
+	uint64_t failed = fab_sim_totals(r->run->sim)->qp_errors;
+	if (!r->sweep.finished && failed)
+		return fab_err_set(err, FAB_EINTERNAL,
+				   "the collective did not finish: %llu queue pairs failed (retry count exceeded, "
+				   "fabric.nic.retry_count)",
+				   (unsigned long long)failed);
 	if (!r->sweep.finished)
 		return fab_err_set(err, FAB_EINTERNAL,
 				   "the collective did not finish (stopped at run.end, or a deadlock)");

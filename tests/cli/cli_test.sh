@@ -81,6 +81,10 @@ run flow-lossy-refused 3 "$F" sim examples/loose-cable/scenario.yaml --engine fl
 run coll-json-1 0 "$F" coll -b 1K -e 64K -f 8 --format json && cp "$tmp/out" "$tmp/c1" && ok coll-json-1
 run coll-json-2 0 "$F" coll -b 1K -e 64K -f 8 --format json && { cmp -s "$tmp/out" "$tmp/c1" && ok coll-same-bytes || bad coll-same-bytes; }
 run coll-table 0 "$F" coll -b 1K -e 4K -f 4 && { has "$tmp/out" "# Avg bus bandwidth" && has "$tmp/out" "(GB/s)" && ok coll-table || bad coll-table; }
+# a link that loses every packet: the queue pairs across it fail after their retries, exit 5 saying so
+printf '%s\n' "topology: {leaves: 1, servers_per_leaf: 2, gpus_per_server: 1, nics_per_server: 1, spines: 1, links_per_spine: 1}" \
+	"faults: [{kind: lossy, node: server0.nic0, peer: leaf0, drop_every: 1}]" >"$tmp/dead.yaml"
+run coll-qp-fail 5 "$F" coll "$tmp/dead.yaml" -b 1M -e 1M && { has "$tmp/err" "queue pairs failed (retry count exceeded" && ok coll-qp-fail || bad coll-qp-fail; }
 run coll-bad-algo 3 "$F" coll --op alltoall --algo ring && { has "$tmp/err" "collective.algo: algorithm ring does not implement AllToAll" && ok coll-bad-algo || bad coll-bad-algo; }
 
 # matrix and diagnose: a suspect is exit 1, healthy 0, bad documents 3
