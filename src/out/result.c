@@ -650,7 +650,7 @@ int fab_result_write_text(FILE *f, const struct fab_config *c, const struct fab_
 	struct fab_summary sm;
 	fab_summary_compute(s, &sm);
 	char a[32], b[32], d[32], e[32];
-	static const char *kinds[] = {"spine-leaf", "fat-tree", "file"};
+	static const char *kinds[] = {"spine-leaf", "fat-tree", "file", "ns3"};
 	fprintf(f, "fabscope sim: %s, seed %llu%s\n", c->origin, (unsigned long long)c->run.seed,
 		c->fabric.engine != FAB_ENGINE_FLOW ? ""
 			: c->fabric.flow_queues == FAB_FLOW_QUEUES_FIFO

@@ -15,8 +15,8 @@
 
 static const struct fab_key_def keys[] = {
 	/* topology */
-	{"topology.kind", K_ENUM, OFF(topo.kind), "spine-leaf", 0, 0, "spine-leaf|fat-tree|file",
-	 "fabric shape: 2-tier spine-leaf, 3-tier k-ary fat-tree, or an edge-list file"},
+	{"topology.kind", K_ENUM, OFF(topo.kind), "spine-leaf", 0, 0, "spine-leaf|fat-tree|file|ns3",
+	 "fabric shape: 2-tier spine-leaf, 3-tier k-ary fat-tree, an edge-list file, or HPCC's ns-3 topology file"},
 	{"topology.gpus_per_server", K_U32, OFF(topo.gpus_per_server), "8", 1, 64, NULL, "GPUs in each server"},
 	{"topology.nics_per_server", K_U32, OFF(topo.nics_per_server), "8", 1, 64, NULL,
 	 "NICs in each server, each with its own switch port; GPU g uses NIC g*nics/gpus"},
@@ -50,7 +50,8 @@ static const struct fab_key_def keys[] = {
 	{"topology.pcie_rate", K_RATE, OFF(server.pcie_bps), "512Gbps", 1e9, 1e14, NULL,
 	 "GPU to NIC (PCIe Gen5 x16); a NIC sends no faster than this"},
 	{"topology.file", K_PATH, OFF(topo_file), "", 0, 0, NULL,
-	 "file: edge list (nic NAME / switch NAME / link A B RATE DELAY), relative to the scenario"},
+	 "file: edge list (nic NAME / switch NAME / link A B RATE DELAY); ns3: NODES SWITCHES LINKS, the switch "
+	 "ids, then A B RATE DELAY ERROR per link; relative to the scenario"},
 	{"engine", K_ENUM, OFF(fabric.engine), "packet", 0, 0, "packet|flow",
 	 "packet: every packet, queue, PAUSE and mark; flow: transfers at max-min fair rates (doc/flow.md)"},
 	{"flow.ring", K_ENUM, OFF(fabric.flow_ring), "auto", 0, 0, "auto|steps|aggregate",
@@ -177,6 +178,9 @@ static const struct fab_key_def keys[] = {
 	/* traffic */
 	{"traffic.flows_csv", K_PATH, OFF(traffic.flows_csv), "", 0, 0, NULL,
 	 "CSV flow list with header src,dst,bytes[,start,priority,qps], relative to the scenario"},
+	{"traffic.flows_ns3", K_PATH, OFF(traffic.flows_ns3), "", 0, 0, NULL,
+	 "HPCC's ns-3 flow file (N, then SRC DST PG DPORT BYTES START_S per flow; ids are the topology's hosts "
+	 "hID), relative to the scenario"},
 	/* collective (fabscope coll) */
 	{"collective.op", K_ENUM, OFF(coll.op), "allreduce", 0, 0,
 	 "allreduce|reducescatter|allgather|broadcast|reduce|alltoall|sendrecv", "the operation"},
@@ -241,9 +245,10 @@ static const struct fab_key_def flow_keys[] = {
 
 #define GOFF(field) offsetof(struct fab_gen_spec, field)
 static const struct fab_key_def gen_keys[] = {
-	{"kind", K_ENUM, GOFF(kind), NULL, 0, 0, "permutation|all-to-all|incast|random-pairs", "traffic pattern"},
-	{"bytes", K_BYTES, GOFF(bytes), NULL, 1, 1e15, NULL, "size of each flow"},
-	{"start", K_TIME, GOFF(start_ps), "0", 0, 1e15, NULL, "start time of every flow"},
+	{"kind", K_ENUM, GOFF(kind), NULL, 0, 0, "permutation|all-to-all|incast|random-pairs|poisson",
+	 "traffic pattern"},
+	{"bytes", K_BYTES, GOFF(bytes), "", 1, 1e15, NULL, "size of each flow (every kind but poisson: required)"},
+	{"start", K_TIME, GOFF(start_ps), "0", 0, 1e15, NULL, "start time of every flow (poisson: of the arrivals)"},
 	{"priority", K_U32, GOFF(priority), "3", 0, 7, NULL, "traffic class"},
 	{"qps", K_U32, GOFF(qps), "1", 1, 1024, NULL, "queue pairs per flow"},
 	{"senders", K_U32, GOFF(senders), "16", 1, 1e9, NULL, "incast: GPUs that send, drawn at random"},
@@ -251,6 +256,16 @@ static const struct fab_key_def gen_keys[] = {
 	{"pairs", K_U32, GOFF(pairs), "16", 1, 1e9, NULL, "random-pairs: number of flows"},
 	{"scope", K_ENUM, GOFF(scope), "any", 0, 0, "any|cross-server|cross-leaf",
 	 "which pairs are allowed (incast: any means cross-server)"},
+	{"cdf", K_PATH, GOFF(cdf), "", 0, 0, NULL,
+	 "poisson: flow sizes, websearch, fb_hadoop, or a file of SIZE PERCENT lines (relative to the scenario)"},
+	{"load", K_DOUBLE, GOFF(load), "0", 0, 1, NULL,
+	 "poisson: offered load, a fraction of each GPU's share of its NIC's line rate (payload bytes)"},
+	{"duration", K_TIME, GOFF(duration_ps), "0", 0, 1e15, NULL, "poisson: flows arrive from start for this long"},
+	{"incast_load", K_DOUBLE, GOFF(incast_load), "0", 0, 1, NULL,
+	 "poisson: incast events on top, as a fraction of the sum of the NICs' line rates (0: none)"},
+	{"incast_senders", K_U32, GOFF(incast_senders), "0", 0, 1e9, NULL,
+	 "poisson: GPUs that send in each incast event (drawn at random, other servers)"},
+	{"incast_bytes", K_BYTES, GOFF(incast_bytes), "0", 0, 1e15, NULL, "poisson: bytes each incast sender sends"},
 };
 
 #define JOFF(field) offsetof(struct fab_job_spec, field)

@@ -186,6 +186,29 @@ static int load_item(struct loader *L, const struct fab_key_def *(*table)(size_t
 	return 0;
 }
 
+/* what a generator of its kind needs */
+static int check_gen(struct loader *L, const struct fab_gen_spec *g, const struct ynode *map, const char *what)
+{
+	char w[300];
+	const char *need = NULL;
+	if (g->kind != FAB_GEN_POISSON) {
+		if (!fab_ydom_get(map, "bytes"))
+			need = "missing key 'bytes'";
+	} else if (!g->cdf) {
+		need = "a poisson generator needs cdf (websearch, fb_hadoop or a file)";
+	} else if (g->load <= 0 && g->incast_load <= 0) {
+		need = "a poisson generator needs load (or incast_load) above 0";
+	} else if (!g->duration_ps) {
+		need = "a poisson generator needs a duration";
+	} else if (g->incast_load > 0 && (!g->incast_senders || !g->incast_bytes)) {
+		need = "incast_load needs incast_senders and incast_bytes";
+	}
+	if (!need)
+		return 0;
+	where(map, w, sizeof w);
+	return fab_err_set(L->err, FAB_EINVAL, "%s%s: %s", w, what, need);
+}
+
 static int load_list(struct loader *L, const char *path, const struct ynode *seq)
 {
 	char w[300];
@@ -246,6 +269,8 @@ static int load_list(struct loader *L, const char *path, const struct ynode *seq
 			if (load_item(L, fab_config_gen_keys, g, seq->vals[i], what))
 				return FAB_EINVAL;
 			set_loc(&g->loc, seq->vals[i], what);
+			if (check_gen(L, g, seq->vals[i], what))
+				return FAB_EINVAL;
 		}
 	}
 	return 0;
@@ -394,9 +419,10 @@ static int cross_checks(struct loader *L)
 		fab_config_where(c, "fabric.pfc.xon", w, sizeof w);
 		return fab_err_set(L->err, FAB_EINVAL, "%sfabric.pfc.xon: must not exceed xoff", w);
 	}
-	if (c->topo.kind == FAB_TOPO_FILE && !c->topo_file) {
+	if ((c->topo.kind == FAB_TOPO_FILE || c->topo.kind == FAB_TOPO_NS3) && !c->topo_file) {
 		fab_config_where(c, "topology.kind", w, sizeof w);
-		return fab_err_set(L->err, FAB_EINVAL, "%stopology.kind: kind file needs topology.file", w);
+		return fab_err_set(L->err, FAB_EINVAL, "%stopology.kind: kind %s needs topology.file", w,
+				   c->topo.kind == FAB_TOPO_NS3 ? "ns3" : "file");
 	}
 	return 0;
 }
@@ -436,6 +462,17 @@ struct fab_config *fab_config_parse(const char *text, size_t len, const char *or
 	char *fc = resolve_path(base_dir, c->traffic.flows_csv);
 	free(c->traffic.flows_csv);
 	c->traffic.flows_csv = fc;
+	fc = resolve_path(base_dir, c->traffic.flows_ns3);
+	free(c->traffic.flows_ns3);
+	c->traffic.flows_ns3 = fc;
+	for (size_t i = 0; i < c->traffic.ngens; i++) {
+		char **cdf = &c->traffic.gens[i].cdf;
+		if (*cdf && strcmp(*cdf, "websearch") && strcmp(*cdf, "fb_hadoop")) {
+			fc = resolve_path(base_dir, *cdf);
+			free(*cdf);
+			*cdf = fc;
+		}
+	}
 	c->topo.spines_given = fab_config_given(c, "topology.spines");
 	c->topo.links_given = fab_config_given(c, "topology.links_per_spine");
 	if (!c->topo.oversub_num && !c->topo.spines_given && !fab_config_given(c, "topology.links_per_spine")) {

@@ -14,51 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "topo.h"
-
-struct draft_link {
-	uint32_t a, b;
-	fab_rate_bps rate_bps;
-	fab_time_ps delay_ps;
-};
-
-struct draft {
-	struct fab_node *nodes;
-	uint32_t nnodes, cap_nodes;
-	struct draft_link *links;
-	uint32_t nlinks, cap_links;
-};
-
-static uint32_t fab_draft_add_node(struct draft *d, int kind, uint32_t tier, const char *name)
-{
-	if (d->nnodes == d->cap_nodes) {
-		d->cap_nodes = d->cap_nodes ? 2 * d->cap_nodes : 64;
-		d->nodes = fab_xrealloc(d->nodes, d->cap_nodes, sizeof *d->nodes);
-	}
-	struct fab_node *n = &d->nodes[d->nnodes];
-	memset(n, 0, sizeof *n);
-	n->kind = kind;
-	n->tier = tier;
-	n->server = -1;
-	n->nic = -1;
-	snprintf(n->name, sizeof n->name, "%s", name);
-	return d->nnodes++;
-}
-
-static void fab_draft_add_link(struct draft *d, uint32_t a, uint32_t b, fab_rate_bps rate, fab_time_ps delay)
-{
-	if (d->nlinks == d->cap_links) {
-		d->cap_links = d->cap_links ? 2 * d->cap_links : 64;
-		d->links = fab_xrealloc(d->links, d->cap_links, sizeof *d->links);
-	}
-	d->links[d->nlinks++] = (struct draft_link){a, b, rate, delay};
-}
-
-static void draft_free(struct draft *d)
-{
-	free(d->nodes);
-	free(d->links);
-}
+#include "draft.h"
 
 char *fab_topo_fmt_ratio(fab_rate_bps down, fab_rate_bps up, char *buf, size_t len)
 {
@@ -368,7 +324,7 @@ fail:
 }
 
 /* Lays out ports from the draft and routes.  Takes the draft's arrays. */
-static struct fab_topo *draft_finish(struct draft *d, const struct fab_topo_params *p, struct fab_err *err)
+struct fab_topo *fab_draft_finish(struct draft *d, const struct fab_topo_params *p, struct fab_err *err)
 {
 	struct fab_topo *t = fab_xcalloc(1, sizeof *t);
 	t->nodes = d->nodes;
@@ -541,8 +497,8 @@ static struct fab_topo *build_spine_leaf(const struct fab_topo_params *p, struct
 		for (uint32_t s = 0; s < spines; s++)
 			for (uint32_t k = 0; k < links; k++)
 				fab_draft_add_link(&d, leaf0 + l, spine0 + s, p->fabric_bps, p->fabric_delay_ps);
-	struct fab_topo *t = draft_finish(&d, p, err);
-	draft_free(&d);
+	struct fab_topo *t = fab_draft_finish(&d, p, err);
+	fab_draft_free(&d);
 	return t;
 }
 
@@ -596,8 +552,8 @@ static struct fab_topo *build_fat_tree(const struct fab_topo_params *p, struct f
 			for (uint32_t c = 0; c < h; c++)
 				fab_draft_add_link(&d, agg0 + pod * h + a, core0 + a * h + c, p->core_bps,
 						   p->fabric_delay_ps);
-	struct fab_topo *t = draft_finish(&d, p, err);
-	draft_free(&d);
+	struct fab_topo *t = fab_draft_finish(&d, p, err);
+	fab_draft_free(&d);
 	return t;
 }
 
@@ -720,16 +676,18 @@ struct fab_topo *fab_topo_build(const struct fab_topo_params *p, struct fab_err 
 		return build_spine_leaf(p, err);
 	case FAB_TOPO_FAT_TREE:
 		return build_fat_tree(p, err);
-	case FAB_TOPO_FILE: {
+	case FAB_TOPO_FILE:
+	case FAB_TOPO_NS3: {
 		struct draft d = {0};
 		struct fab_topo *t = NULL;
 		if (!p->file || !*p->file) {
-			fab_err_set(err, FAB_EINVAL, "topology.file: kind file needs a file");
+			fab_err_set(err, FAB_EINVAL, "topology.file: kind %s needs a file",
+				    p->kind == FAB_TOPO_NS3 ? "ns3" : "file");
 			return NULL;
 		}
-		if (!read_topo_file(p->file, &d, err))
-			t = draft_finish(&d, p, err);
-		draft_free(&d);
+		if (!(p->kind == FAB_TOPO_NS3 ? fab_topo_read_ns3(p->file, &d, err) : read_topo_file(p->file, &d, err)))
+			t = fab_draft_finish(&d, p, err);
+		fab_draft_free(&d);
 		return t;
 	}
 	}

@@ -12,7 +12,7 @@
 
 #include "../base/base.h"
 
-enum fab_topo_kind { FAB_TOPO_SPINE_LEAF, FAB_TOPO_FAT_TREE, FAB_TOPO_FILE };
+enum fab_topo_kind { FAB_TOPO_SPINE_LEAF, FAB_TOPO_FAT_TREE, FAB_TOPO_FILE, FAB_TOPO_NS3 };
 
 /* What the user asked for; the scenario layer fills it. */
 struct fab_topo_params {
@@ -35,7 +35,7 @@ struct fab_topo_params {
 	bool spines_given; /* the user set spines explicitly */
 	bool links_given;  /* the user set links_per_spine explicitly */
 	uint32_t radix;    /* switch port limit */
-	const char *file;  /* FAB_TOPO_FILE: path of the edge list */
+	const char *file;  /* FAB_TOPO_FILE: path of the edge list; FAB_TOPO_NS3: of HPCC's ns-3 file */
 };
 
 enum fab_node_kind { FAB_NODE_NIC, FAB_NODE_SWITCH };

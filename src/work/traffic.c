@@ -6,11 +6,13 @@
  * permutation is a uniformly shuffled derangement repaired by random swaps
  * until every pair is allowed by its scope.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../base/rng.h"
+#include "cdf.h"
 #include "traffic.h"
 
 struct flow_vec {
@@ -103,6 +105,34 @@ static int gen_permutation(const struct fab_gen_spec *g, const struct fab_topo *
 	return 0;
 }
 
+/* n distinct random GPUs that may send to dst (incast: any means other
+ * servers), in GPU order, into cand[0..n); false when fewer can */
+static bool pick_senders(const struct fab_topo *t, int scope, uint32_t dst, uint32_t n, struct fab_rng *r,
+			 uint32_t *cand, uint32_t *ncand)
+{
+	uint32_t nc = 0;
+	for (uint32_t i = 0; i < t->ngpus; i++)
+		if (pair_allowed(t, scope == FAB_SCOPE_ANY ? FAB_SCOPE_CROSS_SERVER : scope, i, dst))
+			cand[nc++] = i;
+	*ncand = nc;
+	if (n > nc || !n)
+		return false;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t j = i + (uint32_t)fab_rng_below(r, nc - i);
+		uint32_t tmp = cand[i];
+		cand[i] = cand[j];
+		cand[j] = tmp;
+	}
+	/* senders in GPU order: stable, readable flow lists */
+	for (uint32_t i = 1; i < n; i++)
+		for (uint32_t k = i; k > 0 && cand[k - 1] > cand[k]; k--) {
+			uint32_t tmp = cand[k];
+			cand[k] = cand[k - 1];
+			cand[k - 1] = tmp;
+		}
+	return true;
+}
+
 static int gen_incast(const struct fab_gen_spec *g, const struct fab_topo *t, struct fab_rng *r, struct flow_vec *fv,
 		      struct fab_err *err)
 {
@@ -111,32 +141,115 @@ static int gen_incast(const struct fab_gen_spec *g, const struct fab_topo *t, st
 		snprintf(detail, sizeof detail, "%u, but the cluster has GPUs 0..%u", g->dst, t->ngpus - 1);
 		return loc_err(err, &g->loc, "dst is GPU ", detail);
 	}
-	uint32_t *cand = fab_xcalloc(t->ngpus, sizeof *cand), nc = 0;
-	for (uint32_t i = 0; i < t->ngpus; i++)
-		if (pair_allowed(t, g->scope == FAB_SCOPE_ANY ? FAB_SCOPE_CROSS_SERVER : g->scope, i, g->dst))
-			cand[nc++] = i;
-	if (g->senders > nc || !g->senders) {
+	uint32_t *cand = fab_xcalloc(t->ngpus, sizeof *cand), nc;
+	if (!pick_senders(t, g->scope, g->dst, g->senders, r, cand, &nc)) {
 		snprintf(detail, sizeof detail, "%u asked, %u GPUs can send to GPU %u", g->senders, nc, g->dst);
 		free(cand);
 		return loc_err(err, &g->loc, "senders: ", detail);
 	}
-	for (uint32_t i = 0; i < g->senders; i++) {
-		uint32_t j = i + (uint32_t)fab_rng_below(r, nc - i);
-		uint32_t tmp = cand[i];
-		cand[i] = cand[j];
-		cand[j] = tmp;
-	}
-	/* senders in GPU order: stable, readable flow lists */
-	for (uint32_t i = 1; i < g->senders; i++)
-		for (uint32_t k = i; k > 0 && cand[k - 1] > cand[k]; k--) {
-			uint32_t tmp = cand[k];
-			cand[k] = cand[k - 1];
-			cand[k - 1] = tmp;
-		}
 	for (uint32_t i = 0; i < g->senders; i++)
 		push_flow(fv, t, cand[i], g->dst, g->bytes, g->start_ps, g->priority, g->qps);
 	free(cand);
 	return 0;
+}
+
+/* the most flows one generator may make */
+#define GEN_MAX_FLOWS 50000000u
+
+/* an exponential gap of the given mean (ps) */
+static fab_time_ps exp_gap(struct fab_rng *r, double mean_ps)
+{
+	return (fab_time_ps)(-log1p(-fab_rng_unit(r)) * mean_ps);
+}
+
+static int cmp_flow_start(const void *a, const void *b)
+{
+	const struct fab_sim_flow *x = a, *y = b;
+	if (x->start_ps != y->start_ps)
+		return x->start_ps < y->start_ps ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id; /* the order drawn */
+}
+
+/*
+ * Poisson arrivals as HPCC's traffic generator makes them: every GPU starts
+ * flows at exponential gaps of mean (mean size x 8) / (load x its share of
+ * its NIC's line rate), each to a uniformly drawn other GPU (scope
+ * permitting) with a size from the CDF; incast events on top arrive at
+ * exponential gaps of (senders x bytes x 8) / (incast_load x the sum of
+ * the NICs' line rates), each to a uniformly drawn GPU from incast_senders
+ * random GPUs on other servers.  Arrivals in [start, start + duration);
+ * flows in order of start time (ties in the order drawn).
+ */
+static int gen_poisson(const struct fab_gen_spec *g, const struct fab_topo *t, struct fab_rng *r, struct flow_vec *fv,
+		       struct fab_err *err)
+{
+	struct fab_cdf cdf;
+	char detail[600];
+	int rc = fab_cdf_load(&cdf, g->cdf, err);
+	if (rc) {
+		snprintf(detail, sizeof detail, "%s", err->msg);
+		return fab_err_set(err, rc, "%s:%u:%u: %s: cdf: %s", g->loc.origin ? g->loc.origin : "?", g->loc.line,
+				   g->loc.col, g->loc.what, detail);
+	}
+	struct flow_vec mine = {0};
+	uint32_t *cand = fab_xcalloc(t->ngpus, sizeof *cand);
+	fab_time_ps end = g->start_ps + g->duration_ps;
+	double mean = fab_cdf_mean(&cdf);
+	for (uint32_t src = 0; src < t->ngpus && g->load > 0; src++) {
+		uint32_t nic = fab_topo_gpu_nic(t, src), sharing = 0;
+		for (uint32_t k = fab_topo_gpu_server(t, src) * t->gpus_per_server;
+		     k < (fab_topo_gpu_server(t, src) + 1) * t->gpus_per_server; k++)
+			sharing += fab_topo_gpu_nic(t, k) == nic;
+		double rate = (double)t->ports[t->nodes[t->nic_node[nic]].first_port].rate_bps / sharing;
+		double gap_ps = mean * 8 / (g->load * rate) * 1e12;
+		for (fab_time_ps at = g->start_ps + exp_gap(r, gap_ps); at < end; at += exp_gap(r, gap_ps)) {
+			uint32_t dst, tries = 0;
+			do
+				dst = (uint32_t)fab_rng_below(r, t->ngpus);
+			while (!pair_allowed(t, g->scope, src, dst) && ++tries < 100000);
+			if (tries >= 100000) {
+				rc = loc_err(err, &g->loc, "no GPU may receive from this one with this scope", NULL);
+				goto out;
+			}
+			if (mine.n >= GEN_MAX_FLOWS) {
+				rc = loc_err(err, &g->loc, "more than 50,000,000 flows: shorten duration or lower load",
+					     NULL);
+				goto out;
+			}
+			push_flow(&mine, t, src, dst, fab_cdf_draw(&cdf, r), at, g->priority, g->qps);
+		}
+	}
+	if (g->incast_load > 0) {
+		double cap = 0;
+		for (uint32_t k = 0; k < t->nnics; k++)
+			cap += (double)t->ports[t->nodes[t->nic_node[k]].first_port].rate_bps;
+		double gap_ps = (double)g->incast_senders * (double)g->incast_bytes * 8 / (g->incast_load * cap) * 1e12;
+		for (fab_time_ps at = g->start_ps + exp_gap(r, gap_ps); at < end; at += exp_gap(r, gap_ps)) {
+			uint32_t dst = (uint32_t)fab_rng_below(r, t->ngpus), nc;
+			if (!pick_senders(t, g->scope, dst, g->incast_senders, r, cand, &nc)) {
+				snprintf(detail, sizeof detail, "%u asked, %u GPUs can send to GPU %u",
+					 g->incast_senders, nc, dst);
+				rc = loc_err(err, &g->loc, "incast_senders: ", detail);
+				goto out;
+			}
+			if (mine.n + g->incast_senders > GEN_MAX_FLOWS) {
+				rc = loc_err(err, &g->loc, "more than 50,000,000 flows: shorten duration or lower load",
+					     NULL);
+				goto out;
+			}
+			for (uint32_t i = 0; i < g->incast_senders; i++)
+				push_flow(&mine, t, cand[i], dst, g->incast_bytes, at, g->priority, g->qps);
+		}
+	}
+	qsort(mine.v, mine.n, sizeof *mine.v, cmp_flow_start);
+	for (size_t i = 0; i < mine.n; i++)
+		push_flow(fv, t, mine.v[i].src_gpu, mine.v[i].dst_gpu, mine.v[i].bytes, mine.v[i].start_ps,
+			  mine.v[i].prio, mine.v[i].qps);
+out:
+	free(mine.v);
+	free(cand);
+	fab_cdf_free(&cdf);
+	return rc;
 }
 
 static int check_flow(const struct fab_flow_spec *f, const struct fab_topo *t, struct fab_err *err)
@@ -178,6 +291,18 @@ int fab_traffic_expand(const struct fab_traffic_params *tp, const struct fab_top
 				  csv[i].qps);
 		}
 	}
+	if (tp->flows_ns3) {
+		free(csv);
+		csv = NULL;
+		if ((rc = fab_traffic_read_ns3(tp->flows_ns3, t, &csv, &ncsv, err)))
+			goto fail;
+		for (size_t i = 0; i < ncsv; i++) {
+			if ((rc = check_flow(&csv[i], t, err)))
+				goto fail;
+			push_flow(&fv, t, csv[i].src, csv[i].dst, csv[i].bytes, csv[i].start_ps, csv[i].priority,
+				  csv[i].qps);
+		}
+	}
 	for (size_t gi = 0; gi < tp->ngens; gi++) {
 		const struct fab_gen_spec *g = &tp->gens[gi];
 		struct fab_rng r;
@@ -194,6 +319,9 @@ int fab_traffic_expand(const struct fab_traffic_params *tp, const struct fab_top
 			break;
 		case FAB_GEN_INCAST:
 			rc = gen_incast(g, t, &r, &fv, err);
+			break;
+		case FAB_GEN_POISSON:
+			rc = gen_poisson(g, t, &r, &fv, err);
 			break;
 		case FAB_GEN_RANDOM_PAIRS:
 			for (uint32_t k = 0; k < g->pairs; k++) {
@@ -382,8 +510,11 @@ out:
 
 void fab_traffic_free(struct fab_traffic_params *tp)
 {
+	for (size_t i = 0; i < tp->ngens; i++)
+		free(tp->gens[i].cdf);
 	free(tp->flows);
 	free(tp->gens);
 	free(tp->flows_csv);
+	free(tp->flows_ns3);
 	memset(tp, 0, sizeof *tp);
 }

@@ -14,7 +14,7 @@
 #include "../sim/sim.h"
 #include "../topo/topo.h"
 
-enum fab_gen_kind { FAB_GEN_PERMUTATION, FAB_GEN_ALL_TO_ALL, FAB_GEN_INCAST, FAB_GEN_RANDOM_PAIRS };
+enum fab_gen_kind { FAB_GEN_PERMUTATION, FAB_GEN_ALL_TO_ALL, FAB_GEN_INCAST, FAB_GEN_RANDOM_PAIRS, FAB_GEN_POISSON };
 enum fab_scope { FAB_SCOPE_ANY, FAB_SCOPE_CROSS_SERVER, FAB_SCOPE_CROSS_LEAF };
 
 struct fab_src_loc {
@@ -42,6 +42,15 @@ struct fab_gen_spec {
 	uint32_t dst;     /* incast: the receiving GPU */
 	uint32_t pairs;   /* random-pairs: how many flows */
 	int scope;        /* enum fab_scope: which pairs are allowed */
+	/* poisson: each GPU starts flows at Poisson arrivals, sizes from the
+	 * CDF, destinations uniform, at load x its NIC share; incast events on
+	 * top at incast_load of the fabric's NIC capacity */
+	char *cdf; /* websearch, fb_hadoop or a path */
+	double load;
+	fab_time_ps duration_ps;
+	double incast_load;
+	uint32_t incast_senders;
+	fab_bytes incast_bytes;
 	struct fab_src_loc loc;
 };
 
@@ -51,10 +60,16 @@ struct fab_traffic_params {
 	struct fab_gen_spec *gens;
 	size_t ngens;
 	char *flows_csv; /* path, or NULL */
+	char *flows_ns3; /* HPCC's ns-3 flow file: path, or NULL */
 };
 
 /* Reads "src,dst,bytes[,start][,priority][,qps]" rows; appends to *flows. */
 int fab_traffic_read_csv(const char *path, struct fab_flow_spec **flows, size_t *n, struct fab_err *err);
+
+/* Reads HPCC's ns-3 flow file (ns3.c); its node ids are the topology's
+ * hosts hID, or GPUs when it has none. */
+int fab_traffic_read_ns3(const char *path, const struct fab_topo *t, struct fab_flow_spec **flows, size_t *n,
+			 struct fab_err *err);
 
 /* Expands everything into engine flows (caller frees *out). */
 int fab_traffic_expand(const struct fab_traffic_params *tp, const struct fab_topo *t, uint64_t seed,

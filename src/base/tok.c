@@ -1,0 +1,128 @@
+/*
+ * tok.c - the token reader of tok.h.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "tok.h"
+
+int fab_tok_open(struct fab_tok *t, const char *path, struct fab_err *err)
+{
+	memset(t, 0, sizeof *t);
+	t->path = path;
+	t->line = 1;
+	t->col = 1;
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return fab_err_set(err, FAB_EIO, "%s: cannot open (%s)", path, strerror(errno));
+	struct stat st;
+	if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) {
+		fclose(f);
+		return fab_err_set(err, FAB_EIO, "%s: not a regular file", path);
+	}
+	size_t cap = 4096;
+	t->buf = fab_xrealloc(NULL, cap, 1);
+	for (;;) {
+		if (t->len == cap) {
+			if (cap >= FAB_TOK_MAX_FILE) {
+				fclose(f);
+				fab_tok_close(t);
+				return fab_err_set(err, FAB_EINVAL, "%s: larger than %llu bytes", path,
+						   (unsigned long long)FAB_TOK_MAX_FILE);
+			}
+			cap *= 2;
+			t->buf = fab_xrealloc(t->buf, cap, 1);
+		}
+		size_t n = fread(t->buf + t->len, 1, cap - t->len, f);
+		t->len += n;
+		if (n == 0)
+			break;
+	}
+	bool bad = ferror(f);
+	fclose(f);
+	if (bad) {
+		fab_tok_close(t);
+		return fab_err_set(err, FAB_EIO, "%s: read error", path);
+	}
+	if (memchr(t->buf, 0, t->len)) {
+		fab_tok_close(t);
+		return fab_err_set(err, FAB_EINVAL, "%s: a NUL byte: not a text file", path);
+	}
+	return 0;
+}
+
+void fab_tok_close(struct fab_tok *t)
+{
+	free(t->buf);
+	t->buf = NULL;
+	t->len = t->pos = 0;
+}
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
+}
+
+static void advance(struct fab_tok *t)
+{
+	if (t->buf[t->pos++] == '\n') {
+		t->line++;
+		t->col = 1;
+	} else {
+		t->col++;
+	}
+}
+
+int fab_tok_next(struct fab_tok *t, struct fab_err *err)
+{
+	for (;;) {
+		while (t->pos < t->len && is_space(t->buf[t->pos]))
+			advance(t);
+		if (t->pos < t->len && t->buf[t->pos] == '#') {
+			while (t->pos < t->len && t->buf[t->pos] != '\n')
+				advance(t);
+			continue;
+		}
+		break;
+	}
+	if (t->pos >= t->len)
+		return 0;
+	t->tok_line = t->line;
+	t->tok_col = t->col;
+	size_t n = 0;
+	while (t->pos < t->len && !is_space(t->buf[t->pos]) && t->buf[t->pos] != '#') {
+		if (n == FAB_TOK_MAX_LEN)
+			return fab_err_set(err, FAB_EINVAL, "%s:%u:%u: a field longer than %d characters", t->path,
+					   t->tok_line, t->tok_col, FAB_TOK_MAX_LEN);
+		t->tok[n++] = t->buf[t->pos];
+		advance(t);
+	}
+	t->tok[n] = 0;
+	return 1;
+}
+
+bool fab_tok_starts_line(const struct fab_tok *t)
+{
+	/* the characters before the token on its line are all blanks */
+	size_t start = t->pos - strlen(t->tok);
+	while (start > 0 && t->buf[start - 1] != '\n') {
+		if (!is_space(t->buf[start - 1]))
+			return false;
+		start--;
+	}
+	return true;
+}
+
+int fab_tok_err(const struct fab_tok *t, struct fab_err *err, const char *fmt, ...)
+{
+	char msg[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	return fab_err_set(err, FAB_EINVAL, "%s:%u:%u: %s", t->path, t->tok_line, t->tok_col, msg);
+}

@@ -1,0 +1,183 @@
+/*
+ * ns3.c - HPCC's ns-3 flow file (its simulation/mix/flow.txt), so that one
+ * file gives both simulators the same flows:
+ *
+ *   N
+ *   SRC DST PG DPORT BYTES START      N times, e.g. 2 1 3 100 200000 2.000000067
+ *
+ * SRC and DST are ns-3 node ids: host hID of the topology (an ns3 topology
+ * names its hosts so, and so may an edge list), or GPU indices when the
+ * topology has no node named hID.  PG is the priority; DPORT is read and
+ * not used; START is in seconds, read as ns-3 reads it: a double,
+ * truncated to whole nanoseconds (so 2.0000001, whose double is a hair
+ * below, starts at 2000000099 ns, as in HPCC's runs).  What follows the N-th flow is not read (as ns-3 does
+ * not); the flows need not be sorted.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/tok.h"
+#include "traffic.h"
+
+/* seconds as a double, truncated to whole ns exactly (the double's value
+ * times 10^9, rounded down) */
+static int seconds_to_ns(double s, uint64_t *ns)
+{
+	if (!(s >= 0) || s > 1e6)
+		return FAB_EINVAL;
+	if (s == 0) {
+		*ns = 0;
+		return 0;
+	}
+	int e;
+	double f = frexp(s, &e);                      /* s = f x 2^e, f in [0.5, 1) */
+	uint64_t m = (uint64_t)ldexp(f, 53);          /* s = m x 2^(e - 53) exactly */
+	__uint128_t p = (__uint128_t)m * 1000000000u; /* s x 1e9 = p x 2^(e - 53) */
+	*ns = e >= 53 ? (uint64_t)(p << (e - 53)) : (uint64_t)(p >> (53 - e));
+	return 0;
+}
+
+/* host id -> NIC, from the names hID of the topology's NICs; NULL if none */
+static uint32_t *host_map(const struct fab_topo *t, uint64_t *nmap)
+{
+	uint64_t max = 0;
+	bool any = false;
+	for (uint32_t k = 0; k < t->nnics; k++) {
+		const char *nm = t->nodes[t->nic_node[k]].name;
+		char *end;
+		if (nm[0] != 'h' || nm[1] < '0' || nm[1] > '9')
+			continue;
+		unsigned long long id = strtoull(nm + 1, &end, 10);
+		if (*end || id > 100000000ull)
+			continue;
+		any = true;
+		max = FAB_MAX(max, id);
+	}
+	if (!any)
+		return NULL;
+	uint32_t *map = fab_xcalloc(max + 1, sizeof *map);
+	for (uint64_t i = 0; i <= max; i++)
+		map[i] = UINT32_MAX;
+	for (uint32_t k = 0; k < t->nnics; k++) {
+		const char *nm = t->nodes[t->nic_node[k]].name;
+		char *end;
+		if (nm[0] != 'h' || nm[1] < '0' || nm[1] > '9')
+			continue;
+		unsigned long long id = strtoull(nm + 1, &end, 10);
+		if (!*end && id <= max)
+			map[id] = k;
+	}
+	*nmap = max + 1;
+	return map;
+}
+
+/* the first GPU that sends through NIC k */
+static uint32_t nic_gpu(const struct fab_topo *t, uint32_t k)
+{
+	uint32_t server = k / t->nics_per_server;
+	for (uint32_t g = server * t->gpus_per_server; g < (server + 1) * t->gpus_per_server; g++)
+		if (fab_topo_gpu_nic(t, g) == k)
+			return g;
+	return UINT32_MAX; /* more NICs than GPUs: this NIC carries no GPU's traffic */
+}
+
+static int field(struct fab_tok *tk, const char *what, struct fab_err *err)
+{
+	int rc = fab_tok_next(tk, err);
+	if (rc < 0)
+		return rc;
+	if (rc == 0)
+		return fab_err_set(err, FAB_EINVAL, "%s:%u:%u: the file ends where %s was expected", tk->path, tk->line,
+				   tk->col, what);
+	return 0;
+}
+
+static int uint_field(struct fab_tok *tk, const char *what, uint64_t hi, uint64_t *v, struct fab_err *err)
+{
+	int rc = field(tk, what, err);
+	if (rc)
+		return rc;
+	char *end;
+	*v = strtoull(tk->tok, &end, 10);
+	if (*end || tk->tok[0] == '-' || tk->tok[0] == '+' || *v > hi)
+		return fab_tok_err(tk, err, "%s: expected an integer from 0 to %llu, got '%s'", what,
+				   (unsigned long long)hi, tk->tok);
+	return 0;
+}
+
+/* an ns-3 node id as a GPU */
+static int endpoint(struct fab_tok *tk, const char *what, const struct fab_topo *t, const uint32_t *map, uint64_t nmap,
+		    uint32_t *gpu, struct fab_err *err)
+{
+	uint64_t id;
+	int rc = uint_field(tk, what, UINT32_MAX, &id, err);
+	if (rc)
+		return rc;
+	if (!map) {
+		*gpu = (uint32_t)id; /* checked against the cluster with the other flows */
+		return 0;
+	}
+	if (id >= nmap || map[id] == UINT32_MAX)
+		return fab_tok_err(tk, err, "%s: node %llu is not a host of the topology (no NIC named h%llu)", what,
+				   (unsigned long long)id, (unsigned long long)id);
+	*gpu = nic_gpu(t, map[id]);
+	if (*gpu == UINT32_MAX)
+		return fab_tok_err(tk, err, "%s: host h%llu is a NIC no GPU uses", what, (unsigned long long)id);
+	return 0;
+}
+
+int fab_traffic_read_ns3(const char *path, const struct fab_topo *t, struct fab_flow_spec **flows, size_t *n,
+			 struct fab_err *err)
+{
+	struct fab_tok tk;
+	*flows = NULL;
+	*n = 0;
+	int rc = fab_tok_open(&tk, path, err);
+	if (rc)
+		return rc;
+	uint64_t nmap = 0, count;
+	uint32_t *map = host_map(t, &nmap);
+	if ((rc = uint_field(&tk, "the number of flows", 100000000, &count, err)))
+		goto out;
+	*flows = fab_xcalloc(count ? count : 1, sizeof **flows);
+	for (uint64_t i = 0; i < count; i++) {
+		struct fab_flow_spec *fs = &(*flows)[i];
+		uint64_t pg, dport, ns;
+		char why[160];
+		double start;
+		if ((rc = endpoint(&tk, "src", t, map, nmap, &fs->src, err)))
+			goto out;
+		fs->loc = (struct fab_src_loc){.origin = path, .line = tk.tok_line, .col = tk.tok_col};
+		snprintf(fs->loc.what, sizeof fs->loc.what, "flow %llu", (unsigned long long)i);
+		if ((rc = endpoint(&tk, "dst", t, map, nmap, &fs->dst, err)) ||
+		    (rc = uint_field(&tk, "pg (the priority)", FAB_NPRIO - 1, &pg, err)) ||
+		    (rc = uint_field(&tk, "dport", 65535, &dport, err)) ||
+		    (rc = uint_field(&tk, "the size in bytes", 1000000000000000ull, &fs->bytes, err)))
+			goto out;
+		if (!fs->bytes) {
+			rc = fab_tok_err(&tk, err, "the size in bytes must be at least 1");
+			goto out;
+		}
+		if ((rc = field(&tk, "the start time in seconds", err)))
+			goto out;
+		if (fab_parse_double(tk.tok, &start, why, sizeof why) || seconds_to_ns(start, &ns)) {
+			rc = fab_tok_err(&tk, err, "start: expected seconds from 0 to 1000000, got '%s'", tk.tok);
+			goto out;
+		}
+		fs->start_ps = ns * FAB_PS_PER_NS;
+		fs->priority = (uint32_t)pg;
+		fs->qps = 1;
+		(*n)++;
+	}
+out:
+	free(map);
+	fab_tok_close(&tk);
+	if (rc) {
+		free(*flows);
+		*flows = NULL;
+		*n = 0;
+	}
+	return rc;
+}
