@@ -74,6 +74,7 @@ static int pkt_run(struct fab_sim *sim, fab_time_ps end_ps)
 		case EV_PAUSE_EXPIRE:
 		case EV_PFC_REFRESH:
 		case EV_NIC_DRAIN:
+		case EV_PFC_WD:
 			s->llfc->on_event(s, &ev);
 			break;
 		case EV_QP_WAKE:

@@ -38,12 +38,16 @@ struct pfc_port {
 	fab_time_ps paused_since[FAB_NPRIO];
 	uint8_t pending; /* priorities to put in the next PFC frame */
 	uint16_t quanta[FAB_NPRIO];
-	uint8_t xoff_sent;                      /* we asked the peer to pause these priorities */
-	uint32_t gen[FAB_NPRIO];                /* refresh timers */
-	fab_bytes headroom_bytes;               /* above XOFF before dropping (mmu.c sizes it) */
-	uint64_t hdrm[FAB_NPRIO];               /* dynamic thresholds: bytes held in the headroom */
-	uint8_t shift;                          /* dynamic thresholds: this port's */
-	fab_time_ps wd_ignore_until[FAB_NPRIO]; /* watchdog: PAUSE ignored until then */
+	uint8_t xoff_sent;                    /* we asked the peer to pause these priorities */
+	uint32_t gen[FAB_NPRIO];              /* refresh timers */
+	fab_bytes headroom_bytes;             /* above XOFF before dropping (mmu.c sizes it) */
+	uint64_t hdrm[FAB_NPRIO];             /* dynamic thresholds: bytes held in the headroom */
+	uint8_t shift;                        /* dynamic thresholds: this port's */
+	uint8_t wd_off;                       /* switch watchdog: priorities turned lossy */
+	fab_time_ps wd_last_pause[FAB_NPRIO]; /* switch watchdog: the last PAUSE while lossy */
+	bool nic_stalled;                     /* NIC port: it is pausing its switch */
+	fab_time_ps nic_stall_since;          /* since then */
+	bool nic_pause_off;                   /* NIC watchdog: this NIC sends no PAUSE any more */
 };
 
 /* The egress side of an interface plus, for switch ports, the ingress
@@ -127,6 +131,7 @@ enum pkt_ev_type {
 	EV_SAMPLE,
 	EV_STORM,    /* obj port, arg generation: the storming NIC pauses again */
 	EV_NIC_PCIE, /* obj nic: its PCIe link can feed the next data packet */
+	EV_PFC_WD,   /* obj port, arg priority: the switch watchdog checks it */
 };
 
 struct pkt_slab {
@@ -175,6 +180,7 @@ void sim_port_tx_done(struct psim *s, struct sim_port *port);
 /* switch.c */
 void switch_receive(struct psim *s, struct sim_port *in, struct pkt *p);
 void switch_start_tx(struct psim *s, struct sim_port *port);
+void switch_flush(struct psim *s, struct sim_port *port, unsigned prio);
 
 /* mmu.c: false when the frame is to be dropped */
 bool mmu_admit(struct psim *s, struct sim_switch *sw, struct sim_port *in, const struct sim_port *eport, struct pkt *p);

@@ -9,17 +9,55 @@
  * set, is what the upstream still sends after the decision: the link's round
  * trip at its rate plus three full frames and a PFC frame.  Obeying: a PAUSE
  * of q quanta holds the priority for q x 512 bit times at the port's rate
- * (after the frame being serialised); RESUME releases it.  The watchdog
- * stops obeying a priority held longer than pfc_watchdog and ignores PAUSE
- * for as long again.  NIC side: data of lossless priorities fills a receive
+ * (after the frame being serialised); RESUME releases it.  The switch
+ * watchdog (as SONiC's and switch vendors', action drop): an egress queue
+ * paused for pfc_watchdog without sending, with packets waiting, turns lossy:
+ * PAUSE is ignored, what it holds and what comes for it is dropped, until
+ * no PAUSE has arrived for the restore time.  It polls every pfc_watchdog
+ * while a pause lasts.  The NIC watchdog: a NIC whose PAUSEs have lasted
+ * nic_watchdog (its receive pipeline stalled) sends RESUME and never
+ * pauses again, as NIC firmware's stall prevention does.  NIC side: data of lossless priorities fills a receive
  * buffer that drains toward the GPU at nic_rx_drain (PCIe); past
  * nic_rx_buffer the NIC pauses its leaf, and resumes at half of it.  One PFC
  * frame carries every priority whose PAUSE or RESUME is waiting.
  */
 #include "llfc.h"
 
+static uint8_t pfc_lossless_mask(const struct psim *s);
+
+/* NIC watchdog: false when a NIC's PAUSE must not go (its watchdog tripped
+ * now, and a RESUME for every lossless priority went instead, or before) */
+static bool nic_pause_allowed(struct psim *s, struct sim_port *port, uint16_t quanta)
+{
+	struct pfc_port *pf = &port->pfc;
+	if (!quanta) {
+		pf->nic_stalled = false; /* a RESUME: the receive pipeline moves */
+		return true;
+	}
+	if (pf->nic_pause_off)
+		return false;
+	if (!pf->nic_stalled) {
+		pf->nic_stalled = true;
+		pf->nic_stall_since = s->c.now_ps;
+	}
+	if (!s->c.fp.nic_watchdog_ps || s->c.now_ps - pf->nic_stall_since < s->c.fp.nic_watchdog_ps)
+		return true;
+	pf->nic_pause_off = true;
+	pf->nic_stalled = false;
+	port->st.watchdog_trips++;
+	uint8_t m = pfc_lossless_mask(s);
+	port->pfc.pending |= m;
+	for (unsigned i = 0; i < FAB_NPRIO; i++)
+		if (m & (1u << i))
+			port->pfc.quanta[i] = 0;
+	sim_port_kick(s, port);
+	return false;
+}
+
 static void pfc_send(struct psim *s, struct sim_port *port, unsigned prio, uint16_t quanta)
 {
+	if (!port->is_switch && !nic_pause_allowed(s, port, quanta))
+		return;
 	port->pfc.pending |= (uint8_t)(1u << prio);
 	port->pfc.quanta[prio] = quanta;
 	sim_port_kick(s, port);
@@ -222,14 +260,9 @@ static void pfc_receive(struct psim *s, struct sim_port *port, const struct pkt 
 			port->pfc.paused_until[prio] = s->c.now_ps;
 		} else {
 			port->st.pause_rx[prio]++;
-			if (s->c.now_ps < port->pfc.wd_ignore_until[prio])
-				continue; /* the watchdog tripped: PAUSE is ignored for a while */
-			if (s->c.fp.pfc_watchdog_ps && (port->paused_mask & bit) &&
-			    s->c.now_ps - port->pfc.paused_since[prio] >= s->c.fp.pfc_watchdog_ps) {
-				port->st.watchdog_trips++;
-				port->st.paused_ps[prio] += s->c.now_ps - port->pfc.paused_since[prio];
-				port->paused_mask &= (uint8_t)~bit;
-				port->pfc.wd_ignore_until[prio] = s->c.now_ps + s->c.fp.pfc_watchdog_ps;
+			if (port->pfc.wd_off & bit) {
+				port->pfc.wd_last_pause[prio] =
+					s->c.now_ps; /* lossy: ignored, and the peer not quiet */
 				continue;
 			}
 			bool until_resume = s->c.fp.pfc.until_resume;
@@ -239,6 +272,9 @@ static void pfc_receive(struct psim *s, struct sim_port *port, const struct pkt 
 			if (!(port->paused_mask & bit)) {
 				port->paused_mask |= bit;
 				port->pfc.paused_since[prio] = s->c.now_ps;
+				if (port->is_switch && s->c.fp.pfc_watchdog_ps)
+					fab_eq_push(&s->c.eq, s->c.now_ps + s->c.fp.pfc_watchdog_ps, EV_PFC_WD, port,
+						    prio);
 			}
 			if (!until_resume)
 				fab_eq_push(&s->c.eq, port->pfc.paused_until[prio], EV_PAUSE_EXPIRE, port, prio);
@@ -255,6 +291,42 @@ static void handle_pause_expire(struct psim *s, struct sim_port *port, unsigned 
 	port->st.paused_ps[prio] += s->c.now_ps - port->pfc.paused_since[prio];
 	port->paused_mask &= (uint8_t)~bit;
 	sim_port_kick(s, port);
+}
+
+/* EV_PFC_WD: the switch watchdog looks at a paused queue, or at a lossy
+ * one's quiet time */
+static void handle_watchdog(struct psim *s, struct sim_port *port, unsigned prio)
+{
+	uint8_t bit = (uint8_t)(1u << prio);
+	fab_time_ps wd = s->c.fp.pfc_watchdog_ps, now = s->c.now_ps;
+	fab_time_ps restore = s->c.fp.pfc_wd_restore_ps ? s->c.fp.pfc_wd_restore_ps : wd;
+	if (port->pfc.wd_off & bit) {
+		fab_time_ps due = port->pfc.wd_last_pause[prio] + restore;
+		if (now >= due)
+			port->pfc.wd_off &= (uint8_t)~bit; /* quiet for the restore time: lossless again */
+		else
+			fab_eq_push(&s->c.eq, due, EV_PFC_WD, port, prio);
+		return;
+	}
+	if (!(port->paused_mask & bit) || now - port->pfc.paused_since[prio] < wd)
+		return; /* released, or paused again later (that pause has its own check) */
+	if (!port->qbytes[prio]) {
+		fab_eq_push(&s->c.eq, now + wd, EV_PFC_WD, port, prio); /* nothing stuck yet: look again */
+		return;
+	}
+	port->st.watchdog_trips++;
+	port->st.paused_ps[prio] += now - port->pfc.paused_since[prio];
+	port->paused_mask &= (uint8_t)~bit;
+	port->pfc.wd_off |= bit;
+	port->pfc.wd_last_pause[prio] = now;
+	switch_flush(s, port, prio);
+	fab_eq_push(&s->c.eq, now + restore, EV_PFC_WD, port, prio);
+	sim_port_kick(s, port);
+}
+
+static bool pfc_lossy_now(const struct sim_port *port, unsigned prio)
+{
+	return port->pfc.wd_off & (1u << prio);
 }
 
 static void handle_pfc_refresh(struct psim *s, struct sim_port *port, uint32_t arg)
@@ -337,6 +409,9 @@ static void pfc_on_event(struct psim *s, const struct fab_ev *ev)
 	case EV_NIC_DRAIN:
 		nic_on_drain(s, ev->obj, ev->arg);
 		break;
+	case EV_PFC_WD:
+		handle_watchdog(s, ev->obj, ev->arg);
+		break;
 	}
 }
 
@@ -364,4 +439,5 @@ const struct pkt_llfc_ops pkt_pfc = {
 	.on_event = pfc_on_event,
 	.finish = pfc_finish,
 	.send = pfc_send,
+	.lossy_now = pfc_lossy_now,
 };

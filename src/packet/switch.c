@@ -77,6 +77,21 @@ void switch_start_tx(struct psim *s, struct sim_port *port)
 	}
 }
 
+/* The watchdog turned the priority lossy: what its queue holds is dropped. */
+void switch_flush(struct psim *s, struct sim_port *port, unsigned prio)
+{
+	struct sim_switch *sw = pkt_switch_of(s, port);
+	sim_port_queue_area(s, port);
+	for (struct pkt *p = port->head[prio], *next; p; p = next) {
+		next = p->next;
+		port->qbytes[prio] -= p->frame_bytes;
+		port->qbytes_total -= p->frame_bytes;
+		mmu_release(s, sw, p);
+		drop_packet(s, port, p);
+	}
+	port->head[prio] = port->tail[prio] = NULL;
+}
+
 void switch_receive(struct psim *s, struct sim_port *in, struct pkt *p)
 {
 	uint32_t node = in->node;
@@ -94,7 +109,7 @@ void switch_receive(struct psim *s, struct sim_port *in, struct pkt *p)
 	}
 	uint32_t eid = cnt == 1 ? hops[0] : hops[fab_mix64(p->hash ^ s->c.ecmp_seed[si]) % cnt];
 	struct sim_port *eport = &s->ports[eid];
-	if (!mmu_admit(s, sw, in, eport, p)) {
+	if (s->llfc->lossy_now(eport, p->prio) || !mmu_admit(s, sw, in, eport, p)) {
 		drop_packet(s, eport, p);
 		return;
 	}

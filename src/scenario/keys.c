@@ -112,7 +112,13 @@ static const struct fab_key_def keys[] = {
 	{"fabric.pfc.quanta", K_U32, OFF(fabric.pfc.quanta), "65535", 1, 65535, NULL,
 	 "PAUSE time in 512-bit quanta; refreshed at half time while congested"},
 	{"fabric.pfc.watchdog", K_TIME, OFF(fabric.pfc_watchdog_ps), "0", 0, 1e13, NULL,
-	 "PFC watchdog: a priority paused this long stops obeying PAUSE for as long (0 = off)"},
+	 "switch PFC watchdog: an egress queue paused this long without draining turns lossy (PAUSE ignored, its "
+	 "packets dropped) (0 = off)"},
+	{"fabric.pfc.watchdog_restore", K_TIME, OFF(fabric.pfc_wd_restore_ps), "0", 0, 1e13, NULL,
+	 "the queue is lossless again after this long without a PAUSE from the peer (0 = the watchdog time)"},
+	{"fabric.pfc.nic_watchdog", K_TIME, OFF(fabric.nic_watchdog_ps), "100ms", 0, 1e13, NULL,
+	 "NIC watchdog: a NIC that has paused its switch this long (its receive pipeline stalled) sends RESUME "
+	 "and no PAUSE again (0 = off)"},
 	{"fabric.pfc.nic_rx_buffer", K_BYTES, OFF(fabric.pfc.nic_rx_buffer_bytes), "512KiB", 4096, 1e12, NULL,
 	 "NIC receive buffer: the NIC pauses its switch above it, resumes at half"},
 	{"fabric.pfc.nic_rx_drain", K_RATE, OFF(fabric.pfc.nic_rx_drain_bps), "0", 0, 1.6e12, NULL,

@@ -94,7 +94,9 @@ struct fab_fabric_params {
 	struct fab_dcqcn_params dcqcn;
 	struct fab_nic_params nic;
 	fab_time_ps series_interval_ps; /* 0 = no time series */
-	fab_time_ps pfc_watchdog_ps;    /* a priority paused this long stops obeying PAUSE; 0 = off */
+	fab_time_ps pfc_watchdog_ps;    /* switch: a queue paused this long without draining turns lossy; 0 = off */
+	fab_time_ps pfc_wd_restore_ps;  /* and lossless again after this long without PAUSE (0: pfc_watchdog_ps) */
+	fab_time_ps nic_watchdog_ps;    /* a NIC pausing this long stops pausing for good; 0 = off */
 };
 
 /* Something broken, from start_ps until end_ps (0: to the end). */
