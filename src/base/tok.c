@@ -105,6 +105,32 @@ int fab_tok_next(struct fab_tok *t, struct fab_err *err)
 	return 1;
 }
 
+int fab_tok_need(struct fab_tok *t, const char *what, struct fab_err *err)
+{
+	int rc = fab_tok_next(t, err);
+	if (rc < 0)
+		return rc;
+	if (rc == 0)
+		return fab_err_set(err, FAB_EINVAL, "%s:%u:%u: the file ends where %s was expected", t->path, t->line,
+				   t->col, what);
+	return 0;
+}
+
+int fab_tok_uint(struct fab_tok *t, const char *what, uint64_t lo, uint64_t hi, uint64_t *out, struct fab_err *err)
+{
+	int rc = fab_tok_need(t, what, err);
+	if (rc)
+		return rc;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(t->tok, &end, 10);
+	if (*end || errno || t->tok[0] == '-' || t->tok[0] == '+' || v < lo || v > hi)
+		return fab_tok_err(t, err, "%s: expected an integer from %llu to %llu, got '%s'", what,
+				   (unsigned long long)lo, (unsigned long long)hi, t->tok);
+	*out = v;
+	return 0;
+}
+
 bool fab_tok_starts_line(const struct fab_tok *t)
 {
 	/* the characters before the token on its line are all blanks */

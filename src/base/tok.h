@@ -31,6 +31,13 @@ void fab_tok_close(struct fab_tok *t);
  * for a token too long. */
 int fab_tok_next(struct fab_tok *t, struct fab_err *err);
 
+/* The next token, which must be there: 0, or FAB_EINVAL "the file ends
+ * where WHAT was expected". */
+int fab_tok_need(struct fab_tok *t, const char *what, struct fab_err *err);
+
+/* The next token as an unsigned decimal integer in [lo, hi]. */
+int fab_tok_uint(struct fab_tok *t, const char *what, uint64_t lo, uint64_t hi, uint64_t *out, struct fab_err *err);
+
 /* Whether the token last returned is the first on its line. */
 bool fab_tok_starts_line(const struct fab_tok *t);
 

@@ -45,8 +45,6 @@ struct pkt_llfc_ops {
 	/* sends a PAUSE (quanta > 0) or RESUME (0) for prio from port, as a
 	 * storming NIC does (faults) */
 	void (*send)(struct psim *s, struct sim_port *port, unsigned prio, uint16_t quanta);
-	/* the watchdog turned this egress priority lossy: its packets are dropped */
-	bool (*lossy_now)(const struct sim_port *port, unsigned prio);
 };
 
 extern const struct pkt_llfc_ops pkt_pfc;

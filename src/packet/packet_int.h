@@ -43,7 +43,6 @@ struct pfc_port {
 	fab_bytes headroom_bytes;             /* above XOFF before dropping (mmu.c sizes it) */
 	uint64_t hdrm[FAB_NPRIO];             /* dynamic thresholds: bytes held in the headroom */
 	uint8_t shift;                        /* dynamic thresholds: this port's */
-	uint8_t wd_off;                       /* switch watchdog: priorities turned lossy */
 	fab_time_ps wd_last_pause[FAB_NPRIO]; /* switch watchdog: the last PAUSE while lossy */
 	bool nic_stalled;                     /* NIC port: it is pausing its switch */
 	fab_time_ps nic_stall_since;          /* since then */
@@ -58,8 +57,9 @@ struct sim_port {
 	fab_rate_bps rate_bps;
 	fab_time_ps delay_ps;
 	bool is_switch;
-	bool busy;           /* serialising a frame */
-	uint8_t paused_mask; /* priorities the link-level flow control holds */
+	bool busy;            /* serialising a frame */
+	uint8_t paused_mask;  /* priorities the link-level flow control holds */
+	uint8_t dropped_mask; /* priorities it turned lossy (a watchdog): their packets are dropped here */
 	struct pkt *head[FAB_NPRIO], *tail[FAB_NPRIO];
 	struct pkt *wire_head, *wire_tail; /* frames on the link toward the peer */
 	uint64_t qbytes[FAB_NPRIO];        /* egress queue, frame bytes */

@@ -260,7 +260,7 @@ static void pfc_receive(struct psim *s, struct sim_port *port, const struct pkt 
 			port->pfc.paused_until[prio] = s->c.now_ps;
 		} else {
 			port->st.pause_rx[prio]++;
-			if (port->pfc.wd_off & bit) {
+			if (port->dropped_mask & bit) {
 				port->pfc.wd_last_pause[prio] =
 					s->c.now_ps; /* lossy: ignored, and the peer not quiet */
 				continue;
@@ -300,10 +300,10 @@ static void handle_watchdog(struct psim *s, struct sim_port *port, unsigned prio
 	uint8_t bit = (uint8_t)(1u << prio);
 	fab_time_ps wd = s->c.fp.pfc_watchdog_ps, now = s->c.now_ps;
 	fab_time_ps restore = s->c.fp.pfc_wd_restore_ps ? s->c.fp.pfc_wd_restore_ps : wd;
-	if (port->pfc.wd_off & bit) {
+	if (port->dropped_mask & bit) {
 		fab_time_ps due = port->pfc.wd_last_pause[prio] + restore;
 		if (now >= due)
-			port->pfc.wd_off &= (uint8_t)~bit; /* quiet for the restore time: lossless again */
+			port->dropped_mask &= (uint8_t)~bit; /* quiet for the restore time: lossless again */
 		else
 			fab_eq_push(&s->c.eq, due, EV_PFC_WD, port, prio);
 		return;
@@ -317,16 +317,11 @@ static void handle_watchdog(struct psim *s, struct sim_port *port, unsigned prio
 	port->st.watchdog_trips++;
 	port->st.paused_ps[prio] += now - port->pfc.paused_since[prio];
 	port->paused_mask &= (uint8_t)~bit;
-	port->pfc.wd_off |= bit;
+	port->dropped_mask |= bit;
 	port->pfc.wd_last_pause[prio] = now;
 	switch_flush(s, port, prio);
 	fab_eq_push(&s->c.eq, now + restore, EV_PFC_WD, port, prio);
 	sim_port_kick(s, port);
-}
-
-static bool pfc_lossy_now(const struct sim_port *port, unsigned prio)
-{
-	return port->pfc.wd_off & (1u << prio);
 }
 
 static void handle_pfc_refresh(struct psim *s, struct sim_port *port, uint32_t arg)
@@ -439,5 +434,4 @@ const struct pkt_llfc_ops pkt_pfc = {
 	.on_event = pfc_on_event,
 	.finish = pfc_finish,
 	.send = pfc_send,
-	.lossy_now = pfc_lossy_now,
 };

@@ -109,7 +109,7 @@ void switch_receive(struct psim *s, struct sim_port *in, struct pkt *p)
 	}
 	uint32_t eid = cnt == 1 ? hops[0] : hops[fab_mix64(p->hash ^ s->c.ecmp_seed[si]) % cnt];
 	struct sim_port *eport = &s->ports[eid];
-	if (s->llfc->lossy_now(eport, p->prio) || !mmu_admit(s, sw, in, eport, p)) {
+	if (((eport->dropped_mask >> p->prio) & 1) || !mmu_admit(s, sw, in, eport, p)) {
 		drop_packet(s, eport, p);
 		return;
 	}

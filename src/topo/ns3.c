@@ -23,35 +23,6 @@
 #define NS3_MAX_NODES 10000000u
 #define NS3_MAX_LINKS 100000000u
 
-/* the next field as an unsigned integer in [lo, hi] */
-static int next_uint(struct fab_tok *t, const char *what, uint64_t lo, uint64_t hi, uint64_t *out, struct fab_err *err)
-{
-	int rc = fab_tok_next(t, err);
-	if (rc < 0)
-		return rc;
-	if (rc == 0)
-		return fab_err_set(err, FAB_EINVAL, "%s:%u:%u: the file ends where %s was expected", t->path, t->line,
-				   t->col, what);
-	char *end;
-	unsigned long long v = strtoull(t->tok, &end, 10);
-	if (*end || t->tok[0] == '-' || t->tok[0] == '+' || v < lo || v > hi)
-		return fab_tok_err(t, err, "%s: expected an integer from %llu to %llu, got '%s'", what,
-				   (unsigned long long)lo, (unsigned long long)hi, t->tok);
-	*out = v;
-	return 0;
-}
-
-static int next_field(struct fab_tok *t, const char *what, struct fab_err *err)
-{
-	int rc = fab_tok_next(t, err);
-	if (rc < 0)
-		return rc;
-	if (rc == 0)
-		return fab_err_set(err, FAB_EINVAL, "%s:%u:%u: the file ends where %s was expected", t->path, t->line,
-				   t->col, what);
-	return 0;
-}
-
 int fab_topo_read_ns3(const char *path, struct draft *d, struct fab_err *err)
 {
 	struct fab_tok t;
@@ -60,14 +31,14 @@ int fab_topo_read_ns3(const char *path, struct draft *d, struct fab_err *err)
 		return rc;
 	uint64_t nnodes, nsw, nlinks;
 	uint8_t *is_switch = NULL;
-	if ((rc = next_uint(&t, "the number of nodes", 2, NS3_MAX_NODES, &nnodes, err)) ||
-	    (rc = next_uint(&t, "the number of switches", 1, nnodes - 1, &nsw, err)) ||
-	    (rc = next_uint(&t, "the number of links", 1, NS3_MAX_LINKS, &nlinks, err)))
+	if ((rc = fab_tok_uint(&t, "the number of nodes", 2, NS3_MAX_NODES, &nnodes, err)) ||
+	    (rc = fab_tok_uint(&t, "the number of switches", 1, nnodes - 1, &nsw, err)) ||
+	    (rc = fab_tok_uint(&t, "the number of links", 1, NS3_MAX_LINKS, &nlinks, err)))
 		goto out;
 	is_switch = fab_xcalloc(nnodes, 1);
 	for (uint64_t i = 0; i < nsw; i++) {
 		uint64_t id;
-		if ((rc = next_uint(&t, "a switch id", 0, nnodes - 1, &id, err)))
+		if ((rc = fab_tok_uint(&t, "a switch id", 0, nnodes - 1, &id, err)))
 			goto out;
 		if (is_switch[id]) {
 			rc = fab_tok_err(&t, err, "switch %llu is listed twice", (unsigned long long)id);
@@ -86,27 +57,27 @@ int fab_topo_read_ns3(const char *path, struct draft *d, struct fab_err *err)
 		fab_time_ps delay;
 		double loss;
 		char why[160];
-		if ((rc = next_uint(&t, "a link's first node", 0, nnodes - 1, &a, err)) ||
-		    (rc = next_uint(&t, "a link's second node", 0, nnodes - 1, &b, err)))
+		if ((rc = fab_tok_uint(&t, "a link's first node", 0, nnodes - 1, &a, err)) ||
+		    (rc = fab_tok_uint(&t, "a link's second node", 0, nnodes - 1, &b, err)))
 			goto out;
 		if (a == b) {
 			rc = fab_tok_err(&t, err, "a link joins two different nodes (both are %llu)",
 					 (unsigned long long)a);
 			goto out;
 		}
-		if ((rc = next_field(&t, "a link rate", err)))
+		if ((rc = fab_tok_need(&t, "a link rate", err)))
 			goto out;
 		if (fab_parse_rate(t.tok, &rate, why, sizeof why) || !rate) {
 			rc = fab_tok_err(&t, err, "link rate: %s", rate ? why : "must be positive");
 			goto out;
 		}
-		if ((rc = next_field(&t, "a link delay", err)))
+		if ((rc = fab_tok_need(&t, "a link delay", err)))
 			goto out;
 		if (fab_parse_time(t.tok, &delay, why, sizeof why)) {
 			rc = fab_tok_err(&t, err, "link delay: %s", why);
 			goto out;
 		}
-		if ((rc = next_field(&t, "a link error rate", err)))
+		if ((rc = fab_tok_need(&t, "a link error rate", err)))
 			goto out;
 		if (fab_parse_double(t.tok, &loss, why, sizeof why) || loss < 0 || loss > 1) {
 			rc = fab_tok_err(&t, err, "link error rate: expected a number from 0 to 1, got '%s'", t.tok);

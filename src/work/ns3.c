@@ -39,36 +39,34 @@ static int seconds_to_ns(double s, uint64_t *ns)
 	return 0;
 }
 
+/* the id of a NIC named hID, or false */
+static bool host_id(const char *name, uint64_t *id)
+{
+	char *end;
+	if (name[0] != 'h' || name[1] < '0' || name[1] > '9')
+		return false;
+	*id = strtoull(name + 1, &end, 10);
+	return !*end && *id <= 100000000u;
+}
+
 /* host id -> NIC, from the names hID of the topology's NICs; NULL if none */
 static uint32_t *host_map(const struct fab_topo *t, uint64_t *nmap)
 {
-	uint64_t max = 0;
+	uint64_t max = 0, id;
 	bool any = false;
-	for (uint32_t k = 0; k < t->nnics; k++) {
-		const char *nm = t->nodes[t->nic_node[k]].name;
-		char *end;
-		if (nm[0] != 'h' || nm[1] < '0' || nm[1] > '9')
-			continue;
-		unsigned long long id = strtoull(nm + 1, &end, 10);
-		if (*end || id > 100000000ull)
-			continue;
-		any = true;
-		max = FAB_MAX(max, id);
-	}
+	for (uint32_t k = 0; k < t->nnics; k++)
+		if (host_id(t->nodes[t->nic_node[k]].name, &id)) {
+			any = true;
+			max = FAB_MAX(max, id);
+		}
 	if (!any)
 		return NULL;
 	uint32_t *map = fab_xcalloc(max + 1, sizeof *map);
 	for (uint64_t i = 0; i <= max; i++)
 		map[i] = UINT32_MAX;
-	for (uint32_t k = 0; k < t->nnics; k++) {
-		const char *nm = t->nodes[t->nic_node[k]].name;
-		char *end;
-		if (nm[0] != 'h' || nm[1] < '0' || nm[1] > '9')
-			continue;
-		unsigned long long id = strtoull(nm + 1, &end, 10);
-		if (!*end && id <= max)
+	for (uint32_t k = 0; k < t->nnics; k++)
+		if (host_id(t->nodes[t->nic_node[k]].name, &id))
 			map[id] = k;
-	}
 	*nmap = max + 1;
 	return map;
 }
@@ -83,36 +81,12 @@ static uint32_t nic_gpu(const struct fab_topo *t, uint32_t k)
 	return UINT32_MAX; /* more NICs than GPUs: this NIC carries no GPU's traffic */
 }
 
-static int field(struct fab_tok *tk, const char *what, struct fab_err *err)
-{
-	int rc = fab_tok_next(tk, err);
-	if (rc < 0)
-		return rc;
-	if (rc == 0)
-		return fab_err_set(err, FAB_EINVAL, "%s:%u:%u: the file ends where %s was expected", tk->path, tk->line,
-				   tk->col, what);
-	return 0;
-}
-
-static int uint_field(struct fab_tok *tk, const char *what, uint64_t hi, uint64_t *v, struct fab_err *err)
-{
-	int rc = field(tk, what, err);
-	if (rc)
-		return rc;
-	char *end;
-	*v = strtoull(tk->tok, &end, 10);
-	if (*end || tk->tok[0] == '-' || tk->tok[0] == '+' || *v > hi)
-		return fab_tok_err(tk, err, "%s: expected an integer from 0 to %llu, got '%s'", what,
-				   (unsigned long long)hi, tk->tok);
-	return 0;
-}
-
 /* an ns-3 node id as a GPU */
 static int endpoint(struct fab_tok *tk, const char *what, const struct fab_topo *t, const uint32_t *map, uint64_t nmap,
 		    uint32_t *gpu, struct fab_err *err)
 {
 	uint64_t id;
-	int rc = uint_field(tk, what, UINT32_MAX, &id, err);
+	int rc = fab_tok_uint(tk, what, 0, UINT32_MAX, &id, err);
 	if (rc)
 		return rc;
 	if (!map) {
@@ -139,7 +113,7 @@ int fab_traffic_read_ns3(const char *path, const struct fab_topo *t, struct fab_
 		return rc;
 	uint64_t nmap = 0, count;
 	uint32_t *map = host_map(t, &nmap);
-	if ((rc = uint_field(&tk, "the number of flows", 100000000, &count, err)))
+	if ((rc = fab_tok_uint(&tk, "the number of flows", 0, 100000000, &count, err)))
 		goto out;
 	*flows = fab_xcalloc(count ? count : 1, sizeof **flows);
 	for (uint64_t i = 0; i < count; i++) {
@@ -152,15 +126,15 @@ int fab_traffic_read_ns3(const char *path, const struct fab_topo *t, struct fab_
 		fs->loc = (struct fab_src_loc){.origin = path, .line = tk.tok_line, .col = tk.tok_col};
 		snprintf(fs->loc.what, sizeof fs->loc.what, "flow %llu", (unsigned long long)i);
 		if ((rc = endpoint(&tk, "dst", t, map, nmap, &fs->dst, err)) ||
-		    (rc = uint_field(&tk, "pg (the priority)", FAB_NPRIO - 1, &pg, err)) ||
-		    (rc = uint_field(&tk, "dport", 65535, &dport, err)) ||
-		    (rc = uint_field(&tk, "the size in bytes", 1000000000000000ull, &fs->bytes, err)))
+		    (rc = fab_tok_uint(&tk, "pg (the priority)", 0, FAB_NPRIO - 1, &pg, err)) ||
+		    (rc = fab_tok_uint(&tk, "dport", 0, 65535, &dport, err)) ||
+		    (rc = fab_tok_uint(&tk, "the size in bytes", 0, 1000000000000000ull, &fs->bytes, err)))
 			goto out;
 		if (!fs->bytes) {
 			rc = fab_tok_err(&tk, err, "the size in bytes must be at least 1");
 			goto out;
 		}
-		if ((rc = field(&tk, "the start time in seconds", err)))
+		if ((rc = fab_tok_need(&tk, "the start time in seconds", err)))
 			goto out;
 		if (fab_parse_double(tk.tok, &start, why, sizeof why) || seconds_to_ns(start, &ns)) {
 			rc = fab_tok_err(&tk, err, "start: expected seconds from 0 to 1000000, got '%s'", tk.tok);
