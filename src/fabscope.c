@@ -43,6 +43,7 @@ static int setup_jobs(struct fab_run *r, const struct fab_config *c, bool log, s
 		return 0;
 	r->work = fab_xcalloc(1, sizeof *r->work);
 	fab_work_init(r->work, r->sim, r->topo);
+	r->work->nccl = c->nccl;
 	r->work->log.enabled = log;
 	r->jobs = fab_xcalloc(c->njobs, sizeof *r->jobs);
 	bool *used = fab_xcalloc(r->topo->nservers, sizeof *used);
@@ -164,6 +165,7 @@ struct fab_coll_run *fab_coll_run_new(const struct fab_config *c, bool log, stru
 		goto fail;
 	r->run->config = c;
 	fab_work_init(&r->work, r->run->sim, r->run->topo);
+	r->work.nccl = c->nccl;
 	r->work.log.enabled = log;
 	const struct fab_topo *t = r->run->topo;
 	uint32_t n = c->coll.gpus ? c->coll.gpus : t->ngpus;

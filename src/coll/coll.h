@@ -83,8 +83,19 @@ struct fab_coll_args {
 	uint32_t ranks_per_node;           /* hierarchical: consecutive ranks per server */
 	const uint32_t *order;             /* ring order / tree layout of ranks; NULL = 0..n-1 */
 	const uint32_t *const *chan_order; /* ring: one order per channel (overrides order) */
+	uint32_t tree_group;               /* tree: consecutive ranks of an order that share a server (0: none) */
 };
 
+/* Tree t (0 or 1 of a double binary tree) over the channel order `order`
+ * of n ranks, as NCCL lays it out: each run of `group` consecutive ranks
+ * (a server; 0 or 1: every rank alone) is a chain from its first rank,
+ * the head, and the heads form a binary tree over servers.  A rooted tree
+ * (Broadcast, Reduce: root a rank, else UINT32_MAX) puts the root's server
+ * on top with the root as its head.  Fills parent[rank] (UINT32_MAX at the
+ * top), kids[rank] (up to 3, UINT32_MAX where none) and topdown (every
+ * rank, parents before children). */
+void fab_coll_tree(uint32_t n, const uint32_t *order, uint32_t group, uint32_t t, uint32_t root, uint32_t *parent,
+		   uint32_t (*kids)[3], uint32_t *topdown);
 int fab_coll_build(const struct fab_coll_args *a, struct fab_sched *out, struct fab_err *err);
 void fab_sched_free(struct fab_sched *s);
 

@@ -221,6 +221,13 @@ static const struct fab_key_def keys[] = {
 	{"collective.priority", K_U32, OFF(coll.priority), "3", 0, 7, NULL, "traffic class"},
 	{"collective.background_traffic", K_BOOL, OFF(coll.background), "false", 0, 0, NULL,
 	 "fabscope coll also runs the scenario's traffic section, as a noisy neighbour"},
+	/* what NCCL's environment sets for every communicator */
+	{"nccl.cross_nic", K_BOOL, OFF(nccl.cross_nic), "false", 0, 0, NULL,
+	 "false: a ring or tree channel enters and leaves every server through NICs on one rail (NCCL_CROSS_NIC=0); "
+	 "true: each GPU sends through its own NIC, so a channel may change rail at a server"},
+	{"nccl.pxn", K_BOOL, OFF(nccl.pxn), "true", 0, 0, NULL,
+	 "point-to-point sends (AllToAll, SendRecv, direct) leave through the sending server's NIC on the "
+	 "destination's rail, relayed over NVLink, as NCCL's PXN; false: through the sender's own NIC"},
 	/* matrix (fabscope matrix) */
 	{"matrix.bytes", K_BYTES, OFF(matrix.bytes), "1MiB", 1, 1e12, NULL, "bandwidth test: bytes each way per pair"},
 	{"matrix.latency_bytes", K_BYTES, OFF(matrix.lat_bytes), "8", 1, 1e9, NULL,

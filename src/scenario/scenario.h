@@ -43,6 +43,7 @@ struct fab_config {
 	struct fab_fault_spec *faults;
 	size_t nfaults;
 	struct fab_matrix_params matrix;
+	struct fab_nccl_params nccl;
 	int dcqcn_preset;        /* enum fab_dcqcn_preset (keys.c: the values it sets) */
 	char *origin;            /* the scenario's name in messages */
 	char *topo_file;         /* owned; topo.file points here */

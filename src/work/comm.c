@@ -2,15 +2,24 @@
  * comm.c - communicators: ring orders, connections, algorithm choice and
  * the execution of schedules on the packet engine.
  *
- * Ring orders.  In topology order, ranks are ordered by (leaf, server, GPU)
- * so a ring crosses the spine as few times as it can; channel c rotates
- * the GPUs inside each server so that it leaves the server through GPU c's
- * NIC (different channels use different NICs, as NCCL's rings do).
- * Without it, servers follow in the order of their first rank (with spread
- * placement, every server-to-server hop then crosses the spine), GPUs
- * inside a server rotating the same way.  A flat ring is the rank order
- * itself, for every channel.  A connection may stripe each
- * message over several queue pairs (qps_per_conn), so ECMP spreads it.
+ * Ring orders.  In topology order, servers are ordered by (leaf, server)
+ * so a ring crosses the spine as few times as it can; inside a server the
+ * ring runs over NVLink, and channel c rotates it so that it enters the
+ * server at its (c+1)-th GPU.  A network hop from one server to the next
+ * leaves through the source server's NIC on the rail of the GPU it enters
+ * (nccl.cross_nic false, NCCL's rule on rail-optimized fabrics): channel c
+ * then enters and leaves every server on one rail, and the channels
+ * rotate over every NIC, so each NIC carries the same share.  With
+ * nccl.cross_nic, each GPU sends through its own NIC, and a channel enters
+ * on one rail and leaves on the next.  Point-to-point sends (AllToAll,
+ * SendRecv) leave through the NIC on the destination's rail when nccl.pxn
+ * is on, as NCCL's PXN does; the relay over NVLink to that NIC is not
+ * timed (NVLink is 9 times a 400G NIC).  Without topology order, servers
+ * follow in the order of their first rank (with spread placement, every
+ * server-to-server hop then crosses the spine), GPUs inside a server
+ * rotating the same way.  A flat ring is the rank order itself, for every
+ * channel.  A connection may stripe each message over several queue pairs
+ * (qps_per_conn), so ECMP spreads it.
  *
  * The cost model is alpha-beta per algorithm (in the spirit of NCCL's
  * tuner): alpha is a hop's latency (NVLink or network), beta the inverse
@@ -33,6 +42,25 @@ static uint32_t gpu_nic(const struct fab_comm *c, uint32_t gpu)
 static uint32_t gpu_leaf(const struct fab_comm *c, uint32_t gpu)
 {
 	return fab_topo_nic_leaf(c->topo, gpu_nic(c, gpu));
+}
+
+/* The NICs a network send from GPU src to GPU dst leaves and arrives by:
+ * the destination GPU's NIC, and on the source server either the NIC on
+ * that rail (rail-aligned) or the sending GPU's own. */
+static void net_nics(const struct fab_comm *c, uint32_t src, uint32_t dst, bool rail, uint32_t *snic, uint32_t *dnic)
+{
+	uint32_t npn = c->topo->nics_per_server;
+	*dnic = gpu_nic(c, dst);
+	*snic = rail ? fab_topo_gpu_server(c->topo, src) * npn + *dnic % npn : gpu_nic(c, src);
+}
+
+/* whether algo's sends for op go rail-aligned: collectives unless
+ * nccl.cross_nic, point-to-point with nccl.pxn */
+static bool rail_aligned(const struct fab_comm *c, int op, int algo)
+{
+	if (op == FAB_OP_ALLTOALL || op == FAB_OP_SENDRECV || algo == FAB_ALGO_DIRECT)
+		return c->w->nccl.pxn;
+	return !c->w->nccl.cross_nic;
 }
 
 struct sortkey {
@@ -144,6 +172,14 @@ static void comm_orders(struct fab_comm *c, const struct fab_comm_params *p)
 		first_rank[sv] = UINT32_MAX;
 	for (uint32_t r = p->nranks; r-- > 0;)
 		first_rank[fab_topo_gpu_server(t, c->gpu[r])] = r;
+	/* in topology order, a server goes by the first leaf its NICs reach */
+	uint32_t *server_leaf = fab_xcalloc(t->nservers, sizeof *server_leaf);
+	for (uint32_t sv = 0; sv < t->nservers; sv++)
+		server_leaf[sv] = UINT32_MAX;
+	for (uint32_t r = 0; r < p->nranks; r++) {
+		uint32_t sv = fab_topo_gpu_server(t, c->gpu[r]);
+		server_leaf[sv] = FAB_MIN(server_leaf[sv], gpu_leaf(c, c->gpu[r]));
+	}
 	c->chan_order = fab_xcalloc(c->channels, sizeof *c->chan_order);
 	for (uint32_t ch = 0; ch < c->channels; ch++) {
 		c->chan_order[ch] = fab_xcalloc(p->nranks, sizeof **c->chan_order);
@@ -155,7 +191,7 @@ static void comm_orders(struct fab_comm *c, const struct fab_comm_params *p)
 			k[r].rank = r;
 			uint32_t sv = fab_topo_gpu_server(t, g);
 			if (c->ring_order == FAB_RING_TOPOLOGY)
-				k[r].key = ((uint64_t)gpu_leaf(c, g) << 40) | ((uint64_t)sv << 12) | rot;
+				k[r].key = ((uint64_t)server_leaf[sv] << 40) | ((uint64_t)sv << 12) | rot;
 			else if (c->ring_order == FAB_RING_RANK)
 				k[r].key = ((uint64_t)first_rank[sv] << 12) | rot;
 			else
@@ -166,6 +202,7 @@ static void comm_orders(struct fab_comm *c, const struct fab_comm_params *p)
 			c->chan_order[ch][r] = k[r].rank;
 	}
 	free(first_rank);
+	free(server_leaf);
 	/* server-major numbering for the hierarchical algorithm */
 	if (c->ranks_per_server) {
 		for (uint32_t r = 0; r < p->nranks; r++) {
@@ -208,6 +245,13 @@ static void comm_cost_inputs(struct fab_comm *c, struct fab_work *w)
 	c->alpha_nvl_s = (double)sp->nvlink_lat_ps / 1e12;
 }
 
+/* ranks of each channel order that share a server, for trees: the
+ * topology and rank orders keep a server's ranks together */
+static uint32_t comm_tree_group(const struct fab_comm *c)
+{
+	return c->ring_order != FAB_RING_FLAT && c->ranks_per_server ? c->ranks_per_server : 1;
+}
+
 /* the rings and trees, as NCCL_DEBUG=INFO shows them */
 static void comm_log_layout(struct fab_comm *c, struct fab_work *w)
 {
@@ -223,27 +267,52 @@ static void comm_log_layout(struct fab_comm *c, struct fab_work *w)
 			fab_log_printf(log, " %u", c->chan_order[ch][r]);
 		fab_log_printf(log, "%s\n", c->nranks > 64 ? " ..." : "");
 	}
-	if (c->nranks > 1) {
-		/* the double binary tree: heap over channel 0's order, and mirrored */
-		for (uint32_t t2 = 0; t2 < 2; t2++) {
-			uint32_t *parent = fab_xcalloc(c->nranks, sizeof *parent);
-			for (uint32_t i = 0; i < c->nranks; i++) {
-				uint32_t me = t2 ? c->chan_order[0][c->nranks - 1 - i] : c->chan_order[0][i];
-				uint32_t pi = (i - 1) / 2;
-				parent[me] = i == 0
-					? UINT32_MAX
-					: (t2 ? c->chan_order[0][c->nranks - 1 - pi] : c->chan_order[0][pi]);
+	/* each channel's network hops: rank[GPU] -> rank[GPU] and the NICs, as NCCL's "via NET" lines */
+	const struct fab_topo *t = c->topo;
+	for (uint32_t ch = 0; ch < c->channels; ch++) {
+		uint32_t shown = 0;
+		for (uint32_t i = 0; i < c->nranks && c->nranks > 1; i++) {
+			uint32_t a = c->chan_order[ch][i], b = c->chan_order[ch][(i + 1) % c->nranks];
+			uint32_t ga = c->gpu[a], gb = c->gpu[b];
+			if (fab_topo_gpu_server(t, ga) == fab_topo_gpu_server(t, gb))
+				continue;
+			if (shown++ == 16) {
+				fab_log_printf(log, "fabscope INFO %s: Channel %02u : ...\n", c->name, ch);
+				break;
 			}
-			fab_log_printf(log, "fabscope INFO %s: Tree %u parents (rank:parent):", c->name, t2);
-			for (uint32_t r = 0; r < c->nranks && r < 64; r++) {
-				if (parent[r] == UINT32_MAX)
-					fab_log_printf(log, " %u:root", r);
-				else
-					fab_log_printf(log, " %u:%u", r, parent[r]);
-			}
-			fab_log_printf(log, "%s\n", c->nranks > 64 ? " ..." : "");
-			free(parent);
+			uint32_t snic, dnic;
+			net_nics(c, ga, gb, !c->w->nccl.cross_nic, &snic, &dnic);
+			fab_log_printf(log,
+				       "fabscope INFO %s: Channel %02u : %u[%u] -> %u[%u] [send] via NET/%s -> %s\n",
+				       c->name, ch, a, ga, b, gb, t->nodes[t->nic_node[snic]].name,
+				       t->nodes[t->nic_node[dnic]].name);
 		}
+	}
+	if (c->nranks > 1) {
+		/* the double binary tree per channel, as NCCL prints it: children/..->rank->parent, -1 for none;
+		 * tree t of channel c runs on connection channel t * channels + c */
+		uint32_t n = c->nranks, C = c->channels;
+		uint32_t *parent = fab_xcalloc((size_t)2 * C * n, sizeof *parent), *td = fab_xcalloc(n, sizeof *td);
+		uint32_t(*kids)[3] = fab_xcalloc((size_t)2 * C * n, sizeof *kids);
+		for (uint32_t tc = 0; tc < 2 * C; tc++)
+			fab_coll_tree(n, c->chan_order[tc % C], comm_tree_group(c), tc / C, UINT32_MAX,
+				      parent + (size_t)tc * n, kids + (size_t)tc * n, td);
+		for (uint32_t r = 0; r < n && r < 64; r++) {
+			fab_log_printf(log, "fabscope INFO %s: %u Trees", c->name, r);
+			for (uint32_t tc = 0; tc < 2 * C; tc++) {
+				const uint32_t *k = kids[(size_t)tc * n + r];
+				uint32_t p = parent[(size_t)tc * n + r];
+				fab_log_printf(log, " [%u] %d/%d/%d->%u->%d", tc, k[0] == UINT32_MAX ? -1 : (int)k[0],
+					       k[1] == UINT32_MAX ? -1 : (int)k[1], k[2] == UINT32_MAX ? -1 : (int)k[2],
+					       r, p == UINT32_MAX ? -1 : (int)p);
+			}
+			fab_log_printf(log, "\n");
+		}
+		if (n > 64)
+			fab_log_printf(log, "fabscope INFO %s: ... Trees of %u more ranks\n", c->name, n - 64);
+		free(parent);
+		free(td);
+		free(kids);
 	}
 }
 
@@ -353,7 +422,9 @@ static void start_send(void *ctx, struct fab_exec *ex, uint32_t step)
 		fab_sim_post_local(c->w->sim, src, dst, st->bytes, fab_work_cookie(c->w, on_delivered, c, step));
 		return;
 	}
-	uint32_t conn = conn_get(c, gpu_nic(c, src), gpu_nic(c, dst), st->channel);
+	uint32_t snic, dnic;
+	net_nics(c, src, dst, rail_aligned(c, c->res.op, c->res.algo), &snic, &dnic);
+	uint32_t conn = conn_get(c, snic, dnic, st->channel);
 	uint32_t Q = c->qps_per_conn;
 	if (Q > st->bytes)
 		Q = (uint32_t)FAB_MAX(st->bytes, 1);
@@ -435,7 +506,9 @@ static void ring_aggregate_start(struct fab_comm *c, int op, uint64_t size)
 						   fab_work_cookie(c->w, on_agg_delivered, c, 0));
 				continue;
 			}
-			uint32_t conn = conn_get(c, gpu_nic(c, src), gpu_nic(c, dst), ch);
+			uint32_t snic, dnic;
+			net_nics(c, src, dst, rail_aligned(c, op, FAB_ALGO_RING), &snic, &dnic);
+			uint32_t conn = conn_get(c, snic, dnic, ch);
 			lap += (double)fab_sim_conn_latency(c->w->sim, conn) / 1e12 +
 				(double)per_step / fab_sim_conn_rate(c->w->sim, conn);
 			uint32_t Q = (uint32_t)FAB_MIN((uint64_t)c->qps_per_conn, FAB_MAX(bytes, 1));
@@ -471,6 +544,7 @@ int fab_comm_start(struct fab_comm *c, const struct fab_coll_req *r, fab_comm_do
 		.ranks_per_node = c->ranks_per_server,
 		.chan_order = (const uint32_t *const *)c->chan_order,
 		.order = c->chan_order[0],
+		.tree_group = comm_tree_group(c),
 	};
 	if (algo == FAB_ALGO_HIER)
 		a.order = NULL, a.chan_order = NULL;

@@ -51,6 +51,7 @@ void fab_work_init(struct fab_work *w, struct fab_sim *sim, const struct fab_top
 	w->sim = sim;
 	w->topo = topo;
 	w->free_head = SLOT_NONE;
+	w->nccl.pxn = true; /* NCCL's defaults */
 	struct fab_sim_hooks h = {w, dispatch, dispatch};
 	fab_sim_set_hooks(sim, &h);
 }

@@ -33,12 +33,20 @@ struct fab_log {
 void fab_log_printf(struct fab_log *log, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void fab_log_free(struct fab_log *log);
 
+/* What NCCL's environment decides for every communicator (NCCL_CROSS_NIC,
+ * NCCL_PXN_DISABLE): the scenario's nccl section. */
+struct fab_nccl_params {
+	bool cross_nic; /* rings may enter a server on one rail and leave on another */
+	bool pxn;       /* point-to-point sends leave through the NIC on the destination's rail */
+};
+
 struct fab_work {
 	struct fab_sim *sim;
 	const struct fab_topo *topo;
 	struct fab_work_slot *slots;
 	uint32_t nslots, cap_slots, free_head;
 	struct fab_log log;
+	struct fab_nccl_params nccl; /* the facade copies the scenario's */
 };
 
 void fab_work_init(struct fab_work *w, struct fab_sim *sim, const struct fab_topo *topo);

@@ -118,6 +118,90 @@ static void test_coll_per_channel_ring_orders(void **state)
 	}
 }
 
+/* Trees as NCCL lays them out: a chain through each server, a double
+ * binary tree over servers between the chains' heads.  Checked on real
+ * buffers for every server count 1..12 and the ops that use trees, and
+ * for their shape: every rank but the top has a parent, servers talk only
+ * head to head, depth is at most ceil(log2 N) + 1 servers plus the chain,
+ * and a server inner in one tree is a leaf in the other (all but server 0
+ * when N is odd: NCCL's shifted mirror keeps one node inner in both). */
+static void test_coll_trees_over_servers(void **state)
+{
+	(void)state;
+	enum { G = 4, C = 2, MAXN = 12 * G };
+	uint32_t orders[C][MAXN], parent[MAXN], kids[MAXN][3], td[MAXN];
+	const uint32_t *co[C];
+	for (uint32_t N = 1; N <= 12; N++) {
+		uint32_t n = N * G;
+		for (uint32_t c = 0; c < C; c++) {
+			for (uint32_t p = 0; p < n; p++) /* servers in reverse, chains rotated per channel */
+				orders[c][p] = (N - 1 - p / G) * G + (p % G + c + 1) % G;
+			co[c] = orders[c];
+		}
+		bool inner[2][12] = {{false}};
+		for (uint32_t t = 0; t < 2; t++) {
+			fab_coll_tree(n, co[0], G, t, UINT32_MAX, parent, kids, td);
+			uint32_t tops = 0;
+			for (uint32_t r = 0; r < n; r++) {
+				if (parent[r] == UINT32_MAX) {
+					tops++;
+					continue;
+				}
+				uint32_t ps = parent[r] / G, rs = r / G;
+				if (ps != rs) {
+					/* between servers: head to head (each server's first rank in the order) */
+					assert_int_equal(r, co[0][(N - 1 - rs) * G]);
+					assert_int_equal(parent[r], co[0][(N - 1 - ps) * G]);
+					inner[t][N - 1 - ps] = true;
+				}
+				uint32_t d = 0;
+				for (uint32_t x = r; parent[x] != UINT32_MAX; x = parent[x])
+					d++;
+				uint32_t lg = 0;
+				while ((1u << lg) < N)
+					lg++;
+				assert_true(d <= lg + 1 + G - 1);
+			}
+			assert_int_equal(tops, 1);
+			/* the top: tree 0's is the first server's head, tree 1's the last's (N even) or the second's */
+			assert_int_equal(td[0], co[0][(t == 0 ? 0 : N % 2 ? 1 % N : N - 1) * G]);
+		}
+		for (uint32_t v = N % 2; v < N && N > 1; v++)
+			assert_false(inner[0][v] && inner[1][v]);
+		const int ops[] = {FAB_OP_ALLREDUCE, FAB_OP_BROADCAST, FAB_OP_REDUCE};
+		for (size_t i = 0; i < FAB_ARRAY_LEN(ops); i++) {
+			struct fab_coll_args a = {.op = ops[i],
+						  .algo = FAB_ALGO_TREE,
+						  .nranks = n,
+						  .count = 1001,
+						  .elem_bytes = 4,
+						  .root = n / 3 + 1,
+						  .channels = C,
+						  .chunk_bytes = 96,
+						  .chan_order = co,
+						  .tree_group = G};
+			struct fab_sched s;
+			struct fab_err err = {0};
+			assert_int_equal(fab_coll_build(&a, &s, &err), 0);
+			if (fab_coll_check(&a, &s, N, &err))
+				fail_msg("N=%u op %d: %s", N, ops[i], err.msg);
+			/* between servers only heads talk: sends leaving a server per channel and tree */
+			for (uint32_t k = 0; k < s.nsteps; k++) {
+				const struct fab_step *st = &s.steps[k];
+				if (st->kind == FAB_STEP_SEND && st->rank / G != st->peer / G) {
+					const uint32_t *o = co[st->channel % C];
+					bool head = false;
+					for (uint32_t v = 0; v < N; v++)
+						head |= o[v * G] == st->rank ||
+							(ops[i] != FAB_OP_ALLREDUCE && st->rank == a.root);
+					assert_true(head);
+				}
+			}
+			fab_sched_free(&s);
+		}
+	}
+}
+
 static void test_coll_unsupported_is_refused(void **state)
 {
 	(void)state;
@@ -189,6 +273,7 @@ int main(void)
 		cmocka_unit_test(test_coll_tiny_and_odd_sizes),
 		cmocka_unit_test(test_coll_custom_ring_order),
 		cmocka_unit_test(test_coll_per_channel_ring_orders),
+		cmocka_unit_test(test_coll_trees_over_servers),
 		cmocka_unit_test(test_coll_unsupported_is_refused),
 		cmocka_unit_test(test_coll_checker_catches_missing_dependency),
 		cmocka_unit_test(test_coll_busbw_factors),

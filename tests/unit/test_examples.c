@@ -62,9 +62,8 @@ static void test_examples_ring_vs_tree(void **state)
 		assert_true(t[2][i] <= 1.05 * FAB_MIN(t[0][i], t[1][i]));
 }
 
-/* tree-queues: a tree of 4 MiB on 128 GPUs without congestion control.
- * FIFO queues agree with the packet engine; fair shares keep the channels
- * in step and are slow. */
+/* tree-queues: a tree of 4 MiB on 128 GPUs without congestion control,
+ * laid out as NCCL does: both queue models agree with the packet engine. */
 static void test_examples_tree_queues(void **state)
 {
 	(void)state;
@@ -85,7 +84,7 @@ static void test_examples_tree_queues(void **state)
 	print_message("tree 4 MiB, mean of 2 seeds: packet %.1f us, fair %.1f us (%+.1f%%), fifo %.1f us (%+.1f%%)\n",
 		      t[0], t[1], (t[1] / t[0] - 1) * 100, t[2], (t[2] / t[0] - 1) * 100);
 	assert_true(fabs(t[2] / t[0] - 1) < 0.05);
-	assert_true(t[1] > 1.08 * t[0]);
+	assert_true(fabs(t[1] / t[0] - 1) < 0.05);
 }
 
 /* oversubscription: a ring that crosses the spine at every server hop
