@@ -40,6 +40,7 @@ static const char *usage_coll =
 	"  --channels N          channels (default: one per NIC of a server, at least 2)\n"
 	"  --placement P         packed, spread, random, scatter\n"
 	"  --ring-order O        topology, rank, flat\n"
+	"  --proto P             ll, ll128, simple, auto (nccl.proto, as NCCL_PROTO)\n"
 	"\n"
 	"  --seed N, --engine E, --set KEY=VALUE, --format text|json|csv, --out DIR, -q: as for sim\n"
 	"  --debug               the communicator's log on stderr (rings, per-operation\n"
@@ -74,6 +75,7 @@ int cmd_coll(int argc, char **argv)
 		{"channels", required_argument, NULL, 'C'},
 		{"placement", required_argument, NULL, 'P'},
 		{"ring-order", required_argument, NULL, 'R'},
+		{"proto", required_argument, NULL, 'T'},
 		{"seed", required_argument, NULL, 's'},
 		{"engine", required_argument, NULL, 'E'},
 		{"set", required_argument, NULL, 'S'},
@@ -91,7 +93,7 @@ int cmd_coll(int argc, char **argv)
 		      {'e', "collective.max_bytes"}, {'f', "collective.step_factor"}, {'i', "collective.step_bytes"},
 		      {'n', "collective.iters"},     {'w', "collective.warmup"},      {'d', "collective.datatype"},
 		      {'r', "collective.root"},      {'g', "collective.gpus"},        {'C', "collective.channels"},
-		      {'P', "collective.placement"}, {'R', "collective.ring_order"}};
+		      {'P', "collective.placement"}, {'R', "collective.ring_order"},  {'T', "nccl.proto"}};
 	struct cli_common cm;
 	cli_common_init(&cm, argc);
 	bool debug = false;

@@ -44,6 +44,7 @@ json_t *fab_coll_json(const struct fab_config *c, const struct fab_sim *s, const
 		json_object_set_new(x, "redop", json_string(fab_redop_name(c->coll.op)));
 		json_object_set_new(x, "root", json_integer(root_col(c)));
 		json_object_set_new(x, "algo", json_string(fab_coll_algo_name(r->algo)));
+		json_object_set_new(x, "proto", json_string(fab_proto_name(r->proto)));
 		json_object_set_new(x, "time_us", json_real(r->time_us));
 		json_object_set_new(x, "algbw_GBps", json_real(r->algbw_GBps));
 		json_object_set_new(x, "busbw_GBps", json_real(r->busbw_GBps));
@@ -75,6 +76,8 @@ int fab_coll_write_text(FILE *f, const struct fab_config *c, const struct fab_si
 	fab_nccl_table_head(f, true);
 	for (uint32_t i = 0; i < sw->nrows; i++) {
 		const struct fab_sweep_row *r = &sw->rows[i];
+		char algo[48];
+		snprintf(algo, sizeof algo, "%s/%s", fab_coll_algo_name(r->algo), fab_proto_name(r->proto));
 		fab_nccl_table_row(f,
 				   &(struct fab_nccl_row){
 					   .bytes = r->bytes,
@@ -86,7 +89,7 @@ int fab_coll_write_text(FILE *f, const struct fab_config *c, const struct fab_si
 					   .algbw_GBps = r->algbw_GBps,
 					   .busbw_GBps = r->busbw_GBps,
 					   .wrong = "N/A",
-					   .algo = fab_coll_algo_name(r->algo),
+					   .algo = algo,
 				   });
 	}
 	fab_nccl_table_avg(f, fab_sweep_avg_busbw(sw));
@@ -96,12 +99,13 @@ int fab_coll_write_text(FILE *f, const struct fab_config *c, const struct fab_si
 
 int fab_coll_write_csv(FILE *f, const struct fab_config *c, const struct fab_sweep *sw)
 {
-	fprintf(f, "size_bytes,count,type,redop,root,time_us,algbw_GBps,busbw_GBps,algo\n");
+	fprintf(f, "size_bytes,count,type,redop,root,time_us,algbw_GBps,busbw_GBps,algo,proto\n");
 	for (uint32_t i = 0; i < sw->nrows; i++) {
 		const struct fab_sweep_row *r = &sw->rows[i];
-		fprintf(f, "%llu,%llu,%s,%s,%d,%.3f,%.3f,%.3f,%s\n", (unsigned long long)r->bytes,
+		fprintf(f, "%llu,%llu,%s,%s,%d,%.3f,%.3f,%.3f,%s,%s\n", (unsigned long long)r->bytes,
 			(unsigned long long)r->count, fab_dtype_name(c->coll.dtype), fab_redop_name(c->coll.op),
-			root_col(c), r->time_us, r->algbw_GBps, r->busbw_GBps, fab_coll_algo_name(r->algo));
+			root_col(c), r->time_us, r->algbw_GBps, r->busbw_GBps, fab_coll_algo_name(r->algo),
+			fab_proto_name(r->proto));
 	}
 	return ferror(f) ? FAB_EIO : 0;
 }

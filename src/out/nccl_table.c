@@ -13,10 +13,10 @@ void fab_nccl_table_head(FILE *f, bool algo_col)
 {
 	fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %9s  %7s  %7s  %6s", "size", "count", "type", "redop", "root", "time",
 		"algbw", "busbw", "#wrong");
-	fprintf(f, algo_col ? "  %12s\n" : "\n", "algo");
+	fprintf(f, algo_col ? "  %18s\n" : "\n", "algo");
 	fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %9s  %7s  %7s  %6s", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)",
 		"(GB/s)", "");
-	fprintf(f, algo_col ? "  %12s\n" : "\n", "");
+	fprintf(f, algo_col ? "  %18s\n" : "\n", "");
 }
 
 void fab_nccl_table_row(FILE *f, const struct fab_nccl_row *r)
@@ -25,7 +25,7 @@ void fab_nccl_table_row(FILE *f, const struct fab_nccl_row *r)
 		(unsigned long long)r->count, r->type, r->redop, r->root, r->time_us, r->algbw_GBps, r->busbw_GBps,
 		r->wrong);
 	if (r->algo)
-		fprintf(f, "  %12s", r->algo);
+		fprintf(f, "  %18s", r->algo);
 	fputc('\n', f);
 }
 

@@ -228,6 +228,23 @@ static const struct fab_key_def keys[] = {
 	{"nccl.pxn", K_BOOL, OFF(nccl.pxn), "true", 0, 0, NULL,
 	 "point-to-point sends (AllToAll, SendRecv, direct) leave through the sending server's NIC on the "
 	 "destination's rail, relayed over NVLink, as NCCL's PXN; false: through the sender's own NIC"},
+	{"nccl.proto", K_ENUM, OFF(nccl.proto), "auto", 0, 0, "ll|ll128|simple|auto",
+	 "protocol of every collective (NCCL_PROTO): LL (half the wire bytes are flags, lowest latency), LL128 "
+	 "(120 of 128 bytes), Simple (all, highest latency); auto: the cost model chooses per operation and size"},
+	{"nccl.base_latency.ll", K_TIME, OFF(nccl.base_ps[0]), "6.6us", 0, 1e9, NULL,
+	 "LL: per operation (NCCL's tuner: ring base latency)"},
+	{"nccl.base_latency.ll128", K_TIME, OFF(nccl.base_ps[1]), "14us", 0, 1e9, NULL, "LL128: per operation"},
+	{"nccl.base_latency.simple", K_TIME, OFF(nccl.base_ps[2]), "8.4us", 0, 1e9, NULL, "Simple: per operation"},
+	{"nccl.hop_latency.ll", K_TIME, OFF(nccl.hop_ps[0]), "0.6us", 0, 1e9, NULL,
+	 "LL: a step's latency, the links' own included (the engine adds what they do not take; NCCL's tuner: "
+	 "NVLink ring hop)"},
+	{"nccl.hop_latency.ll128", K_TIME, OFF(nccl.hop_ps[1]), "1.9us", 0, 1e9, NULL, "LL128: per step"},
+	{"nccl.hop_latency.simple", K_TIME, OFF(nccl.hop_ps[2]), "3.4us", 0, 1e9, NULL, "Simple: per step"},
+	{"nccl.net_latency.ll", K_TIME, OFF(nccl.net_ps[0]), "2.1us", 0, 1e9, NULL,
+	 "LL: what a step between servers adds to hop_latency (NCCL's tuner: network hop less NVLink hop)"},
+	{"nccl.net_latency.ll128", K_TIME, OFF(nccl.net_ps[1]), "2.1us", 0, 1e9, NULL, "LL128: per network step"},
+	{"nccl.net_latency.simple", K_TIME, OFF(nccl.net_ps[2]), "10.6us", 0, 1e9, NULL,
+	 "Simple: per network step (proxy, flush)"},
 	/* matrix (fabscope matrix) */
 	{"matrix.bytes", K_BYTES, OFF(matrix.bytes), "1MiB", 1, 1e12, NULL, "bandwidth test: bytes each way per pair"},
 	{"matrix.latency_bytes", K_BYTES, OFF(matrix.lat_bytes), "8", 1, 1e9, NULL,

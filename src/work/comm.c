@@ -180,6 +180,16 @@ static void comm_orders(struct fab_comm *c, const struct fab_comm_params *p)
 		uint32_t sv = fab_topo_gpu_server(t, c->gpu[r]);
 		server_leaf[sv] = FAB_MIN(server_leaf[sv], gpu_leaf(c, c->gpu[r]));
 	}
+	/* servers that share their first leaf form a group a ring never leaves
+	 * between its members; more than one group: the ring crosses the spine */
+	for (uint32_t sv = 0; sv < t->nservers; sv++) {
+		if (server_leaf[sv] == UINT32_MAX)
+			continue;
+		bool seen = false;
+		for (uint32_t q = 0; q < sv && !seen; q++)
+			seen = server_leaf[q] == server_leaf[sv];
+		c->ngroups += !seen;
+	}
 	c->chan_order = fab_xcalloc(c->channels, sizeof *c->chan_order);
 	for (uint32_t ch = 0; ch < c->channels; ch++) {
 		c->chan_order[ch] = fab_xcalloc(p->nranks, sizeof **c->chan_order);
@@ -368,12 +378,12 @@ static void finish_op(struct fab_comm *c)
 	c->res.end_ps = fab_sim_now(c->w->sim);
 	char a[32], b[32];
 	fab_log_printf(&c->w->log,
-		       "fabscope INFO %s: %s opCount %llu bytes %llu count %llu algo %s channels %u "
+		       "fabscope INFO %s: %s opCount %llu bytes %llu count %llu algo %s proto %s channels %u "
 		       "chunk %llu steps %u start %s end %s time %.3f us\n",
 		       c->name, fab_coll_op_title(c->res.op), (unsigned long long)c->res.op_count,
 		       (unsigned long long)c->res.bytes, (unsigned long long)c->res.count,
-		       fab_coll_algo_name(c->res.algo), c->sched.channels, (unsigned long long)c->chunk_bytes,
-		       c->sched.nsteps, fab_fmt_time(c->res.start_ps, a, sizeof a),
+		       fab_coll_algo_name(c->res.algo), fab_proto_name(c->res.proto), c->sched.channels,
+		       (unsigned long long)c->chunk_bytes, c->sched.nsteps, fab_fmt_time(c->res.start_ps, a, sizeof a),
 		       fab_fmt_time(c->res.end_ps, b, sizeof b), (double)(c->res.end_ps - c->res.start_ps) / 1e6);
 	c->busy = false;
 	fab_exec_free(&c->ex);
@@ -411,28 +421,69 @@ static void on_local_done(void *obj, uint32_t step)
 	check_finished(c);
 }
 
+/* a step's bytes on the wire under the running protocol */
+static uint64_t wire_bytes(int proto, uint64_t b)
+{
+	return proto == FAB_PROTO_LL ? 2 * b : proto == FAB_PROTO_LL128 ? (b * 16 + 14) / 15 : b;
+}
+
+/* what a step costs under the running protocol on top of moving its
+ * bytes: the protocol's step latency, less what the links already take
+ * (NVLink's latency, or the connection's path), which the engine simulates */
+static fab_time_ps step_overhead(const struct fab_comm *c, fab_time_ps links, bool net)
+{
+	const struct fab_nccl_params *np = &c->w->nccl;
+	int p = c->res.proto;
+	fab_time_ps want = np->hop_ps[p] + (net ? np->net_ps[p] : 0);
+	return want > links ? want - links : 0;
+}
+
+/* the connection a network send from GPU src to GPU dst on channel ch uses */
+static uint32_t send_conn(struct fab_comm *c, uint32_t src, uint32_t dst, uint32_t ch)
+{
+	uint32_t snic, dnic;
+	net_nics(c, src, dst, rail_aligned(c, c->res.op, c->res.algo), &snic, &dnic);
+	return conn_get(c, snic, dnic, ch);
+}
+
+static void post_send(void *obj, uint32_t step)
+{
+	struct fab_comm *c = obj;
+	const struct fab_step *st = &c->ex.s->steps[step];
+	uint32_t src = c->map[st->rank], dst = c->map[st->peer];
+	uint64_t bytes = wire_bytes(c->res.proto, st->bytes);
+	if (fab_topo_gpu_server(c->topo, src) == fab_topo_gpu_server(c->topo, dst)) {
+		if (c->parts)
+			c->parts[step] = 1;
+		fab_sim_post_local(c->w->sim, src, dst, bytes, fab_work_cookie(c->w, on_delivered, c, step));
+		return;
+	}
+	uint32_t conn = send_conn(c, src, dst, st->channel);
+	uint32_t Q = c->qps_per_conn;
+	if (Q > bytes)
+		Q = (uint32_t)FAB_MAX(bytes, 1);
+	if (c->parts)
+		c->parts[step] = Q;
+	for (uint32_t q = 0; q < Q; q++)
+		fab_sim_post(c->w->sim, conn + q, bytes / Q + (q < bytes % Q ? 1 : 0),
+			     fab_work_cookie(c->w, on_delivered, c, step));
+}
+
+/* a send starts after its protocol's step overhead (a timer), then posts */
 static void start_send(void *ctx, struct fab_exec *ex, uint32_t step)
 {
 	struct fab_comm *c = ctx;
 	const struct fab_step *st = &ex->s->steps[step];
 	uint32_t src = c->map[st->rank], dst = c->map[st->peer];
-	if (fab_topo_gpu_server(c->topo, src) == fab_topo_gpu_server(c->topo, dst)) {
-		if (c->parts)
-			c->parts[step] = 1;
-		fab_sim_post_local(c->w->sim, src, dst, st->bytes, fab_work_cookie(c->w, on_delivered, c, step));
-		return;
-	}
-	uint32_t snic, dnic;
-	net_nics(c, src, dst, rail_aligned(c, c->res.op, c->res.algo), &snic, &dnic);
-	uint32_t conn = conn_get(c, snic, dnic, st->channel);
-	uint32_t Q = c->qps_per_conn;
-	if (Q > st->bytes)
-		Q = (uint32_t)FAB_MAX(st->bytes, 1);
-	if (c->parts)
-		c->parts[step] = Q;
-	for (uint32_t q = 0; q < Q; q++)
-		fab_sim_post(c->w->sim, conn + q, st->bytes / Q + (q < st->bytes % Q ? 1 : 0),
-			     fab_work_cookie(c->w, on_delivered, c, step));
+	fab_time_ps o;
+	if (fab_topo_gpu_server(c->topo, src) == fab_topo_gpu_server(c->topo, dst))
+		o = step_overhead(c, fab_sim_server(c->w->sim)->nvlink_lat_ps, false);
+	else
+		o = step_overhead(c, fab_sim_conn_latency(c->w->sim, send_conn(c, src, dst, st->channel)), true);
+	if (o)
+		fab_work_timer(c->w, fab_sim_now(c->w->sim) + o, post_send, c, step);
+	else
+		post_send(c, step);
 }
 
 static void start_local(void *ctx, struct fab_exec *ex, uint32_t step)
@@ -488,7 +539,7 @@ static bool use_aggregate(const struct fab_comm *c, int op, int algo, uint64_t s
 static void ring_aggregate_start(struct fab_comm *c, int op, uint64_t size)
 {
 	uint32_t n = c->nranks, steps = ring_steps(op, n);
-	uint64_t per_step = size / n / c->channels, bytes = per_step * steps;
+	uint64_t per_step = wire_bytes(c->res.proto, size / n / c->channels), bytes = per_step * steps;
 	const struct fab_server_params *sp = fab_sim_server(c->w->sim);
 	double lap_s = 0; /* the slowest channel's lap: every edge's chunk alone plus its latency */
 	c->aggregate = true;
@@ -500,16 +551,16 @@ static void ring_aggregate_start(struct fab_comm *c, int op, uint64_t size)
 		for (uint32_t i = 0; i < n; i++) {
 			uint32_t src = c->gpu[c->chan_order[ch][i]], dst = c->gpu[c->chan_order[ch][(i + 1) % n]];
 			if (fab_topo_gpu_server(c->topo, src) == fab_topo_gpu_server(c->topo, dst)) {
-				lap += (double)sp->nvlink_lat_ps / 1e12 + (double)per_step / c->bw_nvl_Bps;
+				lap += (double)(sp->nvlink_lat_ps + step_overhead(c, sp->nvlink_lat_ps, false)) / 1e12 +
+					(double)per_step / c->bw_nvl_Bps;
 				c->agg_left++;
 				fab_sim_post_local(c->w->sim, src, dst, bytes,
 						   fab_work_cookie(c->w, on_agg_delivered, c, 0));
 				continue;
 			}
-			uint32_t snic, dnic;
-			net_nics(c, src, dst, rail_aligned(c, op, FAB_ALGO_RING), &snic, &dnic);
-			uint32_t conn = conn_get(c, snic, dnic, ch);
-			lap += (double)fab_sim_conn_latency(c->w->sim, conn) / 1e12 +
+			uint32_t conn = send_conn(c, src, dst, ch);
+			fab_time_ps lat = fab_sim_conn_latency(c->w->sim, conn);
+			lap += (double)(lat + step_overhead(c, lat, true)) / 1e12 +
 				(double)per_step / fab_sim_conn_rate(c->w->sim, conn);
 			uint32_t Q = (uint32_t)FAB_MIN((uint64_t)c->qps_per_conn, FAB_MAX(bytes, 1));
 			for (uint32_t q = 0; q < Q; q++) {
@@ -524,6 +575,19 @@ static void ring_aggregate_start(struct fab_comm *c, int op, uint64_t size)
 	on_agg_delivered(c, 0); /* the hold */
 }
 
+/* the operation begins once its protocol's base latency has passed */
+static void begin_op(void *obj, uint32_t agg)
+{
+	struct fab_comm *c = obj;
+	if (agg) {
+		ring_aggregate_start(c, c->res.op, c->res.bytes);
+		return;
+	}
+	fab_exec_init(&c->ex, &c->sched, &exec_ops, c);
+	fab_exec_start(&c->ex);
+	check_finished(c);
+}
+
 int fab_comm_start(struct fab_comm *c, const struct fab_coll_req *r, fab_comm_done_fn done, void *ctx,
 		   struct fab_err *err)
 {
@@ -531,7 +595,8 @@ int fab_comm_start(struct fab_comm *c, const struct fab_coll_req *r, fab_comm_do
 		return fab_err_set(err, FAB_EINTERNAL, "%s: an operation is already running", c->name);
 	uint64_t size, in, out;
 	fab_coll_sizes(r->op, r->count, r->elem_bytes, c->nranks, &size, &in, &out);
-	int algo = r->algo == FAB_ALGO_AUTO ? fab_comm_select(c, r->op, size) : r->algo;
+	int algo = r->algo, proto = c->w->nccl.proto;
+	fab_comm_select(c, r->op, size, &algo, &proto);
 	struct fab_coll_args a = {
 		.op = r->op,
 		.algo = algo,
@@ -555,6 +620,7 @@ int fab_comm_start(struct fab_comm *c, const struct fab_coll_req *r, fab_comm_do
 	c->map = algo == FAB_ALGO_HIER ? c->hier_gpu : c->gpu;
 	c->res = (struct fab_op_result){.op = r->op,
 					.algo = algo,
+					.proto = proto,
 					.bytes = size,
 					.count = r->count,
 					.start_ps = fab_sim_now(c->w->sim),
@@ -563,82 +629,118 @@ int fab_comm_start(struct fab_comm *c, const struct fab_coll_req *r, fab_comm_do
 	c->done_ctx = ctx;
 	c->busy = true;
 	c->aggregate = false;
-	if (agg) {
-		fab_sim_hold(c->w->sim, +1);
-		ring_aggregate_start(c, r->op, size);
-		return 0;
-	}
-	if (c->qps_per_conn > 1)
+	if (!agg && c->qps_per_conn > 1)
 		c->parts = fab_xcalloc(c->sched.nsteps ? c->sched.nsteps : 1, sizeof *c->parts);
 	fab_sim_hold(c->w->sim, +1);
-	fab_exec_init(&c->ex, &c->sched, &exec_ops, c);
-	fab_exec_start(&c->ex);
-	check_finished(c);
+	fab_time_ps base = c->w->nccl.base_ps[proto];
+	if (base)
+		fab_work_timer(c->w, fab_sim_now(c->w->sim) + base, begin_op, c, agg);
+	else
+		begin_op(c, agg);
 	return 0;
 }
 
-double fab_comm_model(const struct fab_comm *c, int op, int algo, uint64_t bytes)
+double fab_comm_model(const struct fab_comm *c, int op, int algo, int proto, uint64_t bytes)
 {
-	if (!fab_coll_supported(op, algo, c->nranks, c->ranks_per_server, NULL, 0))
+	if (!fab_coll_supported(op, algo, c->nranks, c->ranks_per_server, NULL, 0) || proto < 0 || proto >= FAB_NPROTO)
 		return -1;
-	double n = c->nranks, S = (double)bytes;
+	if (proto != FAB_PROTO_SIMPLE && algo != FAB_ALGO_RING && algo != FAB_ALGO_TREE && algo != FAB_ALGO_HIER)
+		return -1;
 	if (c->nranks == 1)
 		return 0;
+	const struct fab_nccl_params *np = &c->w->nccl;
+	double n = c->nranks, S = (double)bytes;
 	double N = c->nservers, G = c->ranks_per_server ? c->ranks_per_server : n / N;
-	double nics = FAB_MIN((double)c->channels, (double)c->nics_per_server);
-	if (G <= 1)
-		nics = 1;
-	/* a ring hop: network for one hop in G (topology order), NVLink otherwise */
-	double f_net = N > 1 ? N / n : 0;
-	double alpha_ring = f_net * c->alpha_net_s + (1 - f_net) * c->alpha_nvl_s;
-	/* a ring channel is one connection: crossing the spine, it usually
-	 * shares an uplink with another channel (ECMP), unless striped */
-	double collide = c->nleaves > 1 && c->channels > 1 && c->qps_per_conn == 1 ? 2 : 1;
-	double bw_ring = N > 1 ? FAB_MIN(c->bw_nvl_Bps, c->bw_nic_Bps * nics / collide) : c->bw_nvl_Bps;
-	double depth = ceil(log2(n + 1));
-	double alpha_any = N > 1 ? c->alpha_net_s : c->alpha_nvl_s;
-	double bw_any = N > 1 ? c->bw_nic_Bps : c->bw_nvl_Bps;
+	/* a step's latency: the protocol's inside a server, and between servers
+	 * the protocol's network step (NCCL's hop latencies) */
+	double intra = (double)np->hop_ps[proto] / 1e12, inter = intra + (double)np->net_ps[proto] / 1e12;
+	double t = (double)np->base_ps[proto] / 1e12;
+	/* bus bandwidth: a server's channels leave by all its NICs (rail-aligned),
+	 * a GPU's NVLink carries its ring; like NCCL's, the model assumes the
+	 * fabric carries what the NICs send (ECMP collisions are the engine's) */
+	double nics = G > 1 ? FAB_MIN((double)c->channels, (double)c->nics_per_server) : 1;
+	double bus = N > 1 ? FAB_MIN(c->bw_nvl_Bps, c->bw_nic_Bps * nics) : c->bw_nvl_Bps;
+	double a_any = N > 1 ? inter : intra, bw_any = N > 1 ? c->bw_nic_Bps : c->bw_nvl_Bps;
+	double log2N = 0;
+	for (double k = 2; k <= N; k *= 2)
+		log2N++;
 	switch (algo) {
-	case FAB_ALGO_RING:
-		switch (op) {
-		case FAB_OP_ALLREDUCE:
-			return 2 * (n - 1) * alpha_ring + 2 * (n - 1) / n * S / bw_ring;
-		case FAB_OP_REDUCESCATTER:
-		case FAB_OP_ALLGATHER:
-			return (n - 1) * alpha_ring + (n - 1) / n * S / bw_ring;
-		default: /* pipelined chain */
-			return (n - 1) * alpha_ring + S / bw_ring;
-		}
-	case FAB_ALGO_TREE:
-		/* every tree edge is a network hop; a rank moves about 2S in and out */
-		return (op == FAB_OP_ALLREDUCE ? 2 : 1) * depth * alpha_any +
-			(op == FAB_OP_ALLREDUCE ? 2 : 1) * S / bw_any;
+	case FAB_ALGO_RING: {
+		/* NCCL's ring: 2(n-1) steps (AllReduce), 2(N-1) of them between
+		 * servers; LL moves half, LL128 92% of the bytes Simple does */
+		double steps = op == FAB_OP_ALLREDUCE                          ? 2 * (n - 1)
+			: op == FAB_OP_REDUCESCATTER || op == FAB_OP_ALLGATHER ? n - 1
+									       : n;
+		double nets = N == 1 ? 0 : op == FAB_OP_ALLREDUCE ? 2 * (N - 1) : N - 1;
+		bus *= proto == FAB_PROTO_LL ? 0.5 : proto == FAB_PROTO_LL128 ? 0.92 : 1;
+		return t + (steps - nets) * intra + nets * inter + S / (bus * n / steps);
+	}
+	case FAB_ALGO_TREE: {
+		/* NCCL's tree: a chain of G-1 NVLink steps and log2(N) network
+		 * steps up and down; bus bandwidth x 0.92 (AllReduce) x 0.85 (one
+		 * GPU per channel talks to the network), LL / 3.8, LL128 x 120/128
+		 * (7/9 in one server); algorithm bandwidth half of it */
+		double k = op == FAB_OP_ALLREDUCE ? 2 : 1;
+		bus *= (op == FAB_OP_ALLREDUCE ? 0.92 : 1) * 0.85;
+		bus *= proto == FAB_PROTO_LL ? 1 / 3.8 : proto == FAB_PROTO_LL128 ? (N > 1 ? 120.0 / 128 : 7.0 / 9) : 1;
+		return t + k * ((G - 1) * intra + log2N * inter) + S / (bus * 0.5);
+	}
 	case FAB_ALGO_HIER: {
-		double t = 2 * (G - 1) * c->alpha_nvl_s + 2 * (G - 1) / G * S / c->bw_nvl_Bps;
+		/* rings inside servers and across them: the ring's protocol factors */
+		double f = proto == FAB_PROTO_LL ? 0.5 : proto == FAB_PROTO_LL128 ? 0.92 : 1;
+		t += 2 * (G - 1) * intra + 2 * (G - 1) / G * S / (c->bw_nvl_Bps * f);
 		if (N > 1)
-			t += 2 * (N - 1) * c->alpha_net_s + 2 * (N - 1) / N * (S / G) / c->bw_nic_Bps;
+			t += 2 * (N - 1) * inter + 2 * (N - 1) / N * (S / G) / (c->bw_nic_Bps * f);
 		return t;
 	}
 	case FAB_ALGO_RHD:
-		return 2 * ceil(log2(n)) * alpha_any + 2 * (n - 1) / n * S / bw_any;
+		for (double k = 1; k < n; k *= 2)
+			t += 2 * a_any;
+		return t + 2 * (n - 1) / n * S / bw_any;
 	case FAB_ALGO_DIRECT:
-		return alpha_any + (op == FAB_OP_ALLTOALL ? (n - 1) / n * S : S) / bw_any;
+		return t + a_any + (op == FAB_OP_ALLTOALL ? (n - 1) / n * S : S) / bw_any;
 	}
 	return -1;
 }
 
-int fab_comm_select(const struct fab_comm *c, int op, uint64_t bytes)
+/* NCCL's algorithms for op, which auto chooses among */
+static bool nccl_algo(int op, int algo)
 {
-	int best = -1;
+	switch (op) {
+	case FAB_OP_ALLREDUCE:
+		return algo == FAB_ALGO_RING || algo == FAB_ALGO_TREE;
+	case FAB_OP_ALLTOALL:
+	case FAB_OP_SENDRECV:
+		return algo == FAB_ALGO_DIRECT;
+	default:
+		return algo == FAB_ALGO_RING;
+	}
+}
+
+void fab_comm_select(const struct fab_comm *c, int op, uint64_t bytes, int *algo, int *proto)
+{
+	int best_a = -1, best_p = FAB_PROTO_SIMPLE;
 	double best_t = 0;
-	for (int algo = 0; algo < FAB_ALGO_AUTO; algo++) {
-		double t = fab_comm_model(c, op, algo, bytes);
-		if (t < 0)
+	for (int a = 0; a < FAB_ALGO_AUTO; a++) {
+		if (*algo == FAB_ALGO_AUTO ? !nccl_algo(op, a) : a != *algo)
 			continue;
-		if (best < 0 || t < best_t) {
-			best = algo;
-			best_t = t;
+		for (int p = 0; p < FAB_NPROTO; p++) {
+			if (*proto != FAB_PROTO_AUTO && p != *proto)
+				continue;
+			double t = fab_comm_model(c, op, a, p, bytes);
+			if (t >= 0 && (best_a < 0 || t < best_t)) {
+				best_a = a;
+				best_p = p;
+				best_t = t;
+			}
 		}
 	}
-	return best < 0 ? FAB_ALGO_RING : best;
+	if (best_a < 0) { /* the protocol asked for does not run this algorithm: Simple */
+		best_a = *algo == FAB_ALGO_AUTO
+			? (op == FAB_OP_ALLTOALL || op == FAB_OP_SENDRECV ? FAB_ALGO_DIRECT : FAB_ALGO_RING)
+			: *algo;
+		best_p = FAB_PROTO_SIMPLE;
+	}
+	*algo = best_a;
+	*proto = best_p;
 }

@@ -51,6 +51,7 @@ struct fab_coll_req {
 
 struct fab_op_result {
 	int op, algo;
+	int proto;      /* enum fab_proto */
 	uint64_t bytes; /* nccl-tests size column */
 	uint64_t count;
 	fab_time_ps start_ps, end_ps;
@@ -69,6 +70,7 @@ struct fab_comm {
 	uint32_t ranks_per_server; /* when every server holds the same number, else 0 */
 	uint32_t nservers;
 	uint32_t nleaves;      /* leaves its NICs hang off */
+	uint32_t ngroups;      /* groups of servers under the same leaves (ring order); more than 1: the spine */
 	uint32_t **chan_order; /* [channels][nranks] ring orders */
 	int ring_order;
 	uint64_t chunk_bytes;
@@ -104,10 +106,13 @@ void fab_comm_free(struct fab_comm *c);
 /* Starts one operation now; done(ctx, result) when every rank has finished. */
 int fab_comm_start(struct fab_comm *c, const struct fab_coll_req *r, fab_comm_done_fn done, void *ctx,
 		   struct fab_err *err);
-/* The cost model: modelled time in seconds, or a negative value when the
- * algorithm cannot run this operation here. */
-double fab_comm_model(const struct fab_comm *c, int op, int algo, uint64_t bytes);
-/* The algorithm the model picks for op at bytes. */
-int fab_comm_select(const struct fab_comm *c, int op, uint64_t bytes);
+/* The cost model: modelled time in seconds of op at bytes with algo and
+ * proto, or a negative value when they cannot run it here. */
+double fab_comm_model(const struct fab_comm *c, int op, int algo, int proto, uint64_t bytes);
+/* The algorithm and protocol the model picks for op at bytes: *algo and
+ * *proto in, FAB_ALGO_AUTO / FAB_PROTO_AUTO or fixed; out, the choice.
+ * auto chooses among NCCL's algorithms for op (AllReduce: ring or tree;
+ * the other reductions and gathers: ring; AllToAll, SendRecv: direct). */
+void fab_comm_select(const struct fab_comm *c, int op, uint64_t bytes, int *algo, int *proto);
 
 #endif

@@ -94,6 +94,7 @@ static void on_done(void *ctx, const struct fab_op_result *r)
 	struct fab_sweep *sw = ctx;
 	struct fab_sweep_row *row = &sw->rows[sw->cur];
 	row->algo = r->algo;
+	row->proto = r->proto;
 	if (sw->iter + 1 == sw->p.warmup)
 		sw->timed_start = r->end_ps; /* the timed span starts after the warm-up */
 	if (++sw->iter == sw->p.warmup + sw->p.iters) {

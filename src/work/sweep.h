@@ -63,8 +63,8 @@ const char *fab_dtype_name(int dtype);
 
 struct fab_sweep_row {
 	uint64_t bytes, count;
-	int algo;
-	double time_us; /* mean over the timed iterations */
+	int algo, proto; /* what auto chose */
+	double time_us;  /* mean over the timed iterations */
 	double algbw_GBps, busbw_GBps;
 	fab_time_ps start_ps, end_ps; /* of the timed iterations */
 };

@@ -51,9 +51,23 @@ void fab_work_init(struct fab_work *w, struct fab_sim *sim, const struct fab_top
 	w->sim = sim;
 	w->topo = topo;
 	w->free_head = SLOT_NONE;
-	w->nccl.pxn = true; /* NCCL's defaults */
+	/* NCCL's defaults (the tuner's latencies: ring, Hopper, NVLink and network) */
+	w->nccl.pxn = true;
+	w->nccl.proto = FAB_PROTO_AUTO;
+	static const fab_time_ps base[FAB_NPROTO] = {6600000, 14000000, 8400000};
+	static const fab_time_ps hop[FAB_NPROTO] = {600000, 1900000, 3400000};
+	static const fab_time_ps net[FAB_NPROTO] = {2100000, 2100000, 10600000};
+	memcpy(w->nccl.base_ps, base, sizeof base);
+	memcpy(w->nccl.hop_ps, hop, sizeof hop);
+	memcpy(w->nccl.net_ps, net, sizeof net);
 	struct fab_sim_hooks h = {w, dispatch, dispatch};
 	fab_sim_set_hooks(sim, &h);
+}
+
+const char *fab_proto_name(int proto)
+{
+	static const char *const names[] = {"LL", "LL128", "Simple", "auto"};
+	return proto >= 0 && proto <= FAB_PROTO_AUTO ? names[proto] : "?";
 }
 
 void fab_work_free(struct fab_work *w)

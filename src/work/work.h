@@ -33,12 +33,24 @@ struct fab_log {
 void fab_log_printf(struct fab_log *log, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void fab_log_free(struct fab_log *log);
 
+/* NCCL's protocols: how a step's bytes travel (LL: 4 bytes of data and a
+ * 4-byte flag per 8; LL128: 120 of 128; Simple: all) and what each costs in
+ * latency. */
+enum fab_proto { FAB_PROTO_LL, FAB_PROTO_LL128, FAB_PROTO_SIMPLE, FAB_PROTO_AUTO, FAB_NPROTO = FAB_PROTO_AUTO };
+
 /* What NCCL's environment decides for every communicator (NCCL_CROSS_NIC,
- * NCCL_PXN_DISABLE): the scenario's nccl section. */
+ * NCCL_PXN_DISABLE, NCCL_PROTO, the tuner's latencies): the scenario's
+ * nccl section. */
 struct fab_nccl_params {
-	bool cross_nic; /* rings may enter a server on one rail and leave on another */
-	bool pxn;       /* point-to-point sends leave through the NIC on the destination's rail */
+	bool cross_nic;                  /* rings may enter a server on one rail and leave on another */
+	bool pxn;                        /* point-to-point sends leave through the NIC on the destination's rail */
+	int proto;                       /* enum fab_proto; FAB_PROTO_AUTO: the cost model chooses */
+	fab_time_ps base_ps[FAB_NPROTO]; /* per operation: launch and setup */
+	fab_time_ps hop_ps[FAB_NPROTO];  /* per step, on top of moving its bytes */
+	fab_time_ps net_ps[FAB_NPROTO];  /* per step that crosses the network, on top of hop_ps */
 };
+
+const char *fab_proto_name(int proto); /* "LL", "LL128", "Simple", "auto" */
 
 struct fab_work {
 	struct fab_sim *sim;

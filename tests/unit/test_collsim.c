@@ -31,31 +31,62 @@ static void test_collsim_ring_alpha_beta(void **state)
 	crun_free(&c);
 }
 
+/* NCCL's tuning model as doc/collectives.md writes it, computed by hand
+ * for 64 GPUs in 8 servers with 8 NICs each: the (algorithm, protocol)
+ * with the least time for AllReduce of S bytes. */
+static void model_choice(double S, int *algo, int *proto)
+{
+	static const double base[3] = {6.6e-6, 14e-6, 8.4e-6}, hop[3] = {0.6e-6, 1.9e-6, 3.4e-6},
+			    net[3] = {2.1e-6, 2.1e-6, 10.6e-6};
+	static const double ring_f[3] = {0.5, 0.92, 1}, tree_f[3] = {1 / 3.8, 120.0 / 128, 1};
+	double n = 64, N = 8, G = 8, bus = FAB_MIN(450e9, 8 * 400e9 / 8 * 4096.0 / 4178), best = 1e300;
+	for (int p = 0; p < 3; p++) {
+		double ring = base[p] + (2 * (n - 1) - 2 * (N - 1)) * hop[p] + 2 * (N - 1) * (hop[p] + net[p]) +
+			S / (bus * ring_f[p] * n / (2 * (n - 1)));
+		double tree = base[p] + 2 * ((G - 1) * hop[p] + 3 * (hop[p] + net[p])) +
+			S / (bus * 0.92 * 0.85 * tree_f[p] * 0.5);
+		if (ring < best)
+			best = ring, *algo = FAB_ALGO_RING, *proto = p;
+		if (tree < best)
+			best = tree, *algo = FAB_ALGO_TREE, *proto = p;
+	}
+}
+
+/* Rail-optimized, 64 GPUs: the tree wins small messages, the ring large
+ * ones, and auto makes the choice NCCL's model makes at every size. */
 static void test_collsim_tree_ring_crossover_and_auto(void **state)
 {
 	(void)state;
-	/* the built-in cluster: 64 GPUs, 8 servers on 4 leaves */
-	const char *yaml = "collective: {min_bytes: 4KiB, max_bytes: 16MiB, step_bytes: 16380KiB}\n";
+	const char *yaml = "topology: {rail_optimized: true, leaves: 8, servers_per_leaf: 8}\n"
+			   "engine: flow\n"
+			   "collective: {min_bytes: 4KiB, max_bytes: 256MiB, step_factor: 4}\n";
 	const char *algo_ring[] = {"collective.algo=ring"};
 	const char *algo_tree[] = {"collective.algo=tree"};
 	struct crun ring = coll_yaml(yaml, algo_ring, 1);
 	struct crun tree = coll_yaml(yaml, algo_tree, 1);
 	struct crun autom = coll_yaml(yaml, NULL, 0);
-	assert_int_equal(ring.r->sweep.nrows, 2);
-	for (uint32_t i = 0; i < 2; i++)
-		print_message("%llu B: ring %.1f us, tree %.1f us, auto (%s) %.1f us\n",
-			      (unsigned long long)ring.r->sweep.rows[i].bytes, row_time_us(&ring, i),
-			      row_time_us(&tree, i), fab_coll_algo_name(autom.r->sweep.rows[i].algo),
-			      row_time_us(&autom, i));
-	/* small: the tree's log(n) depth wins by far; at 16 MiB the ring's
-	 * bandwidth has caught up: they cross in between */
-	assert_true(row_time_us(&tree, 0) < row_time_us(&ring, 0) / 2);
-	assert_true(row_time_us(&ring, 1) < row_time_us(&tree, 1));
-	/* auto does at least as well as the better of the two, on both sides */
-	for (uint32_t i = 0; i < 2; i++) {
-		double best = FAB_MIN(row_time_us(&ring, i), row_time_us(&tree, i));
-		assert_true(row_time_us(&autom, i) <= best * 1.05);
+	uint32_t rows = ring.r->sweep.nrows;
+	assert_int_equal(rows, 9);
+	for (uint32_t i = 0; i < rows; i++) {
+		const struct fab_sweep_row *a = &autom.r->sweep.rows[i];
+		int algo = -1, proto = -1;
+		model_choice((double)a->bytes, &algo, &proto);
+		print_message("%9llu B: ring %7.1f us, tree %7.1f us, auto %s/%s %7.1f us (model: %s/%s)\n",
+			      (unsigned long long)a->bytes, row_time_us(&ring, i), row_time_us(&tree, i),
+			      fab_coll_algo_name(a->algo), fab_proto_name(a->proto), row_time_us(&autom, i),
+			      fab_coll_algo_name(algo), fab_proto_name(proto));
+		assert_int_equal(a->algo, algo);
+		assert_int_equal(a->proto, proto);
 	}
+	/* small: the tree's depth wins by far; 256 MiB: the ring's bandwidth */
+	assert_true(row_time_us(&tree, 0) < row_time_us(&ring, 0) / 2);
+	assert_true(row_time_us(&ring, rows - 1) < row_time_us(&tree, rows - 1));
+	/* at both ends the model's choice is the faster; in between, NCCL's
+	 * model adds every ring step's latency to the transfer time where the
+	 * pipeline hides most of it, and keeps the tree up to 64 MiB, where the
+	 * ring is 1.6x faster (doc/collectives.md) */
+	for (uint32_t i = 0; i < rows; i += rows - 1)
+		assert_true(row_time_us(&autom, i) <= 1.05 * FAB_MIN(row_time_us(&ring, i), row_time_us(&tree, i)));
 	crun_free(&ring);
 	crun_free(&tree);
 	crun_free(&autom);
@@ -79,10 +110,11 @@ static void test_collsim_hierarchical_nic_bytes(void **state)
 	const char *yaml = "topology: {leaves: 2, servers_per_leaf: 2, gpus_per_server: 8, nics_per_server: 8,\n"
 			   "           spines: 4, links_per_spine: 4}\n"
 			   "collective: {min_bytes: 64MiB, max_bytes: 64MiB}\n";
-	const char *flat[] = {"collective.algo=ring", "collective.placement=scatter", "collective.ring_order=flat"};
-	const char *hier[] = {"collective.algo=hierarchical"};
-	struct crun f = coll_yaml(yaml, flat, 3);
-	struct crun h = coll_yaml(yaml, hier, 1);
+	const char *flat[] = {"collective.algo=ring", "collective.placement=scatter", "collective.ring_order=flat",
+			      "nccl.proto=simple"};
+	const char *hier[] = {"collective.algo=hierarchical", "nccl.proto=simple"};
+	struct crun f = coll_yaml(yaml, flat, 4);
+	struct crun h = coll_yaml(yaml, hier, 2);
 	double n = 32, N = 4, G = 8;
 	double want = (N - 1) / N * n / (G * (n - 1)); /* 2(N-1)/N S/G per GPU vs 2(n-1)/n S */
 	double got = nic_tx_bytes(&h) / nic_tx_bytes(&f);
@@ -116,8 +148,8 @@ static void test_collsim_rails(void **state)
 			snprintf(yaml, sizeof yaml,
 				 "%scollective: {algo: ring, min_bytes: 256MiB, max_bytes: 256MiB}\n", fabrics[f]);
 			snprintf(g, sizeof g, "collective.gpus=%u", gpus[f]);
-			const char *sets[] = {g, e ? "engine=flow" : "engine=packet"};
-			struct crun c = coll_yaml(yaml, sets, 2);
+			const char *sets[] = {g, e ? "engine=flow" : "engine=packet", "nccl.proto=simple"};
+			struct crun c = coll_yaml(yaml, sets, 3);
 			const struct fab_topo *t = c.r->run->topo;
 			const struct fab_port_stats *ps = fab_sim_port_stats(c.r->run->sim);
 			double lo = 1e300, hi = 0, busbw = c.r->sweep.rows[0].busbw_GBps * 1e9;
@@ -144,6 +176,52 @@ static void test_collsim_rails(void **state)
 	crun_free(&x);
 }
 
+/* NCCL's protocols: LL puts 4 bytes of data and a 4-byte flag in every 8,
+ * LL128 120 of every 128, Simple all; a step costs at least the
+ * protocol's latency (NCCL's hop latencies), the links' own included.
+ * Two single-GPU servers on one leaf: an AllReduce of 64 bytes is two
+ * network steps, base + 2 x max(path, hop + net); 64 MiB on two 8-GPU
+ * servers sends 2x (LL) and 16/15 (LL128) the bytes of Simple. */
+static void test_collsim_protocols(void **state)
+{
+	(void)state;
+	static const char *const protos[3] = {"nccl.proto=ll", "nccl.proto=ll128", "nccl.proto=simple"};
+	static const double base[3] = {6.6, 14.0, 8.4}, step[3] = {2.7, 4.0, 14.0};
+	const char *small = "topology: {leaves: 1, servers_per_leaf: 2, gpus_per_server: 1, nics_per_server: 1,\n"
+			    "           spines: 1, links_per_spine: 1}\n"
+			    "collective: {algo: ring, min_bytes: 64, max_bytes: 64}\n";
+	double path_us = 2.0 + 4178 * 8 / 400e9 * 1e6; /* two host links and a packet at the leaf */
+	for (int p = 0; p < 3; p++) {
+		const char *sets[] = {protos[p]};
+		struct crun c = coll_yaml(small, sets, 1);
+		double want = base[p] + 2 * FAB_MAX(path_us, step[p]);
+		print_message("64 B, %s: %.2f us, model %.2f us\n", protos[p], row_time_us(&c, 0), want);
+		assert_int_equal(c.r->sweep.rows[0].proto, p);
+		assert_true(rel_err(row_time_us(&c, 0), want) < 0.03);
+		crun_free(&c);
+	}
+	const char *big = "topology: {rail_optimized: true, leaves: 8, servers_per_leaf: 2}\n"
+			  "collective: {algo: ring, gpus: 16, min_bytes: 64MiB, max_bytes: 64MiB}\n";
+	double bytes[3], busbw[3];
+	for (int p = 0; p < 3; p++) {
+		const char *sets[] = {protos[p]};
+		struct crun c = coll_yaml(big, sets, 1);
+		const struct fab_topo *t = c.r->run->topo;
+		const struct fab_port_stats *ps = fab_sim_port_stats(c.r->run->sim);
+		bytes[p] = 0;
+		for (uint32_t i = 0; i < t->nnics; i++)
+			bytes[p] += (double)ps[t->nodes[t->nic_node[i]].first_port].tx_bytes;
+		busbw[p] = c.r->sweep.rows[0].busbw_GBps;
+		crun_free(&c);
+	}
+	print_message("64 MiB: NIC bytes LL/Simple %.4f, LL128/Simple %.4f; busbw %.1f %.1f %.1f GB/s\n",
+		      bytes[0] / bytes[2], bytes[1] / bytes[2], busbw[0], busbw[1], busbw[2]);
+	assert_true(rel_err(bytes[0] / bytes[2], 2.0) < 0.01);
+	assert_true(rel_err(bytes[1] / bytes[2], 16.0 / 15) < 0.01);
+	assert_true(rel_err(busbw[1] / busbw[2], 15.0 / 16) < 0.03);
+	assert_true(rel_err(busbw[0] / busbw[2], 0.5) < 0.1); /* Simple pays its longer steps */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -151,6 +229,7 @@ int main(void)
 		cmocka_unit_test(test_collsim_tree_ring_crossover_and_auto),
 		cmocka_unit_test(test_collsim_hierarchical_nic_bytes),
 		cmocka_unit_test(test_collsim_rails),
+		cmocka_unit_test(test_collsim_protocols),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

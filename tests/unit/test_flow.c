@@ -406,16 +406,24 @@ static void test_flow_channels_share_a_nic(void **state)
 static void test_flow_batch(void **state)
 {
 	(void)state;
+	/* a tree's time hangs on which channel gets ahead, and a batch moves
+	 * that: each protocol within 8%, on average within 5% */
 	const char *yaml = FABRIC_1TO1 "collective: {op: allreduce, algo: tree, min_bytes: 16MiB, max_bytes: 16MiB}\n";
-	static const char *const sets[][2] = {{"engine=flow", "flow.batch=0"}, {"engine=flow", "flow.batch=100ns"}};
-	double t[2];
+	static const char *const protos[3] = {"nccl.proto=ll", "nccl.proto=ll128", "nccl.proto=simple"};
+	double t[2], mean = 0;
 	uint64_t rec[2];
-	for (int e = 0; e < 2; e++)
-		t[e] = coll_time(yaml, sets[e], 2, &rec[e]);
-	print_message("tree 16 MiB: exact %.1f us (%llu recomputations), batched %.1f us (%llu)\n", t[0],
-		      (unsigned long long)rec[0], t[1], (unsigned long long)rec[1]);
-	assert_true(fabs(t[1] / t[0] - 1) < 0.05);
-	assert_true(rec[1] < rec[0]);
+	for (int p = 0; p < 3; p++) {
+		const char *sets[][3] = {{"engine=flow", "flow.batch=0", protos[p]},
+					 {"engine=flow", "flow.batch=100ns", protos[p]}};
+		for (int e = 0; e < 2; e++)
+			t[e] = coll_time(yaml, sets[e], 3, &rec[e]);
+		print_message("tree 16 MiB, %s: exact %.1f us (%llu recomputations), batched %.1f us (%llu)\n",
+			      protos[p], t[0], (unsigned long long)rec[0], t[1], (unsigned long long)rec[1]);
+		assert_true(fabs(t[1] / t[0] - 1) < 0.08);
+		assert_true(rec[1] < rec[0]);
+		mean += fabs(t[1] / t[0] - 1) / 3;
+	}
+	assert_true(mean < 0.05);
 	/* FIFO queues: a NIC's shares after a transfer leaves, and what the
 	 * queues pass on, wait up to 1 us; a new transfer gets its share at
 	 * once.  An AllToAll, whose hundreds of queue pairs per NIC end at
