@@ -110,6 +110,17 @@ int fab_coll_write_csv(FILE *f, const struct fab_config *c, const struct fab_swe
 	return ferror(f) ? FAB_EIO : 0;
 }
 
+/* a model job's tokens per second and model FLOPs utilisation (FLOPs of
+ * an iteration over the GPUs' peak for the mean iteration time) */
+static void model_rates(const struct fab_job *j, const struct fab_job_stats *st, double *tps, double *mfu)
+{
+	double secs = st->mean_ps / 1e12;
+	if (secs <= 0)
+		return;
+	*tps = j->vol.tokens / secs;
+	*mfu = j->vol.flops / secs / ((double)j->n * j->spec.model.gpu_tflops * 1e12);
+}
+
 json_t *fab_jobs_json(const struct fab_job *jobs, uint32_t n)
 {
 	json_t *arr = json_array();
@@ -157,7 +168,31 @@ json_t *fab_jobs_json(const struct fab_job *jobs, uint32_t n)
 		json_object_set_new(s, "max_ps", json_integer((json_int_t)st.max_ps));
 		json_object_set_new(s, "min_ps", json_integer((json_int_t)st.min_ps));
 		json_object_set_new(s, "idle_fraction", json_real(st.idle_fraction));
+		if (j->has_model) {
+			double tps = 0, mfu = 0;
+			model_rates(j, &st, &tps, &mfu);
+			json_object_set_new(s, "tokens_per_s", json_real(tps));
+			json_object_set_new(s, "mfu", json_real(mfu));
+		}
 		json_object_set_new(o, "stats", s);
+		if (j->has_model) {
+			const struct fab_model_volumes *v = &j->vol;
+			json_t *m = json_object();
+			json_object_set_new(m, "params", json_real(v->params));
+			json_object_set_new(m, "active_params", json_real(v->active_params));
+			json_object_set_new(m, "flops_per_token", json_real(v->flops_per_token));
+			json_object_set_new(m, "tokens_per_iteration", json_real(v->tokens));
+			json_object_set_new(m, "flops_per_iteration", json_real(v->flops));
+			json_object_set_new(m, "compute_ps", json_integer((json_int_t)v->compute_ps));
+			json_object_set_new(m, "microbatches", json_integer(v->microbatches));
+			json_object_set_new(m, "gradient_bytes", json_integer((json_int_t)v->grad_bytes));
+			json_object_set_new(m, "tp_bytes", json_integer((json_int_t)v->tp_bytes));
+			json_object_set_new(m, "tp_collectives", json_integer(v->tp_collectives));
+			json_object_set_new(m, "pp_bytes", json_integer((json_int_t)v->pp_bytes));
+			json_object_set_new(m, "a2a_bytes", json_integer((json_int_t)v->a2a_bytes));
+			json_object_set_new(m, "a2a_collectives", json_integer(v->a2a_collectives));
+			json_object_set_new(o, "model", m);
+		}
 		json_array_append_new(arr, o);
 	}
 	return arr;
@@ -179,6 +214,20 @@ int fab_jobs_write_text(FILE *f, const struct fab_job *jobs, uint32_t n)
 		fprintf(f, "  %-12s %5u %11s %6u %8.3f ms %8.3f ms %8.3f ms %8.3f ms %6.1f%%%s\n", j->spec.name, j->n,
 			shape, j->niters, st.mean_ps / 1e9, st.p50_ps / 1e9, st.p99_ps / 1e9, st.max_ps / 1e9,
 			st.idle_fraction * 100, j->finished && !j->rc ? "" : "  (unfinished)");
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const struct fab_job *j = &jobs[i];
+		if (!j->has_model)
+			continue;
+		struct fab_job_stats st;
+		fab_job_stats(j, &st);
+		double tps = 0, mfu = 0;
+		model_rates(j, &st, &tps, &mfu);
+		fprintf(f,
+			"  %s: %.3g B parameters, %.3g FLOP per iteration (%.0f tokens), %u micro-batches; "
+			"%.0f tokens/s, MFU %.1f%% (compute alone %.1f%%)\n",
+			j->spec.name, j->vol.params / 1e9, j->vol.flops, j->vol.tokens, j->vol.microbatches, tps,
+			mfu * 100, j->spec.model.efficiency * 100);
 	}
 	return ferror(f) ? FAB_EIO : 0;
 }

@@ -144,12 +144,52 @@ static void set_loc(struct fab_src_loc *loc, const struct ynode *n, const char *
 	snprintf(loc->what, sizeof loc->what, "%s", what);
 }
 
+/* an item's keys; a nested mapping (a job's model) holds the keys under
+ * its name: model: {layers: 96} is model.layers */
+static int load_item_keys(struct loader *L, const struct fab_key_def *tab, size_t ntab, void *item,
+			  const struct ynode *map, const char *what, const char *prefix)
+{
+	char w[300], sug[64];
+	for (size_t i = 0; i < map->n; i++) {
+		char name[128], path[192];
+		snprintf(name, sizeof name, "%s%s%s", prefix ? prefix : "", prefix ? "." : "", map->keys[i]);
+		snprintf(path, sizeof path, "%s.%s", what, name);
+		const struct fab_key_def *k = NULL;
+		bool section = false;
+		size_t l = strlen(name);
+		for (size_t j = 0; j < ntab; j++) {
+			if (!strcmp(tab[j].path, name))
+				k = &tab[j];
+			section |= !strncmp(tab[j].path, name, l) && tab[j].path[l] == '.';
+		}
+		if (!k && section && map->vals[i]->kind == Y_MAP) {
+			if (load_item_keys(L, tab, ntab, item, map->vals[i], what, name))
+				return FAB_EINVAL;
+			continue;
+		}
+		if (!k) {
+			struct ynode kn = {
+				.origin = map->vals[i]->origin, .line = map->key_line[i], .col = map->key_col[i]};
+			where(&kn, w, sizeof w);
+			const char *s = section ? NULL : suggest(tab, ntab, prefix, map->keys[i], sug, sizeof sug);
+			if (section)
+				return fab_err_set(L->err, FAB_EINVAL, "%s%s: expected a mapping of %s.* keys", w, path,
+						   name);
+			return fab_err_set(L->err, FAB_EINVAL, "%s%s: unknown key%s%s%s", w, path,
+					   s ? " (did you mean '" : "", s ? s : "", s ? "'?)" : "");
+		}
+		if (load_key(L, k, item, path, map->vals[i]))
+			return FAB_EINVAL;
+	}
+	return 0;
+}
+
 static int load_item(struct loader *L, const struct fab_key_def *(*table)(size_t *n), void *item,
 		     const struct ynode *map, const char *what)
 {
 	size_t ntab;
 	const struct fab_key_def *tab = table(&ntab);
-	char w[300], sug[64];
+	char w[300];
 	if (map->kind != Y_MAP) {
 		where(map, w, sizeof w);
 		return fab_err_set(L->err, FAB_EINVAL, "%s%s: expected a mapping such as {src: 0, dst: 8, bytes: 1MiB}",
@@ -160,24 +200,8 @@ static int load_item(struct loader *L, const struct fab_key_def *(*table)(size_t
 			char why[200];
 			fab_config_parse_value(&tab[i], item, tab[i].def, why, sizeof why);
 		}
-	for (size_t i = 0; i < map->n; i++) {
-		const struct fab_key_def *k = NULL;
-		for (size_t j = 0; j < ntab; j++)
-			if (!strcmp(tab[j].path, map->keys[i]))
-				k = &tab[j];
-		char path[128];
-		snprintf(path, sizeof path, "%s.%s", what, map->keys[i]);
-		if (!k) {
-			struct ynode kn = {
-				.origin = map->vals[i]->origin, .line = map->key_line[i], .col = map->key_col[i]};
-			where(&kn, w, sizeof w);
-			const char *s = suggest(tab, ntab, NULL, map->keys[i], sug, sizeof sug);
-			return fab_err_set(L->err, FAB_EINVAL, "%s%s: unknown key%s%s%s", w, path,
-					   s ? " (did you mean '" : "", s ? s : "", s ? "'?)" : "");
-		}
-		if (load_key(L, k, item, path, map->vals[i]))
-			return FAB_EINVAL;
-	}
+	if (load_item_keys(L, tab, ntab, item, map, what, NULL))
+		return FAB_EINVAL;
 	for (size_t j = 0; j < ntab; j++)
 		if (!tab[j].def && !fab_ydom_get(map, tab[j].path)) {
 			where(map, w, sizeof w);

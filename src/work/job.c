@@ -7,7 +7,10 @@
  * transfers are messages between the corresponding GPUs of adjacent
  * stages; data-parallel all-reduces run on one communicator per stage and
  * tensor index, one bucket after another.  Forward takes a third of the
- * compute and backward two thirds, split evenly over micro-batches.
+ * compute and backward two thirds, split evenly over micro-batches (and
+ * model chunks).  Each worker runs its list of passes (forward or backward
+ * of a micro-batch through one model chunk) in the order its pipeline
+ * schedule gives: GPipe, 1F1B, or 1F1B interleaved over virtual stages.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -15,17 +18,23 @@
 #include "job.h"
 #include "sweep.h"
 
-enum { W_FWD, W_BWD, W_DONE };
+/* a pass: forward or backward of micro-batch m through model chunk c */
+struct pass {
+	uint32_t m;
+	uint16_t c;
+	uint8_t bwd;
+};
 
 struct fab_job_worker {
 	struct fab_job *job;
 	uint32_t s, d;
-	int state;
-	uint32_t m;                     /* micro-batch */
+	bool done;
+	struct pass *ops; /* the schedule's passes, in order */
+	uint32_t nops, pc;
 	uint32_t k;                     /* compute chunk within the pass */
 	bool waiting;                   /* for activations (forward) or gradients (backward) */
 	double slow;                    /* compute takes this many times as long (a straggler) */
-	uint32_t *act_have, *grad_have; /* [M]: messages arrived per micro-batch */
+	uint32_t *act_have, *grad_have; /* [v * M]: messages arrived per chunk and micro-batch */
 };
 
 static struct fab_job_worker *worker(struct fab_job *j, uint32_t s, uint32_t d)
@@ -59,8 +68,6 @@ static void fail(struct fab_job *j)
 	}
 }
 
-static void try_fwd(struct fab_job_worker *wk);
-static void try_bwd(struct fab_job_worker *wk);
 static void start_iteration(struct fab_job *j);
 
 static void maybe_end_iteration(struct fab_job *j)
@@ -143,34 +150,49 @@ static void bucket_produced(struct fab_job *j, uint32_t s, uint32_t b)
 
 /* ---- pipeline transfers ---- */
 
-static void on_act(void *obj, uint32_t m)
+static void run_pass(struct fab_job_worker *wk);
+
+/* virtual stage of chunk c on stage s: chunk c of every stage comes
+ * before chunk c + 1 of any */
+static uint32_t vstage(const struct fab_job *j, uint32_t s, uint32_t c)
 {
-	struct fab_job_worker *wk = obj;
-	if (++wk->act_have[m] == wk->job->tp && wk->waiting && wk->state == W_FWD && wk->m == m) {
+	return c * j->pp + s;
+}
+
+static void on_arrival(struct fab_job_worker *wk)
+{
+	if (wk->waiting) {
 		wk->waiting = false;
-		try_fwd(wk);
+		run_pass(wk);
 	}
 }
 
-static void on_grad(void *obj, uint32_t m)
+static void on_act(void *obj, uint32_t idx)
 {
 	struct fab_job_worker *wk = obj;
-	if (++wk->grad_have[m] == wk->job->tp && wk->waiting && wk->state == W_BWD && wk->m == m) {
-		wk->waiting = false;
-		try_bwd(wk);
-	}
+	wk->act_have[idx]++;
+	on_arrival(wk);
 }
 
-/* Every GPU of the worker's group sends to its peer in the next (down) or
- * previous stage. */
-static void pp_send(struct fab_job_worker *wk, bool down, uint32_t m)
+static void on_grad(void *obj, uint32_t idx)
+{
+	struct fab_job_worker *wk = obj;
+	wk->grad_have[idx]++;
+	on_arrival(wk);
+}
+
+/* Every GPU of the worker's group sends to its peer in the next virtual
+ * stage (down: activations) or the previous (up: gradients). */
+static void pp_send(struct fab_job_worker *wk, bool down, uint32_t m, uint32_t c)
 {
 	struct fab_job *j = wk->job;
-	uint32_t s2 = down ? wk->s + 1 : wk->s - 1, bnd = down ? wk->s : wk->s - 1;
+	uint32_t vs = vstage(j, wk->s, c), v2 = down ? vs + 1 : vs - 1;
+	uint32_t s2 = v2 % j->pp, idx = (v2 / j->pp) * j->M + m;
+	uint32_t bnd = down ? wk->s : s2; /* the boundary from stage bnd to (bnd + 1) mod pp */
 	struct fab_job_worker *to = worker(j, s2, wk->d);
 	for (uint32_t x = 0; x < j->tp; x++) {
 		uint32_t src = j->gpu[rank_of(j, wk->s, wk->d, x)], dst = j->gpu[rank_of(j, s2, wk->d, x)];
-		uint32_t cookie = fab_work_cookie(j->w, down ? on_act : on_grad, to, m);
+		uint32_t cookie = fab_work_cookie(j->w, down ? on_act : on_grad, to, idx);
 		if (fab_topo_gpu_server(j->t, src) == fab_topo_gpu_server(j->t, dst)) {
 			fab_sim_post_local(j->w->sim, src, dst, j->spec.pp_bytes, cookie);
 			continue;
@@ -178,6 +200,51 @@ static void pp_send(struct fab_job_worker *wk, bool down, uint32_t m)
 		size_t ci = (((size_t)bnd * j->dp + wk->d) * j->tp + x) * 2 + (down ? 0 : 1);
 		fab_sim_post(j->w->sim, j->pp_conn[ci], j->spec.pp_bytes, cookie);
 	}
+}
+
+/* ---- the schedule ---- */
+
+/* the k-th forward (or backward) pass of a 1F1B stage: micro-batches in
+ * groups of pp, each group through every chunk in turn (backward: the
+ * chunks in reverse); with one chunk, simply micro-batch k */
+static struct pass nth_pass(const struct fab_job *j, uint32_t k, bool back)
+{
+	uint32_t pp = j->pp, v = j->v, c = (k / pp) % v;
+	return (struct pass){(k / (pp * v)) * pp + k % pp, (uint16_t)(back ? v - 1 - c : c), (uint8_t)back};
+}
+
+/* The passes of stage s in order.  GPipe: every forward, then every
+ * backward in reverse.  1F1B: pp - s - 1 forwards to fill the pipeline,
+ * then one forward and one backward in turn, then the remaining backwards.
+ * Interleaved (v chunks per stage): the k-th forward runs chunk
+ * (k / pp) mod v of micro-batch (k / (pp v)) pp + k mod pp, the k-th
+ * backward the same in reverse chunk order, with 2 (pp - s - 1) +
+ * (v - 1) pp forwards first (Megatron-LM's schedule). */
+static void build_passes(const struct fab_job *j, struct fab_job_worker *wk)
+{
+	uint32_t M = j->M, v = j->v, pp = j->pp, n = M * v, s = wk->s;
+	wk->nops = 2 * n;
+	wk->ops = fab_xcalloc(wk->nops, sizeof *wk->ops);
+	struct pass *o = wk->ops;
+	uint32_t at = 0;
+	if (j->spec.schedule == FAB_SCHED_GPIPE) {
+		for (uint32_t m = 0; m < M; m++)
+			o[at++] = (struct pass){m, 0, 0};
+		for (uint32_t m = M; m-- > 0;)
+			o[at++] = (struct pass){m, 0, 1};
+		return;
+	}
+	uint32_t warm = v == 1 ? pp - s - 1 : 2 * (pp - s - 1) + (v - 1) * pp;
+	warm = FAB_MIN(warm, n);
+	uint32_t f = 0, b = 0;
+	while (f < warm)
+		o[at++] = nth_pass(j, f++, false);
+	while (f < n) {
+		o[at++] = nth_pass(j, f++, false);
+		o[at++] = nth_pass(j, b++, true);
+	}
+	while (b < n)
+		o[at++] = nth_pass(j, b++, true);
 }
 
 /* ---- the worker ---- */
@@ -188,94 +255,60 @@ static fab_time_ps compute(const struct fab_job_worker *wk, uint64_t num, uint64
 	return (fab_time_ps)((double)wk->job->spec.compute_ps * (double)num / (double)den * wk->slow + 0.5);
 }
 
-static uint32_t fwd_chunks(const struct fab_job *j)
+/* collectives in the forward pass of chunk c: the stage's tensor-parallel
+ * all-reduces (and MoE all-to-alls) split over its chunks */
+static uint32_t split_colls(const struct fab_job *j, uint64_t T, uint32_t c)
 {
-	return j->tp > 1 && j->spec.tp_bytes && j->spec.tp_collectives ? j->spec.tp_collectives : 1;
+	return (uint32_t)(T * (c + 1) / j->v - T * c / j->v);
 }
 
-static void fwd_chunk_done(void *obj, uint32_t unused);
-static void bwd_chunk_done(void *obj, uint32_t unused);
+static uint32_t tp_colls(const struct fab_job *j, uint32_t c)
+{
+	return j->tp < 2 || !j->spec.tp_bytes ? 0 : split_colls(j, j->spec.tp_collectives, c);
+}
 
-static void after_fwd(struct fab_job_worker *wk)
+static uint32_t a2a_colls(const struct fab_job *j, uint32_t c)
+{
+	return j->ep_comm ? split_colls(j, j->vol.a2a_collectives, c) : 0;
+}
+
+/* compute chunks of the running pass: a forward is cut before each of its
+ * blocking collectives; the stage's last pass yields the buckets */
+static uint32_t pass_chunks(const struct fab_job_worker *wk)
+{
+	const struct pass *p = &wk->ops[wk->pc];
+	if (!p->bwd)
+		return FAB_MAX(FAB_MAX(tp_colls(wk->job, p->c), a2a_colls(wk->job, p->c)), 1u);
+	return wk->pc + 1 == wk->nops ? wk->job->spec.buckets : 1;
+}
+
+static fab_time_ps chunk_time(const struct fab_job_worker *wk)
+{
+	const struct fab_job *j = wk->job;
+	return compute(wk, wk->ops[wk->pc].bwd ? 2 : 1, 3ull * j->M * j->v * pass_chunks(wk));
+}
+
+static void chunk_done(void *obj, uint32_t unused);
+
+static void next_chunk(struct fab_job_worker *wk)
+{
+	fab_work_timer(wk->job->w, fab_sim_now(wk->job->w->sim) + chunk_time(wk), chunk_done, wk, 0);
+}
+
+static void pass_done(struct fab_job_worker *wk)
 {
 	struct fab_job *j = wk->job;
-	if (wk->s + 1 < j->pp)
-		pp_send(wk, true, wk->m);
-	if (++wk->m < j->M) {
-		try_fwd(wk);
+	const struct pass p = wk->ops[wk->pc];
+	uint32_t vs = vstage(j, wk->s, p.c);
+	if (!p.bwd && vs + 1 < j->pp * j->v)
+		pp_send(wk, true, p.m, p.c);
+	if (p.bwd && vs > 0)
+		pp_send(wk, false, p.m, p.c);
+	if (++wk->pc < wk->nops) {
+		run_pass(wk);
 		return;
 	}
-	wk->state = W_BWD;
-	wk->m = j->M - 1;
-	try_bwd(wk);
-}
-
-static void tp_done(void *ctx, const struct fab_op_result *r)
-{
-	(void)r;
-	struct fab_job_worker *wk = ctx;
-	op_end(wk->job);
-	if (++wk->k < fwd_chunks(wk->job))
-		fab_work_timer(wk->job->w,
-			       fab_sim_now(wk->job->w->sim) + compute(wk, 1, 3ull * wk->job->M * fwd_chunks(wk->job)),
-			       fwd_chunk_done, wk, 0);
-	else
-		after_fwd(wk);
-}
-
-static void fwd_chunk_done(void *obj, uint32_t unused)
-{
-	(void)unused;
-	struct fab_job_worker *wk = obj;
-	struct fab_job *j = wk->job;
-	if (fwd_chunks(j) == 1) {
-		after_fwd(wk);
-		return;
-	}
-	struct fab_coll_req req = {FAB_OP_ALLREDUCE, FAB_ALGO_AUTO, FAB_MAX(j->spec.tp_bytes / 4, 1), 4, 0};
-	op_begin(j);
-	if (fab_comm_start(&j->tp_comm[wk->s * j->dp + wk->d], &req, tp_done, wk, &j->err))
-		fail(j);
-}
-
-static void try_fwd(struct fab_job_worker *wk)
-{
-	struct fab_job *j = wk->job;
-	if (wk->s > 0 && wk->act_have[wk->m] < j->tp) {
-		wk->waiting = true;
-		return;
-	}
-	wk->k = 0;
-	fab_work_timer(j->w, fab_sim_now(j->w->sim) + compute(wk, 1, 3ull * j->M * fwd_chunks(j)), fwd_chunk_done, wk,
-		       0);
-}
-
-/* The last backward pass (micro-batch 0) yields the buckets. */
-static uint32_t bwd_chunks(const struct fab_job_worker *wk)
-{
-	return wk->m == 0 ? wk->job->spec.buckets : 1;
-}
-
-static void bwd_chunk_done(void *obj, uint32_t unused)
-{
-	(void)unused;
-	struct fab_job_worker *wk = obj;
-	struct fab_job *j = wk->job;
-	if (wk->m == 0 && j->spec.overlap)
-		bucket_produced(j, wk->s, wk->k);
-	if (++wk->k < bwd_chunks(wk)) {
-		fab_work_timer(j->w, fab_sim_now(j->w->sim) + compute(wk, 2, 3ull * j->M * bwd_chunks(wk)),
-			       bwd_chunk_done, wk, 0);
-		return;
-	}
-	if (wk->s > 0)
-		pp_send(wk, false, wk->m);
-	if (wk->m > 0) {
-		wk->m--;
-		try_bwd(wk);
-		return;
-	}
-	wk->state = W_DONE;
+	wk->done = true;
 	j->done_at[wk - j->wk] = fab_sim_now(j->w->sim);
 	j->workers_done++;
 	if (!j->spec.overlap)
@@ -284,16 +317,97 @@ static void bwd_chunk_done(void *obj, uint32_t unused)
 	maybe_end_iteration(j);
 }
 
-static void try_bwd(struct fab_job_worker *wk)
+/* the chunk and its collectives are done */
+static void chunk_finished(struct fab_job_worker *wk)
 {
 	struct fab_job *j = wk->job;
-	if (wk->s + 1 < j->pp && wk->grad_have[wk->m] < j->tp) {
+	if (wk->ops[wk->pc].bwd && wk->pc + 1 == wk->nops && j->spec.overlap)
+		bucket_produced(j, wk->s, wk->k);
+	if (++wk->k < pass_chunks(wk))
+		next_chunk(wk);
+	else
+		pass_done(wk);
+}
+
+static void a2a_done(void *ctx, const struct fab_op_result *r)
+{
+	(void)r;
+	struct fab_comm *c = ctx;
+	struct fab_job *j = c->user;
+	uint32_t s = (uint32_t)(c - j->ep_comm) / j->tp;
+	op_end(j);
+	if (--j->a2a_left[s])
+		return;
+	for (uint32_t d = 0; d < j->dp; d++)
+		chunk_finished(worker(j, s, d));
+}
+
+/* a MoE all-to-all needs every replica of the stage: the last to arrive
+ * starts one per tensor index, and all go on when all are done */
+static void a2a_arrive(struct fab_job_worker *wk)
+{
+	struct fab_job *j = wk->job;
+	if (++j->a2a_arrived[wk->s] < j->dp)
+		return;
+	j->a2a_arrived[wk->s] = 0;
+	j->a2a_left[wk->s] = j->tp;
+	uint64_t count = FAB_MAX(j->vol.a2a_bytes / 4 / j->dp, 1) * j->dp;
+	for (uint32_t x = 0; x < j->tp; x++) {
+		struct fab_comm *c = &j->ep_comm[wk->s * j->tp + x];
+		struct fab_coll_req req = {FAB_OP_ALLTOALL, FAB_ALGO_AUTO, count, 4, 0};
+		op_begin(j);
+		if (fab_comm_start(c, &req, a2a_done, c, &j->err))
+			fail(j);
+	}
+}
+
+static void after_tp(struct fab_job_worker *wk)
+{
+	const struct pass *p = &wk->ops[wk->pc];
+	if (!p->bwd && wk->k < a2a_colls(wk->job, p->c))
+		a2a_arrive(wk);
+	else
+		chunk_finished(wk);
+}
+
+static void tp_done(void *ctx, const struct fab_op_result *r)
+{
+	(void)r;
+	struct fab_job_worker *wk = ctx;
+	op_end(wk->job);
+	after_tp(wk);
+}
+
+static void chunk_done(void *obj, uint32_t unused)
+{
+	(void)unused;
+	struct fab_job_worker *wk = obj;
+	struct fab_job *j = wk->job;
+	const struct pass *p = &wk->ops[wk->pc];
+	if (!p->bwd && wk->k < tp_colls(j, p->c)) {
+		/* the chunk's tensor-parallel all-reduce blocks the group */
+		struct fab_coll_req req = {FAB_OP_ALLREDUCE, FAB_ALGO_AUTO, FAB_MAX(j->spec.tp_bytes / 4, 1), 4, 0};
+		op_begin(j);
+		if (fab_comm_start(&j->tp_comm[wk->s * j->dp + wk->d], &req, tp_done, wk, &j->err))
+			fail(j);
+		return;
+	}
+	after_tp(wk);
+}
+
+/* runs the next pass once its input is there */
+static void run_pass(struct fab_job_worker *wk)
+{
+	struct fab_job *j = wk->job;
+	const struct pass *p = &wk->ops[wk->pc];
+	uint32_t vs = vstage(j, wk->s, p->c), idx = p->c * j->M + p->m;
+	bool need = p->bwd ? vs + 1 < j->pp * j->v && wk->grad_have[idx] < j->tp : vs > 0 && wk->act_have[idx] < j->tp;
+	if (need) {
 		wk->waiting = true;
 		return;
 	}
 	wk->k = 0;
-	fab_work_timer(j->w, fab_sim_now(j->w->sim) + compute(wk, 2, 3ull * j->M * bwd_chunks(wk)), bwd_chunk_done, wk,
-		       0);
+	next_chunk(wk);
 }
 
 static void start_iteration(struct fab_job *j)
@@ -308,14 +422,14 @@ static void start_iteration(struct fab_job *j)
 	memset(j->dp_next, 0, (size_t)j->pp * j->tp * sizeof *j->dp_next);
 	for (uint32_t i = 0; i < j->pp * j->dp; i++) {
 		struct fab_job_worker *wk = &j->wk[i];
-		wk->state = W_FWD;
-		wk->m = 0;
+		wk->done = false;
+		wk->pc = 0;
 		wk->waiting = false;
-		memset(wk->act_have, 0, j->M * sizeof *wk->act_have);
-		memset(wk->grad_have, 0, j->M * sizeof *wk->grad_have);
+		memset(wk->act_have, 0, (size_t)j->v * j->M * sizeof *wk->act_have);
+		memset(wk->grad_have, 0, (size_t)j->v * j->M * sizeof *wk->grad_have);
 	}
 	for (uint32_t i = 0; i < j->pp * j->dp; i++)
-		try_fwd(&j->wk[i]);
+		run_pass(&j->wk[i]);
 }
 
 static void begin(void *obj, uint32_t unused)
@@ -359,11 +473,35 @@ int fab_job_init(struct fab_job *j, struct fab_work *w, const struct fab_job_spe
 	j->tp = spec->tp ? spec->tp : 1;
 	j->pp = spec->pp ? spec->pp : 1;
 	j->M = spec->microbatches ? spec->microbatches : 1;
+	j->v = spec->virtual_stages ? spec->virtual_stages : 1;
 	j->n = spec->gpus;
 	if (!j->n || j->n % (j->tp * j->pp))
 		return fab_err_set(err, FAB_EINVAL, "gpus: %u GPUs do not divide into tp %u x pp %u", j->n, j->tp,
 				   j->pp);
 	j->dp = j->n / (j->tp * j->pp);
+	if (spec->model.layers) {
+		/* the model decides compute and volumes */
+		if (fab_model_volumes(&spec->model, j->dp, j->tp, j->pp, j->M, &j->vol, err))
+			return err->code;
+		if (spec->model.layers % (j->pp * j->v))
+			return fab_err_set(
+				err, FAB_EINVAL,
+				"model.layers: %u layers do not divide into pp %u x virtual_stages %u chunks",
+				spec->model.layers, j->pp, j->v);
+		j->has_model = true;
+		j->M = j->vol.microbatches;
+		j->spec.microbatches = j->M;
+		j->spec.compute_ps = j->vol.compute_ps;
+		j->spec.grad_bytes = FAB_MAX(j->vol.grad_bytes, 1);
+		j->spec.tp_bytes = j->vol.tp_bytes;
+		j->spec.tp_collectives = j->vol.tp_collectives;
+		j->spec.pp_bytes = j->vol.pp_bytes;
+	}
+	if (j->v > 1 && (j->spec.schedule != FAB_SCHED_1F1B || j->pp < 2 || j->M % j->pp))
+		return fab_err_set(err, FAB_EINVAL,
+				   "virtual_stages: %u model chunks per stage need schedule 1f1b, pp of 2 or more and "
+				   "micro-batches a multiple of pp (pp %u, %u micro-batches)",
+				   j->v, j->pp, j->M);
 	if (!j->spec.buckets)
 		j->spec.buckets = 1;
 	j->gpu = fab_xcalloc(j->n, sizeof *j->gpu);
@@ -379,8 +517,9 @@ int fab_job_init(struct fab_job *j, struct fab_work *w, const struct fab_job_spe
 			wk->slow = 1;
 			for (uint32_t x = 0; slow && x < j->tp; x++)
 				wk->slow = FAB_MAX(wk->slow, slow[gpus[rank_of(j, s, d, x)]]);
-			wk->act_have = fab_xcalloc(j->M, sizeof *wk->act_have);
-			wk->grad_have = fab_xcalloc(j->M, sizeof *wk->grad_have);
+			wk->act_have = fab_xcalloc((size_t)j->v * j->M, sizeof *wk->act_have);
+			wk->grad_have = fab_xcalloc((size_t)j->v * j->M, sizeof *wk->grad_have);
+			build_passes(j, wk);
 		}
 	j->bucket_ready = fab_xcalloc((size_t)j->pp * j->spec.buckets, sizeof *j->bucket_ready);
 	j->done_at = fab_xcalloc((size_t)j->pp * j->dp, sizeof *j->done_at);
@@ -421,13 +560,39 @@ int fab_job_init(struct fab_job *j, struct fab_work *w, const struct fab_job_spe
 					goto fail;
 			}
 	}
+	if (j->vol.a2a_collectives) {
+		/* MoE: the experts' all-to-alls, over the same groups as the gradients */
+		j->ep_comm = fab_xcalloc((size_t)j->pp * j->tp, sizeof *j->ep_comm);
+		j->a2a_arrived = fab_xcalloc(j->pp, sizeof *j->a2a_arrived);
+		j->a2a_left = fab_xcalloc(j->pp, sizeof *j->a2a_left);
+		for (uint32_t s = 0; s < j->pp; s++)
+			for (uint32_t x = 0; x < j->tp; x++) {
+				for (uint32_t d = 0; d < j->dp; d++)
+					g[d] = j->gpu[rank_of(j, s, d, x)];
+				snprintf(name, sizeof name, "%s.ep%u.%u", spec->name, s, x);
+				struct fab_comm_params cp = {name,
+							     j->dp,
+							     g,
+							     spec->ring_order,
+							     spec->channels,
+							     512 * 1024,
+							     (uint8_t)spec->priority,
+							     0,
+							     spec->qps_per_conn};
+				if (fab_comm_init(&j->ep_comm[s * j->tp + x], w, &cp, err))
+					goto fail;
+				j->ep_comm[s * j->tp + x].user = j;
+			}
+	}
 	if (j->pp > 1) {
-		j->pp_conn = fab_xcalloc((size_t)(j->pp - 1) * j->dp * j->tp * 2, sizeof *j->pp_conn);
-		for (uint32_t s = 0; s + 1 < j->pp; s++)
+		/* boundaries s -> s + 1, and pp - 1 -> 0 when chunks wrap round */
+		uint32_t nb = j->v > 1 ? j->pp : j->pp - 1;
+		j->pp_conn = fab_xcalloc((size_t)nb * j->dp * j->tp * 2, sizeof *j->pp_conn);
+		for (uint32_t s = 0; s < nb; s++)
 			for (uint32_t d = 0; d < j->dp; d++)
 				for (uint32_t x = 0; x < j->tp; x++) {
 					uint32_t a = fab_topo_gpu_nic(j->t, j->gpu[rank_of(j, s, d, x)]);
-					uint32_t b = fab_topo_gpu_nic(j->t, j->gpu[rank_of(j, s + 1, d, x)]);
+					uint32_t b = fab_topo_gpu_nic(j->t, j->gpu[rank_of(j, (s + 1) % j->pp, d, x)]);
 					size_t ci = (((size_t)s * j->dp + d) * j->tp + x) * 2;
 					if (a == b)
 						continue; /* same NIC: the transfer stays in the server */
@@ -451,9 +616,15 @@ void fab_job_free(struct fab_job *j)
 		fab_comm_free(&j->dp_comm[i]);
 	for (uint32_t i = 0; j->tp_comm && i < j->pp * j->dp; i++)
 		fab_comm_free(&j->tp_comm[i]);
+	for (uint32_t i = 0; j->ep_comm && i < j->pp * j->tp; i++)
+		fab_comm_free(&j->ep_comm[i]);
+	free(j->ep_comm);
+	free(j->a2a_arrived);
+	free(j->a2a_left);
 	for (uint32_t i = 0; j->wk && i < j->pp * j->dp; i++) {
 		free(j->wk[i].act_have);
 		free(j->wk[i].grad_have);
+		free(j->wk[i].ops);
 	}
 	free(j->dp_comm);
 	free(j->tp_comm);

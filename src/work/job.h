@@ -17,7 +17,10 @@
 #define FAB_JOB_H
 
 #include "comm.h"
+#include "model.h"
 #include "traffic.h"
+
+enum fab_pipe_schedule { FAB_SCHED_GPIPE, FAB_SCHED_1F1B };
 
 struct fab_job_spec {
 	char name[32];
@@ -32,10 +35,13 @@ struct fab_job_spec {
 	uint32_t buckets;
 	bool overlap;
 	uint32_t tp, pp, microbatches;
-	fab_bytes tp_bytes;      /* per tensor-parallel all-reduce */
-	uint32_t tp_collectives; /* tensor-parallel all-reduces per forward pass of a micro-batch */
-	fab_bytes pp_bytes;      /* activations per micro-batch between stages, per GPU */
-	int algo;                /* data-parallel all-reduce algorithm (auto) */
+	int schedule;                /* enum fab_pipe_schedule */
+	struct fab_model_spec model; /* when model.layers: compute and volumes come from it */
+	uint32_t virtual_stages;     /* model chunks per stage (interleaved 1F1B) */
+	fab_bytes tp_bytes;          /* per tensor-parallel all-reduce */
+	uint32_t tp_collectives;     /* tensor-parallel all-reduces per forward pass of a micro-batch */
+	fab_bytes pp_bytes;          /* activations per micro-batch between stages, per GPU */
+	int algo;                    /* data-parallel all-reduce algorithm (auto) */
 	uint32_t channels, qps_per_conn;
 	fab_time_ps start_ps;
 	uint32_t priority;
@@ -63,11 +69,17 @@ struct fab_job {
 	struct fab_work *w;
 	const struct fab_topo *t;
 	uint32_t n, dp, tp, pp, M;
-	uint32_t *gpu;             /* rank -> GPU */
-	struct fab_comm *dp_comm;  /* [pp * tp] */
-	struct fab_comm *tp_comm;  /* [pp * dp], when tp > 1 */
-	uint32_t *pp_conn;         /* [(pp-1) * dp * tp * 2]: activations down, gradients up */
-	struct fab_job_worker *wk; /* [pp * dp] */
+	uint32_t v; /* model chunks per stage */
+	bool has_model;
+	struct fab_model_volumes vol; /* the model's, when has_model */
+	struct fab_comm *ep_comm;     /* [pp * tp]: MoE all-to-alls over the data-parallel group */
+	uint32_t *a2a_arrived;        /* [pp]: workers of the stage at the all-to-all */
+	uint32_t *a2a_left;           /* [pp]: all-to-alls of the stage still running */
+	uint32_t *gpu;                /* rank -> GPU */
+	struct fab_comm *dp_comm;     /* [pp * tp] */
+	struct fab_comm *tp_comm;     /* [pp * dp], when tp > 1 */
+	uint32_t *pp_conn;            /* [(pp-1) * dp * tp * 2]: activations down, gradients up */
+	struct fab_job_worker *wk;    /* [pp * dp] */
 	/* data-parallel buckets of the iteration */
 	uint32_t *bucket_ready; /* [pp * buckets]: replicas that produced it */
 	uint32_t *dp_next;      /* [pp * tp]: next bucket each DP communicator reduces */

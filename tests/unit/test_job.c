@@ -96,6 +96,170 @@ static void test_job_pipeline_bubble(void **state)
 	trun_free(&t);
 }
 
+/* 1F1B has GPipe's bubble: (M + pp - 1) slots of C/M; interleaved over v
+ * chunks it shrinks to (pp - 1)/v slots: (M + (pp - 1)/v) x C/M.  A bad
+ * combination is refused. */
+static void test_job_pipeline_schedules(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *sched;
+		uint32_t v;
+		double slots;
+	} cases[] = {{"1f1b", 1, 8 + 3}, {"1f1b", 2, 8 + 1.5}, {"1f1b", 4, 8 + 0.75}};
+	for (size_t i = 0; i < FAB_ARRAY_LEN(cases); i++) {
+		char yaml[600];
+		snprintf(yaml, sizeof yaml,
+			 ONE_LEAF_4 "jobs:\n"
+				    "  - {gpus: 4, placement: scatter, pp: 4, microbatches: 8, iterations: 2,\n"
+				    "     compute: 8ms, gradient_bytes: 4KiB, pp_bytes: 16KiB, schedule: %s,\n"
+				    "     virtual_stages: %u}\n",
+			 cases[i].sched, cases[i].v);
+		struct trun t = job_run(yaml, NULL, 0);
+		const struct fab_job *j = job(&t, 0);
+		double want = 8e9 * cases[i].slots / 8;
+		print_message("%s, %u chunks: iteration %.1f us, closed form %.1f us\n", cases[i].sched, cases[i].v,
+			      iter_ps(j, 1) / 1e6, want / 1e6);
+		assert_true(iter_ps(j, 1) >= want);
+		assert_true(rel_err(iter_ps(j, 1), want) < 0.02);
+		trun_free(&t);
+	}
+	struct fab_err err = {0};
+	const char *bad = ONE_LEAF_4 "jobs:\n"
+				     "  - {gpus: 4, pp: 4, microbatches: 6, schedule: 1f1b, virtual_stages: 2}\n";
+	struct fab_config *c = fab_config_parse(bad, strlen(bad), "t.yaml", NULL, NULL, 0, &err);
+	assert_non_null(c);
+	struct fab_run *r = fab_run_new(c, &err);
+	assert_null(r);
+	assert_non_null(strstr(err.msg, "virtual_stages"));
+	fab_config_free(c);
+}
+
+/* A model's volumes against the arithmetic done by hand: GPT-3 175B
+ * (96 layers, h 12288, 2048 tokens, vocabulary 50257) on 1,024 GPUs, tp 8
+ * x pp 8 x dp 16, 1,536 sequences; Llama-2-70B's shape (80 layers, h 8192,
+ * SwiGLU MLP of 28672, 64 heads and 8 KV heads, vocabulary 32000). */
+static void test_job_model_volumes(void **state)
+{
+	(void)state;
+	struct fab_model_spec m = {.layers = 96,
+				   .hidden = 12288,
+				   .vocab = 50257,
+				   .seq_len = 2048,
+				   .micro_batch = 1,
+				   .global_batch = 1536,
+				   .precision = FAB_PREC_BF16,
+				   .grad_precision = FAB_PREC_FP32,
+				   .gpu_tflops = 989,
+				   .efficiency = 0.5};
+	struct fab_model_volumes v;
+	struct fab_err err = {0};
+	assert_int_equal(fab_model_volumes(&m, 16, 8, 8, 1, &v, &err), 0);
+	double h = 12288, P = 96 * 12 * h * h + 50257 * h; /* 12 h^2 a layer: attention 4, MLP 8 */
+	print_message("GPT-3: %.4g parameters, %.4g FLOP/iteration, compute %.3f ms, gradient %llu B\n", v.params,
+		      v.flops, (double)v.compute_ps / 1e9, (unsigned long long)v.grad_bytes);
+	assert_true(rel_err(v.params, P) < 1e-12);
+	assert_true(v.params > 174.5e9 && v.params < 175.5e9);
+	double tokens = 1536.0 * 2048, flops = (6 * P + 12 * 96 * 2048 * h) * tokens;
+	assert_true(rel_err(v.flops, flops) < 1e-12);
+	assert_true(rel_err((double)v.compute_ps, flops / 1024 / (989e12 * 0.5) * 1e12) < 1e-9);
+	assert_int_equal(v.microbatches, 96);                         /* 1536 / (1 x 16) */
+	assert_int_equal(v.grad_bytes, (uint64_t)(P / 64 * 4 + 0.5)); /* fp32, a 64th of the weights */
+	assert_int_equal(v.tp_bytes, 2048ull * 12288 * 2);            /* b s h in bf16 */
+	assert_int_equal(v.tp_collectives, 4 * 96 / 8);               /* 2 forward + 2 backward per layer */
+	assert_int_equal(v.pp_bytes, 2048ull * 12288 * 2 / 8);
+	assert_int_equal(v.a2a_bytes, 0);
+	struct fab_model_spec l = {.layers = 80,
+				   .hidden = 8192,
+				   .ffn_hidden = 28672,
+				   .gated_mlp = true,
+				   .heads = 64,
+				   .kv_heads = 8,
+				   .vocab = 32000,
+				   .seq_len = 4096,
+				   .micro_batch = 1,
+				   .global_batch = 1024,
+				   .gpu_tflops = 989,
+				   .efficiency = 0.5};
+	assert_int_equal(fab_model_volumes(&l, 32, 8, 4, 1, &v, &err), 0);
+	double hl = 8192, Pl = 80 * ((2 + 2.0 / 8) * hl * hl + 3 * hl * 28672) + 32000 * hl;
+	print_message("Llama-2-70B shape: %.4g parameters\n", v.params);
+	assert_true(rel_err(v.params, Pl) < 1e-12);
+	assert_true(v.params > 68.5e9 && v.params < 69.1e9);
+	/* mixture of experts: 8 experts, top 2: all experts' weights, two active */
+	struct fab_model_spec e = m;
+	e.experts = 8;
+	e.top_k = 2;
+	e.global_batch = 0;
+	assert_int_equal(fab_model_volumes(&e, 16, 8, 8, 4, &v, &err), 0);
+	double mlp = 8 * h * h;
+	assert_true(rel_err(v.params, P + 96 * 7 * mlp) < 1e-12);
+	assert_true(rel_err(v.active_params, P + 96 * mlp) < 1e-12);
+	assert_int_equal(v.grad_bytes, (uint64_t)((P - 96 * mlp) / 64 * 4 + 0.5)); /* experts are not reduced */
+	assert_int_equal(v.a2a_bytes, 2048ull * 12288 * 2 * 2 / 8);                /* top 2, a tp share */
+	assert_int_equal(v.microbatches, 4);
+	/* what does not divide is refused, naming the key */
+	m.global_batch = 1000;
+	assert_int_not_equal(fab_model_volumes(&m, 16, 8, 8, 1, &v, &err), 0);
+	assert_non_null(strstr(err.msg, "model.global_batch"));
+	m.global_batch = 1536;
+	assert_int_not_equal(fab_model_volumes(&m, 16, 8, 5, 1, &v, &err), 0);
+	assert_non_null(strstr(err.msg, "model.layers"));
+}
+
+/* A model job without overlap: its step is the model's compute plus the
+ * gradient all-reduce measured alone (16 GPUs, data parallel only); a MoE
+ * job adds its all-to-alls, each measured alone, one after another. */
+static void test_job_model_step(void **state)
+{
+	(void)state;
+	const char *yaml = ONE_LEAF_4 "jobs:\n"
+				      "  - {gpus: 16, iterations: 2, buckets: 1, overlap: false,\n"
+				      "     model: {layers: 4, hidden: 2048, seq_len: 1024, micro_batch: 2,\n"
+				      "             global_batch: 32}}\n";
+	struct trun t = job_run(yaml, NULL, 0);
+	const struct fab_job *j = job(&t, 0);
+	assert_true(j->has_model);
+	char gb[64], gbx[64];
+	snprintf(gb, sizeof gb, "collective.min_bytes=%llu", (unsigned long long)(j->vol.grad_bytes / 4 * 4));
+	snprintf(gbx, sizeof gbx, "collective.max_bytes=%llu", (unsigned long long)(j->vol.grad_bytes / 4 * 4));
+	const char *sets[] = {"collective.gpus=16", gb, gbx, "collective.iters=2"};
+	double comm = coll_time_ps(ONE_LEAF_4, sets, 4);
+	double want = (double)j->vol.compute_ps + comm;
+	print_message("model step %.1f us = compute %.1f us + all-reduce %.1f us\n", iter_ps(j, 1) / 1e6,
+		      (double)j->vol.compute_ps / 1e6, comm / 1e6);
+	assert_int_equal(j->M, 1);
+	assert_true(rel_err(iter_ps(j, 1), want) < 0.01);
+	trun_free(&t);
+	/* 8 experts on 8 single-GPU servers: 4 layers x 4 all-to-alls per micro-batch */
+	const char *moe = "topology: {leaves: 1, servers_per_leaf: 8, gpus_per_server: 1, nics_per_server: 1,\n"
+			  "           spines: 1, links_per_spine: 1}\n"
+			  "jobs:\n"
+			  "  - {gpus: 8, iterations: 2, buckets: 1, overlap: false,\n"
+			  "     model: {layers: 4, hidden: 2048, seq_len: 1024, micro_batch: 1, global_batch: 16,\n"
+			  "             experts: 8, top_k: 2}}\n";
+	const char *moe_topo = "topology: {leaves: 1, servers_per_leaf: 8, gpus_per_server: 1, nics_per_server: 1,\n"
+			       "           spines: 1, links_per_spine: 1}\n";
+	t = job_run(moe, NULL, 0);
+	j = job(&t, 0);
+	assert_int_equal(j->vol.a2a_collectives, 16);
+	assert_int_equal(j->M, 2);
+	char ab[64], abx[64], gb2[64], gb2x[64];
+	unsigned long long a2a_b = j->vol.a2a_bytes / 4 / 8 * 32, ar_b = j->vol.grad_bytes / 4 * 4;
+	snprintf(ab, sizeof ab, "collective.min_bytes=%llu", a2a_b);
+	snprintf(abx, sizeof abx, "collective.max_bytes=%llu", a2a_b);
+	snprintf(gb2, sizeof gb2, "collective.min_bytes=%llu", ar_b);
+	snprintf(gb2x, sizeof gb2x, "collective.max_bytes=%llu", ar_b);
+	const char *a2a[] = {"collective.op=alltoall", ab, abx, "collective.iters=4"};
+	const char *ar[] = {gb2, gb2x, "collective.iters=2"};
+	double t_a2a = coll_time_ps(moe_topo, a2a, 4), t_ar = coll_time_ps(moe_topo, ar, 3);
+	want = (double)j->vol.compute_ps + 2 * 16 * t_a2a + t_ar;
+	print_message("MoE step %.1f us = compute %.1f us + 32 all-to-alls of %.1f us + all-reduce %.1f us\n",
+		      iter_ps(j, 1) / 1e6, (double)j->vol.compute_ps / 1e6, t_a2a / 1e6, t_ar / 1e6);
+	assert_true(rel_err(iter_ps(j, 1), want) < 0.02);
+	trun_free(&t);
+}
+
 static void test_job_tensor_parallel_allreduces_block(void **state)
 {
 	(void)state;
@@ -122,7 +286,10 @@ int main(void)
 		cmocka_unit_test(test_job_no_overlap_is_compute_plus_comm),
 		cmocka_unit_test(test_job_overlap_hides_all_but_last_bucket),
 		cmocka_unit_test(test_job_pipeline_bubble),
+		cmocka_unit_test(test_job_pipeline_schedules),
 		cmocka_unit_test(test_job_tensor_parallel_allreduces_block),
+		cmocka_unit_test(test_job_model_volumes),
+		cmocka_unit_test(test_job_model_step),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
