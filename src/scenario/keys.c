@@ -214,8 +214,9 @@ static const struct fab_key_def keys[] = {
 	 "channels (rings, connections per peer); 0 = one per NIC of a server, at least 2"},
 	{"collective.qps_per_connection", K_U32, OFF(coll.qps_per_conn), "1", 1, 64, NULL,
 	 "queue pairs each message is striped over (NCCL_IB_QPS_PER_CONNECTION); more spread ECMP"},
-	{"collective.chunk", K_BYTES, OFF(coll.chunk_bytes), "512KiB", 0, 1e12, NULL,
-	 "pipelining unit of ring and tree steps; 0 = no pipelining"},
+	{"collective.chunk", K_BYTES, OFF(coll.chunk_bytes), "0", 0, 1e12, NULL,
+	 "pipelining unit of ring and tree steps; 0 = as NCCL sizes it (Simple 512 KiB, LL 32 KiB, LL128 562.5 KiB, "
+	 "a LL128 tree smaller until its pipeline fills)"},
 	{"collective.reduce_rate", K_RATE, OFF(coll.reduce_bps), "0", 0, 1e15, NULL,
 	 "how fast a GPU reduces received data; 0 = reductions take no time"},
 	{"collective.priority", K_U32, OFF(coll.priority), "3", 0, 7, NULL, "traffic class"},

@@ -383,7 +383,7 @@ static void finish_op(struct fab_comm *c)
 		       c->name, fab_coll_op_title(c->res.op), (unsigned long long)c->res.op_count,
 		       (unsigned long long)c->res.bytes, (unsigned long long)c->res.count,
 		       fab_coll_algo_name(c->res.algo), fab_proto_name(c->res.proto), c->sched.channels,
-		       (unsigned long long)c->chunk_bytes, c->sched.nsteps, fab_fmt_time(c->res.start_ps, a, sizeof a),
+		       (unsigned long long)c->cur_chunk, c->sched.nsteps, fab_fmt_time(c->res.start_ps, a, sizeof a),
 		       fab_fmt_time(c->res.end_ps, b, sizeof b), (double)(c->res.end_ps - c->res.start_ps) / 1e6);
 	c->busy = false;
 	fab_exec_free(&c->ex);
@@ -523,7 +523,29 @@ static uint32_t ring_steps(int op, uint32_t n)
 	return op == FAB_OP_ALLREDUCE ? 2 * (n - 1) : op == FAB_OP_REDUCESCATTER || op == FAB_OP_ALLGATHER ? n - 1 : 0;
 }
 
-static bool use_aggregate(const struct fab_comm *c, int op, int algo, uint64_t size)
+/* The pipelining unit of an operation, as NCCL sizes it when
+ * collective.chunk is 0: a step of the protocol's buffer (Simple 512 KiB,
+ * LL 32 KiB of data, LL128 562.5 KiB of data); a tree with LL128 halves
+ * it until every channel has enough chunks to fill its depth. */
+static uint64_t op_chunk(const struct fab_comm *c, int algo, int proto, uint64_t size)
+{
+	if (c->chunk_bytes)
+		return c->chunk_bytes;
+	uint64_t chunk = proto == FAB_PROTO_LL ? 32768 : proto == FAB_PROTO_LL128 ? 576000 : 524288;
+	if (algo == FAB_ALGO_TREE && proto == FAB_PROTO_LL128) {
+		double G = c->ranks_per_server ? c->ranks_per_server : 1, N = c->nservers, depth = 1 + 0.1 * G;
+		for (double k = 2; k <= N; k *= 2)
+			depth++;
+		uint64_t per = size / FAB_MAX(2 * c->channels, 1u);
+		while ((double)(per / chunk) < depth * 64 / G && chunk > 131072)
+			chunk /= 2;
+		while ((double)(per / chunk) < depth * 16 / G && chunk > 32768)
+			chunk /= 2;
+	}
+	return chunk;
+}
+
+static bool use_aggregate(const struct fab_comm *c, int op, int algo, int proto, uint64_t size)
 {
 	const struct fab_fabric_params *fp = fab_sim_fabric(c->w->sim);
 	uint32_t steps = ring_steps(op, c->nranks);
@@ -532,7 +554,8 @@ static bool use_aggregate(const struct fab_comm *c, int op, int algo, uint64_t s
 	if (fp->flow_ring == FAB_FLOW_RING_AGGREGATE)
 		return true;
 	/* auto: when the schedule would hold more than 4M steps */
-	double per = (double)size / c->nranks / c->channels, chunks = ceil(per / (double)FAB_MAX(c->chunk_bytes, 1u));
+	double per = (double)size / c->nranks / c->channels;
+	double chunks = ceil(per / (double)op_chunk(c, algo, proto, size));
 	return 2.0 * steps * c->nranks * c->channels * FAB_MAX(chunks, 1.0) > 4e6;
 }
 
@@ -605,7 +628,7 @@ int fab_comm_start(struct fab_comm *c, const struct fab_coll_req *r, fab_comm_do
 		.elem_bytes = r->elem_bytes,
 		.root = r->root,
 		.channels = c->channels,
-		.chunk_bytes = c->chunk_bytes,
+		.chunk_bytes = c->cur_chunk = op_chunk(c, algo, proto, size),
 		.ranks_per_node = c->ranks_per_server,
 		.chan_order = (const uint32_t *const *)c->chan_order,
 		.order = c->chan_order[0],
@@ -613,7 +636,7 @@ int fab_comm_start(struct fab_comm *c, const struct fab_coll_req *r, fab_comm_do
 	};
 	if (algo == FAB_ALGO_HIER)
 		a.order = NULL, a.chan_order = NULL;
-	bool agg = use_aggregate(c, r->op, algo, size); /* no schedule to build */
+	bool agg = use_aggregate(c, r->op, algo, proto, size); /* no schedule to build */
 	int rc = agg ? 0 : fab_coll_build(&a, &c->sched, err);
 	if (rc)
 		return rc;

@@ -35,7 +35,7 @@ struct fab_comm_params {
 	const uint32_t *gpus; /* rank -> GPU (copied) */
 	int ring_order;       /* enum fab_ring_order */
 	uint32_t channels;    /* 0: one per NIC of a server (at least 2) */
-	uint64_t chunk_bytes; /* pipelining unit */
+	uint64_t chunk_bytes; /* pipelining unit; 0: as NCCL sizes it per protocol and algorithm */
 	uint8_t prio;
 	fab_rate_bps reduce_bps; /* 0: reductions take no time */
 	uint32_t qps_per_conn;   /* queue pairs a message is striped over (0 = 1) */
@@ -73,7 +73,8 @@ struct fab_comm {
 	uint32_t ngroups;      /* groups of servers under the same leaves (ring order); more than 1: the spine */
 	uint32_t **chan_order; /* [channels][nranks] ring orders */
 	int ring_order;
-	uint64_t chunk_bytes;
+	uint64_t chunk_bytes; /* 0: NCCL's, per protocol and algorithm */
+	uint64_t cur_chunk;   /* the running operation's */
 	uint8_t prio;
 	fab_rate_bps reduce_bps;
 	uint32_t qps_per_conn;

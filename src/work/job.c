@@ -538,7 +538,7 @@ int fab_job_init(struct fab_job *j, struct fab_work *w, const struct fab_job_spe
 						     g,
 						     spec->ring_order,
 						     spec->channels,
-						     512 * 1024,
+						     0,
 						     (uint8_t)spec->priority,
 						     0,
 						     spec->qps_per_conn};
@@ -554,8 +554,7 @@ int fab_job_init(struct fab_job *j, struct fab_work *w, const struct fab_job_spe
 					g[x] = j->gpu[rank_of(j, s, d, x)];
 				snprintf(name, sizeof name, "%s.tp%u.%u", spec->name, s, d);
 				struct fab_comm_params cp = {
-					name, j->tp, g, FAB_RING_TOPOLOGY, 0, 512 * 1024, (uint8_t)spec->priority,
-					0,    1};
+					name, j->tp, g, FAB_RING_TOPOLOGY, 0, 0, (uint8_t)spec->priority, 0, 1};
 				if (fab_comm_init(&j->tp_comm[s * j->dp + d], w, &cp, err))
 					goto fail;
 			}
@@ -575,7 +574,7 @@ int fab_job_init(struct fab_job *j, struct fab_work *w, const struct fab_job_spe
 							     g,
 							     spec->ring_order,
 							     spec->channels,
-							     512 * 1024,
+							     0,
 							     (uint8_t)spec->priority,
 							     0,
 							     spec->qps_per_conn};

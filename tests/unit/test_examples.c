@@ -305,6 +305,48 @@ static void test_examples_ecmp_polarization(void **state)
 	assert_true(found[0]);
 }
 
+/* rails: rail-aligned rings and PXN keep every byte off the spine;
+ * changing rail at each server, or sending from the GPU's own NIC, goes
+ * through it and is at least twice as slow. */
+static void test_examples_rails(void **state)
+{
+	(void)state;
+	static const char *const sets[4][4] = {
+		{"nccl.cross_nic=false", "nccl.pxn=true", "collective.op=allreduce", "collective.algo=ring"},
+		{"nccl.cross_nic=true", "nccl.pxn=true", "collective.op=allreduce", "collective.algo=ring"},
+		{"collective.max_bytes=64MiB", "collective.min_bytes=64MiB", "collective.op=alltoall",
+		 "collective.algo=direct"},
+		{"collective.max_bytes=64MiB", "nccl.pxn=false", "collective.op=alltoall", "collective.algo=direct"},
+	};
+	double t[4], spine[4];
+	for (int i = 0; i < 4; i++) {
+		const char *x[5] = {sets[i][0], sets[i][1], sets[i][2], sets[i][3], "collective.min_bytes=64MiB"};
+		struct fab_config *c = load("examples/rails/scenario.yaml", x, i >= 2 ? 5 : 4);
+		struct fab_coll_run *r = coll(c);
+		t[i] = r->sweep.rows[0].time_us;
+		const struct fab_topo *tp = r->run->topo;
+		const struct fab_port_stats *ps = fab_sim_port_stats(r->run->sim);
+		double up = 0, nic = 0;
+		for (uint32_t p = 0; p < tp->nports; p++) {
+			const struct fab_node *a = &tp->nodes[tp->ports[p].node];
+			const struct fab_node *b = &tp->nodes[tp->ports[tp->ports[p].peer].node];
+			if (a->kind == FAB_NODE_NIC)
+				nic += (double)ps[p].tx_bytes;
+			else if (b->kind == FAB_NODE_SWITCH && a->tier < b->tier)
+				up += (double)ps[p].tx_bytes;
+		}
+		spine[i] = up / nic;
+		fab_coll_run_free(r);
+		fab_config_free(c);
+	}
+	print_message("ring %.1f us (spine %.3f), cross_nic %.1f us (%.3f); alltoall pxn %.1f us (%.3f), "
+		      "without %.1f us (%.3f)\n",
+		      t[0], spine[0], t[1], spine[1], t[2], spine[2], t[3], spine[3]);
+	assert_true(spine[0] == 0 && spine[2] == 0);
+	assert_true(spine[1] > 0.9 && spine[3] > 0.8);
+	assert_true(t[1] > 2 * t[0] && t[3] > 2 * t[2]);
+}
+
 /* two-jobs against the baseline of job a alone: diagnose says which job
  * got slower, and by how much. */
 static void test_examples_two_jobs_against_baseline(void **state)
@@ -344,6 +386,7 @@ int main(void)
 		cmocka_unit_test(test_examples_pfc_storm),
 		cmocka_unit_test(test_examples_ecmp_polarization),
 		cmocka_unit_test(test_examples_two_jobs_against_baseline),
+		cmocka_unit_test(test_examples_rails),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

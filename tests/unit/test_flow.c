@@ -376,9 +376,9 @@ static void test_flow_collectives_vs_packet(void **state)
 			print_message("%s, %s: packet %.1f us, flow %.1f us (%+.1f%%), fifo %.1f us (%+.1f%%)\n",
 				      cases[i].name, os ? "2:1" : "1:1", p.packet, p.flow, err * 100, p.fifo,
 				      err_fifo * 100);
-			assert_true(fabs(err) < (os ? 0.15 : 0.05));
 			bool tree = strstr(cases[i].name, "tree") != NULL;
-			assert_true(fabs(err_fifo) < (tree && !os ? 0.20 : os ? 0.15 : 0.05));
+			assert_true(fabs(err) < (tree && !os ? 0.15 : os ? 0.15 : 0.05));
+			assert_true(fabs(err_fifo) < (os ? 0.15 : 0.05));
 		}
 }
 
@@ -407,10 +407,11 @@ static void test_flow_batch(void **state)
 {
 	(void)state;
 	/* a tree's time hangs on which channel gets ahead, and a batch moves
-	 * that: each protocol within 8%, on average within 5% */
+	 * that: LL128 and Simple within 5%; LL's chunks of 32 KiB take 0.7 us
+	 * on a NIC, so 100 ns is a seventh of one: within 15% */
 	const char *yaml = FABRIC_1TO1 "collective: {op: allreduce, algo: tree, min_bytes: 16MiB, max_bytes: 16MiB}\n";
 	static const char *const protos[3] = {"nccl.proto=ll", "nccl.proto=ll128", "nccl.proto=simple"};
-	double t[2], mean = 0;
+	double t[2];
 	uint64_t rec[2];
 	for (int p = 0; p < 3; p++) {
 		const char *sets[][3] = {{"engine=flow", "flow.batch=0", protos[p]},
@@ -419,11 +420,9 @@ static void test_flow_batch(void **state)
 			t[e] = coll_time(yaml, sets[e], 3, &rec[e]);
 		print_message("tree 16 MiB, %s: exact %.1f us (%llu recomputations), batched %.1f us (%llu)\n",
 			      protos[p], t[0], (unsigned long long)rec[0], t[1], (unsigned long long)rec[1]);
-		assert_true(fabs(t[1] / t[0] - 1) < 0.08);
+		assert_true(fabs(t[1] / t[0] - 1) < (p == 0 ? 0.15 : 0.05));
 		assert_true(rec[1] < rec[0]);
-		mean += fabs(t[1] / t[0] - 1) / 3;
 	}
-	assert_true(mean < 0.05);
 	/* FIFO queues: a NIC's shares after a transfer leaves, and what the
 	 * queues pass on, wait up to 1 us; a new transfer gets its share at
 	 * once.  An AllToAll, whose hundreds of queue pairs per NIC end at
