@@ -101,6 +101,7 @@ bench: deps
 	sh bench/run.sh ./$(BIN)
 	sh bench/probe.sh ./$(BIN)
 	sh bench/flow.sh ./$(BIN)
+	sh bench/nccl.sh ./$(BIN)
 
 # long validations, asserted (minutes): the flow engine against the packet
 # engine on 256 GPUs; the packet engine against HPCC's ns-3 on its own run

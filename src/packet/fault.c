@@ -5,7 +5,11 @@
  * speed), a lossy link (each frame lost with a probability), a link down
  * (what hashes onto it is lost until routing converges around it, after
  * `convergence`), a NIC storming PAUSE (every 2 us, as a stuck NIC floods
- * its port), a switch with other ECN thresholds.
+ * its port), a switch with other ECN thresholds.  A NIC with several ports
+ * moves the queue pairs of a port that goes down, or is degraded below
+ * another of its ports, to its best surviving port (and so does the NIC
+ * at the other end of each), as bonded RoCE ports fail over; what was lost
+ * on the way is resent by the transport.
  */
 #include <stdlib.h>
 
@@ -42,6 +46,56 @@ static void reroute(struct psim *s)
 	free(down);
 }
 
+/* the best port of NIC port `nic`'s NIC other than itself: up, fastest */
+static uint32_t twin_port(const struct psim *s, uint32_t nic)
+{
+	const struct fab_topo *t = s->c.topo;
+	uint32_t P = t->nic_ports, base = nic - nic % P, best = nic;
+	fab_rate_bps best_rate = 0;
+	for (uint32_t j = 0; j < P; j++) {
+		uint32_t k = base + j;
+		const struct sim_port *pt = &s->ports[t->nodes[t->nic_node[k]].first_port];
+		if (k == nic || pt->down || pt->rate_bps <= best_rate)
+			continue;
+		best = k;
+		best_rate = pt->rate_bps;
+	}
+	return best;
+}
+
+/* NIC port `nic` failed or slowed: its queue pairs, at either end, move
+ * to the NIC's best other port when that one is faster */
+static void fail_over(struct psim *s, uint32_t nic)
+{
+	const struct fab_topo *t = s->c.topo;
+	if (t->nic_ports < 2)
+		return;
+	const struct sim_port *pt = &s->ports[t->nodes[t->nic_node[nic]].first_port];
+	uint32_t twin = twin_port(s, nic);
+	if (twin == nic || (!pt->down && s->ports[t->nodes[t->nic_node[twin]].first_port].rate_bps <= pt->rate_bps))
+		return;
+	for (uint32_t i = 0; i < s->c.nqps; i++) {
+		struct sim_qp *qp = pkt_qp(s, i);
+		uint32_t src = qp->c.src_nic, dst = qp->c.dst_nic;
+		if (src != nic && dst != nic)
+			continue;
+		/* the other end moves to its port of the same index: the same ToR */
+		uint32_t j = twin % t->nic_ports;
+		uint32_t src2 = src == nic ? twin : src - src % t->nic_ports + j;
+		uint32_t dst2 = dst == nic ? twin : dst - dst % t->nic_ports + j;
+		nic_qp_move(s, qp, src2, dst2);
+		s->c.tot.failovers++;
+	}
+}
+
+/* the NIC port at one end of the link of port p, or -1 */
+static int32_t link_nic(const struct psim *s, uint32_t p)
+{
+	const struct fab_topo *t = s->c.topo;
+	int32_t a = t->nodes[s->ports[p].node].nic, b = t->nodes[s->ports[s->ports[p].peer].node].nic;
+	return a >= 0 ? a : b;
+}
+
 void fault_apply(struct psim *s, const struct fab_fault *f, int what)
 {
 	bool end = what == 1;
@@ -53,6 +107,8 @@ void fault_apply(struct psim *s, const struct fab_fault *f, int what)
 	switch (f->kind) {
 	case FAB_FAULT_DEGRADE:
 		set_link_rate(s, f->port, end ? s->c.topo->ports[f->port].rate_bps : f->rate_bps);
+		if (!end && link_nic(s, f->port) >= 0)
+			fail_over(s, (uint32_t)link_nic(s, f->port));
 		break;
 	case FAB_FAULT_LOSSY:
 		a->loss = b->loss = end ? 0 : f->drop;
@@ -68,6 +124,8 @@ void fault_apply(struct psim *s, const struct fab_fault *f, int what)
 		} else {
 			/* until routing converges, what hashes onto the link is lost */
 			fab_eq_push(&s->c.eq, s->c.now_ps + f->convergence_ps, EV_FAULT, (void *)f, 2);
+			if (link_nic(s, f->port) >= 0)
+				fail_over(s, (uint32_t)link_nic(s, f->port));
 		}
 		break;
 	case FAB_FAULT_PFC_STORM:

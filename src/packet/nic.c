@@ -42,6 +42,31 @@ static struct sim_qp *ready_pop(struct sim_nic *nic, unsigned prio)
 	return qp;
 }
 
+void nic_qp_move(struct psim *s, struct sim_qp *qp, uint32_t src_nic, uint32_t dst_nic)
+{
+	if (qp->in_ready) {
+		/* out of the old port's ready list */
+		struct sim_nic *nic = &s->nics[qp->c.src_nic];
+		struct sim_qp *prev = NULL, *x = nic->ready_head[qp->c.prio];
+		while (x && x != qp) {
+			prev = x;
+			x = x->ready_next;
+		}
+		FAB_ASSERT(x == qp);
+		if (prev)
+			prev->ready_next = qp->ready_next;
+		else
+			nic->ready_head[qp->c.prio] = qp->ready_next;
+		if (nic->ready_tail[qp->c.prio] == qp)
+			nic->ready_tail[qp->c.prio] = prev;
+		qp->in_ready = false;
+		qp->ready_next = NULL;
+	}
+	qp->c.src_nic = src_nic;
+	qp->c.dst_nic = dst_nic;
+	nic_qp_make_ready(s, qp);
+}
+
 void nic_start_tx(struct psim *s, struct sim_nic *nic, struct sim_port *port)
 {
 	/* the PCIe link's rate, where it is below the port's (else 0) */

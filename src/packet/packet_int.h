@@ -191,6 +191,8 @@ void nic_start_tx(struct psim *s, struct sim_nic *nic, struct sim_port *port);
 void nic_qp_make_ready(struct psim *s, struct sim_qp *qp);
 void nic_on_wake(struct psim *s, struct sim_qp *qp);
 void nic_on_pcie(struct psim *s, struct sim_nic *nic);
+/* moves a queue pair to other ports of its NICs (a port failed over) */
+void nic_qp_move(struct psim *s, struct sim_qp *qp, uint32_t src_nic, uint32_t dst_nic);
 
 /* fault.c */
 void fault_apply(struct psim *s, const struct fab_fault *f, int what);

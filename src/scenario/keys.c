@@ -31,6 +31,12 @@ static const struct fab_key_def keys[] = {
 	 "spine-leaf: requested leaf down:up ratio such as 2:1; derives spines (or links_per_spine when spines is given)"},
 	{"topology.rail_optimized", K_BOOL, OFF(topo.rail_optimized), "false", 0, 0, NULL,
 	 "spine-leaf: NIC k of every server in a group goes to leaf k of the group"},
+	{"topology.nic_ports", K_U32, OFF(topo.nic_ports), "1", 1, 4, NULL,
+	 "spine-leaf: ports of each NIC, each its own link at host_rate; queue pairs spread over them and move to "
+	 "a surviving port when one goes down"},
+	{"topology.dual_tor", K_BOOL, OFF(topo.dual_tor), "false", 0, 0, NULL,
+	 "spine-leaf, nic_ports 2: port j of every NIC to leaf j of its ToR pair (non-stacked dual ToR); leaves "
+	 "counts every leaf"},
 	{"topology.k", K_U32, OFF(topo.k), "4", 2, 128, NULL, "fat-tree: arity k (even): k^3/4 NIC ports"},
 	{"topology.host_rate", K_RATE, OFF(topo.host_bps), "400Gbps", 1e6, 1.6e12, NULL, "NIC to leaf (edge) links"},
 	{"topology.fabric_rate", K_RATE, OFF(topo.fabric_bps), "400Gbps", 1e6, 1.6e12, NULL,

@@ -199,6 +199,7 @@ struct fab_sim_totals {
 	uint64_t cnps;
 	uint64_t drops;       /* in switches and on broken links */
 	uint64_t wire_losses; /* frames lost on links (lossy or down) */
+	uint64_t failovers;   /* queue pairs moved to another port of their NIC (a port failed) */
 	uint64_t flows_done;
 	bool stopped_by_end_time;
 };

@@ -364,7 +364,8 @@ struct fab_topo *fab_draft_finish(struct draft *d, const struct fab_topo_params 
 			t->nic_node[k++] = i;
 		}
 	t->gpus_per_server = p->gpus_per_server;
-	t->nics_per_server = p->nics_per_server;
+	t->nic_ports = p->kind == FAB_TOPO_SPINE_LEAF && p->nic_ports ? p->nic_ports : 1;
+	t->nics_per_server = p->nics_per_server * t->nic_ports;
 	for (uint32_t i = 0; i < t->nnics; i++) {
 		struct fab_node *n = &t->nodes[t->nic_node[i]];
 		n->server = (int32_t)(i / t->nics_per_server);
@@ -402,16 +403,27 @@ fail:
 static struct fab_topo *build_spine_leaf(const struct fab_topo_params *p, struct fab_err *err)
 {
 	uint32_t N = p->nics_per_server, S = p->servers_per_leaf, L = p->leaves;
-	uint32_t spines = p->spines, links = p->links_per_spine;
-	if (p->rail_optimized && L % N) {
-		fab_err_set(err, FAB_ETOPO,
-			    "topology.leaves: rail-optimized wiring needs a multiple of "
-			    "nics_per_server (%u) leaves, got %u",
-			    N, L);
+	uint32_t spines = p->spines, links = p->links_per_spine, P = p->nic_ports ? p->nic_ports : 1;
+	uint32_t T = p->dual_tor ? 2 : 1; /* leaves a NIC's ports spread over */
+	if (p->dual_tor && P != 2) {
+		fab_err_set(err, FAB_ETOPO, "topology.dual_tor: needs nic_ports: 2 (one port to each ToR), got %u", P);
 		return NULL;
 	}
-	uint32_t servers = p->rail_optimized ? (L / N) * S : L * S;
-	uint32_t hosts_per_leaf = p->rail_optimized ? S : S * N;
+	if (p->rail_optimized && L % (N * T)) {
+		fab_err_set(err, FAB_ETOPO,
+			    "topology.leaves: rail-optimized wiring needs a multiple of "
+			    "nics_per_server (%u)%s leaves, got %u",
+			    N * T, p->dual_tor ? " x 2 (dual ToR)" : "", L);
+		return NULL;
+	}
+	if (!p->rail_optimized && L % T) {
+		fab_err_set(err, FAB_ETOPO, "topology.leaves: dual ToR needs leaves in pairs, got %u", L);
+		return NULL;
+	}
+	uint32_t servers = p->rail_optimized ? (L / (N * T)) * S : (L / T) * S;
+	/* a leaf's host ports: every NIC of its servers, with all its ports
+	 * (one leaf) or one of them (dual ToR) */
+	uint32_t hosts_per_leaf = (p->rail_optimized ? S : S * N) * (P / T);
 	fab_rate_bps down_bps = (fab_rate_bps)hosts_per_leaf * p->host_bps;
 
 	if (p->oversub_num) {
@@ -469,10 +481,14 @@ static struct fab_topo *build_spine_leaf(const struct fab_topo_params *p, struct
 	struct draft d = {0};
 	char name[32];
 	for (uint32_t s = 0; s < servers; s++)
-		for (uint32_t k = 0; k < N; k++) {
-			snprintf(name, sizeof name, "server%u.nic%u", s, k);
-			fab_draft_add_node(&d, FAB_NODE_NIC, 0, name);
-		}
+		for (uint32_t k = 0; k < N; k++)
+			for (uint32_t j = 0; j < P; j++) {
+				if (P == 1)
+					snprintf(name, sizeof name, "server%u.nic%u", s, k);
+				else
+					snprintf(name, sizeof name, "server%u.nic%u.p%u", s, k, j);
+				fab_draft_add_node(&d, FAB_NODE_NIC, 0, name);
+			}
 	uint32_t leaf0 = d.nnodes;
 	for (uint32_t l = 0; l < L; l++) {
 		snprintf(name, sizeof name, "leaf%u", l);
@@ -486,12 +502,16 @@ static struct fab_topo *build_spine_leaf(const struct fab_topo_params *p, struct
 	/* host links, leaf by leaf so each leaf's host ports come first */
 	for (uint32_t l = 0; l < L; l++) {
 		for (uint32_t s = 0; s < servers; s++)
-			for (uint32_t k = 0; k < N; k++) {
-				uint32_t leaf = p->rail_optimized ? (s / S) * N + k : s / S;
-				if (leaf != l)
-					continue;
-				fab_draft_add_link(&d, s * N + k, leaf0 + l, p->host_bps, p->host_delay_ps);
-			}
+			for (uint32_t k = 0; k < N; k++)
+				for (uint32_t j = 0; j < P; j++) {
+					/* the NIC's ToR (of its rail); with dual ToR, port j to the pair's j-th */
+					uint32_t tor = p->rail_optimized ? (s / S) * N + k : s / S;
+					uint32_t leaf = p->dual_tor ? 2 * tor + j : tor;
+					if (leaf != l)
+						continue;
+					fab_draft_add_link(&d, (s * N + k) * P + j, leaf0 + l, p->host_bps,
+							   p->host_delay_ps);
+				}
 	}
 	for (uint32_t l = 0; l < L; l++)
 		for (uint32_t s = 0; s < spines; s++)
@@ -669,6 +689,11 @@ struct fab_topo *fab_topo_build(const struct fab_topo_params *p, struct fab_err 
 {
 	if (!p->gpus_per_server || !p->nics_per_server) {
 		fab_err_set(err, FAB_ETOPO, "topology: gpus_per_server and nics_per_server must be >= 1");
+		return NULL;
+	}
+	if (p->kind != FAB_TOPO_SPINE_LEAF && (p->nic_ports > 1 || p->dual_tor)) {
+		fab_err_set(err, FAB_ETOPO,
+			    "topology.nic_ports: NICs with several ports are built on spine-leaf fabrics");
 		return NULL;
 	}
 	switch (p->kind) {

@@ -24,6 +24,8 @@ struct fab_topo_params {
 	uint32_t servers_per_leaf;   /* spine-leaf: servers under a leaf (a rail group with rail wiring) */
 	uint32_t links_per_spine;    /* spine-leaf: parallel links from each leaf to each spine */
 	bool rail_optimized;         /* NIC k of each server goes to leaf k of its group */
+	uint32_t nic_ports;          /* ports of a NIC (spine-leaf), each its own link (0: 1) */
+	bool dual_tor;               /* spine-leaf: port j of every NIC to leaf j of the server's pair */
 	uint32_t k;                  /* fat-tree arity (even) */
 	fab_rate_bps host_bps;       /* NIC to leaf/edge links */
 	fab_rate_bps fabric_bps;     /* leaf-spine, edge-aggregation links */
@@ -73,7 +75,8 @@ struct fab_topo {
 	uint32_t nports;
 	uint32_t *nic_node; /* NIC index -> node id */
 	uint32_t nnics;
-	uint32_t nservers, gpus_per_server, nics_per_server;
+	uint32_t nservers, gpus_per_server, nics_per_server; /* nics_per_server: NIC ports (nodes) */
+	uint32_t nic_ports;                                  /* ports of a NIC: consecutive NIC nodes */
 	uint32_t ngpus;
 	/* routes: for switch node s and destination NIC d, the ECMP next-hop
 	 * ports are route_ports[route_off[...] .. + route_cnt[...]] */
@@ -97,9 +100,11 @@ void fab_topo_reroute(struct fab_topo *t, const uint8_t *down);
 /* NIC index used by GPU g. */
 static inline uint32_t fab_topo_gpu_nic(const struct fab_topo *t, uint32_t gpu)
 {
+	/* the GPU's NIC's first port: NIC k of a server is ports k P .. k P + P - 1 */
 	uint32_t server = gpu / t->gpus_per_server;
-	uint32_t local = gpu % t->gpus_per_server;
-	return server * t->nics_per_server + (uint32_t)((uint64_t)local * t->nics_per_server / t->gpus_per_server);
+	uint32_t local = gpu % t->gpus_per_server, P = t->nic_ports ? t->nic_ports : 1;
+	uint32_t nics = t->nics_per_server / P;
+	return server * t->nics_per_server + (uint32_t)((uint64_t)local * nics / t->gpus_per_server) * P;
 }
 
 static inline uint32_t fab_topo_gpu_server(const struct fab_topo *t, uint32_t gpu)

@@ -46,12 +46,22 @@ static uint32_t gpu_leaf(const struct fab_comm *c, uint32_t gpu)
 
 /* The NICs a network send from GPU src to GPU dst leaves and arrives by:
  * the destination GPU's NIC, and on the source server either the NIC on
- * that rail (rail-aligned) or the sending GPU's own. */
-static void net_nics(const struct fab_comm *c, uint32_t src, uint32_t dst, bool rail, uint32_t *snic, uint32_t *dnic)
+ * that rail (rail-aligned) or the sending GPU's own.  A server with more
+ * NICs than GPUs gives every channel ch of a collective its own rail,
+ * (ch + 1) mod NICs, at both ends (ch UINT32_MAX: a point-to-point send). */
+static void net_nics(const struct fab_comm *c, uint32_t src, uint32_t dst, bool rail, uint32_t ch, uint32_t *snic,
+		     uint32_t *dnic)
 {
-	uint32_t npn = c->topo->nics_per_server;
+	const struct fab_topo *t = c->topo;
+	uint32_t npn = t->nics_per_server, P = t->nic_ports ? t->nic_ports : 1;
+	if (rail && ch != UINT32_MAX && c->nics_per_server > t->gpus_per_server) {
+		uint32_t k = ((ch % c->channels) + 1) % c->nics_per_server;
+		*snic = fab_topo_gpu_server(t, src) * npn + k * P;
+		*dnic = fab_topo_gpu_server(t, dst) * npn + k * P;
+		return;
+	}
 	*dnic = gpu_nic(c, dst);
-	*snic = rail ? fab_topo_gpu_server(c->topo, src) * npn + *dnic % npn : gpu_nic(c, src);
+	*snic = rail ? fab_topo_gpu_server(t, src) * npn + *dnic % npn : gpu_nic(c, src);
 }
 
 /* whether algo's sends for op go rail-aligned: collectives unless
@@ -106,10 +116,13 @@ static uint32_t conn_get(struct fab_comm *c, uint32_t src_nic, uint32_t dst_nic,
 		h = (h + 1) & (c->conn_cap - 1);
 	}
 	c->conn_key[h] = key;
-	/* qps_per_conn consecutive queue pairs: the first is the connection's id */
+	/* qps_per_conn consecutive queue pairs: the first is the connection's
+	 * id; with several ports, queue pair q goes from port q mod P to the
+	 * same port of the peer's NIC */
+	uint32_t P = c->topo->nic_ports ? c->topo->nic_ports : 1;
 	c->conn_val[h] = fab_sim_open(c->w->sim, src_nic, dst_nic, c->prio);
 	for (uint32_t q = 1; q < c->qps_per_conn; q++)
-		fab_sim_open(c->w->sim, src_nic, dst_nic, c->prio);
+		fab_sim_open(c->w->sim, src_nic + q % P, dst_nic + q % P, c->prio);
 	c->nconns++;
 	return c->conn_val[h];
 }
@@ -245,7 +258,7 @@ static void comm_cost_inputs(struct fab_comm *c, struct fab_work *w)
 	uint32_t mtu = fab_sim_mtu(w->sim);
 	const struct fab_wire *wire = fab_sim_wire(w->sim); /* the transport's overheads */
 	double eff = fab_wire_efficiency(wire, mtu);
-	double nic = (double)hp->rate_bps;
+	double nic = (double)hp->rate_bps * (t->nic_ports ? t->nic_ports : 1); /* every port of the NIC */
 	if (sp->pcie_bps && (double)sp->pcie_bps < nic)
 		nic = (double)sp->pcie_bps;
 	c->bw_nic_Bps = nic * eff / 8;
@@ -291,7 +304,7 @@ static void comm_log_layout(struct fab_comm *c, struct fab_work *w)
 				break;
 			}
 			uint32_t snic, dnic;
-			net_nics(c, ga, gb, !c->w->nccl.cross_nic, &snic, &dnic);
+			net_nics(c, ga, gb, !c->w->nccl.cross_nic, ch, &snic, &dnic);
 			fab_log_printf(log,
 				       "fabscope INFO %s: Channel %02u : %u[%u] -> %u[%u] [send] via NET/%s -> %s\n",
 				       c->name, ch, a, ga, b, gb, t->nodes[t->nic_node[snic]].name,
@@ -338,15 +351,19 @@ int fab_comm_init(struct fab_comm *c, struct fab_work *w, const struct fab_comm_
 	c->chunk_bytes = p->chunk_bytes;
 	c->prio = p->prio;
 	c->reduce_bps = p->reduce_bps;
-	c->qps_per_conn = p->qps_per_conn ? p->qps_per_conn : 1;
-	c->nics_per_server = t->nics_per_server;
+	/* at least one queue pair per port, so a NIC's ports all carry */
+	uint32_t P = t->nic_ports ? t->nic_ports : 1;
+	c->qps_per_conn = FAB_MAX(p->qps_per_conn ? p->qps_per_conn : 1, P);
+	c->nics_per_server = t->nics_per_server / P;
 	if (!p->nranks)
 		return fab_err_set(err, FAB_EINVAL, "%s: a communicator needs at least one GPU", c->name);
 	int rc = comm_ranks(c, p, err);
 	if (rc)
 		return rc;
 	uint32_t G = c->ranks_per_server ? c->ranks_per_server : 1;
-	c->channels = p->channels ? p->channels : FAB_MAX(2u, FAB_MIN(t->nics_per_server, G));
+	/* one channel per NIC a server's GPUs use, every NIC when it has more than GPUs */
+	uint32_t nch = c->nics_per_server > t->gpus_per_server ? c->nics_per_server : FAB_MIN(c->nics_per_server, G);
+	c->channels = p->channels ? p->channels : FAB_MAX(2u, nch);
 	if (c->channels > 32)
 		c->channels = 32;
 
@@ -442,7 +459,8 @@ static fab_time_ps step_overhead(const struct fab_comm *c, fab_time_ps links, bo
 static uint32_t send_conn(struct fab_comm *c, uint32_t src, uint32_t dst, uint32_t ch)
 {
 	uint32_t snic, dnic;
-	net_nics(c, src, dst, rail_aligned(c, c->res.op, c->res.algo), &snic, &dnic);
+	bool p2p = c->res.op == FAB_OP_ALLTOALL || c->res.op == FAB_OP_SENDRECV || c->res.algo == FAB_ALGO_DIRECT;
+	net_nics(c, src, dst, rail_aligned(c, c->res.op, c->res.algo), p2p ? UINT32_MAX : ch, &snic, &dnic);
 	return conn_get(c, snic, dnic, ch);
 }
 

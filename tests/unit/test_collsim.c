@@ -222,6 +222,98 @@ static void test_collsim_protocols(void **state)
 	assert_true(rel_err(busbw[0] / busbw[2], 0.5) < 0.1); /* Simple pays its longer steps */
 }
 
+static double spine_bytes(const struct crun *c)
+{
+	const struct fab_topo *t = c->r->run->topo;
+	const struct fab_port_stats *ps = fab_sim_port_stats(c->r->run->sim);
+	double up = 0;
+	for (uint32_t p = 0; p < t->nports; p++) {
+		const struct fab_node *a = &t->nodes[t->ports[p].node], *b = &t->nodes[t->ports[t->ports[p].peer].node];
+		if (a->kind == FAB_NODE_SWITCH && b->kind == FAB_NODE_SWITCH && a->tier < b->tier)
+			up += (double)ps[p].tx_bytes;
+	}
+	return up;
+}
+
+/* NICs with two ports on two ToRs (non-stacked dual ToR), 2 x 200G: a
+ * ring carries the sum of every port, each the same bytes, none through
+ * the spine.  A port that goes down at t0 hands its queue pairs to the
+ * NIC's other port: the collective finishes with no queue pair failed and
+ * every byte delivered, and as that NIC now has half its rate, the rest of
+ * the ring takes twice as long: t0 + 2 (T - t0).  A ninth NIC in a server
+ * of 8 GPUs gets its own channel and its share. */
+static void test_collsim_nic_ports(void **state)
+{
+	(void)state;
+	const char *dual =
+		"topology: {nic_ports: 2, dual_tor: true, leaves: 2, servers_per_leaf: 2, host_rate: 200Gbps}\n"
+		"collective: {algo: ring, gpus: 16, min_bytes: 256MiB, max_bytes: 256MiB}\n"
+		"nccl: {proto: simple}\n";
+	double B = 400e9 / 8 * 4096.0 / 4178, T = 0;
+	for (int e = 0; e < 2; e++) {
+		const char *sets[] = {e ? "engine=flow" : "engine=packet"};
+		struct crun c = coll_yaml(dual, sets, 1);
+		const struct fab_topo *t = c.r->run->topo;
+		const struct fab_port_stats *ps = fab_sim_port_stats(c.r->run->sim);
+		double lo = 1e300, hi = 0, busbw = c.r->sweep.rows[0].busbw_GBps * 1e9;
+		assert_int_equal(t->nnics, 32); /* 2 servers x 8 NICs x 2 ports */
+		for (uint32_t i = 0; i < 32; i++) {
+			double b = (double)ps[t->nodes[t->nic_node[i]].first_port].tx_bytes;
+			lo = FAB_MIN(lo, b);
+			hi = FAB_MAX(hi, b);
+		}
+		print_message("dual ToR, %s: busbw %.1f GB/s vs 8 NICs of 2 x 200G %.1f; port bytes %.4g..%.4g\n",
+			      e ? "flow" : "packet", busbw / 1e9, 8 * B / 1e9, lo, hi);
+		assert_true(busbw >= 0.95 * 8 * B && busbw <= 1.001 * 8 * B);
+		assert_true(lo > 0 && hi <= 1.01 * lo);
+		assert_true(spine_bytes(&c) == 0);
+		if (!e)
+			T = row_time_us(&c, 0);
+		crun_free(&c);
+	}
+	char yaml[640];
+	snprintf(yaml, sizeof yaml, "%sfaults:\n  - {kind: down, node: server0.nic0.p0, start: 300us}\n", dual);
+	struct crun f = coll_yaml(yaml, NULL, 0);
+	const struct fab_sim_totals *tot = fab_sim_totals(f.r->run->sim);
+	double want = 300 + 2 * (T - 300);
+	print_message("port down at 300 us: %.1f us (healthy %.1f, closed form %.1f), %llu queue pairs moved, "
+		      "%llu frames lost, %llu resent, %llu failed\n",
+		      row_time_us(&f, 0), T, want, (unsigned long long)tot->failovers,
+		      (unsigned long long)tot->wire_losses, (unsigned long long)tot->retx_pkts,
+		      (unsigned long long)tot->qp_errors);
+	assert_true(tot->failovers > 0);
+	assert_int_equal(tot->qp_errors, 0);
+	assert_true(rel_err(row_time_us(&f, 0), want) < 0.05);
+	crun_free(&f);
+	/* 8 and 9 NICs of 400G for 8 GPUs, two servers on one leaf */
+	double bw[2];
+	for (int n = 0; n < 2; n++) {
+		char y[512];
+		snprintf(
+			y, sizeof y,
+			"topology: {nics_per_server: %d, leaves: 1, servers_per_leaf: 2, spines: 1, links_per_spine: 1}\n"
+			"collective: {algo: ring, gpus: 16, min_bytes: 256MiB, max_bytes: 256MiB}\n"
+			"nccl: {proto: simple}\n",
+			8 + n);
+		struct crun c = coll_yaml(y, NULL, 0);
+		const struct fab_topo *t = c.r->run->topo;
+		const struct fab_port_stats *ps = fab_sim_port_stats(c.r->run->sim);
+		double lo = 1e300, hi = 0;
+		for (uint32_t i = 0; i < t->nnics; i++) {
+			double b = (double)ps[t->nodes[t->nic_node[i]].first_port].tx_bytes;
+			lo = FAB_MIN(lo, b);
+			hi = FAB_MAX(hi, b);
+		}
+		bw[n] = c.r->sweep.rows[0].busbw_GBps;
+		print_message("%d NICs: busbw %.1f GB/s, %u channels, NIC bytes %.4g..%.4g\n", 8 + n, bw[n],
+			      c.r->comm.channels, lo, hi);
+		assert_int_equal(c.r->comm.channels, 8 + n);
+		assert_true(lo > 0 && hi <= 1.01 * lo);
+		crun_free(&c);
+	}
+	assert_true(rel_err(bw[1] / bw[0], 9.0 / 8) < 0.02);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -230,6 +322,7 @@ int main(void)
 		cmocka_unit_test(test_collsim_hierarchical_nic_bytes),
 		cmocka_unit_test(test_collsim_rails),
 		cmocka_unit_test(test_collsim_protocols),
+		cmocka_unit_test(test_collsim_nic_ports),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
