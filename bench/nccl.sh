@@ -32,7 +32,7 @@ sweep "128, 4 leaves" 128 --set topology.leaves=4 --set topology.servers_per_lea
 sweep "1024, rail-optimized" 1024 --set topology.rail_optimized=true --set topology.leaves=16 \
 	--set topology.servers_per_leaf=64 --set topology.radix=256 --set topology.spines=16
 sweep "1024, 32 leaves" 1024 --set topology.leaves=32 --set topology.servers_per_leaf=4 \
-	--set topology.spines=8 --set topology.links_per_spine=4
+	--set topology.spines=16 --set topology.links_per_spine=2
 echo
 echo "wall time per sweep:"
 cat "$tmp/walls"

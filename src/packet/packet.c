@@ -164,6 +164,11 @@ static fab_rate_bps pkt_port_rate(const struct fab_sim *sim, uint32_t port)
 	return ((const struct psim *)sim)->ports[port].rate_bps;
 }
 
+static bool pkt_port_down(const struct fab_sim *sim, uint32_t port)
+{
+	return ((const struct psim *)sim)->ports[port].down;
+}
+
 static void pkt_free(struct fab_sim *sim)
 {
 	struct psim *s = (struct psim *)sim;
@@ -191,6 +196,7 @@ static const struct sim_engine_ops packet_ops = {
 	.free = pkt_free,
 	.port_stats = pkt_port_stats,
 	.port_rate = pkt_port_rate,
+	.port_down = pkt_port_down,
 	.port_pfc = pkt_port_pfc,
 };
 

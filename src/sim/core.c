@@ -170,8 +170,32 @@ void fab_sim_add_fault(struct fab_sim *s, const struct fab_fault *f)
 		fab_eq_push(&s->eq, f->end_ps, EV_FAULT, copy, 1);
 }
 
+/* a NIC port's rate now, 0 when its link is down */
+static fab_rate_bps nic_port_rate(const struct fab_sim *s, uint32_t nic)
+{
+	uint32_t port = s->topo->nodes[s->topo->nic_node[nic]].first_port;
+	return s->ops->port_down && s->ops->port_down(s, port) ? 0 : s->ops->port_rate(s, port);
+}
+
 uint32_t fab_sim_open(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint8_t prio)
 {
+	/* NICs with several ports: a new queue pair binds to the port index
+	 * whose slower end is fastest now (a port down or degraded is passed
+	 * over), the one asked for when it is as good */
+	uint32_t P = s->topo->nic_ports;
+	if (P > 1) {
+		uint32_t sb = src_nic - src_nic % P, db = dst_nic - dst_nic % P, want = src_nic % P, best = want;
+		fab_rate_bps best_rate = FAB_MIN(nic_port_rate(s, src_nic), nic_port_rate(s, db + want));
+		for (uint32_t j = 0; j < P; j++) {
+			fab_rate_bps r = FAB_MIN(nic_port_rate(s, sb + j), nic_port_rate(s, db + j));
+			if (r > best_rate) {
+				best = j;
+				best_rate = r;
+			}
+		}
+		src_nic = sb + best;
+		dst_nic = db + best;
+	}
 	return sim_conn_open(s, src_nic, dst_nic, prio)->id;
 }
 

@@ -65,6 +65,8 @@ struct sim_engine_ops {
 	/* per port: counters, the rate it runs at now, its PFC headroom */
 	void (*port_stats)(const struct fab_sim *s, struct fab_port_stats *out);
 	fab_rate_bps (*port_rate)(const struct fab_sim *s, uint32_t port);
+	/* whether a port's link is down (NULL: links never go down) */
+	bool (*port_down)(const struct fab_sim *s, uint32_t port);
 	/* a switch port's PFC headroom and pause threshold on an empty switch
 	 * (NULL: the engine has no PFC) */
 	void (*port_pfc)(const struct fab_sim *s, uint32_t port, fab_bytes *headroom, fab_bytes *xoff);

@@ -347,6 +347,38 @@ static void test_examples_rails(void **state)
 	assert_true(t[1] > 2 * t[0] && t[3] > 2 * t[2]);
 }
 
+/* dual-tor: a port at a quarter of its speed costs a single-port NIC's
+ * ring 4x, a dual-port dual-ToR NIC's 2x (its queue pairs use the other
+ * port). */
+static void test_examples_dual_tor(void **state)
+{
+	(void)state;
+	static const char *const one[] = {"topology.nic_ports=1",        "topology.dual_tor=false",
+					  "topology.host_rate=400Gbps",  "topology.leaves=1",
+					  "topology.servers_per_leaf=4", "faults.0.node=server0.nic0",
+					  "faults.0.rate=100Gbps",       "faults.0.start=1s"};
+	double t[2][2];
+	for (int ports = 0; ports < 2; ports++)
+		for (int broken = 0; broken < 2; broken++) {
+			const char *sets[9];
+			size_t n = 0;
+			if (!ports)
+				for (size_t i = 0; i < 7; i++)
+					sets[n++] = one[i];
+			if (!broken)
+				sets[n++] = one[7];
+			struct fab_config *c = load("examples/dual-tor/scenario.yaml", sets, n);
+			struct fab_coll_run *r = coll(c);
+			t[ports][broken] = r->sweep.rows[0].time_us;
+			fab_coll_run_free(r);
+			fab_config_free(c);
+		}
+	print_message("one port: %.1f us, degraded %.1f us; dual ToR: %.1f us, degraded %.1f us\n", t[0][0], t[0][1],
+		      t[1][0], t[1][1]);
+	assert_true(t[0][1] > 3.5 * t[0][0]);
+	assert_true(t[1][1] < 2.2 * t[1][0]);
+}
+
 /* two-jobs against the baseline of job a alone: diagnose says which job
  * got slower, and by how much. */
 static void test_examples_two_jobs_against_baseline(void **state)
@@ -387,6 +419,7 @@ int main(void)
 		cmocka_unit_test(test_examples_ecmp_polarization),
 		cmocka_unit_test(test_examples_two_jobs_against_baseline),
 		cmocka_unit_test(test_examples_rails),
+		cmocka_unit_test(test_examples_dual_tor),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
