@@ -316,6 +316,7 @@ static json_t *summary_json(const struct fab_sim *s, const struct fab_summary *s
 	json_object_set_new(sum, "drops", json_u64(sm.drops));
 	json_object_set_new(sum, "wire_losses", json_u64(tot->wire_losses));
 	json_object_set_new(sum, "failovers", json_u64(tot->failovers));
+	json_object_set_new(sum, "reordered", json_u64(tot->reordered));
 	json_object_set_new(sum, "retx_pkts", json_u64(sm.retx_pkts));
 	json_object_set_new(sum, "timeouts", json_u64(sm.timeouts));
 	json_object_set_new(sum, "qp_errors", json_u64(sm.qp_errors));

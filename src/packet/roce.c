@@ -37,6 +37,10 @@ struct roce_msg {
 	uint32_t cookie; /* handed back when delivered (posted messages) */
 };
 
+/* how far ahead of the next expected PSN a reorder-tolerant receiver
+ * holds packets (adaptive routing) */
+#define OOO_WINDOW 4096u
+
 struct roce_qp {
 	struct sim_qp q;
 	uint32_t npkts; /* packets posted so far */
@@ -55,6 +59,7 @@ struct roce_qp {
 	_Alignas(16) unsigned char cc_state[FAB_CC_STATE_MAX];
 	/* receiver */
 	uint32_t rcv_nxt, unacked;
+	uint64_t *ooo; /* adaptive routing: PSNs received ahead of rcv_nxt, bit psn mod OOO_WINDOW */
 	bool nak_sent;
 	bool echo_pending; /* a CE-marked packet arrived: the next ACK or NAK echoes it */
 	struct fab_dcqcn_np np;
@@ -98,6 +103,7 @@ static void roce_line_changed(struct psim *s, struct sim_qp *q)
 static void roce_destroy(struct sim_qp *q)
 {
 	free(RQ(q)->msgs);
+	free(RQ(q)->ooo);
 }
 
 static void send_ctrl(struct psim *s, struct roce_qp *qp, int kind, uint32_t psn)
@@ -284,6 +290,65 @@ static void drop_partial_message(struct psim *s, struct roce_qp *qp)
 	qp->unacked = 0;
 }
 
+/* the next expected PSN arrived (or was held): deliver it, complete its
+ * message at the boundary, acknowledge every ack_every packets */
+static void accept_next(struct psim *s, struct roce_qp *qp, uint32_t payload)
+{
+	FAB_ASSERT(qp->rcv_nxt < qp->npkts);
+	qp->rcv_nxt++;
+	qp->nak_sent = false;
+	bool boundary = false;
+	const struct roce_msg *m = &qp->msgs[qp->rmsg];
+	if (m->flow != NO_FLOW)
+		s->c.flows[m->flow].st.delivered_bytes += payload;
+	if (m->end_psn == qp->rcv_nxt) {
+		boundary = true;
+		qp->rmsg++;
+		if (m->flow == NO_FLOW)
+			s->c.hooks.delivered(s->c.hooks.ctx, m->cookie);
+	}
+	if ((++qp->unacked >= s->c.fp.nic.ack_every && !go_back_0(s)) || boundary) {
+		qp->unacked = 0;
+		send_ctrl(s, qp, PKT_ACK, qp->rcv_nxt);
+	}
+}
+
+/* Adaptive routing reorders packets: the NIC places one that arrives
+ * ahead of the next expected PSN (within OOO_WINDOW) and delivers it when
+ * the gap before it fills; a duplicate draws an ACK, and a loss is found
+ * by the sender's timeout (no NAK: a gap is most often a packet still on
+ * a longer path). */
+static void receive_any_order(struct psim *s, struct roce_qp *qp, struct pkt *p)
+{
+	uint32_t psn = p->psn;
+	if (psn < qp->rcv_nxt || psn >= qp->rcv_nxt + OOO_WINDOW) {
+		if (psn < qp->rcv_nxt)
+			send_ctrl(s, qp, PKT_ACK, qp->rcv_nxt);
+		return;
+	}
+	if (!qp->ooo)
+		qp->ooo = fab_xcalloc(OOO_WINDOW / 64, sizeof *qp->ooo);
+	if (psn > qp->rcv_nxt) {
+		uint32_t b = psn % OOO_WINDOW;
+		if (qp->ooo[b / 64] & (1ull << (b % 64))) {
+			send_ctrl(s, qp, PKT_ACK, qp->rcv_nxt); /* a duplicate */
+			return;
+		}
+		qp->ooo[b / 64] |= 1ull << (b % 64);
+		s->c.tot.reordered++;
+		return;
+	}
+	accept_next(s, qp, p->payload);
+	for (;;) { /* what was held behind it */
+		uint32_t b = qp->rcv_nxt % OOO_WINDOW;
+		if (qp->rcv_nxt >= qp->npkts || !(qp->ooo[b / 64] & (1ull << (b % 64))))
+			break;
+		qp->ooo[b / 64] &= ~(1ull << (b % 64));
+		const struct roce_msg *m = &qp->msgs[qp->rmsg];
+		accept_next(s, qp, qp->rcv_nxt + 1 == m->end_psn ? m->last_payload : (uint32_t)s->c.fp.mtu);
+	}
+}
+
 static void receive_data(struct psim *s, struct roce_qp *qp, struct pkt *p)
 {
 	if (p->ecn == ECN_CE && qp->cc->feedback == FAB_CC_FEEDBACK_CNP &&
@@ -294,24 +359,12 @@ static void receive_data(struct psim *s, struct roce_qp *qp, struct pkt *p)
 	/* go-back-0: the sender has restarted the message (after a timeout) */
 	if (go_back_0(s) && p->psn < qp->rcv_nxt && qp->rmsg < qp->nmsgs && p->psn == msg_first(qp, qp->rmsg))
 		drop_partial_message(s, qp);
+	if (s->c.fp.ecmp_adaptive && !go_back_0(s)) {
+		receive_any_order(s, qp, p);
+		return;
+	}
 	if (p->psn == qp->rcv_nxt) {
-		FAB_ASSERT(qp->rcv_nxt < qp->npkts);
-		qp->rcv_nxt++;
-		qp->nak_sent = false;
-		bool boundary = false;
-		const struct roce_msg *m = &qp->msgs[qp->rmsg];
-		if (m->flow != NO_FLOW)
-			s->c.flows[m->flow].st.delivered_bytes += p->payload;
-		if (m->end_psn == qp->rcv_nxt) {
-			boundary = true;
-			qp->rmsg++;
-			if (m->flow == NO_FLOW)
-				s->c.hooks.delivered(s->c.hooks.ctx, m->cookie);
-		}
-		if ((++qp->unacked >= s->c.fp.nic.ack_every && !go_back_0(s)) || boundary) {
-			qp->unacked = 0;
-			send_ctrl(s, qp, PKT_ACK, qp->rcv_nxt);
-		}
+		accept_next(s, qp, p->payload);
 	} else if (p->psn > qp->rcv_nxt) {
 		if (!qp->nak_sent) {
 			qp->nak_sent = true;

@@ -107,7 +107,20 @@ void switch_receive(struct psim *s, struct sim_port *in, struct pkt *p)
 		sim_pkt_free(s, p);
 		return;
 	}
-	uint32_t eid = cnt == 1 ? hops[0] : hops[fab_mix64(p->hash ^ s->c.ecmp_seed[si]) % cnt];
+	uint32_t first = cnt == 1 ? 0 : (uint32_t)(fab_mix64(p->hash ^ s->c.ecmp_seed[si]) % cnt);
+	uint32_t eid = hops[first];
+	if (s->c.fp.ecmp_adaptive && p->kind == PKT_DATA && cnt > 1) {
+		/* adaptive routing: the least queued port, the hash's first on a tie */
+		uint64_t best = s->ports[eid].qbytes_total + s->ports[eid].busy;
+		for (uint32_t k = 1; k < cnt; k++) {
+			uint32_t cand = hops[(first + k) % cnt];
+			uint64_t q = s->ports[cand].qbytes_total + s->ports[cand].busy;
+			if (q < best && !s->ports[cand].down) {
+				best = q;
+				eid = cand;
+			}
+		}
+	}
 	struct sim_port *eport = &s->ports[eid];
 	if (((eport->dropped_mask >> p->prio) & 1) || !mmu_admit(s, sw, in, eport, p)) {
 		drop_packet(s, eport, p);

@@ -90,6 +90,9 @@ static const struct fab_key_def keys[] = {
 	{"fabric.ecmp.seed", K_U64, OFF(fabric.ecmp_seed), "1", 0, BIG, NULL, "seed of the per-switch ECMP hash seeds"},
 	{"fabric.ecmp.same_hash", K_BOOL, OFF(fabric.ecmp_same_hash), "false", 0, 0, NULL,
 	 "every switch hashes with the same seed (reproduces ECMP polarization)"},
+	{"fabric.ecmp.adaptive", K_BOOL, OFF(fabric.ecmp_adaptive), "false", 0, 0, NULL,
+	 "adaptive routing (packet engine): each data packet takes the equal-cost port with the fewest queued "
+	 "bytes, and NICs place packets that arrive out of order (InfiniBand AR, Spectrum-X)"},
 	{"fabric.pfc.enabled", K_BOOL, OFF(fabric.pfc.enabled), "true", 0, 0, NULL,
 	 "priority flow control on the lossless priorities"},
 	{"fabric.pfc.priorities", K_PRIOMASK, OFF(fabric.pfc.prio_mask), "[3]", 0, 0, NULL,

@@ -89,6 +89,7 @@ struct fab_fabric_params {
 	uint8_t ctrl_prio;           /* priority of ACK, NAK and CNP */
 	uint64_t ecmp_seed;          /* per-switch seeds are derived from it */
 	bool ecmp_same_hash;         /* every switch uses the same seed (polarization) */
+	bool ecmp_adaptive;          /* adaptive routing: data packets take the least-queued port; NICs reorder */
 	struct fab_pfc_params pfc;
 	struct fab_ecn_params ecn;
 	struct fab_dcqcn_params dcqcn;
@@ -200,6 +201,7 @@ struct fab_sim_totals {
 	uint64_t drops;       /* in switches and on broken links */
 	uint64_t wire_losses; /* frames lost on links (lossy or down) */
 	uint64_t failovers;   /* queue pairs moved to another port of their NIC (a port failed) */
+	uint64_t reordered;   /* data packets a NIC held because they came ahead of order (adaptive routing) */
 	uint64_t flows_done;
 	bool stopped_by_end_time;
 };

@@ -21,11 +21,15 @@
  * channel.  A connection may stripe each message over several queue pairs
  * (qps_per_conn), so ECMP spreads it.
  *
- * The cost model is alpha-beta per algorithm (in the spirit of NCCL's
- * tuner): alpha is a hop's latency (NVLink or network), beta the inverse
- * of the bandwidth a rank can push on that hop.  It only has to rank the
- * algorithms, and the tests check that it picks the faster one away from
- * the crossover.
+ * Protocols.  An operation runs with LL, LL128 or Simple: its steps move
+ * 2x, 16/15 or 1x their bytes, wait for the protocol's step latency less
+ * what the links they cross take, in chunks of the protocol's size; the
+ * operation starts after the protocol's base latency.
+ *
+ * The cost model is NCCL's tuner's kind: latency plus size over bus
+ * bandwidth per algorithm and protocol, with NCCL's constants (the nccl
+ * section of the scenario), and auto chooses among NCCL's algorithms; the
+ * tests check its choices against the formulas computed by hand.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -192,16 +196,6 @@ static void comm_orders(struct fab_comm *c, const struct fab_comm_params *p)
 	for (uint32_t r = 0; r < p->nranks; r++) {
 		uint32_t sv = fab_topo_gpu_server(t, c->gpu[r]);
 		server_leaf[sv] = FAB_MIN(server_leaf[sv], gpu_leaf(c, c->gpu[r]));
-	}
-	/* servers that share their first leaf form a group a ring never leaves
-	 * between its members; more than one group: the ring crosses the spine */
-	for (uint32_t sv = 0; sv < t->nservers; sv++) {
-		if (server_leaf[sv] == UINT32_MAX)
-			continue;
-		bool seen = false;
-		for (uint32_t q = 0; q < sv && !seen; q++)
-			seen = server_leaf[q] == server_leaf[sv];
-		c->ngroups += !seen;
 	}
 	c->chan_order = fab_xcalloc(c->channels, sizeof *c->chan_order);
 	for (uint32_t ch = 0; ch < c->channels; ch++) {

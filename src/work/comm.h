@@ -70,7 +70,6 @@ struct fab_comm {
 	uint32_t ranks_per_server; /* when every server holds the same number, else 0 */
 	uint32_t nservers;
 	uint32_t nleaves;      /* leaves its NICs hang off */
-	uint32_t ngroups;      /* groups of servers under the same leaves (ring order); more than 1: the spine */
 	uint32_t **chan_order; /* [channels][nranks] ring orders */
 	int ring_order;
 	uint64_t chunk_bytes; /* 0: NCCL's, per protocol and algorithm */

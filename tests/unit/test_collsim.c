@@ -314,6 +314,47 @@ static void test_collsim_nic_ports(void **state)
 	assert_true(rel_err(bw[1] / bw[0], 9.0 / 8) < 0.02);
 }
 
+/* Adaptive routing: 16 GPUs on two leaves, every NIC of a server on its
+ * leaf, so every ring channel crosses the spine.  Hashed, ECMP puts some
+ * channels on the same uplink and the ring runs at the slowest; adaptive,
+ * each packet takes the least queued uplink, the NICs place what arrives
+ * out of order, and the ring gets the 8 NICs' bandwidth with nothing
+ * resent.  The flow engine refuses it. */
+static void test_collsim_adaptive_routing(void **state)
+{
+	(void)state;
+	const char *yaml = "topology: {leaves: 2, servers_per_leaf: 1}\n"
+			   "collective: {algo: ring, gpus: 16, min_bytes: 256MiB, max_bytes: 256MiB}\n"
+			   "nccl: {proto: simple}\n";
+	double B = 400e9 / 8 * 4096.0 / 4178, bw[2];
+	uint64_t reordered = 0, retx = 0;
+	for (int a = 0; a < 2; a++) {
+		const char *sets[] = {a ? "fabric.ecmp.adaptive=true" : "fabric.ecmp.adaptive=false"};
+		struct crun c = coll_yaml(yaml, sets, 1);
+		bw[a] = c.r->sweep.rows[0].busbw_GBps * 1e9;
+		if (a) {
+			reordered = fab_sim_totals(c.r->run->sim)->reordered;
+			retx = fab_sim_totals(c.r->run->sim)->retx_pkts;
+		}
+		crun_free(&c);
+	}
+	print_message("ring across the spine: hashed %.1f GB/s, adaptive %.1f GB/s (8 NICs %.1f); %llu packets "
+		      "reordered, %llu resent\n",
+		      bw[0] / 1e9, bw[1] / 1e9, 8 * B / 1e9, (unsigned long long)reordered, (unsigned long long)retx);
+	assert_true(bw[0] < 0.8 * 8 * B);
+	assert_true(bw[1] >= 0.95 * 8 * B && bw[1] <= 1.001 * 8 * B);
+	assert_true(reordered > 0);
+	assert_int_equal(retx, 0);
+	struct fab_err err = {0};
+	const char *flow[] = {"fabric.ecmp.adaptive=true", "engine=flow"};
+	struct fab_config *cfg = fab_config_parse(yaml, strlen(yaml), "t.yaml", NULL, flow, 2, &err);
+	assert_non_null(cfg);
+	struct fab_coll_run *r = fab_coll_run_new(cfg, false, &err);
+	assert_null(r);
+	assert_non_null(strstr(err.msg, "fabric.ecmp.adaptive"));
+	fab_config_free(cfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -323,6 +364,7 @@ int main(void)
 		cmocka_unit_test(test_collsim_rails),
 		cmocka_unit_test(test_collsim_protocols),
 		cmocka_unit_test(test_collsim_nic_ports),
+		cmocka_unit_test(test_collsim_adaptive_routing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
