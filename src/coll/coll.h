@@ -36,6 +36,7 @@ enum fab_coll_algo {
 	FAB_ALGO_HIER,   /* intra-server reduce-scatter, per-rail ring, intra-server all-gather */
 	FAB_ALGO_RHD,    /* recursive halving-doubling */
 	FAB_ALGO_DIRECT, /* every pair at once (AllToAll, SendRecv) */
+	FAB_ALGO_NVLS,   /* NVLink SHARP: the NVSwitch reduces (one server); no schedule, the communicator runs it */
 	FAB_ALGO_AUTO,   /* chosen by the cost model (select.c) */
 	FAB_ALGO_COUNT
 };

@@ -53,6 +53,14 @@ static const struct fab_key_def keys[] = {
 	 "per GPU and direction through the server's NVSwitch (H100: 450 GB/s)"},
 	{"topology.nvlink_latency", K_TIME, OFF(server.nvlink_lat_ps), "1us", 0, 1e9, NULL,
 	 "latency of a GPU-to-GPU transfer inside a server"},
+	{"topology.nvlink_efficiency", K_DOUBLE, OFF(server.nvlink_eff), "0.82", 0.01, 1, NULL,
+	 "share of nvlink_rate a GPU's collective copies reach (H100: 370 of 450 GB/s, NCCL's ring busbw in one "
+	 "server, as NCCL's maintainers give it)"},
+	{"topology.nvls", K_BOOL, OFF(server.nvls), "true", 0, 0, NULL,
+	 "the NVSwitch reduces (NVLink SHARP): AllReduce inside one server can run as nvls"},
+	{"topology.nvls_efficiency", K_DOUBLE, OFF(server.nvls_eff), "0.61", 0.01, 1, NULL,
+	 "an NVLS AllReduce moves each GPU's buffer at this share of nvlink_rate (H100: algbw 275 GB/s, busbw "
+	 "480, as NCCL's maintainers give it)"},
 	{"topology.pcie_rate", K_RATE, OFF(server.pcie_bps), "512Gbps", 1e9, 1e14, NULL,
 	 "GPU to NIC (PCIe Gen5 x16); a NIC sends no faster than this"},
 	{"topology.file", K_PATH, OFF(topo_file), "", 0, 0, NULL,
@@ -199,7 +207,7 @@ static const struct fab_key_def keys[] = {
 	/* collective (fabscope coll) */
 	{"collective.op", K_ENUM, OFF(coll.op), "allreduce", 0, 0,
 	 "allreduce|reducescatter|allgather|broadcast|reduce|alltoall|sendrecv", "the operation"},
-	{"collective.algo", K_ENUM, OFF(coll.algo), "auto", 0, 0, "ring|tree|hierarchical|rhd|direct|auto",
+	{"collective.algo", K_ENUM, OFF(coll.algo), "auto", 0, 0, "ring|tree|hierarchical|rhd|direct|nvls|auto",
 	 "algorithm; auto asks the cost model for each size"},
 	{"collective.min_bytes", K_BYTES, OFF(coll.min_bytes), "1KiB", 1, 1e13, NULL, "smallest size (nccl-tests -b)"},
 	{"collective.max_bytes", K_BYTES, OFF(coll.max_bytes), "64MiB", 1, 1e13, NULL, "largest size (nccl-tests -e)"},
@@ -255,6 +263,8 @@ static const struct fab_key_def keys[] = {
 	{"nccl.net_latency.ll128", K_TIME, OFF(nccl.net_ps[1]), "2.1us", 0, 1e9, NULL, "LL128: per network step"},
 	{"nccl.net_latency.simple", K_TIME, OFF(nccl.net_ps[2]), "10.6us", 0, 1e9, NULL,
 	 "Simple: per network step (proxy, flush)"},
+	{"nccl.nvls_latency", K_TIME, OFF(nccl.nvls_ps), "25us", 0, 1e9, NULL,
+	 "an NVLS AllReduce's latency (NCCL's tuner: NVLS on NVLink)"},
 	/* matrix (fabscope matrix) */
 	{"matrix.bytes", K_BYTES, OFF(matrix.bytes), "1MiB", 1, 1e12, NULL, "bandwidth test: bytes each way per pair"},
 	{"matrix.latency_bytes", K_BYTES, OFF(matrix.lat_bytes), "8", 1, 1e9, NULL,
@@ -338,7 +348,7 @@ static const struct fab_key_def job_keys[] = {
 	 "interleaved with virtual_stages)"},
 	{"virtual_stages", K_U32, JOFF(virtual_stages), "1", 1, 64, NULL,
 	 "model chunks per pipeline stage (interleaved 1F1B: needs micro-batches a multiple of pp)"},
-	{"algo", K_ENUM, JOFF(algo), "auto", 0, 0, "ring|tree|hierarchical|rhd|direct|auto",
+	{"algo", K_ENUM, JOFF(algo), "auto", 0, 0, "ring|tree|hierarchical|rhd|direct|nvls|auto",
 	 "data-parallel all-reduce algorithm"},
 	{"model.layers", K_U32, JOFF(model.layers), "0", 0, 1e5, NULL,
 	 "transformer layers; when set, compute, gradient_bytes, tp_bytes, tp_collectives, pp_bytes and "

@@ -211,7 +211,10 @@ void fab_sim_post_local(struct fab_sim *s, uint32_t src_gpu, uint32_t dst_gpu, f
 	if (!s->nvl_free_ps)
 		s->nvl_free_ps = fab_xcalloc(s->topo->ngpus, sizeof *s->nvl_free_ps);
 	fab_time_ps start = FAB_MAX(s->now_ps, s->nvl_free_ps[src_gpu]);
-	fab_time_ps ser = s->server.nvlink_bps ? fab_ser_ps(bytes, s->server.nvlink_bps) : 0;
+	double eff = s->server.nvlink_eff > 0 ? s->server.nvlink_eff : 1;
+	fab_time_ps ser = s->server.nvlink_bps
+		? (fab_time_ps)((double)fab_ser_ps(bytes, s->server.nvlink_bps) / eff + 0.5)
+		: 0;
 	s->nvl_free_ps[src_gpu] = start + ser;
 	fab_eq_push(&s->eq, start + ser + s->server.nvlink_lat_ps, EV_LOCAL, NULL, cookie);
 }

@@ -219,6 +219,9 @@ struct fab_sim_hooks {
 struct fab_server_params {
 	fab_rate_bps nvlink_bps; /* per GPU, each direction, through the NVSwitch */
 	fab_time_ps nvlink_lat_ps;
+	double nvlink_eff;     /* share of nvlink_bps a GPU's copies reach (0: all) */
+	bool nvls;             /* the NVSwitch reduces (NVLink SHARP) */
+	double nvls_eff;       /* an NVLS AllReduce's data rate per GPU, as a share of nvlink_bps */
 	fab_rate_bps pcie_bps; /* GPU to NIC: caps a NIC's sending rate */
 };
 

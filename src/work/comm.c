@@ -256,7 +256,7 @@ static void comm_cost_inputs(struct fab_comm *c, struct fab_work *w)
 	if (sp->pcie_bps && (double)sp->pcie_bps < nic)
 		nic = (double)sp->pcie_bps;
 	c->bw_nic_Bps = nic * eff / 8;
-	c->bw_nvl_Bps = sp->nvlink_bps ? (double)sp->nvlink_bps / 8 : 1e15;
+	c->bw_nvl_Bps = sp->nvlink_bps ? (double)sp->nvlink_bps / 8 * (sp->nvlink_eff > 0 ? sp->nvlink_eff : 1) : 1e15;
 	c->alpha_net_s = (2.0 * (double)hp->delay_ps + 2.0 * (double)fabric_delay) / 1e12 +
 		2.0 * fab_wire_data_bytes(wire, mtu) * 8 / (double)hp->rate_bps;
 	c->alpha_nvl_s = (double)sp->nvlink_lat_ps / 1e12;
@@ -610,10 +610,36 @@ static void ring_aggregate_start(struct fab_comm *c, int op, uint64_t size)
 	on_agg_delivered(c, 0); /* the hold */
 }
 
+/* NVLink SHARP: each GPU pushes its buffer into the NVSwitch, which
+ * reduces and multicasts the result; a GPU's NVLink carries S out and S in
+ * at nvls_efficiency of its rate, and the operation ends when the last
+ * GPU is done */
+static void nvls_start(struct fab_comm *c, uint64_t size)
+{
+	const struct fab_server_params *sp = fab_sim_server(c->w->sim);
+	double nvl = sp->nvlink_eff > 0 ? sp->nvlink_eff : 1, eff = sp->nvls_eff > 0 ? sp->nvls_eff : 1;
+	uint64_t bytes = (uint64_t)((double)size * nvl / eff + 0.5); /* the copies' pace is nvlink_efficiency */
+	c->aggregate = true;
+	c->agg_left = 1;
+	c->sched.channels = c->channels;
+	c->sched.nsteps = c->nranks;
+	c->agg_floor_ps = 0;
+	for (uint32_t r = 0; r < c->nranks; r++) {
+		c->agg_left++;
+		fab_sim_post_local(c->w->sim, c->gpu[r], c->gpu[r], bytes,
+				   fab_work_cookie(c->w, on_agg_delivered, c, 0));
+	}
+	on_agg_delivered(c, 0); /* the hold */
+}
+
 /* the operation begins once its protocol's base latency has passed */
 static void begin_op(void *obj, uint32_t agg)
 {
 	struct fab_comm *c = obj;
+	if (c->res.algo == FAB_ALGO_NVLS) {
+		nvls_start(c, c->res.bytes);
+		return;
+	}
 	if (agg) {
 		ring_aggregate_start(c, c->res.op, c->res.bytes);
 		return;
@@ -648,7 +674,7 @@ int fab_comm_start(struct fab_comm *c, const struct fab_coll_req *r, fab_comm_do
 	};
 	if (algo == FAB_ALGO_HIER)
 		a.order = NULL, a.chan_order = NULL;
-	bool agg = use_aggregate(c, r->op, algo, proto, size); /* no schedule to build */
+	bool agg = use_aggregate(c, r->op, algo, proto, size) || algo == FAB_ALGO_NVLS; /* no schedule to build */
 	int rc = agg ? 0 : fab_coll_build(&a, &c->sched, err);
 	if (rc)
 		return rc;
@@ -667,7 +693,7 @@ int fab_comm_start(struct fab_comm *c, const struct fab_coll_req *r, fab_comm_do
 	if (!agg && c->qps_per_conn > 1)
 		c->parts = fab_xcalloc(c->sched.nsteps ? c->sched.nsteps : 1, sizeof *c->parts);
 	fab_sim_hold(c->w->sim, +1);
-	fab_time_ps base = c->w->nccl.base_ps[proto];
+	fab_time_ps base = algo == FAB_ALGO_NVLS ? c->w->nccl.nvls_ps : c->w->nccl.base_ps[proto];
 	if (base)
 		fab_work_timer(c->w, fab_sim_now(c->w->sim) + base, begin_op, c, agg);
 	else
@@ -680,7 +706,7 @@ double fab_comm_model(const struct fab_comm *c, int op, int algo, int proto, uin
 	if (!fab_coll_supported(op, algo, c->nranks, c->ranks_per_server, NULL, 0) || proto < 0 || proto >= FAB_NPROTO)
 		return -1;
 	if (proto != FAB_PROTO_SIMPLE && algo != FAB_ALGO_RING && algo != FAB_ALGO_TREE && algo != FAB_ALGO_HIER)
-		return -1;
+		return -1; /* direct, rhd and nvls move data with Simple */
 	if (c->nranks == 1)
 		return 0;
 	const struct fab_nccl_params *np = &c->w->nccl;
@@ -728,6 +754,13 @@ double fab_comm_model(const struct fab_comm *c, int op, int algo, int proto, uin
 			t += 2 * (N - 1) * inter + 2 * (N - 1) / N * (S / G) / (c->bw_nic_Bps * f);
 		return t;
 	}
+	case FAB_ALGO_NVLS: {
+		/* one server: the NVSwitch's latency, then each GPU's buffer at nvls_efficiency */
+		const struct fab_server_params *sp = fab_sim_server(c->w->sim);
+		if (!sp->nvls || N > 1)
+			return -1;
+		return (double)np->nvls_ps / 1e12 + S / ((double)sp->nvlink_bps / 8 * sp->nvls_eff);
+	}
 	case FAB_ALGO_RHD:
 		for (double k = 1; k < n; k *= 2)
 			t += 2 * a_any;
@@ -743,7 +776,7 @@ static bool nccl_algo(int op, int algo)
 {
 	switch (op) {
 	case FAB_OP_ALLREDUCE:
-		return algo == FAB_ALGO_RING || algo == FAB_ALGO_TREE;
+		return algo == FAB_ALGO_RING || algo == FAB_ALGO_TREE || algo == FAB_ALGO_NVLS;
 	case FAB_OP_ALLTOALL:
 	case FAB_OP_SENDRECV:
 		return algo == FAB_ALGO_DIRECT;

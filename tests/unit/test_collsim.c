@@ -285,13 +285,15 @@ static void test_collsim_nic_ports(void **state)
 	assert_int_equal(tot->qp_errors, 0);
 	assert_true(rel_err(row_time_us(&f, 0), want) < 0.05);
 	crun_free(&f);
-	/* 8 and 9 NICs of 400G for 8 GPUs, two servers on one leaf */
+	/* 8 and 9 NICs of 400G for 8 GPUs, two servers on one leaf (NVLink at
+	 * its full rate, so the NICs set the pace) */
 	double bw[2];
 	for (int n = 0; n < 2; n++) {
 		char y[512];
 		snprintf(
 			y, sizeof y,
-			"topology: {nics_per_server: %d, leaves: 1, servers_per_leaf: 2, spines: 1, links_per_spine: 1}\n"
+			"topology: {nics_per_server: %d, leaves: 1, servers_per_leaf: 2, spines: 1, links_per_spine: 1,\n"
+			"           nvlink_efficiency: 1}\n"
 			"collective: {algo: ring, gpus: 16, min_bytes: 256MiB, max_bytes: 256MiB}\n"
 			"nccl: {proto: simple}\n",
 			8 + n);
@@ -355,6 +357,50 @@ static void test_collsim_adaptive_routing(void **state)
 	fab_config_free(cfg);
 }
 
+/* One 8-GPU H100 server against what NCCL's maintainers give for it
+ * (nccl-tests issue 212): a ring's bus bandwidth 370 GB/s of NVLink's 450
+ * (the copies' overhead, topology.nvlink_efficiency), and NVLink SHARP
+ * 480 GB/s of bus bandwidth, 275 of algorithm bandwidth.  auto takes the
+ * ring for small sizes and NVLS for large ones; NVLS across servers is
+ * refused. */
+static void test_collsim_one_server_nvls(void **state)
+{
+	(void)state;
+	const char *yaml = "collective: {gpus: 8, min_bytes: 1KiB, max_bytes: 1GiB, step_factor: 1024}\n";
+	static const char *const algos[3] = {"collective.algo=ring", "collective.algo=nvls", "collective.algo=auto"};
+	const char *simple = "nccl.proto=simple";
+	double busbw[3], algbw[3];
+	int big_algo = -1, small_algo = -1;
+	for (int a = 0; a < 3; a++) {
+		const char *sets[] = {algos[a], simple};
+		struct crun c = coll_yaml(yaml, sets, a == 2 ? 1 : 2);
+		assert_int_equal(c.r->sweep.nrows, 3);
+		busbw[a] = c.r->sweep.rows[2].busbw_GBps;
+		algbw[a] = c.r->sweep.rows[2].algbw_GBps;
+		if (a == 2) {
+			small_algo = c.r->sweep.rows[0].algo;
+			big_algo = c.r->sweep.rows[2].algo;
+		}
+		crun_free(&c);
+	}
+	print_message("1 GiB in one server: ring busbw %.1f GB/s (370), nvls busbw %.1f (480) algbw %.1f (275); auto "
+		      "%s at 1 KiB, %s at 1 GiB\n",
+		      busbw[0], busbw[1], algbw[1], fab_coll_algo_name(small_algo), fab_coll_algo_name(big_algo));
+	assert_true(rel_err(busbw[0], 370) < 0.05);
+	assert_true(rel_err(busbw[1], 480) < 0.05);
+	assert_true(rel_err(algbw[1], 275) < 0.05);
+	assert_int_equal(small_algo, FAB_ALGO_RING);
+	assert_int_equal(big_algo, FAB_ALGO_NVLS);
+	struct fab_err err = {0};
+	const char *sets[] = {"collective.algo=nvls", "collective.gpus=16"};
+	struct fab_config *cfg = fab_config_parse(yaml, strlen(yaml), "t.yaml", NULL, sets, 2, &err);
+	assert_non_null(cfg);
+	struct fab_coll_run *r = fab_coll_run_new(cfg, false, &err);
+	assert_null(r);
+	assert_non_null(strstr(err.msg, "nvls"));
+	fab_config_free(cfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -365,6 +411,7 @@ int main(void)
 		cmocka_unit_test(test_collsim_protocols),
 		cmocka_unit_test(test_collsim_nic_ports),
 		cmocka_unit_test(test_collsim_adaptive_routing),
+		cmocka_unit_test(test_collsim_one_server_nvls),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
