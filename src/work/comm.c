@@ -90,9 +90,14 @@ static int cmp_key(const void *a, const void *b)
 	return x->rank < y->rank ? -1 : x->rank > y->rank;
 }
 
-static uint32_t conn_get(struct fab_comm *c, uint32_t src_nic, uint32_t dst_nic, uint32_t ch)
+/* The connection from GPU src to GPU dst on channel ch, between the NICs
+ * the send uses (rail: whether they were chosen rail-aligned), opened on
+ * first use: each pair of GPUs has its own queue pairs, as NCCL connects
+ * ranks, even where two pairs share NICs (PXN, NICs shared by GPUs). */
+static uint32_t conn_get(struct fab_comm *c, uint32_t src, uint32_t dst, bool rail, uint32_t src_nic, uint32_t dst_nic,
+			 uint32_t ch)
 {
-	uint64_t key = ((uint64_t)src_nic << 40) ^ ((uint64_t)dst_nic << 12) ^ ch;
+	uint64_t key = ((uint64_t)src << 42) | ((uint64_t)dst << 22) | ((uint64_t)ch << 1) | rail;
 	key += 1; /* 0 marks an empty slot */
 	if (c->nconns * 2 >= c->conn_cap) {
 		uint32_t ncap = c->conn_cap ? 2 * c->conn_cap : 1024;
@@ -257,6 +262,10 @@ static void comm_cost_inputs(struct fab_comm *c, struct fab_work *w)
 		nic = (double)sp->pcie_bps;
 	c->bw_nic_Bps = nic * eff / 8;
 	c->bw_nvl_Bps = sp->nvlink_bps ? (double)sp->nvlink_bps / 8 * (sp->nvlink_eff > 0 ? sp->nvlink_eff : 1) : 1e15;
+	/* a hop between servers: two host links, and two fabric links when the
+	 * communicator spans leaves, and two packets' store and forward */
+	if (c->nleaves < 2)
+		fabric_delay = 0;
 	c->alpha_net_s = (2.0 * (double)hp->delay_ps + 2.0 * (double)fabric_delay) / 1e12 +
 		2.0 * fab_wire_data_bytes(wire, mtu) * 8 / (double)hp->rate_bps;
 	c->alpha_nvl_s = (double)sp->nvlink_lat_ps / 1e12;
@@ -440,12 +449,16 @@ static uint64_t wire_bytes(int proto, uint64_t b)
 
 /* what a step costs under the running protocol on top of moving its
  * bytes: the protocol's step latency, less what the links already take
- * (NVLink's latency, or the connection's path), which the engine simulates */
-static fab_time_ps step_overhead(const struct fab_comm *c, fab_time_ps links, bool net)
+ * (NVLink's latency, or a network hop's as the cost model counts it: two
+ * host links, two fabric links, two packets), which the engine simulates.
+ * One value per kind of hop, so that sends posted together still start
+ * together (the flow engine recomputes its shares at every start). */
+static fab_time_ps step_overhead(const struct fab_comm *c, bool net)
 {
 	const struct fab_nccl_params *np = &c->w->nccl;
 	int p = c->res.proto;
 	fab_time_ps want = np->hop_ps[p] + (net ? np->net_ps[p] : 0);
+	fab_time_ps links = net ? (fab_time_ps)(c->alpha_net_s * 1e12 + 0.5) : fab_sim_server(c->w->sim)->nvlink_lat_ps;
 	return want > links ? want - links : 0;
 }
 
@@ -454,8 +467,9 @@ static uint32_t send_conn(struct fab_comm *c, uint32_t src, uint32_t dst, uint32
 {
 	uint32_t snic, dnic;
 	bool p2p = c->res.op == FAB_OP_ALLTOALL || c->res.op == FAB_OP_SENDRECV || c->res.algo == FAB_ALGO_DIRECT;
-	net_nics(c, src, dst, rail_aligned(c, c->res.op, c->res.algo), p2p ? UINT32_MAX : ch, &snic, &dnic);
-	return conn_get(c, snic, dnic, ch);
+	bool rail = rail_aligned(c, c->res.op, c->res.algo);
+	net_nics(c, src, dst, rail, p2p ? UINT32_MAX : ch, &snic, &dnic);
+	return conn_get(c, src, dst, rail, snic, dnic, ch);
 }
 
 static void post_send(void *obj, uint32_t step)
@@ -487,11 +501,7 @@ static void start_send(void *ctx, struct fab_exec *ex, uint32_t step)
 	struct fab_comm *c = ctx;
 	const struct fab_step *st = &ex->s->steps[step];
 	uint32_t src = c->map[st->rank], dst = c->map[st->peer];
-	fab_time_ps o;
-	if (fab_topo_gpu_server(c->topo, src) == fab_topo_gpu_server(c->topo, dst))
-		o = step_overhead(c, fab_sim_server(c->w->sim)->nvlink_lat_ps, false);
-	else
-		o = step_overhead(c, fab_sim_conn_latency(c->w->sim, send_conn(c, src, dst, st->channel)), true);
+	fab_time_ps o = step_overhead(c, fab_topo_gpu_server(c->topo, src) != fab_topo_gpu_server(c->topo, dst));
 	if (o)
 		fab_work_timer(c->w, fab_sim_now(c->w->sim) + o, post_send, c, step);
 	else
@@ -586,7 +596,7 @@ static void ring_aggregate_start(struct fab_comm *c, int op, uint64_t size)
 		for (uint32_t i = 0; i < n; i++) {
 			uint32_t src = c->gpu[c->chan_order[ch][i]], dst = c->gpu[c->chan_order[ch][(i + 1) % n]];
 			if (fab_topo_gpu_server(c->topo, src) == fab_topo_gpu_server(c->topo, dst)) {
-				lap += (double)(sp->nvlink_lat_ps + step_overhead(c, sp->nvlink_lat_ps, false)) / 1e12 +
+				lap += (double)(sp->nvlink_lat_ps + step_overhead(c, false)) / 1e12 +
 					(double)per_step / c->bw_nvl_Bps;
 				c->agg_left++;
 				fab_sim_post_local(c->w->sim, src, dst, bytes,
@@ -595,7 +605,7 @@ static void ring_aggregate_start(struct fab_comm *c, int op, uint64_t size)
 			}
 			uint32_t conn = send_conn(c, src, dst, ch);
 			fab_time_ps lat = fab_sim_conn_latency(c->w->sim, conn);
-			lap += (double)(lat + step_overhead(c, lat, true)) / 1e12 +
+			lap += (double)(lat + step_overhead(c, true)) / 1e12 +
 				(double)per_step / fab_sim_conn_rate(c->w->sim, conn);
 			uint32_t Q = (uint32_t)FAB_MIN((uint64_t)c->qps_per_conn, FAB_MAX(bytes, 1));
 			for (uint32_t q = 0; q < Q; q++) {
