@@ -6,11 +6,11 @@
 # drops, and a retransmission timeout (100 ms) longer than the deepest
 # queue (with the default 1 ms, queues of milliseconds time out and go back
 # N for nothing).  Asserts the operation times within 5% at 1:1 and 15% at
-# 2:1: ring, hierarchical and tree AllReduce (64 MiB and 4 MiB), AllToAll,
-# and two training jobs of 128 GPUs.  Fair shares on the 4 MiB tree (14%
-# slow at 1:1, 19% at 2:1: doc/flow.md) are reported, not asserted.  About
-# six minutes on two cores; tests/unit/test_flow.c checks the same on 32
-# GPUs in make test.
+# 2:1: ring and hierarchical AllReduce, AllToAll, and two training jobs of
+# 128 GPUs; trees (AllReduce of 64 MiB and 4 MiB, the mean of three ECMP
+# seeds), whose time hangs on which channel gets ahead, within 15% at both.
+# About six minutes on two cores; tests/unit/test_flow.c checks the same on
+# 32 GPUs in make test.
 F=${1:-./build/fabscope}
 P="--set fabric.ecn.enabled=false --set fabric.pfc.enabled=false --set fabric.buffer=4GiB --set fabric.nic.rto=100ms"
 tmp=$(mktemp -d)
@@ -20,10 +20,10 @@ topo() { # LINKS_PER_SPINE: 8 is 1:1, 4 is 2:1
 	echo "topology: {leaves: 4, servers_per_leaf: 8, gpus_per_server: 8, nics_per_server: 8, spines: 8, links_per_spine: $1, radix: 128}"
 }
 # NAME RATIO PACKET FAIR FIFO [fair-report]: with fair-report, the fair
-# model's error is printed, not asserted
+# model's error is printed, not asserted; a tree's bound is 15% at both ratios
 check() {
 	awk -v n="$1" -v r="$2" -v p="$3" -v f="$4" -v q="$5" -v rep="$6" 'BEGIN {
-		lim = r == "1:1" ? 5 : 15
+		lim = r == "1:1" && n !~ /^tree/ ? 5 : 15
 		ef = (f / p - 1) * 100; eq = (q / p - 1) * 100
 		okf = (ef < lim && ef > -lim) || rep; okq = eq < lim && eq > -lim
 		printf "%-4s %-36s packet %9.1f us  fair %9.1f %+6.1f%%%s  fifo %9.1f %+6.1f%%  %s\n", r, n, p,
@@ -56,8 +56,7 @@ for lps in 8 4; do
 		b=$([ "$1 $r" = "direct 2:1" ] && echo "--set flow.batch=10us")
 		f=$(coll $4 "$tmp/c.yaml" -a "$1" --op "$2" -b "$3" -e "$3" --engine flow $b)
 		q=$(coll $4 "$tmp/c.yaml" -a "$1" --op "$2" -b "$3" -e "$3" --engine flow --set flow.queues=fifo)
-		check "$1 $2 $3$([ $4 = 1 ] || echo ", $4 seeds")${b:+ (fair: batch 10us)}" $r "$p" "$f" "$q" \
-			"$([ "$1 $3" = "tree 4M" ] && echo report)"
+		check "$1 $2 $3$([ $4 = 1 ] || echo ", $4 seeds")${b:+ (fair: batch 10us)}" $r "$p" "$f" "$q"
 	done
 	{
 		topo $lps
