@@ -774,7 +774,9 @@ bool fab_coll_supported(int op, int algo, uint32_t n, uint32_t rpn, char *why, s
 		return false;
 	}
 	if (algo == FAB_ALGO_NVLS && rpn != n) {
-		if (why)
+		if (why && !rpn)
+			snprintf(why, wl, "nvls reduces in one server's NVSwitch: the %u ranks are not all in one", n);
+		else if (why)
 			snprintf(why, wl, "nvls reduces in one server's NVSwitch: %u ranks, %u in each server", n, rpn);
 		return false;
 	}
