@@ -246,6 +246,9 @@ static const struct fab_key_def keys[] = {
 	{"nccl.pxn", K_BOOL, OFF(nccl.pxn), "true", 0, 0, NULL,
 	 "point-to-point sends (AllToAll, SendRecv, direct) leave through the sending server's NIC on the "
 	 "destination's rail, relayed over NVLink, as NCCL's PXN; false: through the sender's own NIC"},
+	{"nccl.split_data_on_qps", K_BOOL, OFF(nccl.split_data_on_qps), "false", 0, 0, NULL,
+	 "with qps_per_connection above 1: false (NCCL's default, NCCL_IB_SPLIT_DATA_ON_QPS=0): each message goes on "
+	 "the connection's next queue pair in turn; true: every message is striped over all of them"},
 	{"nccl.proto", K_ENUM, OFF(nccl.proto), "auto", 0, 0, "ll|ll128|simple|auto",
 	 "protocol of every collective (NCCL_PROTO): LL (half the wire bytes are flags, lowest latency), LL128 "
 	 "(120 of 128 bytes), Simple (all, highest latency); auto: the cost model chooses per operation and size"},

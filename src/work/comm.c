@@ -94,15 +94,15 @@ static int cmp_key(const void *a, const void *b)
  * the send uses (rail: whether they were chosen rail-aligned), opened on
  * first use: each pair of GPUs has its own queue pairs, as NCCL connects
  * ranks, even where two pairs share NICs (PXN, NICs shared by GPUs). */
-static uint32_t conn_get(struct fab_comm *c, uint32_t src, uint32_t dst, bool rail, uint32_t src_nic, uint32_t dst_nic,
-			 uint32_t ch)
+static uint32_t conn_slot(struct fab_comm *c, uint32_t src, uint32_t dst, bool rail, uint32_t src_nic, uint32_t dst_nic,
+			  uint32_t ch)
 {
 	uint64_t key = ((uint64_t)src << 42) | ((uint64_t)dst << 22) | ((uint64_t)ch << 1) | rail;
 	key += 1; /* 0 marks an empty slot */
 	if (c->nconns * 2 >= c->conn_cap) {
 		uint32_t ncap = c->conn_cap ? 2 * c->conn_cap : 1024;
 		uint64_t *nk = fab_xcalloc(ncap, sizeof *nk);
-		uint32_t *nv = fab_xcalloc(ncap, sizeof *nv);
+		uint32_t *nv = fab_xcalloc(ncap, sizeof *nv), *nr = fab_xcalloc(ncap, sizeof *nr);
 		for (uint32_t i = 0; i < c->conn_cap; i++) {
 			if (!c->conn_key[i])
 				continue;
@@ -111,17 +111,20 @@ static uint32_t conn_get(struct fab_comm *c, uint32_t src, uint32_t dst, bool ra
 				h = (h + 1) & (ncap - 1);
 			nk[h] = c->conn_key[i];
 			nv[h] = c->conn_val[i];
+			nr[h] = c->conn_rr[i];
 		}
 		free(c->conn_key);
 		free(c->conn_val);
+		free(c->conn_rr);
 		c->conn_key = nk;
 		c->conn_val = nv;
+		c->conn_rr = nr;
 		c->conn_cap = ncap;
 	}
 	uint32_t h = (uint32_t)fab_mix64(key) & (c->conn_cap - 1);
 	while (c->conn_key[h]) {
 		if (c->conn_key[h] == key)
-			return c->conn_val[h];
+			return h;
 		h = (h + 1) & (c->conn_cap - 1);
 	}
 	c->conn_key[h] = key;
@@ -133,7 +136,7 @@ static uint32_t conn_get(struct fab_comm *c, uint32_t src, uint32_t dst, bool ra
 	for (uint32_t q = 1; q < c->qps_per_conn; q++)
 		fab_sim_open(c->w->sim, src_nic + q % P, dst_nic + q % P, c->prio);
 	c->nconns++;
-	return c->conn_val[h];
+	return h;
 }
 
 /* the ranks' GPUs (each once), and how they fall on servers and leaves */
@@ -390,6 +393,7 @@ void fab_comm_free(struct fab_comm *c)
 	free(c->hier_gpu);
 	free(c->conn_key);
 	free(c->conn_val);
+	free(c->conn_rr);
 	memset(c, 0, sizeof *c);
 }
 
@@ -462,14 +466,20 @@ static fab_time_ps step_overhead(const struct fab_comm *c, bool net)
 	return want > links ? want - links : 0;
 }
 
-/* the connection a network send from GPU src to GPU dst on channel ch uses */
-static uint32_t send_conn(struct fab_comm *c, uint32_t src, uint32_t dst, uint32_t ch)
+/* the slot of the connection a network send from GPU src to GPU dst on
+ * channel ch uses (its first queue pair: c->conn_val[slot]) */
+static uint32_t send_slot(struct fab_comm *c, uint32_t src, uint32_t dst, uint32_t ch)
 {
 	uint32_t snic, dnic;
 	bool p2p = c->res.op == FAB_OP_ALLTOALL || c->res.op == FAB_OP_SENDRECV || c->res.algo == FAB_ALGO_DIRECT;
 	bool rail = rail_aligned(c, c->res.op, c->res.algo);
 	net_nics(c, src, dst, rail, p2p ? UINT32_MAX : ch, &snic, &dnic);
-	return conn_get(c, src, dst, rail, snic, dnic, ch);
+	return conn_slot(c, src, dst, rail, snic, dnic, ch);
+}
+
+static uint32_t send_conn(struct fab_comm *c, uint32_t src, uint32_t dst, uint32_t ch)
+{
+	return c->conn_val[send_slot(c, src, dst, ch)];
 }
 
 static void post_send(void *obj, uint32_t step)
@@ -484,14 +494,21 @@ static void post_send(void *obj, uint32_t step)
 		fab_sim_post_local(c->w->sim, src, dst, bytes, fab_work_cookie(c->w, on_delivered, c, step));
 		return;
 	}
-	uint32_t conn = send_conn(c, src, dst, st->channel);
-	uint32_t Q = c->qps_per_conn;
+	uint32_t slot = send_slot(c, src, dst, st->channel), conn = c->conn_val[slot];
+	/* NCCL's default (nccl.split_data_on_qps false): a message goes on one
+	 * queue pair per NIC port, the connection's next in turn; split, it is
+	 * striped over all of them */
+	uint32_t P = c->topo->nic_ports ? c->topo->nic_ports : 1, Q = c->qps_per_conn, first = 0;
+	if (!c->w->nccl.split_data_on_qps && Q > P) {
+		first = (c->conn_rr[slot]++ % (Q / P)) * P;
+		Q = P;
+	}
 	if (Q > bytes)
 		Q = (uint32_t)FAB_MAX(bytes, 1);
 	if (c->parts)
 		c->parts[step] = Q;
 	for (uint32_t q = 0; q < Q; q++)
-		fab_sim_post(c->w->sim, conn + q, bytes / Q + (q < bytes % Q ? 1 : 0),
+		fab_sim_post(c->w->sim, conn + first + q, bytes / Q + (q < bytes % Q ? 1 : 0),
 			     fab_work_cookie(c->w, on_delivered, c, step));
 }
 

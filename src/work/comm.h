@@ -81,6 +81,7 @@ struct fab_comm {
 	/* connections: (src NIC, dst NIC, channel) -> engine connection */
 	uint64_t *conn_key;
 	uint32_t *conn_val;
+	uint32_t *conn_rr; /* per connection: messages posted (round robin over its queue pairs) */
 	uint32_t conn_cap, nconns;
 	/* the operation in progress */
 	bool busy;

@@ -44,6 +44,7 @@ enum fab_proto { FAB_PROTO_LL, FAB_PROTO_LL128, FAB_PROTO_SIMPLE, FAB_PROTO_AUTO
 struct fab_nccl_params {
 	bool cross_nic;                  /* rings may enter a server on one rail and leave on another */
 	bool pxn;                        /* point-to-point sends leave through the NIC on the destination's rail */
+	bool split_data_on_qps;          /* a message striped over all of a connection's queue pairs */
 	int proto;                       /* enum fab_proto; FAB_PROTO_AUTO: the cost model chooses */
 	fab_time_ps base_ps[FAB_NPROTO]; /* per operation: launch and setup */
 	fab_time_ps hop_ps[FAB_NPROTO];  /* per step, on top of moving its bytes */

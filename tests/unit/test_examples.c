@@ -88,8 +88,8 @@ static void test_examples_tree_queues(void **state)
 
 /* oversubscription: a ring that crosses the spine at every server hop
  * loses about half its bus bandwidth at 2:1 (ECMP collisions already cost
- * it at 1:1, by an amount that varies with the seed: 2:1/1:1 is 0.56 to
- * 0.70 over seeds 1 to 6), and at 2:1 it stays under half of what the NICs
+ * it at 1:1, by an amount that varies with the seed: 2:1/1:1 is 0.55 to
+ * 0.68 over seeds 1 to 6), and at 2:1 it stays under half of what the NICs
  * carry (the uplinks are half the hosts' rate); one that stays in its leaf
  * loses nothing. */
 static void test_examples_oversubscription(void **state)
