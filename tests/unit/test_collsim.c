@@ -401,6 +401,31 @@ static void test_collsim_one_server_nvls(void **state)
 	fab_config_free(cfg);
 }
 
+/* Connections of 4 queue pairs: NCCL sends each message on the next one in
+ * turn (nccl.split_data_on_qps false), so two messages per connection use
+ * two of the four; split, every message uses all four.  Two single-GPU
+ * servers, a ring of two ranks: two messages per connection and channel. */
+static void test_collsim_qps_in_turn(void **state)
+{
+	(void)state;
+	const char *yaml = "topology: {leaves: 1, servers_per_leaf: 2, gpus_per_server: 1, nics_per_server: 1,\n"
+			   "           spines: 1, links_per_spine: 1}\n"
+			   "collective: {algo: ring, min_bytes: 4MiB, max_bytes: 4MiB, chunk: 1GiB, channels: 2,\n"
+			   "             qps_per_connection: 4}\n";
+	uint32_t used[2];
+	for (int split = 0; split < 2; split++) {
+		const char *sets[] = {split ? "nccl.split_data_on_qps=true" : "nccl.split_data_on_qps=false"};
+		struct crun c = coll_yaml(yaml, sets, 1);
+		used[split] = 0;
+		for (uint32_t q = 0; q < 16; q++) /* 2 ranks x 2 channels x 4 queue pairs */
+			used[split] += fab_sim_qp_used(c.r->run->sim, q);
+		crun_free(&c);
+	}
+	print_message("queue pairs that carried data: %u in turn, %u split (of 16)\n", used[0], used[1]);
+	assert_int_equal(used[0], 8);
+	assert_int_equal(used[1], 16);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -412,6 +437,7 @@ int main(void)
 		cmocka_unit_test(test_collsim_nic_ports),
 		cmocka_unit_test(test_collsim_adaptive_routing),
 		cmocka_unit_test(test_collsim_one_server_nvls),
+		cmocka_unit_test(test_collsim_qps_in_turn),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
