@@ -178,6 +178,8 @@ static void pkt_free(struct fab_sim *sim)
 		s->slabs = next;
 	}
 	free(s->ports);
+	for (uint32_t i = 0; s->switches && i < s->c.topo->nswitches; i++)
+		free(s->switches[i].flowlets);
 	free(s->switches);
 	free(s->nics);
 	for (uint32_t i = 0; i < s->c.nqps; i++)

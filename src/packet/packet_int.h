@@ -88,6 +88,14 @@ struct sim_switch {
 	uint64_t pfc_set_aside;           /* every port's headroom and reserves */
 	struct fab_rng rng;               /* ECN marking draws */
 	fab_bytes kmin_bytes, kmax_bytes; /* the fabric's, unless a fault changed them */
+	struct flowlet *flowlets;         /* adaptive routing by flowlets: FLOWLET_SLOTS, by hash */
+};
+
+/* a flowlet table slot: when its flows last sent a packet, and the port they took */
+#define FLOWLET_SLOTS 4096u
+struct flowlet {
+	fab_time_ps last_ps;
+	uint32_t port;
 };
 
 struct sim_qp;

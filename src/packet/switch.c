@@ -110,15 +110,34 @@ void switch_receive(struct psim *s, struct sim_port *in, struct pkt *p)
 	uint32_t first = cnt == 1 ? 0 : (uint32_t)(fab_mix64(p->hash ^ s->c.ecmp_seed[si]) % cnt);
 	uint32_t eid = hops[first];
 	if (s->c.fp.ecmp_adaptive && p->kind == PKT_DATA && cnt > 1) {
-		/* adaptive routing: the least queued port, the hash's first on a tie */
-		uint64_t best = s->ports[eid].qbytes_total + s->ports[eid].busy;
-		for (uint32_t k = 1; k < cnt; k++) {
-			uint32_t cand = hops[(first + k) % cnt];
-			uint64_t q = s->ports[cand].qbytes_total + s->ports[cand].busy;
-			if (q < best && !s->ports[cand].down) {
-				best = q;
-				eid = cand;
+		/* by flowlets: a flow heard from within the gap keeps its port */
+		struct flowlet *fl = NULL;
+		if (s->c.fp.flowlet_gap_ps) {
+			if (!sw->flowlets)
+				sw->flowlets = fab_xcalloc(FLOWLET_SLOTS, sizeof *sw->flowlets);
+			fl = &sw->flowlets[fab_mix64(p->hash ^ s->c.ecmp_seed[si]) % FLOWLET_SLOTS];
+		}
+		bool keep = false;
+		if (fl && fl->last_ps && s->c.now_ps - fl->last_ps < s->c.fp.flowlet_gap_ps)
+			for (uint32_t k = 0; k < cnt && !keep; k++)
+				keep = hops[k] == fl->port && !s->ports[fl->port].down;
+		if (keep) {
+			eid = fl->port;
+		} else {
+			/* adaptive routing: the least queued port, the hash's first on a tie */
+			uint64_t best = s->ports[eid].qbytes_total + s->ports[eid].busy;
+			for (uint32_t k = 1; k < cnt; k++) {
+				uint32_t cand = hops[(first + k) % cnt];
+				uint64_t q = s->ports[cand].qbytes_total + s->ports[cand].busy;
+				if (q < best && !s->ports[cand].down) {
+					best = q;
+					eid = cand;
+				}
 			}
+		}
+		if (fl) {
+			fl->last_ps = s->c.now_ps;
+			fl->port = eid;
 		}
 	}
 	struct sim_port *eport = &s->ports[eid];

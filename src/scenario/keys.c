@@ -101,6 +101,9 @@ static const struct fab_key_def keys[] = {
 	{"fabric.ecmp.adaptive", K_BOOL, OFF(fabric.ecmp_adaptive), "false", 0, 0, NULL,
 	 "adaptive routing (packet engine): each data packet takes the equal-cost port with the fewest queued "
 	 "bytes, and NICs place packets that arrive out of order (InfiniBand AR, Spectrum-X)"},
+	{"fabric.ecmp.flowlet_gap", K_TIME, OFF(fabric.flowlet_gap_ps), "0", 0, 1e12, NULL,
+	 "adaptive routing by flowlets: a flow keeps its port until it has been silent this long (a table of 4096 "
+	 "slots by hash per switch); 0: every packet chooses"},
 	{"fabric.pfc.enabled", K_BOOL, OFF(fabric.pfc.enabled), "true", 0, 0, NULL,
 	 "priority flow control on the lossless priorities"},
 	{"fabric.pfc.priorities", K_PRIOMASK, OFF(fabric.pfc.prio_mask), "[3]", 0, 0, NULL,

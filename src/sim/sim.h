@@ -90,6 +90,7 @@ struct fab_fabric_params {
 	uint64_t ecmp_seed;          /* per-switch seeds are derived from it */
 	bool ecmp_same_hash;         /* every switch uses the same seed (polarization) */
 	bool ecmp_adaptive;          /* adaptive routing: data packets take the least-queued port; NICs reorder */
+	fab_time_ps flowlet_gap_ps;  /* adaptive routing by flowlets: a flow changes port after this much silence */
 	struct fab_pfc_params pfc;
 	struct fab_ecn_params ecn;
 	struct fab_dcqcn_params dcqcn;
