@@ -107,7 +107,7 @@ void switch_receive(struct psim *s, struct sim_port *in, struct pkt *p)
 		sim_pkt_free(s, p);
 		return;
 	}
-	uint32_t first = cnt == 1 ? 0 : (uint32_t)(fab_mix64(p->hash ^ s->c.ecmp_seed[si]) % cnt);
+	uint32_t first = cnt == 1 ? 0 : sim_ecmp_pick(&s->c, p->hash, si, cnt);
 	uint32_t eid = hops[first];
 	if (s->c.fp.ecmp_adaptive && p->kind == PKT_DATA && cnt > 1) {
 		/* by flowlets: a flow heard from within the gap keeps its port */

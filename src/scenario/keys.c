@@ -98,6 +98,9 @@ static const struct fab_key_def keys[] = {
 	{"fabric.ecmp.seed", K_U64, OFF(fabric.ecmp_seed), "1", 0, BIG, NULL, "seed of the per-switch ECMP hash seeds"},
 	{"fabric.ecmp.same_hash", K_BOOL, OFF(fabric.ecmp_same_hash), "false", 0, 0, NULL,
 	 "every switch hashes with the same seed (reproduces ECMP polarization)"},
+	{"fabric.ecmp.hash", K_ENUM, OFF(fabric.ecmp_hash), "mix", 0, 0, "mix|xor",
+	 "how a switch hashes the 5-tuple onto its ports: a strong mix with its seed, or the fields XORed with "
+	 "its seed modulo the ports (weak: sequential addresses and ports collide, and tiers polarize)"},
 	{"fabric.ecmp.adaptive", K_BOOL, OFF(fabric.ecmp_adaptive), "false", 0, 0, NULL,
 	 "adaptive routing (packet engine): each data packet takes the equal-cost port with the fewest queued "
 	 "bytes, and NICs place packets that arrive out of order (InfiniBand AR, Spectrum-X)"},

@@ -90,6 +90,8 @@ struct sim_conn *sim_conn_open(struct fab_sim *s, uint32_t src_nic, uint32_t dst
 	uint64_t l4 = ((uint64_t)c->sport << 16) | fab_sim_wire(s)->udp_dport;
 	c->hash_fwd = fab_mix64(fab_mix64(ips) ^ l4 ^ 17);
 	c->hash_rev = fab_mix64(fab_mix64(rips) ^ l4 ^ 17);
+	if (s->fp.ecmp_hash == FAB_ECMP_XOR) /* the fields folded by XOR: symmetric, and weak */
+		c->hash_fwd = c->hash_rev = (uint64_t)src_nic ^ dst_nic ^ c->sport ^ fab_sim_wire(s)->udp_dport;
 	if (s->ops->conn_init)
 		s->ops->conn_init(s, c);
 	return c;
@@ -121,7 +123,7 @@ uint32_t sim_path(const struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, u
 		const uint32_t *hops = fab_topo_routes(t, node, dst_nic, &cnt);
 		if (!cnt)
 			break;
-		port = cnt == 1 ? hops[0] : hops[fab_mix64(hash ^ s->ecmp_seed[t->switch_index[node]]) % cnt];
+		port = cnt == 1 ? hops[0] : hops[sim_ecmp_pick(s, hash, t->switch_index[node], cnt)];
 	}
 	return n;
 }

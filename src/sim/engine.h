@@ -14,6 +14,7 @@
 #ifndef FAB_SIM_ENGINE_H
 #define FAB_SIM_ENGINE_H
 
+#include "../base/rng.h"
 #include "eq.h"
 #include "sim.h"
 
@@ -119,6 +120,14 @@ void sim_core_free(struct fab_sim *s);
 struct sim_conn *sim_conn_open(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint8_t prio);
 /* what a NIC whose port runs at port_bps can send at: that, or its PCIe
  * link's rate if slower */
+/* the equal-cost port (of cnt) switch si gives a packet of 5-tuple hash h */
+static inline uint32_t sim_ecmp_pick(const struct fab_sim *s, uint64_t h, uint32_t si, uint32_t cnt)
+{
+	if (s->fp.ecmp_hash == FAB_ECMP_XOR)
+		return (uint32_t)((h ^ s->ecmp_seed[si]) % cnt);
+	return (uint32_t)(fab_mix64(h ^ s->ecmp_seed[si]) % cnt);
+}
+
 static inline double sim_pcie_cap(const struct fab_sim *s, double port_bps)
 {
 	double pcie = (double)s->server.pcie_bps;

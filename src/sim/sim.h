@@ -76,6 +76,12 @@ enum fab_flow_ring { FAB_FLOW_RING_AUTO, FAB_FLOW_RING_STEPS, FAB_FLOW_RING_AGGR
 /* how the flow engine's switch ports share their rate */
 enum fab_flow_queues { FAB_FLOW_QUEUES_FAIR, FAB_FLOW_QUEUES_FIFO };
 
+/* how a switch hashes a packet's 5-tuple onto its equal-cost ports */
+enum fab_ecmp_hash {
+	FAB_ECMP_MIX, /* a strong mix of the 5-tuple and the switch's seed */
+	FAB_ECMP_XOR, /* XOR of the fields and the seed, modulo the ports (a weak hash, as simple switches fold) */
+};
+
 struct fab_fabric_params {
 	int engine;                  /* enum fab_engine */
 	int transport;               /* enum fab_transport_kind: the queue pairs' */
@@ -89,6 +95,7 @@ struct fab_fabric_params {
 	uint8_t ctrl_prio;           /* priority of ACK, NAK and CNP */
 	uint64_t ecmp_seed;          /* per-switch seeds are derived from it */
 	bool ecmp_same_hash;         /* every switch uses the same seed (polarization) */
+	int ecmp_hash;               /* enum fab_ecmp_hash */
 	bool ecmp_adaptive;          /* adaptive routing: data packets take the least-queued port; NICs reorder */
 	fab_time_ps flowlet_gap_ps;  /* adaptive routing by flowlets: a flow changes port after this much silence */
 	struct fab_pfc_params pfc;

@@ -282,13 +282,14 @@ static void test_examples_pfc_storm(void **state)
 	json_decref(base);
 }
 
-/* ecmp-polarization: idle core links found; per-switch seeds fix it. */
+/* ecmp-polarization: idle core links found; per-switch seeds fix it with
+ * a strong hash, not with an XOR of the fields. */
 static void test_examples_ecmp_polarization(void **state)
 {
 	(void)state;
-	const char *fixed[] = {"fabric.ecmp.same_hash=false"};
-	int found[2];
-	for (int i = 0; i < 2; i++) {
+	const char *fixed[] = {"fabric.ecmp.same_hash=false", "fabric.ecmp.hash=xor"};
+	int found[3];
+	for (int i = 0; i < 3; i++) {
 		struct fab_config *c = load("examples/ecmp-polarization/scenario.yaml", fixed, (size_t)i);
 		struct fab_run *r = sim(c);
 		json_t *doc = fab_result_json(c, r->sim);
@@ -303,6 +304,7 @@ static void test_examples_ecmp_polarization(void **state)
 		fab_config_free(c);
 	}
 	assert_true(found[0]);
+	assert_true(found[2]);
 }
 
 /* rails: rail-aligned rings and PXN keep every byte off the spine;
