@@ -27,7 +27,7 @@ static const char *usage_coll =
 	"options (each sets a collective.* key):\n"
 	"  --op OP               allreduce, reducescatter, allgather, broadcast, reduce,\n"
 	"                        alltoall, sendrecv (default allreduce)\n"
-	"  -a, --algo ALGO       ring, tree, hierarchical, rhd, direct, nvls, auto (default auto)\n"
+	"  -a, --algo ALGO       ring, tree, hierarchical, rhd, direct, nvls, sharp, auto (default auto)\n"
 	"  -b, --minbytes SIZE   smallest size (default 1K; K, M, G are binary, as in nccl-tests)\n"
 	"  -e, --maxbytes SIZE   largest size (default 64M)\n"
 	"  -f, --stepfactor N    multiply the size by N from row to row (default 4)\n"

@@ -680,7 +680,7 @@ static const char *op_names[] = {"allreduce", "reducescatter", "allgather", "bro
 				 "reduce",    "alltoall",      "sendrecv"};
 static const char *op_titles[] = {"AllReduce", "ReduceScatter", "AllGather", "Broadcast",
 				  "Reduce",    "AllToAll",      "SendRecv"};
-static const char *algo_names[] = {"ring", "tree", "hierarchical", "rhd", "direct", "nvls", "auto"};
+static const char *algo_names[] = {"ring", "tree", "hierarchical", "rhd", "direct", "nvls", "sharp", "auto"};
 
 const char *fab_coll_op_name(int op)
 {
@@ -758,14 +758,14 @@ double fab_coll_busbw_factor(int op, uint32_t n)
 bool fab_coll_supported(int op, int algo, uint32_t n, uint32_t rpn, char *why, size_t wl)
 {
 	static const bool ok[FAB_OP_COUNT][FAB_ALGO_AUTO] = {
-		/*                 ring   tree   hier   rhd    direct nvls */
-		[FAB_OP_ALLREDUCE] = {true, true, true, true, false, true},
-		[FAB_OP_REDUCESCATTER] = {true, false, false, false, false, false},
-		[FAB_OP_ALLGATHER] = {true, false, false, false, false, false},
-		[FAB_OP_BROADCAST] = {true, true, false, false, false, false},
-		[FAB_OP_REDUCE] = {true, true, false, false, false, false},
-		[FAB_OP_ALLTOALL] = {false, false, false, false, true, false},
-		[FAB_OP_SENDRECV] = {false, false, false, false, true, false},
+		/*                 ring   tree   hier   rhd    direct nvls   sharp */
+		[FAB_OP_ALLREDUCE] = {true, true, true, true, false, true, true},
+		[FAB_OP_REDUCESCATTER] = {true, false, false, false, false, false, false},
+		[FAB_OP_ALLGATHER] = {true, false, false, false, false, false, false},
+		[FAB_OP_BROADCAST] = {true, true, false, false, false, false, false},
+		[FAB_OP_REDUCE] = {true, true, false, false, false, false, false},
+		[FAB_OP_ALLTOALL] = {false, false, false, false, true, false, false},
+		[FAB_OP_SENDRECV] = {false, false, false, false, true, false, false},
 	};
 	if (op < 0 || op >= FAB_OP_COUNT || algo < 0 || algo >= FAB_ALGO_AUTO || !ok[op][algo]) {
 		if (why)
@@ -778,6 +778,14 @@ bool fab_coll_supported(int op, int algo, uint32_t n, uint32_t rpn, char *why, s
 			snprintf(why, wl, "nvls reduces in one server's NVSwitch: the %u ranks are not all in one", n);
 		else if (why)
 			snprintf(why, wl, "nvls reduces in one server's NVSwitch: %u ranks, %u in each server", n, rpn);
+		return false;
+	}
+	if (algo == FAB_ALGO_SHARP && (!rpn || n % rpn || rpn == n)) {
+		if (why)
+			snprintf(why, wl,
+				 "sharp reduces in the fabric's switches: whole servers, more than one (%u ranks, %u "
+				 "per server)",
+				 n, rpn);
 		return false;
 	}
 	if (algo == FAB_ALGO_HIER && (!rpn || n % rpn)) {
@@ -796,10 +804,10 @@ int fab_coll_build(const struct fab_coll_args *a, struct fab_sched *out, struct 
 		return fab_err_set(err, FAB_EINVAL, "collective: ranks, element size and 1..64 channels needed");
 	if (!fab_coll_supported(a->op, a->algo, a->nranks, a->ranks_per_node, why, sizeof why))
 		return fab_err_set(err, FAB_EINVAL, "collective: %s", why);
-	if (a->algo == FAB_ALGO_NVLS)
-		return fab_err_set(
-			err, FAB_EINVAL,
-			"collective: nvls reduces in the NVSwitch; it is not a schedule of sends between ranks");
+	if (a->algo == FAB_ALGO_NVLS || a->algo == FAB_ALGO_SHARP)
+		return fab_err_set(err, FAB_EINVAL,
+				   "collective: %s reduces in switches; it is not a schedule of sends between ranks",
+				   fab_coll_algo_name(a->algo));
 	if ((a->op == FAB_OP_BROADCAST || a->op == FAB_OP_REDUCE) && a->root >= a->nranks)
 		return fab_err_set(err, FAB_EINVAL, "collective: root %u is not a rank (0..%u)", a->root,
 				   a->nranks - 1);

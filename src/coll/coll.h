@@ -37,7 +37,8 @@ enum fab_coll_algo {
 	FAB_ALGO_RHD,    /* recursive halving-doubling */
 	FAB_ALGO_DIRECT, /* every pair at once (AllToAll, SendRecv) */
 	FAB_ALGO_NVLS,   /* NVLink SHARP: the NVSwitch reduces (one server); no schedule, the communicator runs it */
-	FAB_ALGO_AUTO,   /* chosen by the cost model (select.c) */
+	FAB_ALGO_SHARP, /* the fabric's switches reduce (SHARP, NCCL's CollNet); no schedule, the communicator runs it */
+	FAB_ALGO_AUTO,  /* chosen by the cost model (select.c) */
 	FAB_ALGO_COUNT
 };
 

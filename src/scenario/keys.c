@@ -58,6 +58,8 @@ static const struct fab_key_def keys[] = {
 	 "server, as NCCL's maintainers give it)"},
 	{"topology.nvls", K_BOOL, OFF(server.nvls), "true", 0, 0, NULL,
 	 "the NVSwitch reduces (NVLink SHARP): AllReduce inside one server can run as nvls"},
+	{"topology.sharp", K_BOOL, OFF(server.sharp), "false", 0, 0, NULL,
+	 "the fabric's switches reduce (SHARP, NCCL's CollNet): AllReduce across servers can run as sharp"},
 	{"topology.nvls_efficiency", K_DOUBLE, OFF(server.nvls_eff), "0.61", 0.01, 1, NULL,
 	 "an NVLS AllReduce moves each GPU's buffer at this share of nvlink_rate (H100: algbw 275 GB/s, busbw "
 	 "480, as NCCL's maintainers give it)"},
@@ -213,7 +215,7 @@ static const struct fab_key_def keys[] = {
 	/* collective (fabscope coll) */
 	{"collective.op", K_ENUM, OFF(coll.op), "allreduce", 0, 0,
 	 "allreduce|reducescatter|allgather|broadcast|reduce|alltoall|sendrecv", "the operation"},
-	{"collective.algo", K_ENUM, OFF(coll.algo), "auto", 0, 0, "ring|tree|hierarchical|rhd|direct|nvls|auto",
+	{"collective.algo", K_ENUM, OFF(coll.algo), "auto", 0, 0, "ring|tree|hierarchical|rhd|direct|nvls|sharp|auto",
 	 "algorithm; auto asks the cost model for each size"},
 	{"collective.min_bytes", K_BYTES, OFF(coll.min_bytes), "1KiB", 1, 1e13, NULL, "smallest size (nccl-tests -b)"},
 	{"collective.max_bytes", K_BYTES, OFF(coll.max_bytes), "64MiB", 1, 1e13, NULL, "largest size (nccl-tests -e)"},
@@ -274,6 +276,8 @@ static const struct fab_key_def keys[] = {
 	 "Simple: per network step (proxy, flush)"},
 	{"nccl.nvls_latency", K_TIME, OFF(nccl.nvls_ps), "25us", 0, 1e9, NULL,
 	 "an NVLS AllReduce's latency (NCCL's tuner: NVLS on NVLink)"},
+	{"nccl.sharp_latency", K_TIME, OFF(nccl.sharp_ps), "31us", 0, 1e9, NULL,
+	 "a SHARP AllReduce's latency (NCCL's tuner: CollNet Direct on the network)"},
 	/* matrix (fabscope matrix) */
 	{"matrix.bytes", K_BYTES, OFF(matrix.bytes), "1MiB", 1, 1e12, NULL, "bandwidth test: bytes each way per pair"},
 	{"matrix.latency_bytes", K_BYTES, OFF(matrix.lat_bytes), "8", 1, 1e9, NULL,
@@ -357,7 +361,7 @@ static const struct fab_key_def job_keys[] = {
 	 "interleaved with virtual_stages)"},
 	{"virtual_stages", K_U32, JOFF(virtual_stages), "1", 1, 64, NULL,
 	 "model chunks per pipeline stage (interleaved 1F1B: needs micro-batches a multiple of pp)"},
-	{"algo", K_ENUM, JOFF(algo), "auto", 0, 0, "ring|tree|hierarchical|rhd|direct|nvls|auto",
+	{"algo", K_ENUM, JOFF(algo), "auto", 0, 0, "ring|tree|hierarchical|rhd|direct|nvls|sharp|auto",
 	 "data-parallel all-reduce algorithm"},
 	{"model.layers", K_U32, JOFF(model.layers), "0", 0, 1e5, NULL,
 	 "transformer layers; when set, compute, gradient_bytes, tp_bytes, tp_collectives, pp_bytes and "

@@ -230,6 +230,7 @@ struct fab_server_params {
 	double nvlink_eff;     /* share of nvlink_bps a GPU's copies reach (0: all) */
 	bool nvls;             /* the NVSwitch reduces (NVLink SHARP) */
 	double nvls_eff;       /* an NVLS AllReduce's data rate per GPU, as a share of nvlink_bps */
+	bool sharp;            /* the fabric's switches reduce (SHARP) */
 	fab_rate_bps pcie_bps; /* GPU to NIC: caps a NIC's sending rate */
 };
 

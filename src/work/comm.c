@@ -394,6 +394,8 @@ void fab_comm_free(struct fab_comm *c)
 	free(c->conn_key);
 	free(c->conn_val);
 	free(c->conn_rr);
+	free(c->sh_left);
+	free(c->sh_stage);
 	memset(c, 0, sizeof *c);
 }
 
@@ -410,6 +412,9 @@ static void finish_op(struct fab_comm *c)
 		       (unsigned long long)c->cur_chunk, c->sched.nsteps, fab_fmt_time(c->res.start_ps, a, sizeof a),
 		       fab_fmt_time(c->res.end_ps, b, sizeof b), (double)(c->res.end_ps - c->res.start_ps) / 1e6);
 	c->busy = false;
+	free(c->sh_left);
+	free(c->sh_stage);
+	c->sh_left = c->sh_stage = NULL;
 	fab_exec_free(&c->ex);
 	if (c->aggregate)
 		memset(&c->sched, 0, sizeof c->sched);
@@ -659,12 +664,76 @@ static void nvls_start(struct fab_comm *c, uint64_t size)
 	on_agg_delivered(c, 0); /* the hold */
 }
 
+/* In-network reduction (SHARP, NCCL's CollNet): the buffer goes in parts
+ * of G x 512 KiB through three stages, a part entering the first when the
+ * one before has left it: a reduce-scatter inside each server (each GPU
+ * sends (G-1)/G of the part over NVLink); the switches' reduction (each
+ * GPU's NIC sends its 1/G shard up and receives the reduced shard back,
+ * emulated as one message from it to the NIC of the same rail in the next
+ * server, so every NIC link carries the shard once each way, and a link
+ * between switches one shard per crossing where SHARP's tree would carry
+ * one per switch); an all-gather inside each server. */
+static void sharp_stage(struct fab_comm *c, uint32_t p);
+
+static void on_sharp(void *obj, uint32_t p)
+{
+	struct fab_comm *c = obj;
+	if (--c->sh_left[p])
+		return;
+	if (++c->sh_stage[p] == 3) {
+		on_agg_delivered(c, 0); /* the part is done */
+		return;
+	}
+	if (c->sh_stage[p] == 1 && c->sh_next < c->sh_parts) {
+		uint32_t q = c->sh_next++;
+		sharp_stage(c, q);
+	}
+	sharp_stage(c, p);
+}
+
+static void sharp_stage(struct fab_comm *c, uint32_t p)
+{
+	uint32_t n = c->nranks, G = c->ranks_per_server, N = n / G;
+	c->sh_left[p] = n;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t g = c->hier_gpu[i];
+		uint32_t cookie = fab_work_cookie(c->w, on_sharp, c, p);
+		if (c->sh_stage[p] != 1) { /* reduce-scatter or all-gather: (G-1)/G of the part over NVLink */
+			fab_sim_post_local(c->w->sim, g, g, c->sh_bytes * (G - 1) / G, cookie);
+			continue;
+		}
+		uint32_t peer = c->hier_gpu[((i / G + 1) % N) * G + i % G];
+		uint32_t slot = conn_slot(c, g, peer, false, gpu_nic(c, g), gpu_nic(c, peer), 0);
+		fab_sim_post(c->w->sim, c->conn_val[slot], FAB_MAX(c->sh_bytes / G, 1), cookie);
+	}
+}
+
+static void sharp_start(struct fab_comm *c, uint64_t size)
+{
+	uint64_t G = c->ranks_per_server, part = G * 524288;
+	c->sh_parts = (uint32_t)FAB_MAX((size + part - 1) / part, 1);
+	c->sh_bytes = (size + c->sh_parts - 1) / c->sh_parts;
+	c->sh_left = fab_xcalloc(c->sh_parts, sizeof *c->sh_left);
+	c->sh_stage = fab_xcalloc(c->sh_parts, sizeof *c->sh_stage);
+	c->aggregate = true;
+	c->agg_left = c->sh_parts;
+	c->agg_floor_ps = 0;
+	c->sched.channels = 1;
+	c->sched.nsteps = 3 * c->sh_parts * c->nranks;
+	c->sh_next = 1;
+	sharp_stage(c, 0);
+}
+
 /* the operation begins once its protocol's base latency has passed */
 static void begin_op(void *obj, uint32_t agg)
 {
 	struct fab_comm *c = obj;
 	if (c->res.algo == FAB_ALGO_NVLS) {
 		nvls_start(c, c->res.bytes);
+		return;
+	}
+	if (c->res.algo == FAB_ALGO_SHARP) {
+		sharp_start(c, c->res.bytes);
 		return;
 	}
 	if (agg) {
@@ -701,7 +770,8 @@ int fab_comm_start(struct fab_comm *c, const struct fab_coll_req *r, fab_comm_do
 	};
 	if (algo == FAB_ALGO_HIER)
 		a.order = NULL, a.chan_order = NULL;
-	bool agg = use_aggregate(c, r->op, algo, proto, size) || algo == FAB_ALGO_NVLS; /* no schedule to build */
+	/* no schedule to build */
+	bool agg = use_aggregate(c, r->op, algo, proto, size) || algo == FAB_ALGO_NVLS || algo == FAB_ALGO_SHARP;
 	int rc = agg ? 0 : fab_coll_build(&a, &c->sched, err);
 	if (rc)
 		return rc;
@@ -720,7 +790,9 @@ int fab_comm_start(struct fab_comm *c, const struct fab_coll_req *r, fab_comm_do
 	if (!agg && c->qps_per_conn > 1)
 		c->parts = fab_xcalloc(c->sched.nsteps ? c->sched.nsteps : 1, sizeof *c->parts);
 	fab_sim_hold(c->w->sim, +1);
-	fab_time_ps base = algo == FAB_ALGO_NVLS ? c->w->nccl.nvls_ps : c->w->nccl.base_ps[proto];
+	fab_time_ps base = algo == FAB_ALGO_NVLS ? c->w->nccl.nvls_ps
+		: algo == FAB_ALGO_SHARP         ? c->w->nccl.sharp_ps
+						 : c->w->nccl.base_ps[proto];
 	if (base)
 		fab_work_timer(c->w, fab_sim_now(c->w->sim) + base, begin_op, c, agg);
 	else
@@ -788,6 +860,14 @@ double fab_comm_model(const struct fab_comm *c, int op, int algo, int proto, uin
 			return -1;
 		return (double)np->nvls_ps / 1e12 + S / ((double)sp->nvlink_bps / 8 * sp->nvls_eff);
 	}
+	case FAB_ALGO_SHARP: {
+		/* pipelined: the slower of the NVLink stages and the NIC's shard */
+		const struct fab_server_params *sp = fab_sim_server(c->w->sim);
+		if (!sp->sharp || N < 2)
+			return -1;
+		double nvl = 2 * (G - 1) / G * S / c->bw_nvl_Bps, net = S / G / c->bw_nic_Bps;
+		return (double)np->sharp_ps / 1e12 + FAB_MAX(nvl, net);
+	}
 	case FAB_ALGO_RHD:
 		for (double k = 1; k < n; k *= 2)
 			t += 2 * a_any;
@@ -798,12 +878,23 @@ double fab_comm_model(const struct fab_comm *c, int op, int algo, int proto, uin
 	return -1;
 }
 
+int fab_comm_algo_available(const struct fab_comm *c, int algo, struct fab_err *err)
+{
+	const struct fab_server_params *sp = fab_sim_server(c->w->sim);
+	if (algo == FAB_ALGO_NVLS && !sp->nvls)
+		return fab_err_set(err, FAB_EINVAL, "algo: nvls needs an NVSwitch that reduces (topology.nvls)");
+	if (algo == FAB_ALGO_SHARP && !sp->sharp)
+		return fab_err_set(err, FAB_EINVAL, "algo: sharp needs switches that reduce (topology.sharp)");
+	return 0;
+}
+
 /* NCCL's algorithms for op, which auto chooses among */
 static bool nccl_algo(int op, int algo)
 {
 	switch (op) {
 	case FAB_OP_ALLREDUCE:
-		return algo == FAB_ALGO_RING || algo == FAB_ALGO_TREE || algo == FAB_ALGO_NVLS;
+		return algo == FAB_ALGO_RING || algo == FAB_ALGO_TREE || algo == FAB_ALGO_NVLS ||
+			algo == FAB_ALGO_SHARP;
 	case FAB_OP_ALLTOALL:
 	case FAB_OP_SENDRECV:
 		return algo == FAB_ALGO_DIRECT;

@@ -92,6 +92,10 @@ struct fab_comm {
 	bool aggregate;
 	uint32_t agg_left;        /* transfers still travelling */
 	fab_time_ps agg_floor_ps; /* the end no sooner than this: every step at full rate plus its latency */
+	/* SHARP: parts of the buffer through three stages (comm.c) */
+	uint32_t sh_parts, sh_next;
+	uint32_t *sh_left, *sh_stage; /* per part: transfers of its stage still travelling; the stage */
+	uint64_t sh_bytes;            /* bytes of a part */
 	struct fab_op_result res;
 	fab_comm_done_fn done;
 	void *done_ctx;
@@ -107,6 +111,9 @@ void fab_comm_free(struct fab_comm *c);
 /* Starts one operation now; done(ctx, result) when every rank has finished. */
 int fab_comm_start(struct fab_comm *c, const struct fab_coll_req *r, fab_comm_done_fn done, void *ctx,
 		   struct fab_err *err);
+/* Whether the cluster has what algo needs (nvls: topology.nvls; sharp:
+ * topology.sharp): 0, or FAB_EINVAL with why. */
+int fab_comm_algo_available(const struct fab_comm *c, int algo, struct fab_err *err);
 /* The cost model: modelled time in seconds of op at bytes with algo and
  * proto, or a negative value when they cannot run it here. */
 double fab_comm_model(const struct fab_comm *c, int op, int algo, int proto, uint64_t bytes);

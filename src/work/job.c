@@ -545,6 +545,16 @@ int fab_job_init(struct fab_job *j, struct fab_work *w, const struct fab_job_spe
 			if (fab_comm_init(&j->dp_comm[s * j->tp + x], w, &cp, err))
 				goto fail;
 			j->dp_comm[s * j->tp + x].user = j;
+			if (spec->algo != FAB_ALGO_AUTO) {
+				char why[160];
+				if (!fab_coll_supported(FAB_OP_ALLREDUCE, spec->algo, j->dp,
+							j->dp_comm[s * j->tp + x].ranks_per_server, why, sizeof why)) {
+					fab_err_set(err, FAB_EINVAL, "algo: %s", why);
+					goto fail;
+				}
+				if (fab_comm_algo_available(&j->dp_comm[s * j->tp + x], spec->algo, err))
+					goto fail;
+			}
 		}
 	if (j->tp > 1) {
 		j->tp_comm = fab_xcalloc((size_t)j->pp * j->dp, sizeof *j->tp_comm);

@@ -138,6 +138,11 @@ int fab_sweep_start(struct fab_sweep *sw, struct fab_comm *c, const struct fab_c
 	if (p->algo != FAB_ALGO_AUTO &&
 	    !fab_coll_supported(p->op, p->algo, c->nranks, c->ranks_per_server, why, sizeof why))
 		return fab_err_set(err, FAB_EINVAL, "collective.algo: %s", why);
+	if (fab_comm_algo_available(c, p->algo, err)) {
+		char msg[sizeof err->msg];
+		snprintf(msg, sizeof msg, "collective.%s", err->msg);
+		return fab_err_set(err, FAB_EINVAL, "%s", msg);
+	}
 	if ((p->op == FAB_OP_BROADCAST || p->op == FAB_OP_REDUCE) && p->root >= c->nranks)
 		return fab_err_set(err, FAB_EINVAL, "collective.root: rank %u does not exist (0..%u)", p->root,
 				   c->nranks - 1);

@@ -61,6 +61,7 @@ void fab_work_init(struct fab_work *w, struct fab_sim *sim, const struct fab_top
 	memcpy(w->nccl.hop_ps, hop, sizeof hop);
 	memcpy(w->nccl.net_ps, net, sizeof net);
 	w->nccl.nvls_ps = 25000000;
+	w->nccl.sharp_ps = 31000000;
 	struct fab_sim_hooks h = {w, dispatch, dispatch};
 	fab_sim_set_hooks(sim, &h);
 }

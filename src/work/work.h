@@ -50,6 +50,7 @@ struct fab_nccl_params {
 	fab_time_ps hop_ps[FAB_NPROTO];  /* per step, on top of moving its bytes */
 	fab_time_ps net_ps[FAB_NPROTO];  /* per step that crosses the network, on top of hop_ps */
 	fab_time_ps nvls_ps;             /* an NVLS AllReduce's latency */
+	fab_time_ps sharp_ps;            /* a SHARP AllReduce's latency */
 };
 
 const char *fab_proto_name(int proto); /* "LL", "LL128", "Simple", "auto" */

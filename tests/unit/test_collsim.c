@@ -436,6 +436,48 @@ static void test_collsim_qps_in_turn(void **state)
 	assert_int_equal(used[1], 16);
 }
 
+/* In-network reduction (topology.sharp): each GPU's NIC sends its 1/G
+ * shard once and gets the reduced shard back, where a ring sends 2(n-1)/n
+ * of it, so the NICs carry n/(2(n-1)) of the ring's bytes; with NVLink
+ * fast enough not to matter, the time is SHARP's latency plus the shard at
+ * a NIC's rate.  32 GPUs on 4 rail-optimized servers, 256 MiB. */
+static void test_collsim_sharp(void **state)
+{
+	(void)state;
+	const char *yaml = "topology: {rail_optimized: true, leaves: 8, servers_per_leaf: 4, sharp: true,\n"
+			   "           nvlink_rate: 14400Gbps, nvlink_efficiency: 1}\n"
+			   "collective: {gpus: 32, min_bytes: 256MiB, max_bytes: 256MiB}\n"
+			   "nccl: {proto: simple}\n";
+	static const char *const algos[2] = {"collective.algo=ring", "collective.algo=sharp"};
+	double t[2], nic[2];
+	for (int a = 0; a < 2; a++) {
+		const char *sets[] = {algos[a]};
+		struct crun c = coll_yaml(yaml, sets, 1);
+		t[a] = row_time_us(&c, 0);
+		const struct fab_topo *tp = c.r->run->topo;
+		const struct fab_port_stats *ps = fab_sim_port_stats(c.r->run->sim);
+		nic[a] = 0;
+		for (uint32_t i = 0; i < tp->nnics; i++)
+			nic[a] += (double)ps[tp->nodes[tp->nic_node[i]].first_port].tx_bytes;
+		crun_free(&c);
+	}
+	double B = 400e9 / 8 * 4096.0 / 4178, S = 256.0 * (1 << 20), want = 31 + S / 8 / B * 1e6;
+	print_message("sharp %.1f us (latency + shard at a NIC: %.1f), ring %.1f us; NIC bytes sharp/ring %.4f "
+		      "(closed form %.4f)\n",
+		      t[1], want, t[0], nic[1] / nic[0], 32.0 / (2 * 31));
+	assert_true(rel_err(t[1], want) < 0.05);
+	assert_true(rel_err(nic[1] / nic[0], 32.0 / (2 * 31)) < 0.01);
+	/* without switches that reduce, it is refused */
+	struct fab_err err = {0};
+	const char *sets[] = {"collective.algo=sharp", "topology.sharp=false"};
+	struct fab_config *cfg = fab_config_parse(yaml, strlen(yaml), "t.yaml", NULL, sets, 2, &err);
+	assert_non_null(cfg);
+	struct fab_coll_run *r = fab_coll_run_new(cfg, false, &err);
+	assert_null(r);
+	assert_non_null(strstr(err.msg, "sharp"));
+	fab_config_free(cfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -448,6 +490,7 @@ int main(void)
 		cmocka_unit_test(test_collsim_adaptive_routing),
 		cmocka_unit_test(test_collsim_one_server_nvls),
 		cmocka_unit_test(test_collsim_qps_in_turn),
+		cmocka_unit_test(test_collsim_sharp),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
