@@ -68,13 +68,18 @@ static void net_nics(const struct fab_comm *c, uint32_t src, uint32_t dst, bool 
 	*snic = rail ? fab_topo_gpu_server(t, src) * npn + *dnic % npn : gpu_nic(c, src);
 }
 
+/* whether op with algo is point-to-point (its sends go by the
+ * destination's rail, not the channel's) */
+static bool is_p2p(int op, int algo)
+{
+	return op == FAB_OP_ALLTOALL || op == FAB_OP_SENDRECV || algo == FAB_ALGO_DIRECT;
+}
+
 /* whether algo's sends for op go rail-aligned: collectives unless
  * nccl.cross_nic, point-to-point with nccl.pxn */
 static bool rail_aligned(const struct fab_comm *c, int op, int algo)
 {
-	if (op == FAB_OP_ALLTOALL || op == FAB_OP_SENDRECV || algo == FAB_ALGO_DIRECT)
-		return c->w->nccl.pxn;
-	return !c->w->nccl.cross_nic;
+	return is_p2p(op, algo) ? c->w->nccl.pxn : !c->w->nccl.cross_nic;
 }
 
 struct sortkey {
@@ -476,9 +481,8 @@ static fab_time_ps step_overhead(const struct fab_comm *c, bool net)
 static uint32_t send_slot(struct fab_comm *c, uint32_t src, uint32_t dst, uint32_t ch)
 {
 	uint32_t snic, dnic;
-	bool p2p = c->res.op == FAB_OP_ALLTOALL || c->res.op == FAB_OP_SENDRECV || c->res.algo == FAB_ALGO_DIRECT;
 	bool rail = rail_aligned(c, c->res.op, c->res.algo);
-	net_nics(c, src, dst, rail, p2p ? UINT32_MAX : ch, &snic, &dnic);
+	net_nics(c, src, dst, rail, is_p2p(c->res.op, c->res.algo) ? UINT32_MAX : ch, &snic, &dnic);
 	return conn_slot(c, src, dst, rail, snic, dnic, ch);
 }
 

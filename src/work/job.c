@@ -462,6 +462,43 @@ int fab_job_place(const struct fab_topo *t, const struct fab_job_spec *spec, uin
 	return 0;
 }
 
+/* One communicator per stage and tensor index over the data-parallel
+ * replicas ([pp * tp], named job.TAGs.x): the gradients' (dp) and the MoE
+ * all-to-alls' (ep).  NULL and err when one cannot be built (those built
+ * are freed). */
+static struct fab_comm *group_comms(struct fab_job *j, struct fab_work *w, const char *tag, struct fab_err *err)
+{
+	const struct fab_job_spec *spec = &j->spec;
+	struct fab_comm *cs = fab_xcalloc((size_t)j->pp * j->tp, sizeof *cs);
+	uint32_t *g = fab_xcalloc(j->dp, sizeof *g);
+	char name[64];
+	for (uint32_t i = 0; i < j->pp * j->tp; i++) {
+		uint32_t s = i / j->tp, x = i % j->tp;
+		for (uint32_t d = 0; d < j->dp; d++)
+			g[d] = j->gpu[rank_of(j, s, d, x)];
+		snprintf(name, sizeof name, "%s.%s%u.%u", spec->name, tag, s, x);
+		struct fab_comm_params cp = {name,
+					     j->dp,
+					     g,
+					     spec->ring_order,
+					     spec->channels,
+					     0,
+					     (uint8_t)spec->priority,
+					     0,
+					     spec->qps_per_conn};
+		if (fab_comm_init(&cs[i], w, &cp, err)) {
+			for (uint32_t k = 0; k <= i; k++)
+				fab_comm_free(&cs[k]);
+			free(cs);
+			free(g);
+			return NULL;
+		}
+		cs[i].user = j;
+	}
+	free(g);
+	return cs;
+}
+
 int fab_job_init(struct fab_job *j, struct fab_work *w, const struct fab_job_spec *spec, const uint32_t *gpus,
 		 const double *slow, struct fab_err *err)
 {
@@ -527,35 +564,18 @@ int fab_job_init(struct fab_job *j, struct fab_work *w, const struct fab_job_spe
 	j->dp_busy = fab_xcalloc((size_t)j->pp * j->tp, sizeof *j->dp_busy);
 	uint32_t *g = fab_xcalloc(FAB_MAX(j->dp, j->tp), sizeof *g);
 	char name[64];
-	j->dp_comm = fab_xcalloc((size_t)j->pp * j->tp, sizeof *j->dp_comm);
-	for (uint32_t s = 0; s < j->pp; s++)
-		for (uint32_t x = 0; x < j->tp; x++) {
-			for (uint32_t d = 0; d < j->dp; d++)
-				g[d] = j->gpu[rank_of(j, s, d, x)];
-			snprintf(name, sizeof name, "%s.dp%u.%u", spec->name, s, x);
-			struct fab_comm_params cp = {name,
-						     j->dp,
-						     g,
-						     spec->ring_order,
-						     spec->channels,
-						     0,
-						     (uint8_t)spec->priority,
-						     0,
-						     spec->qps_per_conn};
-			if (fab_comm_init(&j->dp_comm[s * j->tp + x], w, &cp, err))
-				goto fail;
-			j->dp_comm[s * j->tp + x].user = j;
-			if (spec->algo != FAB_ALGO_AUTO) {
-				char why[160];
-				if (!fab_coll_supported(FAB_OP_ALLREDUCE, spec->algo, j->dp,
-							j->dp_comm[s * j->tp + x].ranks_per_server, why, sizeof why)) {
-					fab_err_set(err, FAB_EINVAL, "algo: %s", why);
-					goto fail;
-				}
-				if (fab_comm_algo_available(&j->dp_comm[s * j->tp + x], spec->algo, err))
-					goto fail;
-			}
+	if (!(j->dp_comm = group_comms(j, w, "dp", err)))
+		goto fail;
+	for (uint32_t i = 0; spec->algo != FAB_ALGO_AUTO && i < j->pp * j->tp; i++) {
+		char why[160];
+		if (!fab_coll_supported(FAB_OP_ALLREDUCE, spec->algo, j->dp, j->dp_comm[i].ranks_per_server, why,
+					sizeof why)) {
+			fab_err_set(err, FAB_EINVAL, "algo: %s", why);
+			goto fail;
 		}
+		if (fab_comm_algo_available(&j->dp_comm[i], spec->algo, err))
+			goto fail;
+	}
 	if (j->tp > 1) {
 		j->tp_comm = fab_xcalloc((size_t)j->pp * j->dp, sizeof *j->tp_comm);
 		for (uint32_t s = 0; s < j->pp; s++)
@@ -571,27 +591,10 @@ int fab_job_init(struct fab_job *j, struct fab_work *w, const struct fab_job_spe
 	}
 	if (j->vol.a2a_collectives) {
 		/* MoE: the experts' all-to-alls, over the same groups as the gradients */
-		j->ep_comm = fab_xcalloc((size_t)j->pp * j->tp, sizeof *j->ep_comm);
 		j->a2a_arrived = fab_xcalloc(j->pp, sizeof *j->a2a_arrived);
 		j->a2a_left = fab_xcalloc(j->pp, sizeof *j->a2a_left);
-		for (uint32_t s = 0; s < j->pp; s++)
-			for (uint32_t x = 0; x < j->tp; x++) {
-				for (uint32_t d = 0; d < j->dp; d++)
-					g[d] = j->gpu[rank_of(j, s, d, x)];
-				snprintf(name, sizeof name, "%s.ep%u.%u", spec->name, s, x);
-				struct fab_comm_params cp = {name,
-							     j->dp,
-							     g,
-							     spec->ring_order,
-							     spec->channels,
-							     0,
-							     (uint8_t)spec->priority,
-							     0,
-							     spec->qps_per_conn};
-				if (fab_comm_init(&j->ep_comm[s * j->tp + x], w, &cp, err))
-					goto fail;
-				j->ep_comm[s * j->tp + x].user = j;
-			}
+		if (!(j->ep_comm = group_comms(j, w, "ep", err)))
+			goto fail;
 	}
 	if (j->pp > 1) {
 		/* boundaries s -> s + 1, and pp - 1 -> 0 when chunks wrap round */
