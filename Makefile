@@ -37,6 +37,8 @@ BIN     := $(BUILD)/fabscope
 CLI_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(sort $(wildcard cli/*.c)))
 TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 TEST_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
+# helpers the shell suites run (a hostile probe peer)
+TOOL_BIN := $(BUILD)/tests/fab_peer
 
 .PHONY: all deps demo test check asan bench validate fuzz format format-check clean doc-keys
 
@@ -74,6 +76,10 @@ $(LIB): $(LIB_OBJ)
 $(BIN): $(CLI_OBJ) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+$(BUILD)/tests/fab_peer: tests/tools/fab_peer.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)
+
 $(BUILD)/tests/%: tests/unit/%.c $(LIB) tests/unit/testutil.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Wno-missing-prototypes -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS) -lcmocka
@@ -82,7 +88,7 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	./$(BIN) sim
 
-check: $(BIN) $(TEST_BIN)
+check: $(BIN) $(TEST_BIN) $(TOOL_BIN)
 	@FABSCOPE=./$(BIN) BUILD=$(BUILD) sh tests/run.sh $(TEST_BIN)
 
 test: deps
@@ -138,7 +144,7 @@ fuzz:
 	done
 
 FORMAT_SRC := $(LIB_SRC) $(wildcard src/*.h src/*/*.h) include/fabscope.h cli/*.c cli/*.h \
-	      tests/unit/*.c tests/unit/*.h
+	      tests/unit/*.c tests/unit/*.h tests/tools/*.c
 
 format-check:
 	@$(MAKE) --no-print-directory deps DEB_PKGS=clang-format

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -72,6 +73,7 @@ struct probe_opts {
 	bool check, serial;
 	double pair_timeout_s, retest;
 	const char *json, *outdir, *launcher;
+	uint32_t local_ranks; /* ranks on this machine (--local N), 0: from the launcher */
 };
 
 /* rank 0's output: the library writes the table into a memory stream,
@@ -269,8 +271,84 @@ static void warn_stderr(void *ctx, const char *msg)
 	fprintf(stderr, "fabscope: %s\n", msg);
 }
 
-static int probe_rank(struct fab_probe_params *pp, const struct probe_opts *o)
+/* ranks of the job on this machine: --local N, else the launcher's word */
+static uint32_t ranks_here(const struct probe_opts *o)
 {
+	static const char *vars[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "LOCAL_WORLD_SIZE",
+				     "SLURM_NTASKS_PER_NODE"};
+	if (o->local_ranks)
+		return o->local_ranks;
+	for (size_t i = 0; i < FAB_ARRAY_LEN(vars); i++) {
+		const char *v = getenv(vars[i]);
+		unsigned long n = v ? strtoul(v, NULL, 10) : 0;
+		if (n > 0 && n < 100000)
+			return (uint32_t)n;
+	}
+	return 1;
+}
+
+/* bytes one rank holds for a message of `b` bytes: a collective's input,
+ * output and about twice the larger of them in flight (scratch, messages
+ * that wait); a point-to-point test's send and receive buffers */
+static uint64_t rank_bytes(const struct probe_opts *o, uint32_t n, fab_bytes b)
+{
+	if (o->test != T_COLL)
+		return 2 * b;
+	uint64_t size, inb, outb;
+	fab_coll_sizes(o->op, b / 4, 4, n, &size, &inb, &outb);
+	return inb + outb + 2 * FAB_MAX(inb, outb);
+}
+
+/* Sizes that do not fit in memory are capped, as nccl-tests does: every
+ * rank says the largest message its share of this machine's available
+ * memory (half of it, split among the ranks here) holds, and the job takes
+ * the least.  Returns -1 on a network failure. */
+static int cap_sizes(struct fab_probe *pr, const struct fab_probe_params *pp, struct probe_opts *o)
+{
+	uint64_t avail = fab_mem_available(), budget = avail / 2 / ranks_here(o);
+	fab_bytes fit = 0, b;
+	for (b = o->minb; b <= o->maxb; b *= o->factor) {
+		if (avail && rank_bytes(o, pp->nranks, b) > budget)
+			break;
+		fit = b;
+		if (b > o->maxb / o->factor)
+			break;
+	}
+	if (!fit) /* not even -b: the largest KiB multiple that fits */
+		for (fit = o->minb & ~(fab_bytes)1023; fit > 1024 && rank_bytes(o, pp->nranks, fit) > budget;)
+			fit /= 2;
+	uint32_t mine = (uint32_t)FAB_MIN((fit + 1023) / 1024, UINT32_MAX), agreed;
+	struct fab_err err = {0};
+	if (fab_probe_agree_min(pr, mine, &agreed, &err)) {
+		fprintf(stderr, "fabscope: %s\n", err.msg);
+		return -1;
+	}
+	fab_bytes cap = (fab_bytes)agreed * 1024, last = 0;
+	for (b = o->minb; b <= o->maxb && b <= cap; b *= o->factor) {
+		last = b;
+		if (b > o->maxb / o->factor)
+			break;
+	}
+	if (last == o->maxb)
+		return 0;
+	char want[32], to[32];
+	fab_fmt_bytes(o->maxb, want, sizeof want);
+	if (!last)
+		o->minb = o->maxb = FAB_MAX(cap, 1024);
+	else
+		o->maxb = last;
+	if (pp->rank == 0)
+		fprintf(stderr,
+			"fabscope: probe: -e %s does not fit in memory here (%.1f GiB available to %u rank%s on this "
+			"machine): sizes capped at %s, as nccl-tests does\n",
+			want, (double)avail / (1 << 30), ranks_here(o), ranks_here(o) == 1 ? "" : "s",
+			fab_fmt_bytes(o->maxb, to, sizeof to));
+	return 0;
+}
+
+static int probe_rank(struct fab_probe_params *pp, const struct probe_opts *oin)
+{
+	struct probe_opts ocap = *oin, *o = &ocap;
 	pp->warn = warn_stderr;
 	if (o->test != T_COLL && pp->nranks < 2) {
 		fprintf(stderr, "fabscope: probe: the point-to-point and matrix tests need at least 2 ranks\n");
@@ -280,6 +358,10 @@ static int probe_rank(struct fab_probe_params *pp, const struct probe_opts *o)
 	struct fab_probe *pr = fab_probe_connect(pp, &err);
 	if (!pr) {
 		fprintf(stderr, "fabscope: %s\n", err.msg);
+		return FAB_EXIT_IO;
+	}
+	if (cap_sizes(pr, pp, o)) {
+		fab_probe_close(pr);
 		return FAB_EXIT_IO;
 	}
 	struct report r = {0};
@@ -319,7 +401,10 @@ static int probe_rank(struct fab_probe_params *pp, const struct probe_opts *o)
 
 /* the local launcher: a rendezvous socket, then one process per rank; one
  * rank failing stops the others */
-static int launch_local(struct fab_probe_params *pp, const struct probe_opts *o, uint32_t local)
+/* after a rank fails, the others have this long to leave before SIGKILL */
+#define LOCAL_GRACE_S 3.0
+
+static int launch_local(struct fab_probe_params *pp, struct probe_opts *o, uint32_t local)
 {
 	int lfd = socket(AF_INET, SOCK_STREAM, 0);
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
@@ -334,12 +419,15 @@ static int launch_local(struct fab_probe_params *pp, const struct probe_opts *o,
 	}
 	snprintf(pp->master, sizeof pp->master, "%s", inet_ntoa(a.sin_addr));
 	pp->nranks = local;
+	o->local_ranks = local;
 	pp->master_port = ntohs(a.sin_port);
-	FILE *ur = fopen("/dev/urandom", "rb");
-	if (!ur || fread(&pp->token, sizeof pp->token, 1, ur) != 1)
-		pp->token = (uint64_t)getpid() * 0x9e3779b97f4a7c15ULL ^ (uint64_t)time(NULL);
-	if (ur)
-		fclose(ur);
+	/* a fresh random token: only this job's processes know it */
+	if (getrandom(pp->token, sizeof pp->token, 0) != (ssize_t)sizeof pp->token) {
+		fprintf(stderr, "fabscope: probe: no random bytes for the job token: %s\n", strerror(errno));
+		close(lfd);
+		return FAB_EXIT_IO;
+	}
+	pp->token[0] |= 1; /* never all zero */
 	fflush(stdout);
 	pid_t *pid = fab_xcalloc(local, sizeof *pid);
 	for (uint32_t r = 0; r < local; r++) {
@@ -364,27 +452,55 @@ static int launch_local(struct fab_probe_params *pp, const struct probe_opts *o,
 		}
 	}
 	close(lfd);
+	/* one rank failing stops the others: SIGTERM, then SIGKILL for those
+	 * that have not gone after a grace period (a stopped process never acts
+	 * on SIGTERM) */
 	int rc = FAB_EXIT_OK;
-	for (uint32_t left = local; left > 0; left--) {
+	double kill_at = 0;
+	for (uint32_t left = local; left > 0;) {
 		int st;
-		pid_t w = wait(&st);
-		if (w < 0)
+		pid_t w = waitpid(-1, &st, WNOHANG);
+		if (w < 0 && errno != EINTR)
 			break;
+		if (w <= 0) {
+			struct timespec ts;
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			double t = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+			if (kill_at > 0 && t >= kill_at) {
+				for (uint32_t k = 0; k < local; k++)
+					if (pid[k] > 0)
+						kill(pid[k], SIGKILL);
+				kill_at = -1;
+			} else if (rc && kill_at == 0) {
+				kill_at = t + LOCAL_GRACE_S;
+			}
+			usleep(20000);
+			continue;
+		}
+		left--;
+		for (uint32_t k = 0; k < local; k++)
+			if (pid[k] == w)
+				pid[k] = 0;
 		int code = WIFEXITED(st) ? WEXITSTATUS(st) : FAB_EXIT_IO;
 		if (code && !rc) {
 			rc = code;
 			/* rank 0 may still write the partial document: give it a moment */
-			if (w != pid[0] && code == FAB_EXIT_IO) {
-				for (int i = 0; i < 20 && waitpid(pid[0], &st, WNOHANG) == 0; i++)
+			if (w != pid[0] && pid[0] > 0 && code == FAB_EXIT_IO) {
+				for (int i = 0; i < 20; i++) {
+					if (waitpid(pid[0], &st, WNOHANG) == pid[0]) {
+						pid[0] = 0;
+						left--;
+						break;
+					}
 					usleep(50000);
+				}
 			}
 			for (uint32_t k = 0; k < local; k++)
-				if (pid[k] > 0 && pid[k] != w)
+				if (pid[k] > 0) {
 					kill(pid[k], SIGTERM);
+					kill(pid[k], SIGCONT);
+				}
 		}
-		for (uint32_t k = 0; k < local; k++)
-			if (pid[k] == w)
-				pid[k] = 0;
 	}
 	free(pid);
 	return rc;
@@ -641,14 +757,27 @@ static int probe_launch(struct probe_cli *pc)
 		pc->pp.nranks = (uint32_t)pc->wsize;
 		if (pc->pp.rank >= pc->pp.nranks || !pc->pp.master_port) {
 			fprintf(stderr,
-				"fabscope: probe: --rank must be under --size, and --pc->master HOST:PORT is needed\n");
+				"fabscope: probe: --rank must be under --size, and --master HOST:PORT is needed\n");
 			return FAB_EXIT_USAGE;
 		}
 	}
 	if (!pc->o.launcher || !pc->pp.nranks || pc->pp.rank >= pc->pp.nranks || !pc->pp.master_port) {
 		fprintf(stderr,
-			"fabscope: probe: no pc->rank and size from a launcher (mpirun, srun, "
+			"fabscope: probe: no rank and size from a launcher (mpirun, srun, "
 			"RANK/WORLD_SIZE) with MASTER_ADDR/MASTER_PORT or --master; or use --local N\n");
+		return FAB_EXIT_USAGE;
+	}
+	/* outside --local, a token every rank of the job shares, and a master
+	 * that resolves */
+	char why[320];
+	const char *source;
+	uint32_t ip;
+	if (fab_probe_env_token(&pc->pp, &source, why, sizeof why)) {
+		fprintf(stderr, "fabscope: probe: %s\n", why);
+		return FAB_EXIT_USAGE;
+	}
+	if (fab_probe_resolve_host(pc->pp.master, &ip, why, sizeof why)) {
+		fprintf(stderr, "fabscope: probe: the master address: %s\n", why);
 		return FAB_EXIT_USAGE;
 	}
 	return probe_rank(&pc->pp, &pc->o);

@@ -63,6 +63,10 @@ int fab_err_set(struct fab_err *err, int code, const char *fmt, ...) __attribute
 /* Map an error value to the CLI exit code. */
 int fab_err_exit_code(int code);
 
+/* Memory this machine can still give (MemAvailable, else free RAM),
+ * bytes; 0 when unknown. */
+uint64_t fab_mem_available(void);
+
 /* Units as people write them.  Each returns 0 or FAB_EINVAL and writes a
  * reason ("expected a rate such as 400Gbps") into why (size why_len). */
 int fab_parse_rate(const char *s, fab_rate_bps *out, char *why, size_t why_len);

@@ -102,9 +102,36 @@ bool pr_flush_out(struct fab_probe *pr, struct conn *c)
 	return moved;
 }
 
+/* which control frames each side takes: rank 0 hears the others' reports,
+ * the others hear rank 0's orders; heartbeats go both ways */
+static bool ctrl_allowed(const struct fab_probe *pr, uint32_t what)
+{
+	if (what == F_BEAT)
+		return true;
+	if (pr->me == 0)
+		return what == F_DONE || what == F_TIME || what == F_REP_LAT || what == F_REP_BW || what == F_STUCK ||
+			what == F_MIN;
+	return what == F_GO || what == F_PLAN || what == F_ABORT || what == F_TURN || what == F_MIN;
+}
+
+/* a plan entry: a pair a << 16 | b of ranks of this job, a < b */
+static bool plan_pair_ok(const struct fab_probe *pr, uint32_t v)
+{
+	uint32_t a = v >> 16, b = v & 0xffff;
+	return a < b && b < pr->n;
+}
+
 static void on_ctrl(struct fab_probe *pr, struct conn *c, uint32_t what, uint32_t value)
 {
 	uint32_t j = c->peer;
+	char nm[64];
+	if (!ctrl_allowed(pr, what)) {
+		pr_fail(pr, j, "rank %u: %s sent a control frame it may not send (kind %u): a protocol violation",
+			pr->me, pr_rname(pr, j, nm), what);
+		pr->lost = j; /* stop listening to it */
+		pr_drop(c);
+		return;
+	}
 	switch (what) {
 	case F_DONE:
 		pr->dcount[j]++;
@@ -123,28 +150,49 @@ static void on_ctrl(struct fab_probe *pr, struct conn *c, uint32_t what, uint32_
 		break;
 	case F_PLAN:
 		if (!pr->plan_head) {
+			/* a count first: at most the re-test cap of 2n pairs */
+			if (value > 2 * pr->n) {
+				pr_fail(pr, j, "rank %u: %s sent a re-test plan of %u pairs (at most %u)", pr->me,
+					pr_rname(pr, j, nm), value, 2 * pr->n);
+				break;
+			}
 			pr->plan_head = true;
 			free(pr->plan);
 			pr->nplan = value;
 			pr->plan_got = 0;
 			pr->plan = fab_xcalloc(value + 1, sizeof *pr->plan);
 		} else if (pr->plan_got < pr->nplan) {
+			if (!plan_pair_ok(pr, value)) {
+				pr_fail(pr, j, "rank %u: %s sent a re-test pair of ranks outside the job", pr->me,
+					pr_rname(pr, j, nm));
+				pr->nplan = pr->plan_got; /* what came before stays valid */
+				pr->plan_head = false;
+				break;
+			}
 			pr->plan[pr->plan_got++] = value;
 		}
 		if (pr->plan_got == pr->nplan)
 			pr->plan_head = false;
 		break;
 	case F_ABORT:
-		pr->aborted = value;
+		pr->aborted = value < pr->n ? value : pr->n; /* n: none named */
 		break;
 	case F_STUCK:
 		if (pr->stuck_by == NO_RANK) {
 			pr->stuck_by = j;
-			pr->stuck_on = value;
+			pr->stuck_on = value < pr->n ? value : NO_RANK;
 		}
 		break;
 	case F_TURN:
 		pr->turn = value;
+		break;
+	case F_MIN:
+		if (pr->me == 0) {
+			pr->min_val = pr->min_got++ ? FAB_MIN(pr->min_val, value) : value;
+		} else {
+			pr->min_val = value;
+			pr->min_done = true;
+		}
 		break;
 	}
 }
@@ -487,4 +535,34 @@ int pr_barrier(struct fab_probe *pr, uint32_t value, bool ctl_only, struct fab_e
 	if (pr->failed)
 		pr_settle(pr);
 	return pr->failed ? FAB_EIO : 0;
+}
+
+int fab_probe_agree_min(struct fab_probe *pr, uint32_t mine, uint32_t *out, struct fab_err *err)
+{
+	pr->err = err;
+	pr->failed = 0;
+	pr->ctl_only = true;
+	pr->wait_since = pr_now_s();
+	if (pr->me == 0) {
+		while (pr->min_got < pr->n - 1 && !pr_check_peers(pr))
+			pr_progress(pr, 100);
+		pr->min_val = pr->min_got ? FAB_MIN(pr->min_val, mine) : mine;
+		for (uint32_t j = 1; j < pr->n && !pr->failed; j++)
+			pr_enqueue_ctrl(pr, j, F_MIN, pr->min_val);
+		while (!pr->failed && !queues_empty(pr) && !pr_check_peers(pr))
+			pr_progress(pr, 100);
+	} else {
+		pr_enqueue_ctrl(pr, 0, F_MIN, mine);
+		while (!pr->min_done && !pr_check_peers(pr))
+			pr_progress(pr, 100);
+	}
+	pr->ctl_only = false;
+	if (pr->failed) {
+		pr_settle(pr);
+		return FAB_EIO;
+	}
+	*out = pr->min_val;
+	pr->min_val = pr->min_got = 0;
+	pr->min_done = false;
+	return 0;
 }

@@ -1,8 +1,9 @@
 /*
  * net.c - the probe's sockets: listening and connecting on the addresses it
- * is told, I/O with deadlines, and the job token checked on every accepted
- * connection (a connection without it is refused and reported through the
- * params' warn callback).
+ * is told, I/O with deadlines, host names, and the job token checked on
+ * every accepted connection (a connection without it is refused and
+ * reported through the params' warn callback), callers handled all at once
+ * so that a slow or silent one holds up no other.
  */
 #include "probe_int.h"
 
@@ -84,35 +85,127 @@ int pr_connect_to(uint32_t ip, uint16_t port, uint32_t bind_ip, double timeout_s
 	}
 }
 
-/* Accepts one connection that presents the token; refuses (and logs)
- * others, and goes on. */
-int pr_accept_checked(const struct fab_probe *pr, int lfd, struct hello *h, uint32_t *from)
+bool pr_token_eq(const uint8_t *a, const uint8_t *b)
 {
+	/* constant time: how much of a guess was right does not show */
+	volatile uint8_t d = 0;
+	for (int i = 0; i < FAB_PROBE_TOKEN_BYTES; i++)
+		d |= (uint8_t)(a[i] ^ b[i]);
+	return d == 0;
+}
+
+static void refuse(struct fab_probe *pr, struct accept_pool *ap, uint32_t from, const char *why)
+{
+	ap->refused++;
+	if (!pr->warn || ap->refused > 10)
+		return;
+	struct in_addr a = {from};
+	char msg[160];
+	snprintf(msg, sizeof msg, "refused a connection from %s %s%s", inet_ntoa(a), why,
+		 ap->refused == 10 ? " (further refusals not shown)" : "");
+	pr->warn(pr->warn_ctx, msg);
+}
+
+#define POOL 64
+
+/* Accepts connections until want of them have presented the job token and
+ * been taken.  Each has FAB_PROBE_HELLO_S to send its hello, all at once in
+ * one poll loop, so a silent caller delays no one; when POOL callers are
+ * waiting, the oldest makes room.  Returns 0, or -1: the deadline passed or
+ * take() failed the rendezvous. */
+int pr_accept_pool(struct fab_probe *pr, int lfd, struct accept_pool *ap)
+{
+	struct pend {
+		int fd;
+		uint32_t from;
+		size_t got;
+		double end;
+		struct hello h;
+	} pend[POOL];
+	struct pollfd pf[POOL + 1];
+	uint32_t np = 0;
 	double end = pr_now_s() + pr->timeout_s;
-	for (;;) {
-		struct pollfd pf = {lfd, POLLIN, 0};
-		int ms = (int)((end - pr_now_s()) * 1000);
-		if (ms <= 0 || poll(&pf, 1, ms) <= 0)
-			return -1;
-		struct sockaddr_in a;
-		socklen_t al = sizeof a;
-		int fd = accept(lfd, (struct sockaddr *)&a, &al);
-		if (fd < 0)
-			continue;
-		if (pr_full_io(fd, h, sizeof *h, false, 5) || h->token != pr->token) {
-			if (pr->warn) {
-				char msg[96];
-				snprintf(msg, sizeof msg, "refused a connection from %s without the job token",
-					 inet_ntoa(a.sin_addr));
-				pr->warn(pr->warn_ctx, msg);
+	int rc = -1;
+	while (ap->taken < ap->want) {
+		double t = pr_now_s(), wake = end;
+		if (t >= end)
+			break;
+		/* callers out of time */
+		for (uint32_t i = 0; i < np;) {
+			if (pend[i].end <= t) {
+				refuse(pr, ap, pend[i].from, "that sent no job token in time");
+				close(pend[i].fd);
+				pend[i] = pend[--np];
+				continue;
 			}
-			close(fd);
-			continue;
+			wake = FAB_MIN(wake, pend[i].end);
+			i++;
 		}
-		if (from)
-			*from = a.sin_addr.s_addr;
-		return fd;
+		pf[0] = (struct pollfd){lfd, POLLIN, 0};
+		for (uint32_t i = 0; i < np; i++)
+			pf[i + 1] = (struct pollfd){pend[i].fd, POLLIN, 0};
+		int ms = (int)((wake - t) * 1000) + 1;
+		if (poll(pf, np + 1, ms) < 0 && errno != EINTR)
+			break;
+		for (uint32_t i = np; i-- > 0;) {
+			if (!pf[i + 1].revents)
+				continue;
+			struct pend *q = &pend[i];
+			ssize_t k = recv(q->fd, (uint8_t *)&q->h + q->got, sizeof q->h - q->got, MSG_DONTWAIT);
+			if (k < 0 && (errno == EAGAIN || errno == EINTR))
+				continue;
+			bool bad = k <= 0;
+			if (!bad) {
+				q->got += (size_t)k;
+				if (q->got < sizeof q->h)
+					continue;
+				bad = !pr_token_eq(q->h.token, pr->token);
+			}
+			int fd = q->fd;
+			uint32_t from = q->from;
+			struct hello h = q->h;
+			pend[i] = pend[--np];
+			if (bad) {
+				refuse(pr, ap, from, k <= 0 ? "that closed before its hello" : "without the job token");
+				close(fd);
+				continue;
+			}
+			int tk = ap->take(pr, ap->ctx, fd, &h, from);
+			if (tk < 0) {
+				close(fd);
+				goto out;
+			}
+			if (tk > 0)
+				ap->taken++;
+			else
+				close(fd);
+		}
+		if (pf[0].revents & POLLIN) {
+			struct sockaddr_in a;
+			socklen_t al = sizeof a;
+			int fd = accept4(lfd, (struct sockaddr *)&a, &al, SOCK_NONBLOCK | SOCK_CLOEXEC);
+			if (fd < 0)
+				continue;
+			if (np == POOL) {
+				uint32_t old = 0;
+				for (uint32_t i = 1; i < np; i++)
+					if (pend[i].end < pend[old].end)
+						old = i;
+				refuse(pr, ap, pend[old].from, "that sent no job token (too many callers waiting)");
+				close(pend[old].fd);
+				pend[old] = pend[--np];
+			}
+			pend[np++] = (struct pend){
+				fd, a.sin_addr.s_addr, 0, pr_now_s() + FAB_MIN(FAB_PROBE_HELLO_S, pr->timeout_s), {0}};
+		}
 	}
+	rc = ap->taken == ap->want ? 0 : -1;
+	if (rc)
+		ap->refused += np; /* callers still silent at the deadline */
+out:
+	for (uint32_t i = 0; i < np; i++)
+		close(pend[i].fd);
+	return rc;
 }
 
 int fab_probe_resolve_bind(const char *what, uint32_t *ip)
@@ -133,4 +226,25 @@ int fab_probe_resolve_bind(const char *what, uint32_t *ip)
 		}
 	freeifaddrs(ifs);
 	return rc;
+}
+
+int fab_probe_resolve_host(const char *host, uint32_t *ip, char *why, size_t len)
+{
+	struct in_addr a;
+	if (inet_pton(AF_INET, host, &a) == 1) {
+		*ip = a.s_addr;
+		return 0;
+	}
+	struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *res = NULL;
+	int e = getaddrinfo(host, NULL, &hints, &res);
+	if (e || !res) {
+		snprintf(why, len, "cannot resolve \"%s\" to an IPv4 address: %s", host,
+			 e ? gai_strerror(e) : "no address");
+		if (res)
+			freeaddrinfo(res);
+		return -1;
+	}
+	*ip = ((struct sockaddr_in *)res->ai_addr)->sin_addr.s_addr;
+	freeaddrinfo(res);
+	return 0;
 }

@@ -19,6 +19,9 @@
 struct fab_probe;
 
 #define FAB_PROBE_MAX_CONNS 16
+#define FAB_PROBE_TOKEN_BYTES 16
+/* a connection has this long to present the job token */
+#define FAB_PROBE_HELLO_S 5.0
 
 struct fab_probe_params {
 	uint32_t nranks, rank;
@@ -28,8 +31,8 @@ struct fab_probe_params {
 	uint32_t bind_ip; /* network order: every socket of this rank binds it; 0: any */
 	uint32_t conns;   /* data connections per peer pair, 1..FAB_PROBE_MAX_CONNS (0: 1) */
 	bool busy_poll;   /* the point-to-point tests spin on their sockets instead of sleeping in poll */
-	uint64_t token;   /* the job's; a connection without it is refused */
-	double timeout_s; /* no progress for this long: fail, naming the peer */
+	uint8_t token[FAB_PROBE_TOKEN_BYTES]; /* the job's (never all zero); a connection without it is refused */
+	double timeout_s;                     /* no progress for this long: fail, naming the peer */
 	/* told of what goes on but does not stop the job (a connection refused
 	 * for want of the token); NULL: not told */
 	void (*warn)(void *ctx, const char *msg);
@@ -38,6 +41,9 @@ struct fab_probe_params {
 
 struct fab_probe *fab_probe_connect(const struct fab_probe_params *p, struct fab_err *err);
 void fab_probe_close(struct fab_probe *pr);
+/* Every rank calls it once with its value: *out is the least of them all
+ * (what every rank can afford, when each says what it can). */
+int fab_probe_agree_min(struct fab_probe *pr, uint32_t mine, uint32_t *out, struct fab_err *err);
 /* "rank3@10.0.0.4": the rank and its data address */
 void fab_probe_rank_name(const struct fab_probe *pr, uint32_t rank, char *buf, size_t len);
 
@@ -108,10 +114,28 @@ void fab_probe_matrix_free(struct fab_probe_matrix_res *res);
 /* Rank and size from the launcher's environment: Open MPI
  * (OMPI_COMM_WORLD_RANK/SIZE), MPICH/PMI (PMI_RANK/PMI_SIZE), Slurm
  * (SLURM_PROCID/SLURM_NTASKS) or torchrun-style (RANK/WORLD_SIZE); and,
- * launcher or not, the master from MASTER_ADDR/MASTER_PORT and the token
- * (hex) from FABSCOPE_TOKEN.  Returns the launcher's name, or NULL when
- * none is found. */
+ * launcher or not, the master from MASTER_ADDR/MASTER_PORT (under Slurm,
+ * without them: the first node of SLURM_STEP_NODELIST or SLURM_NODELIST,
+ * port 20000 + (job id x 16 + step id) mod 20000).  Returns the launcher's
+ * name, or NULL when none is found. */
 const char *fab_probe_env(struct fab_probe_params *p);
+
+/* The job token, the same on every rank: FABSCOPE_TOKEN (any string of 8
+ * characters or more), else the launcher's job id (Slurm's job and step,
+ * PMIx's namespace, Open MPI's job id, torchrun's run id), hashed to
+ * FAB_PROBE_TOKEN_BYTES.  *source names where it came from.  -1 (why says
+ * what to set) when there is none or FABSCOPE_TOKEN is too short. */
+int fab_probe_env_token(struct fab_probe_params *p, const char **source, char *why, size_t len);
+/* A string hashed into a token (never all zero). */
+void fab_probe_token_of(const char *s, uint8_t token[FAB_PROBE_TOKEN_BYTES]);
+
+/* The first host of a Slurm node list ("gpu[07-09,12],login1" -> "gpu07"),
+ * into out; -1 when the list is malformed or the name does not fit. */
+int fab_slurm_first_host(const char *list, char *out, size_t len);
+
+/* A host name or an IPv4 address into *ip (network order, its first IPv4
+ * address); -1 with why when it does not resolve. */
+int fab_probe_resolve_host(const char *host, uint32_t *ip, char *why, size_t len);
 
 /* An IPv4 address or an interface name (its first IPv4 address) into
  * *ip (network order); -1 when it is neither. */

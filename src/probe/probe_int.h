@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
+#include <netdb.h>
 #include <malloc.h>
 #include <math.h>
 #include <net/if.h>
@@ -47,7 +48,16 @@ struct hello {
 	uint16_t pad;
 	uint32_t ip; /* rendezvous: the data address (network order), 0: as seen */
 	uint32_t pad2;
-	uint64_t token;
+	uint8_t token[FAB_PROBE_TOKEN_BYTES];
+};
+
+/* a rendezvous or mesh listener's callers: take() is given each one that
+ * presented the token; it returns 1 (taken: the fd is its), 0 (not: closed
+ * and counted refused) or -1 (the rendezvous fails: err is set) */
+struct accept_pool {
+	uint32_t want, taken, refused;
+	int (*take)(struct fab_probe *pr, void *ctx, int fd, const struct hello *h, uint32_t from);
+	void *ctx;
 };
 
 struct addr {
@@ -99,6 +109,7 @@ struct conn {
 #define F_STUCK 8   /* to rank 0: no data for the timeout, value: from whom it is due */
 #define F_TURN 9    /* from rank 0: the point-to-point test with you starts */
 #define F_TIME 10   /* to rank 0: a rank's time for the operation, in 0.1 us */
+#define F_MIN 11    /* both ways: a value to agree on (the least of every rank's) */
 #define FAILED UINT32_MAX
 #define NO_RANK UINT32_MAX
 
@@ -106,7 +117,7 @@ struct fab_probe {
 	uint32_t n, me, nc, stride; /* stride: connections per peer (control + nc data) */
 	struct conn *c;             /* [n * stride]: c[peer * stride + 0] control, + 1 + k data */
 	uint32_t *ip;               /* every rank's data address, network order */
-	uint64_t token;
+	uint8_t token[FAB_PROBE_TOKEN_BYTES];
 	double timeout_s;
 	void (*warn)(void *ctx, const char *msg);
 	void *warn_ctx;
@@ -121,7 +132,9 @@ struct fab_probe {
 	uint32_t aborted;            /* rank 0 said this rank failed, or NO_RANK */
 	uint32_t stuck_by, stuck_on; /* rank 0: a rank reported it waits in vain for another */
 	uint32_t turn;               /* the last F_TURN seen */
-	uint32_t suspect;            /* the rank this rank's failure points at, or NO_RANK */
+	uint32_t min_val, min_got;   /* F_MIN: the least so far, how many came (rank 0) */
+	bool min_done;
+	uint32_t suspect; /* the rank this rank's failure points at, or NO_RANK */
 	bool abort_sent, settled;
 	double *heard; /* when a control frame last came from each rank */
 	double last_beat, beat_iv, wait_since;
@@ -155,7 +168,8 @@ int pr_full_io(int fd, void *buf, size_t len, bool wr, double timeout_s);
 void pr_tune(int fd, bool data);
 int pr_listen_on(uint32_t ip, uint16_t *port);
 int pr_connect_to(uint32_t ip, uint16_t port, uint32_t bind_ip, double timeout_s);
-int pr_accept_checked(const struct fab_probe *pr, int lfd, struct hello *h, uint32_t *from);
+bool pr_token_eq(const uint8_t *a, const uint8_t *b);
+int pr_accept_pool(struct fab_probe *pr, int lfd, struct accept_pool *ap);
 const char *pr_rname(const struct fab_probe *pr, uint32_t rank, char buf[64]);
 void pr_free_queue(struct conn *c);
 void pr_enqueue(struct conn *c, struct out_msg *m);

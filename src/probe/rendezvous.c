@@ -21,8 +21,84 @@ const char *pr_rname(const struct fab_probe *pr, uint32_t rank, char buf[64])
 	return buf;
 }
 
+/* rank 0's rendezvous: each caller with the token is a rank joining */
+struct join {
+	struct addr *tab;
+	uint32_t *from;
+	struct fab_err *err;
+};
+
+static int take_join(struct fab_probe *pr, void *ctx, int fd, const struct hello *h, uint32_t from)
+{
+	struct join *j = ctx;
+	struct in_addr a = {from}, b;
+	char f1[INET_ADDRSTRLEN], f2[INET_ADDRSTRLEN];
+	inet_ntop(AF_INET, &a, f1, sizeof f1);
+	if (h->rank == 0 || h->rank >= pr->n) {
+		fab_err_set(j->err, FAB_EIO,
+			    "rank 0: a process at %s says it is rank %u of a job of %u ranks "
+			    "(do the launchers' sizes differ?)",
+			    f1, h->rank, pr->n);
+		return -1;
+	}
+	if (ctl_of(pr, h->rank)->fd >= 0) {
+		b.s_addr = j->from[h->rank];
+		inet_ntop(AF_INET, &b, f2, sizeof f2);
+		fab_err_set(j->err, FAB_EIO,
+			    "rank 0: two processes say they are rank %u (from %s and %s): check "
+			    "the launcher's rank variables",
+			    h->rank, f2, f1);
+		return -1;
+	}
+	if (!h->ip || !h->port) {
+		fab_err_set(j->err, FAB_EIO, "rank 0: rank %u at %s gave no data address", h->rank, f1);
+		return -1;
+	}
+	j->tab[h->rank] = (struct addr){h->ip, h->port, 0};
+	j->from[h->rank] = from;
+	ctl_of(pr, h->rank)->fd = fd;
+	return 1;
+}
+
+/* a rank's data listener: each caller with the token is a higher rank's
+ * data connection */
+static int take_data(struct fab_probe *pr, void *ctx, int fd, const struct hello *h, uint32_t from)
+{
+	struct fab_err *err = ctx;
+	(void)from;
+	if (h->rank <= pr->me || h->rank >= pr->n || h->port >= pr->nc || C(pr, h->rank, 1u + h->port)->fd >= 0) {
+		fab_err_set(err, FAB_EIO,
+			    "rank %u: a data connection says it is rank %u's number %u, which is not "
+			    "due here",
+			    pr->me, h->rank, h->port);
+		return -1;
+	}
+	C(pr, h->rank, 1u + h->port)->fd = fd;
+	return 1;
+}
+
+static void missing_ranks(const struct fab_probe *pr, char *buf, size_t len)
+{
+	size_t at = 0;
+	uint32_t shown = 0;
+	buf[0] = 0;
+	for (uint32_t r = 1; r < pr->n && at + 24 < len; r++)
+		if (ctl_of((struct fab_probe *)pr, r)->fd < 0) {
+			if (shown++ == 8) {
+				snprintf(buf + at, len - at, ", ...");
+				break;
+			}
+			at += (size_t)snprintf(buf + at, len - at, "%s%u", shown > 1 ? ", " : "", r);
+		}
+}
+
 struct fab_probe *fab_probe_connect(const struct fab_probe_params *p, struct fab_err *err)
 {
+	static const uint8_t zero[FAB_PROBE_TOKEN_BYTES];
+	if (!memcmp(p->token, zero, sizeof zero)) {
+		fab_err_set(err, FAB_EINVAL, "rank %u: no job token", p->rank);
+		return NULL;
+	}
 	/* message buffers come and go by the thousand: keep freed memory mapped,
 	 * or every receive pays its page faults again */
 	mallopt(M_MMAP_THRESHOLD, 256 << 20);
@@ -32,7 +108,7 @@ struct fab_probe *fab_probe_connect(const struct fab_probe_params *p, struct fab
 	pr->me = p->rank;
 	pr->nc = p->conns ? FAB_MIN(p->conns, FAB_PROBE_MAX_CONNS) : 1;
 	pr->stride = pr->nc + 1;
-	pr->token = p->token;
+	memcpy(pr->token, p->token, sizeof pr->token);
 	pr->timeout_s = p->timeout_s;
 	pr->warn = p->warn;
 	pr->warn_ctx = p->warn_ctx;
@@ -52,47 +128,69 @@ struct fab_probe *fab_probe_connect(const struct fab_probe_params *p, struct fab
 	pr->ip = fab_xcalloc(pr->n, sizeof *pr->ip);
 	pr->heard = fab_xcalloc(pr->n, sizeof *pr->heard);
 	uint16_t dport = 0;
-	int dfd = pr_listen_on(p->bind_ip, &dport);
+	int dfd = -1;
 	struct addr *tab = fab_xcalloc(pr->n, sizeof *tab);
-	uint32_t master_ip = inet_addr(p->master);
-	char nm[64];
-	if (dfd < 0) {
-		fab_err_set(err, FAB_EIO, "rank %u: cannot open a data socket: %s", pr->me, strerror(errno));
+	uint32_t *from = fab_xcalloc(pr->n, sizeof *from);
+	uint32_t master_ip = 0, my_ip = p->bind_ip;
+	char nm[64], why[160];
+	if (fab_probe_resolve_host(p->master, &master_ip, why, sizeof why)) {
+		fab_err_set(err, FAB_EINVAL, "rank %u: the master address: %s", pr->me, why);
 		goto fail;
 	}
-	/* rendezvous; its connections stay, as the control connections */
+	/* rendezvous; its connections stay, as the control connections.  Every
+	 * listener binds the address this rank advertises: rank 0 the master
+	 * address (or --bind), the others the address their connection to
+	 * rank 0 leaves from (or --bind) */
 	if (pr->me == 0) {
 		int rfd = p->rendezvous_fd;
 		uint16_t mp = p->master_port;
-		if (rfd < 0 && (rfd = pr_listen_on(p->bind_ip, &mp)) < 0) {
-			fab_err_set(err, FAB_EIO, "rank 0: cannot listen on port %u: %s", p->master_port,
-				    strerror(errno));
+		if (!my_ip)
+			my_ip = master_ip;
+		if (rfd < 0 && (rfd = pr_listen_on(my_ip, &mp)) < 0) {
+			struct in_addr a = {my_ip};
+			fab_err_set(err, FAB_EIO, "rank 0: cannot listen on %s port %u: %s (is this host the master?)",
+				    inet_ntoa(a), p->master_port, strerror(errno));
 			goto fail;
 		}
-		tab[0] = (struct addr){p->bind_ip ? p->bind_ip : master_ip, dport, 0};
-		for (uint32_t k = 1; k < pr->n; k++) {
-			struct hello h;
-			uint32_t from = 0;
-			int fd = pr_accept_checked(pr, rfd, &h, &from);
-			if (fd < 0 || h.rank == 0 || h.rank >= pr->n || ctl_of(pr, h.rank)->fd >= 0) {
-				fab_err_set(err, FAB_EIO, "rank 0: %u of %u ranks joined in %.0f s", k, pr->n,
-					    pr->timeout_s);
-				if (fd >= 0)
-					close(fd);
-				if (p->rendezvous_fd < 0)
-					close(rfd);
-				goto fail;
+		if ((dfd = pr_listen_on(my_ip, &dport)) < 0) {
+			fab_err_set(err, FAB_EIO, "rank 0: cannot open a data socket: %s", strerror(errno));
+			if (p->rendezvous_fd < 0)
+				close(rfd);
+			goto fail;
+		}
+		tab[0] = (struct addr){my_ip, dport, 0};
+		struct join j = {tab, from, err};
+		struct accept_pool ap = {pr->n - 1, 0, 0, take_join, &j};
+		int rc = pr_accept_pool(pr, rfd, &ap);
+		if (p->rendezvous_fd < 0)
+			close(rfd);
+		if (rc) {
+			if (!err->code) {
+				char miss[128], ref[96] = "";
+				missing_ranks(pr, miss, sizeof miss);
+				if (ap.refused)
+					snprintf(ref, sizeof ref, "; %u connection%s refused (no or wrong job token)",
+						 ap.refused, ap.refused == 1 ? "" : "s");
+				fab_err_set(err, FAB_EIO, "rank 0: %u of %u ranks joined in %.0f s (missing: %s)%s",
+					    ap.taken + 1, pr->n, pr->timeout_s, miss, ref);
 			}
-			tab[h.rank] = (struct addr){h.ip ? h.ip : from, h.port, 0};
-			ctl_of(pr, h.rank)->fd = fd;
+			goto fail;
 		}
 		for (uint32_t i = 1; i < pr->n; i++)
 			pr_full_io(ctl_of(pr, i)->fd, tab, pr->n * sizeof *tab, true, pr->timeout_s);
-		if (p->rendezvous_fd < 0)
-			close(rfd);
 	} else {
 		int fd = pr_connect_to(master_ip, p->master_port, p->bind_ip, pr->timeout_s);
-		struct hello h = {pr->me, dport, 0, p->bind_ip, 0, pr->token};
+		struct sockaddr_in me;
+		socklen_t ml = sizeof me;
+		if (fd >= 0 && !my_ip && !getsockname(fd, (struct sockaddr *)&me, &ml))
+			my_ip = me.sin_addr.s_addr;
+		if (fd >= 0 && (dfd = pr_listen_on(my_ip, &dport)) < 0) {
+			fab_err_set(err, FAB_EIO, "rank %u: cannot open a data socket: %s", pr->me, strerror(errno));
+			close(fd);
+			goto fail;
+		}
+		struct hello h = {pr->me, dport, 0, my_ip, 0, {0}};
+		memcpy(h.token, pr->token, sizeof h.token);
 		if (fd < 0 || pr_full_io(fd, &h, sizeof h, true, pr->timeout_s) ||
 		    pr_full_io(fd, tab, pr->n * sizeof *tab, false, pr->timeout_s)) {
 			fab_err_set(err, FAB_EIO, "rank %u: rendezvous with rank 0 at %s:%u failed", pr->me, p->master,
@@ -102,6 +200,12 @@ struct fab_probe *fab_probe_connect(const struct fab_probe_params *p, struct fab
 			goto fail;
 		}
 		ctl_of(pr, 0)->fd = fd;
+		for (uint32_t j = 0; j < pr->n; j++)
+			if (!tab[j].ip || !tab[j].port) {
+				fab_err_set(err, FAB_EIO, "rank %u: rank 0 sent no data address for rank %u", pr->me,
+					    j);
+				goto fail;
+			}
 	}
 	for (uint32_t j = 0; j < pr->n; j++)
 		pr->ip[j] = tab[j].ip;
@@ -109,7 +213,8 @@ struct fab_probe *fab_probe_connect(const struct fab_probe_params *p, struct fab
 	for (uint32_t j = 0; j < pr->me; j++)
 		for (uint32_t k = 0; k < pr->nc; k++) {
 			int fd = pr_connect_to(tab[j].ip, tab[j].port, p->bind_ip, pr->timeout_s);
-			struct hello h = {pr->me, (uint16_t)k, 0, 0, 0, pr->token};
+			struct hello h = {pr->me, (uint16_t)k, 0, 0, 0, {0}};
+			memcpy(h.token, pr->token, sizeof h.token);
 			if (fd < 0 || pr_full_io(fd, &h, sizeof h, true, pr->timeout_s)) {
 				fab_err_set(err, FAB_EIO, "rank %u: cannot reach %s", pr->me, pr_rname(pr, j, nm));
 				if (fd >= 0)
@@ -118,29 +223,25 @@ struct fab_probe *fab_probe_connect(const struct fab_probe_params *p, struct fab
 			}
 			C(pr, j, 1 + k)->fd = fd;
 		}
-	for (uint32_t k = (pr->n - 1 - pr->me) * pr->nc; k > 0; k--) {
-		struct hello h;
-		int fd = pr_accept_checked(pr, dfd, &h, NULL);
-		if (fd < 0 || h.rank <= pr->me || h.rank >= pr->n || h.port >= pr->nc ||
-		    C(pr, h.rank, 1u + h.port)->fd >= 0) {
-			fab_err_set(err, FAB_EIO, "rank %u: the mesh did not complete in %.0f s", pr->me,
-				    pr->timeout_s);
-			if (fd >= 0)
-				close(fd);
-			goto fail;
-		}
-		C(pr, h.rank, 1u + h.port)->fd = fd;
+	struct accept_pool ap = {(pr->n - 1 - pr->me) * pr->nc, 0, 0, take_data, err};
+	if (ap.want && pr_accept_pool(pr, dfd, &ap)) {
+		if (!err->code)
+			fab_err_set(err, FAB_EIO, "rank %u: the mesh did not complete in %.0f s (%u of %u connections)",
+				    pr->me, pr->timeout_s, ap.taken, ap.want);
+		goto fail;
 	}
 	for (size_t k = 0; k < nconn; k++)
 		if (pr->c[k].fd >= 0)
 			pr_tune(pr->c[k].fd, !pr->c[k].ctl);
 	close(dfd);
 	free(tab);
+	free(from);
 	return pr;
 fail:
 	if (dfd >= 0)
 		close(dfd);
 	free(tab);
+	free(from);
 	fab_probe_close(pr);
 	return NULL;
 }
@@ -179,6 +280,93 @@ void fab_probe_close(struct fab_probe *pr)
 	free(pr);
 }
 
+/* "node[07-09]x" at its first host: prefix, the first number of the
+ * first range (its zero padding kept), suffix up to the next comma */
+int fab_slurm_first_host(const char *list, char *out, size_t len)
+{
+	size_t at = 0;
+	const char *s = list;
+	if (!s || !*s || *s == ',' || *s == '[')
+		return -1;
+	while (*s && *s != ',') {
+		size_t take;
+		const char *from = s;
+		if (*s == '[') {
+			const char *e = s + 1;
+			while (*e >= '0' && *e <= '9')
+				e++;
+			if (e == s + 1 || (*e != '-' && *e != ',' && *e != ']') || !strchr(e, ']'))
+				return -1;
+			from = s + 1;
+			take = (size_t)(e - from);
+			s = strchr(e, ']') + 1;
+		} else {
+			if (*s == ']')
+				return -1;
+			take = 1;
+			s++;
+		}
+		if (at + take >= len)
+			return -1;
+		memcpy(out + at, from, take);
+		at += take;
+	}
+	out[at] = 0;
+	return at ? 0 : -1;
+}
+
+void fab_probe_token_of(const char *s, uint8_t token[FAB_PROBE_TOKEN_BYTES])
+{
+	/* two FNV-1a passes with different starts, each finished by a
+	 * splitmix64 mix: 128 bits that every byte of s moves */
+	uint64_t h[2] = {0xcbf29ce484222325ULL, 0x84222325cbf29ce4ULL};
+	for (int k = 0; k < 2; k++) {
+		for (const unsigned char *c = (const unsigned char *)s; *c; c++)
+			h[k] = (h[k] ^ *c) * 0x100000001b3ULL;
+		uint64_t z = h[k] + 0x9e3779b97f4a7c15ULL * (uint64_t)(k + 1);
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+		z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+		h[k] = (z ^ (z >> 31)) | (k == 0); /* never all zero */
+	}
+	memcpy(token, h, FAB_PROBE_TOKEN_BYTES);
+}
+
+int fab_probe_env_token(struct fab_probe_params *p, const char **source, char *why, size_t len)
+{
+	const char *tok = getenv("FABSCOPE_TOKEN");
+	char buf[512];
+	*source = NULL;
+	if (tok) {
+		if (strlen(tok) < 8) {
+			snprintf(
+				why, len,
+				"FABSCOPE_TOKEN: at least 8 characters, the same secret on every rank "
+				"(for example: export FABSCOPE_TOKEN=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \\n'))");
+			return -1;
+		}
+		fab_probe_token_of(tok, p->token);
+		*source = "FABSCOPE_TOKEN";
+		return 0;
+	}
+	static const char *ids[][2] = {{"SLURM_JOB_ID", "SLURM_STEP_ID"},
+				       {"PMIX_NAMESPACE", NULL},
+				       {"OMPI_MCA_ess_base_jobid", NULL},
+				       {"TORCHELASTIC_RUN_ID", NULL}};
+	for (size_t i = 0; i < FAB_ARRAY_LEN(ids); i++) {
+		const char *a = getenv(ids[i][0]), *b = ids[i][1] ? getenv(ids[i][1]) : NULL;
+		if (!a || !*a)
+			continue;
+		snprintf(buf, sizeof buf, "fabscope:%s=%s.%s", ids[i][0], a, b ? b : "");
+		fab_probe_token_of(buf, p->token);
+		*source = ids[i][0];
+		return 0;
+	}
+	snprintf(why, len,
+		 "no job token: set FABSCOPE_TOKEN to the same secret on every rank, or run under a "
+		 "launcher that gives a job id (srun, mpirun, torchrun)");
+	return -1;
+}
+
 const char *fab_probe_env(struct fab_probe_params *p)
 {
 	static const struct {
@@ -187,19 +375,30 @@ const char *fab_probe_env(struct fab_probe_params *p)
 		 {"MPICH/PMI", "PMI_RANK", "PMI_SIZE"},
 		 {"srun (Slurm)", "SLURM_PROCID", "SLURM_NTASKS"},
 		 {"torchrun-style", "RANK", "WORLD_SIZE"}};
-	const char *ma = getenv("MASTER_ADDR"), *mp = getenv("MASTER_PORT"), *tok = getenv("FABSCOPE_TOKEN");
+	const char *ma = getenv("MASTER_ADDR"), *mp = getenv("MASTER_PORT");
 	if (ma)
 		snprintf(p->master, sizeof p->master, "%s", ma);
 	if (mp)
 		p->master_port = (uint16_t)strtoul(mp, NULL, 10);
-	if (tok)
-		p->token = strtoull(tok, NULL, 16);
 	for (size_t i = 0; i < FAB_ARRAY_LEN(l); i++) {
 		const char *r = getenv(l[i].rank), *n = getenv(l[i].size);
 		if (!r || !n)
 			continue;
 		p->rank = (uint32_t)strtoul(r, NULL, 10);
 		p->nranks = (uint32_t)strtoul(n, NULL, 10);
+		if (i == 2) {
+			/* Slurm: the master is the step's first node */
+			const char *nl = getenv("SLURM_STEP_NODELIST"), *job = getenv("SLURM_JOB_ID");
+			if (!nl)
+				nl = getenv("SLURM_NODELIST");
+			if (!ma && nl)
+				fab_slurm_first_host(nl, p->master, sizeof p->master);
+			if (!mp && job) {
+				const char *st = getenv("SLURM_STEP_ID");
+				uint64_t id = strtoull(job, NULL, 10) * 16 + (st ? strtoull(st, NULL, 10) : 0);
+				p->master_port = (uint16_t)(20000 + id % 20000);
+			}
+		}
 		return l[i].name;
 	}
 	return NULL;

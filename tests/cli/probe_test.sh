@@ -25,7 +25,7 @@ start() {
 	port=$((port + 1))
 	r=0
 	while [ $r -lt "$nr" ]; do
-		RANK=$r WORLD_SIZE=$nr MASTER_ADDR=127.0.0.1 MASTER_PORT=$port FABSCOPE_TOKEN=c0ffee \
+		RANK=$r WORLD_SIZE=$nr MASTER_ADDR=127.0.0.1 MASTER_PORT=$port FABSCOPE_TOKEN=c0ffee5eed \
 			"$F" probe "$@" >"$tmp/o$r" 2>"$tmp/e$r" &
 		eval "p$r=$!"
 		pids="$pids $!"
@@ -155,15 +155,15 @@ fi
 # a stranger without the token calls rank 0 during the rendezvous: refused,
 # logged, and the job goes on
 port=$((port + 1))
-RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port FABSCOPE_TOKEN=c0ffee \
+RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port FABSCOPE_TOKEN=c0ffee5eed \
 	"$F" probe -b 4K -e 4K -n 1 >"$tmp/o0" 2>"$tmp/e0" &
 p0=$!
 pids="$pids $p0"
-RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port FABSCOPE_TOKEN=bad \
+RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port FABSCOPE_TOKEN=badbadbad \
 	"$F" probe -b 4K -e 4K -n 1 --timeout 3 >/dev/null 2>"$tmp/ex"
 rx=$?
 # (the rightful rank 1 comes with flags instead of a launcher's variables)
-FABSCOPE_TOKEN=c0ffee "$F" probe --rank 1 --size 2 --master 127.0.0.1:$port -b 4K -e 4K -n 1 >"$tmp/o1" 2>"$tmp/e1"
+FABSCOPE_TOKEN=c0ffee5eed "$F" probe --rank 1 --size 2 --master 127.0.0.1:$port -b 4K -e 4K -n 1 >"$tmp/o1" 2>"$tmp/e1"
 r1=$?
 wait "$p0"
 r0=$?
@@ -172,6 +172,163 @@ if [ $r0 -eq 0 ] && [ $r1 -eq 0 ] && [ $rx -eq 4 ] && has "$tmp/e0" "refused a c
 	ok foreign-refused
 else
 	bad "foreign-refused: exit $r0/$r1/$rx: $(cat "$tmp/e0" "$tmp/e1" "$tmp/ex")"
+fi
+
+# sizes that do not fit in memory are capped (as nccl-tests does), not an
+# abort: the last row is the cap, every row checked
+run coll-capped 0 "$F" probe --local 2 -b 64G -e 64G -n 1 -w 0 && {
+	has "$tmp/err" "-e 64GiB does not fit in memory here" && has "$tmp/err" "sizes capped at" &&
+		awk '/^ /{ n++; if ($9 != 0) bad = 1 } END { exit bad || n != 1 }' "$tmp/out" && ok coll-capped ||
+		bad "coll-capped: $(cat "$tmp/err" "$tmp/out")"; }
+
+# -- a hostile peer (tests/tools/fab_peer) on loopback --
+P=${BUILD:-build}/tests/fab_peer
+TOK=c0ffee5eed
+# start0 ARGS...: rank 0 of 2 launcher-style in the background, a fresh port
+start0() {
+	port=$((port + 1))
+	RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port FABSCOPE_TOKEN=$TOK \
+		"$F" probe "$@" >"$tmp/o0" 2>"$tmp/e0" &
+	p0=$!
+	pids="$pids $p0"
+}
+rank1() {
+	FABSCOPE_TOKEN=$TOK "$F" probe --rank 1 --size 2 --master 127.0.0.1:$port "$@" >"$tmp/o1" 2>"$tmp/e1"
+}
+if [ -x "$P" ]; then
+	# three callers that say nothing, garbage and a wrong token: refused
+	# each on its own clock, and the rightful rank 1 joins at once
+	start0 -b 4K -e 4K -n 1 --timeout 20
+	"$P" $port $TOK silent 3 15 &
+	pids="$pids $!"
+	"$P" $port $TOK garbage
+	"$P" $port wrongtoken join 1 2 7 0
+	sleep 0.3
+	t0=$(now_ms)
+	rank1 -b 4K -e 4K -n 1
+	r1=$?
+	wait "$p0"
+	r0=$?
+	dt=$(($(now_ms) - t0))
+	if [ $r0 -eq 0 ] && [ $r1 -eq 0 ] && [ $dt -lt 4000 ] && has "$tmp/e0" "without the job token"; then
+		ok "hostile-callers-refused (rank 1 joined and ran in $dt ms)"
+	else
+		bad "hostile-callers-refused: exit $r0/$r1 after $dt ms: $(cat "$tmp/e0" "$tmp/e1")"
+	fi
+	# silent callers until the timeout: the message counts the refusals
+	start0 -b 4K -e 4K -n 1 --timeout 2
+	"$P" $port $TOK silent 2 8 &
+	pids="$pids $!"
+	wait "$p0"
+	r0=$?
+	if [ $r0 -eq 4 ] && has "$tmp/e0" "1 of 2 ranks joined in 2 s (missing: 1); 2 connections refused"; then
+		ok hostile-silent-named
+	else
+		bad "hostile-silent-named: exit $r0: $(cat "$tmp/e0")"
+	fi
+	# a joined rank (it has the token) that misbehaves: rank 0 fails
+	# cleanly, naming it, at once; no crash
+	for case in "plan-huge 5 0xffffffff 5 1 5 2" "abort 6 0" "go 2 0" "turn 9 3"; do
+		set -- $case
+		name=$1
+		shift
+		start0 -b 4K -e 4K -n 1 --conns 1 --timeout 10
+		t0=$(now_ms)
+		"$P" $port $TOK join 1 2 "$@"
+		wait "$p0"
+		r0=$?
+		dt=$(($(now_ms) - t0))
+		if [ $r0 -eq 4 ] && [ $dt -lt 8000 ] && has "$tmp/e0" "rank1@127.0.0.1 sent a control frame it may not send"; then
+			ok "hostile-ctrl-$name"
+		else
+			bad "hostile-ctrl-$name: exit $r0 after $dt ms: $(cat "$tmp/e0")"
+		fi
+	done
+	# data frames whose header names no step of the operation, or its step
+	# with a length that is not its own (0xffffffff)
+	for case in "len 0 0xffffffff" "step 0xfffffff0 4096"; do
+		set -- $case
+		start0 -b 4K -e 4K -n 1 --conns 1 --timeout 10
+		"$P" $port $TOK data 1 2 "$2" "$3"
+		wait "$p0"
+		r0=$?
+		if [ $r0 -eq 4 ] && has "$tmp/e0" "rank1@127.0.0.1 sent a message for no step of this operation"; then
+			ok "hostile-data-$1"
+		else
+			bad "hostile-data-$1: exit $r0: $(cat "$tmp/e0")"
+		fi
+	done
+	# a rank number outside the job, then the same rank twice
+	start0 -b 4K -e 4K -n 1 --timeout 10
+	"$P" $port $TOK join 5 2 7 0
+	wait "$p0"
+	r0=$?
+	[ $r0 -eq 4 ] && has "$tmp/e0" "says it is rank 5 of a job of 2 ranks" && ok hostile-rank-outside ||
+		bad "hostile-rank-outside: exit $r0: $(cat "$tmp/e0")"
+	port=$((port + 1))
+	RANK=0 WORLD_SIZE=3 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port FABSCOPE_TOKEN=$TOK \
+		"$F" probe -b 4K -e 4K -n 1 --timeout 10 >"$tmp/o0" 2>"$tmp/e0" &
+	p0=$!
+	"$P" $port $TOK join 1 3 7 0 &
+	"$P" $port $TOK join 1 3 7 0
+	wait "$p0"
+	r0=$?
+	[ $r0 -eq 4 ] && has "$tmp/e0" "two processes say they are rank 1" && ok hostile-rank-twice ||
+		bad "hostile-rank-twice: exit $r0: $(cat "$tmp/e0")"
+else
+	bad "hostile peer tool $P not built"
+fi
+
+# the job token: required outside --local, 8 characters at least
+run token-missing 2 env -u FABSCOPE_TOKEN -u SLURM_JOB_ID -u PMIX_NAMESPACE -u OMPI_MCA_ess_base_jobid \
+	-u TORCHELASTIC_RUN_ID RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=1 "$F" probe &&
+	{ has "$tmp/err" "no job token: set FABSCOPE_TOKEN" && ok token-missing || bad "token-missing: $(cat "$tmp/err")"; }
+run token-short 2 env FABSCOPE_TOKEN=5eed RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=1 "$F" probe &&
+	{ has "$tmp/err" "FABSCOPE_TOKEN: at least 8 characters" && ok token-short || bad "token-short: $(cat "$tmp/err")"; }
+run master-unresolved 2 env FABSCOPE_TOKEN=$TOK RANK=0 WORLD_SIZE=2 MASTER_ADDR= MASTER_PORT=1 "$F" probe &&
+	{ has "$tmp/err" "cannot resolve" && ok master-unresolved || bad "master-unresolved: $(cat "$tmp/err")"; }
+# under Slurm without MASTER_ADDR/PORT or a token: the master is the step's
+# first node (a host name, resolved), the port and token come from the job id
+job=$((100000 + $$ % 50000))
+for r in 1 0; do
+	env -u FABSCOPE_TOKEN -u MASTER_ADDR -u MASTER_PORT -u RANK -u WORLD_SIZE SLURM_PROCID=$r SLURM_NTASKS=2 \
+		SLURM_JOB_ID=$job SLURM_STEP_ID=3 SLURM_STEP_NODELIST='localhost,node[02-04]' \
+		"$F" probe -b 4K -e 4K -n 1 --timeout 20 --json "$tmp/s.json" >"$tmp/s$r" 2>"$tmp/se$r" &
+	eval "s$r=$!"
+done
+wait "$s0"
+r0=$?
+wait "$s1"
+r1=$?
+if [ $r0 -eq 0 ] && [ $r1 -eq 0 ] && has "$tmp/s.json" '"launcher": "srun (Slurm)"'; then
+	ok slurm-master-from-nodelist
+else
+	bad "slurm-master-from-nodelist: exit $r0/$r1: $(cat "$tmp/se0" "$tmp/se1")"
+fi
+
+# a rank stopped (SIGSTOP) under the local launcher: the job fails by the
+# timeout, and the launcher kills what is left and returns
+"$F" probe --local 3 -b 64K -e 64M -f 2 -n 20 -c 0 --timeout 2 >"$tmp/ol" 2>"$tmp/el" &
+pl=$!
+pids="$pids $pl"
+sleep 1.5
+kids=$(for d in /proc/[0-9]*; do
+	awk -v p="$pl" '/^PPid:/ { if ($2 == p) print FILENAME }' "$d/status" 2>/dev/null
+done | sed 's,/proc/\([0-9]*\)/status,\1,' | sort -n)
+victim=$(echo "$kids" | tail -1)
+t0=$(now_ms)
+[ -n "$victim" ] && kill -STOP "$victim"
+wait "$pl"
+rl=$?
+dt=$(($(now_ms) - t0))
+sleep 0.2
+left=0
+for k in $kids; do kill -0 "$k" 2>/dev/null && left=$((left + 1)); done
+if [ -n "$victim" ] && [ $rl -eq 4 ] && [ $dt -lt 10000 ] && [ $left -eq 0 ]; then
+	ok "local-launcher-sigstop (out in $dt ms, no rank left)"
+else
+	bad "local-launcher-sigstop: victim '$victim', exit $rl after $dt ms, $left ranks left: $(cat "$tmp/el")"
+	for k in $kids; do kill -9 "$k" 2>/dev/null; done
 fi
 
 echo "probe: $pass passed, $fail failed"

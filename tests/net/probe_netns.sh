@@ -51,10 +51,10 @@ pair() {
 	shift
 	port=$(port_base $$)
 	ip netns exec "$B" env RANK=1 WORLD_SIZE=2 MASTER_ADDR=10.199.0.1 MASTER_PORT=$port \
-		FABSCOPE_TOKEN=5eed timeout 60 "$F" probe "$@" >"$tmp/out1" 2>"$tmp/err1" &
+		FABSCOPE_TOKEN=5eed5eed timeout 60 "$F" probe "$@" >"$tmp/out1" 2>"$tmp/err1" &
 	p1=$!
 	ip netns exec "$A" env RANK=0 WORLD_SIZE=2 MASTER_ADDR=10.199.0.1 MASTER_PORT=$port \
-		FABSCOPE_TOKEN=5eed timeout 60 "$F" probe "$@" >"$tmp/out" 2>"$tmp/err0"
+		FABSCOPE_TOKEN=5eed5eed timeout 60 "$F" probe "$@" >"$tmp/out" 2>"$tmp/err0"
 	r0=$?
 	wait $p1
 	r1=$?
@@ -120,10 +120,10 @@ if ip netns add "$C" && ip netns add "$D" && ip netns add "$E" && ip netns add "
 	for ns in "$C" "$D" "$E"; do
 		r=$((r + 1))
 		ip netns exec "$ns" env RANK=$r WORLD_SIZE=4 MASTER_ADDR=10.198.0.1 MASTER_PORT=$port \
-			FABSCOPE_TOKEN=5eed timeout 60 "$F" probe --test matrix -e 2M -n 5 >/dev/null 2>"$tmp/err$r" &
+			FABSCOPE_TOKEN=5eed5eed timeout 60 "$F" probe --test matrix -e 2M -n 5 >/dev/null 2>"$tmp/err$r" &
 	done
 	ip netns exec "$A" env RANK=0 WORLD_SIZE=4 MASTER_ADDR=10.198.0.1 MASTER_PORT=$port \
-		FABSCOPE_TOKEN=5eed timeout 60 "$F" probe --test matrix -e 2M -n 5 --json "$tmp/m.json" \
+		FABSCOPE_TOKEN=5eed5eed timeout 60 "$F" probe --test matrix -e 2M -n 5 --json "$tmp/m.json" \
 		>"$tmp/out" 2>"$tmp/err0"
 	r0=$?
 	wait
@@ -170,12 +170,12 @@ if ip netns add "$C" && ip netns add "$D" && ip netns add "$E" && ip netns add "
 		for ns in "$C" "$D" "$E"; do
 			r=$((r + 1))
 			ip netns exec "$ns" env RANK=$r WORLD_SIZE=4 MASTER_ADDR=10.198.0.1 MASTER_PORT=$port \
-				FABSCOPE_TOKEN=5eed timeout 60 "$F" probe --test matrix -e 1M -n 5 --pair-timeout 2 \
+				FABSCOPE_TOKEN=5eed5eed timeout 60 "$F" probe --test matrix -e 1M -n 5 --pair-timeout 2 \
 				>/dev/null 2>"$tmp/err$r" &
 		done
 		t0=$(date +%s)
 		ip netns exec "$A" env RANK=0 WORLD_SIZE=4 MASTER_ADDR=10.198.0.1 MASTER_PORT=$port \
-			FABSCOPE_TOKEN=5eed timeout 60 "$F" probe --test matrix -e 1M -n 5 --pair-timeout 2 \
+			FABSCOPE_TOKEN=5eed5eed timeout 60 "$F" probe --test matrix -e 1M -n 5 --pair-timeout 2 \
 			--json "$tmp/mb.json" >"$tmp/out" 2>"$tmp/err0"
 		r0=$?
 		wait
