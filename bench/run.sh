@@ -13,13 +13,14 @@ for s in bench/*.yaml; do
 	"$F" $cmd "$s" --out "$tmp/$name" >/dev/null 2>"$tmp/$name.err" || { cat "$tmp/$name.err"; exit 1; }
 	line=$(grep 'events in' "$tmp/$name.err")
 	events=$(echo "$line" | sed -n 's/^fabscope: \([0-9]*\) events in.*/\1/p')
-	wall=$(echo "$line" | sed -n 's/.*events in \([0-9.]*\) s wall.*/\1/p')
+	wall=$(echo "$line" | sed -n 's/.*events in \([0-9.]*\) s (.*/\1/p')
+	whole=$(echo "$line" | sed -n 's/.*the whole command \([0-9.]*\) s wall.*/\1/p')
 	rss=$(echo "$line" | sed -n 's/.*peak RSS \([0-9]*\) MiB.*/\1/p')
 	pkts=$(grep -m1 '"data_pkts"' "$tmp/$name/result.json" | tr -dc '0-9')
 	simt=$(grep -m1 '"sim_time_ps"' "$tmp/$name/result.json" | tr -dc '0-9')
-	awk -v n="$name" -v e="$events" -v w="$wall" -v r="$rss" -v p="$pkts" -v t="$simt" 'BEGIN {
-		printf "%s: %.3f ms simulated in %.3f s wall; %d events, %.2f M events/s, %.2f M data packets/s, peak RSS %d MiB\n",
-			n, t / 1e9, w, e, e / w / 1e6, p / w / 1e6, r }'
+	awk -v n="$name" -v e="$events" -v w="$wall" -v a="$whole" -v r="$rss" -v p="$pkts" -v t="$simt" 'BEGIN {
+		printf "%s: %.3f ms simulated in %.3f s wall (%.3f s the whole command); %d events, %.2f M events/s, %.2f M data packets/s, peak RSS %d MiB\n",
+			n, t / 1e9, w, a, e, e / w / 1e6, p / w / 1e6, r }'
 	if [ "$cmd" = coll ]; then
 		grep -v '^#' "$tmp/$name/coll.txt" | sed "s/^/  $name: /"
 	fi

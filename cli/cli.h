@@ -11,7 +11,7 @@
 #include "../include/fabscope.h"
 
 /* Writes each file of an --out directory to a temporary name, renames all
- * of them only when every one is complete. */
+ * of them only when every one is complete (out.c). */
 typedef int (*writer_fn)(FILE *f, void *ctx, int arg);
 
 struct out_spec {
@@ -34,7 +34,16 @@ int w_cmd(FILE *f, void *ctx, int what);
 /* the output of --format (json: the document), then a check of stdout */
 int print_cmd(struct cmd_out *o, const char *format, int csv_what);
 
+/* The files of specs into outdir, each through a temporary file of its own
+ * (O_EXCL, never through a symbolic link; removed on SIGINT, SIGTERM or
+ * SIGHUP and by a later run once the process that made it is gone),
+ * renamed into place only when all are whole; the files of the previous run
+ * into outdir that this one does not write are removed (the directory's
+ * manifest, .fabscope-files, lists them).  An exit status. */
 int write_out_dir(const char *outdir, const struct out_spec *specs, size_t n, void *ctx);
+/* The same for one file that the user names (no manifest, nothing else
+ * touched): path's directory, path's name. */
+int write_out_file(const char *path, const struct out_spec *spec, void *ctx);
 
 /* common.c */
 double wall_s(void);
@@ -46,8 +55,11 @@ struct progress_ctx {
 void progress(void *vctx, fab_time_ps now_ps, uint64_t events);
 /* "text", "json" or "csv" among allowed ("text|json|csv"); false after a message */
 bool format_ok(const char *format, const char *allowed);
-/* Wall time, events per second and peak memory: stderr, never the results. */
-void report_speed(uint64_t events, double t0);
+/* main() starts the clock that report_speed's whole-command time counts from */
+void cli_clock_start(void);
+/* The run's events in run_s seconds, then the whole command's wall time and
+ * peak memory so far: stderr, never the results.  Called last. */
+void report_speed(uint64_t events, double run_s);
 
 /* What sim, coll and matrix share on the command line: --seed, --set,
  * --format, --out, -q, and options that stand for a scenario key. */

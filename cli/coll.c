@@ -132,8 +132,7 @@ int cmd_coll(int argc, char **argv)
 		rc = fab_err_exit_code(erc);
 		goto out;
 	}
-	if (!cm.quiet)
-		report_speed(fab_coll_run_events(r), pctx.t0);
+	double run_s = wall_s() - pctx.t0;
 	doc = fab_coll_run_json(r);
 	struct cmd_out co = {doc, 2, r, write_coll};
 	if (cm.outdir) {
@@ -148,6 +147,8 @@ int cmd_coll(int argc, char **argv)
 	}
 	if (!cm.quiet)
 		rc = print_cmd(&co, cm.format, FAB_OUT_ROWS_CSV);
+	if (!cm.quiet && !rc)
+		report_speed(fab_coll_run_events(r), run_s);
 out:
 	json_decref(doc);
 	fab_coll_run_free(r);

@@ -1,7 +1,7 @@
 /*
  * common.c - what the commands share: wall time and progress on a
  * terminal, the options every simulation command takes (--seed, --engine,
- * --set, --format, --out, -q), and the atomic --out directory writer.
+ * --set, --format, --out, -q).  The --out writer is out.c.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -48,14 +48,26 @@ bool format_ok(const char *format, const char *allowed)
 	return false;
 }
 
-/* Wall time, events per second and peak memory: stderr, never the results. */
-void report_speed(uint64_t events, double t0)
+static double t_start;
+
+void cli_clock_start(void)
 {
-	double el = wall_s() - t0;
+	t_start = wall_s();
+}
+
+/* The run's events and their rate, then the whole command's wall time
+ * (setup, run, results, output) and peak memory: stderr, never the
+ * results. */
+void report_speed(uint64_t events, double run_s)
+{
+	double el = wall_s() - t_start;
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
-	fprintf(stderr, "fabscope: %llu events in %.3f s wall (%.2fM events/s), peak RSS %ld MiB\n",
-		(unsigned long long)events, el, el > 0 ? (double)events / el / 1e6 : 0, ru.ru_maxrss / 1024);
+	fprintf(stderr,
+		"fabscope: %llu events in %.3f s (%.2fM events/s); the whole command %.3f s wall, peak RSS %ld "
+		"MiB\n",
+		(unsigned long long)events, run_s, run_s > 0 ? (double)events / run_s / 1e6 : 0, el,
+		ru.ru_maxrss / 1024);
 }
 
 void cli_common_init(struct cli_common *cm, int argc)
@@ -136,56 +148,6 @@ int cli_next_opt(struct cli_common *cm, int argc, char **argv, const char *short
 		}
 		return c;
 	}
-}
-
-struct out_file {
-	char tmp[4096], final[4096];
-	FILE *f;
-};
-
-static int out_open(struct out_file *o, const char *dir, const char *name)
-{
-	snprintf(o->final, sizeof o->final, "%s/%s", dir, name);
-	snprintf(o->tmp, sizeof o->tmp, "%s/.%s.tmp", dir, name);
-	o->f = fopen(o->tmp, "w");
-	if (!o->f) {
-		fprintf(stderr, "fabscope: %s: %s\n", o->tmp, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-int write_out_dir(const char *outdir, const struct out_spec *specs, size_t n, void *ctx)
-{
-	if (mkdir(outdir, 0777) && errno != EEXIST) {
-		fprintf(stderr, "fabscope: --out %s: %s\n", outdir, strerror(errno));
-		return FAB_EXIT_IO;
-	}
-	struct out_file files[8];
-	bool ok = true;
-	size_t opened = 0;
-	for (size_t i = 0; i < n && ok; i++, opened++)
-		ok = !out_open(&files[i], outdir, specs[i].name);
-	if (!ok)
-		opened--;
-	for (size_t i = 0; i < opened && ok; i++)
-		ok = !specs[i].write(files[i].f, ctx, specs[i].arg);
-	for (size_t i = 0; i < opened; i++)
-		if (files[i].f && fclose(files[i].f))
-			ok = false;
-	for (size_t i = 0; i < opened; i++) {
-		if (ok && rename(files[i].tmp, files[i].final)) {
-			fprintf(stderr, "fabscope: %s: %s\n", files[i].final, strerror(errno));
-			ok = false;
-		}
-		if (!ok)
-			unlink(files[i].tmp);
-	}
-	if (!ok) {
-		fprintf(stderr, "fabscope: could not write the results into %s\n", outdir);
-		return FAB_EXIT_IO;
-	}
-	return FAB_EXIT_OK;
 }
 
 int w_cmd(FILE *f, void *ctx, int what)

@@ -45,6 +45,21 @@ static json_t *load_doc(const char *path, int *rc)
 	return d;
 }
 
+struct svg_ctx {
+	json_t **docs;
+	int ndocs;
+	const struct fab_diagnosis *d;
+	int rc;
+};
+
+static int w_svg(FILE *f, void *ctx, int arg)
+{
+	(void)arg;
+	struct svg_ctx *sc = ctx;
+	sc->rc = fab_diagnosis_write_svg(f, sc->docs, sc->ndocs, sc->d);
+	return sc->rc != 0;
+}
+
 int cmd_diagnose(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -99,21 +114,15 @@ int cmd_diagnose(int argc, char **argv)
 		}
 	}
 	if (!rc && svg) {
-		char tmp[4096];
-		snprintf(tmp, sizeof tmp, "%s.tmp", svg);
-		FILE *f = fopen(tmp, "w");
-		int src = f ? fab_diagnosis_write_svg(f, docs, ndocs, &d) : FAB_EIO;
-		if (f && fclose(f))
-			src = FAB_EIO;
-		if (src == FAB_EINVAL) {
+		struct svg_ctx sc = {docs, ndocs, &d, 0};
+		struct out_spec spec = {"", w_svg, 0};
+		int wrc = write_out_file(svg, &spec, &sc);
+		if (sc.rc == FAB_EINVAL) {
 			fprintf(stderr, "fabscope: --svg: no matrix in the documents\n");
 			rc = FAB_EXIT_INPUT;
-		} else if (src || rename(tmp, svg)) {
-			fprintf(stderr, "fabscope: %s: cannot write\n", svg);
-			rc = FAB_EXIT_IO;
+		} else if (wrc) {
+			rc = wrc;
 		}
-		if (rc)
-			unlink(tmp);
 	}
 	if (!rc) {
 		if (!strcmp(format, "json")) {

@@ -133,8 +133,7 @@ int cmd_sim(int argc, char **argv)
 		fputs("\r\033[K", stderr);
 	if (debug)
 		fab_run_write(stderr, run, FAB_OUT_LOG);
-	if (!cm.quiet)
-		report_speed(fab_run_events(run), pctx.t0);
+	double run_s = wall_s() - pctx.t0;
 	o.doc = fab_run_json(run);
 	static const struct out_spec specs[] = {
 		{"result.json", w_cmd, OUT_DOC},
@@ -149,6 +148,8 @@ int cmd_sim(int argc, char **argv)
 		goto out;
 	if (!cm.quiet)
 		rc = print_cmd(&o, cm.format, OUT_TABLES);
+	if (!cm.quiet && !rc)
+		report_speed(fab_run_events(run), run_s);
 out:
 	json_decref(o.doc);
 	fab_run_free(run);
@@ -159,6 +160,7 @@ out:
 
 int main(int argc, char **argv)
 {
+	cli_clock_start();
 	if (argc < 2) {
 		fputs(usage_main, stderr);
 		return FAB_EXIT_USAGE;

@@ -125,14 +125,8 @@ static int finish_report(struct report *r, const struct probe_opts *o, const cha
 	if (r->doc && error)
 		json_object_set_new(r->doc, "error", json_string(error));
 	if (r->doc && o->json) {
-		char dir[4096], *slash;
-		snprintf(dir, sizeof dir, "%s", o->json);
-		slash = strrchr(dir, '/');
-		const char *name = slash ? slash + 1 : dir;
-		if (slash)
-			*slash = 0;
-		struct out_spec spec = {name, w_json, 0};
-		rc = write_out_dir(slash ? (*dir ? dir : "/") : ".", &spec, 1, r);
+		struct out_spec spec = {"", w_json, 0};
+		rc = write_out_file(o->json, &spec, r);
 	}
 	if (r->doc && o->outdir && !rc) {
 		struct out_spec specs[] = {{"result.json", w_json, 0}, {"probe.txt", w_text, 0}};

@@ -46,7 +46,7 @@ run other-seed 0 "$F" sim --format json --seed 5 && { ! cmp -s "$tmp/out" "$tmp/
 for f in result.json flows.csv ports.csv summary.txt; do
 	[ -s "$tmp/o1/$f" ] && ok "out-$f" || bad "out-$f missing"
 done
-[ -z "$(ls -A "$tmp/o1" | grep '\.tmp$')" ] && ok no-temp-files-left || bad no-temp-files-left
+[ -z "$(ls -A "$tmp/o1" | grep '^\.' | grep -v '^\.fabscope-files$')" ] && ok no-temp-files-left || bad no-temp-files-left
 run demo-csv 0 "$F" sim --format csv && { head -1 "$tmp/out" | grep -q '^id,src_gpu,dst_gpu,src_nic,dst_nic,bytes,' && has "$tmp/out" "node,port,peer,peer_port,rate_bps" && ok demo-csv || bad demo-csv; }
 run print-scenario 0 "$F" sim --print-scenario && { cmp -s "$tmp/out" examples/default/scenario.yaml && ok print-scenario-is-example || bad print-scenario-is-example; }
 # the built-in scenario is examples/default/scenario.yaml: same results
@@ -55,6 +55,35 @@ if run example-file 0 "$F" sim examples/default/scenario.yaml --format json; the
 	grep -v '"scenario":' "$tmp/j2" >"$tmp/b"
 	cmp -s "$tmp/a" "$tmp/b" && ok example-file-equals-built-in || bad example-file-equals-built-in
 fi
+
+# --out: two runs at once into one directory publish a whole document;
+# a symbolic link planted at a result's name is replaced, its target left
+# alone; temporary files of a writer that is gone are removed; a file the
+# previous run wrote and this one does not is removed
+mkdir -p "$tmp/oc"
+echo keep >"$tmp/victim"
+ln -s "$tmp/victim" "$tmp/oc/result.json"
+: >"$tmp/oc/.result.json.999999999.AbCdEf"
+: >"$tmp/oc/series.csv"
+printf 'series.csv\n' >"$tmp/oc/.fabscope-files"
+: >"$tmp/oc/mine.txt"
+"$F" sim -q --out "$tmp/oc" --seed 2 2>"$tmp/e_a" &
+pa=$!
+"$F" sim -q --out "$tmp/oc" --seed 3 2>"$tmp/e_b"
+rb=$?
+wait $pa
+ra=$?
+if [ $ra -eq 0 ] && [ $rb -eq 0 ] && [ ! -L "$tmp/oc/result.json" ] && [ "$(cat "$tmp/victim")" = keep ] &&
+	grep -q '"seed": [23]' "$tmp/oc/result.json" && tail -1 "$tmp/oc/result.json" | grep -q '^}$' &&
+	[ -z "$(ls -A "$tmp/oc" | grep '^\.result\.json\.')" ] && [ ! -e "$tmp/oc/series.csv" ] && [ -e "$tmp/oc/mine.txt" ]; then
+	ok out-concurrent-and-stale
+else
+	bad "out-concurrent-and-stale: exit $ra/$rb: $(ls -A "$tmp/oc" | tr '\n' ' ') $(cat "$tmp/e_a" "$tmp/e_b")"
+fi
+# the stderr line measures the whole command
+run speed-line 0 "$F" sim && { grep -q 'events in [0-9.]* s (.*the whole command [0-9.]* s wall, peak RSS [0-9]* MiB' "$tmp/err" &&
+	ok speed-line || bad "speed-line: $(cat "$tmp/err")"; }
+run out-not-dir 4 "$F" sim -q --out "$tmp/victim" && { has "$tmp/err" "not a directory" && ok out-not-dir || bad out-not-dir; }
 
 # the flow engine: the same scenario, the engine named with what it leaves
 # out, every flow done, the same bytes twice; faults it does not model are

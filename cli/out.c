@@ -1,0 +1,239 @@
+/*
+ * out.c - result files written whole or not at all: a temporary file per
+ * output, created exclusively (O_EXCL: a symbolic link planted at its name
+ * is never followed) under a name that holds the writer's pid, renamed into
+ * place once every file is complete.  Temporary files are removed when the
+ * run is interrupted (SIGINT, SIGTERM, SIGHUP), and those of a run that was
+ * killed outright are removed by the next run into the directory, once
+ * their writer is gone.  An --out directory keeps a manifest of what the
+ * last run wrote there, so that a run removes its predecessor's files that
+ * it does not write itself (a series.csv from a run with series, beside the
+ * result of a run without).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#define MAX_FILES 8
+#define MANIFEST ".fabscope-files"
+
+/* what a signal handler removes: plain arrays, no allocation */
+static char pending[MAX_FILES + 1][4096];
+static volatile sig_atomic_t npending;
+
+static void on_signal(int sig)
+{
+	for (sig_atomic_t i = 0; i < npending; i++)
+		unlink(pending[i]);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void guard(bool on)
+{
+	static struct sigaction old[3];
+	static const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
+	for (int i = 0; i < 3; i++) {
+		if (on) {
+			struct sigaction sa = {0};
+			sa.sa_handler = on_signal;
+			sigemptyset(&sa.sa_mask);
+			sigaction(sigs[i], &sa, &old[i]);
+		} else {
+			sigaction(sigs[i], &old[i], NULL);
+		}
+	}
+	if (!on)
+		npending = 0;
+}
+
+struct out_file {
+	char tmp[4096], final[4096];
+	FILE *f;
+};
+
+/* dir/.NAME.PID.XXXXXX, created exclusively, mode 0666 less the umask */
+static int out_open(struct out_file *o, const char *dir, const char *name)
+{
+	snprintf(o->final, sizeof o->final, "%s/%s", dir, name);
+	int n = snprintf(o->tmp, sizeof o->tmp, "%s/.%s.%ld.XXXXXX", dir, name, (long)getpid());
+	if (n >= (int)sizeof o->tmp) {
+		fprintf(stderr, "fabscope: %s: the path is too long\n", o->final);
+		return -1;
+	}
+	sigset_t all, was;
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &was); /* the name is registered before a signal can look */
+	int fd = mkostemp(o->tmp, O_CLOEXEC);
+	if (fd >= 0) {
+		memcpy(pending[npending], o->tmp, sizeof o->tmp);
+		npending++;
+	}
+	sigprocmask(SIG_SETMASK, &was, NULL);
+	if (fd < 0) {
+		fprintf(stderr, "fabscope: %s: %s\n", o->tmp, strerror(errno));
+		return -1;
+	}
+	mode_t um = umask(0);
+	umask(um);
+	fchmod(fd, 0666 & ~um);
+	o->f = fdopen(fd, "w");
+	if (!o->f) {
+		close(fd);
+		unlink(o->tmp);
+		return -1;
+	}
+	return 0;
+}
+
+/* temporary files of ours whose writer is gone: .NAME.PID.XXXXXX with no
+ * process PID (or one that is not ours to signal is left alone); only
+ * name's, when name is not NULL */
+static void sweep_stale(const char *dir, const char *only)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		const char *nm = e->d_name, *dot;
+		if (nm[0] != '.' || strlen(nm) < 10)
+			continue;
+		size_t len = strlen(nm);
+		/* the last 7 characters: .XXXXXX; before them .PID */
+		if (nm[len - 7] != '.')
+			continue;
+		dot = nm + len - 8;
+		while (dot > nm && *dot >= '0' && *dot <= '9')
+			dot--;
+		if (*dot != '.' || dot == nm + len - 8 || dot == nm)
+			continue;
+		long pid = strtol(dot + 1, NULL, 10);
+		if (only && (strncmp(nm + 1, only, strlen(only)) || nm + 1 + strlen(only) != dot))
+			continue;
+		if (pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		char path[4096];
+		if (snprintf(path, sizeof path, "%s/%s", dir, nm) < (int)sizeof path)
+			unlink(path);
+	}
+	if (d)
+		closedir(d);
+}
+
+/* a name the manifest may list: a plain file name of ours, nothing else */
+static bool plain_name(const char *s)
+{
+	if (!*s || s[0] == '.' || strlen(s) > 255)
+		return false;
+	for (; *s; s++)
+		if (*s == '/' || (unsigned char)*s < 32)
+			return false;
+	return true;
+}
+
+static int write_files(const char *dir, const struct out_spec *specs, size_t n, void *ctx, bool manifest)
+{
+	struct out_file files[MAX_FILES + 1];
+	struct out_spec all[MAX_FILES + 1];
+	char names[2048] = "";
+	if (n > MAX_FILES)
+		return FAB_EXIT_INTERNAL;
+	memcpy(all, specs, n * sizeof *specs);
+	sweep_stale(dir, manifest ? NULL : specs[0].name);
+	/* the manifest goes last, after the files it names */
+	size_t at = 0;
+	for (size_t i = 0; i < n; i++)
+		at += (size_t)snprintf(names + at, sizeof names - at, "%s\n", specs[i].name);
+	if (manifest)
+		all[n++] = (struct out_spec){MANIFEST, NULL, 0};
+	bool ok = true;
+	size_t opened = 0;
+	guard(true);
+	for (size_t i = 0; i < n && ok; i++, opened++)
+		ok = !out_open(&files[i], dir, all[i].name);
+	if (!ok)
+		opened--;
+	for (size_t i = 0; i < opened && ok; i++)
+		ok = all[i].write ? !all[i].write(files[i].f, ctx, all[i].arg) : fputs(names, files[i].f) >= 0;
+	for (size_t i = 0; i < opened; i++)
+		if (files[i].f && fclose(files[i].f))
+			ok = false;
+	/* the previous run's list, before this run's replaces it */
+	char old[4096] = "";
+	if (ok && manifest) {
+		char mp[4096];
+		snprintf(mp, sizeof mp, "%s/" MANIFEST, dir);
+		int fd = open(mp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0) {
+			ssize_t k = read(fd, old, sizeof old - 1);
+			old[k > 0 ? k : 0] = 0;
+			close(fd);
+		}
+	}
+	for (size_t i = 0; i < opened; i++) {
+		if (ok && rename(files[i].tmp, files[i].final)) {
+			fprintf(stderr, "fabscope: %s: %s\n", files[i].final, strerror(errno));
+			ok = false;
+		}
+		if (!ok)
+			unlink(files[i].tmp);
+	}
+	guard(false);
+	if (!ok) {
+		fprintf(stderr, "fabscope: could not write the results into %s\n", dir);
+		return FAB_EXIT_IO;
+	}
+	/* what the previous run wrote and this one did not */
+	for (char *line = old, *nl; manifest && *line; line = nl + 1) {
+		if (!(nl = strchr(line, '\n')))
+			break;
+		*nl = 0;
+		bool mine = false;
+		for (size_t i = 0; i < n; i++)
+			mine |= !strcmp(line, all[i].name);
+		char path[4096];
+		if (!mine && plain_name(line) && snprintf(path, sizeof path, "%s/%s", dir, line) < (int)sizeof path)
+			unlink(path);
+	}
+	return FAB_EXIT_OK;
+}
+
+int write_out_dir(const char *outdir, const struct out_spec *specs, size_t n, void *ctx)
+{
+	if (mkdir(outdir, 0777) && errno != EEXIST) {
+		fprintf(stderr, "fabscope: --out %s: %s\n", outdir, strerror(errno));
+		return FAB_EXIT_IO;
+	}
+	struct stat st;
+	if (stat(outdir, &st) || !S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "fabscope: --out %s: not a directory\n", outdir);
+		return FAB_EXIT_IO;
+	}
+	return write_files(outdir, specs, n, ctx, true);
+}
+
+int write_out_file(const char *path, const struct out_spec *spec, void *ctx)
+{
+	char dir[4096];
+	snprintf(dir, sizeof dir, "%s", path);
+	char *slash = strrchr(dir, '/');
+	struct out_spec one = *spec;
+	one.name = slash ? slash + 1 : dir;
+	if (!*one.name) {
+		fprintf(stderr, "fabscope: %s: a file name is needed\n", path);
+		return FAB_EXIT_USAGE;
+	}
+	if (slash)
+		*slash = 0;
+	char name[4096];
+	snprintf(name, sizeof name, "%s", one.name);
+	one.name = name;
+	return write_files(slash ? (*dir ? dir : "/") : ".", &one, 1, ctx, false);
+}
