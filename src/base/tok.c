@@ -10,49 +10,64 @@
 
 #include "tok.h"
 
+int fab_read_text(const char *path, const char *what, size_t max, bool pipes, char **out, size_t *len,
+		  struct fab_err *err)
+{
+	*out = NULL;
+	*len = 0;
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return fab_err_set(err, FAB_EIO, "%s: cannot open %s: %s", path, what, strerror(errno));
+	struct stat st;
+	if (fstat(fileno(f), &st) || !(S_ISREG(st.st_mode) || (pipes && S_ISFIFO(st.st_mode)))) {
+		fclose(f);
+		return fab_err_set(err, FAB_EIO, "%s: cannot read %s: %s", path, what,
+				   S_ISDIR(st.st_mode) ? "a directory"
+					   : pipes     ? "not a regular file or a pipe"
+						       : "not a regular file");
+	}
+	size_t cap = 4096, n = 0;
+	char *buf = fab_xrealloc(NULL, cap, 1);
+	for (;;) {
+		if (n + 1 == cap) {
+			if (cap > max) {
+				fclose(f);
+				free(buf);
+				return fab_err_set(err, FAB_EINVAL, "%s: %s larger than %zu MiB", path, what,
+						   max >> 20);
+			}
+			cap *= 2;
+			buf = fab_xrealloc(buf, cap, 1);
+		}
+		size_t k = fread(buf + n, 1, cap - n - 1, f);
+		n += k;
+		if (k == 0)
+			break;
+	}
+	bool bad = ferror(f);
+	fclose(f);
+	if (bad || n > max) {
+		free(buf);
+		return bad ? fab_err_set(err, FAB_EIO, "%s: read error", path)
+			   : fab_err_set(err, FAB_EINVAL, "%s: %s larger than %zu MiB", path, what, max >> 20);
+	}
+	if (memchr(buf, 0, n)) {
+		free(buf);
+		return fab_err_set(err, FAB_EINVAL, "%s: a NUL byte: %s is not a text file", path, what);
+	}
+	buf[n] = 0;
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
 int fab_tok_open(struct fab_tok *t, const char *path, struct fab_err *err)
 {
 	memset(t, 0, sizeof *t);
 	t->path = path;
 	t->line = 1;
 	t->col = 1;
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return fab_err_set(err, FAB_EIO, "%s: cannot open (%s)", path, strerror(errno));
-	struct stat st;
-	if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) {
-		fclose(f);
-		return fab_err_set(err, FAB_EIO, "%s: not a regular file", path);
-	}
-	size_t cap = 4096;
-	t->buf = fab_xrealloc(NULL, cap, 1);
-	for (;;) {
-		if (t->len == cap) {
-			if (cap >= FAB_TOK_MAX_FILE) {
-				fclose(f);
-				fab_tok_close(t);
-				return fab_err_set(err, FAB_EINVAL, "%s: larger than %llu bytes", path,
-						   (unsigned long long)FAB_TOK_MAX_FILE);
-			}
-			cap *= 2;
-			t->buf = fab_xrealloc(t->buf, cap, 1);
-		}
-		size_t n = fread(t->buf + t->len, 1, cap - t->len, f);
-		t->len += n;
-		if (n == 0)
-			break;
-	}
-	bool bad = ferror(f);
-	fclose(f);
-	if (bad) {
-		fab_tok_close(t);
-		return fab_err_set(err, FAB_EIO, "%s: read error", path);
-	}
-	if (memchr(t->buf, 0, t->len)) {
-		fab_tok_close(t);
-		return fab_err_set(err, FAB_EINVAL, "%s: a NUL byte: not a text file", path);
-	}
-	return 0;
+	return fab_read_text(path, "the file", FAB_TOK_MAX_FILE, false, &t->buf, &t->len, err);
 }
 
 void fab_tok_close(struct fab_tok *t)

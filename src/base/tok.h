@@ -22,6 +22,12 @@ struct fab_tok {
 	char tok[FAB_TOK_MAX_LEN + 1]; /* the token last returned */
 };
 
+/* A whole text file (a pipe too, with pipes) into *out (NUL-terminated,
+ * free()), at most max bytes: FAB_EIO (cannot open or read, a directory, a
+ * device) or FAB_EINVAL (larger than max, a NUL byte), naming what. */
+int fab_read_text(const char *path, const char *what, size_t max, bool pipes, char **out, size_t *len,
+		  struct fab_err *err);
+
 /* Reads the file; FAB_EIO (cannot open or read, a directory) or FAB_EINVAL
  * (too big, a NUL byte). */
 int fab_tok_open(struct fab_tok *t, const char *path, struct fab_err *err);

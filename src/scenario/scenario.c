@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/tok.h"
 #include "scenario.h"
 #include "ydom.h"
 
@@ -515,23 +516,10 @@ struct fab_config *fab_config_load(const char *path, const char *const *sets, si
 	if (!path)
 		return fab_config_parse(fab_default_scenario, strlen(fab_default_scenario), "<built-in>", NULL, sets,
 					nsets, err);
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		fab_err_set(err, FAB_EIO, "%s: cannot open scenario: %s", path, strerror(errno));
+	char *buf;
+	size_t len;
+	if (fab_read_text(path, "scenario", FAB_SCENARIO_MAX_BYTES, true, &buf, &len, err))
 		return NULL;
-	}
-	size_t cap = 8192, len = 0;
-	char *buf = fab_xcalloc(1, cap);
-	size_t got;
-	while ((got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-		len += got;
-		if (len + 1 == cap) {
-			cap *= 2;
-			buf = fab_xrealloc(buf, cap, 1);
-		}
-	}
-	fclose(f);
-	buf[len] = 0;
 	char *dup = fab_xstrdup(path);
 	struct fab_config *c = fab_config_parse(buf, len, path, dirname(dup), sets, nsets, err);
 	free(dup);

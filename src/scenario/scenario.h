@@ -53,6 +53,9 @@ struct fab_config {
 /* Loads a scenario: path NULL means the built-in default.  sets are
  * "key=value" overrides applied after the file.  Returns NULL and fills err
  * (file:line:col: key: message) on bad input. */
+/* a scenario file is at most this big (its YAML nested at most
+ * FAB_YAML_MAX_DEPTH deep, ydom.h) */
+#define FAB_SCENARIO_MAX_BYTES (16u << 20)
 struct fab_config *fab_config_load(const char *path, const char *const *sets, size_t nsets, struct fab_err *err);
 /* Parses scenario text held in memory; origin names it in messages and
  * relative paths resolve against base_dir (may be NULL). */

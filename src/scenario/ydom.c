@@ -85,6 +85,7 @@ struct builder {
 	yaml_parser_t parser;
 	const char *origin;
 	struct fab_err *err;
+	unsigned depth;
 };
 
 static struct ynode *parse_node(struct builder *b, yaml_event_t *ev);
@@ -102,6 +103,12 @@ static int next_event(struct builder *b, yaml_event_t *ev)
 static struct ynode *parse_collection(struct builder *b, yaml_event_t *start)
 {
 	bool is_map = start->type == YAML_MAPPING_START_EVENT;
+	if (b->depth == FAB_YAML_MAX_DEPTH) {
+		fab_err_set(b->err, FAB_EINVAL, "%s:%zu:%zu: nested deeper than %u levels", b->origin,
+			    start->start_mark.line + 1, start->start_mark.column + 1, FAB_YAML_MAX_DEPTH);
+		return NULL;
+	}
+	b->depth++;
 	struct ynode *n = fab_ydom_new(is_map ? Y_MAP : Y_SEQ, b->origin, (unsigned)start->start_mark.line + 1,
 				       (unsigned)start->start_mark.column + 1);
 	for (;;) {
@@ -110,6 +117,7 @@ static struct ynode *parse_collection(struct builder *b, yaml_event_t *start)
 			goto fail;
 		if (ev.type == YAML_MAPPING_END_EVENT || ev.type == YAML_SEQUENCE_END_EVENT) {
 			yaml_event_delete(&ev);
+			b->depth--;
 			return n;
 		}
 		if (!is_map) {

@@ -11,6 +11,9 @@
 
 #include "../base/base.h"
 
+/* collections nested deeper than this are refused (the reader recurses) */
+#define FAB_YAML_MAX_DEPTH 64
+
 enum ynode_kind { Y_SCALAR, Y_MAP, Y_SEQ };
 
 struct ynode {

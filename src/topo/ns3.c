@@ -20,8 +20,8 @@
 #include "../base/tok.h"
 #include "draft.h"
 
-#define NS3_MAX_NODES 10000000u
-#define NS3_MAX_LINKS 100000000u
+#define NS3_MAX_NODES FAB_TOPO_MAX_NODES
+#define NS3_MAX_LINKS FAB_TOPO_MAX_LINKS
 
 int fab_topo_read_ns3(const char *path, struct draft *d, struct fab_err *err)
 {
@@ -67,13 +67,14 @@ int fab_topo_read_ns3(const char *path, struct draft *d, struct fab_err *err)
 		}
 		if ((rc = fab_tok_need(&t, "a link rate", err)))
 			goto out;
-		if (fab_parse_rate(t.tok, &rate, why, sizeof why) || !rate) {
-			rc = fab_tok_err(&t, err, "link rate: %s", rate ? why : "must be positive");
+		if (fab_parse_rate(t.tok, &rate, why, sizeof why) || fab_topo_check_link(rate, 0, why, sizeof why)) {
+			rc = fab_tok_err(&t, err, "link rate: %s", why);
 			goto out;
 		}
 		if ((rc = fab_tok_need(&t, "a link delay", err)))
 			goto out;
-		if (fab_parse_time(t.tok, &delay, why, sizeof why)) {
+		if (fab_parse_time(t.tok, &delay, why, sizeof why) ||
+		    fab_topo_check_link(rate, delay, why, sizeof why)) {
 			rc = fab_tok_err(&t, err, "link delay: %s", why);
 			goto out;
 		}

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/tok.h"
 #include "draft.h"
 
 char *fab_topo_fmt_ratio(fab_rate_bps down, fab_rate_bps up, char *buf, size_t len)
@@ -324,8 +325,39 @@ fail:
 }
 
 /* Lays out ports from the draft and routes.  Takes the draft's arrays. */
+/* Memory a topology takes, estimated before it is built: the routing
+ * tables (per switch and NIC a next-hop entry and its ports: 17.6 to 23
+ * bytes measured on fat-trees of k = 40 and 48, 20 taken), the nodes, and
+ * the ports with their queues and counters in an engine.  A fabric that would not fit in this machine's available
+ * memory is refused, not left to die half-built. */
+uint64_t fab_topo_estimate_bytes(uint64_t nswitches, uint64_t nnics, uint64_t nnodes, uint64_t nlinks)
+{
+	return 20 * nswitches * nnics + nnodes * (sizeof(struct fab_node) + 64) + 2 * nlinks * 1024;
+}
+
+static int check_fits(const struct draft *d, struct fab_err *err)
+{
+	uint64_t sw = 0, nics = 0;
+	for (uint32_t i = 0; i < d->nnodes; i++) {
+		sw += d->nodes[i].kind == FAB_NODE_SWITCH;
+		nics += d->nodes[i].kind == FAB_NODE_NIC;
+	}
+	uint64_t need = fab_topo_estimate_bytes(sw, nics, d->nnodes, d->nlinks), avail = fab_mem_available();
+	if (avail && need > avail / 10 * 8)
+		return fab_err_set(err, FAB_ETOPO,
+				   "topology: %llu switches, %llu NICs and %u links need about %.1f GiB (routing "
+				   "tables: a next hop per switch and NIC), more than this machine's %.1f GiB "
+				   "available; choose a smaller fabric (fewer switches or NICs) or a machine with more "
+				   "memory",
+				   (unsigned long long)sw, (unsigned long long)nics, d->nlinks,
+				   (double)need / (1 << 30), (double)avail / (1 << 30));
+	return 0;
+}
+
 struct fab_topo *fab_draft_finish(struct draft *d, const struct fab_topo_params *p, struct fab_err *err)
 {
+	if (check_fits(d, err))
+		return NULL;
 	struct fab_topo *t = fab_xcalloc(1, sizeof *t);
 	t->nodes = d->nodes;
 	t->nnodes = d->nnodes;
@@ -577,111 +609,180 @@ static struct fab_topo *build_fat_tree(const struct fab_topo_params *p, struct f
 	return t;
 }
 
+/* node names to indices: open addressing over the draft's nodes (the
+ * file may declare a million of them) */
+struct name_index {
+	uint32_t *slot; /* node + 1, 0: empty */
+	size_t cap;
+};
+
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return h;
+}
+
+static uint32_t name_find(const struct name_index *ix, const struct draft *d, const char *name)
+{
+	if (!ix->cap)
+		return UINT32_MAX;
+	for (size_t i = name_hash(name) & (ix->cap - 1);; i = (i + 1) & (ix->cap - 1)) {
+		uint32_t v = ix->slot[i];
+		if (!v)
+			return UINT32_MAX;
+		if (!strcmp(d->nodes[v - 1].name, name))
+			return v - 1;
+	}
+}
+
+static void name_add(struct name_index *ix, const struct draft *d, uint32_t node)
+{
+	if (2 * (size_t)(node + 1) > ix->cap) {
+		struct name_index big = {NULL, ix->cap ? 2 * ix->cap : 1024};
+		big.slot = fab_xcalloc(big.cap, sizeof *big.slot);
+		for (uint32_t k = 0; k < node; k++)
+			name_add(&big, d, k);
+		free(ix->slot);
+		*ix = big;
+	}
+	size_t i = name_hash(d->nodes[node].name) & (ix->cap - 1);
+	while (ix->slot[i])
+		i = (i + 1) & (ix->cap - 1);
+	ix->slot[i] = node + 1;
+}
+
+/* a file link's rate and delay, in the ranges of the scenario's link keys */
+int fab_topo_check_link(fab_rate_bps rate, fab_time_ps delay, char *why, size_t len)
+{
+	char a[32], b[32];
+	if (rate < FAB_LINK_MIN_BPS || rate > FAB_LINK_MAX_BPS) {
+		snprintf(why, len, "a link rate must be from %s to %s", fab_fmt_rate(FAB_LINK_MIN_BPS, a, sizeof a),
+			 fab_fmt_rate(FAB_LINK_MAX_BPS, b, sizeof b));
+		return -1;
+	}
+	if (delay > FAB_LINK_MAX_DELAY_PS) {
+		snprintf(why, len, "a link delay must be at most %s", fab_fmt_time(FAB_LINK_MAX_DELAY_PS, a, sizeof a));
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * The edge-list file, one statement a line ('#' starts a comment):
  *   nic NAME                 an endpoint; servers are consecutive groups of
  *                            nics_per_server NICs in file order
  *   switch NAME
  *   link A B RATE DELAY      e.g. link server0.nic0 leaf0 400Gbps 1us
+ * Read whole (tok.c: at most FAB_TOK_MAX_FILE bytes, tokens of at most
+ * FAB_TOK_MAX_LEN, no NUL byte), at most FAB_TOPO_MAX_NODES nodes and
+ * FAB_TOPO_MAX_LINKS links.
  */
 static int read_topo_file(const char *path, struct draft *d, struct fab_err *err)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return fab_err_set(err, FAB_EIO, "%s: cannot open topology file", path);
-	char line[1024];
-	unsigned lineno = 0;
-	int rc = 0;
-	while (fgets(line, sizeof line, f)) {
-		lineno++;
-		char *hash = strchr(line, '#');
-		if (hash)
-			*hash = 0;
-		char *tok[8];
-		unsigned col[8], ntok = 0;
-		for (char *q = line; *q;) {
-			while (*q == ' ' || *q == '\t' || *q == '\r' || *q == '\n')
-				*q++ = 0;
-			if (!*q)
-				break;
-			if (ntok == 8) {
-				rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: too many fields", path, lineno,
-						 (unsigned)(q - line) + 1);
+	struct fab_tok t;
+	struct name_index ix = {0};
+	int rc = fab_tok_open(&t, path, err), got;
+	if (rc)
+		return rc;
+	char f[5][FAB_TOK_MAX_LEN + 1];
+	unsigned line[5], col[5];
+	got = fab_tok_next(&t, err);
+	while (got == 1) {
+		/* a statement: its line's tokens */
+		unsigned nf = 0;
+		do {
+			if (nf == 5) {
+				rc = fab_tok_err(&t, err, "too many fields");
 				goto out;
 			}
-			col[ntok] = (unsigned)(q - line) + 1;
-			tok[ntok++] = q;
-			while (*q && *q != ' ' && *q != '\t' && *q != '\r' && *q != '\n')
-				q++;
+			memcpy(f[nf], t.tok, sizeof t.tok);
+			line[nf] = t.tok_line;
+			col[nf++] = t.tok_col;
+			got = fab_tok_next(&t, err);
+		} while (got == 1 && !fab_tok_starts_line(&t));
+		if (got < 0) {
+			rc = got;
+			goto out;
 		}
-		if (!ntok)
-			continue;
-		if (!strcmp(tok[0], "nic") || !strcmp(tok[0], "switch")) {
-			if (ntok != 2) {
-				rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: expected '%s NAME'", path, lineno, col[0],
-						 tok[0]);
+		unsigned ln = line[0];
+		if (!strcmp(f[0], "nic") || !strcmp(f[0], "switch")) {
+			if (nf != 2) {
+				rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: expected '%s NAME'", path, ln, col[0],
+						 f[0]);
 				goto out;
 			}
-			for (uint32_t i = 0; i < d->nnodes; i++)
-				if (!strcmp(d->nodes[i].name, tok[1])) {
-					rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: node '%s' is defined twice", path,
-							 lineno, col[1], tok[1]);
-					goto out;
-				}
-			if (strlen(tok[1]) >= sizeof d->nodes[0].name) {
-				rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: name too long", path, lineno, col[1]);
+			if (name_find(&ix, d, f[1]) != UINT32_MAX) {
+				rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: node '%s' is defined twice", path, ln,
+						 col[1], f[1]);
 				goto out;
 			}
-			fab_draft_add_node(d, tok[0][0] == 'n' ? FAB_NODE_NIC : FAB_NODE_SWITCH, 0, tok[1]);
-		} else if (!strcmp(tok[0], "link")) {
-			if (ntok != 5) {
-				rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: expected 'link A B RATE DELAY'", path,
-						 lineno, col[0]);
+			if (strlen(f[1]) >= sizeof d->nodes[0].name) {
+				rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: name too long (at most %zu characters)",
+						 path, ln, col[1], sizeof d->nodes[0].name - 1);
+				goto out;
+			}
+			if (d->nnodes == FAB_TOPO_MAX_NODES) {
+				rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: more than %u nodes", path, ln, col[0],
+						 FAB_TOPO_MAX_NODES);
+				goto out;
+			}
+			name_add(&ix, d,
+				 fab_draft_add_node(d, f[0][0] == 'n' ? FAB_NODE_NIC : FAB_NODE_SWITCH, 0, f[1]));
+		} else if (!strcmp(f[0], "link")) {
+			if (nf != 5) {
+				rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: expected 'link A B RATE DELAY'", path, ln,
+						 col[0]);
 				goto out;
 			}
 			uint32_t ends[2];
-			for (int e = 0; e < 2; e++) {
-				ends[e] = UINT32_MAX;
-				for (uint32_t i = 0; i < d->nnodes; i++)
-					if (!strcmp(d->nodes[i].name, tok[1 + e]))
-						ends[e] = i;
-				if (ends[e] == UINT32_MAX) {
+			for (int e = 0; e < 2; e++)
+				if ((ends[e] = name_find(&ix, d, f[1 + e])) == UINT32_MAX) {
 					rc = fab_err_set(
 						err, FAB_EINVAL,
 						"%s:%u:%u: unknown node '%s' (declare it with nic or switch first)",
-						path, lineno, col[1 + e], tok[1 + e]);
+						path, ln, col[1 + e], f[1 + e]);
 					goto out;
 				}
-			}
 			if (ends[0] == ends[1]) {
 				rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: a link joins two different nodes", path,
-						 lineno, col[2]);
+						 ln, col[2]);
+				goto out;
+			}
+			if (d->nlinks == FAB_TOPO_MAX_LINKS) {
+				rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: more than %u links", path, ln, col[0],
+						 FAB_TOPO_MAX_LINKS);
 				goto out;
 			}
 			fab_rate_bps rate;
 			fab_time_ps delay;
 			char why[160];
-			if (fab_parse_rate(tok[3], &rate, why, sizeof why) || !rate) {
-				rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: %s", path, lineno, col[3],
-						 rate ? why : "a link rate must be positive");
+			if (fab_parse_rate(f[3], &rate, why, sizeof why) ||
+			    fab_topo_check_link(rate, 0, why, sizeof why)) {
+				rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: %s", path, ln, col[3], why);
 				goto out;
 			}
-			if (fab_parse_time(tok[4], &delay, why, sizeof why)) {
-				rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: %s", path, lineno, col[4], why);
+			if (fab_parse_time(f[4], &delay, why, sizeof why) ||
+			    fab_topo_check_link(rate, delay, why, sizeof why)) {
+				rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: %s", path, ln, col[4], why);
 				goto out;
 			}
 			fab_draft_add_link(d, ends[0], ends[1], rate, delay);
 		} else {
 			rc = fab_err_set(err, FAB_EINVAL,
-					 "%s:%u:%u: unknown statement '%s' (expected nic, switch or link)", path,
-					 lineno, col[0], tok[0]);
+					 "%s:%u:%u: unknown statement '%s' (expected nic, switch or link)", path, ln,
+					 col[0], f[0]);
 			goto out;
 		}
 	}
-	if (!rc && !d->nnodes)
+	if (got < 0)
+		rc = got;
+	else if (!d->nnodes)
 		rc = fab_err_set(err, FAB_EINVAL, "%s: the topology file declares no nodes", path);
 out:
-	fclose(f);
+	free(ix.slot);
+	fab_tok_close(&t);
 	return rc;
 }
 

@@ -130,4 +130,19 @@ static inline const uint32_t *fab_topo_routes(const struct fab_topo *t, uint32_t
 /* "2:1", "1.5:1" */
 char *fab_topo_fmt_ratio(fab_rate_bps down, fab_rate_bps up, char *buf, size_t len);
 
+/* Bytes a topology of this size takes (routing tables, nodes, ports with
+ * their engine state), estimated; fab_draft_finish refuses one that would
+ * not fit in 80% of the available memory. */
+uint64_t fab_topo_estimate_bytes(uint64_t nswitches, uint64_t nnics, uint64_t nnodes, uint64_t nlinks);
+
+/* Limits on topology files (edge list and ns-3), and the ranges of a file
+ * link's rate and delay: those of the scenario's link keys. */
+#define FAB_TOPO_MAX_NODES (1u << 22)
+#define FAB_TOPO_MAX_LINKS (1u << 24)
+#define FAB_LINK_MIN_BPS 1000000ULL
+#define FAB_LINK_MAX_BPS 1600000000000ULL
+#define FAB_LINK_MAX_DELAY_PS FAB_PS_PER_S
+/* 0, or -1 with why: a rate or delay outside those ranges */
+int fab_topo_check_link(fab_rate_bps rate, fab_time_ps delay, char *why, size_t len);
+
 #endif

@@ -12,17 +12,23 @@
 #include <string.h>
 
 #include "../base/rng.h"
+#include "../base/tok.h"
 #include "cdf.h"
 #include "traffic.h"
 
 struct flow_vec {
 	struct fab_sim_flow *v;
 	size_t n, cap;
+	bool over; /* a flow past FAB_MAX_FLOWS was asked for (and dropped) */
 };
 
 static void push_flow(struct flow_vec *fv, const struct fab_topo *t, uint32_t src, uint32_t dst, fab_bytes bytes,
 		      fab_time_ps start, uint32_t prio, uint32_t qps)
 {
+	if (fv->n == FAB_MAX_FLOWS) {
+		fv->over = true;
+		return;
+	}
 	if (fv->n == fv->cap) {
 		fv->cap = fv->cap ? 2 * fv->cap : 64;
 		fv->v = fab_xrealloc(fv->v, fv->cap, sizeof *fv->v);
@@ -154,7 +160,6 @@ static int gen_incast(const struct fab_gen_spec *g, const struct fab_topo *t, st
 }
 
 /* the most flows one generator may make */
-#define GEN_MAX_FLOWS 50000000u
 
 /* an exponential gap of the given mean (ps) */
 static fab_time_ps exp_gap(struct fab_rng *r, double mean_ps)
@@ -211,8 +216,8 @@ static int gen_poisson(const struct fab_gen_spec *g, const struct fab_topo *t, s
 				rc = loc_err(err, &g->loc, "no GPU may receive from this one with this scope", NULL);
 				goto out;
 			}
-			if (mine.n >= GEN_MAX_FLOWS) {
-				rc = loc_err(err, &g->loc, "more than 50,000,000 flows: shorten duration or lower load",
+			if (mine.n >= FAB_MAX_FLOWS) {
+				rc = loc_err(err, &g->loc, "more than 10,000,000 flows: shorten duration or lower load",
 					     NULL);
 				goto out;
 			}
@@ -232,8 +237,8 @@ static int gen_poisson(const struct fab_gen_spec *g, const struct fab_topo *t, s
 				rc = loc_err(err, &g->loc, "incast_senders: ", detail);
 				goto out;
 			}
-			if (mine.n + g->incast_senders > GEN_MAX_FLOWS) {
-				rc = loc_err(err, &g->loc, "more than 50,000,000 flows: shorten duration or lower load",
+			if (mine.n + g->incast_senders > FAB_MAX_FLOWS) {
+				rc = loc_err(err, &g->loc, "more than 10,000,000 flows: shorten duration or lower load",
 					     NULL);
 				goto out;
 			}
@@ -312,7 +317,7 @@ int fab_traffic_expand(const struct fab_traffic_params *tp, const struct fab_top
 			rc = gen_permutation(g, t, &r, &fv, err);
 			break;
 		case FAB_GEN_ALL_TO_ALL:
-			for (uint32_t a = 0; a < t->ngpus; a++)
+			for (uint32_t a = 0; a < t->ngpus && !fv.over; a++)
 				for (uint32_t b = 0; b < t->ngpus; b++)
 					if (a != b && pair_allowed(t, g->scope, a, b))
 						push_flow(&fv, t, a, b, g->bytes, g->start_ps, g->priority, g->qps);
@@ -324,7 +329,7 @@ int fab_traffic_expand(const struct fab_traffic_params *tp, const struct fab_top
 			rc = gen_poisson(g, t, &r, &fv, err);
 			break;
 		case FAB_GEN_RANDOM_PAIRS:
-			for (uint32_t k = 0; k < g->pairs; k++) {
+			for (uint32_t k = 0; k < g->pairs && !fv.over; k++) {
 				uint32_t a, b, tries = 0;
 				do {
 					a = (uint32_t)fab_rng_below(&r, t->ngpus);
@@ -338,8 +343,18 @@ int fab_traffic_expand(const struct fab_traffic_params *tp, const struct fab_top
 			}
 			break;
 		}
+		if (!rc && fv.over) {
+			char what[64];
+			snprintf(what, sizeof what, "%u", FAB_MAX_FLOWS);
+			rc = loc_err(err, &g->loc, "together with the flows before it, more flows than the limit of ",
+				     what);
+		}
 		if (rc)
 			goto fail;
+	}
+	if (fv.over) {
+		rc = fab_err_set(err, FAB_EINVAL, "traffic: more than %u flows", FAB_MAX_FLOWS);
+		goto fail;
 	}
 	free(csv);
 	*out = fv.v;
@@ -364,18 +379,27 @@ static char *trim(char *s)
 int fab_traffic_read_csv(const char *path, struct fab_flow_spec **flows, size_t *n, struct fab_err *err)
 {
 	static const char *cols[] = {"src", "dst", "bytes", "start", "priority", "qps"};
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return fab_err_set(err, FAB_EIO, "%s: cannot open flow list", path);
-	char line[1024];
+	char *text;
+	size_t tlen;
+	*flows = NULL;
+	*n = 0;
+	int rc = fab_read_text(path, "flow list", FAB_TOK_MAX_FILE, false, &text, &tlen, err);
+	if (rc)
+		return rc;
 	int colmap[8];
 	unsigned ncols = 0, lineno = 0;
 	size_t cap = 0;
-	int rc = 0;
-	*flows = NULL;
-	*n = 0;
-	while (fgets(line, sizeof line, f)) {
+	for (char *line = text, *next; line < text + tlen; line = next) {
+		/* lines of any length: the whole file is in memory */
+		char *nl = memchr(line, '\n', (size_t)(text + tlen - line));
+		next = nl ? nl + 1 : text + tlen;
+		if (nl)
+			*nl = 0;
 		lineno++;
+		if (*n >= FAB_MAX_FLOWS) {
+			rc = fab_err_set(err, FAB_EINVAL, "%s:%u:1: more than %u flows", path, lineno, FAB_MAX_FLOWS);
+			goto out;
+		}
 		char *l = trim(line);
 		if (!*l || *l == '#')
 			continue;
@@ -415,8 +439,14 @@ int fab_traffic_read_csv(const char *path, struct fab_flow_spec **flows, size_t 
 				}
 			}
 			bool have[6] = {0};
-			for (unsigned i = 0; i < nf; i++)
+			for (unsigned i = 0; i < nf; i++) {
+				if (have[colmap[i]]) {
+					rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: column '%s' appears twice", path,
+							 lineno, fcol[i], fields[i]);
+					goto out;
+				}
 				have[colmap[i]] = true;
+			}
 			if (!have[0] || !have[1] || !have[2]) {
 				rc = fab_err_set(err, FAB_EINVAL,
 						 "%s:%u:1: the header needs at least src, dst and bytes", path, lineno);
@@ -495,7 +525,7 @@ int fab_traffic_read_csv(const char *path, struct fab_flow_spec **flows, size_t 
 	if (!ncols)
 		rc = fab_err_set(err, FAB_EINVAL, "%s: empty flow list (expected a header line)", path);
 out:
-	fclose(f);
+	free(text);
 	if (rc) {
 		free(*flows);
 		*flows = NULL;

@@ -71,6 +71,10 @@ int fab_traffic_read_csv(const char *path, struct fab_flow_spec **flows, size_t 
 int fab_traffic_read_ns3(const char *path, const struct fab_topo *t, struct fab_flow_spec **flows, size_t *n,
 			 struct fab_err *err);
 
+/* A run's flows, from every source together, are at most this many (each
+ * costs a few hundred bytes in an engine). */
+#define FAB_MAX_FLOWS 10000000u
+
 /* Expands everything into engine flows (caller frees *out). */
 int fab_traffic_expand(const struct fab_traffic_params *tp, const struct fab_topo *t, uint64_t seed,
 		       struct fab_sim_flow **out, size_t *nout, struct fab_err *err);
