@@ -33,14 +33,43 @@ static const char *usage_diagnose =
 	"\n"
 	"exit status: 0 healthy, 1 a suspect was found, 2 usage, 3 bad input, 4 I/O error\n";
 
+/* a result document: a regular file of at most 512 MiB, JSON, with the
+ * shapes diagnosis reads */
+#define DOC_MAX_BYTES (512u << 20)
+
 static json_t *load_doc(const char *path, int *rc)
 {
+	struct stat st;
+	if (stat(path, &st)) {
+		fprintf(stderr, "fabscope: %s: cannot open: %s\n", path, strerror(errno));
+		*rc = FAB_EXIT_IO;
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		fprintf(stderr, "fabscope: %s: %s\n", path,
+			S_ISDIR(st.st_mode) ? "a directory, not a result document" : "not a regular file");
+		*rc = FAB_EXIT_IO;
+		return NULL;
+	}
+	if ((uint64_t)st.st_size > DOC_MAX_BYTES) {
+		fprintf(stderr, "fabscope: %s: larger than %u MiB\n", path, DOC_MAX_BYTES >> 20);
+		*rc = FAB_EXIT_INPUT;
+		return NULL;
+	}
 	json_error_t je;
-	json_t *d = json_load_file(path, 0, &je);
+	json_t *d = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
 	if (!d) {
 		bool io = je.line < 1;
 		fprintf(stderr, "fabscope: %s:%d:%d: %s\n", path, je.line, je.column, je.text);
 		*rc = io ? FAB_EXIT_IO : FAB_EXIT_INPUT;
+		return NULL;
+	}
+	struct fab_err err = {0};
+	if (fab_diag_validate(d, path, &err)) {
+		fprintf(stderr, "fabscope: %s\n", err.msg);
+		json_decref(d);
+		*rc = FAB_EXIT_INPUT;
+		return NULL;
 	}
 	return d;
 }

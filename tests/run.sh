@@ -39,6 +39,7 @@ script_suite() {
 }
 script_suite layers "layer rules" tests/layers.sh
 script_suite cli "CLI tests" tests/cli/cli_test.sh
+script_suite bad "malformed inputs" tests/bad/run.sh
 script_suite probe "probe tests (loopback)" tests/cli/probe_test.sh
 # the probe between network namespaces (skips without root)
 script_suite net "namespace tests" tests/net/probe_netns.sh

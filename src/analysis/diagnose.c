@@ -410,6 +410,8 @@ static void check_jobs(json_t *doc, const struct fab_diag_params *pr, struct fab
 		json_array_foreach(its, k, it) v[k] = jnum(it, "time_ps");
 		double med = median(v, n);
 		free(v);
+		if (!(med > 0))
+			continue;
 		json_array_foreach(its, k, it)
 		{
 			double t = jnum(it, "time_ps");
@@ -476,7 +478,7 @@ static void check_stragglers(json_t *doc, struct fab_diagnosis *d)
 			lag += jnum(it, "lag_ps");
 			t += jnum(it, "time_ps");
 		}
-		if (same * 2 <= n || !first)
+		if (same * 2 <= n || !first || !(t > 0))
 			continue;
 		char g[96] = "";
 		size_t o = 0, q;
@@ -588,11 +590,14 @@ int fab_diagnose(json_t *const *docs, int ndocs, json_t *baseline, const struct 
 		 struct fab_diagnosis *out, struct fab_err *err)
 {
 	memset(out, 0, sizeof *out);
+	char nm[32];
+	for (int i = 0; i <= ndocs; i++) {
+		json_t *doc = i < ndocs ? docs[i] : baseline;
+		snprintf(nm, sizeof nm, i < ndocs ? "document %d" : "the baseline", i + 1);
+		if (doc && fab_diag_validate(doc, nm, err))
+			return FAB_EINVAL;
+	}
 	for (int i = 0; i < ndocs; i++) {
-		const char *schema = json_string_value(json_object_get(docs[i], "schema"));
-		if (!schema || strncmp(schema, "fabscope.result/", 16))
-			return fab_err_set(err, FAB_EINVAL, "document %d: not a fabscope result (schema missing)",
-					   i + 1);
 		check_link_errors(docs[i], out);
 		check_matrix(docs[i], p, out);
 		check_failed_pairs(docs[i], out);

@@ -40,7 +40,16 @@ struct fab_diagnosis {
 	int documents;
 };
 
-/* docs: parsed result documents; baseline may be NULL. */
+/* A matrix in a document has at most this many endpoints. */
+#define FAB_DIAG_MAX_ENDPOINTS 65536u
+
+/* The parts of a result document diagnosis reads, checked for the types and
+ * shapes fabscope writes: FAB_EINVAL with "doc: path: expected ..., got
+ * ..." when one is not. */
+int fab_diag_validate(const json_t *d, const char *doc, struct fab_err *err);
+
+/* docs: parsed result documents, each checked by fab_diag_validate (the
+ * error names "document N"); baseline may be NULL. */
 int fab_diagnose(json_t *const *docs, int ndocs, json_t *baseline, const struct fab_diag_params *p,
 		 struct fab_diagnosis *out, struct fab_err *err);
 void fab_diagnosis_free(struct fab_diagnosis *d);
