@@ -123,9 +123,13 @@ doc-keys: $(BIN)
 	./$(BIN) sim --keys >> doc/scenario.md.tmp
 	mv doc/scenario.md.tmp doc/scenario.md
 
-# libFuzzer (clang) over the parsers, FUZZ_SECONDS each; skipped when the
-# compiler has no libFuzzer.
+# libFuzzer (clang) over the inputs, FUZZ_SECONDS each (CI: 10; make fuzz
+# FUZZ_SECONDS=600 for the long run): scenarios parsed, scenarios built into
+# runs, topology files and flow lists, result documents through diagnosis,
+# the probe's wire protocol from a hostile peer.  Skipped when the compiler
+# has no libFuzzer.
 FUZZ_SECONDS ?= 10
+FUZZ_TARGETS := fuzz_scenario fuzz_build fuzz_files fuzz_doc fuzz_probe
 FUZZ_SRC := $(filter-out src/fabscope.c,$(LIB_SRC)) src/fabscope.c
 fuzz:
 	@if ! echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n){(void)d;(void)n;return 0;}' | \
@@ -133,11 +137,12 @@ fuzz:
 	  echo "fuzz: clang with libFuzzer not available, skipped"; exit 0; fi; \
 	mkdir -p build-fuzz && \
 	$(MAKE) --no-print-directory $(BUILD)/gen/default_scenario.c && \
-	for t in fuzz_scenario fuzz_files; do \
+	for t in $(FUZZ_TARGETS); do \
 	  clang -std=gnu11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
 	    -o build-fuzz/$$t tests/fuzz/$$t.c $(FUZZ_SRC) $(BUILD)/gen/default_scenario.c \
 	    -lyaml -ljansson -lm || exit 1; \
 	  rm -rf build-fuzz/corpus-$$t && cp -r tests/fuzz/corpus build-fuzz/corpus-$$t && \
+	  { [ ! -d tests/fuzz/corpus-$$t ] || cp tests/fuzz/corpus-$$t/* build-fuzz/corpus-$$t/; } && \
 	  ./build-fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -max_len=4096 build-fuzz/corpus-$$t \
 	    2>build-fuzz/$$t.log || { tail -40 build-fuzz/$$t.log; exit 1; }; \
 	  echo "fuzz: $$t: $$(grep -o 'stat::number_of_executed_units: [0-9]*' build-fuzz/$$t.log || tail -1 build-fuzz/$$t.log)"; \

@@ -400,21 +400,25 @@ static int probe_rank(struct fab_probe_params *pp, const struct probe_opts *oin)
 
 static int launch_local(struct fab_probe_params *pp, struct probe_opts *o, uint32_t local)
 {
-	int lfd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
-	a.sin_addr.s_addr = pp->bind_ip ? pp->bind_ip : htonl(INADDR_LOOPBACK);
-	socklen_t al = sizeof a;
-	if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof a) || listen(lfd, 4096) ||
-	    getsockname(lfd, (struct sockaddr *)&a, &al)) {
-		fprintf(stderr, "fabscope: probe: cannot listen on %s: %s\n", inet_ntoa(a.sin_addr), strerror(errno));
-		if (lfd >= 0)
-			close(lfd);
+	struct fab_ip at = pp->bind;
+	uint16_t port = 0;
+	char ip[64];
+	if (!at.family) { /* loopback */
+		at.family = 4;
+		at.a[0] = 127;
+		at.a[3] = 1;
+	}
+	int lfd = fab_probe_listen(&at, &port);
+	if (lfd < 0) {
+		fprintf(stderr, "fabscope: probe: cannot listen on %s: %s\n", fab_ip_str(&at, ip, sizeof ip),
+			strerror(errno));
 		return FAB_EXIT_IO;
 	}
-	snprintf(pp->master, sizeof pp->master, "%s", inet_ntoa(a.sin_addr));
+	fab_ip_str(&at, ip, sizeof ip);
+	snprintf(pp->master, sizeof pp->master, at.family == 6 ? "[%s]" : "%s", ip);
 	pp->nranks = local;
 	o->local_ranks = local;
-	pp->master_port = ntohs(a.sin_port);
+	pp->master_port = port;
 	/* a fresh random token: only this job's processes know it */
 	if (getrandom(pp->token, sizeof pp->token, 0) != (ssize_t)sizeof pp->token) {
 		fprintf(stderr, "fabscope: probe: no random bytes for the job token: %s\n", strerror(errno));
@@ -609,9 +613,9 @@ static int probe_opt(struct probe_cli *pc, int c)
 		pc->o.outdir = optarg;
 		return -1;
 	case 'B':
-		if (fab_probe_resolve_bind(optarg, &pc->pp.bind_ip)) {
+		if (fab_probe_resolve_bind(optarg, &pc->pp.bind)) {
 			fprintf(stderr,
-				"fabscope: --bind: \"%s\" is neither an IPv4 address nor an interface "
+				"fabscope: --bind: \"%s\" is neither an IP address nor an interface "
 				"with one\n",
 				optarg);
 			return FAB_EXIT_USAGE;
@@ -765,12 +769,12 @@ static int probe_launch(struct probe_cli *pc)
 	 * that resolves */
 	char why[320];
 	const char *source;
-	uint32_t ip;
+	struct fab_ip ip;
 	if (fab_probe_env_token(&pc->pp, &source, why, sizeof why)) {
 		fprintf(stderr, "fabscope: probe: %s\n", why);
 		return FAB_EXIT_USAGE;
 	}
-	if (fab_probe_resolve_host(pc->pp.master, &ip, why, sizeof why)) {
+	if (fab_probe_resolve_host(pc->pp.master, pc->pp.bind.family, &ip, why, sizeof why)) {
 		fprintf(stderr, "fabscope: probe: the master address: %s\n", why);
 		return FAB_EXIT_USAGE;
 	}

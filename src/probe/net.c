@@ -46,36 +46,86 @@ void pr_tune(int fd, bool data)
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
-int pr_listen_on(uint32_t ip, uint16_t *port)
+socklen_t pr_sockaddr(const struct fab_ip *ip, uint16_t port, struct sockaddr_storage *ss)
 {
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	memset(ss, 0, sizeof *ss);
+	if (ip->family == 6) {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons(port);
+		memcpy(&a->sin6_addr, ip->a, 16);
+		return sizeof *a;
+	}
+	struct sockaddr_in *a = (struct sockaddr_in *)ss;
+	a->sin_family = AF_INET;
+	a->sin_port = htons(port);
+	if (ip->family == 4)
+		memcpy(&a->sin_addr, ip->a, 4);
+	else
+		a->sin_addr.s_addr = htonl(INADDR_ANY);
+	return sizeof *a;
+}
+
+void pr_ip_of(const struct sockaddr *sa, struct fab_ip *ip)
+{
+	memset(ip, 0, sizeof *ip);
+	if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)sa;
+		ip->family = 6;
+		memcpy(ip->a, &a->sin6_addr, 16);
+	} else if (sa->sa_family == AF_INET) {
+		ip->family = 4;
+		memcpy(ip->a, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	}
+}
+
+const char *fab_ip_str(const struct fab_ip *ip, char *buf, size_t len)
+{
+	if (!ip || (ip->family != 4 && ip->family != 6) ||
+	    !inet_ntop(ip->family == 6 ? AF_INET6 : AF_INET, ip->a, buf, (socklen_t)len))
+		snprintf(buf, len, "?");
+	return buf;
+}
+
+int pr_listen_on(const struct fab_ip *ip, uint16_t *port)
+{
+	int fd = socket(ip->family == 6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
 	int one = 1;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(*port)};
-	a.sin_addr.s_addr = ip ? ip : htonl(INADDR_ANY);
-	socklen_t al = sizeof a;
-	if (bind(fd, (struct sockaddr *)&a, sizeof a) || listen(fd, 4096) ||
-	    getsockname(fd, (struct sockaddr *)&a, &al)) {
+	if (ip->family == 6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+	struct sockaddr_storage ss;
+	socklen_t sl = pr_sockaddr(ip, *port, &ss), al = sizeof ss;
+	if (bind(fd, (struct sockaddr *)&ss, sl) || listen(fd, 4096) || getsockname(fd, (struct sockaddr *)&ss, &al)) {
+		int e = errno;
 		close(fd);
+		errno = e;
 		return -1;
 	}
-	*port = ntohs(a.sin_port);
+	*port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+					       : ((struct sockaddr_in *)&ss)->sin_port);
 	return fd;
 }
 
-int pr_connect_to(uint32_t ip, uint16_t port, uint32_t bind_ip, double timeout_s)
+int fab_probe_listen(const struct fab_ip *ip, uint16_t *port)
+{
+	return pr_listen_on(ip, port);
+}
+
+int pr_connect_to(const struct fab_ip *ip, uint16_t port, const struct fab_ip *bindto, double timeout_s)
 {
 	double end = pr_now_s() + timeout_s;
+	struct sockaddr_storage to, from;
+	socklen_t tl = pr_sockaddr(ip, port, &to), fl = 0;
+	bool bound = bindto && bindto->family && bindto->family == ip->family;
+	if (bound)
+		fl = pr_sockaddr(bindto, 0, &from);
 	for (;;) {
-		int fd = socket(AF_INET, SOCK_STREAM, 0);
-		struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
-		a.sin_addr.s_addr = ip;
-		struct sockaddr_in b = {.sin_family = AF_INET, .sin_port = 0};
-		b.sin_addr.s_addr = bind_ip;
-		if (fd >= 0 && (!bind_ip || !bind(fd, (struct sockaddr *)&b, sizeof b)) &&
-		    !connect(fd, (struct sockaddr *)&a, sizeof a))
+		int fd = socket(to.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd >= 0 && (!bound || !bind(fd, (struct sockaddr *)&from, fl)) &&
+		    !connect(fd, (struct sockaddr *)&to, tl))
 			return fd;
 		if (fd >= 0)
 			close(fd);
@@ -94,14 +144,13 @@ bool pr_token_eq(const uint8_t *a, const uint8_t *b)
 	return d == 0;
 }
 
-static void refuse(struct fab_probe *pr, struct accept_pool *ap, uint32_t from, const char *why)
+static void refuse(struct fab_probe *pr, struct accept_pool *ap, const struct fab_ip *from, const char *why)
 {
 	ap->refused++;
 	if (!pr->warn || ap->refused > 10)
 		return;
-	struct in_addr a = {from};
-	char msg[160];
-	snprintf(msg, sizeof msg, "refused a connection from %s %s%s", inet_ntoa(a), why,
+	char msg[200], a[INET6_ADDRSTRLEN];
+	snprintf(msg, sizeof msg, "refused a connection from %s %s%s", fab_ip_str(from, a, sizeof a), why,
 		 ap->refused == 10 ? " (further refusals not shown)" : "");
 	pr->warn(pr->warn_ctx, msg);
 }
@@ -117,7 +166,7 @@ int pr_accept_pool(struct fab_probe *pr, int lfd, struct accept_pool *ap)
 {
 	struct pend {
 		int fd;
-		uint32_t from;
+		struct fab_ip from;
 		size_t got;
 		double end;
 		struct hello h;
@@ -133,7 +182,7 @@ int pr_accept_pool(struct fab_probe *pr, int lfd, struct accept_pool *ap)
 		/* callers out of time */
 		for (uint32_t i = 0; i < np;) {
 			if (pend[i].end <= t) {
-				refuse(pr, ap, pend[i].from, "that sent no job token in time");
+				refuse(pr, ap, &pend[i].from, "that sent no job token in time");
 				close(pend[i].fd);
 				pend[i] = pend[--np];
 				continue;
@@ -162,15 +211,16 @@ int pr_accept_pool(struct fab_probe *pr, int lfd, struct accept_pool *ap)
 				bad = !pr_token_eq(q->h.token, pr->token);
 			}
 			int fd = q->fd;
-			uint32_t from = q->from;
+			struct fab_ip from = q->from;
 			struct hello h = q->h;
 			pend[i] = pend[--np];
 			if (bad) {
-				refuse(pr, ap, from, k <= 0 ? "that closed before its hello" : "without the job token");
+				refuse(pr, ap, &from,
+				       k <= 0 ? "that closed before its hello" : "without the job token");
 				close(fd);
 				continue;
 			}
-			int tk = ap->take(pr, ap->ctx, fd, &h, from);
+			int tk = ap->take(pr, ap->ctx, fd, &h, &from);
 			if (tk < 0) {
 				close(fd);
 				goto out;
@@ -181,7 +231,7 @@ int pr_accept_pool(struct fab_probe *pr, int lfd, struct accept_pool *ap)
 				close(fd);
 		}
 		if (pf[0].revents & POLLIN) {
-			struct sockaddr_in a;
+			struct sockaddr_storage a;
 			socklen_t al = sizeof a;
 			int fd = accept4(lfd, (struct sockaddr *)&a, &al, SOCK_NONBLOCK | SOCK_CLOEXEC);
 			if (fd < 0)
@@ -191,12 +241,13 @@ int pr_accept_pool(struct fab_probe *pr, int lfd, struct accept_pool *ap)
 				for (uint32_t i = 1; i < np; i++)
 					if (pend[i].end < pend[old].end)
 						old = i;
-				refuse(pr, ap, pend[old].from, "that sent no job token (too many callers waiting)");
+				refuse(pr, ap, &pend[old].from, "that sent no job token (too many callers waiting)");
 				close(pend[old].fd);
 				pend[old] = pend[--np];
 			}
-			pend[np++] = (struct pend){
-				fd, a.sin_addr.s_addr, 0, pr_now_s() + FAB_MIN(FAB_PROBE_HELLO_S, pr->timeout_s), {0}};
+			pend[np] = (struct pend){.fd = fd,
+						 .end = pr_now_s() + FAB_MIN(FAB_PROBE_HELLO_S, pr->timeout_s)};
+			pr_ip_of((struct sockaddr *)&a, &pend[np++].from);
 		}
 	}
 	rc = ap->taken == ap->want ? 0 : -1;
@@ -208,43 +259,64 @@ out:
 	return rc;
 }
 
-int fab_probe_resolve_bind(const char *what, uint32_t *ip)
+int fab_probe_resolve_bind(const char *what, struct fab_ip *ip)
 {
-	struct in_addr a;
-	if (inet_pton(AF_INET, what, &a) == 1) {
-		*ip = a.s_addr;
+	memset(ip, 0, sizeof *ip);
+	if (inet_pton(AF_INET, what, ip->a) == 1) {
+		ip->family = 4;
+		return 0;
+	}
+	if (inet_pton(AF_INET6, what, ip->a) == 1) {
+		ip->family = 6;
 		return 0;
 	}
 	struct ifaddrs *ifs, *i;
 	if (getifaddrs(&ifs))
 		return -1;
-	int rc = -1;
-	for (i = ifs; i && rc; i = i->ifa_next)
-		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && !strcmp(i->ifa_name, what)) {
-			*ip = ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr;
-			rc = 0;
-		}
+	struct fab_ip v6 = {0, {0}};
+	for (i = ifs; i; i = i->ifa_next) {
+		if (!i->ifa_addr || strcmp(i->ifa_name, what))
+			continue;
+		struct fab_ip x;
+		pr_ip_of(i->ifa_addr, &x);
+		if (x.family == 4 && !ip->family)
+			*ip = x;
+		/* a link-local address needs a scope: not one to bind */
+		if (x.family == 6 && !v6.family && !(x.a[0] == 0xfe && (x.a[1] & 0xc0) == 0x80))
+			v6 = x;
+	}
 	freeifaddrs(ifs);
-	return rc;
+	if (!ip->family)
+		*ip = v6;
+	return ip->family ? 0 : -1;
 }
 
-int fab_probe_resolve_host(const char *host, uint32_t *ip, char *why, size_t len)
+int fab_probe_resolve_host(const char *host, int family, struct fab_ip *ip, char *why, size_t len)
 {
-	struct in_addr a;
-	if (inet_pton(AF_INET, host, &a) == 1) {
-		*ip = a.s_addr;
-		return 0;
-	}
-	struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *res = NULL;
-	int e = getaddrinfo(host, NULL, &hints, &res);
+	char h[256];
+	size_t n = strlen(host);
+	/* [v6 address] */
+	if (n >= 2 && host[0] == '[' && host[n - 1] == ']')
+		snprintf(h, sizeof h, "%.*s", (int)(n - 2), host + 1);
+	else
+		snprintf(h, sizeof h, "%s", host);
+	struct addrinfo hints = {.ai_family = family == 4 ? AF_INET
+					 : family == 6    ? AF_INET6
+							  : AF_UNSPEC,
+				 .ai_socktype = SOCK_STREAM},
+			*res = NULL;
+	int e = *h ? getaddrinfo(h, NULL, &hints, &res) : EAI_NONAME;
 	if (e || !res) {
-		snprintf(why, len, "cannot resolve \"%s\" to an IPv4 address: %s", host,
+		snprintf(why, len, "cannot resolve \"%s\"%s: %s", h,
+			 family == 4           ? " to an IPv4 address"
+				 : family == 6 ? " to an IPv6 address"
+					       : "",
 			 e ? gai_strerror(e) : "no address");
 		if (res)
 			freeaddrinfo(res);
 		return -1;
 	}
-	*ip = ((struct sockaddr_in *)res->ai_addr)->sin_addr.s_addr;
+	pr_ip_of(res->ai_addr, ip);
 	freeaddrinfo(res);
 	return 0;
 }

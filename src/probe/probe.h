@@ -23,14 +23,27 @@ struct fab_probe;
 /* a connection has this long to present the job token */
 #define FAB_PROBE_HELLO_S 5.0
 
+/* An IPv4 or IPv6 address, network byte order: family 4 (the first 4 bytes
+ * of a) or 6; 0: none. */
+struct fab_ip {
+	uint8_t family;
+	uint8_t a[16];
+};
+/* its text ("10.0.0.1", "fd00::2"; "?" for none), into buf */
+const char *fab_ip_str(const struct fab_ip *ip, char *buf, size_t len);
+/* A listening TCP socket on ip (family 0: any IPv4 address) at *port (0:
+ * any; the port taken is written back), or -1 with errno: the local
+ * launcher's rendezvous socket. */
+int fab_probe_listen(const struct fab_ip *ip, uint16_t *port);
+
 struct fab_probe_params {
 	uint32_t nranks, rank;
 	int rendezvous_fd; /* rank 0: a listening socket, or -1 to open master_port */
 	char master[64];   /* rank 0's address */
 	uint16_t master_port;
-	uint32_t bind_ip; /* network order: every socket of this rank binds it; 0: any */
-	uint32_t conns;   /* data connections per peer pair, 1..FAB_PROBE_MAX_CONNS (0: 1) */
-	bool busy_poll;   /* the point-to-point tests spin on their sockets instead of sleeping in poll */
+	struct fab_ip bind; /* every socket of this rank binds it; family 0: chosen as below */
+	uint32_t conns;     /* data connections per peer pair, 1..FAB_PROBE_MAX_CONNS (0: 1) */
+	bool busy_poll;     /* the point-to-point tests spin on their sockets instead of sleeping in poll */
 	uint8_t token[FAB_PROBE_TOKEN_BYTES]; /* the job's (never all zero); a connection without it is refused */
 	double timeout_s;                     /* no progress for this long: fail, naming the peer */
 	/* told of what goes on but does not stop the job (a connection refused
@@ -133,12 +146,14 @@ void fab_probe_token_of(const char *s, uint8_t token[FAB_PROBE_TOKEN_BYTES]);
  * into out; -1 when the list is malformed or the name does not fit. */
 int fab_slurm_first_host(const char *list, char *out, size_t len);
 
-/* A host name or an IPv4 address into *ip (network order, its first IPv4
- * address); -1 with why when it does not resolve. */
-int fab_probe_resolve_host(const char *host, uint32_t *ip, char *why, size_t len);
+/* A host name or an address (IPv6 may be in brackets) into *ip: the first
+ * address getaddrinfo gives, of that family when family is 4 or 6; -1 with
+ * why when it does not resolve. */
+int fab_probe_resolve_host(const char *host, int family, struct fab_ip *ip, char *why, size_t len);
 
-/* An IPv4 address or an interface name (its first IPv4 address) into
- * *ip (network order); -1 when it is neither. */
-int fab_probe_resolve_bind(const char *what, uint32_t *ip);
+/* An IPv4 or IPv6 address, or an interface name (its first IPv4 address,
+ * else its first IPv6 address that is not link-local), into *ip; -1 when it
+ * is neither. */
+int fab_probe_resolve_bind(const char *what, struct fab_ip *ip);
 
 #endif

@@ -42,12 +42,13 @@
 #include "../coll/exec.h"
 #include "probe.h"
 
+/* the first bytes on every connection: 40, no padding */
 struct hello {
 	uint32_t rank;
-	uint16_t port; /* rendezvous: the data port; mesh: the connection's index */
-	uint16_t pad;
-	uint32_t ip; /* rendezvous: the data address (network order), 0: as seen */
-	uint32_t pad2;
+	uint16_t port;  /* rendezvous: the data port; mesh: the connection's index */
+	uint8_t family; /* rendezvous: the data address's family, 4 or 6 */
+	uint8_t pad;
+	uint8_t ip[16]; /* rendezvous: the data address */
 	uint8_t token[FAB_PROBE_TOKEN_BYTES];
 };
 
@@ -56,15 +57,24 @@ struct hello {
  * and counted refused) or -1 (the rendezvous fails: err is set) */
 struct accept_pool {
 	uint32_t want, taken, refused;
-	int (*take)(struct fab_probe *pr, void *ctx, int fd, const struct hello *h, uint32_t from);
+	int (*take)(struct fab_probe *pr, void *ctx, int fd, const struct hello *h, const struct fab_ip *from);
 	void *ctx;
 };
 
+/* a rank's data address in rank 0's table: 20 bytes */
 struct addr {
-	uint32_t ip; /* network order */
+	uint8_t ip[16];
 	uint16_t port;
-	uint16_t pad;
+	uint8_t family;
+	uint8_t pad;
 };
+
+static inline struct fab_ip pr_addr_ip(const struct addr *a)
+{
+	struct fab_ip ip = {a->family, {0}};
+	memcpy(ip.a, a->ip, sizeof ip.a);
+	return ip;
+}
 
 struct out_msg {
 	struct out_msg *next;
@@ -116,7 +126,7 @@ struct conn {
 struct fab_probe {
 	uint32_t n, me, nc, stride; /* stride: connections per peer (control + nc data) */
 	struct conn *c;             /* [n * stride]: c[peer * stride + 0] control, + 1 + k data */
-	uint32_t *ip;               /* every rank's data address, network order */
+	struct fab_ip *ip;          /* every rank's data address */
 	uint8_t token[FAB_PROBE_TOKEN_BYTES];
 	double timeout_s;
 	void (*warn)(void *ctx, const char *msg);
@@ -163,11 +173,19 @@ static inline struct conn *ctl_of(struct fab_probe *pr, uint32_t peer)
 	return C(pr, peer, 0);
 }
 
+/* a probe with no connection yet (every fd -1): fab_probe_connect, the fuzzer */
+struct fab_probe *pr_alloc(const struct fab_probe_params *p);
 double pr_now_s(void);
 int pr_full_io(int fd, void *buf, size_t len, bool wr, double timeout_s);
 void pr_tune(int fd, bool data);
-int pr_listen_on(uint32_t ip, uint16_t *port);
-int pr_connect_to(uint32_t ip, uint16_t port, uint32_t bind_ip, double timeout_s);
+/* a listening socket on ip (family 0: any IPv4 address), port 0: any */
+int pr_listen_on(const struct fab_ip *ip, uint16_t *port);
+/* connects, retrying until the timeout; binds bind first when it is of
+ * ip's family */
+int pr_connect_to(const struct fab_ip *ip, uint16_t port, const struct fab_ip *bind, double timeout_s);
+/* the socket address of ip and port; the address of a socket address */
+socklen_t pr_sockaddr(const struct fab_ip *ip, uint16_t port, struct sockaddr_storage *ss);
+void pr_ip_of(const struct sockaddr *sa, struct fab_ip *ip);
 bool pr_token_eq(const uint8_t *a, const uint8_t *b);
 int pr_accept_pool(struct fab_probe *pr, int lfd, struct accept_pool *ap);
 const char *pr_rname(const struct fab_probe *pr, uint32_t rank, char buf[64]);

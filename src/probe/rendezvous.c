@@ -9,9 +9,8 @@
 
 void fab_probe_rank_name(const struct fab_probe *pr, uint32_t rank, char *buf, size_t len)
 {
-	struct in_addr a = {rank < pr->n && pr->ip ? pr->ip[rank] : 0};
-	char ip[INET_ADDRSTRLEN] = "?";
-	inet_ntop(AF_INET, &a, ip, sizeof ip);
+	char ip[INET6_ADDRSTRLEN];
+	fab_ip_str(rank < pr->n && pr->ip ? &pr->ip[rank] : NULL, ip, sizeof ip);
 	snprintf(buf, len, "rank%u@%s", rank, ip);
 }
 
@@ -24,16 +23,15 @@ const char *pr_rname(const struct fab_probe *pr, uint32_t rank, char buf[64])
 /* rank 0's rendezvous: each caller with the token is a rank joining */
 struct join {
 	struct addr *tab;
-	uint32_t *from;
+	struct fab_ip *from;
 	struct fab_err *err;
 };
 
-static int take_join(struct fab_probe *pr, void *ctx, int fd, const struct hello *h, uint32_t from)
+static int take_join(struct fab_probe *pr, void *ctx, int fd, const struct hello *h, const struct fab_ip *from)
 {
 	struct join *j = ctx;
-	struct in_addr a = {from}, b;
-	char f1[INET_ADDRSTRLEN], f2[INET_ADDRSTRLEN];
-	inet_ntop(AF_INET, &a, f1, sizeof f1);
+	char f1[INET6_ADDRSTRLEN], f2[INET6_ADDRSTRLEN];
+	fab_ip_str(from, f1, sizeof f1);
 	if (h->rank == 0 || h->rank >= pr->n) {
 		fab_err_set(j->err, FAB_EIO,
 			    "rank 0: a process at %s says it is rank %u of a job of %u ranks "
@@ -42,27 +40,27 @@ static int take_join(struct fab_probe *pr, void *ctx, int fd, const struct hello
 		return -1;
 	}
 	if (ctl_of(pr, h->rank)->fd >= 0) {
-		b.s_addr = j->from[h->rank];
-		inet_ntop(AF_INET, &b, f2, sizeof f2);
 		fab_err_set(j->err, FAB_EIO,
 			    "rank 0: two processes say they are rank %u (from %s and %s): check "
 			    "the launcher's rank variables",
-			    h->rank, f2, f1);
+			    h->rank, fab_ip_str(&j->from[h->rank], f2, sizeof f2), f1);
 		return -1;
 	}
-	if (!h->ip || !h->port) {
+	static const uint8_t zero[16];
+	if ((h->family != 4 && h->family != 6) || !memcmp(h->ip, zero, sizeof zero) || !h->port) {
 		fab_err_set(j->err, FAB_EIO, "rank 0: rank %u at %s gave no data address", h->rank, f1);
 		return -1;
 	}
-	j->tab[h->rank] = (struct addr){h->ip, h->port, 0};
-	j->from[h->rank] = from;
+	j->tab[h->rank] = (struct addr){{0}, h->port, h->family, 0};
+	memcpy(j->tab[h->rank].ip, h->ip, sizeof h->ip);
+	j->from[h->rank] = *from;
 	ctl_of(pr, h->rank)->fd = fd;
 	return 1;
 }
 
 /* a rank's data listener: each caller with the token is a higher rank's
  * data connection */
-static int take_data(struct fab_probe *pr, void *ctx, int fd, const struct hello *h, uint32_t from)
+static int take_data(struct fab_probe *pr, void *ctx, int fd, const struct hello *h, const struct fab_ip *from)
 {
 	struct fab_err *err = ctx;
 	(void)from;
@@ -92,17 +90,8 @@ static void missing_ranks(const struct fab_probe *pr, char *buf, size_t len)
 		}
 }
 
-struct fab_probe *fab_probe_connect(const struct fab_probe_params *p, struct fab_err *err)
+struct fab_probe *pr_alloc(const struct fab_probe_params *p)
 {
-	static const uint8_t zero[FAB_PROBE_TOKEN_BYTES];
-	if (!memcmp(p->token, zero, sizeof zero)) {
-		fab_err_set(err, FAB_EINVAL, "rank %u: no job token", p->rank);
-		return NULL;
-	}
-	/* message buffers come and go by the thousand: keep freed memory mapped,
-	 * or every receive pays its page faults again */
-	mallopt(M_MMAP_THRESHOLD, 256 << 20);
-	mallopt(M_TRIM_THRESHOLD, 512 << 20);
 	struct fab_probe *pr = fab_xcalloc(1, sizeof *pr);
 	pr->n = p->nranks;
 	pr->me = p->rank;
@@ -127,13 +116,29 @@ struct fab_probe *fab_probe_connect(const struct fab_probe_params *p, struct fab
 	pr->dcount = fab_xcalloc(pr->n, sizeof *pr->dcount);
 	pr->ip = fab_xcalloc(pr->n, sizeof *pr->ip);
 	pr->heard = fab_xcalloc(pr->n, sizeof *pr->heard);
+	return pr;
+}
+
+struct fab_probe *fab_probe_connect(const struct fab_probe_params *p, struct fab_err *err)
+{
+	static const uint8_t zero[FAB_PROBE_TOKEN_BYTES];
+	if (!memcmp(p->token, zero, sizeof zero)) {
+		fab_err_set(err, FAB_EINVAL, "rank %u: no job token", p->rank);
+		return NULL;
+	}
+	/* message buffers come and go by the thousand: keep freed memory mapped,
+	 * or every receive pays its page faults again */
+	mallopt(M_MMAP_THRESHOLD, 256 << 20);
+	mallopt(M_TRIM_THRESHOLD, 512 << 20);
+	struct fab_probe *pr = pr_alloc(p);
+	size_t nconn = (size_t)pr->n * pr->stride;
 	uint16_t dport = 0;
 	int dfd = -1;
 	struct addr *tab = fab_xcalloc(pr->n, sizeof *tab);
-	uint32_t *from = fab_xcalloc(pr->n, sizeof *from);
-	uint32_t master_ip = 0, my_ip = p->bind_ip;
-	char nm[64], why[160];
-	if (fab_probe_resolve_host(p->master, &master_ip, why, sizeof why)) {
+	struct fab_ip *from = fab_xcalloc(pr->n, sizeof *from);
+	struct fab_ip master_ip, my_ip = p->bind;
+	char nm[64], why[320], a1[INET6_ADDRSTRLEN];
+	if (fab_probe_resolve_host(p->master, p->bind.family, &master_ip, why, sizeof why)) {
 		fab_err_set(err, FAB_EINVAL, "rank %u: the master address: %s", pr->me, why);
 		goto fail;
 	}
@@ -144,21 +149,21 @@ struct fab_probe *fab_probe_connect(const struct fab_probe_params *p, struct fab
 	if (pr->me == 0) {
 		int rfd = p->rendezvous_fd;
 		uint16_t mp = p->master_port;
-		if (!my_ip)
+		if (!my_ip.family)
 			my_ip = master_ip;
-		if (rfd < 0 && (rfd = pr_listen_on(my_ip, &mp)) < 0) {
-			struct in_addr a = {my_ip};
+		if (rfd < 0 && (rfd = pr_listen_on(&my_ip, &mp)) < 0) {
 			fab_err_set(err, FAB_EIO, "rank 0: cannot listen on %s port %u: %s (is this host the master?)",
-				    inet_ntoa(a), p->master_port, strerror(errno));
+				    fab_ip_str(&my_ip, a1, sizeof a1), p->master_port, strerror(errno));
 			goto fail;
 		}
-		if ((dfd = pr_listen_on(my_ip, &dport)) < 0) {
+		if ((dfd = pr_listen_on(&my_ip, &dport)) < 0) {
 			fab_err_set(err, FAB_EIO, "rank 0: cannot open a data socket: %s", strerror(errno));
 			if (p->rendezvous_fd < 0)
 				close(rfd);
 			goto fail;
 		}
-		tab[0] = (struct addr){my_ip, dport, 0};
+		tab[0] = (struct addr){{0}, dport, my_ip.family, 0};
+		memcpy(tab[0].ip, my_ip.a, sizeof tab[0].ip);
 		struct join j = {tab, from, err};
 		struct accept_pool ap = {pr->n - 1, 0, 0, take_join, &j};
 		int rc = pr_accept_pool(pr, rfd, &ap);
@@ -179,17 +184,18 @@ struct fab_probe *fab_probe_connect(const struct fab_probe_params *p, struct fab
 		for (uint32_t i = 1; i < pr->n; i++)
 			pr_full_io(ctl_of(pr, i)->fd, tab, pr->n * sizeof *tab, true, pr->timeout_s);
 	} else {
-		int fd = pr_connect_to(master_ip, p->master_port, p->bind_ip, pr->timeout_s);
-		struct sockaddr_in me;
+		int fd = pr_connect_to(&master_ip, p->master_port, &p->bind, pr->timeout_s);
+		struct sockaddr_storage me;
 		socklen_t ml = sizeof me;
-		if (fd >= 0 && !my_ip && !getsockname(fd, (struct sockaddr *)&me, &ml))
-			my_ip = me.sin_addr.s_addr;
-		if (fd >= 0 && (dfd = pr_listen_on(my_ip, &dport)) < 0) {
+		if (fd >= 0 && my_ip.family != master_ip.family && !getsockname(fd, (struct sockaddr *)&me, &ml))
+			pr_ip_of((struct sockaddr *)&me, &my_ip);
+		if (fd >= 0 && (dfd = pr_listen_on(&my_ip, &dport)) < 0) {
 			fab_err_set(err, FAB_EIO, "rank %u: cannot open a data socket: %s", pr->me, strerror(errno));
 			close(fd);
 			goto fail;
 		}
-		struct hello h = {pr->me, dport, 0, my_ip, 0, {0}};
+		struct hello h = {pr->me, dport, my_ip.family, 0, {0}, {0}};
+		memcpy(h.ip, my_ip.a, sizeof h.ip);
 		memcpy(h.token, pr->token, sizeof h.token);
 		if (fd < 0 || pr_full_io(fd, &h, sizeof h, true, pr->timeout_s) ||
 		    pr_full_io(fd, tab, pr->n * sizeof *tab, false, pr->timeout_s)) {
@@ -201,19 +207,20 @@ struct fab_probe *fab_probe_connect(const struct fab_probe_params *p, struct fab
 		}
 		ctl_of(pr, 0)->fd = fd;
 		for (uint32_t j = 0; j < pr->n; j++)
-			if (!tab[j].ip || !tab[j].port) {
+			if ((tab[j].family != 4 && tab[j].family != 6) || !tab[j].port) {
 				fab_err_set(err, FAB_EIO, "rank %u: rank 0 sent no data address for rank %u", pr->me,
 					    j);
 				goto fail;
 			}
 	}
 	for (uint32_t j = 0; j < pr->n; j++)
-		pr->ip[j] = tab[j].ip;
+		pr->ip[j] = pr_addr_ip(&tab[j]);
 	/* the data mesh: connect to lower ranks, accept higher ones */
 	for (uint32_t j = 0; j < pr->me; j++)
 		for (uint32_t k = 0; k < pr->nc; k++) {
-			int fd = pr_connect_to(tab[j].ip, tab[j].port, p->bind_ip, pr->timeout_s);
-			struct hello h = {pr->me, (uint16_t)k, 0, 0, 0, {0}};
+			struct fab_ip to = pr_addr_ip(&tab[j]);
+			int fd = pr_connect_to(&to, tab[j].port, &p->bind, pr->timeout_s);
+			struct hello h = {pr->me, (uint16_t)k, 0, 0, {0}, {0}};
 			memcpy(h.token, pr->token, sizeof h.token);
 			if (fd < 0 || pr_full_io(fd, &h, sizeof h, true, pr->timeout_s)) {
 				fab_err_set(err, FAB_EIO, "rank %u: cannot reach %s", pr->me, pr_rname(pr, j, nm));

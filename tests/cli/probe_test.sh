@@ -75,6 +75,27 @@ run bind-addr 0 "$F" probe --local 2 --bind 127.0.0.1 --test latency -n 20 -w 2 
 run bind-iface 0 "$F" probe --local 2 --bind lo --test bw -n 5 -w 1 --json "$tmp/bi.json" && {
 	has "$tmp/bi.json" '"rank1@127.0.0.1"' && ok bind-iface || bad bind-iface; }
 run bind-bad 2 "$F" probe --local 2 --bind nosuch0 && { has "$tmp/err" '"nosuch0" is neither' && ok bind-bad || bad bind-bad; }
+# IPv6: --local on ::1, and launcher-style ranks with MASTER_ADDR=::1 and
+# --master [::1]:PORT (skipped where loopback has no IPv6)
+if grep -q '^00000000000000000000000000000001 ' /proc/net/if_inet6 2>/dev/null; then
+	run ipv6-local 0 "$F" probe --local 3 --bind ::1 -b 4K -e 16K -f 4 -n 1 --json "$tmp/v6.json" && {
+		has "$tmp/v6.json" '"rank2@::1"' && awk '/^ /{ n++; if ($9 != 0) bad = 1 } END { exit bad || n != 2 }' "$tmp/out" &&
+			ok ipv6-local || bad "ipv6-local: $(cat "$tmp/out")"; }
+	port=$((port + 1))
+	RANK=0 WORLD_SIZE=2 MASTER_ADDR=::1 MASTER_PORT=$port FABSCOPE_TOKEN=c0ffee5eed \
+		"$F" probe --test latency -n 20 -w 2 --json "$tmp/v6b.json" >"$tmp/o0" 2>"$tmp/e0" &
+	p0=$!
+	pids="$pids $p0"
+	FABSCOPE_TOKEN=c0ffee5eed "$F" probe --rank 1 --size 2 --master "[::1]:$port" --test latency -n 20 -w 2 \
+		>"$tmp/o1" 2>"$tmp/e1"
+	r1=$?
+	wait "$p0"
+	r0=$?
+	[ $r0 -eq 0 ] && [ $r1 -eq 0 ] && has "$tmp/v6b.json" '"rank1@::1"' && ok ipv6-launcher ||
+		bad "ipv6-launcher: exit $r0/$r1: $(cat "$tmp/e0" "$tmp/e1")"
+else
+	echo "note: no IPv6 on loopback: IPv6 tests skipped"
+fi
 # matrix: --serial pairs one at a time; --retest 1 re-tests the pairs under
 # the median, and the numbers reported are those; --retest 0 none
 run matrix-serial 0 "$F" probe --local 4 --test matrix --serial -e 128K -n 3 --retest 0 --json "$tmp/ms.json" && {

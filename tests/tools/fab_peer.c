@@ -57,11 +57,12 @@ static void wait_close(int fd, int s)
 static int join(uint16_t port, const char *token, uint32_t r, uint32_t n, struct addr *tab)
 {
 	uint16_t dport = 0;
-	int lfd = pr_listen_on(htonl(INADDR_LOOPBACK), &dport);
+	struct fab_ip lo = {4, {127, 0, 0, 1}};
+	int lfd = pr_listen_on(&lo, &dport);
 	int fd = dial(port);
 	if (fd < 0 || lfd < 0)
 		return -1;
-	struct hello h = {r, dport, 0, htonl(INADDR_LOOPBACK), 0, {0}};
+	struct hello h = {r, dport, 4, 0, {127, 0, 0, 1}, {0}};
 	fab_probe_token_of(token, h.token);
 	if (pr_full_io(fd, &h, sizeof h, true, 5) || pr_full_io(fd, tab, n * sizeof *tab, false, 30))
 		return -1;
@@ -101,8 +102,9 @@ int main(int argc, char **argv)
 		int fd = join(port, token, r, n, tab);
 		if (fd < 0)
 			return 1;
-		int dfd = pr_connect_to(tab[0].ip, tab[0].port, 0, 5);
-		struct hello h = {r, 0, 0, 0, 0, {0}};
+		struct fab_ip to = pr_addr_ip(&tab[0]);
+		int dfd = pr_connect_to(&to, tab[0].port, NULL, 5);
+		struct hello h = {r, 0, 0, 0, {0}, {0}};
 		fab_probe_token_of(token, h.token);
 		if (dfd < 0 || pr_full_io(dfd, &h, sizeof h, true, 5))
 			return 1;

@@ -108,15 +108,34 @@ static void test_slurm_env(void **state)
 static void test_resolve(void **state)
 {
 	(void)state;
-	uint32_t ip = 0;
-	char why[200];
-	assert_int_equal(fab_probe_resolve_host("127.0.0.1", &ip, why, sizeof why), 0);
-	assert_int_equal(ip, htonl(0x7f000001));
-	ip = 0;
-	assert_int_equal(fab_probe_resolve_host("localhost", &ip, why, sizeof why), 0);
-	assert_int_equal(ntohl(ip) >> 24, 127);
-	assert_int_equal(fab_probe_resolve_host("", &ip, why, sizeof why), -1);
+	struct fab_ip ip;
+	char why[200], buf[64];
+	assert_int_equal(fab_probe_resolve_host("127.0.0.1", 0, &ip, why, sizeof why), 0);
+	assert_int_equal(ip.family, 4);
+	assert_string_equal(fab_ip_str(&ip, buf, sizeof buf), "127.0.0.1");
+	assert_int_equal(fab_probe_resolve_host("localhost", 4, &ip, why, sizeof why), 0);
+	assert_int_equal(ip.family, 4);
+	assert_int_equal(ip.a[0], 127);
+	/* IPv6, bare and in brackets */
+	assert_int_equal(fab_probe_resolve_host("::1", 0, &ip, why, sizeof why), 0);
+	assert_int_equal(ip.family, 6);
+	assert_string_equal(fab_ip_str(&ip, buf, sizeof buf), "::1");
+	assert_int_equal(fab_probe_resolve_host("[fd00::2]", 0, &ip, why, sizeof why), 0);
+	assert_string_equal(fab_ip_str(&ip, buf, sizeof buf), "fd00::2");
+	/* a family asked for and not there */
+	assert_int_equal(fab_probe_resolve_host("::1", 4, &ip, why, sizeof why), -1);
+	assert_int_equal(fab_probe_resolve_host("", 0, &ip, why, sizeof why), -1);
 	assert_non_null(strstr(why, "cannot resolve"));
+	/* --bind: addresses of both families, an interface, neither */
+	assert_int_equal(fab_probe_resolve_bind("10.1.2.3", &ip), 0);
+	assert_int_equal(ip.family, 4);
+	assert_int_equal(fab_probe_resolve_bind("fd00::7", &ip), 0);
+	assert_int_equal(ip.family, 6);
+	assert_int_equal(fab_probe_resolve_bind("lo", &ip), 0);
+	assert_string_equal(fab_ip_str(&ip, buf, sizeof buf), "127.0.0.1");
+	assert_int_equal(fab_probe_resolve_bind("nosuch0", &ip), -1);
+	struct fab_ip none = {0, {0}};
+	assert_string_equal(fab_ip_str(&none, buf, sizeof buf), "?");
 }
 
 int main(void)
