@@ -7,7 +7,7 @@
 #   make asan     the whole test suite under AddressSanitizer + UBSan
 #   make bench    benchmarks (reported, not asserted; installs Open MPI and
 #                 iperf3 to compare the probe with)
-#   make fuzz     short libFuzzer runs of the parsers (clang)
+#   make fuzz     libFuzzer, 10 minutes per target (clang; FUZZ_SECONDS=N)
 #   make format-check   the sources as .clang-format lays them out (make format: fix)
 #
 # Warnings: -Wall -Wextra -Wshadow -Wpointer-arith -Wstrict-prototypes
@@ -40,7 +40,7 @@ TEST_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 # helpers the shell suites run (a hostile probe peer)
 TOOL_BIN := $(BUILD)/tests/fab_peer
 
-.PHONY: all deps demo test check asan bench validate fuzz format format-check clean doc-keys
+.PHONY: all deps demo test check asan bench validate fuzz fuzz-run format format-check clean doc-keys
 
 all: $(BIN)
 
@@ -123,30 +123,48 @@ doc-keys: $(BIN)
 	./$(BIN) sim --keys >> doc/scenario.md.tmp
 	mv doc/scenario.md.tmp doc/scenario.md
 
-# libFuzzer (clang) over the inputs, FUZZ_SECONDS each (CI: 10; make fuzz
-# FUZZ_SECONDS=600 for the long run): scenarios parsed, scenarios built into
+# libFuzzer (clang) over the inputs, FUZZ_SECONDS each (10 minutes; CI runs
+# FUZZ_SECONDS=10): scenarios parsed, scenarios built into
 # runs, topology files and flow lists, result documents through diagnosis,
 # the probe's wire protocol from a hostile peer.  Skipped when the compiler
 # has no libFuzzer.
-FUZZ_SECONDS ?= 10
+FUZZ_SECONDS ?= 600
 FUZZ_TARGETS := fuzz_scenario fuzz_build fuzz_files fuzz_doc fuzz_probe
 FUZZ_SRC := $(filter-out src/fabscope.c,$(LIB_SRC)) src/fabscope.c
+FUZZ_CFLAGS := -std=gnu11 -g -O1 -D_GNU_SOURCE
+FUZZ_SAN := address,undefined
+FUZZ_OBJ := $(patsubst %.c,build-fuzz/obj/%.o,$(FUZZ_SRC)) build-fuzz/obj/gen/default_scenario.o
+FUZZ_BIN := $(addprefix build-fuzz/,$(FUZZ_TARGETS))
+
 fuzz:
 	@if ! echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n){(void)d;(void)n;return 0;}' | \
 	  clang -x c -fsanitize=fuzzer - -o /dev/null 2>/dev/null; then \
 	  echo "fuzz: clang with libFuzzer not available, skipped"; exit 0; fi; \
-	mkdir -p build-fuzz && \
-	$(MAKE) --no-print-directory $(BUILD)/gen/default_scenario.c && \
-	for t in $(FUZZ_TARGETS); do \
-	  clang -std=gnu11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
-	    -o build-fuzz/$$t tests/fuzz/$$t.c $(FUZZ_SRC) $(BUILD)/gen/default_scenario.c \
-	    -lyaml -ljansson -lm || exit 1; \
+	$(MAKE) --no-print-directory fuzz-run
+
+fuzz-run: $(FUZZ_BIN)
+	@for t in $(FUZZ_TARGETS); do \
 	  rm -rf build-fuzz/corpus-$$t && cp -r tests/fuzz/corpus build-fuzz/corpus-$$t && \
 	  { [ ! -d tests/fuzz/corpus-$$t ] || cp tests/fuzz/corpus-$$t/* build-fuzz/corpus-$$t/; } && \
-	  ./build-fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -max_len=4096 build-fuzz/corpus-$$t \
-	    2>build-fuzz/$$t.log || { tail -40 build-fuzz/$$t.log; exit 1; }; \
+	  ./build-fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -artifact_prefix=build-fuzz/$$t- \
+	    build-fuzz/corpus-$$t 2>build-fuzz/$$t.log || { tail -40 build-fuzz/$$t.log; exit 1; }; \
 	  echo "fuzz: $$t: $$(grep -o 'stat::number_of_executed_units: [0-9]*' build-fuzz/$$t.log || tail -1 build-fuzz/$$t.log)"; \
 	done
+
+build-fuzz/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,$(FUZZ_SAN) -c $< -o $@
+
+build-fuzz/obj/gen/default_scenario.o: $(BUILD)/gen/default_scenario.c
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,$(FUZZ_SAN) -c $< -o $@
+
+build-fuzz/libfuzz.a: $(FUZZ_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c build-fuzz/libfuzz.a
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer,$(FUZZ_SAN) -o $@ $< build-fuzz/libfuzz.a -lyaml -ljansson -lm
 
 FORMAT_SRC := $(LIB_SRC) $(wildcard src/*.h src/*/*.h) include/fabscope.h cli/*.c cli/*.h \
 	      tests/unit/*.c tests/unit/*.h tests/tools/*.c

@@ -84,6 +84,7 @@ int fab_probe_coll(struct fab_probe *pr, const struct fab_coll_args *args, bool 
 			pr->buf[FAB_BUF_OUT][i] = NAN;
 	}
 	pr->inbox = fab_xcalloc(s.nsteps + 1, sizeof *pr->inbox);
+	pr->rxseen = fab_xcalloc(s.nsteps + 1, 1);
 	pr->mine_left = 0;
 	for (uint32_t i = 0; i < s.nsteps; i++)
 		pr->mine_left += s.steps[i].rank == pr->me;
@@ -143,6 +144,8 @@ int fab_probe_coll(struct fab_probe *pr, const struct fab_coll_args *args, bool 
 		free(pr->inbox[i]);
 	free(pr->inbox);
 	pr->inbox = NULL;
+	free(pr->rxseen);
+	pr->rxseen = NULL;
 	for (size_t k = 0; k < (size_t)pr->n * pr->stride; k++) {
 		struct conn *c = &pr->c[k];
 		if (c->ctl)

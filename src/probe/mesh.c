@@ -199,7 +199,7 @@ static void on_ctrl(struct fab_probe *pr, struct conn *c, uint32_t what, uint32_
 
 static bool valid_recv(const struct fab_probe *pr, const struct conn *c, uint32_t step, uint32_t len)
 {
-	if (!pr->s || step >= pr->s->nsteps)
+	if (!pr->s || step >= pr->s->nsteps || (pr->rxseen && pr->rxseen[step]))
 		return false;
 	const struct fab_step *st = &pr->s->steps[step];
 	return st->rank == pr->me && st->peer == c->peer && st->bytes == len &&
@@ -211,6 +211,8 @@ static void begin_recv(struct fab_probe *pr, struct conn *c)
 {
 	struct in_state *is = &c->in;
 	const struct fab_step *st = &pr->s->steps[is->step];
+	if (pr->rxseen)
+		pr->rxseen[is->step] = 1;
 	is->got = 0;
 	is->mode = IN_INBOX;
 	/* in place when the receive may run now: nothing it depends on is

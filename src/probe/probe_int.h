@@ -156,6 +156,7 @@ struct fab_probe {
 	struct fab_exec ex;
 	const struct fab_sched *s;
 	uint8_t **inbox;
+	uint8_t *rxseen; /* [nsteps]: a message for this receive step has begun (a second is refused) */
 	float *buf[FAB_NBUF];
 	size_t bufcap[FAB_NBUF];
 	uint32_t mine_left;
