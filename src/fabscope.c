@@ -94,6 +94,18 @@ struct fab_run *fab_run_new_log(const struct fab_config *c, bool log, struct fab
 	size_t nflows = 0;
 	if (fab_traffic_expand(&c->traffic, r->topo, c->run.seed, &flows, &nflows, err))
 		goto fail;
+	/* a flow costs about 3.2 KB in all (engine state, per-flow results and
+	 * their JSON: 3.18 GB for a million, measured); refuse a run that would
+	 * not fit rather than die in it */
+	uint64_t need = (uint64_t)nflows * 3300, avail = fab_mem_available();
+	if (avail && need > avail / 10 * 8) {
+		fab_err_set(err, FAB_EINVAL,
+			    "traffic: %zu flows need about %.1f GiB (engine state and per-flow results), more than "
+			    "this machine's %.1f GiB available; fewer flows, or shorter generators",
+			    nflows, (double)need / (1 << 30), (double)avail / (1 << 30));
+		free(flows);
+		goto fail;
+	}
 	r->sim = fab_sim_new(r->topo, &c->fabric, c->run.seed, flows, nflows, err);
 	free(flows);
 	if (!r->sim)

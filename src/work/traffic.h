@@ -72,7 +72,7 @@ int fab_traffic_read_ns3(const char *path, const struct fab_topo *t, struct fab_
 			 struct fab_err *err);
 
 /* A run's flows, from every source together, are at most this many (each
- * costs a few hundred bytes in an engine). */
+ * costs about 3.3 KB with its results; fab_run_new also checks memory). */
 #define FAB_MAX_FLOWS 10000000u
 
 /* Expands everything into engine flows (caller frees *out). */
