@@ -86,39 +86,38 @@ while IFS= read -r line; do
 done <"$here/cases.txt"
 
 # ---- generated ----
+# gen NAME WANT MSG CMD...: runs CMD, then check
+gen() {
+	g_name=$1
+	g_want=$2
+	g_msg=$3
+	shift 3
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	check "$g_name" "$g_want" "$g_msg"
+}
 path=$tmp/g.yaml
 # nesting 100000 deep, flow and block style: refused at the 65th level
 awk 'BEGIN { printf "a: "; for (i = 0; i < 100000; i++) printf "["; for (i = 0; i < 100000; i++) printf "]"; print "" }' >"$path"
-"$F" sim "$path" >"$tmp/out" 2>"$tmp/err"
-rc=$?
-check gen-deep-flow 3 "@:1:67: nested deeper than 64 levels"
+gen gen-deep-flow 3 "@:1:67: nested deeper than 64 levels" "$F" sim "$path"
 awk 'BEGIN { for (i = 0; i < 100; i++) { for (j = 0; j < i; j++) printf " "; print "x:" } }' >"$path"
-"$F" sim "$path" >"$tmp/out" 2>"$tmp/err"
-rc=$?
-check gen-deep-block 3 "@:65:65: nested deeper than 64 levels"
+gen gen-deep-block 3 "@:65:65: nested deeper than 64 levels" "$F" sim "$path"
 # a 1 MB document that claims 100000 endpoints and has no rows for them
 path=$tmp/d.json
 awk 'BEGIN { printf "{\"schema\": \"fabscope.result/1\", \"matrix\": {\"endpoints\": [";
 	for (i = 0; i < 100000; i++) printf "%s\"e%d\"", i ? ", " : "", i; print "], \"bw_GBps\": []}}" }' >"$path"
-"$F" diagnose "$path" >"$tmp/out" 2>"$tmp/err"
-rc=$?
-check gen-doc-claims 3 "@: matrix.endpoints: 100000 endpoints, at most 65536"
+gen gen-doc-claims 3 "@: matrix.endpoints: 100000 endpoints, at most 65536" "$F" diagnose "$path"
 # a scenario over 16 MiB (a comment)
+path=$tmp/g.yaml
 awk 'BEGIN { for (i = 0; i < 300000; i++) print "# padding padding padding padding padding padding padding" }' >"$path"
-"$F" sim "$path" >"$tmp/out" 2>"$tmp/err"
-rc=$?
-check gen-huge-scenario 3 "@: scenario larger than 16 MiB"
-# a NUL byte in a scenario, a topology file and a flow list
+gen gen-huge-scenario 3 "@: scenario larger than 16 MiB" "$F" sim "$path"
+# a NUL byte in a scenario and in a topology file
 printf 'run: {seed: 1}\n\000\n' >"$path"
-"$F" sim "$path" >"$tmp/out" 2>"$tmp/err"
-rc=$?
-check gen-nul-scenario 3 "@: a NUL byte: scenario is not a text file"
+gen gen-nul-scenario 3 "@: a NUL byte: scenario is not a text file" "$F" sim "$path"
 path=$tmp/t.topo
 printf 'nic a\000\n' >"$path"
 printf 'topology: {kind: file, file: %s, gpus_per_server: 1, nics_per_server: 1}\n' "$path" >"$tmp/c.yaml"
-"$F" sim "$tmp/c.yaml" >"$tmp/out" 2>"$tmp/err"
-rc=$?
-check gen-nul-topo 3 "@: a NUL byte"
+gen gen-nul-topo 3 "@: a NUL byte" "$F" sim "$tmp/c.yaml"
 # a comment line of 5000 characters whose tail looks like a statement (a
 # reader with a line buffer would parse it); a 300-character token
 path=$tmp/t.topo
@@ -133,13 +132,9 @@ path=$tmp/t.topo
 	echo "link b s 100Gbps 1us"
 } >"$path"
 printf 'topology: {kind: file, file: %s, gpus_per_server: 1, nics_per_server: 1}\ntraffic: {flows: [{src: 0, dst: 1, bytes: 4KiB}]}\n' "$path" >"$tmp/c.yaml"
-"$F" sim "$tmp/c.yaml" >"$tmp/out" 2>"$tmp/err"
-rc=$?
-check gen-long-comment-topo 0 "events in"
+gen gen-long-comment-topo 0 "events in" "$F" sim "$tmp/c.yaml"
 printf 'nic %s\n' "$(awk 'BEGIN { for (i = 0; i < 300; i++) printf "n" }')" >"$path"
-"$F" sim "$tmp/c.yaml" >"$tmp/out" 2>"$tmp/err"
-rc=$?
-check gen-long-token-topo 3 "@:1:5:"
+gen gen-long-token-topo 3 "@:1:5:" "$F" sim "$tmp/c.yaml"
 path=$tmp/f.csv
 {
 	echo "src,dst,bytes"
@@ -149,23 +144,17 @@ path=$tmp/f.csv
 	echo "0,1,4KiB"
 } >"$path"
 printf '%s\ntraffic: {flows_csv: %s}\n' "$TOPO" "$path" >"$tmp/c.yaml"
-"$F" sim "$tmp/c.yaml" --format json >"$tmp/out" 2>"$tmp/err"
-rc=$?
-check gen-long-comment-csv 0 "events in"
+gen gen-long-comment-csv 0 "events in" "$F" sim "$tmp/c.yaml" --format json
 grep -q '"flows_done": 1,' "$tmp/out" && ok gen-long-comment-csv-one-flow || bad "gen-long-comment-csv: the comment's tail became a flow"
 # a topology file with a million switches: read in well under a second
 # (a quadratic name check took minutes), then refused as not connected
 awk 'BEGIN { for (i = 0; i < 1000000; i++) print "switch s" i; print "nic a"; print "link a s0 100Gbps 1us" }' >"$tmp/t.topo"
 path=$tmp/c.yaml
 printf 'topology: {kind: file, file: %s, gpus_per_server: 1, nics_per_server: 1}\n' "$tmp/t.topo" >"$path"
-"$F" sim "$path" >"$tmp/out" 2>"$tmp/err"
-rc=$?
-check gen-million-switches 3 "the graph is not connected"
+gen gen-million-switches 3 "the graph is not connected" "$F" sim "$path"
 # a fabric too big for this machine: refused before it is built
 printf 'topology: {kind: fat-tree, k: 128, gpus_per_server: 8, nics_per_server: 8}\n' >"$path"
-"$F" sim "$path" >"$tmp/out" 2>"$tmp/err"
-rc=$?
-check gen-k128 3 "more than this machine's"
+gen gen-k128 3 "more than this machine's" "$F" sim "$path"
 
 echo "bad: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

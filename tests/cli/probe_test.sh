@@ -300,6 +300,20 @@ else
 	bad "hostile peer tool $P not built"
 fi
 
+# every listener binds the advertised address, never the wildcard: rank 0
+# waiting for rank 1 listens (rendezvous and data) on 127.0.0.1 only
+start0 -b 4K -e 4K -n 1 --timeout 20
+sleep 0.5
+inodes=$(ls -l /proc/$p0/fd 2>/dev/null | sed -n 's/.*socket:\[\([0-9]*\)\].*/\1/p' | tr '\n' ' ')
+listen=$(awk -v want=" $inodes " '$4 == "0A" && index(want, " " $10 " ") { print $2 }' /proc/net/tcp /proc/net/tcp6)
+rank1 -b 4K -e 4K -n 1
+wait "$p0"
+if [ "$(echo "$listen" | wc -w)" -eq 2 ] && ! echo "$listen" | grep -qv '^0100007F:'; then
+	ok "listeners-bound ($(echo $listen))"
+else
+	bad "listeners-bound: rank 0 listens on: $listen"
+fi
+
 # the job token: required outside --local, 8 characters at least
 run token-missing 2 env -u FABSCOPE_TOKEN -u SLURM_JOB_ID -u PMIX_NAMESPACE -u OMPI_MCA_ess_base_jobid \
 	-u TORCHELASTIC_RUN_ID RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=1 "$F" probe &&
