@@ -740,6 +740,17 @@ static int probe_launch(struct probe_cli *pc)
 		pc->o.launcher = "local";
 		return launch_local(&pc->pp, &pc->o, pc->local);
 	}
+	const char *mp = getenv("MASTER_PORT");
+	char *end;
+	if (mp && !pc->master_port) {
+		errno = 0;
+		unsigned long v = strtoul(mp, &end, 10);
+		if (errno || end == mp || *end || v < 1 || v > 65535) {
+			fprintf(stderr, "fabscope: probe: MASTER_PORT: expected a port from 1 to 65535, got \"%s\"\n",
+				mp);
+			return FAB_EXIT_USAGE;
+		}
+	}
 	pc->o.launcher = fab_probe_env(&pc->pp);
 	if (pc->master_port) { /* the flag wins over MASTER_ADDR/MASTER_PORT */
 		snprintf(pc->pp.master, sizeof pc->pp.master, "%s", pc->master);

@@ -38,6 +38,8 @@ while IFS= read -r line; do
 	content=$(printf '%s' "$line" | awk -F' [|] ' '{ s = $4; for (i = 5; i <= NF; i++) s = s " | " $i; print s }')
 	content=$(printf '%s' "$content" | sed -e "s|%T%|$TOPO|g" -e "s|%D%|$tmp|g")
 	name="$n-$kind"
+	content_env=$(printf '%s' "$content" | tr ' ' '\n' | grep '=' | tr '\n' ' ')
+	content_args=$(printf '%s' "$content" | tr ' ' '\n' | grep -v '=' | tr '\n' ' ')
 	case "$kind" in
 	yaml | coll)
 		path=$tmp/c.yaml
@@ -70,6 +72,13 @@ while IFS= read -r line; do
 		path=$tmp/d.json
 		printf '%b' "$content" >"$path"
 		"$F" diagnose "$path" --svg "$tmp/o/m.svg" >"$tmp/out" 2>"$tmp/err"
+		;;
+	ecmd)
+		path=$tmp
+		# shellcheck disable=SC2086
+		(cd "$tmp" && exec env -u RANK -u WORLD_SIZE -u MASTER_ADDR -u MASTER_PORT -u FABSCOPE_TOKEN \
+			-u SLURM_PROCID -u SLURM_JOB_ID -u OMPI_COMM_WORLD_RANK -u PMI_RANK -u PMIX_NAMESPACE \
+			-u OMPI_MCA_ess_base_jobid -u TORCHELASTIC_RUN_ID $content_env "$F" $content_args) >"$tmp/out" 2>"$tmp/err"
 		;;
 	cmd)
 		path=$tmp
