@@ -167,7 +167,7 @@ build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c build-fuzz/libfuzz.a
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer,$(FUZZ_SAN) -o $@ $< build-fuzz/libfuzz.a -lyaml -ljansson -lm
 
 FORMAT_SRC := $(LIB_SRC) $(wildcard src/*.h src/*/*.h) include/fabscope.h cli/*.c cli/*.h \
-	      tests/unit/*.c tests/unit/*.h tests/tools/*.c
+	      tests/unit/*.c tests/unit/*.h tests/tools/*.c tests/fuzz/*.c
 
 format-check:
 	@$(MAKE) --no-print-directory deps DEB_PKGS=clang-format

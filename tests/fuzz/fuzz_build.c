@@ -15,7 +15,8 @@ static bool small(const struct fab_config *c)
 	if (t->kind == FAB_TOPO_FAT_TREE)
 		nics = (uint64_t)t->k * t->k * t->k / 4;
 	else if (t->kind == FAB_TOPO_SPINE_LEAF)
-		nics = (uint64_t)t->leaves * t->servers_per_leaf * t->nics_per_server * (t->nic_ports ? t->nic_ports : 1);
+		nics = (uint64_t)t->leaves * t->servers_per_leaf * t->nics_per_server *
+			(t->nic_ports ? t->nic_ports : 1);
 	else
 		return false; /* files */
 	if (nics > 512 || t->leaves + t->spines > 256 || (uint64_t)t->spines * t->links_per_spine > 1024 ||

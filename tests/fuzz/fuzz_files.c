@@ -19,8 +19,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fwrite(data, 1, size, f);
 	fclose(f);
 	struct fab_err err;
-	struct fab_topo_params p = {.kind = FAB_TOPO_FILE, .gpus_per_server = 1,
-				    .nics_per_server = 1, .radix = 64, .file = path};
+	struct fab_topo_params p = {
+		.kind = FAB_TOPO_FILE, .gpus_per_server = 1, .nics_per_server = 1, .radix = 64, .file = path};
 	fab_topo_free(fab_topo_build(&p, &err));
 	struct fab_flow_spec *flows = NULL;
 	size_t n = 0;
