@@ -323,6 +323,8 @@ static json_t *summary_json(const struct fab_sim *s, const struct fab_summary *s
 	json_object_set_new(sum, "ecn_marks", json_u64(sm.ecn_marks));
 	json_object_set_new(sum, "cnps", json_u64(sm.cnps));
 	json_object_set_new(sum, "pause_frames", json_u64(sm.pause_frames));
+	if (tot->host_cpu_ps > 0) /* a transport through the kernel (TCP) */
+		json_object_set_new(sum, "host_cpu_s", json_real(tot->host_cpu_ps / 1e12));
 	json_t *fct = json_object();
 	json_object_set_new(fct, "min", json_u64(sm.fct_min));
 	json_object_set_new(fct, "p50", json_u64(sm.fct_p50));
@@ -671,9 +673,16 @@ int fab_result_write_text(FILE *f, const struct fab_config *c, const struct fab_
 			fprintf(f, "  %-11s %4u switches  down %s  (top tier)\n", r->name, r->switches,
 				fab_fmt_rate(r->down_bps, a, sizeof a));
 	}
-	fprintf(f, "fabric: MTU %u, buffer %s/switch, PFC %s, ECN %s, DCQCN %s\n", c->fabric.mtu,
-		fab_fmt_bytes(c->fabric.buffer_bytes, a, sizeof a), c->fabric.pfc.enabled ? "on" : "off",
-		c->fabric.ecn.enabled ? "on" : "off", c->fabric.dcqcn.enabled ? "on" : "off");
+	if (c->fabric.transport == FAB_TRANSPORT_TCP) {
+		static const char *ccs[] = {"NewReno", "CUBIC", "DCTCP"};
+		fprintf(f, "fabric: TCP (%s), MSS %u, buffer %s/switch, PFC %s, ECN %s\n", ccs[c->fabric.tcp.cc],
+			c->fabric.mtu, fab_fmt_bytes(c->fabric.buffer_bytes, a, sizeof a),
+			c->fabric.pfc.enabled ? "on" : "off", c->fabric.ecn.enabled ? "on" : "off");
+	} else {
+		fprintf(f, "fabric: MTU %u, buffer %s/switch, PFC %s, ECN %s, DCQCN %s\n", c->fabric.mtu,
+			fab_fmt_bytes(c->fabric.buffer_bytes, a, sizeof a), c->fabric.pfc.enabled ? "on" : "off",
+			c->fabric.ecn.enabled ? "on" : "off", c->fabric.dcqcn.enabled ? "on" : "off");
+	}
 	fprintf(f, "traffic: %zu flows, %s\n", sm.flows, human_bytes(sm.bytes, a, sizeof a));
 	fprintf(f, "\nresult: %zu of %zu flows done in %s simulated (%llu events)%s\n", sm.flows_done, sm.flows,
 		ftime(tot->end_ps, a, sizeof a), (unsigned long long)tot->events,
@@ -689,8 +698,13 @@ int fab_result_write_text(FILE *f, const struct fab_config *c, const struct fab_
 	if (sm.qp_errors)
 		fprintf(f, "  queue pairs failed (retry count exceeded, their flows never finish): %llu\n",
 			(unsigned long long)sm.qp_errors);
-	fprintf(f, "  ECN marks %llu, CNPs %llu, PAUSE frames %llu\n", (unsigned long long)sm.ecn_marks,
-		(unsigned long long)sm.cnps, (unsigned long long)sm.pause_frames);
+	if (c->fabric.transport == FAB_TRANSPORT_TCP)
+		fprintf(f, "  ECN marks %llu, ECN echoes %llu, PAUSE frames %llu; host CPU %.6f s\n",
+			(unsigned long long)sm.ecn_marks, (unsigned long long)sm.cnps,
+			(unsigned long long)sm.pause_frames, tot->host_cpu_ps / 1e12);
+	else
+		fprintf(f, "  ECN marks %llu, CNPs %llu, PAUSE frames %llu\n", (unsigned long long)sm.ecn_marks,
+			(unsigned long long)sm.cnps, (unsigned long long)sm.pause_frames);
 	if (sm.ecmp_max_over_mean > 0)
 		fprintf(f, "  ECMP: busiest leaf uplink carried %.2fx the mean\n", sm.ecmp_max_over_mean);
 

@@ -8,7 +8,7 @@
  *   mmu.c       the switch's shared buffer: admission and accounting
  *   llfc.h      link-level flow control; pfc.c is PFC (switch and NIC side)
  *   nic.c       the NIC's egress: queue pairs onto the wire, pacing, PCIe
- *   transport.h the transports' interface; roce.c is RoCEv2
+ *   transport.h the transports' interface; roce.c is RoCEv2, tcp.c TCP
  *   fault.c     faults applied to ports, links and switches
  *   counters.c  time series and the books closed at the end
  * Frames are pooled: allocated from slabs, recycled on a free list.
@@ -122,6 +122,7 @@ static const struct fab_transport_ops *pkt_transport_for(const struct psim *s)
 {
 	static const struct fab_transport_ops *const by_kind[FAB_TRANSPORT_COUNT] = {
 		[FAB_TRANSPORT_ROCE] = &fab_roce_transport,
+		[FAB_TRANSPORT_TCP] = &fab_tcp_transport,
 	};
 	return by_kind[s->c.fp.transport];
 }

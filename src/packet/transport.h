@@ -45,6 +45,7 @@ struct fab_transport_ops {
 };
 
 extern const struct fab_transport_ops fab_roce_transport;
+extern const struct fab_transport_ops fab_tcp_transport;
 
 static inline const struct fab_transport_ops *qp_transport(const struct sim_qp *qp)
 {

@@ -81,6 +81,9 @@ static const struct fab_key_def keys[] = {
 	 "instant; with flow.queues fifo a new transfer still gets its rate at once); trades exactness for speed "
 	 "where many small transfers overlap (doc/flow.md)"},
 	/* fabric */
+	{"fabric.transport", K_ENUM, OFF(fabric.transport), "roce", 0, 0, "roce|tcp",
+	 "roce: RoCEv2 queue pairs on lossless priorities (PFC, ECN, DCQCN); tcp: TCP connections through the "
+	 "kernel over lossy Ethernet (fabric.tcp.*; PFC off unless fabric.pfc.enabled is given)"},
 	{"fabric.mtu", K_U32, OFF(fabric.mtu), "4096", 64, 9000, NULL,
 	 "payload bytes per packet (RoCE NICs: 256, 512, 1024, 2048 or 4096; any value, e.g. 1000, to match another "
 	 "simulator)"},
@@ -190,6 +193,37 @@ static const struct fab_key_def keys[] = {
 	 "lowest rate a cut can reach"},
 	{"fabric.dcqcn.clamp_target", K_BOOL, OFF(fabric.dcqcn.clamp_target), "false", 0, 0, NULL,
 	 "every cut sets the target rate to the current rate (the paper); false: only a cut after a timer increase does (the NIC default)"},
+	{"fabric.tcp.cc", K_ENUM, OFF(fabric.tcp.cc), "cubic", 0, 0, "newreno|cubic|dctcp",
+	 "TCP congestion control: newreno (RFC 5681, 6582), cubic (RFC 8312, Linux's default), dctcp (RFC 8257: "
+	 "ECN on every segment; switches mark at one threshold, fabric.ecn.kmin = kmax, 100KiB unless given)"},
+	{"fabric.tcp.init_cwnd", K_U32, OFF(fabric.tcp.init_cwnd), "10", 1, 10000, NULL,
+	 "initial window, segments (RFC 6928)"},
+	{"fabric.tcp.rcv_window", K_BYTES, OFF(fabric.tcp.rwnd_bytes), "6MiB", 16384, 1e10, NULL,
+	 "the receive window: out-of-order segments the receiver holds, and the most a sender has in flight "
+	 "(Linux's tcp_rmem maximum)"},
+	{"fabric.tcp.min_rto", K_TIME, OFF(fabric.tcp.min_rto_ps), "200ms", 1e6, 1e13, NULL,
+	 "floor of the retransmission timeout, and its value before the first RTT sample (Linux's TCP_RTO_MIN; "
+	 "datacenters tune it down)"},
+	{"fabric.tcp.dupack_threshold", K_U32, OFF(fabric.tcp.dupack_threshold), "3", 1, 100, NULL,
+	 "duplicate ACKs that start a fast retransmit (RFC 5681)"},
+	{"fabric.tcp.delayed_ack", K_BOOL, OFF(fabric.tcp.delayed_ack), "false", 0, 0, NULL,
+	 "acknowledge every second in-order segment or after delack_timeout (out of order, CE-marked: at once); "
+	 "false: every segment"},
+	{"fabric.tcp.delack_timeout", K_TIME, OFF(fabric.tcp.delack_ps), "40ms", 1e6, 1e12, NULL,
+	 "the delayed-ACK timer (Linux's TCP_DELACK_MIN)"},
+	{"fabric.tcp.ecn", K_BOOL, OFF(fabric.tcp.ecn), "false", 0, 0, NULL,
+	 "segments are ECN-capable and CE halves the window once a round trip (RFC 3168); dctcp: always"},
+	{"fabric.tcp.dctcp_g", K_DOUBLE, OFF(fabric.tcp.dctcp_g), "1/16", 1e-6, 1, NULL, "DCTCP's gain g (RFC 8257)"},
+	{"fabric.tcp.cubic_c", K_DOUBLE, OFF(fabric.tcp.cubic_c), "0.4", 1e-3, 100, NULL, "CUBIC's C (RFC 8312)"},
+	{"fabric.tcp.cubic_beta", K_DOUBLE, OFF(fabric.tcp.cubic_beta), "0.7", 0.1, 0.99, NULL,
+	 "CUBIC's multiplicative decrease (RFC 8312)"},
+	{"fabric.tcp.cpu_per_packet", K_TIME, OFF(fabric.tcp.cpu_packet_ps), "800ns", 0, 1e9, NULL,
+	 "CPU time per segment or ACK at each end; with cpu_per_byte, one core of either end moves 42 Gbps at "
+	 "9000-byte segments (Cai et al., SIGCOMM 2021, Linux with TSO/GRO)"},
+	{"fabric.tcp.cpu_per_byte", K_DOUBLE, OFF(fabric.tcp.cpu_byte_ps), "100", 0, 1e6, NULL,
+	 "CPU picoseconds per payload byte at each end (copies, checksums)"},
+	{"fabric.tcp.kernel_latency", K_TIME, OFF(fabric.tcp.kernel_ps), "5us", 0, 1e10, NULL,
+	 "a message leaves the host this long after it is posted (system call, stack, wake-up)"},
 	{"fabric.nic.acks_ignore_pause", K_BOOL, OFF(fabric.nic.acks_ignore_pause), "false", 0, 0, NULL,
 	 "a NIC sends ACKs, NAKs and CNPs even while their priority is paused (from a top queue, as HPCC's ns-3 "
 	 "hosts do)"},

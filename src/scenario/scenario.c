@@ -432,6 +432,20 @@ static int apply_presets(struct loader *L)
 	return 0;
 }
 
+/* TCP runs over lossy Ethernet (no PFC unless the scenario asks), and
+ * DCTCP wants its switches to mark at one threshold K */
+static void transport_defaults(struct fab_config *c)
+{
+	if (c->fabric.transport != FAB_TRANSPORT_TCP)
+		return;
+	if (!fab_config_given(c, "fabric.pfc.enabled"))
+		c->fabric.pfc.enabled = false;
+	if (c->fabric.tcp.cc == FAB_TCP_DCTCP && !fab_config_given(c, "fabric.ecn.kmin") &&
+	    !fab_config_given(c, "fabric.ecn.kmax"))
+		c->fabric.ecn.kmax_bytes = c->fabric.ecn.kmin_bytes;
+	c->fabric.tcp.mss = c->fabric.mtu;
+}
+
 static int cross_checks(struct loader *L)
 {
 	struct fab_config *c = L->c;
@@ -477,7 +491,10 @@ struct fab_config *fab_config_parse(const char *text, size_t len, const char *or
 	int rc = walk(&L, root, NULL);
 	/* locations point at origins: keep the names alive past the tree */
 	fab_ydom_free(root);
-	if (rc || apply_presets(&L) || cross_checks(&L))
+	if (rc || apply_presets(&L))
+		goto fail;
+	transport_defaults(c);
+	if (cross_checks(&L))
 		goto fail;
 	/* resolve relative paths against the scenario's folder */
 	char *tf = resolve_path(base_dir, c->topo_file);

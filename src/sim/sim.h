@@ -13,6 +13,7 @@
 #include "../base/base.h"
 #include "../topo/topo.h"
 #include "../cc/dcqcn.h"
+#include "../cc/tcpcc.h"
 #include "wire.h"
 
 #define FAB_NPRIO 8
@@ -101,6 +102,7 @@ struct fab_fabric_params {
 	struct fab_pfc_params pfc;
 	struct fab_ecn_params ecn;
 	struct fab_dcqcn_params dcqcn;
+	struct fab_tcp_params tcp; /* fabric.transport tcp */
 	struct fab_nic_params nic;
 	fab_time_ps series_interval_ps; /* 0 = no time series */
 	fab_time_ps pfc_watchdog_ps;    /* switch: a queue paused this long without draining turns lossy; 0 = off */
@@ -209,7 +211,8 @@ struct fab_sim_totals {
 	uint64_t drops;       /* in switches and on broken links */
 	uint64_t wire_losses; /* frames lost on links (lossy or down) */
 	uint64_t failovers;   /* queue pairs moved to another port of their NIC (a port failed) */
-	uint64_t reordered;   /* data packets a NIC held because they came ahead of order (adaptive routing) */
+	uint64_t reordered;   /* data packets a NIC held because they came ahead of order (adaptive routing, TCP) */
+	double host_cpu_ps;   /* CPU time the hosts' network stacks spent (TCP; 0 for RoCE's offloaded NICs) */
 	uint64_t flows_done;
 	bool stopped_by_end_time;
 };

@@ -6,6 +6,11 @@
  * 62 bytes beyond its payload and 82 on the wire with preamble and gap; an
  * ACK adds the 4-byte AETH to the same headers (66 bytes); a CNP carries 16
  * reserved bytes after its BTH (78 bytes).  UDP destination port 4791.
+ * TCP over IPv4 (RFC 9293, RFC 7323): Ethernet 14 + IPv4 20 + TCP 20 +
+ * the timestamps option 12 (10, padded to 12, as Linux sends it) + payload
+ * + FCS 4, so 70 bytes beyond its payload (90 on the wire); a pure ACK is
+ * the same headers (70 bytes, above Ethernet's 64-byte minimum); ECN's echo
+ * rides on ACKs (no notification frame).
  */
 #include "wire.h"
 
@@ -18,6 +23,8 @@ enum {
 	ICRC = 4,
 	AETH = 4,
 	CNP_PAD = 16,
+	TCP = 20,
+	TCP_TS = 12,
 };
 
 static const struct fab_wire wires[FAB_TRANSPORT_COUNT] = {
@@ -28,6 +35,15 @@ static const struct fab_wire wires[FAB_TRANSPORT_COUNT] = {
 			.ack_frame = ETH + IPV4 + UDP + BTH + AETH + ICRC + FCS,
 			.notify_frame = ETH + IPV4 + UDP + BTH + CNP_PAD + ICRC + FCS,
 			.udp_dport = 4791,
+			.preamble_ifg = FAB_WIRE_PREAMBLE_IFG,
+		},
+	[FAB_TRANSPORT_TCP] =
+		{
+			.name = "tcp",
+			.data_overhead = ETH + IPV4 + TCP + TCP_TS + FCS,
+			.ack_frame = ETH + IPV4 + TCP + TCP_TS + FCS,
+			.notify_frame = 0,
+			.udp_dport = 5201,
 			.preamble_ifg = FAB_WIRE_PREAMBLE_IFG,
 		},
 };
