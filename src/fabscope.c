@@ -113,7 +113,7 @@ struct fab_run *fab_run_new_log(const struct fab_config *c, bool log, struct fab
 	fab_sim_set_server(r->sim, &c->server);
 	for (size_t i = 0; i < c->nfaults; i++) {
 		struct fab_fault f;
-		if (fab_fault_resolve(&c->faults[i], r->topo, c->fabric.engine, &f, err))
+		if (fab_fault_resolve(&c->faults[i], r->topo, c->fabric.engine, c->fabric.transport, &f, err))
 			goto fail;
 		fab_sim_add_fault(r->sim, &f);
 	}

@@ -678,6 +678,13 @@ int fab_result_write_text(FILE *f, const struct fab_config *c, const struct fab_
 		fprintf(f, "fabric: TCP (%s), MSS %u, buffer %s/switch, PFC %s, ECN %s\n", ccs[c->fabric.tcp.cc],
 			c->fabric.mtu, fab_fmt_bytes(c->fabric.buffer_bytes, a, sizeof a),
 			c->fabric.pfc.enabled ? "on" : "off", c->fabric.ecn.enabled ? "on" : "off");
+	} else if (c->fabric.transport == FAB_TRANSPORT_IB) {
+		char vb[32];
+		fprintf(f,
+			"fabric: InfiniBand, MTU %u, buffer %s/switch, credits %s per lane and port, congestion control %s\n",
+			c->fabric.mtu, fab_fmt_bytes(c->fabric.buffer_bytes, a, sizeof a),
+			fab_fmt_bytes(c->fabric.ib_vl_buffer_bytes, vb, sizeof vb),
+			c->fabric.dcqcn.enabled ? "on" : "off");
 	} else {
 		fprintf(f, "fabric: MTU %u, buffer %s/switch, PFC %s, ECN %s, DCQCN %s\n", c->fabric.mtu,
 			fab_fmt_bytes(c->fabric.buffer_bytes, a, sizeof a), c->fabric.pfc.enabled ? "on" : "off",

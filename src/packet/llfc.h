@@ -8,8 +8,9 @@
  * the flow control tells the upstream port to stop or go.  A port's egress
  * (switch.c, nic.c) skips the priorities in its paused_mask, which the flow
  * control sets.  PFC (IEEE 802.1Qbb, pfc.c) is the first implementation;
- * InfiniBand's credits are another: room is the credits the receiver
- * advertised, and released bytes return credits upstream.
+ * InfiniBand's credits (credit.c) the other: a sender's lane holds while
+ * the receiver has advertised too little room, and released bytes return
+ * credits upstream.
  */
 #ifndef FAB_LLFC_H
 #define FAB_LLFC_H
@@ -45,8 +46,14 @@ struct pkt_llfc_ops {
 	/* sends a PAUSE (quanta > 0) or RESUME (0) for prio from port, as a
 	 * storming NIC does (faults) */
 	void (*send)(struct psim *s, struct sim_port *port, unsigned prio, uint16_t quanta);
+	/* optional (NULL: none): a frame of a lossless priority left port for
+	 * its peer; a frame that arrived at port `in` was dropped or lost on
+	 * the wire before the buffer held it */
+	void (*sent)(struct psim *s, struct sim_port *port, const struct pkt *p);
+	void (*lost)(struct psim *s, struct sim_port *in, const struct pkt *p);
 };
 
 extern const struct pkt_llfc_ops pkt_pfc;
+extern const struct pkt_llfc_ops pkt_credit;
 
 #endif

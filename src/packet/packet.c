@@ -123,6 +123,7 @@ static const struct fab_transport_ops *pkt_transport_for(const struct psim *s)
 	static const struct fab_transport_ops *const by_kind[FAB_TRANSPORT_COUNT] = {
 		[FAB_TRANSPORT_ROCE] = &fab_roce_transport,
 		[FAB_TRANSPORT_TCP] = &fab_tcp_transport,
+		[FAB_TRANSPORT_IB] = &fab_roce_transport, /* InfiniBand RC: the same queue pairs, IB's framing */
 	};
 	return by_kind[s->c.fp.transport];
 }
@@ -210,7 +211,7 @@ struct fab_sim *fab_packet_new(const struct fab_topo *topo, const struct fab_fab
 	s->c.fp = *fp; /* read by the flow control below; sim_core_init sets the rest */
 	s->c.wire = fab_wire_resolve(fp->transport, &fp->wire);
 	s->c.topo = topo;
-	s->llfc = &pkt_pfc;
+	s->llfc = fp->transport == FAB_TRANSPORT_IB ? &pkt_credit : &pkt_pfc;
 	s->lossless = s->llfc->lossless_mask(s);
 	s->switches = fab_xcalloc(topo->nswitches ? topo->nswitches : 1, sizeof *s->switches);
 	for (uint32_t n = 0; n < topo->nnodes; n++) {

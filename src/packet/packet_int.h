@@ -49,6 +49,15 @@ struct pfc_port {
 	bool nic_pause_off;                   /* NIC watchdog: this NIC sends no PAUSE any more */
 };
 
+/* InfiniBand's credits on one port (credit.c): what the peer's buffer can
+ * still take on each lane, and what this port freed and owes its peer. */
+struct credit_port {
+	int64_t credits[FAB_NPRIO];
+	uint64_t owed[FAB_NPRIO];
+	uint8_t pending; /* lanes with a credit update to send */
+	fab_time_ps blocked_since[FAB_NPRIO];
+};
+
 /* The egress side of an interface plus, for switch ports, the ingress
  * accounting of what arrives on it. */
 struct sim_port {
@@ -68,6 +77,7 @@ struct sim_port {
 	uint64_t in_bytes[FAB_NPRIO]; /* ingress accounting (switch ports, mmu.c) */
 	double ecn_scale;             /* its ECN thresholds: the switch's x this (fabric.ecn.ref_rate) */
 	struct pfc_port pfc;
+	struct credit_port cr;
 	uint64_t series_tx_mark, series_wire_mark;
 	uint64_t series_drop_mark, series_ecn_mark, series_ptx_mark, series_prx_mark;
 	/* faults */

@@ -34,6 +34,8 @@ void sim_port_transmit(struct psim *s, struct sim_port *port, struct pkt *p)
 	port->st.tx_pkts++;
 	if (p->kind == PKT_DATA)
 		port->st.tx_data_pkts++;
+	if (s->llfc->sent && p->kind != PKT_PFC && (s->lossless >> p->prio & 1))
+		s->llfc->sent(s, port, p);
 	fab_eq_push(&s->c.eq, s->c.now_ps + ser, EV_TX_DONE, port, 0);
 	p->arrive_ps = s->c.now_ps + ser + port->delay_ps;
 	p->next = NULL;
@@ -99,6 +101,8 @@ static void port_deliver(struct psim *s, struct pkt *p, uint32_t port_id)
 		port->st.rx_errors++;
 		s->c.tot.drops++;
 		s->c.tot.wire_losses++;
+		if (s->llfc->lost && p->kind != PKT_PFC && (s->lossless >> p->prio & 1))
+			s->llfc->lost(s, port, p);
 		if (p->kind == PKT_DATA)
 			s->c.tot.data_drop_bytes += p->payload;
 		sim_pkt_free(s, p);

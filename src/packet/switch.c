@@ -100,6 +100,8 @@ void switch_receive(struct psim *s, struct sim_port *in, struct pkt *p)
 	uint32_t cnt;
 	const uint32_t *hops = fab_topo_routes(s->c.topo, node, p->dst_nic, &cnt);
 	if (!cnt) { /* no route while links are down: dropped here */
+		if (s->llfc->lost && (s->lossless >> p->prio & 1))
+			s->llfc->lost(s, in, p);
 		in->st.unroutable++;
 		s->c.tot.drops++;
 		if (p->kind == PKT_DATA)
@@ -142,6 +144,8 @@ void switch_receive(struct psim *s, struct sim_port *in, struct pkt *p)
 	}
 	struct sim_port *eport = &s->ports[eid];
 	if (((eport->dropped_mask >> p->prio) & 1) || !mmu_admit(s, sw, in, eport, p)) {
+		if (s->llfc->lost && (s->lossless >> p->prio & 1))
+			s->llfc->lost(s, in, p);
 		drop_packet(s, eport, p);
 		return;
 	}

@@ -81,9 +81,14 @@ static const struct fab_key_def keys[] = {
 	 "instant; with flow.queues fifo a new transfer still gets its rate at once); trades exactness for speed "
 	 "where many small transfers overlap (doc/flow.md)"},
 	/* fabric */
-	{"fabric.transport", K_ENUM, OFF(fabric.transport), "roce", 0, 0, "roce|tcp",
+	{"fabric.transport", K_ENUM, OFF(fabric.transport), "roce", 0, 0, "roce|tcp|ib",
 	 "roce: RoCEv2 queue pairs on lossless priorities (PFC, ECN, DCQCN); tcp: TCP connections through the "
-	 "kernel over lossy Ethernet (fabric.tcp.*; PFC off unless fabric.pfc.enabled is given)"},
+	 "kernel over lossy Ethernet (fabric.tcp.*; PFC off unless fabric.pfc.enabled is given); ib: InfiniBand "
+	 "RC queue pairs with credit-based flow control (fabric.ib.*; no PFC; congestion control off unless "
+	 "fabric.dcqcn.enabled is given)"},
+	{"fabric.ib.vl_buffer", K_BYTES, OFF(fabric.ib_vl_buffer_bytes), "256KiB", 32768, 1e10, NULL,
+	 "InfiniBand: each port's receive buffer per virtual lane, advertised to its peer as credits; a link "
+	 "whose credit loop (round trip plus a frame) holds more than this runs at this / loop time"},
 	{"fabric.mtu", K_U32, OFF(fabric.mtu), "4096", 64, 9000, NULL,
 	 "payload bytes per packet (RoCE NICs: 256, 512, 1024, 2048 or 4096; any value, e.g. 1000, to match another "
 	 "simulator)"},

@@ -436,6 +436,17 @@ static int apply_presets(struct loader *L)
  * DCTCP wants its switches to mark at one threshold K */
 static void transport_defaults(struct fab_config *c)
 {
+	if (c->fabric.transport == FAB_TRANSPORT_IB) {
+		/* credits, not PFC; InfiniBand's congestion control (FECN/BECN, as
+		 * DCQCN's marking and CNPs) only when asked */
+		if (!fab_config_given(c, "fabric.dcqcn.enabled"))
+			c->fabric.dcqcn.enabled = false;
+		if (!fab_config_given(c, "fabric.ecn.enabled"))
+			c->fabric.ecn.enabled = c->fabric.dcqcn.enabled;
+		if (!fab_config_given(c, "fabric.wire.preamble_ifg")) /* no Ethernet preamble or gap */
+			c->fabric.wire.preamble_ifg = fab_wire_of(FAB_TRANSPORT_IB)->preamble_ifg;
+		return;
+	}
 	if (c->fabric.transport != FAB_TRANSPORT_TCP)
 		return;
 	if (!fab_config_given(c, "fabric.pfc.enabled"))

@@ -102,7 +102,8 @@ struct fab_fabric_params {
 	struct fab_pfc_params pfc;
 	struct fab_ecn_params ecn;
 	struct fab_dcqcn_params dcqcn;
-	struct fab_tcp_params tcp; /* fabric.transport tcp */
+	struct fab_tcp_params tcp;    /* fabric.transport tcp */
+	fab_bytes ib_vl_buffer_bytes; /* fabric.transport ib: each port's buffer per lane, credited to its peer */
 	struct fab_nic_params nic;
 	fab_time_ps series_interval_ps; /* 0 = no time series */
 	fab_time_ps pfc_watchdog_ps;    /* switch: a queue paused this long without draining turns lossy; 0 = off */

@@ -11,6 +11,11 @@
  * + FCS 4, so 70 bytes beyond its payload (90 on the wire); a pure ACK is
  * the same headers (70 bytes, above Ethernet's 64-byte minimum); ECN's echo
  * rides on ACKs (no notification frame).
+ * InfiniBand (IBA Volume 1, chapter 7): LRH 8 + BTH 12 + payload + ICRC 4
+ * + VCRC 2, so 26 bytes beyond its payload; an ACK adds AETH 4 (30 bytes);
+ * a congestion notification (CNP) carries 16 reserved bytes (42).  No
+ * Ethernet preamble or gap: the link's encoding is in its rate, the
+ * packet's start and end delimiters are not counted.
  */
 #include "wire.h"
 
@@ -25,6 +30,8 @@ enum {
 	CNP_PAD = 16,
 	TCP = 20,
 	TCP_TS = 12,
+	LRH = 8,
+	VCRC = 2,
 };
 
 static const struct fab_wire wires[FAB_TRANSPORT_COUNT] = {
@@ -45,6 +52,15 @@ static const struct fab_wire wires[FAB_TRANSPORT_COUNT] = {
 			.notify_frame = 0,
 			.udp_dport = 5201,
 			.preamble_ifg = FAB_WIRE_PREAMBLE_IFG,
+		},
+	[FAB_TRANSPORT_IB] =
+		{
+			.name = "ib",
+			.data_overhead = LRH + BTH + ICRC + VCRC,
+			.ack_frame = LRH + BTH + AETH + ICRC + VCRC,
+			.notify_frame = LRH + BTH + CNP_PAD + ICRC + VCRC,
+			.udp_dport = 0,
+			.preamble_ifg = 0,
 		},
 };
 

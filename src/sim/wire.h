@@ -26,7 +26,7 @@ struct fab_wire_params {
 };
 
 /* The transports a queue pair can use. */
-enum fab_transport_kind { FAB_TRANSPORT_ROCE, FAB_TRANSPORT_TCP, FAB_TRANSPORT_COUNT };
+enum fab_transport_kind { FAB_TRANSPORT_ROCE, FAB_TRANSPORT_TCP, FAB_TRANSPORT_IB, FAB_TRANSPORT_COUNT };
 
 struct fab_wire {
 	const char *name;

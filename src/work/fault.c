@@ -19,10 +19,12 @@ static int locerr(struct fab_err *err, const struct fab_fault_spec *f, const cha
 			   msg, arg ? arg : "");
 }
 
-int fab_fault_resolve(const struct fab_fault_spec *f, const struct fab_topo *t, int engine, struct fab_fault *out,
-		      struct fab_err *err)
+int fab_fault_resolve(const struct fab_fault_spec *f, const struct fab_topo *t, int engine, int transport,
+		      struct fab_fault *out, struct fab_err *err)
 {
 	memset(out, 0, sizeof *out);
+	if (transport == FAB_TRANSPORT_IB && f->kind == FAB_FAULT_PFC_STORM)
+		return locerr(err, f, "InfiniBand has no PAUSE to storm with (its links are credited)", NULL);
 	if (engine == FAB_ENGINE_FLOW && f->kind != FAB_FAULT_DEGRADE && f->kind != FAB_FAULT_SLOW_GPU)
 		return locerr(err, f,
 			      "the flow engine models degrade and slow-gpu faults only; run this one with "

@@ -29,7 +29,7 @@ struct fab_fault_spec {
 
 /* Fills out; an unknown node, a missing link or a wrong kind of node is an
  * error located at the fault's list item. */
-int fab_fault_resolve(const struct fab_fault_spec *spec, const struct fab_topo *t, int engine, struct fab_fault *out,
-		      struct fab_err *err);
+int fab_fault_resolve(const struct fab_fault_spec *spec, const struct fab_topo *t, int engine, int transport,
+		      struct fab_fault *out, struct fab_err *err);
 
 #endif
