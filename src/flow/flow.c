@@ -695,8 +695,9 @@ static void fl_engine_free(struct fab_sim *sim)
 	free(s);
 }
 
-static struct sim_conn *fl_conn_alloc(struct fab_sim *sim)
+static struct sim_conn *fl_conn_alloc(struct fab_sim *sim, int transport)
 {
+	(void)transport; /* one transport per fabric (the scenario refuses a mix) */
 	(void)sim;
 	return fab_xcalloc(1, sizeof(struct sim_conn));
 }

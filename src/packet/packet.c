@@ -117,20 +117,22 @@ static void pkt_server_changed(struct fab_sim *sim)
 		pkt_qp(s, i)->tp->line_changed(s, pkt_qp(s, i));
 }
 
-/* The one place a queue pair's transport is chosen: the fabric's. */
-static const struct fab_transport_ops *pkt_transport_for(const struct psim *s)
+/* The one place a queue pair's transport is chosen: its own (the fabric's
+ * unless a flow or job says otherwise). */
+static const struct fab_transport_ops *pkt_transport_for(int transport)
 {
 	static const struct fab_transport_ops *const by_kind[FAB_TRANSPORT_COUNT] = {
 		[FAB_TRANSPORT_ROCE] = &fab_roce_transport,
 		[FAB_TRANSPORT_TCP] = &fab_tcp_transport,
 		[FAB_TRANSPORT_IB] = &fab_roce_transport, /* InfiniBand RC: the same queue pairs, IB's framing */
 	};
-	return by_kind[s->c.fp.transport];
+	return by_kind[transport];
 }
 
-static struct sim_conn *pkt_conn_alloc(struct fab_sim *sim)
+static struct sim_conn *pkt_conn_alloc(struct fab_sim *sim, int transport)
 {
-	const struct fab_transport_ops *tp = pkt_transport_for((struct psim *)sim);
+	(void)sim;
+	const struct fab_transport_ops *tp = pkt_transport_for(transport);
 	struct sim_qp *qp = fab_xcalloc(1, tp->qp_size);
 	qp->tp = tp;
 	return &qp->c;

@@ -75,10 +75,11 @@ static inline const struct roce_qp *CRQ(const struct sim_qp *q)
 	return (const struct roce_qp *)q;
 }
 
-/* RoCEv2's framing (fab_wire_of(FAB_TRANSPORT_ROCE)) as the scenario set it */
-static inline const struct fab_wire *wire(const struct psim *s)
+/* the queue pair's framing (RoCEv2's, or InfiniBand's on an IB fabric) as
+ * the scenario set it */
+static inline const struct fab_wire *wire(const struct psim *s, const struct roce_qp *qp)
 {
-	return &s->c.wire;
+	return &s->c.wires[qp->q.c.transport];
 }
 
 static void cc_start(struct psim *s, struct roce_qp *qp)
@@ -116,7 +117,7 @@ static void send_ctrl(struct psim *s, struct roce_qp *qp, int kind, uint32_t psn
 	p->dst_nic = qp->q.c.src_nic;
 	p->hash = qp->q.c.hash_rev;
 	p->prio = s->c.fp.ctrl_prio;
-	p->frame_bytes = (uint16_t)(kind == PKT_NOTIFY ? wire(s)->notify_frame : wire(s)->ack_frame);
+	p->frame_bytes = (uint16_t)(kind == PKT_NOTIFY ? wire(s, qp)->notify_frame : wire(s, qp)->ack_frame);
 	if (kind != PKT_NOTIFY && qp->echo_pending) {
 		p->ecn = ECN_CE; /* the echo; control packets are not ECN-capable, so no switch marks them */
 		qp->echo_pending = false;
@@ -232,7 +233,7 @@ static struct pkt *roce_next_packet(struct psim *s, struct sim_qp *q)
 	p->prio = q->c.prio;
 	p->ecn = ECN_ECT0;
 	p->payload = p->psn + 1 == m->end_psn ? m->last_payload : (uint16_t)s->c.fp.mtu;
-	p->frame_bytes = (uint16_t)(p->payload + wire(s)->data_overhead);
+	p->frame_bytes = (uint16_t)(p->payload + wire(s, qp)->data_overhead);
 	struct fab_flow_stats *fst = m->flow != NO_FLOW ? &s->c.flows[m->flow].st : NULL;
 	if (qp->snd_nxt < qp->snd_max) {
 		if (fst)

@@ -129,7 +129,7 @@ static void send_ack(struct psim *s, struct tcp_qp *qp)
 	p->dst_nic = qp->q.c.src_nic;
 	p->hash = qp->q.c.hash_rev;
 	p->prio = qp->q.c.prio; /* TCP's ACKs share the connection's queue */
-	p->frame_bytes = (uint16_t)s->c.wire.ack_frame;
+	p->frame_bytes = (uint16_t)s->c.wires[FAB_TRANSPORT_TCP].ack_frame;
 	if (qp->ce_pending) {
 		p->ecn = ECN_CE; /* ECE; ACKs are not ECN-capable, so no switch marks them */
 		qp->ce_pending = false;
@@ -253,7 +253,7 @@ static struct pkt *tcp_next_packet(struct psim *s, struct sim_qp *q)
 	p->prio = q->c.prio;
 	p->ecn = P(s)->ecn || P(s)->cc == FAB_TCP_DCTCP ? ECN_ECT0 : ECN_NOT_ECT;
 	p->payload = (uint16_t)seg_payload(s, m, seg);
-	p->frame_bytes = (uint16_t)(p->payload + s->c.wire.data_overhead);
+	p->frame_bytes = (uint16_t)(p->payload + s->c.wires[FAB_TRANSPORT_TCP].data_overhead);
 	struct fab_flow_stats *fst = m->flow != NO_FLOW ? &s->c.flows[m->flow].st : NULL;
 	if (seg < qp->snd_max) {
 		if (fst)

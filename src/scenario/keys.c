@@ -343,6 +343,9 @@ static const struct fab_key_def flow_keys[] = {
 	{"start", K_TIME, FOFF(start_ps), "0", 0, 1e15, NULL, "start time"},
 	{"priority", K_U32, FOFF(priority), "3", 0, 7, NULL, "traffic class"},
 	{"qps", K_U32, FOFF(qps), "1", 1, 1024, NULL, "queue pairs the bytes are split over"},
+	{"transport", K_ENUM, FOFF(transport), "fabric", 0, 0, "fabric|roce|tcp|ib",
+	 "the transport of its queue pairs: fabric (fabric.transport), roce or tcp beside each other on an Ethernet "
+	 "fabric (give tcp a priority outside fabric.pfc.priorities to run it lossy), ib only on an InfiniBand one"},
 };
 
 #define GOFF(field) offsetof(struct fab_gen_spec, field)
@@ -353,6 +356,9 @@ static const struct fab_key_def gen_keys[] = {
 	{"start", K_TIME, GOFF(start_ps), "0", 0, 1e15, NULL, "start time of every flow (poisson: of the arrivals)"},
 	{"priority", K_U32, GOFF(priority), "3", 0, 7, NULL, "traffic class"},
 	{"qps", K_U32, GOFF(qps), "1", 1, 1024, NULL, "queue pairs per flow"},
+	{"transport", K_ENUM, GOFF(transport), "fabric", 0, 0, "fabric|roce|tcp|ib",
+	 "the transport of its queue pairs: fabric (fabric.transport), roce or tcp beside each other on an Ethernet "
+	 "fabric (give tcp a priority outside fabric.pfc.priorities to run it lossy), ib only on an InfiniBand one"},
 	{"senders", K_U32, GOFF(senders), "16", 1, 1e9, NULL, "incast: GPUs that send, drawn at random"},
 	{"dst", K_U32, GOFF(dst), "0", 0, 1e9, NULL, "incast: the receiving GPU"},
 	{"pairs", K_U32, GOFF(pairs), "16", 1, 1e9, NULL, "random-pairs: number of flows"},
@@ -433,6 +439,9 @@ static const struct fab_key_def job_keys[] = {
 	{"qps_per_connection", K_U32, JOFF(qps_per_conn), "1", 1, 64, NULL, "queue pairs per connection"},
 	{"start", K_TIME, JOFF(start_ps), "0", 0, 1e15, NULL, "when the first iteration starts"},
 	{"priority", K_U32, JOFF(priority), "3", 0, 7, NULL, "traffic class"},
+	{"transport", K_ENUM, JOFF(transport), "fabric", 0, 0, "fabric|roce|tcp|ib",
+	 "the transport of its queue pairs: fabric (fabric.transport), roce or tcp beside each other on an Ethernet "
+	 "fabric (give tcp a priority outside fabric.pfc.priorities to run it lossy), ib only on an InfiniBand one"},
 };
 
 #define XOFF(field) offsetof(struct fab_fault_spec, field)

@@ -469,6 +469,30 @@ static int cross_checks(struct loader *L)
 		fab_config_where(c, "fabric.pfc.xon", w, sizeof w);
 		return fab_err_set(L->err, FAB_EINVAL, "%sfabric.pfc.xon: must not exceed xoff", w);
 	}
+	/* transports of flows, generators and jobs beside the fabric's */
+	for (size_t i = 0; i < c->traffic.nflows + c->traffic.ngens + c->njobs; i++) {
+		const struct fab_src_loc *loc;
+		int tr;
+		if (i < c->traffic.nflows) {
+			tr = c->traffic.flows[i].transport;
+			loc = &c->traffic.flows[i].loc;
+		} else if (i < c->traffic.nflows + c->traffic.ngens) {
+			tr = c->traffic.gens[i - c->traffic.nflows].transport;
+			loc = &c->traffic.gens[i - c->traffic.nflows].loc;
+		} else {
+			tr = c->jobs[i - c->traffic.nflows - c->traffic.ngens].transport;
+			loc = &c->jobs[i - c->traffic.nflows - c->traffic.ngens].loc;
+		}
+		int kind = tr - 1, fab = c->fabric.transport;
+		const char *why = NULL;
+		if (tr && (kind == FAB_TRANSPORT_IB) != (fab == FAB_TRANSPORT_IB))
+			why = "InfiniBand and Ethernet transports cannot share one fabric (set fabric.transport)";
+		else if (tr && kind != fab && c->fabric.engine == FAB_ENGINE_FLOW)
+			why = "the flow engine runs one transport per fabric (fabric.transport); use engine: packet";
+		if (why)
+			return fab_err_set(L->err, FAB_EINVAL, "%s:%u:%u: %s.transport: %s",
+					   loc->origin ? loc->origin : "?", loc->line, loc->col, loc->what, why);
+	}
 	if ((c->topo.kind == FAB_TOPO_FILE || c->topo.kind == FAB_TOPO_NS3) && !c->topo_file) {
 		fab_config_where(c, "topology.kind", w, sizeof w);
 		return fab_err_set(L->err, FAB_EINVAL, "%stopology.kind: kind %s needs topology.file", w,

@@ -18,6 +18,11 @@ bool sim_core_init(struct fab_sim *s, const struct sim_engine_ops *ops, const st
 	s->topo = topo;
 	s->fp = *fp;
 	s->wire = fab_wire_resolve(fp->transport, &fp->wire);
+	for (int k = 0; k < FAB_TRANSPORT_COUNT; k++) {
+		s->wires[k] = *fab_wire_of(k);
+		s->wires[k].preamble_ifg = s->wire.preamble_ifg;
+	}
+	s->wires[fp->transport] = s->wire;
 	s->seed = seed;
 	fab_eq_init(&s->eq);
 	s->ecmp_seed = fab_xcalloc(topo->nswitches ? topo->nswitches : 1, sizeof *s->ecmp_seed);
@@ -46,7 +51,7 @@ bool sim_core_init(struct fab_sim *s, const struct sim_engine_ops *ops, const st
 		struct sim_flow *f = &s->flows[i];
 		f->first_qp = s->nqps;
 		for (uint32_t k = 0; k < f->nqps; k++)
-			sim_conn_open(s, f->spec.src_nic, f->spec.dst_nic, f->spec.prio);
+			sim_conn_open(s, f->spec.src_nic, f->spec.dst_nic, f->spec.prio, (int)f->spec.transport - 1);
 		fab_eq_push(&s->eq, f->spec.start_ps, EV_FLOW_START, f, 0);
 	}
 	return true;
@@ -71,13 +76,16 @@ void sim_core_free(struct fab_sim *s)
 	free(s->flow_specs_out);
 }
 
-struct sim_conn *sim_conn_open(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint8_t prio)
+struct sim_conn *sim_conn_open(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint8_t prio, int transport)
 {
+	if (transport < 0 || transport >= FAB_TRANSPORT_COUNT)
+		transport = s->fp.transport;
 	if (s->nqps == s->cap_qps) {
 		s->cap_qps = s->cap_qps ? 2 * s->cap_qps : 256;
 		s->qps = fab_xrealloc(s->qps, s->cap_qps, sizeof *s->qps);
 	}
-	struct sim_conn *c = s->ops->conn_alloc(s);
+	struct sim_conn *c = s->ops->conn_alloc(s, transport);
+	c->transport = (int8_t)transport;
 	c->id = s->nqps;
 	s->qps[s->nqps++] = c;
 	c->src_nic = src_nic;
@@ -87,11 +95,11 @@ struct sim_conn *sim_conn_open(struct fab_sim *s, uint32_t src_nic, uint32_t dst
 	c->sport = (uint16_t)(49152 + fab_mix64(s->seed ^ (0x51ed270bULL + c->id)) % 16384);
 	uint64_t ips = ((uint64_t)src_nic << 32) | dst_nic;
 	uint64_t rips = ((uint64_t)dst_nic << 32) | src_nic;
-	uint64_t l4 = ((uint64_t)c->sport << 16) | fab_sim_wire(s)->udp_dport;
+	uint64_t l4 = ((uint64_t)c->sport << 16) | s->wires[transport].udp_dport;
 	c->hash_fwd = fab_mix64(fab_mix64(ips) ^ l4 ^ 17);
 	c->hash_rev = fab_mix64(fab_mix64(rips) ^ l4 ^ 17);
 	if (s->fp.ecmp_hash == FAB_ECMP_XOR) /* the fields folded by XOR: symmetric, and weak */
-		c->hash_fwd = c->hash_rev = (uint64_t)src_nic ^ dst_nic ^ c->sport ^ fab_sim_wire(s)->udp_dport;
+		c->hash_fwd = c->hash_rev = (uint64_t)src_nic ^ dst_nic ^ c->sport ^ s->wires[transport].udp_dport;
 	if (s->ops->conn_init)
 		s->ops->conn_init(s, c);
 	return c;
@@ -181,6 +189,11 @@ static fab_rate_bps nic_port_rate(const struct fab_sim *s, uint32_t nic)
 
 uint32_t fab_sim_open(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint8_t prio)
 {
+	return fab_sim_open_tp(s, src_nic, dst_nic, prio, -1);
+}
+
+uint32_t fab_sim_open_tp(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint8_t prio, int transport)
+{
 	/* NICs with several ports: a new queue pair binds to the port index
 	 * whose slower end is fastest now (a port down or degraded is passed
 	 * over), the one asked for when it is as good */
@@ -198,7 +211,7 @@ uint32_t fab_sim_open(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uin
 		src_nic = sb + best;
 		dst_nic = db + best;
 	}
-	return sim_conn_open(s, src_nic, dst_nic, prio)->id;
+	return sim_conn_open(s, src_nic, dst_nic, prio, transport)->id;
 }
 
 void fab_sim_post(struct fab_sim *s, uint32_t conn, fab_bytes bytes, uint32_t cookie)

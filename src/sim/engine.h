@@ -44,7 +44,8 @@ struct sim_conn {
 	uint32_t src_nic, dst_nic;
 	uint16_t sport;
 	uint8_t prio;
-	bool used; /* it has carried data */
+	int8_t transport; /* enum fab_transport_kind: what it speaks */
+	bool used;        /* it has carried data */
 	uint64_t hash_fwd, hash_rev;
 };
 
@@ -53,7 +54,7 @@ struct fab_sim;
 struct sim_engine_ops {
 	const char *name;
 	/* a new zeroed queue pair, the engine's struct with struct sim_conn first */
-	struct sim_conn *(*conn_alloc)(struct fab_sim *s);
+	struct sim_conn *(*conn_alloc)(struct fab_sim *s, int transport);
 	/* a connection was opened (its struct sim_conn is filled in) */
 	void (*conn_init)(struct fab_sim *s, struct sim_conn *c);
 	/* a message of `bytes` on c; flow NO_FLOW: a posted one, `cookie` back */
@@ -78,7 +79,8 @@ struct fab_sim {
 	const struct sim_engine_ops *ops;
 	const struct fab_topo *topo;
 	struct fab_fabric_params fp;
-	struct fab_wire wire; /* the transport's framing, as the scenario set it */
+	struct fab_wire wire;                       /* the fabric's transport's framing, as the scenario set it */
+	struct fab_wire wires[FAB_TRANSPORT_COUNT]; /* every transport's: the fabric's as set, the others' own */
 	uint64_t seed;
 	struct fab_eq eq;
 	fab_time_ps now_ps;
@@ -117,7 +119,8 @@ bool sim_core_init(struct fab_sim *s, const struct sim_engine_ops *ops, const st
 		   struct fab_err *err);
 /* frees the shared state (the connections included), not s itself */
 void sim_core_free(struct fab_sim *s);
-struct sim_conn *sim_conn_open(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint8_t prio);
+/* transport: enum fab_transport_kind, or -1 for the fabric's */
+struct sim_conn *sim_conn_open(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint8_t prio, int transport);
 /* what a NIC whose port runs at port_bps can send at: that, or its PCIe
  * link's rate if slower */
 /* the equal-cost port (of cnt) switch si gives a packet of 5-tuple hash h */

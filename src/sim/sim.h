@@ -145,7 +145,8 @@ struct fab_sim_flow {
 	fab_bytes bytes;
 	fab_time_ps start_ps;
 	uint8_t prio;
-	uint32_t qps; /* queue pairs; bytes split evenly */
+	uint8_t transport; /* 0: the fabric's; else enum fab_transport_kind + 1 */
+	uint32_t qps;      /* queue pairs; bytes split evenly */
 };
 
 struct fab_flow_stats {
@@ -263,6 +264,8 @@ void fab_sim_set_hooks(struct fab_sim *s, const struct fab_sim_hooks *h);
 void fab_sim_add_fault(struct fab_sim *s, const struct fab_fault *f);
 void fab_sim_set_server(struct fab_sim *s, const struct fab_server_params *sp);
 uint32_t fab_sim_open(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint8_t prio);
+/* the same, speaking `transport` (enum fab_transport_kind; -1: the fabric's) */
+uint32_t fab_sim_open_tp(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint8_t prio, int transport);
 void fab_sim_post(struct fab_sim *s, uint32_t conn, fab_bytes bytes, uint32_t cookie);
 void fab_sim_post_local(struct fab_sim *s, uint32_t src_gpu, uint32_t dst_gpu, fab_bytes bytes, uint32_t cookie);
 void fab_sim_timer(struct fab_sim *s, fab_time_ps at_ps, uint32_t arg);

@@ -137,9 +137,9 @@ static uint32_t conn_slot(struct fab_comm *c, uint32_t src, uint32_t dst, bool r
 	 * id; with several ports, queue pair q goes from port q mod P to the
 	 * same port of the peer's NIC */
 	uint32_t P = c->topo->nic_ports ? c->topo->nic_ports : 1;
-	c->conn_val[h] = fab_sim_open(c->w->sim, src_nic, dst_nic, c->prio);
+	c->conn_val[h] = fab_sim_open_tp(c->w->sim, src_nic, dst_nic, c->prio, c->transport - 1);
 	for (uint32_t q = 1; q < c->qps_per_conn; q++)
-		fab_sim_open(c->w->sim, src_nic + q % P, dst_nic + q % P, c->prio);
+		fab_sim_open_tp(c->w->sim, src_nic + q % P, dst_nic + q % P, c->prio, c->transport - 1);
 	c->nconns++;
 	return h;
 }
@@ -361,6 +361,7 @@ int fab_comm_init(struct fab_comm *c, struct fab_work *w, const struct fab_comm_
 	c->ring_order = p->ring_order;
 	c->chunk_bytes = p->chunk_bytes;
 	c->prio = p->prio;
+	c->transport = p->transport;
 	c->reduce_bps = p->reduce_bps;
 	/* at least one queue pair per port, so a NIC's ports all carry */
 	uint32_t P = t->nic_ports ? t->nic_ports : 1;

@@ -485,7 +485,8 @@ static struct fab_comm *group_comms(struct fab_job *j, struct fab_work *w, const
 					     0,
 					     (uint8_t)spec->priority,
 					     0,
-					     spec->qps_per_conn};
+					     spec->qps_per_conn,
+					     spec->transport};
 		if (fab_comm_init(&cs[i], w, &cp, err)) {
 			for (uint32_t k = 0; k <= i; k++)
 				fab_comm_free(&cs[k]);
@@ -584,7 +585,8 @@ int fab_job_init(struct fab_job *j, struct fab_work *w, const struct fab_job_spe
 					g[x] = j->gpu[rank_of(j, s, d, x)];
 				snprintf(name, sizeof name, "%s.tp%u.%u", spec->name, s, d);
 				struct fab_comm_params cp = {
-					name, j->tp, g, FAB_RING_TOPOLOGY, 0, 0, (uint8_t)spec->priority, 0, 1};
+					name, j->tp,          g, FAB_RING_TOPOLOGY, 0, 0, (uint8_t)spec->priority, 0,
+					1,    spec->transport};
 				if (fab_comm_init(&j->tp_comm[s * j->dp + d], w, &cp, err))
 					goto fail;
 			}
@@ -608,8 +610,10 @@ int fab_job_init(struct fab_job *j, struct fab_work *w, const struct fab_job_spe
 					size_t ci = (((size_t)s * j->dp + d) * j->tp + x) * 2;
 					if (a == b)
 						continue; /* same NIC: the transfer stays in the server */
-					j->pp_conn[ci] = fab_sim_open(w->sim, a, b, (uint8_t)spec->priority);
-					j->pp_conn[ci + 1] = fab_sim_open(w->sim, b, a, (uint8_t)spec->priority);
+					j->pp_conn[ci] = fab_sim_open_tp(w->sim, a, b, (uint8_t)spec->priority,
+									 spec->transport - 1);
+					j->pp_conn[ci + 1] = fab_sim_open_tp(w->sim, b, a, (uint8_t)spec->priority,
+									     spec->transport - 1);
 				}
 	}
 	free(g);

@@ -45,6 +45,7 @@ struct fab_job_spec {
 	uint32_t channels, qps_per_conn;
 	fab_time_ps start_ps;
 	uint32_t priority;
+	int transport; /* 0: the fabric's; else enum fab_transport_kind + 1 */
 	struct fab_src_loc loc;
 };
 

@@ -19,7 +19,8 @@
 struct flow_vec {
 	struct fab_sim_flow *v;
 	size_t n, cap;
-	bool over; /* a flow past FAB_MAX_FLOWS was asked for (and dropped) */
+	bool over;         /* a flow past FAB_MAX_FLOWS was asked for (and dropped) */
+	uint8_t transport; /* of the flows pushed now: 0 the fabric's, else kind + 1 */
 };
 
 static void push_flow(struct flow_vec *fv, const struct fab_topo *t, uint32_t src, uint32_t dst, fab_bytes bytes,
@@ -42,6 +43,7 @@ static void push_flow(struct flow_vec *fv, const struct fab_topo *t, uint32_t sr
 		.bytes = bytes,
 		.start_ps = start,
 		.prio = (uint8_t)prio,
+		.transport = fv->transport,
 		.qps = qps,
 	};
 	fv->n++;
@@ -284,8 +286,10 @@ int fab_traffic_expand(const struct fab_traffic_params *tp, const struct fab_top
 		if ((rc = check_flow(&tp->flows[i], t, err)))
 			goto fail;
 		const struct fab_flow_spec *f = &tp->flows[i];
+		fv.transport = (uint8_t)f->transport;
 		push_flow(&fv, t, f->src, f->dst, f->bytes, f->start_ps, f->priority, f->qps);
 	}
+	fv.transport = 0;
 	if (tp->flows_csv) {
 		if ((rc = fab_traffic_read_csv(tp->flows_csv, &csv, &ncsv, err)))
 			goto fail;
@@ -312,6 +316,7 @@ int fab_traffic_expand(const struct fab_traffic_params *tp, const struct fab_top
 		const struct fab_gen_spec *g = &tp->gens[gi];
 		struct fab_rng r;
 		fab_rng_init(&r, seed, fab_rng_stream(FAB_RNG_TRAFFIC_GEN, gi));
+		fv.transport = (uint8_t)g->transport;
 		switch (g->kind) {
 		case FAB_GEN_PERMUTATION:
 			rc = gen_permutation(g, t, &r, &fv, err);

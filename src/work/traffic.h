@@ -29,6 +29,7 @@ struct fab_flow_spec {
 	fab_time_ps start_ps;
 	uint32_t priority;
 	uint32_t qps;
+	int transport; /* 0: the fabric's; else enum fab_transport_kind + 1 */
 	struct fab_src_loc loc;
 };
 
@@ -38,6 +39,7 @@ struct fab_gen_spec {
 	fab_time_ps start_ps;
 	uint32_t priority;
 	uint32_t qps;     /* per flow */
+	int transport;    /* 0: the fabric's; else enum fab_transport_kind + 1 */
 	uint32_t senders; /* incast: how many GPUs send */
 	uint32_t dst;     /* incast: the receiving GPU */
 	uint32_t pairs;   /* random-pairs: how many flows */

@@ -222,6 +222,50 @@ static void test_tcp_lossy_incast(void **state)
 	assert_true(drops[1] < drops[0]);
 }
 
+/* Two tenants on one RoCE fabric: 8 RoCE flows (priority 3, lossless) and 8
+ * TCP flows (priority 1, lossy) into one NIC through a 4 MiB buffer.  The
+ * RoCE priority drops nothing; the TCP one drops and recovers; every byte
+ * of both arrives; the host CPU is TCP's bytes' alone; a training job over
+ * TCP on the same fabric runs and costs CPU. */
+static void test_tcp_mixed_transports(void **state)
+{
+	(void)state;
+	char yaml[4096];
+	size_t o = (size_t)snprintf(yaml, sizeof yaml,
+				    ONE_LEAF(17) "fabric: {buffer: 4MiB, dcqcn: {enabled: false}}\n"
+						 "traffic:\n  flows:\n");
+	for (int i = 1; i <= 16; i++)
+		o += (size_t)snprintf(yaml + o, sizeof yaml - o, "    - {src: %d, dst: 0, bytes: 4MiB%s}\n", i,
+				      i > 8 ? ", transport: tcp, priority: 1" : "");
+	struct trun t = trun_yaml(yaml);
+	const struct fab_flow_stats *st = fab_sim_flow_stats(t.run->sim);
+	const struct fab_sim_totals *tot = fab_sim_totals(t.run->sim);
+	const struct fab_port_stats *ps = fab_sim_port_stats(t.run->sim);
+	uint32_t bott = port_between(t.run->topo, "leaf0", "server0.nic0");
+	uint64_t retx_roce = 0, retx_tcp = 0;
+	for (int i = 0; i < 16; i++) {
+		assert_int_equal(st[i].delivered_bytes, 4 << 20);
+		assert_true(st[i].finish_ps != FAB_TIME_NEVER);
+		*(i < 8 ? &retx_roce : &retx_tcp) += st[i].retx_pkts;
+	}
+	print_message("drops %llu at the bottleneck, retransmitted RoCE %llu, TCP %llu; host CPU %.4f s\n",
+		      (unsigned long long)ps[bott].drops, (unsigned long long)retx_roce, (unsigned long long)retx_tcp,
+		      tot->host_cpu_ps / 1e12);
+	assert_int_equal(retx_roce, 0);
+	assert_true(ps[bott].drops > 0 && retx_tcp > 0);
+	/* TCP's 8 x 4 MiB only: segments and ACKs at 800 ns each end, bytes at 100 ps */
+	double segs = 8.0 * 1024, cpu_min = 4 * segs * 800e3 + 2 * 8 * 4.0 * (1 << 20) * 100;
+	assert_true(tot->host_cpu_ps >= cpu_min && tot->host_cpu_ps < 1.2 * cpu_min);
+	trun_free(&t);
+
+	struct trun j = trun_yaml(ONE_LEAF(4) "jobs: [{name: dp, gpus: 4, iterations: 2, compute: 100us, "
+					      "gradient_bytes: 8MiB, transport: tcp, priority: 1}]\n");
+	tot = fab_sim_totals(j.run->sim);
+	print_message("a data-parallel job over TCP: host CPU %.4f s\n", tot->host_cpu_ps / 1e12);
+	assert_true(tot->host_cpu_ps > 0);
+	trun_free(&j);
+}
+
 /* CUBIC's state machine alone: after a loss at W_max = 100 segments, ACKs
  * every 10 us of a window's worth; the window follows
  * W(t) = C (t - K)^3 + W_max (K = cbrt(W_max (1 - beta) / C) = 4.22 s) within
@@ -270,6 +314,7 @@ int main(void)
 		cmocka_unit_test(test_tcp_fast_retransmit),
 		cmocka_unit_test(test_tcp_mathis),
 		cmocka_unit_test(test_tcp_lossy_incast),
+		cmocka_unit_test(test_tcp_mixed_transports),
 		cmocka_unit_test(test_tcp_cubic_window),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
