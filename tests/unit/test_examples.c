@@ -407,6 +407,49 @@ static void test_examples_two_jobs_against_baseline(void **state)
 	json_decref(docs[1]);
 }
 
+/* transports: the incast drops nothing on RoCE (PFC pauses), on DCTCP (ECN
+ * keeps the queue short) and on InfiniBand (credits, no PAUSE), while CUBIC
+ * over lossy Ethernet drops and resends; only TCP costs host CPU; a 1 MiB
+ * AllReduce over TCP pays the kernel's latency per message; the 256 MiB one
+ * runs faster on InfiniBand and DCTCP than on CUBIC. */
+static void test_examples_transports(void **state)
+{
+	(void)state;
+	static const char *const sets[4][2] = {{"fabric.transport=roce", "fabric.tcp.cc=cubic"},
+					       {"fabric.transport=tcp", "fabric.tcp.cc=cubic"},
+					       {"fabric.transport=tcp", "fabric.tcp.cc=dctcp"},
+					       {"fabric.transport=ib", "fabric.tcp.cc=cubic"}};
+	struct fab_summary sm[4];
+	double cpu[4], small[4], big[4];
+	for (int i = 0; i < 4; i++) {
+		struct fab_config *c = load("examples/transports/scenario.yaml", sets[i], 2);
+		struct fab_run *r = sim(c);
+		fab_summary_compute(r->sim, &sm[i]);
+		cpu[i] = fab_sim_totals(r->sim)->host_cpu_ps;
+		fab_run_free(r);
+		struct fab_coll_run *cr = coll(c);
+		small[i] = cr->sweep.rows[0].time_us;
+		big[i] = cr->sweep.rows[cr->sweep.nrows - 1].time_us;
+		fab_coll_run_free(cr);
+		fab_config_free(c);
+		print_message("%s %s: incast p99 %.1f us, drops %llu, PAUSE %llu; AllReduce 1 MiB %.1f us, 256 MiB "
+			      "%.1f us; host CPU %.4f s\n",
+			      sets[i][0], sets[i][1], (double)sm[i].fct_p99 / 1e6, (unsigned long long)sm[i].drops,
+			      (unsigned long long)sm[i].pause_frames, small[i], big[i], cpu[i] / 1e12);
+	}
+	assert_int_equal(sm[0].drops, 0);
+	assert_true(sm[0].pause_frames > 0);
+	assert_true(sm[1].drops > 0 && sm[1].retx_pkts > 0);
+	assert_int_equal(sm[2].drops, 0);
+	assert_int_equal(sm[3].drops, 0);
+	assert_int_equal(sm[3].pause_frames, 0);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(sm[i].flows_done, 16);
+	assert_true(cpu[0] == 0 && cpu[3] == 0 && cpu[1] > 0 && cpu[2] > 0);
+	assert_true(small[1] > small[0] + 10); /* at least two messages' kernel latency */
+	assert_true(big[3] < big[1] && big[2] < big[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -421,6 +464,7 @@ int main(void)
 		cmocka_unit_test(test_examples_ecmp_polarization),
 		cmocka_unit_test(test_examples_two_jobs_against_baseline),
 		cmocka_unit_test(test_examples_rails),
+		cmocka_unit_test(test_examples_transports),
 		cmocka_unit_test(test_examples_dual_tor),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
