@@ -47,6 +47,21 @@ static void test_ib_lone_flow_line_rate(void **state)
 	trun_free(&t);
 }
 
+/* the flow engine takes InfiniBand's framing: line x 4096/4122 within 0.2% */
+static void test_ib_flow_engine(void **state)
+{
+	(void)state;
+	const char *sets[] = {"engine=flow"};
+	struct trun t = trun_yaml_sets(ONE_LEAF(2) "fabric: {transport: ib}\n"
+						   "traffic: {flows: [{src: 0, dst: 1, bytes: 256MiB}]}\n",
+				       sets, 1);
+	const struct fab_flow_stats *st = fab_sim_flow_stats(t.run->sim);
+	double goodput = 256.0 * (1 << 20) * 8 / ((double)st[0].finish_ps / 1e12), want = LINE * 4096 / 4122;
+	print_message("flow engine, InfiniBand: %.3f Gbps, line x 4096/4122 %.3f Gbps\n", goodput / 1e9, want / 1e9);
+	assert_true(rel_err(goodput, want) < 0.002);
+	trun_free(&t);
+}
+
 /* 16-to-1 incast of 8 MiB each, no congestion control, the default 256 KiB
  * of credits per port (they cover the 1 us links' loop, so the bottleneck
  * is not credit-bound): nothing is dropped however full the egress queue, no PAUSE
@@ -130,6 +145,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ib_framing),
 		cmocka_unit_test(test_ib_lone_flow_line_rate),
+		cmocka_unit_test(test_ib_flow_engine),
 		cmocka_unit_test(test_ib_incast_lossless),
 		cmocka_unit_test(test_ib_credit_loop_limit),
 	};
