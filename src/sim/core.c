@@ -264,6 +264,18 @@ const struct fab_fabric_params *fab_sim_fabric(const struct fab_sim *s)
 	return &s->fp;
 }
 
+const struct fab_wire *fab_sim_wire_of(const struct fab_sim *s, int transport)
+{
+	return &s->wires[transport < 0 || transport >= FAB_TRANSPORT_COUNT ? s->fp.transport : transport];
+}
+
+fab_time_ps fab_sim_host_latency(const struct fab_sim *s, int transport)
+{
+	if (transport < 0 || transport >= FAB_TRANSPORT_COUNT)
+		transport = s->fp.transport;
+	return transport == FAB_TRANSPORT_TCP ? s->fp.tcp.kernel_ps : 0;
+}
+
 const struct fab_wire *fab_sim_wire(const struct fab_sim *s)
 {
 	return &s->wire;

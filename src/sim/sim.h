@@ -286,6 +286,11 @@ void fab_sim_qp_ends(const struct fab_sim *s, uint32_t qp, uint32_t *src_nic, ui
 const struct fab_fabric_params *fab_sim_fabric(const struct fab_sim *s);
 /* The framing of the fabric's transport: its overheads on the wire. */
 const struct fab_wire *fab_sim_wire(const struct fab_sim *s);
+/* a transport's framing as the run uses it (-1: the fabric's) */
+const struct fab_wire *fab_sim_wire_of(const struct fab_sim *s, int transport);
+/* what a message waits in the host before it moves (TCP's kernel latency;
+ * 0 for the offloaded transports), -1: the fabric's transport */
+fab_time_ps fab_sim_host_latency(const struct fab_sim *s, int transport);
 /* A switch port's PFC headroom and pause threshold on an empty switch (the
  * dynamic threshold's largest value); 0, 0 without PFC. */
 void fab_sim_port_pfc(const struct fab_sim *s, uint32_t port, fab_bytes *headroom, fab_bytes *xoff);

@@ -263,7 +263,9 @@ static void comm_cost_inputs(struct fab_comm *c, struct fab_work *w)
 		}
 	const struct fab_server_params *sp = fab_sim_server(w->sim);
 	uint32_t mtu = fab_sim_mtu(w->sim);
-	const struct fab_wire *wire = fab_sim_wire(w->sim); /* the transport's overheads */
+	/* the transport's overheads, and what a message waits in the host (TCP) */
+	const struct fab_wire *wire = fab_sim_wire_of(w->sim, c->transport - 1);
+	c->alpha_host_s = (double)fab_sim_host_latency(w->sim, c->transport - 1) / 1e12;
 	double eff = fab_wire_efficiency(wire, mtu);
 	double nic = (double)hp->rate_bps * (t->nic_ports ? t->nic_ports : 1); /* every port of the NIC */
 	if (sp->pcie_bps && (double)sp->pcie_bps < nic)
@@ -818,7 +820,8 @@ double fab_comm_model(const struct fab_comm *c, int op, int algo, int proto, uin
 	double N = c->nservers, G = c->ranks_per_server ? c->ranks_per_server : n / N;
 	/* a step's latency: the protocol's inside a server, and between servers
 	 * the protocol's network step (NCCL's hop latencies) */
-	double intra = (double)np->hop_ps[proto] / 1e12, inter = intra + (double)np->net_ps[proto] / 1e12;
+	double intra = (double)np->hop_ps[proto] / 1e12,
+	       inter = intra + (double)np->net_ps[proto] / 1e12 + c->alpha_host_s;
 	double t = (double)np->base_ps[proto] / 1e12;
 	/* bus bandwidth: a server's channels leave by all its NICs (rail-aligned),
 	 * a GPU's NVLink carries its ring; like NCCL's, the model assumes the

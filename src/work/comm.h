@@ -106,6 +106,7 @@ struct fab_comm {
 	/* the cost model's inputs */
 	double bw_nic_Bps, bw_nvl_Bps; /* bytes per second */
 	double alpha_net_s, alpha_nvl_s;
+	double alpha_host_s; /* a message's wait in the host before it moves (TCP's kernel) */
 };
 
 int fab_comm_init(struct fab_comm *c, struct fab_work *w, const struct fab_comm_params *p, struct fab_err *err);

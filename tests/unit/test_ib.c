@@ -143,10 +143,8 @@ static void test_ib_credit_loop_limit(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ib_framing),
-		cmocka_unit_test(test_ib_lone_flow_line_rate),
-		cmocka_unit_test(test_ib_flow_engine),
-		cmocka_unit_test(test_ib_incast_lossless),
+		cmocka_unit_test(test_ib_framing),           cmocka_unit_test(test_ib_lone_flow_line_rate),
+		cmocka_unit_test(test_ib_flow_engine),       cmocka_unit_test(test_ib_incast_lossless),
 		cmocka_unit_test(test_ib_credit_loop_limit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

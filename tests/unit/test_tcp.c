@@ -71,8 +71,7 @@ static void test_tcp_flow_engine(void **state)
 {
 	(void)state;
 	const char *sets[] = {"fabric.transport=tcp", "engine=flow"};
-	struct trun t =
-		trun_yaml_sets(ONE_LEAF(2) "traffic: {flows: [{src: 0, dst: 1, bytes: 256MiB}]}\n", sets, 2);
+	struct trun t = trun_yaml_sets(ONE_LEAF(2) "traffic: {flows: [{src: 0, dst: 1, bytes: 256MiB}]}\n", sets, 2);
 	const struct fab_flow_stats *st = fab_sim_flow_stats(t.run->sim);
 	double goodput = 256.0 * (1 << 20) * 8 / ((double)st[0].finish_ps / 1e12), want = LINE * TCP_EFF(4096);
 	print_message("flow engine, TCP: %.3f Gbps, line x efficiency %.3f Gbps\n", goodput / 1e9, want / 1e9);
@@ -323,14 +322,10 @@ static void test_tcp_cubic_window(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_tcp_framing),
-		cmocka_unit_test(test_tcp_lone_flow_line_rate),
-		cmocka_unit_test(test_tcp_flow_engine),
-		cmocka_unit_test(test_tcp_dctcp_queue_near_k),
-		cmocka_unit_test(test_tcp_fast_retransmit),
-		cmocka_unit_test(test_tcp_mathis),
-		cmocka_unit_test(test_tcp_lossy_incast),
-		cmocka_unit_test(test_tcp_mixed_transports),
+		cmocka_unit_test(test_tcp_framing),         cmocka_unit_test(test_tcp_lone_flow_line_rate),
+		cmocka_unit_test(test_tcp_flow_engine),     cmocka_unit_test(test_tcp_dctcp_queue_near_k),
+		cmocka_unit_test(test_tcp_fast_retransmit), cmocka_unit_test(test_tcp_mathis),
+		cmocka_unit_test(test_tcp_lossy_incast),    cmocka_unit_test(test_tcp_mixed_transports),
 		cmocka_unit_test(test_tcp_cubic_window),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
