@@ -5,12 +5,12 @@
 F=${1:-./build/fabscope}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-for s in bench/*.yaml; do
-	name=$(basename "$s" .yaml)
-	case "$name" in flow-* | compare-*) continue ;; esac # bench/flow.sh runs those
-	cmd=sim
-	case "$name" in coll-*) cmd=coll ;; esac
-	"$F" $cmd "$s" --out "$tmp/$name" >/dev/null 2>"$tmp/$name.err" || { cat "$tmp/$name.err"; exit 1; }
+# measure NAME CMD SCENARIO [ARGS...]: one run, its line
+measure() {
+	name=$1
+	cmd=$2
+	shift 2
+	"$F" $cmd "$@" --out "$tmp/$name" >/dev/null 2>"$tmp/$name.err" || { cat "$tmp/$name.err"; exit 1; }
 	line=$(grep 'events in' "$tmp/$name.err")
 	events=$(echo "$line" | sed -n 's/^fabscope: \([0-9]*\) events in.*/\1/p')
 	wall=$(echo "$line" | sed -n 's/.*events in \([0-9.]*\) s (.*/\1/p')
@@ -24,4 +24,16 @@ for s in bench/*.yaml; do
 	if [ "$cmd" = coll ]; then
 		grep -v '^#' "$tmp/$name/coll.txt" | sed "s/^/  $name: /"
 	fi
+}
+for s in bench/*.yaml; do
+	name=$(basename "$s" .yaml)
+	case "$name" in flow-* | compare-*) continue ;; esac # bench/flow.sh runs those
+	cmd=sim
+	case "$name" in coll-*) cmd=coll ;; esac
+	measure "$name" $cmd "$s"
 done
+# the 128-server permutation over each transport (TCP with its CUBIC over
+# lossy Ethernet, InfiniBand with credits)
+measure permutation-128-tcp sim bench/permutation-128.yaml --set fabric.transport=tcp
+measure permutation-128-dctcp sim bench/permutation-128.yaml --set fabric.transport=tcp --set fabric.tcp.cc=dctcp
+measure permutation-128-ib sim bench/permutation-128.yaml --set fabric.transport=ib
