@@ -465,6 +465,11 @@ static int cross_checks(struct loader *L)
 		fab_config_where(c, "fabric.ecn.kmin", w, sizeof w);
 		return fab_err_set(L->err, FAB_EINVAL, "%sfabric.ecn.kmin: must not exceed kmax", w);
 	}
+	if (c->fabric.transport == FAB_TRANSPORT_IB && c->fabric.mtu > 4096) {
+		fab_config_where(c, "fabric.mtu", w, sizeof w);
+		return fab_err_set(L->err, FAB_EINVAL, "%sfabric.mtu: InfiniBand's MTU is at most 4096, got %u", w,
+				   c->fabric.mtu);
+	}
 	if (c->fabric.pfc.xon_bytes > c->fabric.pfc.xoff_bytes) {
 		fab_config_where(c, "fabric.pfc.xon", w, sizeof w);
 		return fab_err_set(L->err, FAB_EINVAL, "%sfabric.pfc.xon: must not exceed xoff", w);
