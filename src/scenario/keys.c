@@ -228,7 +228,8 @@ static const struct fab_key_def keys[] = {
 	{"fabric.tcp.cpu_per_byte", K_DOUBLE, OFF(fabric.tcp.cpu_byte_ps), "100", 0, 1e6, NULL,
 	 "CPU picoseconds per payload byte at each end (copies, checksums)"},
 	{"fabric.tcp.kernel_latency", K_TIME, OFF(fabric.tcp.kernel_ps), "5us", 0, 1e10, NULL,
-	 "a message leaves the host this long after it is posted (system call, stack, wake-up)"},
+	 "a message leaves the host this long after it is posted (system call, stack, wake-up; an estimate: "
+	 "measure yours as fabscope probe --test latency's one-way time less the wire's)"},
 	{"fabric.nic.acks_ignore_pause", K_BOOL, OFF(fabric.nic.acks_ignore_pause), "false", 0, 0, NULL,
 	 "a NIC sends ACKs, NAKs and CNPs even while their priority is paused (from a top queue, as HPCC's ns-3 "
 	 "hosts do)"},
