@@ -27,6 +27,7 @@ struct cmd_out {
 	int indent; /* the document's JSON indent */
 	const void *run;
 	int (*write)(FILE *f, const void *run, enum fab_output what);
+	int text; /* what --format text prints: FAB_OUT_TEXT (0), or another text output */
 };
 #define OUT_DOC (-1)
 /* ctx: a struct cmd_out; what: OUT_DOC or an enum fab_output */

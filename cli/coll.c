@@ -24,10 +24,21 @@ static const char *usage_coll =
 	"time, algbw, busbw).  With no SCENARIO, the built-in cluster (64 GPUs).  The\n"
 	"scenario's traffic section is ignored unless collective.background_traffic.\n"
 	"\n"
-	"options (each sets a collective.* key):\n"
-	"  --op OP               allreduce, reducescatter, allgather, broadcast, reduce,\n"
-	"                        alltoall, sendrecv (default allreduce)\n"
-	"  -a, --algo ALGO       ring, tree, hierarchical, rhd, direct, nvls, sharp, auto (default auto)\n"
+	"options (each sets a collective.* key; nccl-tests' short options mean what they\n"
+	"mean there):\n"
+	"  --coll OP             allreduce, reducescatter, allgather, broadcast, reduce,\n"
+	"                        alltoall, sendrecv (default allreduce; --op OP as well)\n"
+	"  --algo ALGO           ring, tree, hierarchical, rhd, direct, nvls, sharp, auto (default auto;\n"
+	"                        -a ALGO as well)\n"
+	"  -o, --op sum          nccl-tests' reduction: sum (prod, min, max, avg cost the network\n"
+	"                        the same and are refused)\n"
+	"  -a 0|1|2|3            nccl-tests' averaging over ranks (every rank ends together here)\n"
+	"  -t N                  threads: the communicator has N x -g ranks\n"
+	"  -c 0|1, -z 0-3, -G N, -m N, -y 0|1, -C 0, -S 0|1, -T S\n"
+	"                        nccl-tests' check, blocking, graph, aggregation, stream, cputime,\n"
+	"                        timestamps, timeout: accepted; nothing to change in a simulation\n"
+	"  -J FILE               the result document (fabscope's JSON) into FILE\n"
+	"  --algo-column         a 14th column: the algorithm and protocol each size ran\n"
 	"  -b, --minbytes SIZE   smallest size (default 1K; K, M, G are binary, as in nccl-tests)\n"
 	"  -e, --maxbytes SIZE   largest size (default 64M)\n"
 	"  -f, --stepfactor N    multiply the size by N from row to row (default 4)\n"
@@ -51,7 +62,90 @@ static const char *usage_coll =
 	"  fabscope coll -b 8 -e 128M -f 2\n"
 	"  fabscope coll --op allgather --algo ring --set topology.oversubscription=2:1\n"
 	"\n"
-	"exit status: 0 ok, 2 usage, 3 bad scenario, 4 I/O error, 5 internal error\n";
+	"The table is nccl-tests' (13 fields, out of place and in place: the same in\n"
+	"a simulation); NCCL_TESTS_MIN_BW fails the run when the average bus bandwidth\n"
+	"is under 0.9 x its value, as nccl-tests does.\n"
+	"\n"
+	"exit status: 0 ok, 1 under NCCL_TESTS_MIN_BW, 2 usage, 3 bad scenario, 4 I/O error,\n"
+	"5 internal error\n";
+
+static const char *const reductions[] = {"sum", "prod", "min", "max", "avg", "mulsum", "all"};
+
+/* nccl-tests' short options where fabscope's differ or it has none: -o
+ * (reduction, or a collective's name), -a (averaging, or an algorithm),
+ * -t, -c, -z, -G, -m, -y, -C, -S, -T, -J.  -1: handled; else an exit
+ * status (a message printed). */
+static int nccl_opt(struct cli_common *cm, int c, uint64_t *threads, const char **json_file)
+{
+	char why[160];
+	uint64_t v;
+	switch (c) {
+	case 'o':
+	case 'O':
+		for (size_t k = 0; k < FAB_ARRAY_LEN(reductions); k++)
+			if (!strcmp(optarg, reductions[k])) {
+				if (k == 0)
+					return -1;
+				fprintf(stderr,
+					"fabscope: -o %s: only sum is simulated (the network carries %s the same "
+					"bytes: use sum)\n",
+					optarg, optarg);
+				return FAB_EXIT_USAGE;
+			}
+		cli_set(cm, "collective.op", optarg); /* a collective's name */
+		return -1;
+	case 'a':
+		if (!fab_parse_uint(optarg, &v, why, sizeof why)) {
+			if (v > 3) {
+				fprintf(stderr, "fabscope: -a %s: nccl-tests' averaging is 0 to 3\n", optarg);
+				return FAB_EXIT_USAGE;
+			}
+			return -1; /* every rank ends the collective at the same time here */
+		}
+		cli_set(cm, "collective.algo", optarg);
+		return -1;
+	case 't':
+	case 'c':
+	case 'z':
+	case 'G':
+	case 'm':
+	case 'y':
+	case 'K':
+	case 'S':
+		if (fab_parse_uint(optarg, &v, why, sizeof why) || (c == 't' && (!v || v > 1024)) ||
+		    ((c == 'c' || c == 'y' || c == 'S') && v > 1) || (c == 'z' && v > 3) || (c == 'm' && !v)) {
+			fprintf(stderr, "fabscope: -%c %s: out of range or not a number\n", c, optarg);
+			return FAB_EXIT_USAGE;
+		}
+		if (c == 't')
+			*threads = v;
+		return -1;
+	case 'C':
+		if (strcmp(optarg, "0")) {
+			fprintf(stderr,
+				"fabscope: -C %s: a simulation has no host CPU time to report (its times are "
+				"simulated): -C 0 only\n",
+				optarg);
+			return FAB_EXIT_USAGE;
+		}
+		return -1;
+	case 'X': {
+		double s;
+		if (fab_parse_double(optarg, &s, why, sizeof why) || s < 0) {
+			fprintf(stderr, "fabscope: -T %s: expected seconds\n", optarg);
+			return FAB_EXIT_USAGE;
+		}
+		return -1; /* a simulation never hangs on a GPU */
+	}
+	case 'J':
+		*json_file = optarg;
+		return -1;
+	case 'F':
+		fprintf(stderr, "fabscope: -F: not an nccl-tests option\n");
+		return FAB_EXIT_USAGE;
+	}
+	return -1;
+}
 
 static int write_coll(FILE *f, const void *run, enum fab_output what)
 {
@@ -62,7 +156,21 @@ int cmd_coll(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"op", required_argument, NULL, 'O'},
-		{"algo", required_argument, NULL, 'a'},
+		{"coll", required_argument, NULL, 'Q'},
+		{"algo", required_argument, NULL, 'A'},
+		{"check", required_argument, NULL, 'c'},
+		{"nthreads", required_argument, NULL, 't'},
+		{"ngpus", required_argument, NULL, 'g'},
+		{"average", required_argument, NULL, 'a'},
+		{"blocking", required_argument, NULL, 'z'},
+		{"cudagraph", required_argument, NULL, 'G'},
+		{"agg_iters", required_argument, NULL, 'm'},
+		{"stream_null", required_argument, NULL, 'y'},
+		{"report_cputime", required_argument, NULL, 'C'},
+		{"report_timestamps", required_argument, NULL, 'S'},
+		{"timeout", required_argument, NULL, 'X'},
+		{"output_file", required_argument, NULL, 'J'},
+		{"algo-column", no_argument, NULL, 'L'},
 		{"minbytes", required_argument, NULL, 'b'},
 		{"maxbytes", required_argument, NULL, 'e'},
 		{"stepfactor", required_argument, NULL, 'f'},
@@ -72,15 +180,15 @@ int cmd_coll(int argc, char **argv)
 		{"datatype", required_argument, NULL, 'd'},
 		{"root", required_argument, NULL, 'r'},
 		{"gpus", required_argument, NULL, 'g'},
-		{"channels", required_argument, NULL, 'C'},
+		{"channels", required_argument, NULL, 'H'},
 		{"placement", required_argument, NULL, 'P'},
 		{"ring-order", required_argument, NULL, 'R'},
-		{"proto", required_argument, NULL, 'T'},
+		{"proto", required_argument, NULL, 'Y'},
 		{"seed", required_argument, NULL, 's'},
 		{"engine", required_argument, NULL, 'E'},
 		{"set", required_argument, NULL, 'S'},
 		{"format", required_argument, NULL, 'F'},
-		{"out", required_argument, NULL, 'o'},
+		{"out", required_argument, NULL, 'U'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"debug", no_argument, NULL, 'D'},
 		{"help", no_argument, NULL, 'h'},
@@ -89,11 +197,13 @@ int cmd_coll(int argc, char **argv)
 	static const struct {
 		int opt;
 		const char *key;
-	} keymap[] = {{'O', "collective.op"},        {'a', "collective.algo"},        {'b', "collective.min_bytes"},
-		      {'e', "collective.max_bytes"}, {'f', "collective.step_factor"}, {'i', "collective.step_bytes"},
-		      {'n', "collective.iters"},     {'w', "collective.warmup"},      {'d', "collective.datatype"},
-		      {'r', "collective.root"},      {'g', "collective.gpus"},        {'C', "collective.channels"},
-		      {'P', "collective.placement"}, {'R', "collective.ring_order"},  {'T', "nccl.proto"}};
+	} keymap[] = {{'Q', "collective.op"},          {'A', "collective.algo"},
+		      {'b', "collective.min_bytes"},   {'e', "collective.max_bytes"},
+		      {'f', "collective.step_factor"}, {'i', "collective.step_bytes"},
+		      {'n', "collective.iters"},       {'w', "collective.warmup"},
+		      {'d', "collective.datatype"},    {'r', "collective.root"},
+		      {'H', "collective.channels"},    {'P', "collective.placement"},
+		      {'R', "collective.ring_order"},  {'Y', "nccl.proto"}};
 	struct cli_common cm;
 	cli_common_init(&cm, argc);
 	bool debug = false;
@@ -101,16 +211,41 @@ int cmd_coll(int argc, char **argv)
 	struct fab_config *cfg = NULL;
 	struct fab_coll_run *r = NULL;
 	json_t *doc = NULL;
-	while ((c = cli_next_opt(&cm, argc, argv, "a:b:e:f:i:n:w:d:r:g:qh", opts, "text|json|csv", usage_coll, &rc)) >=
-	       0) {
+	uint64_t threads = 0;
+	const char *json_file = NULL, *gpus = NULL;
+	bool algo_col = false;
+	while ((c = cli_next_opt(&cm, argc, argv, "a:b:e:f:i:n:w:d:r:g:o:t:c:z:G:m:y:C:S:T:J:F:K:qh", opts,
+				 "text|json|csv", usage_coll, &rc)) >= 0) {
 		if (c == 'D')
 			debug = true;
+		else if (c == 'L')
+			algo_col = true;
+		else if (c == 'g')
+			gpus = optarg;
+		else if (c == 'T')
+			c = 'X'; /* -T is nccl-tests' timeout */
 		for (size_t k = 0; k < FAB_ARRAY_LEN(keymap); k++)
 			if (keymap[k].opt == c)
 				cli_set(&cm, keymap[k].key, optarg);
+		if ((rc = nccl_opt(&cm, c, &threads, &json_file)) >= 0)
+			goto out;
+		rc = FAB_EXIT_OK;
 	}
 	if (c == CLI_OPTS_STOP)
 		goto out;
+	if (threads) { /* nccl-tests: -t threads of -g GPUs each */
+		uint64_t g = 1;
+		char why[160], n[32];
+		if (gpus && fab_parse_uint(gpus, &g, why, sizeof why)) {
+			fprintf(stderr, "fabscope: -g %s: %s\n", gpus, why);
+			rc = FAB_EXIT_USAGE;
+			goto out;
+		}
+		snprintf(n, sizeof n, "%llu", (unsigned long long)(threads * g));
+		cli_set(&cm, "collective.gpus", n);
+	} else if (gpus) {
+		cli_set(&cm, "collective.gpus", gpus);
+	}
 	struct fab_err err = {0};
 	if (!(cfg = cli_load(&cm, argc, argv, "coll", &rc)))
 		goto out;
@@ -134,19 +269,33 @@ int cmd_coll(int argc, char **argv)
 	}
 	double run_s = wall_s() - pctx.t0;
 	doc = fab_coll_run_json(r);
-	struct cmd_out co = {doc, 2, r, write_coll};
+	int text = algo_col ? FAB_OUT_TEXT_ALGO : FAB_OUT_TEXT;
+	struct cmd_out co = {doc, 2, r, write_coll, text};
 	if (cm.outdir) {
-		static const struct out_spec specs[] = {{"result.json", w_cmd, OUT_DOC},
-							{"coll.txt", w_cmd, FAB_OUT_TEXT},
-							{"coll.csv", w_cmd, FAB_OUT_ROWS_CSV},
-							{"ports.csv", w_cmd, FAB_OUT_PORTS_CSV},
-							{"coll.log", w_cmd, FAB_OUT_LOG}};
+		const struct out_spec specs[] = {{"result.json", w_cmd, OUT_DOC},
+						 {"coll.txt", w_cmd, text},
+						 {"coll.csv", w_cmd, FAB_OUT_ROWS_CSV},
+						 {"ports.csv", w_cmd, FAB_OUT_PORTS_CSV},
+						 {"coll.log", w_cmd, FAB_OUT_LOG}};
 		rc = write_out_dir(cm.outdir, specs, FAB_ARRAY_LEN(specs), &co);
 		if (rc)
 			goto out;
 	}
+	if (json_file) { /* nccl-tests' -J: the result document */
+		const struct out_spec spec = {"", w_cmd, OUT_DOC};
+		if ((rc = write_out_file(json_file, &spec, &co)))
+			goto out;
+	}
 	if (!cm.quiet)
 		rc = print_cmd(&co, cm.format, FAB_OUT_ROWS_CSV);
+	/* NCCL_TESTS_MIN_BW, as nccl-tests checks it */
+	double min_bw = fab_nccl_min_bw(),
+	       avg = json_real_value(json_object_get(json_object_get(doc, "collective"), "avg_busbw_GBps"));
+	if (!rc && min_bw >= 0 && avg < 0.9 * min_bw) {
+		fprintf(stderr, "fabscope: average bus bandwidth %g GB/s is under 0.9 x NCCL_TESTS_MIN_BW (%g)\n", avg,
+			min_bw);
+		rc = FAB_EXIT_CHECKS;
+	}
 	if (!cm.quiet && !rc)
 		report_speed(fab_coll_run_events(r), run_s);
 out:
@@ -185,7 +334,7 @@ int cmd_matrix(int argc, char **argv)
 		{"bytes", required_argument, NULL, 'b'}, {"serial", no_argument, NULL, 'L'},
 		{"seed", required_argument, NULL, 's'},  {"engine", required_argument, NULL, 'E'},
 		{"set", required_argument, NULL, 'S'},   {"format", required_argument, NULL, 'F'},
-		{"out", required_argument, NULL, 'o'},   {"quiet", no_argument, NULL, 'q'},
+		{"out", required_argument, NULL, 'U'},   {"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},        {0, 0, 0, 0},
 	};
 	struct cli_common cm;
@@ -217,7 +366,7 @@ int cmd_matrix(int argc, char **argv)
 		goto out;
 	}
 	doc = fab_matrix_run_json(r);
-	struct cmd_out mo = {doc, 1, r, write_matrix};
+	struct cmd_out mo = {doc, 1, r, write_matrix, FAB_OUT_TEXT};
 	if (cm.outdir) {
 		static const struct out_spec specs[] = {{"result.json", w_cmd, OUT_DOC},
 							{"matrix.txt", w_cmd, FAB_OUT_TEXT},

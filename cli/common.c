@@ -112,7 +112,7 @@ static int cli_common_opt(struct cli_common *cm, int c, const char *formats)
 	case 'F':
 		cm->format = optarg;
 		return format_ok(optarg, formats) ? 1 : -1;
-	case 'o':
+	case 'U': /* --out (-o is nccl-tests' reduction operation in coll) */
 		cm->outdir = optarg;
 		return 1;
 	case 'q':
@@ -165,7 +165,7 @@ int print_cmd(struct cmd_out *o, const char *format, int csv_what)
 	} else if (!strcmp(format, "csv")) {
 		w_cmd(stdout, o, csv_what);
 	} else {
-		w_cmd(stdout, o, FAB_OUT_TEXT);
+		w_cmd(stdout, o, o->text);
 	}
 	if (fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, "fabscope: writing to stdout failed\n");

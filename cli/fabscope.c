@@ -86,7 +86,7 @@ int cmd_sim(int argc, char **argv)
 		{"engine", required_argument, NULL, 'E'},
 		{"set", required_argument, NULL, 'S'},
 		{"format", required_argument, NULL, 'F'},
-		{"out", required_argument, NULL, 'o'},
+		{"out", required_argument, NULL, 'U'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"keys", no_argument, NULL, 'K'},
 		{"print-scenario", no_argument, NULL, 'P'},

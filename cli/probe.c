@@ -49,6 +49,8 @@ static const char *usage_probe =
 	"                        uses connection c mod N, bw and matrix stripe over all\n"
 	"  --timeout S           a rank with no progress for S seconds fails the job (default 30)\n"
 	"  --op OP, -a ALGO      coll: as for fabscope coll (default allreduce, ring; alltoall: direct)\n"
+	"  -o sum, -a 0-3, -T S  nccl-tests' reduction, averaging (the mean over ranks is what is\n"
+	"                        reported) and timeout (as --timeout)\n"
 	"  -b, -e, -f, -n, -w    sizes and iterations, as nccl-tests (coll default 1K..1M, x4, 5, 1)\n"
 	"  -c 0|1                coll: check the results in one extra run per size (default 1)\n"
 	"  --channels N          coll: the schedule's channels (default 2)\n"
@@ -61,7 +63,11 @@ static const char *usage_probe =
 	"  --out DIR             rank 0 writes DIR/result.json and DIR/probe.txt (the table)\n"
 	"  -h, --help            show this help\n"
 	"\n"
-	"exit status: 0 ok, 1 wrong results, 2 usage, 4 network error or a rank failed\n";
+	"The collective table is nccl-tests' (13 fields; the in-place columns time the\n"
+	"operation again); NCCL_TESTS_MIN_BW fails the run below 0.9 x its value.\n"
+	"\n"
+	"exit status: 0 ok, 1 wrong results or under NCCL_TESTS_MIN_BW, 2 usage, 4 network\n"
+	"error or a rank failed\n";
 
 enum { T_COLL = -1, T_MATRIX = 100 };
 
@@ -206,7 +212,8 @@ static int probe_coll(struct fab_probe *pr, const struct fab_probe_params *pp, c
 	int rc = FAB_EXIT_OK;
 	if (pp->rank == 0) {
 		struct fab_coll_args a = {.op = o->op, .algo = o->algo, .nranks = pp->nranks, .channels = o->channels};
-		fab_probe_coll_begin(r->mem, r->doc, &r->info, &a, o->check);
+		struct fab_probe_coll_sweep sw = {o->minb, o->maxb, o->factor, o->warmup, o->iters, o->check};
+		fab_probe_coll_begin(r->mem, r->doc, &r->info, &a, &sw);
 		show(r);
 	}
 	for (fab_bytes b = o->minb; b <= o->maxb && !rc; b *= o->factor) {
@@ -225,10 +232,11 @@ static int probe_coll(struct fab_probe *pr, const struct fab_probe_params *pp, c
 				break;
 			continue;
 		}
-		double t = 0;
+		double t[2] = {0, 0};
 		uint64_t wrong = 0;
-		/* warm-up, the timed runs, then (nccl-tests' -c) one checked run */
-		uint32_t runs = o->warmup + o->iters + (o->check ? 1 : 0);
+		/* warm-up, the timed runs (out of place, then again for the in-place
+		 * columns), then (nccl-tests' -c) one checked run */
+		uint32_t runs = o->warmup + 2 * o->iters + (o->check ? 1 : 0);
 		for (uint32_t it = 0; it < runs && !rc; it++) {
 			struct fab_probe_result res;
 			bool check = o->check && it == runs - 1;
@@ -240,11 +248,12 @@ static int probe_coll(struct fab_probe *pr, const struct fab_probe_params *pp, c
 				break;
 			}
 			wrong += res.wrong;
-			if (it >= o->warmup && it < o->warmup + o->iters)
-				t += res.time_s;
+			if (it >= o->warmup && it < o->warmup + 2 * o->iters)
+				t[(it - o->warmup) / o->iters] += res.time_s;
 		}
 		if (!rc && pp->rank == 0) {
-			fab_probe_coll_row(r->mem, r->doc, &a, size, t / o->iters, o->check, wrong);
+			double mean[2] = {t[0] / o->iters, t[1] / o->iters};
+			fab_probe_coll_row(r->mem, r->doc, &a, size, mean, o->check, wrong);
 			show(r);
 			if (wrong)
 				rc = FAB_EXIT_CHECKS;
@@ -253,7 +262,8 @@ static int probe_coll(struct fab_probe *pr, const struct fab_probe_params *pp, c
 			break;
 	}
 	if (pp->rank == 0) {
-		fab_probe_coll_end(r->mem, r->doc);
+		if (fab_probe_coll_end(r->mem, r->doc, o->op) && !rc)
+			rc = FAB_EXIT_CHECKS; /* nccl-tests' checks failed: NCCL_TESTS_MIN_BW */
 		show(r);
 	}
 	return rc;
@@ -317,14 +327,16 @@ static int cap_sizes(struct fab_probe *pr, const struct fab_probe_params *pp, st
 		fprintf(stderr, "fabscope: %s\n", err.msg);
 		return -1;
 	}
-	fab_bytes cap = (fab_bytes)agreed * 1024, last = 0;
-	for (b = o->minb; b <= o->maxb && b <= cap; b *= o->factor) {
-		last = b;
+	fab_bytes cap = (fab_bytes)agreed * 1024, last = 0, natural = 0;
+	for (b = o->minb; b <= o->maxb; b *= o->factor) {
+		natural = b; /* the sweep's last size, uncapped */
+		if (b <= cap)
+			last = b;
 		if (b > o->maxb / o->factor)
 			break;
 	}
-	if (last == o->maxb)
-		return 0;
+	if (last == natural)
+		return 0; /* every size fits */
 	char want[32], to[32];
 	fab_fmt_bytes(o->maxb, want, sizeof want);
 	if (!last)
@@ -609,8 +621,21 @@ static int probe_opt(struct probe_cli *pc, int c)
 	case 'J':
 		pc->o.json = optarg;
 		return -1;
-	case 'o':
+	case 'U':
 		pc->o.outdir = optarg;
+		return -1;
+	case 'o': /* nccl-tests' reduction (sum only), or a collective's name */
+		if (!strcmp(optarg, "sum"))
+			return -1;
+		if (!strcmp(optarg, "prod") || !strcmp(optarg, "min") || !strcmp(optarg, "max") ||
+		    !strcmp(optarg, "avg") || !strcmp(optarg, "mulsum") || !strcmp(optarg, "all")) {
+			fprintf(stderr, "fabscope: -o %s: the probe reduces with sum only\n", optarg);
+			return FAB_EXIT_USAGE;
+		}
+		if ((pc->o.op = fab_coll_op_parse(optarg)) < 0) {
+			fprintf(stderr, "fabscope: -o: unknown operation \"%s\"\n", optarg);
+			return FAB_EXIT_USAGE;
+		}
 		return -1;
 	case 'B':
 		if (fab_probe_resolve_bind(optarg, &pc->pp.bind)) {
@@ -651,6 +676,8 @@ static int probe_opt(struct probe_cli *pc, int c)
 		}
 		return -1;
 	case 'a':
+		if (optarg[0] >= '0' && optarg[0] <= '3' && !optarg[1])
+			return -1; /* nccl-tests' -a: the reported time is already the mean over ranks */
 		pc->set_algo = true;
 		pc->o.algo = fab_coll_algo_parse(optarg);
 		if (pc->o.algo < 0 || pc->o.algo == FAB_ALGO_AUTO) {
@@ -810,7 +837,7 @@ int cmd_probe(int argc, char **argv)
 		{"timeout", required_argument, NULL, 'T'},
 		{"test", required_argument, NULL, 'X'},
 		{"json", required_argument, NULL, 'J'},
-		{"out", required_argument, NULL, 'o'},
+		{"out", required_argument, NULL, 'U'},
 		{"bind", required_argument, NULL, 'B'},
 		{"bidir", no_argument, NULL, 'D'},
 		{"busy-poll", no_argument, NULL, 'P'},
@@ -841,7 +868,7 @@ int cmd_probe(int argc, char **argv)
 	};
 	snprintf(pc.pp.master, sizeof pc.pp.master, "127.0.0.1");
 	int c, rc;
-	while ((c = getopt_long(argc, argv, "a:b:c:e:f:n:w:h", opts, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "a:b:c:e:f:n:w:o:T:h", opts, NULL)) != -1)
 		if ((rc = probe_opt(&pc, c)) >= 0)
 			return rc;
 	if (optind < argc) {

@@ -23,6 +23,7 @@
 #include "../src/analysis/diagnose.h"
 #include "../src/base/base.h"
 #include "../src/coll/coll.h"
+#include "../src/out/nccl_table.h"
 #include "../src/out/probe_out.h"
 #include "../src/probe/probe.h"
 
@@ -60,6 +61,7 @@ enum fab_output {
 	FAB_OUT_ROWS_CSV,     /* coll: the sweep's rows */
 	FAB_OUT_LOG,          /* the communicators' and jobs' log (NCCL_DEBUG=INFO-like) */
 	FAB_OUT_SLOWDOWN_CSV, /* sim: FCT slowdowns per 5% size bin */
+	FAB_OUT_TEXT_ALGO,    /* coll: the nccl-tests table with the algorithm each size ran */
 };
 
 /* Builds the topology, expands the traffic, places the jobs and prepares

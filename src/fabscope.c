@@ -348,7 +348,9 @@ int fab_coll_run_write(FILE *f, const struct fab_coll_run *r, enum fab_output wh
 {
 	switch (what) {
 	case FAB_OUT_TEXT:
-		return fab_coll_write_text(f, r->run->config, r->run->sim, &r->comm, &r->sweep);
+	case FAB_OUT_TEXT_ALGO:
+		return fab_coll_write_text(f, r->run->config, r->run->sim, &r->comm, &r->sweep,
+					   what == FAB_OUT_TEXT_ALGO);
 	case FAB_OUT_ROWS_CSV:
 		return fab_coll_write_csv(f, r->run->config, &r->sweep);
 	case FAB_OUT_PORTS_CSV:

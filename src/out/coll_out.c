@@ -59,21 +59,39 @@ json_t *fab_coll_json(const struct fab_config *c, const struct fab_sim *s, const
 }
 
 int fab_coll_write_text(FILE *f, const struct fab_config *c, const struct fab_sim *s, const struct fab_comm *comm,
-			const struct fab_sweep *sw)
+			const struct fab_sweep *sw, bool algo_col)
 {
 	const struct fab_topo *t = fab_sim_topo(s);
-	char rate[32];
+	char rate[32], host[32];
 	fprintf(f, "# fabscope coll: %s, %u ranks on %u servers (%u GPUs each), %u channels, algorithm %s%s\n",
 		fab_coll_op_title(c->coll.op), comm->nranks, comm->nservers, t->gpus_per_server, comm->channels,
 		fab_coll_algo_name(c->coll.algo),
 		c->fabric.engine != FAB_ENGINE_FLOW                     ? ""
 			: c->fabric.flow_queues == FAB_FLOW_QUEUES_FIFO ? ", flow engine, FIFO queues"
 									: ", flow engine");
-	fprintf(f, "# %s, %u NICs per server at %s, seed %llu\n", c->origin, t->nics_per_server,
+	fprintf(f, "# %s, %u NICs per server at %s, seed %llu; simulated: in place is out of place (no copies)\n",
+		c->origin, t->nics_per_server,
 		fab_fmt_rate(t->ports[t->nodes[t->nic_node[0]].first_port].rate_bps, rate, sizeof rate),
 		(unsigned long long)c->run.seed);
-	fprintf(f, "#\n");
-	fab_nccl_table_head(f, true);
+	fab_nccl_table_params(f,
+			      &(struct fab_nccl_params_line){
+				      .op = c->coll.op,
+				      .nthreads = 1,
+				      .ngpus = comm->nranks,
+				      .minb = c->coll.min_bytes,
+				      .maxb = c->coll.max_bytes,
+				      .step = c->coll.step_bytes ? c->coll.step_bytes : c->coll.factor,
+				      .step_factor = !c->coll.step_bytes,
+				      .warmup = c->coll.warmup,
+				      .iters = c->coll.iters,
+				      .check = 0,
+			      });
+	for (uint32_t r = 0; r < comm->nranks; r++) {
+		uint32_t g = comm->gpu[r];
+		snprintf(host, sizeof host, "server%u", fab_topo_gpu_server(t, g));
+		fab_nccl_table_device(f, r, 0, host, g % t->gpus_per_server, "simulated GPU");
+	}
+	fab_nccl_table_head(f, algo_col);
 	for (uint32_t i = 0; i < sw->nrows; i++) {
 		const struct fab_sweep_row *r = &sw->rows[i];
 		char algo[48];
@@ -85,15 +103,14 @@ int fab_coll_write_text(FILE *f, const struct fab_config *c, const struct fab_si
 					   .type = fab_dtype_name(c->coll.dtype),
 					   .redop = fab_redop_name(c->coll.op),
 					   .root = root_col(c),
-					   .time_us = r->time_us,
-					   .algbw_GBps = r->algbw_GBps,
-					   .busbw_GBps = r->busbw_GBps,
-					   .wrong = "N/A",
-					   .algo = algo,
+					   .time_us = {r->time_us, r->time_us},
+					   .algbw_GBps = {r->algbw_GBps, r->algbw_GBps},
+					   .busbw_GBps = {r->busbw_GBps, r->busbw_GBps},
+					   .wrong = {"N/A", "N/A"},
+					   .algo = algo_col ? algo : NULL,
 				   });
 	}
-	fab_nccl_table_avg(f, fab_sweep_avg_busbw(sw));
-	fprintf(f, "#\n");
+	fab_nccl_table_end(f, 0, fab_sweep_avg_busbw(sw), fab_nccl_min_bw(), c->coll.op);
 	return ferror(f) ? FAB_EIO : 0;
 }
 

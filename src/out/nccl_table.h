@@ -1,8 +1,12 @@
 /*
  * nccl_table.h - the nccl-tests table as the simulator (fabscope coll) and
- * the real-network probe print it: one header, one row format, the redop
- * column, the average bus bandwidth line.  The simulator's table has an
- * `algo` column after #wrong (the algorithm `auto` chose per size).
+ * the real-network probe print it, laid out as nccl-tests prints it so that
+ * its parsers read it: the run's parameters (# nThread ...), the devices,
+ * a row of 13 fields per size (size, count, type, redop, root, then time,
+ * algbw, busbw and #wrong out of place, the same in place), the out-of-bounds
+ * and average bus bandwidth lines (checked against NCCL_TESTS_MIN_BW as
+ * nccl-tests does) and the closing line.  With algo_col, a 14th field names
+ * the algorithm and protocol each size ran (fabscope's own).
  */
 #ifndef FAB_NCCL_TABLE_H
 #define FAB_NCCL_TABLE_H
@@ -16,15 +20,34 @@ struct fab_nccl_row {
 	uint64_t bytes, count;
 	const char *type, *redop;
 	int root;
-	double time_us, algbw_GBps, busbw_GBps;
-	const char *wrong; /* "N/A" when not checked */
-	const char *algo;  /* the algo column; NULL: none */
+	double time_us[2], algbw_GBps[2], busbw_GBps[2]; /* out of place, in place */
+	const char *wrong[2];                            /* "N/A" when not checked */
+	const char *algo;                                /* the algo column; NULL: none */
+};
+
+/* the run's parameters, as nccl-tests' "# nThread" line gives them */
+struct fab_nccl_params_line {
+	int op; /* the collective: the nccl-tests program it stands for */
+	uint32_t nthreads, ngpus;
+	uint64_t minb, maxb, step; /* step: the factor, or the bytes added */
+	bool step_factor;
+	uint32_t warmup, iters, check;
 };
 
 /* "sum" for the reducing operations, "none" for the others */
 const char *fab_redop_name(int op);
+/* nccl-tests' program for a collective: "all_reduce_perf" */
+const char *fab_nccl_program(int op);
+void fab_nccl_table_params(FILE *f, const struct fab_nccl_params_line *p);
+/* one "# Using devices" line: rank, host, device and what it is */
+void fab_nccl_table_device(FILE *f, uint32_t rank, int pid, const char *host, uint32_t dev, const char *what);
 void fab_nccl_table_head(FILE *f, bool algo_col);
 void fab_nccl_table_row(FILE *f, const struct fab_nccl_row *r);
-void fab_nccl_table_avg(FILE *f, double avg_busbw_GBps);
+/* The closing lines; min_bw: NCCL_TESTS_MIN_BW (GB/s, < 0: none).  Returns
+ * true when the run failed nccl-tests' checks: wrong elements, or the
+ * average bus bandwidth under 0.9 x min_bw. */
+bool fab_nccl_table_end(FILE *f, uint64_t wrong, double avg_busbw_GBps, double min_bw, int op);
+/* NCCL_TESTS_MIN_BW from the environment, or -1 */
+double fab_nccl_min_bw(void);
 
 #endif

@@ -6,6 +6,7 @@
  * come in; the command prints what is written to f.
  */
 #include <math.h>
+#include <string.h>
 #include <stdlib.h>
 
 #include "nccl_table.h"
@@ -120,11 +121,33 @@ void fab_probe_p2p_row(FILE *f, json_t *doc, enum fab_probe_test kind, uint32_t 
 /* ---- collectives ---- */
 
 void fab_probe_coll_begin(FILE *f, json_t *doc, const struct fab_probe_doc_info *info, const struct fab_coll_args *a,
-			  bool check)
+			  const struct fab_probe_coll_sweep *sw)
 {
-	fprintf(f, "# fabscope probe: %s, %u ranks, algorithm %s, %u channels, TCP, %u connection%s per pair\n#\n",
+	fprintf(f,
+		"# fabscope probe: %s, %u ranks, algorithm %s, %u channels, TCP, %u connection%s per pair; in place: "
+		"the operation timed again\n",
 		fab_coll_op_title(a->op), a->nranks, fab_coll_algo_name(a->algo), a->channels, info->conns,
 		info->conns == 1 ? "" : "s");
+	fab_nccl_table_params(f,
+			      &(struct fab_nccl_params_line){
+				      .op = a->op,
+				      .nthreads = 1,
+				      .ngpus = 1,
+				      .minb = sw->minb,
+				      .maxb = sw->maxb,
+				      .step = sw->factor,
+				      .step_factor = true,
+				      .warmup = sw->warmup,
+				      .iters = sw->iters,
+				      .check = sw->check,
+			      });
+	json_t *ep = json_object_get(json_object_get(doc, "probe"), "endpoints"), *e;
+	size_t k;
+	json_array_foreach(ep, k, e)
+	{
+		const char *name = json_string_value(e), *at = name ? strchr(name, '@') : NULL;
+		fab_nccl_table_device(f, (uint32_t)k, 0, at ? at + 1 : "?", 0, "host memory (TCP)");
+	}
 	fab_nccl_table_head(f, false);
 	json_t *c = json_object();
 	json_object_set_new(c, "op", json_string(fab_coll_op_name(a->op)));
@@ -133,15 +156,19 @@ void fab_probe_coll_begin(FILE *f, json_t *doc, const struct fab_probe_doc_info 
 	json_object_set_new(c, "channels", json_integer(a->channels));
 	json_object_set_new(c, "datatype", json_string("float"));
 	json_object_set_new(c, "busbw_factor", json_real(fab_coll_busbw_factor(a->op, a->nranks)));
-	json_object_set_new(c, "checked", json_boolean(check));
+	json_object_set_new(c, "checked", json_boolean(sw->check));
 	json_object_set_new(c, "rows", json_array());
 	json_object_set_new(doc, "collective", c);
 }
 
-void fab_probe_coll_row(FILE *f, json_t *doc, const struct fab_coll_args *a, uint64_t size, double time_s, bool checked,
-			uint64_t wrong)
+void fab_probe_coll_row(FILE *f, json_t *doc, const struct fab_coll_args *a, uint64_t size, const double time_s[2],
+			bool checked, uint64_t wrong)
 {
-	double algbw = (double)size / time_s / 1e9, busbw = algbw * fab_coll_busbw_factor(a->op, a->nranks);
+	double algbw[2], busbw[2];
+	for (int k = 0; k < 2; k++) {
+		algbw[k] = (double)size / time_s[k] / 1e9;
+		busbw[k] = algbw[k] * fab_coll_busbw_factor(a->op, a->nranks);
+	}
 	int root = a->op == FAB_OP_BROADCAST || a->op == FAB_OP_REDUCE ? 0 : -1;
 	char wbuf[32] = "N/A";
 	if (checked)
@@ -153,32 +180,37 @@ void fab_probe_coll_row(FILE *f, json_t *doc, const struct fab_coll_args *a, uin
 				   .type = "float",
 				   .redop = fab_redop_name(a->op),
 				   .root = root,
-				   .time_us = time_s * 1e6,
-				   .algbw_GBps = algbw,
-				   .busbw_GBps = busbw,
-				   .wrong = wbuf,
+				   .time_us = {time_s[0] * 1e6, time_s[1] * 1e6},
+				   .algbw_GBps = {algbw[0], algbw[1]},
+				   .busbw_GBps = {busbw[0], busbw[1]},
+				   .wrong = {wbuf, "N/A"}, /* the check runs once, out of place */
 			   });
 	json_t *rows = json_object_get(json_object_get(doc, "collective"), "rows");
-	json_array_append_new(rows,
-			      json_pack("{s:I,s:I,s:s,s:s,s:i,s:s,s:f,s:f,s:f,s:o}", "size_bytes", (json_int_t)size,
-					"count", (json_int_t)(size / 4), "type", "float", "redop",
-					fab_redop_name(a->op), "root", root, "algo", fab_coll_algo_name(a->algo),
-					"time_us", time_s * 1e6, "algbw_GBps", algbw, "busbw_GBps", busbw, "wrong",
-					checked ? json_integer((json_int_t)wrong) : json_null()));
+	json_t *row = json_pack("{s:I,s:I,s:s,s:s,s:i,s:s,s:f,s:f,s:f,s:o}", "size_bytes", (json_int_t)size, "count",
+				(json_int_t)(size / 4), "type", "float", "redop", fab_redop_name(a->op), "root", root,
+				"algo", fab_coll_algo_name(a->algo), "time_us", time_s[0] * 1e6, "algbw_GBps", algbw[0],
+				"busbw_GBps", busbw[0], "wrong",
+				checked ? json_integer((json_int_t)wrong) : json_null());
+	json_object_set_new(
+		row, "inplace",
+		json_pack("{s:f,s:f,s:f}", "time_us", time_s[1] * 1e6, "algbw_GBps", algbw[1], "busbw_GBps", busbw[1]));
+	json_array_append_new(rows, row);
 }
 
-void fab_probe_coll_end(FILE *f, json_t *doc)
+bool fab_probe_coll_end(FILE *f, json_t *doc, int op)
 {
 	json_t *c = json_object_get(doc, "collective"), *rows = json_object_get(c, "rows");
 	size_t n = json_array_size(rows);
-	if (!n)
-		return;
 	double sum = 0;
-	for (size_t i = 0; i < n; i++)
-		sum += json_real_value(json_object_get(json_array_get(rows, i), "busbw_GBps"));
-	fab_nccl_table_avg(f, sum / (double)n);
-	fprintf(f, "#\n");
-	json_object_set_new(c, "avg_busbw_GBps", json_real(sum / (double)n));
+	uint64_t wrong = 0;
+	for (size_t i = 0; i < n; i++) {
+		json_t *r = json_array_get(rows, i);
+		sum += json_real_value(json_object_get(r, "busbw_GBps"));
+		wrong += (uint64_t)json_integer_value(json_object_get(r, "wrong"));
+	}
+	double avg = n ? sum / (double)n : 0;
+	json_object_set_new(c, "avg_busbw_GBps", json_real(avg));
+	return fab_nccl_table_end(f, wrong, avg, fab_nccl_min_bw(), op);
 }
 
 /* ---- the all-pairs matrix ---- */

@@ -30,11 +30,21 @@ void fab_probe_p2p_row(FILE *f, json_t *doc, enum fab_probe_test kind, uint32_t 
 
 /* a collective sweep as nccl-tests prints it; end adds the average bus
  * bandwidth */
+/* the parameters line: sizes, step, iterations, whether checked */
+struct fab_probe_coll_sweep {
+	uint64_t minb, maxb;
+	uint32_t factor, warmup, iters;
+	bool check;
+};
 void fab_probe_coll_begin(FILE *f, json_t *doc, const struct fab_probe_doc_info *info, const struct fab_coll_args *a,
-			  bool check);
-void fab_probe_coll_row(FILE *f, json_t *doc, const struct fab_coll_args *a, uint64_t size, double time_s, bool checked,
-			uint64_t wrong);
-void fab_probe_coll_end(FILE *f, json_t *doc);
+			  const struct fab_probe_coll_sweep *sw);
+/* a size: its out-of-place time, and the same operation timed again for
+ * the in-place columns (the probe keeps separate buffers) */
+void fab_probe_coll_row(FILE *f, json_t *doc, const struct fab_coll_args *a, uint64_t size, const double time_s[2],
+			bool checked, uint64_t wrong);
+/* the closing lines; true when nccl-tests' checks fail (wrong elements, or
+ * the average bus bandwidth under 0.9 x NCCL_TESTS_MIN_BW) */
+bool fab_probe_coll_end(FILE *f, json_t *doc, int op);
 
 /* the matrix: summary, grid (up to 16 ranks), re-tests, failed pairs, the
  * slowest ranks, and the "matrix" section diagnose reads */

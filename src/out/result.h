@@ -58,7 +58,7 @@ void fab_matrix_endpoint_medians(uint32_t n, const double *bw, double *med, uint
 json_t *fab_coll_json(const struct fab_config *c, const struct fab_sim *s, const struct fab_comm *comm,
 		      const struct fab_sweep *sw);
 int fab_coll_write_text(FILE *f, const struct fab_config *c, const struct fab_sim *s, const struct fab_comm *comm,
-			const struct fab_sweep *sw);
+			const struct fab_sweep *sw, bool algo_col);
 int fab_coll_write_csv(FILE *f, const struct fab_config *c, const struct fab_sweep *sw);
 
 #endif

@@ -110,6 +110,31 @@ run flow-lossy-refused 3 "$F" sim examples/loose-cable/scenario.yaml --engine fl
 run coll-json-1 0 "$F" coll -b 1K -e 64K -f 8 --format json && cp "$tmp/out" "$tmp/c1" && ok coll-json-1
 run coll-json-2 0 "$F" coll -b 1K -e 64K -f 8 --format json && { cmp -s "$tmp/out" "$tmp/c1" && ok coll-same-bytes || bad coll-same-bytes; }
 run coll-table 0 "$F" coll -b 1K -e 4K -f 4 && { has "$tmp/out" "# Avg bus bandwidth" && has "$tmp/out" "(GB/s)" && ok coll-table || bad coll-table; }
+# nccl-tests' layout, read as its parsers read it: 13 fields a row (size,
+# count, type, redop, root, then time, algbw, busbw, #wrong out of place and
+# in place), busbw = algbw x 2(n-1)/n for AllReduce on 64 ranks, the header
+# and closing lines; nccl-tests' options; NCCL_TESTS_MIN_BW
+run nccl-layout 0 "$F" coll -b 1M -e 16M -f 4 -o sum -a 1 -c 1 -z 0 -G 0 -C 0 -T 30 && {
+	awk '/^ +[0-9]/ { n++; if (NF != 13 || $3 != "float" || $4 != "sum" || $5 != -1 || $2 * 4 != $1) bad = 1
+			  d = $8 - $7 * 2 * 63 / 64; if (d * d > 1e-3 || $6 != $10 || $8 != $12) bad = 1 }
+	     END { exit bad || n != 3 }' "$tmp/out" && has "$tmp/out" "# nThread 1 nGpus 64 minBytes 1048576" &&
+		has "$tmp/out" "# Using devices" && has "$tmp/out" "# Out of bounds values : 0 OK" &&
+		has "$tmp/out" "# Collective test concluded: all_reduce_perf" && ok nccl-layout || bad "nccl-layout: $(head -c 600 "$tmp/out")"; }
+run nccl-algo-column 0 "$F" coll -b 1M -e 1M --algo-column && {
+	awk '/^ +[0-9]/ { n++; if (NF != 14 || $14 !~ /\//) bad = 1 } END { exit bad || n != 1 }' "$tmp/out" &&
+		ok nccl-algo-column || bad nccl-algo-column; }
+run nccl-threads 0 "$F" coll -t 2 -g 8 -b 1M -e 1M && { has "$tmp/out" "nGpus 16" && ok nccl-threads || bad nccl-threads; }
+run nccl-op-prod 2 "$F" coll -o prod && { has "$tmp/err" "-o prod: only sum is simulated" && ok nccl-op-prod || bad nccl-op-prod; }
+run nccl-average-range 2 "$F" coll -a 7 && ok nccl-average-range
+run nccl-cputime 2 "$F" coll -C 1 && { has "$tmp/err" "-C 1: a simulation has no host CPU time" && ok nccl-cputime || bad nccl-cputime; }
+run nccl-collective-by-op 0 "$F" coll --op allgather -a ring -b 1M -e 1M && {
+	has "$tmp/out" "all_gather_perf" && awk '/^ +[0-9]/ { if ($4 != "none") bad = 1 } END { exit bad }' "$tmp/out" &&
+		ok nccl-collective-by-op || bad nccl-collective-by-op; }
+run nccl-min-bw 1 env NCCL_TESTS_MIN_BW=1000 "$F" coll -b 1M -e 1M && {
+	has "$tmp/out" "# Avg bus bandwidth    : " && grep -q "Avg bus bandwidth.*FAILED" "$tmp/out" && ok nccl-min-bw || bad nccl-min-bw; }
+run nccl-min-bw-ok 0 env NCCL_TESTS_MIN_BW=1 "$F" coll -b 1M -e 1M && { grep -q "Avg bus bandwidth.* OK" "$tmp/out" && ok nccl-min-bw-ok || bad nccl-min-bw-ok; }
+run nccl-json-file 0 "$F" coll -b 1M -e 1M -J "$tmp/nt.json" -q && { has "$tmp/nt.json" '"avg_busbw_GBps"' && ok nccl-json-file || bad nccl-json-file; }
+
 # a link that loses every packet: the queue pairs across it fail after their retries, exit 5 saying so
 printf '%s\n' "topology: {leaves: 1, servers_per_leaf: 2, gpus_per_server: 1, nics_per_server: 1, spines: 1, links_per_spine: 1}" \
 	"faults: [{kind: lossy, node: server0.nic0, peer: leaf0, drop_every: 1}]" >"$tmp/dead.yaml"

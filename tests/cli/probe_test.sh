@@ -41,6 +41,11 @@ run coll-json 0 "$F" probe --local 3 -b 4K -e 64K -f 16 -n 2 --json "$tmp/c.json
 	jrows=$(grep -c '"size_bytes"' "$tmp/c.json")
 	[ "$rows" -eq 2 ] && [ "$jrows" -eq 2 ] && has "$tmp/c.json" '"wrong": 0' && has "$tmp/c.json" '"test": "coll"' &&
 		has "$tmp/c.json" '"avg_busbw_GBps"' && ok coll-json || bad "coll-json: $rows rows, $jrows in the document"; }
+# nccl-tests' layout: 13 fields, the in-place columns a second timing
+run coll-nccl-layout 0 "$F" probe --local 2 -b 4K -e 16K -f 4 -n 2 && {
+	awk '/^ +[0-9]/ { n++; if (NF != 13 || $9 != 0 || !($10 > 0) || $13 != "N/A") bad = 1 } END { exit bad || n != 2 }' \
+		"$tmp/out" && has "$tmp/out" "# Collective test concluded: all_reduce_perf" &&
+		has "$tmp/out" "#  Rank  1 Group  0 Pid" && ok coll-nccl-layout || bad "coll-nccl-layout: $(cat "$tmp/out")"; }
 # -c 0: no check run, the column says so
 run coll-nocheck 0 "$F" probe --local 2 -b 64K -e 64K -n 1 -c 0 && {
 	awk '/^ /{ n++; if ($9 != "N/A") bad = 1 } END { exit bad || n != 1 }' "$tmp/out" && ok coll-nocheck || bad coll-nocheck; }
@@ -203,6 +208,11 @@ run coll-capped 0 "$F" probe --local 2 -b 64G -e 64G -n 1 -w 0 && {
 	has "$tmp/err" "-e 64GiB does not fit in memory here" && has "$tmp/err" "sizes capped at" &&
 		awk '/^ /{ n++; if ($9 != 0) bad = 1 } END { exit bad || n != 1 }' "$tmp/out" && ok coll-capped ||
 		bad "coll-capped: $(cat "$tmp/err" "$tmp/out")"; }
+
+# a sweep whose factor steps over -e is not capped (its last size fits)
+run coll-not-capped 0 "$F" probe --local 2 -b 1K -e 16M -f 16 -n 1 -w 0 -c 0 && {
+	! has "$tmp/err" "does not fit" && has "$tmp/out" "maxBytes 16777216" && ok coll-not-capped ||
+		bad "coll-not-capped: $(cat "$tmp/err")"; }
 
 # -- a hostile peer (tests/tools/fab_peer) on loopback --
 P=${BUILD:-build}/tests/fab_peer
