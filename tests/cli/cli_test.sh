@@ -180,6 +180,15 @@ run probe-bad-test 2 "$F" probe --local 2 --test pingpong && { has "$tmp/err" "e
 run probe-bad-algo 2 "$F" probe --local 2 --op alltoall --algo ring && ok probe-bad-algo
 run probe-no-launcher 2 env -u RANK -u OMPI_COMM_WORLD_RANK -u PMI_RANK -u SLURM_PROCID "$F" probe && ok probe-no-launcher
 
+# the README's sample of coll is what the program prints: its rows and its
+# average, field for field
+run readme-coll-sample 0 "$F" coll -b 1K -e 64M -f 16 --algo-column && {
+	awk '/^\$ \.\/build\/fabscope coll -b 1K -e 64M -f 16 --algo-column$/ { on = 1; next } on && /^```/ { exit }
+	     on && (/^ +[0-9]/ || /^# Avg bus/)' README.md >"$tmp/readme-rows"
+	grep -E '^ +[0-9]|^# Avg bus' "$tmp/out" >"$tmp/prog-rows"
+	[ -s "$tmp/readme-rows" ] && cmp -s "$tmp/readme-rows" "$tmp/prog-rows" && ok readme-coll-sample ||
+		bad "readme-coll-sample: README.md's sample differs from the output: $(diff "$tmp/readme-rows" "$tmp/prog-rows" | head -5)"; }
+
 # the key reference in doc/scenario.md is the one the program prints
 run keys 0 "$F" sim --keys
 if [ -f doc/scenario.md ] && awk 'NR==FNR{want=want $0 "\n"; next} {have=have $0 "\n"} END{exit index(have, want) ? 0 : 1}' "$tmp/out" doc/scenario.md; then
