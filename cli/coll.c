@@ -56,7 +56,7 @@ static const char *usage_coll =
 	"  --seed N, --engine E, --set KEY=VALUE, --format text|json|csv, --out DIR, -q: as for sim\n"
 	"  --debug               the communicator's log on stderr (rings, per-operation\n"
 	"                        algorithm, channels, start, end), like NCCL_DEBUG=INFO\n"
-	"  -h, --help            show this help\n"
+	"  -h, --help            show this help (--version: the version)\n"
 	"\n"
 	"examples:\n"
 	"  fabscope coll -b 8 -e 128M -f 2\n"
@@ -318,7 +318,7 @@ static const char *usage_matrix =
 	"  --bytes SIZE          bandwidth message per direction (matrix.bytes, default 1MiB)\n"
 	"  --serial              one pair at a time (matrix.serial)\n"
 	"  --seed N, --engine E, --set KEY=VALUE, --format text|json, --out DIR, -q: as for sim\n"
-	"  -h, --help            show this help\n"
+	"  -h, --help            show this help (--version: the version)\n"
 	"\n"
 	"example:\n"
 	"  fabscope matrix examples/loose-cable/scenario.yaml --out run1 && fabscope diagnose run1/result.json\n";

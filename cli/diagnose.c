@@ -29,7 +29,7 @@ static const char *usage_diagnose =
 	"  --baseline FILE       a result document of the healthy cluster\n"
 	"  --format text|json    (default text)\n"
 	"  --svg FILE            a heatmap of the matrix, suspects outlined\n"
-	"  -h, --help            show this help\n"
+	"  -h, --help            show this help (--version: the version)\n"
 	"\n"
 	"exit status: 0 healthy, 1 a suspect was found, 2 usage, 3 bad input, 4 I/O error\n";
 

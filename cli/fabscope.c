@@ -59,7 +59,7 @@ static const char *usage_sim =
 	"  --keys                print the reference of every scenario key (Markdown)\n"
 	"  --print-scenario      print the built-in scenario\n"
 	"  --debug               the jobs' and communicators' log on stderr\n"
-	"  -h, --help            show this help\n"
+	"  -h, --help            show this help (--version: the version)\n"
 	"\n"
 	"examples:\n"
 	"  fabscope sim\n"
@@ -174,6 +174,12 @@ int main(int argc, char **argv)
 		printf("%s\n", fab_version_string());
 		return FAB_EXIT_OK;
 	}
+	/* --version on every command, wherever it stands among the options */
+	for (int i = 2; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--version")) {
+			printf("%s\n", fab_version_string());
+			return FAB_EXIT_OK;
+		}
 	if (!strcmp(cmd, "sim"))
 		return cmd_sim(argc - 1, argv + 1);
 	if (!strcmp(cmd, "coll"))

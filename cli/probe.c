@@ -61,7 +61,7 @@ static const char *usage_probe =
 	"  --retest F            matrix: re-test alone the pairs under F x the median (default 0.5; 0: none)\n"
 	"  --json FILE           rank 0 writes the result document (what fabscope diagnose reads)\n"
 	"  --out DIR             rank 0 writes DIR/result.json and DIR/probe.txt (the table)\n"
-	"  -h, --help            show this help\n"
+	"  -h, --help            show this help (--version: the version)\n"
 	"\n"
 	"The collective table is nccl-tests' (13 fields; the in-place columns time the\n"
 	"operation again); NCCL_TESTS_MIN_BW fails the run below 0.9 x its value.\n"

@@ -9,6 +9,9 @@ trap 'rm -rf "$tmp"' EXIT
 
 run help 0 "$F" --help && { has "$tmp/out" "usage: fabscope" && ok help || bad help; }
 run version 0 "$F" --version && { has "$tmp/out" "libyaml" && has "$tmp/out" "jansson" && ok version || bad version; }
+for cmd in sim coll matrix diagnose probe; do
+	run "version-$cmd" 0 "$F" $cmd --version && { has "$tmp/out" "libyaml" && ok "version-$cmd" || bad "version-$cmd"; }
+done
 run sim-help 0 "$F" sim --help && { has "$tmp/out" "--set KEY=VALUE" && ok sim-help || bad sim-help; }
 run no-command 2 "$F" && ok no-command
 run unknown-command 2 "$F" frobnicate && { has "$tmp/err" "unknown command 'frobnicate'" && ok unknown-command || bad unknown-command; }
