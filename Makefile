@@ -9,6 +9,8 @@
 #                 iperf3 to compare the probe with)
 #   make fuzz     libFuzzer, 10 minutes per target (clang; FUZZ_SECONDS=N)
 #   make format-check   the sources as .clang-format lays them out (make format: fix)
+#   make install  PREFIX=/usr/local: the binary, libfabscope.so and .a, the
+#                 headers, fabscope.pc, the man pages, bash completion
 #
 # Warnings: -Wall -Wextra -Wshadow -Wpointer-arith -Wstrict-prototypes
 # -Wmissing-prototypes -Wformat=2 -Wundef (messages may be cut to their buffers:
@@ -40,7 +42,7 @@ TEST_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 # helpers the shell suites run (a hostile probe peer)
 TOOL_BIN := $(BUILD)/tests/fab_peer
 
-.PHONY: all deps demo test check asan bench validate fuzz fuzz-run format format-check clean doc-keys
+.PHONY: all deps demo test check asan bench validate fuzz fuzz-run format format-check clean doc-keys install man
 
 all: $(BIN)
 
@@ -116,6 +118,45 @@ validate: deps
 	@$(MAKE) --no-print-directory all
 	sh tests/validate/flow.sh ./$(BIN)
 	sh tests/validate/hpcc.sh ./$(BIN)
+
+# ---- install: PREFIX (default /usr/local), DESTDIR for staging ----
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+PIC_OBJ := $(patsubst %.c,$(BUILD)/pic/%.o,$(LIB_SRC)) $(BUILD)/pic/gen/default_scenario.o
+SOLIB   := $(BUILD)/libfabscope.so
+# the public header and the headers it includes, installed with their layout
+PUB_H   := include/fabscope.h src/analysis/diagnose.h src/base/base.h src/coll/coll.h src/out/nccl_table.h \
+	   src/out/probe_out.h src/probe/probe.h
+
+$(BUILD)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -fno-semantic-interposition -c $< -o $@
+
+$(BUILD)/pic/gen/default_scenario.o: $(BUILD)/gen/default_scenario.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -Wno-missing-variable-declarations -c $< -o $@
+
+$(SOLIB): $(PIC_OBJ)
+	$(CC) -shared -Wl,-soname,libfabscope.so.0 $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+man: $(BIN)
+	sh doc/man/man.sh ./$(BIN) $(BUILD)/man
+
+install: $(BIN) $(LIB) $(SOLIB) man
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(MANDIR)/man1 \
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/fabscope
+	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/libfabscope.a
+	install -m 755 $(SOLIB) $(DESTDIR)$(LIBDIR)/libfabscope.so.0
+	ln -sf libfabscope.so.0 $(DESTDIR)$(LIBDIR)/libfabscope.so
+	for h in $(PUB_H); do install -D -m 644 $$h $(DESTDIR)$(INCDIR)/fabscope/$$h; done
+	install -m 644 $(BUILD)/man/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 doc/man/fabscope.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/fabscope
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCDIR@|$(INCDIR)|' \
+	  -e "s|@VERSION@|$$(./$(BIN) --version | sed -n '1s/^fabscope \([0-9.]*\).*/\1/p')|" \
+	  doc/man/fabscope.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/fabscope.pc
 
 # regenerates the key reference at the end of doc/scenario.md
 doc-keys: $(BIN)

@@ -40,6 +40,11 @@ script_suite() {
 script_suite layers "layer rules" tests/layers.sh
 script_suite cli "CLI tests" tests/cli/cli_test.sh
 script_suite bad "malformed inputs" tests/bad/run.sh
+# make install into a scratch prefix (the plain build only: it links a
+# program against the installed library)
+if [ "${BUILD:-build}" = build ]; then
+	script_suite install "make install" tests/install.sh
+fi
 script_suite probe "probe tests (loopback)" tests/cli/probe_test.sh
 # the probe between network namespaces (skips without root)
 script_suite net "namespace tests" tests/net/probe_netns.sh
