@@ -86,11 +86,16 @@ int cli_next_opt(struct cli_common *cm, int argc, char **argv, const char *short
  * overrides; NULL after a message, with the exit status in *rc. */
 struct fab_config *cli_load(const struct cli_common *cm, int argc, char **argv, const char *cmd, int *rc);
 
+/* a result document: a regular file of at most 512 MiB, JSON, checked as
+ * diagnose checks it; NULL after a message, *rc the exit status */
+json_t *cli_load_doc(const char *path, int *rc);
+
 /* the commands */
 int cmd_sim(int argc, char **argv);
 int cmd_coll(int argc, char **argv);
 int cmd_matrix(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 #endif

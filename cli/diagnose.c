@@ -37,7 +37,7 @@ static const char *usage_diagnose =
  * shapes diagnosis reads */
 #define DOC_MAX_BYTES (512u << 20)
 
-static json_t *load_doc(const char *path, int *rc)
+json_t *cli_load_doc(const char *path, int *rc)
 {
 	struct stat st;
 	if (stat(path, &st)) {
@@ -129,9 +129,9 @@ int cmd_diagnose(int argc, char **argv)
 	json_t **docs = calloc((size_t)ndocs, sizeof *docs), *base = NULL;
 	int loaded = 0;
 	for (int i = 0; i < ndocs && !rc; i++, loaded++)
-		docs[i] = load_doc(argv[optind + i], &rc);
+		docs[i] = cli_load_doc(argv[optind + i], &rc);
 	if (!rc && baseline)
-		base = load_doc(baseline, &rc);
+		base = cli_load_doc(baseline, &rc);
 	struct fab_diagnosis d = {0};
 	if (!rc) {
 		struct fab_diag_params p;

@@ -31,6 +31,7 @@ static const char *usage_main =
 	"  matrix [SCENARIO.yaml]  every NIC pair's latency and bandwidth, in simulation\n"
 	"  diagnose RESULT.json...  name the suspect node, link or port from result documents\n"
 	"  probe                 collectives on the real network over TCP (--local N: on this machine)\n"
+	"  report                one HTML page from result documents (pictures, suspects)\n"
 	"\n"
 	"options:\n"
 	"  -h, --help            show this help\n"
@@ -190,6 +191,8 @@ int main(int argc, char **argv)
 		return cmd_diagnose(argc - 1, argv + 1);
 	if (!strcmp(cmd, "probe"))
 		return cmd_probe(argc - 1, argv + 1);
+	if (!strcmp(cmd, "report"))
+		return cmd_report(argc - 1, argv + 1);
 	fprintf(stderr, "fabscope: unknown command '%s'\n\n%s", cmd, usage_main);
 	return FAB_EXIT_USAGE;
 }

@@ -25,6 +25,7 @@
 #include "../src/coll/coll.h"
 #include "../src/out/nccl_table.h"
 #include "../src/out/probe_out.h"
+#include "../src/out/report.h"
 #include "../src/probe/probe.h"
 
 #define FABSCOPE_VERSION "0.1.0"

@@ -46,6 +46,7 @@ if [ "${BUILD:-build}" = build ]; then
 	script_suite install "make install" tests/install.sh
 fi
 script_suite probe "probe tests (loopback)" tests/cli/probe_test.sh
+script_suite report "report (and in Chromium where installed)" tests/cli/report_test.sh
 # the probe between network namespaces (skips without root)
 script_suite net "namespace tests" tests/net/probe_netns.sh
 echo "tests: $passed passed, $failed failed"

@@ -1,0 +1,18 @@
+/*
+ * report.h - one self-contained HTML page from result documents (fabscope
+ * report): no network, no scripts, no fonts to fetch; inline SVG pictures
+ * with <title> tooltips.  Same documents, same bytes.
+ */
+#ifndef FAB_REPORT_H
+#define FAB_REPORT_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "../base/base.h"
+
+/* docs[i] named names[i] (its file); every document is first checked as
+ * diagnose checks it (FAB_EINVAL and err on a bad one) */
+int fab_report_write(FILE *f, json_t *const *docs, const char *const *names, int ndocs, struct fab_err *err);
+
+#endif
