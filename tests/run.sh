@@ -47,6 +47,7 @@ if [ "${BUILD:-build}" = build ]; then
 fi
 script_suite probe "probe tests (loopback)" tests/cli/probe_test.sh
 script_suite report "report (and in Chromium where installed)" tests/cli/report_test.sh
+script_suite readme "README samples" tests/cli/readme_test.sh
 # the probe between network namespaces (skips without root)
 script_suite net "namespace tests" tests/net/probe_netns.sh
 echo "tests: $passed passed, $failed failed"

@@ -491,7 +491,8 @@ static uint32_t send_slot(struct fab_comm *c, uint32_t src, uint32_t dst, uint32
 
 static uint32_t send_conn(struct fab_comm *c, uint32_t src, uint32_t dst, uint32_t ch)
 {
-	return c->conn_val[send_slot(c, src, dst, ch)];
+	uint32_t slot = send_slot(c, src, dst, ch); /* first: it may grow conn_val */
+	return c->conn_val[slot];
 }
 
 static void post_send(void *obj, uint32_t step)
