@@ -51,8 +51,12 @@ double wall_s(void);
 struct progress_ctx {
 	double t0;
 	bool shown;
+	/* how much is done (0 to 1, -1: unknown), of run */
+	double (*done)(const void *run);
+	const void *run;
 };
-/* on a terminal: simulated time and events so far */
+/* on a terminal: simulated time, events, events per second, and where the
+ * work can be measured the share done and the time left */
 void progress(void *vctx, fab_time_ps now_ps, uint64_t events);
 /* "text", "json" or "csv" among allowed ("text|json|csv"); false after a message */
 bool format_ok(const char *format, const char *allowed);

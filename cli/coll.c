@@ -147,6 +147,29 @@ static int nccl_opt(struct cli_common *cm, int c, uint64_t *threads, const char 
 	return -1;
 }
 
+/* a row of the table, printed as soon as its size is done */
+struct row_stream {
+	const struct fab_coll_run *r;
+	struct progress_ctx *p;
+	bool algo_col;
+};
+
+static void print_row(void *ctx, uint32_t row)
+{
+	struct row_stream *rs = ctx;
+	if (rs->p->shown) { /* the progress line gives way */
+		fputs("\r\033[K", stderr);
+		rs->p->shown = false;
+	}
+	fab_coll_run_write_row(stdout, rs->r, row, rs->algo_col);
+	fflush(stdout);
+}
+
+static double coll_done(const void *run)
+{
+	return fab_coll_run_done(run);
+}
+
 static int write_coll(FILE *f, const void *run, enum fab_output what)
 {
 	return fab_coll_run_write(f, run, what);
@@ -255,8 +278,16 @@ int cmd_coll(int argc, char **argv)
 		rc = fab_err_exit_code(err.code);
 		goto out;
 	}
-	struct progress_ctx pctx = {wall_s(), false};
+	struct progress_ctx pctx = {wall_s(), false, coll_done, r};
 	bool tty = isatty(STDERR_FILENO) && !cm.quiet;
+	/* the text table streams: its head now, each row as its size is done */
+	struct row_stream rs = {r, &pctx, algo_col};
+	bool stream = !cm.quiet && !strcmp(cm.format, "text");
+	if (stream) {
+		fab_coll_run_write_head(stdout, r, algo_col);
+		fflush(stdout);
+		fab_coll_run_set_row_hook(r, print_row, &rs);
+	}
 	int erc = fab_coll_run_exec(r, tty ? progress : NULL, &pctx, &err);
 	if (pctx.shown)
 		fputs("\r\033[K", stderr);
@@ -286,8 +317,15 @@ int cmd_coll(int argc, char **argv)
 		if ((rc = write_out_file(json_file, &spec, &co)))
 			goto out;
 	}
-	if (!cm.quiet)
+	if (stream) {
+		fab_coll_run_write_end(stdout, r);
+		if (fflush(stdout) || ferror(stdout)) {
+			fprintf(stderr, "fabscope: writing to stdout failed\n");
+			rc = FAB_EXIT_IO;
+		}
+	} else if (!cm.quiet) {
 		rc = print_cmd(&co, cm.format, FAB_OUT_ROWS_CSV);
+	}
 	/* NCCL_TESTS_MIN_BW, as nccl-tests checks it */
 	double min_bw = fab_nccl_min_bw(),
 	       avg = json_real_value(json_object_get(json_object_get(doc, "collective"), "avg_busbw_GBps"));
@@ -355,7 +393,7 @@ int cmd_matrix(int argc, char **argv)
 		rc = fab_err_exit_code(err.code);
 		goto out;
 	}
-	struct progress_ctx pctx = {wall_s(), false};
+	struct progress_ctx pctx = {wall_s(), false, NULL, NULL};
 	bool tty = isatty(STDERR_FILENO) && !cm.quiet;
 	int erc = fab_matrix_run_exec(r, tty ? progress : NULL, &pctx, &err);
 	if (pctx.shown)

@@ -27,9 +27,11 @@ double wall_s(void)
 void progress(void *vctx, fab_time_ps now_ps, uint64_t events)
 {
 	struct progress_ctx *ctx = vctx;
-	double el = wall_s() - ctx->t0;
-	fprintf(stderr, "\rfabscope: simulated %.3f ms, %.1fM events, %.1fM events/s   ", (double)now_ps / 1e9,
+	double el = wall_s() - ctx->t0, f = ctx->done ? ctx->done(ctx->run) : -1;
+	fprintf(stderr, "\r\033[Kfabscope: simulated %.3f ms, %.1fM events, %.1fM events/s", (double)now_ps / 1e9,
 		(double)events / 1e6, el > 0 ? (double)events / el / 1e6 : 0);
+	if (f > 0.001 && f < 1)
+		fprintf(stderr, ", %.0f%% done, about %.0f s left", f * 100, el * (1 - f) / f);
 	ctx->shown = true;
 }
 

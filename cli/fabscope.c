@@ -80,6 +80,11 @@ static int write_run(FILE *f, const void *run, enum fab_output what)
 	return fab_run_write(f, run, what);
 }
 
+static double sim_done(const void *run)
+{
+	return fab_run_done(run);
+}
+
 int cmd_sim(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -122,7 +127,7 @@ int cmd_sim(int argc, char **argv)
 		rc = fab_err_exit_code(err.code);
 		goto out;
 	}
-	struct progress_ctx pctx = {wall_s(), false};
+	struct progress_ctx pctx = {wall_s(), false, sim_done, run};
 	bool tty = isatty(STDERR_FILENO) && !cm.quiet;
 	o.run = run;
 	if (fab_run_exec(run, tty ? progress : NULL, &pctx)) {

@@ -87,6 +87,18 @@ int fab_coll_run_exec(struct fab_coll_run *r, fab_progress_fn progress, void *ct
 void fab_coll_run_free(struct fab_coll_run *r);
 json_t *fab_coll_run_json(const struct fab_coll_run *r);
 int fab_coll_run_write(FILE *f, const struct fab_coll_run *r, enum fab_output what);
+/* The nccl-tests table in parts, so that a row can be printed as soon as
+ * its size is done (nccl-tests does): the head (before exec), a row, the
+ * end; together the bytes FAB_OUT_TEXT (algo_col: FAB_OUT_TEXT_ALGO) writes. */
+void fab_coll_run_set_row_hook(struct fab_coll_run *r, void (*fn)(void *ctx, uint32_t row), void *ctx);
+int fab_coll_run_write_head(FILE *f, const struct fab_coll_run *r, bool algo_col);
+int fab_coll_run_write_row(FILE *f, const struct fab_coll_run *r, uint32_t row, bool algo_col);
+int fab_coll_run_write_end(FILE *f, const struct fab_coll_run *r);
+/* How much of the work is done, 0 to 1: the sizes done (coll); else the
+ * simulated time against run.end, or the flows' bytes delivered, or the
+ * jobs' iterations; -1 when it cannot tell */
+double fab_coll_run_done(const struct fab_coll_run *r);
+double fab_run_done(const struct fab_run *r);
 uint64_t fab_coll_run_events(const struct fab_coll_run *r);
 
 /* The matrix test on the scenario's cluster, with its traffic, jobs and

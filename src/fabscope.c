@@ -214,6 +214,62 @@ fail:
 	return NULL;
 }
 
+void fab_coll_run_set_row_hook(struct fab_coll_run *r, void (*fn)(void *ctx, uint32_t row), void *ctx)
+{
+	r->sweep.row_done = fn;
+	r->sweep.row_ctx = ctx;
+}
+
+int fab_coll_run_write_head(FILE *f, const struct fab_coll_run *r, bool algo_col)
+{
+	fab_coll_text_head(f, r->run->config, r->run->sim, &r->comm, algo_col);
+	return ferror(f) ? FAB_EIO : 0;
+}
+
+int fab_coll_run_write_row(FILE *f, const struct fab_coll_run *r, uint32_t row, bool algo_col)
+{
+	if (row >= r->sweep.nrows)
+		return FAB_EINVAL;
+	fab_coll_text_row(f, r->run->config, &r->sweep, row, algo_col);
+	return ferror(f) ? FAB_EIO : 0;
+}
+
+int fab_coll_run_write_end(FILE *f, const struct fab_coll_run *r)
+{
+	fab_coll_text_end(f, r->run->config, &r->sweep);
+	return ferror(f) ? FAB_EIO : 0;
+}
+
+double fab_coll_run_done(const struct fab_coll_run *r)
+{
+	return fab_sweep_done(&r->sweep);
+}
+
+double fab_run_done(const struct fab_run *r)
+{
+	const struct fab_config *c = r->config;
+	if (c->run.end_ps)
+		return FAB_MIN(1.0, (double)fab_sim_now(r->sim) / (double)c->run.end_ps);
+	size_t n;
+	const struct fab_sim_flow *fl = fab_sim_flows(r->sim, &n);
+	const struct fab_flow_stats *st = fab_sim_flow_stats(r->sim);
+	double want = 0, got = 0;
+	for (size_t i = 0; i < n; i++) {
+		want += (double)fl[i].bytes;
+		got += (double)st[i].delivered_bytes;
+	}
+	uint64_t iters = 0, done = 0;
+	for (uint32_t j = 0; j < r->njobs; j++) {
+		iters += r->jobs[j].spec.iterations;
+		done += r->jobs[j].niters; /* iterations finished */
+	}
+	if (iters && want > 0)
+		return FAB_MIN(1.0, (got / want + (double)done / (double)iters) / 2);
+	if (iters)
+		return (double)done / (double)iters;
+	return want > 0 ? FAB_MIN(1.0, got / want) : -1;
+}
+
 int fab_coll_run_exec(struct fab_coll_run *r, fab_progress_fn progress, void *ctx, struct fab_err *err)
 {
 	int rc = fab_run_exec(r->run, progress, ctx);

@@ -58,8 +58,8 @@ json_t *fab_coll_json(const struct fab_config *c, const struct fab_sim *s, const
 	return doc;
 }
 
-int fab_coll_write_text(FILE *f, const struct fab_config *c, const struct fab_sim *s, const struct fab_comm *comm,
-			const struct fab_sweep *sw, bool algo_col)
+void fab_coll_text_head(FILE *f, const struct fab_config *c, const struct fab_sim *s, const struct fab_comm *comm,
+			bool algo_col)
 {
 	const struct fab_topo *t = fab_sim_topo(s);
 	char rate[32], host[32];
@@ -92,7 +92,11 @@ int fab_coll_write_text(FILE *f, const struct fab_config *c, const struct fab_si
 		fab_nccl_table_device(f, r, 0, host, g % t->gpus_per_server, "simulated GPU");
 	}
 	fab_nccl_table_head(f, algo_col);
-	for (uint32_t i = 0; i < sw->nrows; i++) {
+}
+
+void fab_coll_text_row(FILE *f, const struct fab_config *c, const struct fab_sweep *sw, uint32_t i, bool algo_col)
+{
+	{
 		const struct fab_sweep_row *r = &sw->rows[i];
 		char algo[48];
 		snprintf(algo, sizeof algo, "%s/%s", fab_coll_algo_name(r->algo), fab_proto_name(r->proto));
@@ -110,7 +114,20 @@ int fab_coll_write_text(FILE *f, const struct fab_config *c, const struct fab_si
 					   .algo = algo_col ? algo : NULL,
 				   });
 	}
+}
+
+void fab_coll_text_end(FILE *f, const struct fab_config *c, const struct fab_sweep *sw)
+{
 	fab_nccl_table_end(f, 0, fab_sweep_avg_busbw(sw), fab_nccl_min_bw(), c->coll.op);
+}
+
+int fab_coll_write_text(FILE *f, const struct fab_config *c, const struct fab_sim *s, const struct fab_comm *comm,
+			const struct fab_sweep *sw, bool algo_col)
+{
+	fab_coll_text_head(f, c, s, comm, algo_col);
+	for (uint32_t i = 0; i < sw->nrows; i++)
+		fab_coll_text_row(f, c, sw, i, algo_col);
+	fab_coll_text_end(f, c, sw);
 	return ferror(f) ? FAB_EIO : 0;
 }
 

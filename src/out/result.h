@@ -60,5 +60,10 @@ json_t *fab_coll_json(const struct fab_config *c, const struct fab_sim *s, const
 int fab_coll_write_text(FILE *f, const struct fab_config *c, const struct fab_sim *s, const struct fab_comm *comm,
 			const struct fab_sweep *sw, bool algo_col);
 int fab_coll_write_csv(FILE *f, const struct fab_config *c, const struct fab_sweep *sw);
+/* the text in parts: head, a row, end (fab_coll_write_text is all three) */
+void fab_coll_text_head(FILE *f, const struct fab_config *c, const struct fab_sim *s, const struct fab_comm *comm,
+			bool algo_col);
+void fab_coll_text_row(FILE *f, const struct fab_config *c, const struct fab_sweep *sw, uint32_t i, bool algo_col);
+void fab_coll_text_end(FILE *f, const struct fab_config *c, const struct fab_sweep *sw);
 
 #endif

@@ -89,12 +89,17 @@ int fab_place(const struct fab_topo *t, int placement, uint32_t nranks, uint64_t
 
 static int start_iteration(struct fab_sweep *sw);
 
+/* for progress: a row costs about its bytes plus a fixed latency's worth
+ * (1 MiB: some tens of microseconds at the rates simulated) an iteration */
+#define SWEEP_LAT_BYTES 1048576.0
+
 static void on_done(void *ctx, const struct fab_op_result *r)
 {
 	struct fab_sweep *sw = ctx;
 	struct fab_sweep_row *row = &sw->rows[sw->cur];
 	row->algo = r->algo;
 	row->proto = r->proto;
+	sw->ps_per_weight = (double)(r->end_ps - sw->iter_start) / ((double)row->bytes + SWEEP_LAT_BYTES);
 	if (sw->iter + 1 == sw->p.warmup)
 		sw->timed_start = r->end_ps; /* the timed span starts after the warm-up */
 	if (++sw->iter == sw->p.warmup + sw->p.iters) {
@@ -105,6 +110,8 @@ static void on_done(void *ctx, const struct fab_op_result *r)
 		row->algbw_GBps = secs > 0 ? (double)row->bytes / secs / 1e9 : 0;
 		row->busbw_GBps = row->algbw_GBps * fab_coll_busbw_factor(sw->p.op, sw->comm->nranks);
 		sw->cur++;
+		if (sw->row_done)
+			sw->row_done(sw->row_ctx, sw->cur - 1);
 		sw->iter = 0;
 		if (sw->cur == sw->nrows) {
 			sw->finished = true;
@@ -120,8 +127,9 @@ static void on_done(void *ctx, const struct fab_op_result *r)
 static int start_iteration(struct fab_sweep *sw)
 {
 	struct fab_sweep_row *row = &sw->rows[sw->cur];
+	sw->iter_start = fab_sim_now(sw->comm->w->sim);
 	if (sw->iter == 0 && sw->p.warmup == 0)
-		sw->timed_start = fab_sim_now(sw->comm->w->sim);
+		sw->timed_start = sw->iter_start;
 	struct fab_coll_req req = {sw->p.op, sw->p.algo, row->count, fab_dtype_bytes(sw->p.dtype), sw->p.root};
 	return fab_comm_start(sw->comm, &req, on_done, sw, &sw->err);
 }
@@ -186,4 +194,26 @@ double fab_sweep_avg_busbw(const struct fab_sweep *sw)
 	for (uint32_t i = 0; i < sw->nrows; i++)
 		sum += sw->rows[i].busbw_GBps;
 	return sw->nrows ? sum / sw->nrows : 0;
+}
+
+double fab_sweep_done(const struct fab_sweep *sw)
+{
+	double all = 0, done = 0;
+	uint32_t per_row = sw->p.warmup + sw->p.iters;
+	for (uint32_t i = 0; i < sw->nrows; i++) {
+		double w = (double)sw->rows[i].bytes + SWEEP_LAT_BYTES;
+		all += w * per_row;
+		if (i < sw->cur) {
+			done += w * per_row;
+		} else if (i == sw->cur) {
+			/* the iteration under way: its simulated time so far
+			 * against what the last one took per byte */
+			double part = 0;
+			if (sw->ps_per_weight > 0)
+				part = (double)(fab_sim_now(sw->comm->w->sim) - sw->iter_start) /
+					(sw->ps_per_weight * w);
+			done += w * (FAB_MIN(sw->iter, per_row) + FAB_MIN(part, 0.99));
+		}
+	}
+	return sw->finished ? 1 : all > 0 ? done / all : -1;
 }

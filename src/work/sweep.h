@@ -76,13 +76,21 @@ struct fab_sweep {
 	uint32_t nrows, cur;
 	uint32_t iter; /* warm-up iterations first, then timed */
 	fab_time_ps timed_start;
+	fab_time_ps iter_start; /* of the iteration under way */
+	double ps_per_weight;   /* the last iteration's time per weighted byte (progress) */
 	bool finished;
 	int rc;
 	struct fab_err err;
+	/* told as each row is done (its index), when set */
+	void (*row_done)(void *ctx, uint32_t row);
+	void *row_ctx;
 };
 
 int fab_sweep_start(struct fab_sweep *sw, struct fab_comm *c, const struct fab_coll_params *p, struct fab_err *err);
 void fab_sweep_free(struct fab_sweep *sw);
 double fab_sweep_avg_busbw(const struct fab_sweep *sw);
+/* the share of the sweep done (0 to 1), weighting each row by its bytes and
+ * each of its iterations alike; -1 before it starts */
+double fab_sweep_done(const struct fab_sweep *sw);
 
 #endif

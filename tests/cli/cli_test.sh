@@ -112,6 +112,27 @@ run flow-lossy-refused 3 "$F" sim examples/loose-cable/scenario.yaml --engine fl
 # coll and matrix are deterministic too
 run coll-json-1 0 "$F" coll -b 1K -e 64K -f 8 --format json && cp "$tmp/out" "$tmp/c1" && ok coll-json-1
 run coll-json-2 0 "$F" coll -b 1K -e 64K -f 8 --format json && { cmp -s "$tmp/out" "$tmp/c1" && ok coll-same-bytes || bad coll-same-bytes; }
+# the table on stdout is written row by row as each size is done, and is
+# the same bytes as the one --out keeps
+run coll-stream 0 "$F" coll -b 1K -e 64M -f 8 --out "$tmp/streamdir" && {
+	cmp -s "$tmp/out" "$tmp/streamdir/coll.txt" && ok coll-stream || bad "coll-stream: stdout differs from coll.txt"; }
+# a run stopped half way has already printed the sizes it finished
+timeout -s INT 2 "$F" coll -b 1K -e 8G -f 2 >"$tmp/part" 2>/dev/null
+if [ "$(grep -c '^ *[0-9]' "$tmp/part")" -ge 3 ] && ! grep -q "Avg bus bandwidth" "$tmp/part"; then
+	ok coll-stream-partial
+else
+	bad "coll-stream-partial: $(wc -l <"$tmp/part") lines"
+fi
+# on a terminal, the progress line says how much is done, and that share only grows
+if command -v script >/dev/null; then
+	script -qec "'$F' coll -b 8M -e 64M -f 2 >/dev/null" /dev/null | tr '\r' '\n' >"$tmp/tty" 2>&1
+	grep -ao '[0-9]*% done' "$tmp/tty" | tr -d '% done' >"$tmp/pct"
+	if [ "$(wc -l <"$tmp/pct")" -ge 3 ] && sort -n -c "$tmp/pct" 2>/dev/null && [ "$(tail -1 "$tmp/pct")" -ge 50 ]; then
+		ok coll-progress
+	else
+		bad "coll-progress: $(tr '\n' ' ' <"$tmp/pct")"
+	fi
+fi
 run coll-table 0 "$F" coll -b 1K -e 4K -f 4 && { has "$tmp/out" "# Avg bus bandwidth" && has "$tmp/out" "(GB/s)" && ok coll-table || bad coll-table; }
 # nccl-tests' layout, read as its parsers read it: 13 fields a row (size,
 # count, type, redop, root, then time, algbw, busbw, #wrong out of place and
