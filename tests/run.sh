@@ -20,10 +20,11 @@ for t in "$@"; do
 		echo "ok: $t ($run)"
 	fi
 done
-# script_suite TAG LABEL SCRIPT: a shell suite whose last line is
-# "TAG: N passed, N failed"; its failures and notes are shown
+# script_suite TAG LABEL SCRIPT [INTERPRETER]: a suite (a shell script
+# unless told) whose last line is "TAG: N passed, N failed"; its failures
+# and notes are shown
 script_suite() {
-	out=$(sh "$3" "${FABSCOPE:-./build/fabscope}" 2>&1)
+	out=$(${4:-sh} "$3" "${FABSCOPE:-./build/fabscope}" 2>&1)
 	printf '%s\n' "$out" | grep -v "^$1: " | grep -v '^ok ' || true
 	line=$(printf '%s\n' "$out" | grep "^$1: " | tail -1)
 	sp=$(echo "$line" | sed -n "s/^$1: \([0-9]*\) passed.*/\1/p")
@@ -48,6 +49,12 @@ fi
 script_suite probe "probe tests (loopback)" tests/cli/probe_test.sh
 script_suite report "report (and in Chromium where installed)" tests/cli/report_test.sh
 script_suite readme "README samples" tests/cli/readme_test.sh
+# every example's result documents against doc/schema/ (python3-jsonschema)
+if command -v python3 >/dev/null; then
+	script_suite schema "JSON Schema" tests/cli/schema_test.py python3
+else
+	echo "skip: the JSON Schema tests need python3-jsonschema"
+fi
 # the probe between network namespaces (skips without root)
 script_suite net "namespace tests" tests/net/probe_netns.sh
 echo "tests: $passed passed, $failed failed"
