@@ -55,6 +55,8 @@ static const char *usage_probe =
 	"  -c 0|1                coll: check the results in one extra run per size (default 1)\n"
 	"  --channels N          coll: the schedule's channels (default 2)\n"
 	"  --bidir               bw: both directions at once (the sum is reported)\n"
+	"  -t S, -i S            bw: run S seconds (as iperf3 -t) and print an interval line\n"
+	"                        every -i seconds (default 1; 0: none)\n"
 	"  --busy-poll           latency, bw: spin on the sockets instead of sleeping in poll\n"
 	"  --serial              matrix: one pair at a time instead of rounds of disjoint pairs\n"
 	"  --pair-timeout S      matrix: a pair not done in S seconds is recorded failed (default 10)\n"
@@ -65,6 +67,8 @@ static const char *usage_probe =
 	"\n"
 	"The collective table is nccl-tests' (13 fields; the in-place columns time the\n"
 	"operation again); NCCL_TESTS_MIN_BW fails the run below 0.9 x its value.\n"
+	"latency and bw print perftest's columns first (ib_send_lat, ib_write_bw\n"
+	"--report_gbits), then the peer.\n"
 	"\n"
 	"exit status: 0 ok, 1 wrong results or under NCCL_TESTS_MIN_BW, 2 usage, 4 network\n"
 	"error or a rank failed\n";
@@ -78,6 +82,7 @@ struct probe_opts {
 	int test; /* T_COLL, T_MATRIX, else enum fab_probe_test */
 	bool check, serial;
 	double pair_timeout_s, retest;
+	double duration_s, interval_s; /* bw: -t, -i (iperf3's) */
 	const char *json, *outdir, *launcher;
 	uint32_t local_ranks; /* ranks on this machine (--local N), 0: from the launcher */
 };
@@ -169,20 +174,36 @@ static int probe_matrix(struct fab_probe *pr, const struct fab_probe_params *pp,
 
 /* ---- latency and bandwidth ---- */
 
+/* a time-based bandwidth run's interval, as it ends */
+struct interval_ctx {
+	struct report *r;
+	enum fab_probe_test kind;
+};
+
+static void interval(void *vctx, uint32_t peer, double from_s, double to_s, double bytes)
+{
+	struct interval_ctx *ic = vctx;
+	fab_probe_bw_interval(ic->r->mem, ic->r->doc, peer, from_s, to_s, bytes);
+	show(ic->r);
+}
+
 static int probe_p2p(struct fab_probe *pr, const struct fab_probe_params *pp, const struct probe_opts *o,
 		     struct report *r)
 {
 	struct fab_err err = {0};
 	uint32_t peers = pp->nranks - 1;
 	bool lat = o->test == FAB_PROBE_LATENCY;
-	double *out = fab_xcalloc((size_t)peers * (lat ? o->iters : 1), sizeof *out);
+	double *out = fab_xcalloc((size_t)peers * (lat ? o->iters : 3), sizeof *out);
 	if (pp->rank == 0) {
 		fab_probe_p2p_begin(r->mem, r->doc, &r->info, (enum fab_probe_test)o->test);
 		show(r);
 	}
+	struct interval_ctx ic = {r, (enum fab_probe_test)o->test};
+	struct fab_probe_p2p_run run = {o->duration_s, o->interval_s,
+					pp->rank == 0 && o->interval_s > 0 ? interval : NULL, &ic};
 	int rc = FAB_EXIT_OK;
 	for (fab_bytes b = o->minb; b <= o->maxb && !rc; b *= o->factor) {
-		if (fab_probe_p2p(pr, (enum fab_probe_test)o->test, (size_t)b, o->iters, o->warmup, out, &err)) {
+		if (fab_probe_p2p(pr, (enum fab_probe_test)o->test, (size_t)b, o->iters, o->warmup, &run, out, &err)) {
 			fprintf(stderr, "fabscope: %s\n", err.msg);
 			rc = FAB_EXIT_IO;
 			if (r->doc)
@@ -193,7 +214,7 @@ static int probe_p2p(struct fab_probe *pr, const struct fab_probe_params *pp, co
 			char name[64];
 			fab_probe_rank_name(pr, p, name, sizeof name);
 			fab_probe_p2p_row(r->mem, r->doc, (enum fab_probe_test)o->test, p, name, b, o->iters,
-					  out + (size_t)(p - 1) * (lat ? o->iters : 1));
+					  out + (size_t)(p - 1) * (lat ? o->iters : 3));
 			show(r);
 		}
 		if (b > o->maxb / o->factor)
@@ -531,7 +552,7 @@ static int parse_seconds(const char *s, double *out)
 struct probe_cli {
 	struct probe_opts o;
 	struct fab_probe_params pp;
-	bool set_b, set_e, set_n, set_w, bidir, set_pt, set_algo;
+	bool set_b, set_e, set_n, set_w, bidir, set_pt, set_algo, set_i;
 	uint32_t local;
 	int64_t rank, wsize;
 	char master[64];
@@ -599,6 +620,18 @@ static int probe_opt(struct probe_cli *pc, int c)
 			return FAB_EXIT_USAGE;
 		}
 		pc->set_pt |= c == 'Y';
+		return -1;
+	case 't':
+	case 'i':
+		/* iperf3's: a run of -t seconds, a report every -i (0: none) */
+		if (c == 'i' && !strcmp(optarg, "0")) {
+			pc->o.interval_s = 0;
+		} else if (parse_seconds(optarg, c == 't' ? &pc->o.duration_s : &pc->o.interval_s)) {
+			fprintf(stderr, "fabscope: -%c %s: expected seconds (more than 0, at most 86400%s)\n", c,
+				optarg, c == 'i' ? ", or 0: no interval reports" : "");
+			return FAB_EXIT_USAGE;
+		}
+		pc->set_i |= c == 'i';
 		return -1;
 	case 'R': {
 		char *end;
@@ -715,6 +748,21 @@ static int probe_check(struct probe_cli *pc)
 	}
 	if (pc->bidir)
 		pc->o.test = FAB_PROBE_BW_BIDIR;
+	if ((pc->o.duration_s > 0 || pc->set_i) && pc->o.test != FAB_PROBE_BW && pc->o.test != FAB_PROBE_BW_BIDIR) {
+		fprintf(stderr,
+			"fabscope: -t and -i (a run of so many seconds, reported every interval): only for "
+			"--test bw%s\n",
+			pc->o.test == T_COLL
+				? " (nccl-tests' -t, threads per process: the probe runs one rank a process)"
+				: "");
+		return FAB_EXIT_USAGE;
+	}
+	if (pc->set_i && !(pc->o.duration_s > 0)) {
+		fprintf(stderr, "fabscope: -i: reports intervals of a time-based run: give -t SECONDS too\n");
+		return FAB_EXIT_USAGE;
+	}
+	if (pc->o.duration_s > 0 && !pc->set_i)
+		pc->o.interval_s = 1; /* iperf3's default */
 	if ((pc->o.serial || pc->set_pt) && pc->o.test != T_MATRIX) {
 		fprintf(stderr, "fabscope: --serial and --pair-timeout: only for --test matrix\n");
 		return FAB_EXIT_USAGE;
@@ -844,6 +892,8 @@ int cmd_probe(int argc, char **argv)
 		{"serial", no_argument, NULL, 'S'},
 		{"pair-timeout", required_argument, NULL, 'Y'},
 		{"retest", required_argument, NULL, 'R'},
+		{"time", required_argument, NULL, 't'},
+		{"interval", required_argument, NULL, 'i'},
 		{"rank", required_argument, NULL, 'r'},
 		{"size", required_argument, NULL, 'N'},
 		{"help", no_argument, NULL, 'h'},
@@ -868,7 +918,7 @@ int cmd_probe(int argc, char **argv)
 	};
 	snprintf(pc.pp.master, sizeof pc.pp.master, "127.0.0.1");
 	int c, rc;
-	while ((c = getopt_long(argc, argv, "a:b:c:e:f:n:w:o:T:h", opts, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "a:b:c:e:f:i:n:w:o:t:T:h", opts, NULL)) != -1)
 		if ((rc = probe_opt(&pc, c)) >= 0)
 			return rc;
 	if (optind < argc) {

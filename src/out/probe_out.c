@@ -49,16 +49,18 @@ void fab_probe_p2p_begin(FILE *f, json_t *doc, const struct fab_probe_doc_info *
 	if (lat) {
 		fprintf(f, "# fabscope probe: latency, rank 0 to each rank in turn, half the round trip, TCP, %s\n#\n",
 			mode);
-		fprintf(f, "# %4s  %10s  %6s  %9s  %9s  %9s  %9s  %9s  %9s  %9s\n", "peer", "size", "iters", "t_min",
-			"t_avg", "t_p50", "t_p99", "t_p99.9", "t_max", "jitter");
-		fprintf(f, "# %4s  %10s  %6s  %9s  %9s  %9s  %9s  %9s  %9s  %9s\n", "", "(B)", "", "(us)", "(us)",
-			"(us)", "(us)", "(us)", "(us)", "(us)");
+		/* ib_send_lat's columns, in its order, then the peer and jitter */
+		fprintf(f, "# %8s %12s %12s %12s %15s %12s %14s %16s %18s %6s %10s\n", "#bytes", "#iterations",
+			"t_min[usec]", "t_max[usec]", "t_typical[usec]", "t_avg[usec]", "t_stdev[usec]",
+			"99% percentile", "99.9% percentile", "peer", "jitter[us]");
 	} else {
 		fprintf(f,
 			"# fabscope probe: bandwidth, rank 0 to each rank in turn, %s, TCP, %u connection%s, %s\n#\n",
 			bidir ? "both ways at once (sum)" : "one way", info->conns, info->conns == 1 ? "" : "s", mode);
-		fprintf(f, "# %4s  %10s  %6s  %10s  %8s  %8s\n", "peer", "size", "iters", "time", "bw", "bw");
-		fprintf(f, "# %4s  %10s  %6s  %10s  %8s  %8s\n", "", "(B)", "", "(us)", "(GB/s)", "(Gb/s)");
+		/* ib_write_bw --report_gbits's columns, in its order, then the
+		 * peer, the time and the average in GB/s */
+		fprintf(f, "# %8s %12s %16s %19s %14s %6s %12s %10s\n", "#bytes", "#iterations", "BW peak[Gb/sec]",
+			"BW average[Gb/sec]", "MsgRate[Mpps]", "peer", "time[usec]", "BW[GB/s]");
 	}
 	json_t *sec = json_object();
 	json_object_set_new(sec, "mode", json_string(mode));
@@ -68,11 +70,12 @@ void fab_probe_p2p_begin(FILE *f, json_t *doc, const struct fab_probe_doc_info *
 	json_object_set_new(doc, lat ? "latency" : "bandwidth", sec);
 }
 
-/* min, mean, p50, p99, p99.9, max and jitter (the mean difference of
- * consecutive samples, RFC 3550's idea) of x[0..n), in seconds; sorts x */
-static void latency_stats(double *x, uint32_t n, double q[7])
+/* min, mean, p50, p99, p99.9, max, jitter (the mean difference of
+ * consecutive samples, RFC 3550's idea) and the standard deviation of
+ * x[0..n), in seconds; sorts x */
+static void latency_stats(double *x, uint32_t n, double q[8])
 {
-	double sum = 0, jit = 0;
+	double sum = 0, jit = 0, var = 0;
 	for (uint32_t i = 1; i < n; i++)
 		jit += fabs(x[i] - x[i - 1]);
 	jit = n > 1 ? jit / (n - 1) : 0;
@@ -86,6 +89,28 @@ static void latency_stats(double *x, uint32_t n, double q[7])
 	q[4] = x[fab_nearest_rank(n, 0.999)];
 	q[5] = x[n - 1];
 	q[6] = jit;
+	for (uint32_t i = 0; i < n; i++)
+		var += (x[i] - q[1]) * (x[i] - q[1]);
+	q[7] = sqrt(var / n);
+}
+
+void fab_probe_bw_interval(FILE *f, json_t *doc, uint32_t peer, double from_s, double to_s, double bytes)
+{
+	json_t *sec = json_object_get(doc, "bandwidth"), *iv = json_object_get(sec, "intervals");
+	if (!iv) {
+		/* iperf3's interval report */
+		fprintf(f, "[ ID] Interval           Transfer     Bitrate\n");
+		json_object_set_new(sec, "intervals", iv = json_array());
+	}
+	double bps = to_s > from_s ? bytes * 8 / (to_s - from_s) : 0;
+	bool g = bytes >= 1024.0 * 1024 * 1024, gb = bps >= 1e9;
+	fprintf(f, "[%3u] %6.2f-%-6.2f sec  %6.2f %s  %6.2f %s\n", peer, from_s, to_s,
+		bytes / (g ? 1024.0 * 1024 * 1024 : 1024.0 * 1024), g ? "GBytes" : "MBytes", bps / (gb ? 1e9 : 1e6),
+		gb ? "Gbits/sec" : "Mbits/sec");
+	if (iv)
+		json_array_append_new(iv,
+				      json_pack("{s:i,s:f,s:f,s:f,s:f}", "peer", peer, "from_s", from_s, "to_s", to_s,
+						"bytes", bytes, "Gbps", bps / 1e9));
 }
 
 void fab_probe_p2p_row(FILE *f, json_t *doc, enum fab_probe_test kind, uint32_t peer, const char *endpoint,
@@ -96,24 +121,28 @@ void fab_probe_p2p_row(FILE *f, json_t *doc, enum fab_probe_test kind, uint32_t 
 	json_t *row = json_pack("{s:i,s:s,s:I,s:i}", "peer", peer, "endpoint", endpoint, "size_bytes",
 				(json_int_t)bytes, "iters", iters);
 	if (lat) {
-		static const char *keys[] = {"t_min_us",  "t_avg_us", "t_p50_us", "t_p99_us",
-					     "t_p999_us", "t_max_us", "jitter_us"};
-		double q[7];
+		static const char *keys[] = {"t_min_us",  "t_avg_us", "t_p50_us",  "t_p99_us",
+					     "t_p999_us", "t_max_us", "jitter_us", "t_stdev_us"};
+		double q[8];
 		latency_stats(samples, iters, q);
-		fprintf(f, "  %4u  %10llu  %6u", peer, (unsigned long long)bytes, iters);
-		for (size_t i = 0; i < FAB_ARRAY_LEN(q); i++) {
-			fprintf(f, "  %9.2f", q[i] * 1e6);
+		fprintf(f, "  %8llu %12u %12.2f %12.2f %15.2f %12.2f %14.2f %16.2f %18.2f %6u %10.2f\n",
+			(unsigned long long)bytes, iters, q[0] * 1e6, q[5] * 1e6, q[2] * 1e6, q[1] * 1e6, q[7] * 1e6,
+			q[3] * 1e6, q[4] * 1e6, peer, q[6] * 1e6);
+		for (size_t i = 0; i < FAB_ARRAY_LEN(q); i++)
 			json_object_set_new(row, keys[i], json_real(q[i] * 1e6));
-		}
-		fputc('\n', f);
 	} else {
-		double t = samples[0];
-		double bw = (double)bytes * iters * (kind == FAB_PROBE_BW_BIDIR ? 2 : 1) / t;
-		fprintf(f, "  %4u  %10llu  %6u  %10.1f  %8.3f  %8.2f\n", peer, (unsigned long long)bytes, iters,
-			t * 1e6, bw / 1e9, bw * 8 / 1e9);
+		/* samples: the time, the peak rate, the messages timed */
+		double t = samples[0], n = samples[2];
+		double bw = (double)bytes * n * (kind == FAB_PROBE_BW_BIDIR ? 2 : 1) / t;
+		double rate = n * (kind == FAB_PROBE_BW_BIDIR ? 2 : 1) / t; /* messages per second */
+		fprintf(f, "  %8llu %12.0f %16.2f %19.2f %14.6f %6u %12.1f %10.3f\n", (unsigned long long)bytes, n,
+			samples[1] * 8 / 1e9, bw * 8 / 1e9, rate / 1e6, peer, t * 1e6, bw / 1e9);
+		json_object_set_new(row, "iters", json_integer((json_int_t)n));
 		json_object_set_new(row, "time_us", json_real(t * 1e6));
 		json_object_set_new(row, "GBps", json_real(bw / 1e9));
 		json_object_set_new(row, "Gbps", json_real(bw * 8 / 1e9));
+		json_object_set_new(row, "peak_Gbps", json_real(samples[1] * 8 / 1e9));
+		json_object_set_new(row, "msg_rate_Mpps", json_real(rate / 1e6));
 	}
 	json_array_append_new(rows, row);
 }

@@ -25,6 +25,8 @@ json_t *fab_probe_doc_new(const struct fab_probe *pr, const struct fab_probe_doc
  * size; samples: latency, `iters` one-way times (sorted here); bandwidth,
  * the time of all `iters` transfers */
 void fab_probe_p2p_begin(FILE *f, json_t *doc, const struct fab_probe_doc_info *info, enum fab_probe_test kind);
+/* a time-based bandwidth run's interval at rank 0 (iperf3's line) */
+void fab_probe_bw_interval(FILE *f, json_t *doc, uint32_t peer, double from_s, double to_s, double bytes);
 void fab_probe_p2p_row(FILE *f, json_t *doc, enum fab_probe_test kind, uint32_t peer, const char *endpoint,
 		       fab_bytes bytes, uint32_t iters, double *samples);
 

@@ -77,16 +77,177 @@ int pr_raw_barrier(struct fab_probe *pr, struct fab_err *err)
 	return pr_barrier(pr, 0, true, err);
 }
 
-int fab_probe_p2p(struct fab_probe *pr, enum fab_probe_test kind, size_t bytes, uint32_t iters, uint32_t warmup,
-		  double *out, struct fab_err *err)
+/* 8 bytes, most significant first: the value of a double, or a count */
+static void put_u64(uint8_t b[8], uint64_t v)
 {
-	if (!bytes || !iters)
+	for (int i = 7; i >= 0; i--, v >>= 8)
+		b[i] = (uint8_t)v;
+}
+
+static uint64_t get_u64(const uint8_t b[8])
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | b[i];
+	return v;
+}
+
+/* The peak rate: the best over windows of consecutive arrivals holding at
+ * least PEAK_WINDOW_BYTES (and at most PEAK_WINDOW_MSGS messages), so that
+ * a receive buffer's worth of bytes already in the kernel, read at memory
+ * speed, does not pass for the network's rate */
+#define PEAK_WINDOW_BYTES (32.0 * 1024 * 1024)
+#define PEAK_WINDOW_MSGS 4096u
+
+struct peak {
+	double t[PEAK_WINDOW_MSGS + 1]; /* the last arrivals, a ring */
+	uint32_t w, n, head;            /* messages a window, arrivals held, next slot */
+	double best;                    /* bytes/s; 0: no window yet */
+};
+
+static void peak_init(struct peak *pk, size_t bytes)
+{
+	double w = ceil(PEAK_WINDOW_BYTES / (double)bytes);
+	pk->w = (uint32_t)FAB_MAX(1.0, FAB_MIN(w, (double)PEAK_WINDOW_MSGS));
+	pk->n = pk->head = 0;
+	pk->best = 0;
+}
+
+static void peak_arrival(struct peak *pk, double t, size_t bytes)
+{
+	uint32_t cap = pk->w + 1;
+	pk->t[pk->head] = t;
+	pk->head = (pk->head + 1) % cap;
+	if (pk->n < cap)
+		pk->n++;
+	if (pk->n == cap) {
+		double dt = t - pk->t[pk->head]; /* the oldest held */
+		if (dt > 0)
+			pk->best = FAB_MAX(pk->best, (double)bytes * pk->w / dt);
+	}
+}
+
+/* The end of a batch of messages: the receiving side (both, both ways)
+ * sends the best rate it has seen (bytes/s, 0: none yet); the other side
+ * takes it (0 too for what is not a sane number from the peer).  True when
+ * a connection broke. */
+static bool batch_ack(struct fab_probe *pr, uint32_t peer, bool tx, bool rx, double mine, double *theirs, double to)
+{
+	uint8_t a[8], b[8];
+	uint64_t v;
+	memcpy(&v, &mine, sizeof v);
+	put_u64(a, v);
+	if (pr_xfer(pr, peer, 1, a, rx ? 8 : 0, b, tx ? 8 : 0, pr_now_s() + to, NULL))
+		return true;
+	if (tx) {
+		v = get_u64(b);
+		memcpy(theirs, &v, sizeof v);
+		if (!isfinite(*theirs) || *theirs < 0 || *theirs > 1e15)
+			*theirs = 0;
+	}
+	return false;
+}
+
+/* k messages of bytes one way (or both), striped over the pair's data
+ * connections; the arrivals here go to pk (when set) */
+static bool batch(struct fab_probe *pr, uint32_t peer, bool tx, bool rx, size_t bytes, const uint8_t *sbuf,
+		  uint8_t *rbuf, uint64_t k, double to, struct peak *pk)
+{
+	for (uint64_t it = 0; it < k; it++) {
+		if (pr_xfer(pr, peer, pr->nc, sbuf, tx ? bytes : 0, rbuf, rx ? bytes : 0, pr_now_s() + to, NULL))
+			return true;
+		if (rx && pk)
+			peak_arrival(pk, pr_now_s(), bytes);
+	}
+	return false;
+}
+
+/* The most messages a time-based run's batch may announce: a bound on
+ * what a peer can ask of this side */
+#define MAX_BATCH ((uint64_t)1 << 32)
+
+/* Streaming from rank 0 to peer (both ways with bidir): the warm-up, then
+ * iters messages, or with run->duration_s batches of about a quarter of an
+ * interval each until the time is up (the count of each announced first
+ * on the first connection; 0 ends the run), reported by interval.  The
+ * time runs from the first byte until the receiver acknowledges the last.
+ * At the lead, res: the time, the peak rate (summed over directions; the
+ * average when no window fits) and the messages timed. */
+static bool stream(struct fab_probe *pr, enum fab_probe_test kind, uint32_t peer, bool lead, size_t bytes,
+		   const uint8_t *sbuf, uint8_t *rbuf, uint32_t iters, uint32_t warmup,
+		   const struct fab_probe_p2p_run *run, double res[3])
+{
+	bool bidir = kind == FAB_PROBE_BW_BIDIR, tx = lead || bidir, rx = !lead || bidir;
+	double to = pr->timeout_s, theirs = 0;
+	double t_warm = pr_now_s();
+	if (warmup &&
+	    (batch(pr, peer, tx, rx, bytes, sbuf, rbuf, warmup, to, NULL) ||
+	     batch_ack(pr, peer, tx, rx, 0, &theirs, to)))
+		return true;
+	double per = warmup ? (pr_now_s() - t_warm) / warmup : 0; /* seconds a message */
+	bool timed = run && run->duration_s > 0;
+	double iv = timed ? (run->interval_s > 0 ? run->interval_s : run->duration_s) : 0;
+	double t0 = pr_now_s(), iv_start = 0, iv_bytes = 0, dir = bidir ? 2 : 1;
+	uint64_t total = 0;
+	struct peak *pk = fab_xcalloc(1, sizeof *pk);
+	peak_init(pk, bytes);
+	bool bad = false;
+	for (;;) {
+		uint64_t k = iters;
+		if (timed) {
+			uint8_t c[8];
+			if (lead) {
+				double left = run->duration_s - (pr_now_s() - t0);
+				double span = FAB_MIN(iv / 4, left);
+				k = left <= 0 ? 0 : per > 0 ? (uint64_t)FAB_MAX(1.0, FAB_MIN(span / per, 1e9)) : 1;
+				put_u64(c, k);
+			}
+			if ((bad = pr_xfer(pr, peer, 1, c, lead ? 8 : 0, c, lead ? 0 : 8, pr_now_s() + to, NULL)))
+				break;
+			if (!lead && (k = get_u64(c)) > MAX_BATCH) {
+				bad = true; /* not what a rank 0 sends */
+				break;
+			}
+			if (!k)
+				break;
+		}
+		double tb = pr_now_s();
+		if ((bad = batch(pr, peer, tx, rx, bytes, sbuf, rbuf, k, to, pk) ||
+			     batch_ack(pr, peer, tx, rx, pk->best, &theirs, to)))
+			break;
+		total += k;
+		double now = pr_now_s() - t0;
+		per = (now + t0 - tb) / (double)k;
+		iv_bytes += (double)bytes * (double)k * dir;
+		if (lead && timed && run->interval && (now - iv_start >= iv * 0.999 || now >= run->duration_s)) {
+			run->interval(run->ctx, peer, iv_start, now, iv_bytes);
+			iv_start = now;
+			iv_bytes = 0;
+		}
+		if (!timed)
+			break;
+	}
+	if (lead && !bad) {
+		res[0] = pr_now_s() - t0;
+		double avg = res[0] > 0 ? (double)bytes * (double)total * dir / res[0] : 0;
+		double peak = theirs + (bidir ? pk->best : 0);
+		res[1] = FAB_MAX(peak, avg); /* no window, or none better: the average */
+		res[2] = (double)total;
+	}
+	free(pk);
+	return bad;
+}
+
+int fab_probe_p2p(struct fab_probe *pr, enum fab_probe_test kind, size_t bytes, uint32_t iters, uint32_t warmup,
+		  const struct fab_probe_p2p_run *run, double *out, struct fab_err *err)
+{
+	if (!bytes || (!iters && !(run && run->duration_s > 0)))
 		return fab_err_set(err, FAB_EINVAL, "a point-to-point test needs at least 1 byte and 1 iteration");
 	pr->turn = NO_RANK; /* a call may come with the barrier's GO */
 	int rc = pr_raw_barrier(pr, err);
 	if (rc)
 		return rc;
-	uint8_t *sbuf = fab_xcalloc(bytes, 1), *rbuf = fab_xcalloc(bytes, 1), ack = 1;
+	uint8_t *sbuf = fab_xcalloc(bytes, 1), *rbuf = fab_xcalloc(bytes, 1);
 	double to = pr->timeout_s;
 	uint32_t bad_peer = NO_RANK;
 	pr->ctl_only = true;
@@ -119,26 +280,8 @@ int fab_probe_p2p(struct fab_probe *pr, enum fab_probe_test kind, size_t bytes, 
 					out[(size_t)(p - 1) * iters + it - warmup] = (pr_now_s() - t0) / 2;
 			}
 		} else {
-			/* streaming: the time from the first byte until the receiver
-			 * acknowledges the last (bidirectional: both ways at once,
-			 * until both have everything); warm-up acknowledged apart */
-			bool bidir = kind == FAB_PROBE_BW_BIDIR;
-			for (int phase = 0; phase < 2 && !bad; phase++) {
-				uint32_t k = phase ? iters : warmup;
-				if (!k)
-					continue;
-				double t0 = pr_now_s();
-				for (uint32_t it = 0; it < k && !bad; it++) {
-					bool tx = lead || bidir, rx = !lead || bidir;
-					bad = pr_xfer(pr, peer, pr->nc, sbuf, tx ? bytes : 0, rbuf, rx ? bytes : 0,
-						      pr_now_s() + to, NULL);
-				}
-				if (!bad)
-					bad = pr_xfer(pr, peer, 1, &ack, lead && !bidir ? 0 : 1, rbuf,
-						      lead || bidir ? 1 : 0, pr_now_s() + to, NULL);
-				if (lead && phase)
-					out[p - 1] = pr_now_s() - t0;
-			}
+			bad = stream(pr, kind, peer, lead, bytes, sbuf, rbuf, iters, warmup, run,
+				     out + (size_t)(p - 1) * 3);
 		}
 		if (bad)
 			bad_peer = peer;

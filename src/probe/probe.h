@@ -84,9 +84,19 @@ enum fab_probe_test { FAB_PROBE_LATENCY, FAB_PROBE_BW, FAB_PROBE_BW_BIDIR };
  * `bytes` each way, on the first data connection), peer-major; bw: (n-1)
  * times to stream iters messages of `bytes` to each peer (striped over the
  * pair's data connections) until its acknowledgement; bidirectional: both
- * ways at once, the time until both sides have everything.  Seconds. */
+ * ways at once, the time until both sides have everything.  Seconds.  bw
+ * gives 3 values per peer: that time, the peak rate (bytes/s: a message
+ * over the shortest time between two arrivals at the receiver, perftest's
+ * BW peak) and the messages timed (run may make the run time-based). */
+struct fab_probe_p2p_run {
+	double duration_s; /* bw: stream for this long instead of iters (0: iters) */
+	double interval_s; /* bw with a duration: batches of about this long, each reported */
+	/* at rank 0, each batch: its peer, its span from the start, its bytes */
+	void (*interval)(void *ctx, uint32_t peer, double from_s, double to_s, double bytes);
+	void *ctx;
+};
 int fab_probe_p2p(struct fab_probe *pr, enum fab_probe_test kind, size_t bytes, uint32_t iters, uint32_t warmup,
-		  double *out, struct fab_err *err);
+		  const struct fab_probe_p2p_run *run, double *out, struct fab_err *err);
 
 struct fab_probe_matrix_opts {
 	size_t bytes;          /* each way, per pair */

@@ -68,13 +68,43 @@ run out-dir 0 "$F" probe --local 2 --test latency -n 50 -w 5 --out "$tmp/od" && 
 		ok out-dir || bad out-dir; }
 # latency: --busy-poll says so; jitter is at most the spread of the samples
 run latency-busy 0 "$F" probe --local 2 --test latency -n 200 -w 20 --busy-poll && {
-	has "$tmp/out" "busy-poll" && awk '/^ /{ n++; if (!($10 >= 0 && $10 <= $9 - $4)) bad = 1 }
+	has "$tmp/out" "busy-poll" && awk '/^ /{ n++; if (!($11 >= 0 && $11 <= $4 - $3)) bad = 1 }
 		END { exit bad || n != 1 }' "$tmp/out" && ok latency-busy || bad latency-busy; }
-# bw --bidir: both ways, the sum reported; GB/s x 8 = Gb/s, bytes/time = GB/s x 2
+# latency: ib_send_lat's columns in its order: #bytes #iterations t_min t_max
+# t_typical t_avg t_stdev 99% 99.9%, then the peer and jitter; the order
+# statistics agree with one another
+run latency-columns 0 "$F" probe --local 3 --test latency -b 64 -e 64 -n 300 -w 10 --json "$tmp/lc.json" && {
+	awk '/^ /{ n++; if (!($1 == 64 && $2 == 300 && $3 <= $5 && $5 <= $8 && $8 <= $9 && $9 <= $4 &&
+		$3 <= $6 && $6 <= $4 && $7 >= 0 && $7 <= $4 - $3 && $10 == n)) bad = 1 }
+		END { exit bad || n != 2 }' "$tmp/out" && has "$tmp/out" "t_typical[usec]" &&
+		has "$tmp/lc.json" '"t_stdev_us"' && ok latency-columns || bad "latency-columns: $(cat "$tmp/out")"; }
+# bw --bidir: both ways, the sum reported; ib_write_bw's columns (#bytes
+# #iterations, BW peak and average in Gb/s, MsgRate in Mpps), then the peer,
+# the time (us) and GB/s: GB/s x 8 = Gb/s, bytes/time = GB/s x 2, messages/time
+# = MsgRate x 2, the peak at least the average
 run bw-bidir 0 "$F" probe --local 2 --test bw --bidir -b 256K -e 256K -n 20 --json "$tmp/b.json" && {
-	awk '/^ /{ n++; d = $5 * 8 - $6; e = 2 * $2 * $3 / ($4 * 1e3) - $5
-		if (!($5 > 0 && d * d < 1e-4 && e * e < 1e-4 + 1e-4 * $5 * $5)) bad = 1 } END { exit bad || n != 1 }' "$tmp/out" &&
+	awk '/^ /{ n++; d = $8 * 8 - $4; e = 2 * $1 * $2 / ($7 * 1e3) - $8; m = 2 * $2 / $7 - $5
+		if (!($8 > 0 && d * d < 1e-4 && e * e < 1e-4 + 1e-4 * $8 * $8 && m * m < 1e-10 + 1e-4 * $5 * $5 &&
+			$3 >= $4 && $6 == 1)) bad = 1 } END { exit bad || n != 1 }' "$tmp/out" &&
 		has "$tmp/out" "both ways" && has "$tmp/b.json" '"direction": "bidirectional"' && ok bw-bidir || bad bw-bidir; }
+# bw -t/-i (iperf3's): a run of about -t seconds, an interval line every
+# -i, the intervals' bytes adding up to the row's; refused outside bw
+run bw-timed 0 "$F" probe --local 2 --test bw -b 256K -e 256K -t 1 -i 0.25 -w 2 --json "$tmp/t.json" && {
+	! command -v python3 >/dev/null && echo "skip: bw-timed's checks need python3" ||
+	python3 - "$tmp/t.json" <<'PY' && has "$tmp/out" "[ ID] Interval" && ok bw-timed || bad "bw-timed: $(cat "$tmp/out")"
+import json, sys
+d = json.load(open(sys.argv[1]))["bandwidth"]
+iv, row = d["intervals"], d["rows"][0]
+total = sum(i["bytes"] for i in iv)
+span = iv[-1]["to_s"]
+assert 3 <= len(iv) <= 5, len(iv)
+assert abs(total - row["size_bytes"] * row["iters"]) <= 1e-6 * total, (total, row)
+assert 0.95 <= span <= 1.5 and abs(row["time_us"] / 1e6 - span) < 0.05, (span, row["time_us"])
+assert all(abs(a["to_s"] - b["from_s"]) < 1e-9 for a, b in zip(iv, iv[1:]))
+PY
+}
+run bw-timed-coll 2 "$F" probe --local 2 -t 2 && { has "$tmp/err" "only for --test bw" && ok bw-timed-coll || bad bw-timed-coll; }
+run bw-interval-alone 2 "$F" probe --local 2 --test bw -i 1 && { has "$tmp/err" "give -t SECONDS" && ok bw-interval-alone || bad bw-interval-alone; }
 # --bind: an address, an interface, and neither
 run bind-addr 0 "$F" probe --local 2 --bind 127.0.0.1 --test latency -n 20 -w 2 && ok bind-addr
 run bind-iface 0 "$F" probe --local 2 --bind lo --test bw -n 5 -w 1 --json "$tmp/bi.json" && {

@@ -107,9 +107,11 @@ for name, doc in sorted(docs.items()):
 # the probe's four tests over loopback
 probes = {}
 for test, extra in (("coll", ["-b", "1K", "-e", "64K"]), ("latency", ["-n", "20", "-w", "2"]),
-                    ("bw", ["-b", "64K", "-n", "5", "-w", "1"]), ("matrix", ["-e", "64K", "-n", "2"])):
+                    ("bw", ["-b", "64K", "-n", "5", "-w", "1"]), ("matrix", ["-e", "64K", "-n", "2"]),
+                    ("bw-timed", ["-b", "64K", "-t", "0.4", "-i", "0.1", "--bidir"])):
     path = os.path.join(tmp, "probe-%s.json" % test)
-    probes[test] = run("probe-" + test, ["probe", "--local", "3", "--test", test, "--json", path] + extra, path=path)
+    args = ["probe", "--local", "3", "--test", test.split("-")[0], "--json", path] + extra
+    probes[test] = run("probe-" + test, args, path=path)
     check("probe " + test, PROBE, probes[test])
 
 # diagnose on what they wrote (exit 1: suspects named)
