@@ -262,7 +262,240 @@ static int cmp_dbl(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void section_sim(FILE *f, const json_t *doc, const char *name, int idx)
+/* PAUSE frames sent, ECN marks and drops per interval, summed over the
+ * switch ports of the time series */
+static void pause_ecn_series(FILE *f, const json_t *ser)
+{
+	size_t cap = json_array_size(ser), m = 0, i;
+	double *t = fab_xcalloc(cap, sizeof *t), *v[3];
+	static const char *const keys[] = {"pause_tx", "ecn_marks", "drops"};
+	for (int k = 0; k < 3; k++)
+		v[k] = fab_xcalloc(cap, sizeof *v[k]);
+	const json_t *x;
+	json_array_foreach(ser, i, x)
+	{
+		double ti = jnum(x, "t_ps") / 1e6;
+		if (!m || t[m - 1] != ti) /* rows come by time, then port */
+			t[m++] = ti;
+		for (int k = 0; k < 3; k++)
+			v[k][m - 1] += jnum(x, keys[k]);
+	}
+	struct series s[3] = {{"PAUSE frames sent", t, v[0], m}, {"ECN marks", t, v[1], m}, {"drops", t, v[2], m}};
+	chart(f, "PAUSE frames sent, ECN marks and drops per interval, all switch ports", "time (us)", "per interval",
+	      false, s, 3);
+	free(t);
+	for (int k = 0; k < 3; k++)
+		free(v[k]);
+}
+
+/* FCT slowdown by flow size (HPCC's bins): median, p95 and p99 */
+static void slowdown_chart(FILE *f, const json_t *sd)
+{
+	const json_t *bins = json_object_get(sd, "bins"), *x;
+	size_t n = json_array_size(bins), i;
+	if (!n)
+		return;
+	double *b = fab_xcalloc(n, sizeof *b), *q[3];
+	static const char *const keys[] = {"p50", "p95", "p99"};
+	for (int k = 0; k < 3; k++)
+		q[k] = fab_xcalloc(n, sizeof *q[k]);
+	json_array_foreach(bins, i, x)
+	{
+		b[i] = 100.0 * (double)(i + 1) / (double)n; /* bins are equal shares of the flows, by size */
+		for (int k = 0; k < 3; k++)
+			q[k][i] = jnum(x, keys[k]);
+	}
+	struct series s[3] = {{"median", b, q[0], n}, {"p95", b, q[1], n}, {"p99", b, q[2], n}};
+	chart(f,
+	      "FCT slowdown (FCT over the flow's FCT alone) by flow size: flows sorted by size in bins of equal "
+	      "count (each bin's sizes: slowdown in the result document)",
+	      "flows by size (percentile, the bin's upper end)", "slowdown", false, s, 3);
+	free(b);
+	for (int k = 0; k < 3; k++)
+		free(q[k]);
+}
+
+/* ---- the topology: every node in its tier, every link coloured by its
+ * busier direction's utilisation, marked where it dropped, paused or
+ * marked ECN ---- */
+
+#define TOPO_MAX_NODES 1024
+#define TOPO_MAX_LINKS 2048 /* drawn up to this many (a quadratic pairing) */
+
+struct tnode {
+	const char *name;
+	int level; /* 0: NICs, then hops away from them */
+	int slot;  /* order within its level */
+};
+
+static int tnode_find(struct tnode *v, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(v[i].name, name))
+			return i;
+	return -1;
+}
+
+static void topology_map(FILE *f, const json_t *ports, const struct fab_diagnosis *d)
+{
+	size_t np = json_array_size(ports), i;
+	const json_t *x;
+	if (!np || np > 2 * TOPO_MAX_LINKS) {
+		if (np)
+			fprintf(f, "<p>The topology has %zu ports: too many to draw; see the ports table.</p>\n", np);
+		return;
+	}
+	struct tnode *v = fab_xcalloc(TOPO_MAX_NODES, sizeof *v);
+	int nv = 0;
+	int *a = fab_xcalloc(np, sizeof *a), *b = fab_xcalloc(np, sizeof *b);
+	json_array_foreach(ports, i, x)
+	{
+		const char *ends[2] = {jstr(x, "node"), jstr(x, "peer")};
+		int *ix[2] = {&a[i], &b[i]};
+		for (int e = 0; e < 2; e++) {
+			int k = tnode_find(v, nv, ends[e]);
+			if (k < 0 && nv < TOPO_MAX_NODES) {
+				k = nv++;
+				v[k] = (struct tnode){ends[e], strstr(ends[e], ".nic") ? 0 : -1, 0};
+			}
+			*ix[e] = k;
+		}
+	}
+	if (nv >= TOPO_MAX_NODES) {
+		fputs("<p>Too many nodes to draw the topology; see the ports table.</p>\n", f);
+		goto out;
+	}
+	/* levels: hops from the NICs */
+	int top = 0;
+	for (bool changed = true; changed;) {
+		changed = false;
+		for (i = 0; i < np; i++) {
+			if (a[i] < 0 || b[i] < 0)
+				continue;
+			if (v[a[i]].level >= 0 && v[b[i]].level < 0) {
+				v[b[i]].level = v[a[i]].level + 1;
+				top = FAB_MAX(top, v[b[i]].level);
+				changed = true;
+			}
+		}
+	}
+	int count[16] = {0}, levels = FAB_MIN(top + 1, 16);
+	for (int k = 0; k < nv; k++) {
+		if (v[k].level < 0 || v[k].level >= levels)
+			v[k].level = levels - 1;
+		v[k].slot = count[v[k].level]++;
+	}
+	const int W = 1000, rowh = 110, H = 30 + rowh * (levels - 1) + 70;
+	fprintf(f,
+		"<h3>Topology</h3><figure><svg class=\"topo\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" "
+		"role=\"img\"><title>the topology: links coloured by utilisation</title>\n",
+		W, H, W, H);
+#define NX(k) (30 + (count[v[k].level] > 1 ? (double)v[k].slot * (W - 60) / (count[v[k].level] - 1) : (W - 60) / 2.0))
+#define NY(k) (30 + (double)(levels - 1 - v[k].level) * rowh)
+	/* links: each drawn once, from the port that names the lower level */
+	for (i = 0; i < np; i++) {
+		if (a[i] < 0 || b[i] < 0 || v[a[i]].level > v[b[i]].level ||
+		    (v[a[i]].level == v[b[i]].level && a[i] > b[i]))
+			continue;
+		const json_t *p = json_array_get(ports, i), *q = NULL, *y;
+		size_t j;
+		json_array_foreach(ports, j, y) if (!strcmp(jstr(y, "node"), v[b[i]].name) &&
+						    !strcmp(jstr(y, "peer"), v[a[i]].name) &&
+						    jnum(y, "port") == jnum(p, "peer_port"))
+		{
+			q = y;
+			break;
+		}
+		double u = jnum(p, "utilization"), uq = q ? jnum(q, "utilization") : 0;
+		double drops = jnum(p, "drops") + (q ? jnum(q, "drops") : 0);
+		double pause = jnum(p, "pause_tx") + (q ? jnum(q, "pause_tx") : 0);
+		double ecn = jnum(p, "ecn_marks") + (q ? jnum(q, "ecn_marks") : 0);
+		double errs = jnum(p, "rx_errors") + (q ? jnum(q, "rx_errors") : 0);
+		char col[8];
+		viridis(FAB_MIN(1.0, FAB_MAX(u, uq)), col);
+		double x1 = NX(a[i]), y1 = NY(a[i]), x2 = NX(b[i]), y2 = NY(b[i]);
+		/* a link diagnose names: outlined, with its rank, where this run
+		 * shows it too (lost frames, or slower than its node's other
+		 * links): the diagnosis covers every document given */
+		bool odd = drops + errs > 0;
+		if (!odd) {
+			const json_t *z;
+			size_t h;
+			json_array_foreach(ports, h, z) if (!strcmp(jstr(z, "node"), v[a[i]].name) &&
+							    jnum(z, "rate_bps") > jnum(p, "rate_bps")) odd = true;
+		}
+		for (int k = 0; k < d->n && odd; k++) {
+			char t1[200], t2[200];
+			snprintf(t1, sizeof t1, "link %s <-> %s", v[a[i]].name, v[b[i]].name);
+			snprintf(t2, sizeof t2, "link %s <-> %s", v[b[i]].name, v[a[i]].name);
+			if (strcmp(d->s[k].kind, "link") || (strcmp(d->s[k].target, t1) && strcmp(d->s[k].target, t2)))
+				continue;
+			fprintf(f,
+				"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"suspect-link\"><title>suspect %d: "
+				"",
+				x1, y1, x2, y2, k + 1);
+			esc(f, d->s[k].target);
+			fprintf(f, "</title></line><text x=\"%.1f\" y=\"%.1f\" class=\"axis\">suspect %d</text>\n",
+				(x1 + x2) / 2 + 8, (y1 + y2) / 2 + 30, k + 1);
+			break;
+		}
+		fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"%s\"%s>",
+			x1, y1, x2, y2, col, drops + errs > 0 ? "4" : "2",
+			drops + errs > 0 ? " stroke-dasharray=\"6 3\" class=\"lossy\"" : "");
+		fputs("<title>", f);
+		esc(f, v[a[i]].name);
+		fputs(" - ", f);
+		esc(f, v[b[i]].name);
+		fprintf(f,
+			": utilisation %.1f%% up, %.1f%% down; drops %.0f, bad frames %.0f, PAUSE %.0f, ECN %.0f</title>"
+			"</line>\n",
+			u * 100, uq * 100, drops, errs, pause, ecn);
+		double mx = (x1 + x2) / 2, my = (y1 + y2) / 2;
+		if (pause > 0)
+			fprintf(f,
+				"<rect x=\"%.1f\" y=\"%.1f\" width=\"7\" height=\"7\" class=\"pause\"><title>PAUSE %.0f"
+				"</title></rect>\n",
+				mx - 3.5, my - 3.5, pause);
+		if (ecn > 0)
+			fprintf(f,
+				"<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" class=\"ecn\"><title>ECN %.0f</title></circle>\n",
+				mx + 6, my, ecn);
+	}
+	for (int k = 0; k < nv; k++) {
+		fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%s\" class=\"node\"><title>", NX(k), NY(k),
+			v[k].level ? "5" : "2.5");
+		esc(f, v[k].name);
+		fputs("</title></circle>\n", f);
+	}
+	/* legend: the scale, and the marks */
+	int ly = H - 30;
+	for (int s = 0; s < 50; s++) {
+		char col[8];
+		viridis(s / 49.0, col);
+		fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"4\" height=\"10\" fill=\"%s\"/>", 30 + 4 * s, ly, col);
+	}
+	fprintf(f,
+		"\n<text x=\"30\" y=\"%d\" class=\"tick\">0%%</text><text x=\"230\" y=\"%d\" class=\"tick\" "
+		"text-anchor=\"end\">100%%</text><text x=\"240\" y=\"%d\" class=\"tick\">utilisation (the busier "
+		"direction)</text>\n<line x1=\"480\" y1=\"%d\" x2=\"510\" y2=\"%d\" stroke=\"#888\" stroke-width=\"4\" "
+		"stroke-dasharray=\"6 3\"/><text x=\"516\" y=\"%d\" class=\"tick\">drops or bad frames</text>"
+		"<rect x=\"650\" y=\"%d\" width=\"7\" height=\"7\" class=\"pause\"/><text x=\"662\" y=\"%d\" "
+		"class=\"tick\">PAUSE sent</text><circle cx=\"760\" cy=\"%d\" r=\"3\" class=\"ecn\"/><text x=\"768\" "
+		"y=\"%d\" class=\"tick\">ECN marked</text>\n",
+		ly + 22, ly + 22, ly + 9, ly + 5, ly + 5, ly + 9, ly + 1, ly + 9, ly + 5, ly + 9);
+#undef NX
+#undef NY
+	fputs("</svg><figcaption>the topology: NICs at the bottom, each tier of switches above; every link "
+	      "coloured by its busier direction's utilisation (hover for both, and its counters)</figcaption>"
+	      "</figure>\n",
+	      f);
+out:
+	free(v);
+	free(a);
+	free(b);
+}
+
+static void section_sim(FILE *f, const json_t *doc, const char *name, int idx, const struct fab_diagnosis *d)
 {
 	const json_t *sum = json_object_get(doc, "summary"), *fct = json_object_get(sum, "fct_ps");
 	json_t *flows = json_object_get(doc, "flows"), *ports = json_object_get(doc, "ports"), *x;
@@ -353,6 +586,10 @@ static void section_sim(FILE *f, const json_t *doc, const char *name, int idx)
 		for (size_t k = 0; k < 2 * ns; k++)
 			free(bufs[k]);
 	}
+	if (json_array_size(ser))
+		pause_ecn_series(f, ser);
+	slowdown_chart(f, json_object_get(doc, "slowdown"));
+	topology_map(f, ports, d);
 	fputs("</section>\n", f);
 }
 
@@ -495,7 +732,7 @@ int fab_report_write(FILE *f, json_t *const *docs, const char *const *names, int
 	      "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #bbb;padding:2px 8px;text-align:right}"
 	      "th{background:#eee}.plot{fill:#fff;stroke:#888}.grid{stroke:#e4e4e4}.tick{font-size:11px;fill:#333}"
 	      ".axis{font-size:13px;fill:#111}.suspect{fill:none;stroke:#000;stroke-width:2}"
-	      ".ok{color:#006e3c}figure{margin:1em 0}figcaption{font-size:12px;color:#555}</style></head><body>\n"
+	      ".ok{color:#006e3c}.node{fill:#333}.pause{fill:#D55E00}.suspect-link{stroke:#000;stroke-width:9;stroke-opacity:.35}.ecn{fill:#CC79A7}figure{margin:1em 0}figcaption{font-size:12px;color:#555}</style></head><body>\n"
 	      "<h1>fabscope report</h1>\n",
 	      f);
 	section_documents(f, docs, names, ndocs);
@@ -503,7 +740,7 @@ int fab_report_write(FILE *f, json_t *const *docs, const char *const *names, int
 	section_busbw(f, docs, names, ndocs);
 	for (int i = 0; i < ndocs; i++) {
 		if (!strcmp(jstr(docs[i], "kind"), "sim") && json_object_get(docs[i], "flows"))
-			section_sim(f, docs[i], names[i], i + 1);
+			section_sim(f, docs[i], names[i], i + 1, &d);
 		section_jobs(f, docs[i], names[i]);
 		section_matrix(f, docs[i], names[i], i + 1, &d);
 	}
