@@ -140,9 +140,6 @@ static int nccl_opt(struct cli_common *cm, int c, uint64_t *threads, const char 
 	case 'J':
 		*json_file = optarg;
 		return -1;
-	case 'F':
-		fprintf(stderr, "fabscope: -F: not an nccl-tests option\n");
-		return FAB_EXIT_USAGE;
 	}
 	return -1;
 }
