@@ -593,7 +593,7 @@ static void section_sim(FILE *f, const json_t *doc, const char *name, int idx, c
 	fputs("</section>\n", f);
 }
 
-static void section_jobs(FILE *f, const json_t *doc, const char *name)
+static void section_jobs(FILE *f, const json_t *doc, const char *name, int idx)
 {
 	json_t *jobs = json_object_get(doc, "jobs"), *j, *it;
 	size_t i, k;
@@ -605,7 +605,7 @@ static void section_jobs(FILE *f, const json_t *doc, const char *name)
 			continue;
 		double tmax = 0;
 		json_array_foreach(its, k, it) tmax = fmax(tmax, jnum(it, "time_ps"));
-		fputs("<section class=\"job\"><h2>Job ", f);
+		fprintf(f, "<section class=\"job\" id=\"job-%d-%zu\"><h2>Job ", idx, i + 1);
 		esc(f, jstr(j, "name"));
 		fputs(" (", f);
 		esc(f, name);
@@ -717,7 +717,8 @@ static void section_matrix(FILE *f, const json_t *doc, const char *name, int idx
 	      f);
 }
 
-int fab_report_write(FILE *f, json_t *const *docs, const char *const *names, int ndocs, struct fab_err *err)
+/* the page, whole */
+static int report_page(FILE *f, json_t *const *docs, const char *const *names, int ndocs, struct fab_err *err)
 {
 	for (int i = 0; i < ndocs; i++)
 		if (fab_diag_validate(docs[i], names[i], err))
@@ -741,10 +742,49 @@ int fab_report_write(FILE *f, json_t *const *docs, const char *const *names, int
 	for (int i = 0; i < ndocs; i++) {
 		if (!strcmp(jstr(docs[i], "kind"), "sim") && json_object_get(docs[i], "flows"))
 			section_sim(f, docs[i], names[i], i + 1, &d);
-		section_jobs(f, docs[i], names[i]);
+		section_jobs(f, docs[i], names[i], i + 1);
 		section_matrix(f, docs[i], names[i], i + 1, &d);
 	}
 	fputs("</body></html>\n", f);
 	fab_diagnosis_free(&d);
 	return ferror(f) ? FAB_EIO : 0;
+}
+
+int fab_report_write(FILE *f, json_t *const *docs, const char *const *names, int ndocs, const char *only,
+		     struct fab_err *err)
+{
+	if (!only)
+		return report_page(f, docs, names, ndocs, err);
+	/* one section: the page is made whole, then cut to its head, that
+	 * section and its end; an id it lacks writes nothing */
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	if (!m)
+		return fab_err_set(err, FAB_EIO, "report: out of memory");
+	int rc = report_page(m, docs, names, ndocs, err);
+	fclose(m);
+	if (!rc) {
+		char want[96];
+		snprintf(want, sizeof want, " id=\"%s\"", only);
+		const char *body = strstr(buf, "<h1>"), *hit = strstr(buf, want), *start = hit, *end;
+		while (start && start > buf && strncmp(start, "<section", 8))
+			start--;
+		end = hit ? strstr(hit, "</section>") : NULL;
+		if (!body || !hit || !end || strncmp(start, "<section", 8)) {
+			rc = fab_err_set(
+				err, FAB_EINVAL,
+				"report --section %s: no such section in this page (its ids: "
+				"documents, suspects, busbw, sim-N, matrix-N, job-N-K; N is the document's place)",
+				only);
+		} else {
+			end += strlen("</section>");
+			fwrite(buf, 1, (size_t)(body - buf), f);
+			fwrite(start, 1, (size_t)(end - start), f);
+			fputs("\n</body></html>\n", f);
+			rc = ferror(f) ? FAB_EIO : 0;
+		}
+	}
+	free(buf);
+	return rc;
 }

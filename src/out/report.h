@@ -13,6 +13,9 @@
 
 /* docs[i] named names[i] (its file); every document is first checked as
  * diagnose checks it (FAB_EINVAL and err on a bad one) */
-int fab_report_write(FILE *f, json_t *const *docs, const char *const *names, int ndocs, struct fab_err *err);
+/* only: one section's id (documents, suspects, busbw, sim-N, matrix-N,
+ * job-N-K), the page otherwise */
+int fab_report_write(FILE *f, json_t *const *docs, const char *const *names, int ndocs, const char *only,
+		     struct fab_err *err);
 
 #endif

@@ -64,6 +64,28 @@ if [ -n "$B" ]; then
 	else
 		bad "browser-screenshot: blank or missing"
 	fi
+	# each section alone (--section), as a browser draws it: its DOM holds
+	# its own pictures, and its screenshot is not blank (a blank page
+	# compresses to under 5 KB) and differs from every other section's
+	for sec in documents suspects busbw sim-1 matrix-4 job-5-1 sim-6; do
+		case $sec in
+		documents) want='<table' ;; suspects) want='<li' ;; busbw) want='<polyline' ;;
+		sim-*) want='class="topo"' ;; matrix-*) want='sender (rows)' ;; job-*) want='<rect' ;;
+		esac
+		if ! "$F" report $docs --section $sec -o "$tmp/s-$sec.html"; then
+			bad "section $sec: not made"
+			continue
+		fi
+		timeout 60 "$B" $flags --dump-dom "file://$tmp/s-$sec.html" >"$tmp/s-$sec.dom" 2>/dev/null
+		[ "$(grep -c '<section' "$tmp/s-$sec.dom")" -eq 1 ] && has "$tmp/s-$sec.dom" "id=\"$sec\"" &&
+			has "$tmp/s-$sec.dom" "$want" || bad "section $sec: its DOM lacks $want"
+		timeout 60 "$B" $flags --window-size=1200,900 --screenshot="$tmp/s-$sec.png" "file://$tmp/s-$sec.html" >/dev/null 2>&1
+		sz=$(wc -c <"$tmp/s-$sec.png" 2>/dev/null || echo 0)
+		[ "$sz" -gt 12000 ] && ok "section $sec on screen ($sz bytes)" || bad "section $sec: blank screenshot ($sz bytes)"
+	done
+	[ "$(md5sum "$tmp"/s-*.png | cut -d' ' -f1 | sort -u | wc -l)" -eq 7 ] && ok sections-differ || bad sections-differ
+	run section-missing 3 "$F" report $docs --section sim-99 -o "$tmp/none.html" && {
+		[ ! -e "$tmp/none.html" ] && has "$tmp/err" "no such section" && ok section-missing || bad section-missing; }
 else
 	echo "note: Chromium is not installed: the browser checks of the report are skipped"
 fi
