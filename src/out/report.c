@@ -613,7 +613,7 @@ static void section_jobs(FILE *f, const json_t *doc, const char *name, int idx)
 		int bh = 18, w = 560;
 		fprintf(f,
 			"<figure><svg viewBox=\"0 0 %d %zu\" width=\"%d\" height=\"%zu\" role=\"img\"><title>iterations</title>\n",
-			w + 120, (size_t)bh * n + 40, w + 120, (size_t)bh * n + 40);
+			w + 220, (size_t)bh * n + 40, w + 220, (size_t)bh * n + 40);
 		json_array_foreach(its, k, it)
 		{
 			double t = jnum(it, "time_ps"), c = fmin(jnum(it, "compute_ps"), t), e = jnum(it, "exposed_ps");
@@ -625,10 +625,18 @@ static void section_jobs(FILE *f, const json_t *doc, const char *name, int idx)
 			fprintf(f,
 				"<rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%d\" fill=\"%s\"><title>exposed communication %.3f ms</title></rect>\n",
 				100 + c * sc, y, fmax(0, e) * sc, bh - 4, line_colours[1], e / 1e9);
+			/* all its communication, hidden behind compute or not: a
+			 * thin bar along the bottom of the row */
+			double cm = fmax(0, jnum(it, "comm_ps"));
+			fprintf(f,
+				"<rect x=\"100\" y=\"%.0f\" width=\"%.1f\" height=\"3\" fill=\"%s\" class=\"comm\"><title>"
+				"communication %.3f ms (%.3f ms of it hidden behind compute)</title></rect>\n",
+				y + bh - 4, cm * sc, line_colours[2], cm / 1e9, fmax(0, cm - e) / 1e9);
 		}
 		fprintf(f,
-			"<text x=\"100\" y=\"%zu\" class=\"tick\">compute (blue), exposed communication (vermilion); the "
-			"longest iteration %.3f ms</text></svg><figcaption>step timeline</figcaption></figure></section>\n",
+			"<text x=\"100\" y=\"%zu\" class=\"tick\">compute (blue), exposed communication (vermilion), all "
+			"communication (green line); the longest iteration %.3f ms</text></svg><figcaption>step "
+			"timeline</figcaption></figure></section>\n",
 			(size_t)bh * n + 30, tmax / 1e9);
 	}
 }

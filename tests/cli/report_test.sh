@@ -23,7 +23,7 @@ R=$tmp/r.html
 for want in 'id="documents"' 'id="suspects"' 'id="busbw"' 'id="sim-1"' 'id="matrix-4"' 'class="job"' \
 	'link leaf0 &lt;-&gt; server1.nic3' 'href="#matrix-4"' 'sender (rows), receiver (columns)' 'GB/s</text>' \
 	'the busiest queues over time' 'flow completion times' 'PAUSE frames sent, ECN marks and drops per interval' \
-	'FCT slowdown' 'class="topo"' 'utilisation (the busier direction)'; do
+	'FCT slowdown' 'class="topo"' 'utilisation (the busier direction)' 'class="comm"><title>communication'; do
 	has "$R" "$want" && ok "has $want" || bad "report lacks $want"
 done
 # the topology: of all the links drawn, only the loose cable lost frames
