@@ -32,6 +32,7 @@ static const char *usage_main =
 	"  diagnose RESULT.json...  name the suspect node, link or port from result documents\n"
 	"  probe                 collectives on the real network over TCP (--local N: on this machine)\n"
 	"  report                one HTML page from result documents (pictures, suspects)\n"
+	"  plan                  design the fabric for N GPUs and write its scenario\n"
 	"\n"
 	"options:\n"
 	"  -h, --help            show this help\n"
@@ -198,6 +199,8 @@ int main(int argc, char **argv)
 		return cmd_probe(argc - 1, argv + 1);
 	if (!strcmp(cmd, "report"))
 		return cmd_report(argc - 1, argv + 1);
+	if (!strcmp(cmd, "plan"))
+		return cmd_plan(argc - 1, argv + 1);
 	fprintf(stderr, "fabscope: unknown command '%s'\n\n%s", cmd, usage_main);
 	return FAB_EXIT_USAGE;
 }

@@ -27,6 +27,7 @@
 #include "../src/out/probe_out.h"
 #include "../src/out/report.h"
 #include "../src/probe/probe.h"
+#include "../src/topo/plan.h"
 
 #define FABSCOPE_VERSION "0.1.0"
 

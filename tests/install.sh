@@ -46,7 +46,7 @@ if cc -o "$tmp/ts" "$tmp/t.c" $(pkg-config --cflags fabscope) "$P/lib/libfabscop
 else
 	bad "pkg-config-static: $(head -5 "$tmp/cc.log")"
 fi
-for m in fabscope fabscope-sim fabscope-coll fabscope-matrix fabscope-diagnose fabscope-probe; do
+for m in fabscope fabscope-sim fabscope-coll fabscope-matrix fabscope-diagnose fabscope-probe fabscope-report fabscope-plan; do
 	grep -q '^\.TH ' "$P/share/man/man1/$m.1" 2>/dev/null || { bad "man page $m"; continue; }
 	ok "man-$m"
 done
@@ -54,8 +54,10 @@ grep -q -- '--minbytes' "$P/share/man/man1/fabscope-coll.1" && ok man-from-help 
 if command -v bash >/dev/null; then
 	got=$(PATH="$P/bin:$PATH" bash -c ". '$P/share/bash-completion/completions/fabscope'
 		COMP_WORDS=(fabscope co); COMP_CWORD=1; _fabscope; echo \${COMPREPLY[*]}
+		COMP_WORDS=(fabscope pl); COMP_CWORD=1; _fabscope; echo \${COMPREPLY[*]}
 		COMP_WORDS=(fabscope coll --algo-c); COMP_CWORD=2; _fabscope; echo \${COMPREPLY[*]}")
-	[ "$(echo "$got" | head -1)" = coll ] && [ "$(echo "$got" | tail -1)" = --algo-column ] && ok bash-completion ||
+	[ "$(echo "$got" | head -1)" = coll ] && [ "$(echo "$got" | sed -n 2p)" = plan ] &&
+		[ "$(echo "$got" | tail -1)" = --algo-column ] && ok bash-completion ||
 		bad "bash-completion: $got"
 fi
 echo "install: $pass passed, $fail failed"

@@ -1,9 +1,11 @@
-# bash completion for fabscope: commands, then each command's options as
-# its own --help lists them (so they never go stale), then files.
+# bash completion for fabscope: the commands fabscope --help lists, then
+# each command's options as its own --help lists them (so they never go stale), then files.
 _fabscope() {
 	local cur=${COMP_WORDS[COMP_CWORD]} cmd=${COMP_WORDS[1]}
 	if [ "$COMP_CWORD" -eq 1 ]; then
-		COMPREPLY=($(compgen -W "sim coll matrix diagnose probe --help --version" -- "$cur"))
+		local cmds
+		cmds=$("${COMP_WORDS[0]}" --help 2>/dev/null | awk '/^commands:/ { on = 1; next } /^$/ { on = 0 } on { print $1 }')
+		COMPREPLY=($(compgen -W "$cmds --help --version" -- "$cur"))
 		return
 	fi
 	case "$cur" in

@@ -18,13 +18,13 @@ page() { # page NAME TITLE HELP-FILE
 		# columns stay aligned)
 		sed '1d' "$3" | sed 's/\\/\\\\/g; s/^\./\\\&./; s/^'"'"'/\\\&'"'"'/'
 		printf '.fi\n.SH SEE ALSO\n'
-		printf '%s\n' "fabscope(1), fabscope-sim(1), fabscope-coll(1), fabscope-matrix(1), fabscope-diagnose(1), fabscope-probe(1)"
+		printf '%s\n' "fabscope(1), fabscope-sim(1), fabscope-coll(1), fabscope-matrix(1), fabscope-diagnose(1), fabscope-probe(1), fabscope-report(1), fabscope-plan(1)"
 	} >"$out/$1.1"
 }
 tmp=$(mktemp)
 "$F" --help >"$tmp"
 page fabscope "design, run, break, measure and diagnose the network of an AI training cluster" "$tmp"
-for c in sim coll matrix diagnose probe; do
+for c in sim coll matrix diagnose probe report plan; do
 	"$F" $c --help >"$tmp"
 	case $c in
 	sim) t="simulate a scenario packet by packet, or flow by flow" ;;
@@ -32,6 +32,8 @@ for c in sim coll matrix diagnose probe; do
 	matrix) t="every NIC pair's latency and bandwidth, in simulation" ;;
 	diagnose) t="name the suspect link, NIC, port or path in result documents" ;;
 	probe) t="collectives, latency, bandwidth and the all-pairs matrix on a real network" ;;
+	report) t="one self-contained HTML page from result documents" ;;
+	plan) t="design the fabric for a number of GPUs and write its scenario" ;;
 	esac
 	page "fabscope-$c" "$t" "$tmp"
 done
