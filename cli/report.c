@@ -28,20 +28,17 @@ static const char *usage_report = "usage: fabscope report RESULT.json... [-o rep
 				  "\n"
 				  "exit status: 0 ok, 2 usage, 3 bad document, 4 I/O error\n";
 
+/* the page, made whole in memory first: nothing is written when it fails */
 struct page {
-	json_t **docs;
-	const char **names;
-	const char *only; /* --section */
-	int n, rc;
-	struct fab_err err;
+	char *text;
+	size_t len;
 };
 
 static int w_page(FILE *f, void *ctx, int arg)
 {
 	(void)arg;
-	struct page *p = ctx;
-	p->rc = fab_report_write(f, p->docs, p->names, p->n, p->only, &p->err);
-	return p->rc != 0;
+	const struct page *p = ctx;
+	return fwrite(p->text, 1, p->len, f) != p->len;
 }
 
 int cmd_report(int argc, char **argv)
@@ -72,40 +69,33 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "fabscope: report needs at least one result document\n%s", usage_report);
 		return FAB_EXIT_USAGE;
 	}
-	struct page p = {calloc((size_t)n, sizeof *p.docs), (const char **)(argv + optind), only, n, 0, {0}};
+	json_t **docs = fab_xcalloc((size_t)n, sizeof *docs);
 	int loaded = 0;
 	for (; loaded < n && !rc; loaded++)
-		if (!(p.docs[loaded] = cli_load_doc(argv[optind + loaded], &rc)))
+		if (!(docs[loaded] = cli_load_doc(argv[optind + loaded], &rc)))
 			break;
-	if (!rc && only) {
-		/* a section the page lacks: said once, and nothing written */
-		char *buf = NULL;
-		size_t len = 0;
-		FILE *m = open_memstream(&buf, &len);
-		if (m && w_page(m, &p, 0)) {
-			fprintf(stderr, "fabscope: %s\n", p.err.msg);
-			rc = fab_err_exit_code(p.rc);
-		}
-		if (m)
-			fclose(m);
-		free(buf);
-	}
+	struct page p = {NULL, 0};
 	if (!rc) {
-		if (out) {
-			struct out_spec spec = {"", w_page, 0};
-			rc = write_out_file(out, &spec, &p);
-		} else {
-			w_page(stdout, &p, 0);
-			if (fflush(stdout))
-				rc = FAB_EXIT_IO;
-		}
-		if (p.rc) {
-			fprintf(stderr, "fabscope: %s\n", p.err.msg);
-			rc = fab_err_exit_code(p.rc);
+		struct fab_err err = {0};
+		FILE *m = open_memstream(&p.text, &p.len);
+		int r = m ? fab_report_write(m, docs, (const char *const *)(argv + optind), n, only, &err)
+			  : fab_err_set(&err, FAB_EIO, "report: out of memory");
+		if (m && fclose(m) && !r)
+			r = fab_err_set(&err, FAB_EIO, "report: out of memory");
+		if (r) {
+			fprintf(stderr, "fabscope: %s\n", err.msg);
+			rc = fab_err_exit_code(r);
 		}
 	}
+	if (!rc && out) {
+		struct out_spec spec = {"", w_page, 0};
+		rc = write_out_file(out, &spec, &p);
+	} else if (!rc && (w_page(stdout, &p, 0) || fflush(stdout))) {
+		rc = FAB_EXIT_IO;
+	}
+	free(p.text);
 	for (int i = 0; i < n; i++)
-		json_decref(p.docs[i]);
-	free(p.docs);
+		json_decref(docs[i]);
+	free(docs);
 	return rc;
 }

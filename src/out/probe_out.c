@@ -100,7 +100,8 @@ void fab_probe_bw_interval(FILE *f, json_t *doc, uint32_t peer, double from_s, d
 	if (!iv) {
 		/* iperf3's interval report */
 		fprintf(f, "[ ID] Interval           Transfer     Bitrate\n");
-		json_object_set_new(sec, "intervals", iv = json_array());
+		if (sec) /* (set_new frees what it cannot place) */
+			json_object_set_new(sec, "intervals", iv = json_array());
 	}
 	double bps = to_s > from_s ? bytes * 8 / (to_s - from_s) : 0;
 	bool g = bytes >= 1024.0 * 1024 * 1024, gb = bps >= 1e9;

@@ -324,9 +324,22 @@ static void slowdown_chart(FILE *f, const json_t *sd)
 
 struct tnode {
 	const char *name;
-	int level; /* 0: NICs, then hops away from them */
-	int slot;  /* order within its level */
+	int level;       /* 0: NICs, then hops away from them */
+	int slot;        /* order within its level */
+	double max_rate; /* of its ports, bit/s */
 };
+
+/* the suspect (its index) that names the link between a and b, or -1 */
+static int link_suspect(const struct fab_diagnosis *d, const char *a, const char *b)
+{
+	char t1[200], t2[200];
+	snprintf(t1, sizeof t1, "link %s <-> %s", a, b);
+	snprintf(t2, sizeof t2, "link %s <-> %s", b, a);
+	for (int k = 0; k < d->n; k++)
+		if (!strcmp(d->s[k].kind, "link") && (!strcmp(d->s[k].target, t1) || !strcmp(d->s[k].target, t2)))
+			return k;
+	return -1;
+}
 
 static int tnode_find(struct tnode *v, int n, const char *name)
 {
@@ -356,10 +369,12 @@ static void topology_map(FILE *f, const json_t *ports, const struct fab_diagnosi
 			int k = tnode_find(v, nv, ends[e]);
 			if (k < 0 && nv < TOPO_MAX_NODES) {
 				k = nv++;
-				v[k] = (struct tnode){ends[e], strstr(ends[e], ".nic") ? 0 : -1, 0};
+				v[k] = (struct tnode){ends[e], strstr(ends[e], ".nic") ? 0 : -1, 0, 0};
 			}
 			*ix[e] = k;
 		}
+		if (a[i] >= 0)
+			v[a[i]].max_rate = FAB_MAX(v[a[i]].max_rate, jnum(x, "rate_bps"));
 	}
 	if (nv >= TOPO_MAX_NODES) {
 		fputs("<p>Too many nodes to draw the topology; see the ports table.</p>\n", f);
@@ -397,15 +412,12 @@ static void topology_map(FILE *f, const json_t *ports, const struct fab_diagnosi
 		if (a[i] < 0 || b[i] < 0 || v[a[i]].level > v[b[i]].level ||
 		    (v[a[i]].level == v[b[i]].level && a[i] > b[i]))
 			continue;
-		const json_t *p = json_array_get(ports, i), *q = NULL, *y;
-		size_t j;
-		json_array_foreach(ports, j, y) if (!strcmp(jstr(y, "node"), v[b[i]].name) &&
-						    !strcmp(jstr(y, "peer"), v[a[i]].name) &&
-						    jnum(y, "port") == jnum(p, "peer_port"))
-		{
-			q = y;
-			break;
-		}
+		/* q: the same link's port at the other end */
+		const json_t *p = json_array_get(ports, i), *q = NULL;
+		for (size_t j = 0; j < np && !q; j++)
+			if (a[j] == b[i] && b[j] == a[i] &&
+			    jnum(json_array_get(ports, j), "port") == jnum(p, "peer_port"))
+				q = json_array_get(ports, j);
 		double u = jnum(p, "utilization"), uq = q ? jnum(q, "utilization") : 0;
 		double drops = jnum(p, "drops") + (q ? jnum(q, "drops") : 0);
 		double pause = jnum(p, "pause_tx") + (q ? jnum(q, "pause_tx") : 0);
@@ -417,19 +429,9 @@ static void topology_map(FILE *f, const json_t *ports, const struct fab_diagnosi
 		/* a link diagnose names: outlined, with its rank, where this run
 		 * shows it too (lost frames, or slower than its node's other
 		 * links): the diagnosis covers every document given */
-		bool odd = drops + errs > 0;
-		if (!odd) {
-			const json_t *z;
-			size_t h;
-			json_array_foreach(ports, h, z) if (!strcmp(jstr(z, "node"), v[a[i]].name) &&
-							    jnum(z, "rate_bps") > jnum(p, "rate_bps")) odd = true;
-		}
-		for (int k = 0; k < d->n && odd; k++) {
-			char t1[200], t2[200];
-			snprintf(t1, sizeof t1, "link %s <-> %s", v[a[i]].name, v[b[i]].name);
-			snprintf(t2, sizeof t2, "link %s <-> %s", v[b[i]].name, v[a[i]].name);
-			if (strcmp(d->s[k].kind, "link") || (strcmp(d->s[k].target, t1) && strcmp(d->s[k].target, t2)))
-				continue;
+		bool odd = drops + errs > 0 || jnum(p, "rate_bps") < v[a[i]].max_rate;
+		int k = odd ? link_suspect(d, v[a[i]].name, v[b[i]].name) : -1;
+		if (k >= 0) {
 			fprintf(f,
 				"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"suspect-link\"><title>suspect %d: "
 				"",
@@ -437,7 +439,6 @@ static void topology_map(FILE *f, const json_t *ports, const struct fab_diagnosi
 			esc(f, d->s[k].target);
 			fprintf(f, "</title></line><text x=\"%.1f\" y=\"%.1f\" class=\"axis\">suspect %d</text>\n",
 				(x1 + x2) / 2 + 8, (y1 + y2) / 2 + 30, k + 1);
-			break;
 		}
 		fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"%s\"%s>",
 			x1, y1, x2, y2, col, drops + errs > 0 ? "4" : "2",

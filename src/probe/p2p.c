@@ -216,8 +216,8 @@ static bool stream(struct fab_probe *pr, enum fab_probe_test kind, uint32_t peer
 			     batch_ack(pr, peer, tx, rx, pk->best, &theirs, to)))
 			break;
 		total += k;
-		double now = pr_now_s() - t0;
-		per = (now + t0 - tb) / (double)k;
+		double t = pr_now_s(), now = t - t0;
+		per = (t - tb) / (double)k;
 		iv_bytes += (double)bytes * (double)k * dir;
 		if (lead && timed && run->interval && (now - iv_start >= iv * 0.999 || now >= run->duration_s)) {
 			run->interval(run->ctx, peer, iv_start, now, iv_bytes);

@@ -124,14 +124,10 @@ int fab_plan_design(const struct fab_plan_req *r, struct fab_plan *p, struct fab
 	p->servers = ceil_div(r->gpus, r->gpus_per_server);
 	if (r->tiers == 3)
 		return three_tier(r, p, err);
+	/* two tiers where they will do (a failed try leaves p as it was) */
 	struct fab_err e2 = {0};
 	int rc = two_tier(r, p, r->tiers == 2 ? err : &e2);
-	if (!rc || r->tiers == 2)
-		return rc;
-	uint32_t servers = ceil_div(r->gpus, r->gpus_per_server);
-	memset(p, 0, sizeof *p);
-	p->servers = servers;
-	return three_tier(r, p, err);
+	return !rc || r->tiers == 2 ? rc : three_tier(r, p, err);
 }
 
 void fab_plan_write_yaml(FILE *f, const struct fab_plan_req *r, const struct fab_plan *p)

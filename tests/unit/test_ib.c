@@ -14,10 +14,6 @@
 #define LINE 400e9
 #define IB_FRAME 26 /* LRH 8 + BTH 12 + ICRC 4 + VCRC 2 */
 
-#define ONE_LEAF(n)                                                                                                    \
-	"topology: {leaves: 1, servers_per_leaf: " #n ", gpus_per_server: 1, "                                         \
-	"nics_per_server: 1, spines: 1, links_per_spine: 1}\n"
-
 static void test_ib_framing(void **state)
 {
 	(void)state;

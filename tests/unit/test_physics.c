@@ -13,10 +13,6 @@
 #define EFF(mtu) ((double)(mtu) / ((mtu) + ROCE_WIRE))
 
 /* one leaf, n single-NIC servers */
-#define ONE_LEAF(n)                                                                                                    \
-	"topology: {leaves: 1, servers_per_leaf: " #n ", gpus_per_server: 1, "                                         \
-	"nics_per_server: 1, spines: 1, links_per_spine: 1}\n"
-
 static const char *single_flow_yaml = ONE_LEAF(2) "traffic:\n"
 						  "  flows:\n"
 						  "    - {src: 0, dst: 1, bytes: 1GiB}\n";

@@ -18,10 +18,6 @@
 #define TCP_FRAME 70 /* Ethernet 14 + IPv4 20 + TCP 20 + timestamps 12 + FCS 4 */
 #define TCP_EFF(mss) ((double)(mss) / ((mss) + TCP_FRAME + 20))
 
-#define ONE_LEAF(n)                                                                                                    \
-	"topology: {leaves: 1, servers_per_leaf: " #n ", gpus_per_server: 1, "                                         \
-	"nics_per_server: 1, spines: 1, links_per_spine: 1}\n"
-
 static void test_tcp_framing(void **state)
 {
 	(void)state;

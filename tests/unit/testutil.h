@@ -24,6 +24,11 @@
 #define ROCE_FRAME 62
 #define ROCE_WIRE (ROCE_FRAME + 20)
 
+/* n servers of one GPU and one NIC under a single leaf */
+#define ONE_LEAF(n)                                                                                                    \
+	"topology: {leaves: 1, servers_per_leaf: " #n ", gpus_per_server: 1, "                                         \
+	"nics_per_server: 1, spines: 1, links_per_spine: 1}\n"
+
 struct trun {
 	struct fab_config *cfg;
 	struct fab_run *run;
