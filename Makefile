@@ -127,7 +127,7 @@ MANDIR ?= $(PREFIX)/share/man
 PIC_OBJ := $(patsubst %.c,$(BUILD)/pic/%.o,$(LIB_SRC)) $(BUILD)/pic/gen/default_scenario.o
 SOLIB   := $(BUILD)/libfabscope.so
 # the public header and the headers it includes, installed with their layout
-PUB_H   := include/fabscope.h src/analysis/diagnose.h src/base/base.h src/coll/coll.h src/out/nccl_table.h src/out/report.h src/topo/plan.h \
+PUB_H   := include/fabscope.h src/analysis/diagnose.h src/base/base.h src/coll/coll.h src/out/nccl_table.h src/out/report.h src/topo/plan.h src/grid/grid.h \
 	   src/out/probe_out.h src/probe/probe.h
 
 $(BUILD)/pic/%.o: %.c

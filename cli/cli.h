@@ -102,5 +102,6 @@ int cmd_diagnose(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
 
 #endif

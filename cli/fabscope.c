@@ -33,6 +33,7 @@ static const char *usage_main =
 	"  probe                 collectives on the real network over TCP (--local N: on this machine)\n"
 	"  report                one HTML page from result documents (pictures, suspects)\n"
 	"  plan                  design the fabric for N GPUs and write its scenario\n"
+	"  sweep GRID.yaml       every point of a design space (-j N, mpirun, Slurm), one table\n"
 	"\n"
 	"options:\n"
 	"  -h, --help            show this help\n"
@@ -201,6 +202,8 @@ int main(int argc, char **argv)
 		return cmd_report(argc - 1, argv + 1);
 	if (!strcmp(cmd, "plan"))
 		return cmd_plan(argc - 1, argv + 1);
+	if (!strcmp(cmd, "sweep"))
+		return cmd_sweep(argc - 1, argv + 1);
 	fprintf(stderr, "fabscope: unknown command '%s'\n\n%s", cmd, usage_main);
 	return FAB_EXIT_USAGE;
 }

@@ -23,6 +23,7 @@
 #include "../src/analysis/diagnose.h"
 #include "../src/base/base.h"
 #include "../src/coll/coll.h"
+#include "../src/grid/grid.h"
 #include "../src/out/nccl_table.h"
 #include "../src/out/probe_out.h"
 #include "../src/out/report.h"

@@ -13,7 +13,7 @@ rank() {
 	packet | flow) echo 3 ;;
 	work) echo 4 ;;
 	scenario) echo 5 ;;
-	out) echo 6 ;;
+	out | grid) echo 6 ;;
 	facade) echo 7 ;;
 	*) echo 99 ;;
 	esac

@@ -48,7 +48,7 @@ def schema(name):
     return jsonschema.Draft202012Validator(s)
 
 
-RESULT, PROBE, DIAG = schema("result"), schema("probe"), schema("diagnosis")
+RESULT, PROBE, DIAG, SWEEP = schema("result"), schema("probe"), schema("diagnosis"), schema("sweep")
 
 
 def errors(validator, doc):
@@ -124,6 +124,18 @@ for name, doc in (("matrix", docs.get("matrix-autoneg-downgrade")), ("probe", pr
         json.dump(doc, f)
     check("diagnosis " + name, DIAG, run("diagnose-" + name, ["diagnose", path, "--format", "json"], want_rc=(0, 1)))
 
+# a sweep's merged table, one point failed (more GPUs than the cluster has);
+# its points' documents are result documents
+grid = os.path.join(tmp, "grid.yaml")
+with open(grid, "w") as f:
+    f.write("scenario: %s\ncommand: coll\nset: {collective.min_bytes: 1MiB, collective.max_bytes: 1MiB}\n"
+            "vary:\n  collective.gpus: [16, 128]\nseeds: 2\n" % os.path.join(X, "oversubscription", "scenario.yaml"))
+sweep = run("sweep", ["sweep", grid, "-q", "-o", os.path.join(tmp, "sw")], want_rc=(1,),
+            path=os.path.join(tmp, "sw", "sweep.json"))
+check("sweep", SWEEP, sweep)
+if sweep:
+    check("sweep point", RESULT, json.load(open(os.path.join(tmp, "sw", "points", sweep["points"][0]["id"] + ".json"))))
+
 
 # the schemas refuse what they must
 def refused(name, validator, doc, change):
@@ -147,6 +159,8 @@ refused("a flow without its id", RESULT, docs.get("sim-series"), lambda d: d["fl
 refused("a probe with no test", PROBE, probes.get("bw"), lambda d: d.pop("bandwidth"))
 refused("a probe row's bandwidth as text", PROBE, probes.get("bw"),
         lambda d: d["bandwidth"]["rows"][0].__setitem__("GBps", "fast"))
+refused("a sweep point's unknown status", SWEEP, sweep, lambda d: d["points"][0].__setitem__("status", "fine"))
+refused("a sweep without its summary", SWEEP, sweep, lambda d: d.pop("summary"))
 refused("an unknown suspect kind", DIAG, {"schema": "fabscope.diagnosis/1", "documents": 1, "healthy": False,
                                            "suspects": [{"rank": 1, "kind": "gremlin", "target": "x", "score": 1,
                                                          "evidence": []}]}, lambda d: None)

@@ -1,0 +1,86 @@
+/*
+ * grid.h - a design space: a base scenario, the keys to vary and their
+ * values, seeds; the points it spans (every combination), each with an id
+ * that names what it computes; the plan that carries them between processes
+ * and machines (JSON); and the merged table of the points' result documents
+ * with the swept keys as columns.
+ *
+ * Running the points is the caller's (fabscope sweep: processes, MPI ranks,
+ * Slurm array tasks); this file only says what each point is and what the
+ * results say together.
+ */
+#ifndef FAB_GRID_H
+#define FAB_GRID_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "../base/base.h"
+
+#define FAB_GRID_MAX_POINTS 1000000
+#define FAB_GRID_MAX_KEYS 32
+#define FAB_GRID_ID_LEN 16 /* hex digits */
+
+enum fab_grid_cmd { FAB_GRID_SIM, FAB_GRID_COLL, FAB_GRID_MATRIX };
+
+struct fab_grid_pos {
+	unsigned line, col; /* in the grid file; 0: none (from a plan) */
+};
+
+struct fab_grid_point {
+	uint32_t *vi; /* [nkeys]: the index of each key's value */
+	uint64_t seed;
+	char id[FAB_GRID_ID_LEN + 1];
+};
+
+struct fab_grid {
+	char *origin;   /* the grid file, or the plan's */
+	int command;    /* enum fab_grid_cmd */
+	char *scenario; /* the base scenario's absolute path; NULL: the built-in one */
+	char **fixed;   /* "key=value" for every point */
+	size_t nfixed;
+	char **keys; /* the swept keys */
+	size_t nkeys;
+	char ***vals; /* [key][value] */
+	size_t *nvals;
+	struct fab_grid_pos **vpos; /* [key][value]: where it was written */
+	bool seeded;                /* seeds given: run.seed set per point */
+	char **fname, **fpath;      /* result columns: a name, a path into the document */
+	size_t nfields;
+	bool default_fields; /* fields not given: a default field no point has is left out */
+	struct fab_grid_point *pt;
+	size_t npts;
+};
+
+/* GRID.yaml (see doc/sweep.md): NULL and err (file:line:column) on bad
+ * input.  salt goes into every point's id (the program's version: a newer
+ * build does not reuse an older one's results). */
+struct fab_grid *fab_grid_load(const char *path, const char *salt, struct fab_err *err);
+void fab_grid_free(struct fab_grid *g);
+const char *fab_grid_cmd_name(int command);
+
+/* point i's scenario overrides: the fixed ones, the swept ones, run.seed;
+ * *n of them, pointers into g and buf (freed with fab_grid_sets_free) */
+char **fab_grid_sets(const struct fab_grid *g, size_t i, size_t *n);
+void fab_grid_sets_free(char **sets, size_t n);
+
+/* The plan: everything a process needs to run any point of the grid (and
+ * to merge), without the grid file.  fab_grid_from_plan checks it as
+ * hostile input. */
+json_t *fab_grid_plan_json(const struct fab_grid *g);
+struct fab_grid *fab_grid_from_plan(const json_t *plan, const char *origin, struct fab_err *err);
+
+/* The merged table: docs[i] point i's result document, or NULL with
+ * errors[i] its failure (NULL: not run).  Swept keys, seed, status and the
+ * fields, in grid order. */
+json_t *fab_grid_merge(const struct fab_grid *g, json_t *const *docs, const char *const *errors);
+/* the merged table as CSV (one header row, one row per point), or aligned
+ * text */
+int fab_grid_write_csv(FILE *f, const json_t *merged);
+int fab_grid_write_text(FILE *f, const json_t *merged);
+
+/* a value in a document by path: "summary.drops", "collective.rows[-1].time_us"
+ * (a negative index counts from the end); NULL when absent */
+json_t *fab_json_path(json_t *doc, const char *path);
+
+#endif
