@@ -220,4 +220,4 @@ format:
 clean:
 	rm -rf build build-asan build-fuzz
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(PIC_OBJ:.o=.d)

@@ -94,6 +94,11 @@ struct fab_config *cli_load(const struct cli_common *cm, int argc, char **argv, 
  * diagnose checks it; NULL after a message, *rc the exit status */
 json_t *cli_load_doc(const char *path, int *rc);
 
+/* a scenario (NULL: the built-in one) with sets, run as sim, coll or
+ * matrix (enum fab_grid_cmd), quietly: its result document, or NULL and
+ * err */
+json_t *run_doc(int command, const char *scenario, const char *const *sets, size_t n, struct fab_err *err);
+
 /* the commands */
 int cmd_sim(int argc, char **argv);
 int cmd_coll(int argc, char **argv);

@@ -191,3 +191,31 @@ struct fab_config *cli_load(const struct cli_common *cm, int argc, char **argv, 
 	}
 	return cfg;
 }
+
+json_t *run_doc(int command, const char *scenario, const char *const *sets, size_t n, struct fab_err *err)
+{
+	struct fab_config *c = fab_config_load(scenario, sets, n, err);
+	json_t *doc = NULL;
+	if (!c)
+		return NULL;
+	if (command == FAB_GRID_SIM) {
+		struct fab_run *r = fab_run_new(c, err);
+		if (r && fab_run_exec(r, NULL, NULL))
+			fab_err_set(err, FAB_EINTERNAL, "the run failed");
+		else if (r)
+			doc = fab_run_json(r);
+		fab_run_free(r);
+	} else if (command == FAB_GRID_COLL) {
+		struct fab_coll_run *r = fab_coll_run_new(c, false, err);
+		if (r && !fab_coll_run_exec(r, NULL, NULL, err))
+			doc = fab_coll_run_json(r);
+		fab_coll_run_free(r);
+	} else {
+		struct fab_matrix_run *r = fab_matrix_run_new(c, err);
+		if (r && !fab_matrix_run_exec(r, NULL, NULL, err))
+			doc = fab_matrix_run_json(r);
+		fab_matrix_run_free(r);
+	}
+	fab_config_free(c);
+	return doc;
+}

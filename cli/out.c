@@ -22,7 +22,7 @@
 
 #include "cli.h"
 
-#define MAX_FILES 8
+#define MAX_FILES 160 /* plan --compare: 3 + 2 a design, 64 designs */
 #define MANIFEST ".fabscope-files"
 
 /* what a signal handler removes: plain arrays, no allocation */
@@ -140,11 +140,13 @@ static bool plain_name(const char *s)
 
 static int write_files(const char *dir, const struct out_spec *specs, size_t n, void *ctx, bool manifest)
 {
-	struct out_file files[MAX_FILES + 1];
-	struct out_spec all[MAX_FILES + 1];
-	char names[2048] = "";
-	if (n > MAX_FILES)
+	if (n > MAX_FILES) {
+		fprintf(stderr, "fabscope: %zu files are more than %d into one directory\n", n, MAX_FILES);
 		return FAB_EXIT_INTERNAL;
+	}
+	struct out_file *files = fab_xcalloc(MAX_FILES + 1, sizeof *files);
+	struct out_spec all[MAX_FILES + 1];
+	char names[8192] = "";
 	memcpy(all, specs, n * sizeof *specs);
 	sweep_stale(dir, manifest ? NULL : specs[0].name);
 	/* the manifest goes last, after the files it names */
@@ -186,6 +188,7 @@ static int write_files(const char *dir, const struct out_spec *specs, size_t n, 
 			unlink(files[i].tmp);
 	}
 	guard(false);
+	free(files);
 	if (!ok) {
 		fprintf(stderr, "fabscope: could not write the results into %s\n", dir);
 		return FAB_EXIT_IO;

@@ -113,30 +113,8 @@ static json_t *run_point(const struct fab_grid *g, size_t i, struct fab_err *err
 {
 	size_t n;
 	char **sets = fab_grid_sets(g, i, &n);
-	struct fab_config *c = fab_config_load(g->scenario, (const char *const *)sets, n, err);
+	json_t *doc = run_doc(g->command, g->scenario, (const char *const *)sets, n, err);
 	fab_grid_sets_free(sets, n);
-	json_t *doc = NULL;
-	if (!c)
-		return NULL;
-	if (g->command == FAB_GRID_SIM) {
-		struct fab_run *r = fab_run_new(c, err);
-		if (r && fab_run_exec(r, NULL, NULL))
-			fab_err_set(err, FAB_EINTERNAL, "the run failed");
-		else if (r)
-			doc = fab_run_json(r);
-		fab_run_free(r);
-	} else if (g->command == FAB_GRID_COLL) {
-		struct fab_coll_run *r = fab_coll_run_new(c, false, err);
-		if (r && !fab_coll_run_exec(r, NULL, NULL, err))
-			doc = fab_coll_run_json(r);
-		fab_coll_run_free(r);
-	} else {
-		struct fab_matrix_run *r = fab_matrix_run_new(c, err);
-		if (r && !fab_matrix_run_exec(r, NULL, NULL, err))
-			doc = fab_matrix_run_json(r);
-		fab_matrix_run_free(r);
-	}
-	fab_config_free(c);
 	return doc;
 }
 

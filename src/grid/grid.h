@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "../base/base.h"
+#include "../topo/plan.h"
 
 #define FAB_GRID_MAX_POINTS 1000000
 #define FAB_GRID_MAX_KEYS 32
@@ -82,5 +83,39 @@ int fab_grid_write_text(FILE *f, const json_t *merged);
 /* a value in a document by path: "summary.drops", "collective.rows[-1].time_us"
  * (a negative index counts from the end); NULL when absent */
 json_t *fab_json_path(json_t *doc, const char *path);
+
+/* ---- plan --compare: designs side by side on one workload ---- */
+
+#define FAB_COMPARE_MAX 64
+
+struct fab_compare_design {
+	char *name;
+	struct fab_plan_req req; /* the cluster's options, then the design's own */
+	struct fab_plan plan;
+};
+
+struct fab_compare {
+	char *origin;
+	struct fab_plan_prices prices;
+	struct fab_compare_design *d;
+	size_t n;
+	int command;    /* FAB_GRID_COLL or FAB_GRID_SIM: what runs on each design */
+	char *scenario; /* the workload's base scenario (absolute), NULL: the built-in one */
+	char **sets;    /* the workload's overrides, after the design's topology */
+	size_t nsets;
+};
+
+/* COMPARE.yaml (doc/plan.md): the cluster, the designs, prices, the
+ * workload; every design planned (a design that cannot be built is an
+ * error at its place). */
+struct fab_compare *fab_compare_load(const char *path, struct fab_err *err);
+void fab_compare_free(struct fab_compare *c);
+/* design i's scenario overrides: its topology, then the workload's */
+char **fab_compare_sets(const struct fab_compare *c, size_t i, size_t *n);
+/* the table: per design its plan (cost, power, switches, failure) and,
+ * from docs[i] (NULL: errors[i]), busbw (coll) or step time (sim) */
+json_t *fab_compare_json(const struct fab_compare *c, json_t *const *docs, const char *const *errors);
+int fab_compare_write_text(FILE *f, const json_t *cmp);
+int fab_compare_write_csv(FILE *f, const json_t *cmp);
 
 #endif

@@ -727,6 +727,18 @@ static void section_matrix(FILE *f, const json_t *doc, const char *name, int idx
 }
 
 /* the page, whole */
+static void page_head(FILE *f)
+{
+	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>fabscope report</title>\n"
+	      "<style>body{font-family:sans-serif;margin:2em;max-width:1100px;color:#222}"
+	      "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #bbb;padding:2px 8px;text-align:right}"
+	      "th{background:#eee}.plot{fill:#fff;stroke:#888}.grid{stroke:#e4e4e4}.tick{font-size:11px;fill:#333}"
+	      ".axis{font-size:13px;fill:#111}.suspect{fill:none;stroke:#000;stroke-width:2}"
+	      ".ok{color:#006e3c}.node{fill:#333}.pause{fill:#D55E00}.suspect-link{stroke:#000;stroke-width:9;stroke-opacity:.35}.ecn{fill:#CC79A7}figure{margin:1em 0}figcaption{font-size:12px;color:#555}</style></head><body>\n"
+	      "<h1>fabscope report</h1>\n",
+	      f);
+}
+
 static int report_page(FILE *f, json_t *const *docs, const char *const *names, int ndocs, struct fab_err *err)
 {
 	for (int i = 0; i < ndocs; i++)
@@ -737,14 +749,7 @@ static int report_page(FILE *f, json_t *const *docs, const char *const *names, i
 	fab_diag_defaults(&p);
 	if (fab_diagnose(docs, ndocs, NULL, &p, &d, err))
 		return FAB_EINVAL;
-	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>fabscope report</title>\n"
-	      "<style>body{font-family:sans-serif;margin:2em;max-width:1100px;color:#222}"
-	      "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #bbb;padding:2px 8px;text-align:right}"
-	      "th{background:#eee}.plot{fill:#fff;stroke:#888}.grid{stroke:#e4e4e4}.tick{font-size:11px;fill:#333}"
-	      ".axis{font-size:13px;fill:#111}.suspect{fill:none;stroke:#000;stroke-width:2}"
-	      ".ok{color:#006e3c}.node{fill:#333}.pause{fill:#D55E00}.suspect-link{stroke:#000;stroke-width:9;stroke-opacity:.35}.ecn{fill:#CC79A7}figure{margin:1em 0}figcaption{font-size:12px;color:#555}</style></head><body>\n"
-	      "<h1>fabscope report</h1>\n",
-	      f);
+	page_head(f);
 	section_documents(f, docs, names, ndocs);
 	section_suspects(f, docs, ndocs, &d);
 	section_busbw(f, docs, names, ndocs);
@@ -796,4 +801,82 @@ int fab_report_write(FILE *f, json_t *const *docs, const char *const *names, int
 	}
 	free(buf);
 	return rc;
+}
+
+/* ---- plan --compare ---- */
+
+/* horizontal bars, one per design */
+static void bars(FILE *f, const char *title, const char *unit, const json_t *ds, const char *key, double div)
+{
+	size_t n = json_array_size(ds), i;
+	double top = 0;
+	json_t *d;
+	json_array_foreach(ds, i, d) top = fmax(top, json_number_value(json_object_get(d, key)) / div);
+	if (!(top > 0))
+		return;
+	int h = 24 * (int)n + 30;
+	fprintf(f, "<figure><svg class=\"chart\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\"><title>",
+		CW, h, CW, h);
+	esc(f, title);
+	fputs("</title>\n", f);
+	json_array_foreach(ds, i, d)
+	{
+		json_t *v = json_object_get(d, key);
+		double x = json_number_value(v) / div, w = v ? x / top * (CW - 260) : 0;
+		fprintf(f, "<text x=\"150\" y=\"%zu\" class=\"tick\" text-anchor=\"end\">", 24 * i + 20);
+		esc(f, jstr(d, "name"));
+		fprintf(f, "</text><rect x=\"160\" y=\"%zu\" width=\"%.1f\" height=\"16\" fill=\"%s\"><title>",
+			24 * i + 7, w, line_colours[i % 8]);
+		esc(f, jstr(d, "name"));
+		if (v)
+			fprintf(f, ": %.4g %s</title></rect><text x=\"%.1f\" y=\"%zu\" class=\"tick\">%.4g</text>\n", x,
+				unit, 166 + w, 24 * i + 20, x);
+		else
+			fprintf(f, ": no result</title></rect><text x=\"166\" y=\"%zu\" class=\"tick\">-</text>\n",
+				24 * i + 20);
+	}
+	fputs("</svg><figcaption>", f);
+	esc(f, title);
+	fputs("</figcaption></figure>\n", f);
+}
+
+int fab_report_compare(FILE *f, const json_t *cmp)
+{
+	json_t *ds = json_object_get(cmp, "designs"), *d;
+	bool coll = !strcmp(jstr(cmp, "workload"), "coll");
+	size_t i;
+	page_head(f);
+	fputs("<section id=\"plan-compare\"><h2>Designs compared</h2>\n<table><tr><th>design</th><th>tiers</th>"
+	      "<th>switches</th><th>transceivers</th><th>oversubscription</th><th>bisection (Tbps)</th>"
+	      "<th>cost (USD)</th><th>power (kW)</th><th>USD a GPU</th>",
+	      f);
+	fprintf(f, "<th>%s</th></tr>\n", coll ? "busbw (GB/s)" : "step (ms)");
+	json_array_foreach(ds, i, d)
+	{
+		double gpus = jnum(json_object_get(d, "plan"), "gpus");
+		json_t *m = json_object_get(d, coll ? "busbw_GBps" : "step_ms");
+		fputs("<tr><td>", f);
+		esc(f, jstr(d, "name"));
+		fprintf(f,
+			"</td><td>%lld</td><td>%lld</td><td>%lld</td><td>%.3g:1</td><td>%.4g</td><td>%.0f</td><td>%.1f</td>"
+			"<td>%.0f</td><td>",
+			(long long)json_integer_value(json_object_get(d, "tiers")),
+			(long long)json_integer_value(json_object_get(d, "switches")),
+			(long long)json_integer_value(json_object_get(d, "transceivers")), jnum(d, "oversubscription"),
+			jnum(d, "bisection_bps") / 1e12, jnum(d, "usd"), jnum(d, "watts") / 1e3, jnum(d, "usd") / gpus);
+		if (m)
+			fprintf(f, "%.4g", json_number_value(m));
+		else
+			esc(f, jstr(d, "status"));
+		fputs("</td></tr>\n", f);
+	}
+	fputs("</table>\n", f);
+	bars(f, "network cost per design (million USD)", "M USD", ds, "usd", 1e6);
+	bars(f, "network power per design (kW)", "kW", ds, "watts", 1e3);
+	if (coll)
+		bars(f, "bus bandwidth per design (GB/s)", "GB/s", ds, "busbw_GBps", 1);
+	else
+		bars(f, "training step per design (ms)", "ms", ds, "step_ms", 1);
+	fputs("</section>\n</body></html>\n", f);
+	return ferror(f) ? FAB_EIO : 0;
 }

@@ -18,4 +18,9 @@
 int fab_report_write(FILE *f, json_t *const *docs, const char *const *names, int ndocs, const char *only,
 		     struct fab_err *err);
 
+/* plan --compare's table (fab_compare_json) as a page of one section,
+ * id "plan-compare": the table and bars of cost, power and the workload's
+ * result per design */
+int fab_report_compare(FILE *f, const json_t *cmp);
+
 #endif

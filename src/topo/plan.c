@@ -1,12 +1,31 @@
 /*
- * plan.c - fabric design: the smallest spine-leaf (or k-ary fat tree) of a
- * given switch radix that gives every NIC a port at the oversubscription
- * asked for.
+ * plan.c - fabric design: the smallest spine-leaf (in two tiers, or pods of
+ * them joined by super-spines in three) of a given switch radix that gives
+ * every NIC a port at the oversubscription asked for; its cables and
+ * optics by reach, cost and power, and what one failure takes away.
  */
 #include "plan.h"
 
 #include <math.h>
 #include <string.h>
+
+const char *const fab_plan_item_names[FAB_PI_N] = {"nic", "switch_port", "switch", "dac", "aoc",
+						   "sr8", "dr4",         "fr4",    "lr4", "fiber_m"};
+
+/* reach of each link kind, metres (DAC: 3 m up to 400G, 2 m above) */
+static const double reach_m[FAB_PI_N] = {[FAB_PI_DAC] = 3,  [FAB_PI_AOC] = 30,  [FAB_PI_SR] = 100,
+					 [FAB_PI_DR] = 500, [FAB_PI_FR] = 2000, [FAB_PI_LR] = 10000};
+
+void fab_plan_prices_default(struct fab_plan_prices *pr)
+{
+	/* at 400G; doc/plan.md: where each comes from */
+	static const double usd[FAB_PI_N] = {1800, 700, 5000, 120, 500, 500, 650, 900, 1500, 2.5};
+	static const double watts[FAB_PI_N] = {25, 7.5, 150, 0.1, 12, 10, 10, 12, 12, 0};
+	memcpy(pr->usd, usd, sizeof usd);
+	memcpy(pr->watts, watts, sizeof watts);
+}
+
+static int design(const struct fab_plan_req *r, struct fab_plan *p, struct fab_err *err);
 
 static uint32_t ceil_div(uint64_t a, uint64_t b)
 {
@@ -75,41 +94,189 @@ static int two_tier(const struct fab_plan_req *r, struct fab_plan *p, struct fab
 	return 0;
 }
 
+/* three tiers: pods of the two-tier design (leaves, and spines at 1:1
+ * between them and the super-spines), joined by planes of super-spines:
+ * plane j joins spine j of every pod */
 static int three_tier(const struct fab_plan_req *r, struct fab_plan *p, struct fab_err *err)
 {
-	if ((uint64_t)r->over_num != r->over_den)
-		return fab_err_set(err, FAB_EINVAL, "plan: three tiers are planned at 1:1 only (a k-ary fat tree)");
-	if (r->rail_optimized)
-		return fab_err_set(err, FAB_EINVAL, "plan: three tiers are planned without rail optimisation only");
-	uint64_t need = (uint64_t)p->servers * r->nics_per_server;
-	uint32_t k = 2;
-	while (k <= r->radix && (uint64_t)k * k * k / 4 < need)
-		k += 2;
-	if (k > r->radix)
+	uint32_t R = r->radix, K = r->nics_per_server;
+	uint32_t down = 0;
+	for (uint32_t d = R; d >= 1; d--)
+		if (d + ups_for(r, d) <= R) {
+			down = d;
+			break;
+		}
+	uint32_t spl = r->rail_optimized ? down : down / K;
+	if (!spl)
 		return fab_err_set(err, FAB_EINVAL,
-				   "plan: %llu NIC ports need more than three tiers of radix %u (at most %llu)",
-				   (unsigned long long)need, r->radix,
-				   (unsigned long long)((uint64_t)r->radix * r->radix * r->radix / 4));
+				   "plan: a leaf of radix %u has %u ports for NICs at %u:%u, fewer than a server's %u "
+				   "NICs (try --rail-optimized, a larger radix or more oversubscription)",
+				   R, down, r->over_num, r->over_den, K);
+	uint32_t up = ups_for(r, r->rail_optimized ? spl : spl * K);
+	/* a pod: as many leaves as a spine's lower half reaches over one link
+	 * each (whole rail groups) */
+	uint32_t lpp = R / 2, unit = r->rail_optimized ? K : 1;
+	lpp -= lpp % unit;
+	if (!lpp || !up)
+		return fab_err_set(err, FAB_EINVAL, "plan: radix %u is too small for a pod of %u-NIC rail groups", R,
+				   K);
+	uint32_t groups_needed = ceil_div(p->servers, spl); /* leaves, or rail groups */
+	uint32_t gpp = lpp / unit;                          /* groups a pod holds */
+	uint32_t pods = ceil_div(groups_needed, gpp);
+	if (pods < 2)
+		pods = 2;
+	if (pods > R)
+		return fab_err_set(err, FAB_EINVAL,
+				   "plan: %u servers need %u pods, more than a super-spine of radix %u reaches "
+				   "(at most %llu NIC ports in three tiers)",
+				   p->servers, pods, R, (unsigned long long)((uint64_t)R * R * R / 4));
+	/* spread the groups over the pods, then the servers over the groups */
+	gpp = ceil_div(groups_needed, pods);
+	uint32_t groups = gpp * pods;
+	spl = ceil_div(p->servers, groups);
+	uint32_t lp = gpp * unit; /* leaves a pod */
+	uint32_t d_used = r->rail_optimized ? spl : spl * K;
+	up = ups_for(r, d_used);
+	if (d_used + up > R)
+		return fab_err_set(err, FAB_EINVAL, "plan: a leaf of radix %u cannot hold %u NIC ports and %u uplinks",
+				   R, d_used, up);
+	/* spines a pod: every leaf to every spine over one link */
+	uint32_t S = up, spine_down = lp; /* a spine: lp ports down, as many up (1:1) */
+	/* a plane: spine j of each pod to SS super-spines over LS links each,
+	 * SS x LS = spine_down, pods x LS <= R */
+	uint32_t LS = FAB_MIN(R / pods, spine_down);
+	while (LS > 1 && spine_down % LS)
+		LS--;
+	uint32_t SS = spine_down / LS;
 	p->tiers = 3;
-	p->k = k;
-	/* the fat tree's NIC ports are all built; servers fill them */
-	p->nic_ports = k * k * k / 4;
-	p->servers = p->nic_ports / r->nics_per_server;
-	p->switches[0] = k * k / 2; /* edge */
-	p->switches[1] = k * k / 2; /* aggregation */
-	p->switches[2] = k * k / 4; /* core */
+	p->pods = pods;
+	p->leaves = lp; /* per pod */
+	p->servers_per_leaf = spl;
+	p->servers = groups * spl;
+	p->nic_ports = p->servers * K;
+	p->spines = S; /* per pod */
+	p->links_per_spine = 1;
+	p->super_spines = SS; /* per plane */
+	p->links_per_super = LS;
+	p->leaf_down = d_used;
+	p->leaf_up = up;
+	p->switches[0] = lp * pods;
+	p->switches[1] = S * pods;
+	p->switches[2] = SS * S;
 	p->links[0] = p->nic_ports;
-	p->links[1] = (uint64_t)k * (k / 2) * (k / 2);
-	p->links[2] = (uint64_t)k * (k / 2) * (k / 2);
-	p->leaf_down = p->leaf_up = k / 2;
-	p->oversubscription = (double)r->nic_rate / (double)r->fabric_rate;
+	p->links[1] = (uint64_t)lp * pods * S;
+	p->links[2] = (uint64_t)S * pods * SS * LS;
+	p->oversubscription = (double)d_used * (double)r->nic_rate / ((double)up * (double)r->fabric_rate);
+	/* the cut through the super-spines: half the pods' uplinks */
 	double cut = (double)p->links[2] * (double)r->fabric_rate / 2, hosts = (double)p->nic_ports * r->nic_rate / 2;
-	p->bisection_bps = FAB_MIN(cut, hosts);
-	p->max_nic_ports = (uint64_t)r->radix * r->radix * r->radix / 4;
+	double pod_cut = (double)p->links[1] * (double)r->fabric_rate / 2;
+	p->bisection_bps = FAB_MIN(FAB_MIN(cut, pod_cut), hosts);
+	p->max_nic_ports = (uint64_t)R * R * R / 4;
+	p->k = 0;
 	return 0;
 }
 
+/* the cheapest link kind that reaches len metres at rate (the kinds are in
+ * order of reach, and so of price) */
+static int reach_for(double len, fab_rate_bps rate)
+{
+	for (int k = FAB_PI_DAC; k <= FAB_PI_LR; k++) {
+		double m = k == FAB_PI_DAC && rate > 400000000000ULL ? 2 : reach_m[k];
+		if (len <= m)
+			return k;
+	}
+	return -1;
+}
+
+static int bill(const struct fab_plan_req *r, struct fab_plan *p, struct fab_err *err)
+{
+	struct fab_plan_prices def;
+	const struct fab_plan_prices *pr = r->prices;
+	if (!pr) {
+		fab_plan_prices_default(&def);
+		pr = &def;
+	}
+	static const double dflt_len[3] = {3, 50, 150};
+	for (int t = 0; t < p->tiers; t++) {
+		double len = r->length_m[t] > 0 ? r->length_m[t] : t == 0 && r->rail_optimized ? 20 : dflt_len[t];
+		fab_rate_bps rate = t == 0 ? r->nic_rate : r->fabric_rate;
+		p->length_m[t] = len;
+		p->reach[t] = reach_for(len, rate);
+		if (p->reach[t] < 0)
+			return fab_err_set(err, FAB_EINVAL, "plan: a cable of %g m is beyond the reach of LR4 (10 km)",
+					   len);
+	}
+	memset(p->count, 0, sizeof p->count);
+	/* per item, its price and power at this item's rate */
+	double scale[FAB_PI_N];
+	for (int i = 0; i < FAB_PI_N; i++)
+		scale[i] = 0;
+	uint64_t sw = (uint64_t)p->switches[0] + p->switches[1] + p->switches[2];
+	p->count[FAB_PI_NIC] = p->nic_ports;
+	scale[FAB_PI_NIC] = (double)r->nic_rate / 400e9;
+	p->count[FAB_PI_SWITCH_PORT] = sw * r->radix;
+	scale[FAB_PI_SWITCH_PORT] = (double)r->fabric_rate / 400e9;
+	p->count[FAB_PI_SWITCH] = sw;
+	scale[FAB_PI_SWITCH] = 1;
+	double fiber = 0, fiber_scale = 1;
+	for (int t = 0; t < p->tiers; t++) {
+		int k = p->reach[t];
+		double sc = (double)(t == 0 ? r->nic_rate : r->fabric_rate) / 400e9;
+		uint64_t n = k == FAB_PI_DAC || k == FAB_PI_AOC ? p->links[t] : 2 * p->links[t];
+		/* mixed rates on one kind: the count-weighted scale */
+		scale[k] = (scale[k] * (double)p->count[k] + sc * (double)n) / (double)(p->count[k] + n);
+		p->count[k] += n;
+		if (k >= FAB_PI_SR)
+			fiber += (double)p->links[t] * p->length_m[t];
+	}
+	p->count[FAB_PI_FIBER_M] = (uint64_t)llround(fiber);
+	scale[FAB_PI_FIBER_M] = fiber_scale;
+	p->usd_total = p->watts_total = 0;
+	for (int i = 0; i < FAB_PI_N; i++) {
+		p->usd[i] = (double)p->count[i] * pr->usd[i] * scale[i];
+		p->watts[i] = (double)p->count[i] * pr->watts[i] * scale[i];
+		p->usd_total += p->usd[i];
+		p->watts_total += p->watts[i];
+	}
+	return 0;
+}
+
+/* what one switch or link down takes away */
+static void failures(const struct fab_plan_req *r, struct fab_plan *p)
+{
+	struct fab_plan_failure *f = &p->fail;
+	double nr = (double)r->nic_rate, fr = (double)r->fabric_rate;
+	memset(f, 0, sizeof *f);
+	f->nic_of = r->nics_per_server;
+	f->nic_left = r->nics_per_server - 1;
+	f->leaf_nics_cut = p->leaf_down;
+	f->leaf_servers_cut = r->rail_optimized ? (r->nics_per_server == 1 ? p->servers_per_leaf : 0)
+						: p->servers_per_leaf;
+	f->upper_up_of = p->leaf_up;
+	f->upper_up_left = p->leaf_up - p->links_per_spine;
+	if (p->tiers == 2) {
+		f->upper_bisection = (double)(p->spines - 1) / (double)p->spines;
+	} else {
+		/* a spine carries 1/(spines x pods) of the cut through the
+		 * super-spines, a super-spine 1/(all of them) */
+		f->upper_bisection = 1 - 1.0 / ((double)p->spines * p->pods);
+		f->core_bisection = 1 - 1.0 / (double)p->switches[2];
+	}
+	f->leaf_share = (double)f->leaf_nics_cut / (double)p->nic_ports;
+	f->upper_oversub = f->upper_up_left ? (double)p->leaf_down * nr / ((double)f->upper_up_left * fr) : INFINITY;
+	f->link_oversub = p->leaf_up > 1 ? (double)p->leaf_down * nr / ((double)(p->leaf_up - 1) * fr) : INFINITY;
+}
+
 int fab_plan_design(const struct fab_plan_req *r, struct fab_plan *p, struct fab_err *err)
+{
+	int rc = design(r, p, err);
+	if (rc)
+		return rc;
+	failures(r, p);
+	return bill(r, p, err);
+}
+
+static int design(const struct fab_plan_req *r, struct fab_plan *p, struct fab_err *err)
 {
 	memset(p, 0, sizeof *p);
 	if (!r->gpus || !r->gpus_per_server || !r->nics_per_server || r->radix < 2 || !r->nic_rate || !r->fabric_rate ||
@@ -124,34 +291,68 @@ int fab_plan_design(const struct fab_plan_req *r, struct fab_plan *p, struct fab
 	p->servers = ceil_div(r->gpus, r->gpus_per_server);
 	if (r->tiers == 3)
 		return three_tier(r, p, err);
+
 	/* two tiers where they will do (a failed try leaves p as it was) */
 	struct fab_err e2 = {0};
 	int rc = two_tier(r, p, r->tiers == 2 ? err : &e2);
 	return !rc || r->tiers == 2 ? rc : three_tier(r, p, err);
 }
 
-void fab_plan_write_yaml(FILE *f, const struct fab_plan_req *r, const struct fab_plan *p)
+char **fab_plan_sets(const struct fab_plan_req *r, const struct fab_plan *p, size_t *n)
 {
 	char nr[32], fr[32];
 	fab_fmt_rate(r->nic_rate, nr, sizeof nr);
 	fab_fmt_rate(r->fabric_rate, fr, sizeof fr);
+	char **s = fab_xcalloc(16, sizeof *s);
+	size_t m = 0;
+	char b[128];
+#define SET(...)                                                                                                       \
+	do {                                                                                                           \
+		snprintf(b, sizeof b, __VA_ARGS__);                                                                    \
+		s[m++] = fab_xstrdup(b);                                                                               \
+	} while (0)
+	SET("topology.kind=spine-leaf");
+	SET("topology.leaves=%u", p->leaves);
+	SET("topology.servers_per_leaf=%u", p->servers_per_leaf);
+	SET("topology.spines=%u", p->spines);
+	SET("topology.links_per_spine=%u", p->links_per_spine);
+	SET("topology.rail_optimized=%s", r->rail_optimized ? "true" : "false");
+	SET("topology.pods=%u", p->tiers == 3 ? p->pods : 1);
+	if (p->tiers == 3) {
+		SET("topology.super_spines=%u", p->super_spines);
+		SET("topology.links_per_super=%u", p->links_per_super);
+	}
+	SET("topology.gpus_per_server=%u", r->gpus_per_server);
+	SET("topology.nics_per_server=%u", r->nics_per_server);
+	SET("topology.radix=%u", r->radix);
+	SET("topology.host_rate=%s", nr);
+	SET("topology.fabric_rate=%s", fr);
+	if (p->tiers == 3)
+		SET("topology.core_rate=%s", fr);
+#undef SET
+	*n = m;
+	return s;
+}
+
+void fab_plan_write_yaml(FILE *f, const struct fab_plan_req *r, const struct fab_plan *p)
+{
+	char nr[32];
+	fab_fmt_rate(r->nic_rate, nr, sizeof nr);
 	fprintf(f, "# fabscope plan: %u GPUs (%u servers x %u GPUs, %u NICs each at %s), radix %u, %u:%u%s\n", r->gpus,
 		p->servers, r->gpus_per_server, r->nics_per_server, nr, r->radix, r->over_num, r->over_den,
 		r->rail_optimized ? ", rail-optimized" : "");
 	fprintf(f, "topology:\n");
-	if (p->tiers == 2) {
-		fprintf(f,
-			"  kind: spine-leaf\n  leaves: %u\n  servers_per_leaf: %u\n  spines: %u\n  links_per_spine: %u\n",
-			p->leaves, p->servers_per_leaf, p->spines, p->links_per_spine);
-		if (r->rail_optimized)
-			fprintf(f, "  rail_optimized: true\n");
-	} else {
-		fprintf(f, "  kind: fat-tree\n  k: %u\n", p->k);
+	size_t n;
+	char **s = fab_plan_sets(r, p, &n);
+	for (size_t i = 0; i < n; i++) {
+		char *eq = strchr(s[i], '=');
+		*eq = 0;
+		if ((strcmp(s[i], "topology.rail_optimized") || !strcmp(eq + 1, "true")) &&
+		    (strcmp(s[i], "topology.pods") || strcmp(eq + 1, "1")))
+			fprintf(f, "  %s: %s\n", s[i] + strlen("topology."), eq + 1);
+		free(s[i]);
 	}
-	fprintf(f, "  gpus_per_server: %u\n  nics_per_server: %u\n  radix: %u\n  host_rate: %s\n  fabric_rate: %s\n",
-		r->gpus_per_server, r->nics_per_server, r->radix, nr, fr);
-	if (p->tiers == 3)
-		fprintf(f, "  core_rate: %s\n", fr);
+	free(s);
 }
 
 void fab_plan_write_text(FILE *f, const struct fab_plan_req *r, const struct fab_plan *p)
@@ -170,17 +371,22 @@ void fab_plan_write_text(FILE *f, const struct fab_plan_req *r, const struct fab
 			p->links_per_spine, p->links_per_spine == 1 ? "" : "s");
 	else
 		fprintf(f,
-			"design: three tiers (the smallest k-ary fat tree that holds them, switches of k = %u ports): "
-			"%u edge, %u aggregation, %u core switches, room for %u servers\n",
-			p->k, p->switches[0], p->switches[1], p->switches[2], p->servers);
+			"design: three tiers (%u pods%s): a pod of %u leaves, %u server%s under each%s, and %u spines, "
+			"1 link from each leaf to each spine; %u planes of %u super-spines (plane j: spine j of "
+			"every pod), %u link%s from a spine to each super-spine of its plane\n",
+			p->pods, r->rail_optimized ? ", rail-optimized" : "", p->leaves, p->servers_per_leaf,
+			p->servers_per_leaf == 1 ? "" : "s", r->rail_optimized ? " (one NIC of each)" : "", p->spines,
+			p->spines, p->super_spines, p->links_per_super, p->links_per_super == 1 ? "" : "s");
 	fprintf(f, "%-24s %10s %12s\n", "tier", "switches", "links");
 	fprintf(f, "%-24s %10s %12llu\n", "NIC - leaf", "", (unsigned long long)p->links[0]);
-	fprintf(f, "%-24s %10u %12llu\n", p->tiers == 2 ? "leaf - spine" : "edge - aggregation", p->switches[0],
-		(unsigned long long)p->links[1]);
-	fprintf(f, "%-24s %10u %12s\n", p->tiers == 2 ? "spine" : "aggregation", p->switches[1], "");
+	fprintf(f, "%-24s %10u %12llu\n", "leaf - spine", p->switches[0], (unsigned long long)p->links[1]);
 	if (p->tiers == 3)
-		fprintf(f, "%-24s %10u %12llu\n", "core (aggregation - core)", p->switches[2],
+		fprintf(f, "%-24s %10u %12llu\n", "spine - super-spine", p->switches[1],
 			(unsigned long long)p->links[2]);
+	else
+		fprintf(f, "%-24s %10u %12s\n", "spine", p->switches[1], "");
+	if (p->tiers == 3)
+		fprintf(f, "%-24s %10u %12s\n", "super-spine", p->switches[2], "");
 	fprintf(f, "NIC ports: %u built (%u asked for); this radix serves at most %llu at 1:1 in %d tiers\n",
 		p->nic_ports, ceil_div(r->gpus, r->gpus_per_server) * r->nics_per_server,
 		(unsigned long long)p->max_nic_ports, p->tiers);
@@ -188,4 +394,65 @@ void fab_plan_write_text(FILE *f, const struct fab_plan_req *r, const struct fab
 		p->leaf_up, p->oversubscription, r->over_num, r->over_den);
 	fprintf(f, "bisection bandwidth: %.4g Tbps (%.3g%% of the NICs' half)\n", p->bisection_bps / 1e12,
 		100 * p->bisection_bps / ((double)p->nic_ports * (double)r->nic_rate / 2));
+	static const char *const tier_name[3] = {"NIC - leaf", "leaf - spine", "spine - super-spine"};
+	fprintf(f, "\n%-24s %8s %8s  %-6s %12s\n", "cables", "links", "length", "kind", "transceivers");
+	for (int t = 0; t < p->tiers; t++) {
+		int k = p->reach[t];
+		fprintf(f, "%-24s %8llu %6g m  %-6s %12llu\n", tier_name[t], (unsigned long long)p->links[t],
+			p->length_m[t], fab_plan_item_names[k],
+			(unsigned long long)(k >= FAB_PI_SR ? 2 * p->links[t] : 0));
+	}
+	fprintf(f, "\n%-12s %10s %14s %12s\n", "item", "count", "cost (USD)", "power (kW)");
+	for (int i = 0; i < FAB_PI_N; i++)
+		if (p->count[i])
+			fprintf(f, "%-12s %10llu %14.0f %12.2f\n", fab_plan_item_names[i],
+				(unsigned long long)p->count[i], p->usd[i], p->watts[i] / 1e3);
+	fprintf(f, "%-12s %10s %14.0f %12.2f   (%.0f USD and %.0f W a GPU)\n", "total", "", p->usd_total,
+		p->watts_total / 1e3, p->usd_total / r->gpus, p->watts_total / r->gpus);
+	const struct fab_plan_failure *x = &p->fail;
+	fprintf(f, "\none switch or link down:\n");
+	if (x->leaf_servers_cut)
+		fprintf(f, "  a leaf: %u server%s (%u NIC ports) cut off, %.3g%% of the cluster\n", x->leaf_servers_cut,
+			x->leaf_servers_cut == 1 ? "" : "s", x->leaf_nics_cut, 100 * x->leaf_share);
+	else
+		fprintf(f,
+			"  a leaf: %u NIC ports lose their link (one NIC of %u servers: each keeps %u of %u), %.3g%% of "
+			"the NIC ports\n",
+			x->leaf_nics_cut, x->leaf_nics_cut, x->nic_left, x->nic_of, 100 * x->leaf_share);
+	fprintf(f, "  a spine: %s keeps %u of %u uplinks (%.3g:1); bisection %.3g%% of what it was\n",
+		p->tiers == 2 ? "every leaf" : "each leaf of its pod", x->upper_up_left, x->upper_up_of,
+		x->upper_oversub, 100 * x->upper_bisection);
+	if (p->tiers == 3)
+		fprintf(f, "  a super-spine: bisection %.3g%% of what it was\n", 100 * x->core_bisection);
+	fprintf(f, "  a leaf's uplink: that leaf at %.3g:1\n", x->link_oversub);
+	fprintf(f, "  a NIC's link: its server keeps %u of %u NICs\n", x->nic_left, x->nic_of);
+}
+
+json_t *fab_plan_json(const struct fab_plan_req *r, const struct fab_plan *p)
+{
+	json_t *tiers = json_array(), *bom = json_object();
+	for (int t = 0; t < p->tiers; t++)
+		json_array_append_new(tiers,
+				      json_pack("{s:i, s:I, s:I, s:f, s:s}", "tier", t, "switches",
+						(json_int_t)(t < 2 || p->tiers == 3 ? p->switches[t] : 0), "links",
+						(json_int_t)p->links[t], "length_m", p->length_m[t], "cable",
+						fab_plan_item_names[p->reach[t]]));
+	for (int i = 0; i < FAB_PI_N; i++)
+		if (p->count[i])
+			json_object_set_new(bom, fab_plan_item_names[i],
+					    json_pack("{s:I, s:f, s:f}", "count", (json_int_t)p->count[i], "usd",
+						      p->usd[i], "watts", p->watts[i]));
+	const struct fab_plan_failure *x = &p->fail;
+	json_t *fail = json_pack("{s:i, s:i, s:f, s:i, s:i, s:f, s:o, s:i, s:i}", "switch_servers_cut",
+				 (int)x->leaf_servers_cut, "switch_nics_cut", (int)x->leaf_nics_cut, "switch_share",
+				 x->leaf_share, "upper_uplinks_left", (int)x->upper_up_left, "upper_uplinks_of",
+				 (int)x->upper_up_of, "upper_bisection",
+				 p->tiers == 2 ? x->upper_bisection : x->core_bisection, "uplink_oversubscription",
+				 isfinite(x->link_oversub) ? json_real(x->link_oversub) : json_null(), "nic_left",
+				 (int)x->nic_left, "nic_of", (int)x->nic_of);
+	return json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:f, s:o, s:o, s:f, s:f, s:o}", "tiers", p->tiers,
+			 "gpus", (int)r->gpus, "servers", (int)p->servers, "nic_ports", (int)p->nic_ports, "leaves",
+			 (int)p->switches[0], "spines", (int)p->switches[1], "core", (int)p->switches[2],
+			 "oversubscription", p->oversubscription, "bisection_bps", p->bisection_bps, "links", tiers,
+			 "bill", bom, "usd", p->usd_total, "watts", p->watts_total, "failure", fail);
 }

@@ -7,9 +7,35 @@
 #ifndef FAB_PLAN_H
 #define FAB_PLAN_H
 
+#include <jansson.h>
 #include <stdio.h>
 
 #include "../base/base.h"
+
+/* What a design is made of, each with a price and a power (at 400G; other
+ * rates scale both in proportion): NICs, switch ports and each switch's
+ * base, and per link either a copper or active optical cable, or two
+ * transceivers of a reach class and fibre by the metre. */
+enum fab_plan_item {
+	FAB_PI_NIC,         /* a NIC port */
+	FAB_PI_SWITCH_PORT, /* a switch port (its share of the ASIC, SerDes, fans) */
+	FAB_PI_SWITCH,      /* a switch's base (chassis, CPU, supplies) */
+	FAB_PI_DAC,         /* a passive copper cable, both ends */
+	FAB_PI_AOC,         /* an active optical cable, both ends */
+	FAB_PI_SR,          /* a multimode transceiver (SR8), 100 m */
+	FAB_PI_DR,          /* a single-mode parallel transceiver (DR4), 500 m */
+	FAB_PI_FR,          /* a single-mode CWDM transceiver (FR4), 2 km */
+	FAB_PI_LR,          /* LR4, 10 km */
+	FAB_PI_FIBER_M,     /* a metre of fibre */
+	FAB_PI_N
+};
+extern const char *const fab_plan_item_names[FAB_PI_N];
+
+struct fab_plan_prices {
+	double usd[FAB_PI_N], watts[FAB_PI_N];
+};
+/* the defaults (doc/plan.md says where they come from) */
+void fab_plan_prices_default(struct fab_plan_prices *pr);
 
 struct fab_plan_req {
 	uint32_t gpus, gpus_per_server, nics_per_server;
@@ -18,20 +44,49 @@ struct fab_plan_req {
 	uint32_t over_num, over_den;        /* leaf down:up wanted, e.g. 2:1 */
 	bool rail_optimized;
 	int tiers; /* 2, 3, or 0: as few as will do */
+	/* cable lengths per tier (NIC-leaf, leaf-spine, aggregation-core), m;
+	 * 0: the defaults (3 m in the rack, 20 m to a rail group's leaf at the
+	 * end of the row; 50 m; 300 m) */
+	double length_m[3];
+	const struct fab_plan_prices *prices; /* NULL: the defaults */
+};
+
+/* what one switch or link down takes away */
+struct fab_plan_failure {
+	uint32_t leaf_servers_cut; /* servers left with no port (no rails: the leaf's) */
+	uint32_t leaf_nics_cut;    /* NIC ports that lose their only link */
+	double leaf_share;         /* of the cluster's NIC ports */
+	uint32_t upper_up_left;    /* a spine down: uplinks each of its pod's leaves keeps */
+	uint32_t upper_up_of;      /* of so many */
+	double upper_oversub;      /* that leaf's oversubscription then */
+	double upper_bisection;    /* a spine down: bisection left, share */
+	double link_oversub;       /* a leaf's uplink down: its oversubscription */
+	uint32_t nic_left, nic_of; /* a NIC's link down: its server keeps nic_left of nic_of */
+	double core_bisection;     /* three tiers: a super-spine down, bisection left */
 };
 
 struct fab_plan {
 	int tiers;
 	uint32_t servers, nic_ports;       /* built (at least those asked for) */
-	uint32_t leaves, servers_per_leaf; /* two tiers */
-	uint32_t spines, links_per_spine;
-	uint32_t leaf_down, leaf_up; /* ports of a leaf in use */
-	uint32_t k;                  /* three tiers: the fat tree's arity */
-	uint32_t switches[3];        /* per tier: leaf/edge, spine/aggregation, core */
-	uint64_t links[3];           /* per tier: NIC-leaf, leaf-spine, aggregation-core */
-	double oversubscription;     /* leaf down capacity over up capacity, reached */
-	double bisection_bps;        /* the smaller of NIC capacity / 2 and the top tier's cut */
-	uint64_t max_nic_ports;      /* the most NIC ports this many tiers of this radix serve at 1:1 */
+	uint32_t leaves, servers_per_leaf; /* leaves: per pod with three tiers */
+	uint32_t spines, links_per_spine;  /* spines: per pod with three tiers */
+	uint32_t leaf_down, leaf_up;       /* ports of a leaf in use */
+	uint32_t k;                        /* unused (0) */
+	uint32_t pods;                     /* three tiers: pods, each leaves and spines as above */
+	uint32_t super_spines;             /* three tiers: super-spines a plane (plane j: spine j of every pod) */
+	uint32_t links_per_super;          /* three tiers: links from a spine to each super-spine of its plane */
+	uint32_t switches[3];              /* per tier: leaf, spine, super-spine (all pods) */
+	uint64_t links[3];                 /* per tier: NIC-leaf, leaf-spine, spine-super-spine */
+	double oversubscription;           /* leaf down capacity over up capacity, reached */
+	double bisection_bps;              /* the smaller of NIC capacity / 2 and the top tier's cut */
+	uint64_t max_nic_ports;            /* the most NIC ports this many tiers of this radix serve at 1:1 */
+	/* optics and cables */
+	double length_m[3];
+	int reach[3];                          /* per tier: FAB_PI_DAC .. FAB_PI_LR */
+	uint64_t count[FAB_PI_N];              /* the bill of materials (fibre: metres) */
+	double usd[FAB_PI_N], watts[FAB_PI_N]; /* per item: count x price */
+	double usd_total, watts_total;
+	struct fab_plan_failure fail;
 };
 
 /* The design, or FAB_EINVAL with what cannot be built (a radix too small
@@ -39,7 +94,12 @@ struct fab_plan {
 int fab_plan_design(const struct fab_plan_req *req, struct fab_plan *p, struct fab_err *err);
 /* The scenario (YAML) whose topology is the design */
 void fab_plan_write_yaml(FILE *f, const struct fab_plan_req *req, const struct fab_plan *p);
-/* The design in words and a table */
+/* The design in words and tables */
 void fab_plan_write_text(FILE *f, const struct fab_plan_req *req, const struct fab_plan *p);
+/* The design as a JSON object (plan's --format json, --compare) */
+json_t *fab_plan_json(const struct fab_plan_req *req, const struct fab_plan *p);
+/* The scenario keys that build the design, "topology.KEY=VALUE", *n of
+ * them (free each and the array) */
+char **fab_plan_sets(const struct fab_plan_req *req, const struct fab_plan *p, size_t *n);
 
 #endif

@@ -452,7 +452,8 @@ static struct fab_topo *build_spine_leaf(const struct fab_topo_params *p, struct
 		fab_err_set(err, FAB_ETOPO, "topology.leaves: dual ToR needs leaves in pairs, got %u", L);
 		return NULL;
 	}
-	uint32_t servers = p->rail_optimized ? (L / (N * T)) * S : (L / T) * S;
+	uint32_t pods = p->pods ? p->pods : 1;
+	uint32_t servers = (p->rail_optimized ? (L / (N * T)) * S : (L / T) * S) * pods;
 	/* a leaf's host ports: every NIC of its servers, with all its ports
 	 * (one leaf) or one of them (dual ToR) */
 	uint32_t hosts_per_leaf = (p->rail_optimized ? S : S * N) * (P / T);
@@ -521,18 +522,25 @@ static struct fab_topo *build_spine_leaf(const struct fab_topo_params *p, struct
 					snprintf(name, sizeof name, "server%u.nic%u.p%u", s, k, j);
 				fab_draft_add_node(&d, FAB_NODE_NIC, 0, name);
 			}
+	/* pods: leaf l of pod q is leaf q*L + l, spine s of pod q spine q*spines + s */
 	uint32_t leaf0 = d.nnodes;
-	for (uint32_t l = 0; l < L; l++) {
+	for (uint32_t l = 0; l < L * pods; l++) {
 		snprintf(name, sizeof name, "leaf%u", l);
 		fab_draft_add_node(&d, FAB_NODE_SWITCH, 1, name);
 	}
 	uint32_t spine0 = d.nnodes;
-	for (uint32_t s = 0; s < spines; s++) {
+	for (uint32_t s = 0; s < spines * pods; s++) {
 		snprintf(name, sizeof name, "spine%u", s);
 		fab_draft_add_node(&d, FAB_NODE_SWITCH, 2, name);
 	}
+	uint32_t super0 = d.nnodes, SS = pods > 1 ? p->super_spines : 0;
+	for (uint32_t j = 0; j < spines && SS; j++)
+		for (uint32_t x = 0; x < SS; x++) {
+			snprintf(name, sizeof name, "super%u.%u", j, x);
+			fab_draft_add_node(&d, FAB_NODE_SWITCH, 3, name);
+		}
 	/* host links, leaf by leaf so each leaf's host ports come first */
-	for (uint32_t l = 0; l < L; l++) {
+	for (uint32_t l = 0; l < L * pods; l++) {
 		for (uint32_t s = 0; s < servers; s++)
 			for (uint32_t k = 0; k < N; k++)
 				for (uint32_t j = 0; j < P; j++) {
@@ -545,10 +553,18 @@ static struct fab_topo *build_spine_leaf(const struct fab_topo_params *p, struct
 							   p->host_delay_ps);
 				}
 	}
-	for (uint32_t l = 0; l < L; l++)
+	for (uint32_t l = 0; l < L * pods; l++)
 		for (uint32_t s = 0; s < spines; s++)
 			for (uint32_t k = 0; k < links; k++)
-				fab_draft_add_link(&d, leaf0 + l, spine0 + s, p->fabric_bps, p->fabric_delay_ps);
+				fab_draft_add_link(&d, leaf0 + l, spine0 + (l / L) * spines + s, p->fabric_bps,
+						   p->fabric_delay_ps);
+	/* plane j: spine j of every pod to each of the plane's super-spines */
+	for (uint32_t q = 0; q < pods && SS; q++)
+		for (uint32_t j = 0; j < spines; j++)
+			for (uint32_t x = 0; x < SS; x++)
+				for (uint32_t k = 0; k < p->links_per_super; k++)
+					fab_draft_add_link(&d, spine0 + q * spines + j, super0 + j * SS + x,
+							   p->core_bps, p->fabric_delay_ps);
 	struct fab_topo *t = fab_draft_finish(&d, p, err);
 	fab_draft_free(&d);
 	return t;

@@ -23,13 +23,16 @@ struct fab_topo_params {
 	uint32_t spines;             /* spine-leaf: spine switches */
 	uint32_t servers_per_leaf;   /* spine-leaf: servers under a leaf (a rail group with rail wiring) */
 	uint32_t links_per_spine;    /* spine-leaf: parallel links from each leaf to each spine */
+	uint32_t pods;               /* spine-leaf: pods (0, 1: two tiers); leaves and spines are per pod */
+	uint32_t super_spines;       /* pods > 1: super-spines in each plane (plane j: spine j of every pod) */
+	uint32_t links_per_super;    /* pods > 1: parallel links from a spine to each super-spine of its plane */
 	bool rail_optimized;         /* NIC k of each server goes to leaf k of its group */
 	uint32_t nic_ports;          /* ports of a NIC (spine-leaf), each its own link (0: 1) */
 	bool dual_tor;               /* spine-leaf: port j of every NIC to leaf j of the server's pair */
 	uint32_t k;                  /* fat-tree arity (even) */
 	fab_rate_bps host_bps;       /* NIC to leaf/edge links */
 	fab_rate_bps fabric_bps;     /* leaf-spine, edge-aggregation links */
-	fab_rate_bps core_bps;       /* aggregation-core links (fat-tree) */
+	fab_rate_bps core_bps;       /* aggregation-core (fat-tree), spine-super-spine links */
 	fab_time_ps host_delay_ps;   /* propagation delay of host links */
 	fab_time_ps fabric_delay_ps; /* propagation delay of switch-switch links */
 	uint32_t oversub_num;        /* requested down:up ratio, 0 = not requested */

@@ -1,10 +1,13 @@
 #!/bin/sh
 # fabscope plan against closed forms: a two-tier leaf-spine of radix R at
-# 1:1 serves R^2/2 NIC ports (one more server needs a third tier); a k-ary
-# fat tree has k^3/4 NIC ports and 5k^2/4 switches; the written scenario
+# 1:1 serves R^2/2 NIC ports (one more server needs a third tier); three
+# tiers of radix k at 1:1 are the k-ary fat tree (k^3/4 NIC ports, 5k^2/4
+# switches), and 4,096 GPUs of radix 64 four pods; the written scenario
 # builds the planned topology (its report gives the planned switches and
 # oversubscription); rail-optimized wiring puts NIC k of every server of a
-# group under one leaf.  Usage: plan_test.sh path/to/fabscope.
+# group under one leaf; cables by reach; cost and power as count x price;
+# one switch's or link's failure against its closed form.
+# Usage: plan_test.sh path/to/fabscope.
 # Last line: "plan: N passed, N failed".
 F=${1:-./build/fabscope}
 tmp=$(mktemp -d)
@@ -21,12 +24,29 @@ for R in 16 32 64; do
 		has "$tmp/out" "design: three tiers" && ok "plan-3tier-$R" || bad "plan-3tier-$R: $(head -2 "$tmp/out")"; }
 	run "plan-2tier-refused-$R" 3 "$F" plan --gpus $((g + 8)) --radix $R --tiers 2 && ok "plan-2tier-refused-$R"
 done
-# k-ary fat trees: k^3/4 NIC ports, k^2/2 edge and aggregation, k^2/4 core
+# three tiers at 1:1 with radix k and one NIC a server are the k-ary fat
+# tree: k^3/4 NIC ports, k pods, k^2/2 leaves and spines, k^2/4 super-spines
 for k in 8 16 24; do
 	run "plan-fat-tree-$k" 0 "$F" plan --gpus $((k * k * k / 4)) --gpus-per-server 1 --nics-per-server 1 --radix $k --tiers 3 && {
-		has "$tmp/out" "k = $k ports" && has "$tmp/out" "$((k * k / 2)) edge, $((k * k / 2)) aggregation, $((k * k / 4)) core" &&
-			has "$tmp/out" "NIC ports: $((k * k * k / 4)) built" && ok "plan-fat-tree-$k" || bad "plan-fat-tree-$k: $(sed -n 2p "$tmp/out")"; }
+		has "$tmp/out" "three tiers ($k pods)" && grep -Eq "^leaf - spine +$((k * k / 2)) +$((k * k * k / 4))\$" "$tmp/out" &&
+			grep -Eq "^spine - super-spine +$((k * k / 2)) " "$tmp/out" && grep -Eq "^super-spine +$((k * k / 4)) *\$" "$tmp/out" &&
+			has "$tmp/out" "NIC ports: $((k * k * k / 4)) built" && ok "plan-fat-tree-$k" || bad "plan-fat-tree-$k: $(sed -n 2,7p "$tmp/out")"; }
 done
+# 4,096 GPUs of radix 64: beyond two tiers (2,048), four pods of 32
+# leaves and 32 spines, 32 planes of 2 super-spines; the scenario builds it
+run plan-4k 0 "$F" plan --gpus 4096 --radix 64 -o "$tmp/4k.yaml" && {
+	has "$tmp/out" "three tiers (4 pods): a pod of 32 leaves, 4 servers under each, and 32 spines" &&
+		has "$tmp/out" "32 planes of 2 super-spines" && has "$tmp/out" "16 links from a spine" && ok plan-4k || bad "plan-4k: $(sed -n 2p "$tmp/out")"; }
+run plan-4k-builds 0 "$F" sim "$tmp/4k.yaml" --set run.end=1us --format json && {
+	tr -d ' \n' <"$tmp/out" | grep -q '"topology":{"servers":512,"gpus":4096,"nics":4096,"switches":320,"links":12288' &&
+		tr -d ' \n' <"$tmp/out" | grep -q '"tier":3,"name":"core","switches":64' && ok plan-4k-builds ||
+		bad "plan-4k-builds: $(tr -d ' \n' <"$tmp/out" | grep -o '"topology":{[^]]*]' | head -c 400)"; }
+# three tiers at 2:1, rail-optimized: the leaves at 2:1 in the built topology
+run plan-3tier-2to1 0 "$F" plan --gpus 4096 --radix 32 --oversubscription 2:1 --rail-optimized -o "$tmp/3r.yaml" && {
+	has "$tmp/out" "three tiers" && has "$tmp/out" "oversubscription reached 2:1" && ok plan-3tier-2to1 || bad "plan-3tier-2to1: $(sed -n 2,9p "$tmp/out")"; }
+run plan-3tier-2to1-builds 0 "$F" sim "$tmp/3r.yaml" --set run.end=1us --format json && {
+	tr -d ' \n' <"$tmp/out" | grep -q '"tier":1,"name":"edge","switches":[0-9]*,"down_bps":[0-9]*,"up_bps":[0-9]*,"oversubscription":"2:1"' &&
+		tr -d ' \n' <"$tmp/out" | grep -q '"topology":{"servers":520,"gpus":4160,"nics":4160,"switches":418' && ok plan-3tier-2to1-builds || bad "plan-3tier-2to1-builds: $(tr -d ' \n' <"$tmp/out" | grep -o '"topology":{[^]]*]' | head -c 400)"; }
 # 2:1 with 128 GPUs of radix 16: 8 down, 4 up a leaf; half the bisection
 run plan-2to1 0 "$F" plan --gpus 128 --radix 16 --oversubscription 2:1 -o "$tmp/p.yaml" && {
 	has "$tmp/out" "8 ports down, 4 up" && has "$tmp/out" "(50% of the NICs' half)" && ok plan-2to1 || bad plan-2to1; }
@@ -43,6 +63,61 @@ run plan-rail 0 "$F" plan --gpus 256 --radix 32 --rail-optimized -o "$tmp/r.yaml
 			if (key in leaf && leaf[key] != $3) bad = 1; leaf[key] = $3; n++
 			if (($3 "") in owner && owner[$3] != key) bad = 1; owner[$3] = key }
 		/^$/ { blank = 1 } END { exit bad || n != 256 }' "$tmp/out" && ok plan-rail || bad plan-rail; }
+# optics by reach: 3 m copper, 20 m active optical cable, 50 m SR8, 150 m DR4, 5 km LR4
+run plan-reach 0 "$F" plan --gpus 4096 --radix 64 --length-leaf 20 --length-core 5000 && {
+	grep -Eq "^NIC - leaf +4096 +20 m +aoc +0\$" "$tmp/out" && grep -Eq "^leaf - spine +4096 +50 m +sr8 +8192\$" "$tmp/out" &&
+		grep -Eq "^spine - super-spine +4096 +5000 m +lr4 +8192\$" "$tmp/out" && ok plan-reach || bad "plan-reach: $(grep -A4 '^cables' "$tmp/out")"; }
+run plan-reach-default 0 "$F" plan --gpus 2048 --radix 64 && {
+	grep -Eq "^NIC - leaf +2048 +3 m +dac +0\$" "$tmp/out" && grep -Eq "^leaf - spine +2048 +50 m +sr8 +4096\$" "$tmp/out" &&
+		ok plan-reach-default || bad "plan-reach-default: $(grep -A3 '^cables' "$tmp/out")"; }
+run plan-reach-beyond 3 "$F" plan --gpus 2048 --radix 64 --length-spine 20000 && { has "$tmp/err" "beyond the reach of LR4" && ok plan-reach-beyond || bad plan-reach-beyond; }
+# cost and power: count x price, summed; every price 0 but a DR4's (1 USD,
+# 1 W) and a switch port's (10 USD): 2 DR4 a link of the top tier, R ports a switch
+zero="--price nic=0,0 --price switch_port=10,0 --price switch=0,0 --price dac=0,0 --price aoc=0,0 --price sr8=0,0 --price dr4=1,1 --price fiber_m=0"
+# shellcheck disable=SC2086
+run plan-cost 0 "$F" plan --gpus 4096 --radix 64 $zero --format json && {
+	tr -d ' \n' <"$tmp/out" | grep -q "\"usd\":$((2 * 4096 + 320 * 64 * 10)).0,\"watts\":$((2 * 4096)).0," && ok plan-cost ||
+		bad "plan-cost: $(tr -d ' \n' <"$tmp/out" | grep -o '"usd":[0-9.e+]*,"watts":[0-9.e+]*,"failure"')"; }
+run plan-bad-price 2 "$F" plan --gpus 64 --price gold=1 && { has "$tmp/err" "expected ITEM=USD" && ok plan-bad-price || bad plan-bad-price; }
+# one failure: a leaf takes its servers (no rails) or one NIC of each (rails);
+# a spine 1/S of the bisection; 2048 GPUs of radix 64: 32 spines, 4 servers a leaf
+run plan-failure 0 "$F" plan --gpus 2048 --radix 64 && {
+	has "$tmp/out" "a leaf: 4 servers (32 NIC ports) cut off, 1.56% of the cluster" &&
+		has "$tmp/out" "a spine: every leaf keeps 31 of 32 uplinks (1.03:1); bisection 96.9% of what it was" &&
+		has "$tmp/out" "a NIC's link: its server keeps 7 of 8 NICs" && ok plan-failure || bad "plan-failure: $(grep -A5 'one switch' "$tmp/out")"; }
+run plan-failure-rail 0 "$F" plan --gpus 2048 --radix 64 --rail-optimized && {
+	has "$tmp/out" "a leaf: 32 NIC ports lose their link (one NIC of 32 servers: each keeps 7 of 8)" && ok plan-failure-rail ||
+		bad "plan-failure-rail: $(grep -A2 'one switch' "$tmp/out")"; }
+run plan-failure-3 0 "$F" plan --gpus 4096 --radix 64 && {
+	# 128 spines: 1/128 of the cut; 64 super-spines: 1/64
+	has "$tmp/out" "bisection 99.2% of what it was" && has "$tmp/out" "a super-spine: bisection 98.4% of what it was" &&
+		ok plan-failure-3 || bad "plan-failure-3: $(grep -A5 'one switch' "$tmp/out")"; }
+# --compare: the designs of examples/plan-4k side by side; each design's
+# cost is plan's for the same options, its busbw what coll gives on the
+# scenario it wrote; the page has the section
+ex=$(cd "$(dirname "$0")/../../examples" && pwd)
+run plan-compare 0 "$F" plan --compare "$ex/plan-4k/designs.yaml" --out "$tmp/cmp" -q && {
+	[ "$(grep -c ',ok$' "$tmp/cmp/compare.csv")" -eq 3 ] && has "$tmp/cmp/compare.html" '<section id="plan-compare">' &&
+		[ "$(grep -c '<tr><td>' "$tmp/cmp/compare.html")" -eq 3 ] && ok plan-compare || bad "plan-compare: $(cat "$tmp/cmp/compare.csv")"; }
+run plan-compare-cost 0 "$F" plan --gpus 4096 --radix 64 --oversubscription 2:1 --format json && {
+	usd=$(tr -d ' \n' <"$tmp/out" | grep -o '"usd":[0-9.e+]*,"watts":[0-9.e+]*,"failure"' | cut -d, -f1 | cut -d: -f2)
+	row=$(grep '^2:1,' "$tmp/cmp/compare.csv")
+	[ -n "$usd" ] && [ "$(echo "$row" | cut -d, -f7)" = "$(printf '%.0f' "$usd")" ] && ok plan-compare-cost ||
+		bad "plan-compare-cost: plan $usd, compare [$row]"; }
+run plan-compare-reproduce 0 "$F" coll "$tmp/cmp/design-3.yaml" --engine flow -b 1G -e 1G --algo ring --format csv && {
+	bw=$(grep -Eo '^1073741824,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[0-9.]+' "$tmp/out" | awk -F, '{print $NF}')
+	want=$(grep '^rail-optimized,' "$tmp/cmp/compare.csv" | cut -d, -f10)
+	[ -n "$bw" ] && awk -v a="$bw" -v b="$want" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d < 0.01 * b) }' &&
+		ok plan-compare-reproduce || bad "plan-compare-reproduce: coll $bw, table $want"; }
+# rails keep a ring's server hops under one leaf: faster than 1:1 without
+awk -F, '$1 == "1:1" { a = $10 } $1 == "rail-optimized" { b = $10 } END { exit !(b > 1.5 * a) }' "$tmp/cmp/compare.csv" &&
+	ok plan-compare-rails || bad "plan-compare-rails: $(cut -d, -f1,10 "$tmp/cmp/compare.csv" | tr '\n' ' ')"
+printf 'cluster: {gpus: 64}\ndesigns:\n  - name: a\n    radix: 4\n' >"$tmp/c1.yaml"
+run plan-compare-unbuildable 3 "$F" plan --compare "$tmp/c1.yaml" && { has "$tmp/err" "c1.yaml:3:5: design a: plan: a leaf of radix 4" && ok plan-compare-unbuildable || bad "plan-compare-unbuildable: $(cat "$tmp/err")"; }
+printf 'cluster: {gpus: 64, colour: blue}\ndesigns: [{name: a}]\n' >"$tmp/c2.yaml"
+run plan-compare-bad-key 3 "$F" plan --compare "$tmp/c2.yaml" && { has "$tmp/err" "c2.yaml:1:21: unknown key" && ok plan-compare-bad-key || bad "plan-compare-bad-key: $(cat "$tmp/err")"; }
+printf 'cluster: {gpus: 64}\ndesigns: [{name: a}]\nworkload: {set: {collective.gpus: 9999}}\n' >"$tmp/c3.yaml"
+run plan-compare-failed 1 "$F" plan --compare "$tmp/c3.yaml" -q && { has "$tmp/out" " -        -" && ok plan-compare-failed || bad "plan-compare-failed: $(cat "$tmp/out")"; }
 # what cannot be built, said
 run plan-small-radix 3 "$F" plan --gpus 64 --radix 4 --tiers 2 && { has "$tmp/err" "fewer than a server's 8 NICs" && ok plan-small-radix || bad plan-small-radix; }
 run plan-no-gpus 2 "$F" plan && ok plan-no-gpus

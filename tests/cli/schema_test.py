@@ -88,7 +88,7 @@ docs = {}
 # sim on every example (the training-step models as well), both engines on the built-in one
 for ex in sorted(os.listdir(X)):
     for y in sorted(os.listdir(os.path.join(X, ex))):
-        if y.endswith(".yaml"):
+        if y.endswith(".yaml") and y not in ("grid.yaml", "designs.yaml"):  # a sweep's grid, plan's designs
             docs["sim-%s-%s" % (ex, y[:-5])] = run(ex, ["sim", os.path.join(X, ex, y), "--format", "json"])
 docs["sim-series"] = run("sim-series", ["sim", "--format", "json", "--set", "fabric.series_interval=50us"])
 docs["sim-flow"] = run("sim-flow", ["sim", "--format", "json", "--engine", "flow"])
