@@ -88,7 +88,25 @@ static int w_cmp(FILE *f, void *ctx, int arg)
 		return fab_report_compare(f, o->table) != 0;
 	size_t i = (size_t)arg / 2;
 	if (arg % 2 == 0) {
-		fab_plan_write_yaml(f, &o->c->d[i].req, &o->c->d[i].plan);
+		/* the command that runs the workload on this design: the
+		 * workload's scenario with the design's topology set over it,
+		 * or this file with the workload's keys */
+		const struct fab_compare *c = o->c;
+		fprintf(f, "# design %s of %s; its workload's run:\n#   fabscope %s %s", c->d[i].name, c->origin,
+			c->command == FAB_GRID_COLL ? "coll" : "sim", c->scenario ? c->scenario : "THIS-FILE");
+		size_t n, nt;
+		char **sets = fab_compare_sets(c, i, &n), **topo = fab_plan_sets(&c->d[i].req, &c->d[i].plan, &nt);
+		for (size_t k = 0; k < nt; k++)
+			free(topo[k]);
+		free(topo);
+		for (size_t k = 0; k < n; k++) {
+			if (c->scenario || k >= nt)
+				fprintf(f, " --set '%s'", sets[k]);
+			free(sets[k]);
+		}
+		free(sets);
+		fputc('\n', f);
+		fab_plan_write_yaml(f, &c->d[i].req, &c->d[i].plan);
 		return ferror(f) != 0;
 	}
 	return json_dumpf(o->docs[i], f, JSON_INDENT(1)) || fputc('\n', f) == EOF;
@@ -205,6 +223,7 @@ int cmd_plan(int argc, char **argv)
 		{"radix", required_argument, NULL, 'R'},
 		{"oversubscription", required_argument, NULL, 'O'},
 		{"rail-optimized", no_argument, NULL, 'r'},
+		{"dual-tor", no_argument, NULL, 'd'},
 		{"tiers", required_argument, NULL, 't'},
 		{"output", required_argument, NULL, 'o'},
 		{"length-leaf", required_argument, NULL, '0'},
@@ -276,18 +295,19 @@ int cmd_plan(int argc, char **argv)
 		case 'r':
 			r.rail_optimized = true;
 			break;
+		case 'd':
+			r.dual_tor = true;
+			break;
 		case '0':
 		case '1':
 		case '2': {
 			char *e;
 			double m = strtod(optarg, &e);
 			if (e == optarg || (*e && strcmp(e, "m")) || !(m > 0) || m > 1e5) {
-				fprintf(stderr, "fabscope: %s %s: expected a length in metres, such as 30 or 30m\n",
-					opts[c == '0'           ? 11
-						     : c == '1' ? 12
-								: 13]
-						.name,
-					optarg);
+				static const char *const which[] = {"leaf", "spine", "core"};
+				fprintf(stderr,
+					"fabscope: --length-%s %s: expected a length in metres, such as 30 or 30m\n",
+					which[c - '0'], optarg);
 				return FAB_EXIT_USAGE;
 			}
 			r.length_m[c - '0'] = m;

@@ -74,10 +74,10 @@ static int req_key(struct fab_compare *c, struct fab_plan_req *r, const char *k,
 				  "oversubscription: expected N:M of at least 1:1, such as 2:1", NULL);
 		r->over_num = a;
 		r->over_den = b;
-	} else if (!strcmp(k, "rail_optimized")) {
+	} else if (!strcmp(k, "rail_optimized") || !strcmp(k, "dual_tor")) {
 		if (strcmp(s, "true") && strcmp(s, "false"))
-			return at(err, c, v->line, v->col, "rail_optimized: expected true or false", NULL);
-		r->rail_optimized = !strcmp(s, "true");
+			return at(err, c, v->line, v->col, "expected true or false for ", k);
+		*(k[0] == 'r' ? &r->rail_optimized : &r->dual_tor) = !strcmp(s, "true");
 	} else if (!strncmp(k, "length_", 7)) {
 		int t = !strcmp(k, "length_leaf")    ? 0
 			: !strcmp(k, "length_spine") ? 1
@@ -90,10 +90,11 @@ static int req_key(struct fab_compare *c, struct fab_plan_req *r, const char *k,
 				  "expected length_leaf, length_spine or length_core in metres: ", k);
 		r->length_m[t] = m;
 	} else {
-		return at(err, c, kat->line, kat->col,
-			  "unknown key (expected gpus, gpus_per_server, nics_per_server, nic_rate, fabric_rate, radix, "
-			  "oversubscription, rail_optimized, tiers, length_leaf, length_spine, length_core): ",
-			  k);
+		return at(
+			err, c, kat->line, kat->col,
+			"unknown key (expected gpus, gpus_per_server, nics_per_server, nic_rate, fabric_rate, radix, "
+			"oversubscription, rail_optimized, dual_tor, tiers, length_leaf, length_spine, length_core): ",
+			k);
 	}
 	return 0;
 }

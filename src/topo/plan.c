@@ -32,11 +32,17 @@ static uint32_t ceil_div(uint64_t a, uint64_t b)
 	return (uint32_t)((a + b - 1) / b);
 }
 
-/* uplinks a leaf needs for down NIC ports: down x nic_rate / (up x
+/* a NIC port's rate: dual ToR splits the NIC over two */
+static double port_rate(const struct fab_plan_req *r)
+{
+	return r->dual_tor ? (double)r->nic_rate / 2 : (double)r->nic_rate;
+}
+
+/* uplinks a leaf needs for down NIC ports: down x port rate / (up x
  * fabric_rate) at most num/den */
 static uint32_t ups_for(const struct fab_plan_req *r, uint32_t down)
 {
-	double need = (double)down * (double)r->nic_rate * r->over_den / ((double)r->over_num * (double)r->fabric_rate);
+	double need = (double)down * port_rate(r) * r->over_den / ((double)r->over_num * (double)r->fabric_rate);
 	return (uint32_t)ceil(need - 1e-9);
 }
 
@@ -59,7 +65,8 @@ static int two_tier(const struct fab_plan_req *r, struct fab_plan *p, struct fab
 			R, down, r->over_num, r->over_den, K);
 	uint32_t groups = ceil_div(p->servers, spl); /* leaves, or rail groups of K leaves */
 	spl = ceil_div(p->servers, groups);          /* spread the servers evenly */
-	uint32_t leaves = r->rail_optimized ? groups * K : groups;
+	uint32_t T = r->dual_tor ? 2 : 1;            /* leaves a NIC's ports spread over */
+	uint32_t leaves = (r->rail_optimized ? groups * K : groups) * T;
 	uint32_t d_used = r->rail_optimized ? spl : spl * K;
 	uint32_t up = ups_for(r, d_used);
 	if (leaves > R)
@@ -85,9 +92,9 @@ static int two_tier(const struct fab_plan_req *r, struct fab_plan *p, struct fab
 	p->leaf_up = S * L;
 	p->switches[0] = leaves;
 	p->switches[1] = S;
-	p->links[0] = p->nic_ports;
+	p->links[0] = (uint64_t)p->nic_ports * T;
 	p->links[1] = (uint64_t)leaves * S * L;
-	p->oversubscription = (double)d_used * (double)r->nic_rate / ((double)p->leaf_up * (double)r->fabric_rate);
+	p->oversubscription = (double)d_used * port_rate(r) / ((double)p->leaf_up * (double)r->fabric_rate);
 	double cut = (double)p->links[1] * (double)r->fabric_rate / 2, hosts = (double)p->nic_ports * r->nic_rate / 2;
 	p->bisection_bps = FAB_MIN(cut, hosts);
 	p->max_nic_ports = (uint64_t)R * (R / 2);
@@ -115,7 +122,7 @@ static int three_tier(const struct fab_plan_req *r, struct fab_plan *p, struct f
 	uint32_t up = ups_for(r, r->rail_optimized ? spl : spl * K);
 	/* a pod: as many leaves as a spine's lower half reaches over one link
 	 * each (whole rail groups) */
-	uint32_t lpp = R / 2, unit = r->rail_optimized ? K : 1;
+	uint32_t lpp = R / 2, unit = (r->rail_optimized ? K : 1) * (r->dual_tor ? 2 : 1);
 	lpp -= lpp % unit;
 	if (!lpp || !up)
 		return fab_err_set(err, FAB_EINVAL, "plan: radix %u is too small for a pod of %u-NIC rail groups", R,
@@ -163,10 +170,10 @@ static int three_tier(const struct fab_plan_req *r, struct fab_plan *p, struct f
 	p->switches[0] = lp * pods;
 	p->switches[1] = S * pods;
 	p->switches[2] = SS * S;
-	p->links[0] = p->nic_ports;
+	p->links[0] = (uint64_t)p->nic_ports * (r->dual_tor ? 2 : 1);
 	p->links[1] = (uint64_t)lp * pods * S;
 	p->links[2] = (uint64_t)S * pods * SS * LS;
-	p->oversubscription = (double)d_used * (double)r->nic_rate / ((double)up * (double)r->fabric_rate);
+	p->oversubscription = (double)d_used * port_rate(r) / ((double)up * (double)r->fabric_rate);
 	/* the cut through the super-spines: half the pods' uplinks */
 	double cut = (double)p->links[2] * (double)r->fabric_rate / 2, hosts = (double)p->nic_ports * r->nic_rate / 2;
 	double pod_cut = (double)p->links[1] * (double)r->fabric_rate / 2;
@@ -199,7 +206,7 @@ static int bill(const struct fab_plan_req *r, struct fab_plan *p, struct fab_err
 	static const double dflt_len[3] = {3, 50, 150};
 	for (int t = 0; t < p->tiers; t++) {
 		double len = r->length_m[t] > 0 ? r->length_m[t] : t == 0 && r->rail_optimized ? 20 : dflt_len[t];
-		fab_rate_bps rate = t == 0 ? r->nic_rate : r->fabric_rate;
+		fab_rate_bps rate = t == 0 ? (fab_rate_bps)port_rate(r) : r->fabric_rate;
 		p->length_m[t] = len;
 		p->reach[t] = reach_for(len, rate);
 		if (p->reach[t] < 0)
@@ -221,7 +228,7 @@ static int bill(const struct fab_plan_req *r, struct fab_plan *p, struct fab_err
 	double fiber = 0, fiber_scale = 1;
 	for (int t = 0; t < p->tiers; t++) {
 		int k = p->reach[t];
-		double sc = (double)(t == 0 ? r->nic_rate : r->fabric_rate) / 400e9;
+		double sc = (t == 0 ? port_rate(r) : (double)r->fabric_rate) / 400e9;
 		uint64_t n = k == FAB_PI_DAC || k == FAB_PI_AOC ? p->links[t] : 2 * p->links[t];
 		/* mixed rates on one kind: the count-weighted scale */
 		scale[k] = (scale[k] * (double)p->count[k] + sc * (double)n) / (double)(p->count[k] + n);
@@ -245,7 +252,7 @@ static int bill(const struct fab_plan_req *r, struct fab_plan *p, struct fab_err
 static void failures(const struct fab_plan_req *r, struct fab_plan *p)
 {
 	struct fab_plan_failure *f = &p->fail;
-	double nr = (double)r->nic_rate, fr = (double)r->fabric_rate;
+	double nr = port_rate(r), fr = (double)r->fabric_rate;
 	memset(f, 0, sizeof *f);
 	f->nic_of = r->nics_per_server;
 	f->nic_left = r->nics_per_server - 1;
@@ -262,7 +269,7 @@ static void failures(const struct fab_plan_req *r, struct fab_plan *p)
 		f->upper_bisection = 1 - 1.0 / ((double)p->spines * p->pods);
 		f->core_bisection = 1 - 1.0 / (double)p->switches[2];
 	}
-	f->leaf_share = (double)f->leaf_nics_cut / (double)p->nic_ports;
+	f->leaf_share = (double)f->leaf_nics_cut / (double)p->links[0];
 	f->upper_oversub = f->upper_up_left ? (double)p->leaf_down * nr / ((double)f->upper_up_left * fr) : INFINITY;
 	f->link_oversub = p->leaf_up > 1 ? (double)p->leaf_down * nr / ((double)(p->leaf_up - 1) * fr) : INFINITY;
 }
@@ -301,9 +308,9 @@ static int design(const struct fab_plan_req *r, struct fab_plan *p, struct fab_e
 char **fab_plan_sets(const struct fab_plan_req *r, const struct fab_plan *p, size_t *n)
 {
 	char nr[32], fr[32];
-	fab_fmt_rate(r->nic_rate, nr, sizeof nr);
+	fab_fmt_rate((fab_rate_bps)port_rate(r), nr, sizeof nr); /* a link's: half the NIC's with dual ToR */
 	fab_fmt_rate(r->fabric_rate, fr, sizeof fr);
-	char **s = fab_xcalloc(16, sizeof *s);
+	char **s = fab_xcalloc(20, sizeof *s);
 	size_t m = 0;
 	char b[128];
 #define SET(...)                                                                                                       \
@@ -318,6 +325,8 @@ char **fab_plan_sets(const struct fab_plan_req *r, const struct fab_plan *p, siz
 	SET("topology.links_per_spine=%u", p->links_per_spine);
 	SET("topology.rail_optimized=%s", r->rail_optimized ? "true" : "false");
 	SET("topology.pods=%u", p->tiers == 3 ? p->pods : 1);
+	SET("topology.dual_tor=%s", r->dual_tor ? "true" : "false");
+	SET("topology.nic_ports=%u", r->dual_tor ? 2 : 1);
 	if (p->tiers == 3) {
 		SET("topology.super_spines=%u", p->super_spines);
 		SET("topology.links_per_super=%u", p->links_per_super);
@@ -347,8 +356,11 @@ void fab_plan_write_yaml(FILE *f, const struct fab_plan_req *r, const struct fab
 	for (size_t i = 0; i < n; i++) {
 		char *eq = strchr(s[i], '=');
 		*eq = 0;
-		if ((strcmp(s[i], "topology.rail_optimized") || !strcmp(eq + 1, "true")) &&
-		    (strcmp(s[i], "topology.pods") || strcmp(eq + 1, "1")))
+		bool dflt = (!strcmp(s[i], "topology.rail_optimized") && !strcmp(eq + 1, "false")) ||
+			(!strcmp(s[i], "topology.dual_tor") && !strcmp(eq + 1, "false")) ||
+			(!strcmp(s[i], "topology.pods") && !strcmp(eq + 1, "1")) ||
+			(!strcmp(s[i], "topology.nic_ports") && !strcmp(eq + 1, "1"));
+		if (!dflt)
 			fprintf(f, "  %s: %s\n", s[i] + strlen("topology."), eq + 1);
 		free(s[i]);
 	}
@@ -364,19 +376,21 @@ void fab_plan_write_text(FILE *f, const struct fab_plan_req *r, const struct fab
 		ceil_div(r->gpus, r->gpus_per_server), r->gpus_per_server, r->nics_per_server, nr, r->radix);
 	if (p->tiers == 2)
 		fprintf(f,
-			"design: two tiers (spine-leaf%s): %u leaves, %u server%s under each%s, %u spines, %u link%s from "
+			"design: two tiers (spine-leaf%s%s): %u leaves, %u server%s under each%s, %u spines, %u link%s from "
 			"each leaf to each spine\n",
-			r->rail_optimized ? ", rail-optimized" : "", p->leaves, p->servers_per_leaf,
-			p->servers_per_leaf == 1 ? "" : "s", r->rail_optimized ? " (one NIC of each)" : "", p->spines,
-			p->links_per_spine, p->links_per_spine == 1 ? "" : "s");
+			r->rail_optimized ? ", rail-optimized" : "", r->dual_tor ? ", dual ToR: leaves in pairs" : "",
+			p->leaves, p->servers_per_leaf, p->servers_per_leaf == 1 ? "" : "s",
+			r->rail_optimized ? " (one NIC of each)" : "", p->spines, p->links_per_spine,
+			p->links_per_spine == 1 ? "" : "s");
 	else
 		fprintf(f,
-			"design: three tiers (%u pods%s): a pod of %u leaves, %u server%s under each%s, and %u spines, "
+			"design: three tiers (%u pods%s%s): a pod of %u leaves, %u server%s under each%s, and %u spines, "
 			"1 link from each leaf to each spine; %u planes of %u super-spines (plane j: spine j of "
 			"every pod), %u link%s from a spine to each super-spine of its plane\n",
-			p->pods, r->rail_optimized ? ", rail-optimized" : "", p->leaves, p->servers_per_leaf,
-			p->servers_per_leaf == 1 ? "" : "s", r->rail_optimized ? " (one NIC of each)" : "", p->spines,
-			p->spines, p->super_spines, p->links_per_super, p->links_per_super == 1 ? "" : "s");
+			p->pods, r->rail_optimized ? ", rail-optimized" : "", r->dual_tor ? ", dual ToR" : "",
+			p->leaves, p->servers_per_leaf, p->servers_per_leaf == 1 ? "" : "s",
+			r->rail_optimized ? " (one NIC of each)" : "", p->spines, p->spines, p->super_spines,
+			p->links_per_super, p->links_per_super == 1 ? "" : "s");
 	fprintf(f, "%-24s %10s %12s\n", "tier", "switches", "links");
 	fprintf(f, "%-24s %10s %12llu\n", "NIC - leaf", "", (unsigned long long)p->links[0]);
 	fprintf(f, "%-24s %10u %12llu\n", "leaf - spine", p->switches[0], (unsigned long long)p->links[1]);
@@ -390,6 +404,9 @@ void fab_plan_write_text(FILE *f, const struct fab_plan_req *r, const struct fab
 	fprintf(f, "NIC ports: %u built (%u asked for); this radix serves at most %llu at 1:1 in %d tiers\n",
 		p->nic_ports, ceil_div(r->gpus, r->gpus_per_server) * r->nics_per_server,
 		(unsigned long long)p->max_nic_ports, p->tiers);
+	if (r->dual_tor)
+		fprintf(f, "dual ToR: each NIC's 2 ports at half its rate, %llu links to the leaves\n",
+			(unsigned long long)p->links[0]);
 	fprintf(f, "a leaf: %u ports down, %u up; oversubscription reached %.3g:1 (%u:%u asked)\n", p->leaf_down,
 		p->leaf_up, p->oversubscription, r->over_num, r->over_den);
 	fprintf(f, "bisection bandwidth: %.4g Tbps (%.3g%% of the NICs' half)\n", p->bisection_bps / 1e12,
@@ -411,7 +428,12 @@ void fab_plan_write_text(FILE *f, const struct fab_plan_req *r, const struct fab
 		p->watts_total / 1e3, p->usd_total / r->gpus, p->watts_total / r->gpus);
 	const struct fab_plan_failure *x = &p->fail;
 	fprintf(f, "\none switch or link down:\n");
-	if (x->leaf_servers_cut)
+	if (r->dual_tor)
+		fprintf(f,
+			"  a leaf: %u NICs lose one of their two ports (each keeps half its bandwidth), %.3g%% of the "
+			"NIC ports\n",
+			x->leaf_nics_cut, 100 * x->leaf_share);
+	else if (x->leaf_servers_cut)
 		fprintf(f, "  a leaf: %u server%s (%u NIC ports) cut off, %.3g%% of the cluster\n", x->leaf_servers_cut,
 			x->leaf_servers_cut == 1 ? "" : "s", x->leaf_nics_cut, 100 * x->leaf_share);
 	else
@@ -425,7 +447,10 @@ void fab_plan_write_text(FILE *f, const struct fab_plan_req *r, const struct fab
 	if (p->tiers == 3)
 		fprintf(f, "  a super-spine: bisection %.3g%% of what it was\n", 100 * x->core_bisection);
 	fprintf(f, "  a leaf's uplink: that leaf at %.3g:1\n", x->link_oversub);
-	fprintf(f, "  a NIC's link: its server keeps %u of %u NICs\n", x->nic_left, x->nic_of);
+	if (r->dual_tor)
+		fprintf(f, "  a NIC's link: the NIC keeps its other port (half its bandwidth)\n");
+	else
+		fprintf(f, "  a NIC's link: its server keeps %u of %u NICs\n", x->nic_left, x->nic_of);
 }
 
 json_t *fab_plan_json(const struct fab_plan_req *r, const struct fab_plan *p)

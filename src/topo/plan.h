@@ -43,7 +43,8 @@ struct fab_plan_req {
 	fab_rate_bps nic_rate, fabric_rate; /* NIC-leaf, switch-switch links */
 	uint32_t over_num, over_den;        /* leaf down:up wanted, e.g. 2:1 */
 	bool rail_optimized;
-	int tiers; /* 2, 3, or 0: as few as will do */
+	bool dual_tor; /* each NIC's two ports (at half its rate) to the two leaves of a pair */
+	int tiers;     /* 2, 3, or 0: as few as will do */
 	/* cable lengths per tier (NIC-leaf, leaf-spine, aggregation-core), m;
 	 * 0: the defaults (3 m in the rack, 20 m to a rail group's leaf at the
 	 * end of the row; 50 m; 300 m) */
@@ -67,7 +68,7 @@ struct fab_plan_failure {
 
 struct fab_plan {
 	int tiers;
-	uint32_t servers, nic_ports;       /* built (at least those asked for) */
+	uint32_t servers, nic_ports;       /* built (at least those asked for); nic_ports: NICs */
 	uint32_t leaves, servers_per_leaf; /* leaves: per pod with three tiers */
 	uint32_t spines, links_per_spine;  /* spines: per pod with three tiers */
 	uint32_t leaf_down, leaf_up;       /* ports of a leaf in use */

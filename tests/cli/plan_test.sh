@@ -63,6 +63,19 @@ run plan-rail 0 "$F" plan --gpus 256 --radix 32 --rail-optimized -o "$tmp/r.yaml
 			if (key in leaf && leaf[key] != $3) bad = 1; leaf[key] = $3; n++
 			if (($3 "") in owner && owner[$3] != key) bad = 1; owner[$3] = key }
 		/^$/ { blank = 1 } END { exit bad || n != 256 }' "$tmp/out" && ok plan-rail || bad plan-rail; }
+# dual ToR: leaves in pairs, each NIC's two ports (at 200G) under the two
+# leaves of its server's pair; a leaf down leaves every NIC one port
+run plan-dual-tor 0 "$F" plan --gpus 256 --radix 32 --dual-tor -o "$tmp/dt.yaml" && run plan-dual-tor-sim 0 "$F" sim "$tmp/dt.yaml" --set run.end=1us --format csv && {
+	# ports table: node,port,peer,...; serverS.nicK.pJ -> leaf
+	awk -F, 'blank && $1 ~ /^server[0-9]+\.nic[0-9]+\.p[01]$/ {
+			n++; split($1, a, ".p"); l = substr($3, 5) + 0; if ($5 != 200000000000) bad = 1
+			if (a[2] == 0) p0[a[1]] = l; else p1[a[1]] = l }
+		/^$/ { blank = 1 }
+		END { for (k in p0) { if (p1[k] != p0[k] + 1 || p0[k] % 2) bad = 1; m++ } exit bad || n != 2 * m || m < 256 }' "$tmp/out" &&
+		has "$tmp/dt.yaml" "dual_tor: true" && ok plan-dual-tor || bad "plan-dual-tor: $(grep -m3 '^server0.nic0' "$tmp/out")"; }
+run plan-dual-tor-failure 0 "$F" plan --gpus 256 --radix 32 --dual-tor && {
+	has "$tmp/out" "NICs lose one of their two ports (each keeps half its bandwidth)" && has "$tmp/out" "leaves in pairs" &&
+		ok plan-dual-tor-failure || bad "plan-dual-tor-failure: $(grep -A2 'one switch' "$tmp/out")"; }
 # optics by reach: 3 m copper, 20 m active optical cable, 50 m SR8, 150 m DR4, 5 km LR4
 run plan-reach 0 "$F" plan --gpus 4096 --radix 64 --length-leaf 20 --length-core 5000 && {
 	grep -Eq "^NIC - leaf +4096 +20 m +aoc +0\$" "$tmp/out" && grep -Eq "^leaf - spine +4096 +50 m +sr8 +8192\$" "$tmp/out" &&
@@ -112,6 +125,32 @@ run plan-compare-reproduce 0 "$F" coll "$tmp/cmp/design-3.yaml" --engine flow -b
 # rails keep a ring's server hops under one leaf: faster than 1:1 without
 awk -F, '$1 == "1:1" { a = $10 } $1 == "rail-optimized" { b = $10 } END { exit !(b > 1.5 * a) }' "$tmp/cmp/compare.csv" &&
 	ok plan-compare-rails || bad "plan-compare-rails: $(cut -d, -f1,10 "$tmp/cmp/compare.csv" | tr '\n' ' ')"
+# a training job as the workload (sim): each design's step time, the
+# oversubscribed one no faster, and what sim gives on the scenario written
+cat >"$tmp/tj.yaml" <<EOF
+cluster: {gpus: 128, radix: 32}
+designs:
+  - name: plain
+  - name: rails
+    rail_optimized: true
+  - name: over
+    oversubscription: "4:1"
+workload:
+  command: sim
+  scenario: $ex/training-step/gpt3.yaml
+EOF
+run plan-compare-job 0 "$F" plan --compare "$tmp/tj.yaml" --out "$tmp/tj" -q && {
+	awk -F, '$1 == "plain" { a = $10 } $1 == "over" { b = $10 } END { exit !(a > 1000 && b >= a) }' "$tmp/tj/compare.csv" &&
+		ok plan-compare-job || bad "plan-compare-job: $(cut -d, -f1,10 "$tmp/tj/compare.csv" | tr '\n' ' ')"; }
+# the design's file names its run: the workload's scenario with its topology set
+run_line=$(sed -n 's/^#   fabscope sim //p' "$tmp/tj/design-2.yaml")
+# shellcheck disable=SC2086
+eval "set -- $run_line"
+run plan-compare-job-reproduce 0 "$F" sim "$@" --format json && {
+	ps=$(tr -d ' \n' <"$tmp/out" | grep -o '"stats":{"mean_ps":[0-9]*' | head -1 | cut -d: -f3)
+	want=$(grep '^rails,' "$tmp/tj/compare.csv" | cut -d, -f10)
+	[ -n "$ps" ] && awk -v a="$ps" -v b="$want" 'BEGIN { d = a / 1e9 - b; if (d < 0) d = -d; exit !(d < 1e-4 * b) }' &&
+		ok plan-compare-job-reproduce || bad "plan-compare-job-reproduce: sim $ps ps, table $want ms"; }
 printf 'cluster: {gpus: 64}\ndesigns:\n  - name: a\n    radix: 4\n' >"$tmp/c1.yaml"
 run plan-compare-unbuildable 3 "$F" plan --compare "$tmp/c1.yaml" && { has "$tmp/err" "c1.yaml:3:5: design a: plan: a leaf of radix 4" && ok plan-compare-unbuildable || bad "plan-compare-unbuildable: $(cat "$tmp/err")"; }
 printf 'cluster: {gpus: 64, colour: blue}\ndesigns: [{name: a}]\n' >"$tmp/c2.yaml"
