@@ -28,6 +28,7 @@ static const char *usage_plan =
 	"  --fabric-rate RATE    switch to switch (default: the NIC rate)\n"
 	"  --radix N             ports per switch (default 64)\n"
 	"  --oversubscription N:M  leaf down:up (default 1:1)\n"
+	"  --spine-oversubscription N:M  three tiers: spine down:up (default 1:1)\n"
 	"  --rail-optimized      NIC k of the servers of a group under leaf k of the group\n"
 	"  --tiers 2|3           (default: as few as will do)\n"
 	"  --length-leaf M       NIC-leaf cable length, metres (default 3, rail-optimized 20)\n"
@@ -224,6 +225,7 @@ int cmd_plan(int argc, char **argv)
 		{"oversubscription", required_argument, NULL, 'O'},
 		{"rail-optimized", no_argument, NULL, 'r'},
 		{"dual-tor", no_argument, NULL, 'd'},
+		{"spine-oversubscription", required_argument, NULL, 's'},
 		{"tiers", required_argument, NULL, 't'},
 		{"output", required_argument, NULL, 'o'},
 		{"length-leaf", required_argument, NULL, '0'},
@@ -281,15 +283,17 @@ int cmd_plan(int argc, char **argv)
 				return FAB_EXIT_USAGE;
 			}
 			break;
-		case 'O': {
+		case 'O':
+		case 's': {
 			unsigned a, b;
 			char tail;
 			if (sscanf(optarg, "%u:%u%c", &a, &b, &tail) != 2 || !a || !b || a > 1000 || b > 1000) {
-				fprintf(stderr, "fabscope: --oversubscription %s: expected N:M such as 2:1\n", optarg);
+				fprintf(stderr, "fabscope: --%soversubscription %s: expected N:M such as 2:1\n",
+					c == 's' ? "spine-" : "", optarg);
 				return FAB_EXIT_USAGE;
 			}
-			r.over_num = a;
-			r.over_den = b;
+			*(c == 's' ? &r.over2_num : &r.over_num) = a;
+			*(c == 's' ? &r.over2_den : &r.over_den) = b;
 			break;
 		}
 		case 'r':

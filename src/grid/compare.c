@@ -66,14 +66,13 @@ static int req_key(struct fab_compare *c, struct fab_plan_req *r, const char *k,
 	} else if (!strcmp(k, "nic_rate") || !strcmp(k, "fabric_rate")) {
 		if (fab_parse_rate(s, k[0] == 'n' ? &r->nic_rate : &r->fabric_rate, why, sizeof why))
 			return at(err, c, v->line, v->col, "expected a rate such as 400Gbps for ", k);
-	} else if (!strcmp(k, "oversubscription")) {
+	} else if (!strcmp(k, "oversubscription") || !strcmp(k, "spine_oversubscription")) {
 		unsigned a, b;
 		char tail;
 		if (sscanf(s, "%u:%u%c", &a, &b, &tail) != 2 || !a || !b || a > 1000 || b > 1000 || a < b)
-			return at(err, c, v->line, v->col,
-				  "oversubscription: expected N:M of at least 1:1, such as 2:1", NULL);
-		r->over_num = a;
-		r->over_den = b;
+			return at(err, c, v->line, v->col, "expected N:M of at least 1:1, such as 2:1, for ", k);
+		*(k[0] == 's' ? &r->over2_num : &r->over_num) = a;
+		*(k[0] == 's' ? &r->over2_den : &r->over_den) = b;
 	} else if (!strcmp(k, "rail_optimized") || !strcmp(k, "dual_tor")) {
 		if (strcmp(s, "true") && strcmp(s, "false"))
 			return at(err, c, v->line, v->col, "expected true or false for ", k);
@@ -93,7 +92,7 @@ static int req_key(struct fab_compare *c, struct fab_plan_req *r, const char *k,
 		return at(
 			err, c, kat->line, kat->col,
 			"unknown key (expected gpus, gpus_per_server, nics_per_server, nic_rate, fabric_rate, radix, "
-			"oversubscription, rail_optimized, dual_tor, tiers, length_leaf, length_spine, length_core): ",
+			"oversubscription, spine_oversubscription, rail_optimized, dual_tor, tiers, length_leaf, length_spine, length_core): ",
 			k);
 	}
 	return 0;

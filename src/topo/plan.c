@@ -120,9 +120,13 @@ static int three_tier(const struct fab_plan_req *r, struct fab_plan *p, struct f
 				   "NICs (try --rail-optimized, a larger radix or more oversubscription)",
 				   R, down, r->over_num, r->over_den, K);
 	uint32_t up = ups_for(r, r->rail_optimized ? spl : spl * K);
-	/* a pod: as many leaves as a spine's lower half reaches over one link
-	 * each (whole rail groups) */
-	uint32_t lpp = R / 2, unit = (r->rail_optimized ? K : 1) * (r->dual_tor ? 2 : 1);
+	/* a pod: as many leaves as a spine reaches over one link each while
+	 * keeping the uplinks its oversubscription needs (whole rail groups) */
+	uint32_t o2n = r->over2_num ? r->over2_num : 1, o2d = r->over2_den ? r->over2_den : 1;
+	uint32_t lpp = 0, unit = (r->rail_optimized ? K : 1) * (r->dual_tor ? 2 : 1);
+	for (uint32_t d = R; d >= 1 && !lpp; d--)
+		if (d + ceil_div((uint64_t)d * o2d, o2n) <= R)
+			lpp = d;
 	lpp -= lpp % unit;
 	if (!lpp || !up)
 		return fab_err_set(err, FAB_EINVAL, "plan: radix %u is too small for a pod of %u-NIC rail groups", R,
@@ -148,13 +152,14 @@ static int three_tier(const struct fab_plan_req *r, struct fab_plan *p, struct f
 		return fab_err_set(err, FAB_EINVAL, "plan: a leaf of radix %u cannot hold %u NIC ports and %u uplinks",
 				   R, d_used, up);
 	/* spines a pod: every leaf to every spine over one link */
-	uint32_t S = up, spine_down = lp; /* a spine: lp ports down, as many up (1:1) */
+	/* a spine: lp ports down, up as its oversubscription asks */
+	uint32_t S = up, spine_up = ceil_div((uint64_t)lp * o2d, o2n);
 	/* a plane: spine j of each pod to SS super-spines over LS links each,
-	 * SS x LS = spine_down, pods x LS <= R */
-	uint32_t LS = FAB_MIN(R / pods, spine_down);
-	while (LS > 1 && spine_down % LS)
+	 * SS x LS = spine_up, pods x LS <= R */
+	uint32_t LS = FAB_MIN(R / pods, spine_up);
+	while (LS > 1 && spine_up % LS)
 		LS--;
-	uint32_t SS = spine_down / LS;
+	uint32_t SS = spine_up / LS;
 	p->tiers = 3;
 	p->pods = pods;
 	p->leaves = lp; /* per pod */
@@ -174,6 +179,7 @@ static int three_tier(const struct fab_plan_req *r, struct fab_plan *p, struct f
 	p->links[1] = (uint64_t)lp * pods * S;
 	p->links[2] = (uint64_t)S * pods * SS * LS;
 	p->oversubscription = (double)d_used * port_rate(r) / ((double)up * (double)r->fabric_rate);
+	p->spine_oversubscription = (double)lp / (double)spine_up;
 	/* the cut through the super-spines: half the pods' uplinks */
 	double cut = (double)p->links[2] * (double)r->fabric_rate / 2, hosts = (double)p->nic_ports * r->nic_rate / 2;
 	double pod_cut = (double)p->links[1] * (double)r->fabric_rate / 2;
@@ -295,8 +301,13 @@ static int design(const struct fab_plan_req *r, struct fab_plan *p, struct fab_e
 	if (r->over_num < r->over_den)
 		return fab_err_set(err, FAB_EINVAL, "plan: oversubscription %u:%u is under 1:1", r->over_num,
 				   r->over_den);
+	if (r->over2_num < r->over2_den)
+		return fab_err_set(err, FAB_EINVAL, "plan: spine oversubscription %u:%u is under 1:1", r->over2_num,
+				   r->over2_den);
+	if (r->over2_num && r->over2_num != r->over2_den && r->tiers == 2)
+		return fab_err_set(err, FAB_EINVAL, "plan: spine oversubscription needs three tiers");
 	p->servers = ceil_div(r->gpus, r->gpus_per_server);
-	if (r->tiers == 3)
+	if (r->tiers == 3 || (r->over2_num && r->over2_num != r->over2_den))
 		return three_tier(r, p, err);
 
 	/* two tiers where they will do (a failed try leaves p as it was) */
@@ -385,12 +396,12 @@ void fab_plan_write_text(FILE *f, const struct fab_plan_req *r, const struct fab
 	else
 		fprintf(f,
 			"design: three tiers (%u pods%s%s): a pod of %u leaves, %u server%s under each%s, and %u spines, "
-			"1 link from each leaf to each spine; %u planes of %u super-spines (plane j: spine j of "
+			"1 link from each leaf to each spine; %u planes of %u super-spine%s (plane j: spine j of "
 			"every pod), %u link%s from a spine to each super-spine of its plane\n",
 			p->pods, r->rail_optimized ? ", rail-optimized" : "", r->dual_tor ? ", dual ToR" : "",
 			p->leaves, p->servers_per_leaf, p->servers_per_leaf == 1 ? "" : "s",
 			r->rail_optimized ? " (one NIC of each)" : "", p->spines, p->spines, p->super_spines,
-			p->links_per_super, p->links_per_super == 1 ? "" : "s");
+			p->super_spines == 1 ? "" : "s", p->links_per_super, p->links_per_super == 1 ? "" : "s");
 	fprintf(f, "%-24s %10s %12s\n", "tier", "switches", "links");
 	fprintf(f, "%-24s %10s %12llu\n", "NIC - leaf", "", (unsigned long long)p->links[0]);
 	fprintf(f, "%-24s %10u %12llu\n", "leaf - spine", p->switches[0], (unsigned long long)p->links[1]);
@@ -409,6 +420,10 @@ void fab_plan_write_text(FILE *f, const struct fab_plan_req *r, const struct fab
 			(unsigned long long)p->links[0]);
 	fprintf(f, "a leaf: %u ports down, %u up; oversubscription reached %.3g:1 (%u:%u asked)\n", p->leaf_down,
 		p->leaf_up, p->oversubscription, r->over_num, r->over_den);
+	if (p->tiers == 3)
+		fprintf(f, "a spine: %u ports down, %u up; oversubscription reached %.3g:1 (%u:%u asked)\n", p->leaves,
+			p->super_spines * p->links_per_super, p->spine_oversubscription,
+			r->over2_num ? r->over2_num : 1, r->over2_den ? r->over2_den : 1);
 	fprintf(f, "bisection bandwidth: %.4g Tbps (%.3g%% of the NICs' half)\n", p->bisection_bps / 1e12,
 		100 * p->bisection_bps / ((double)p->nic_ports * (double)r->nic_rate / 2));
 	static const char *const tier_name[3] = {"NIC - leaf", "leaf - spine", "spine - super-spine"};

@@ -42,6 +42,7 @@ struct fab_plan_req {
 	uint32_t radix;                     /* ports per switch */
 	fab_rate_bps nic_rate, fabric_rate; /* NIC-leaf, switch-switch links */
 	uint32_t over_num, over_den;        /* leaf down:up wanted, e.g. 2:1 */
+	uint32_t over2_num, over2_den;      /* three tiers: spine down:up wanted (0: 1:1) */
 	bool rail_optimized;
 	bool dual_tor; /* each NIC's two ports (at half its rate) to the two leaves of a pair */
 	int tiers;     /* 2, 3, or 0: as few as will do */
@@ -79,6 +80,7 @@ struct fab_plan {
 	uint32_t switches[3];              /* per tier: leaf, spine, super-spine (all pods) */
 	uint64_t links[3];                 /* per tier: NIC-leaf, leaf-spine, spine-super-spine */
 	double oversubscription;           /* leaf down capacity over up capacity, reached */
+	double spine_oversubscription;     /* three tiers: a spine's down over up, reached */
 	double bisection_bps;              /* the smaller of NIC capacity / 2 and the top tier's cut */
 	uint64_t max_nic_ports;            /* the most NIC ports this many tiers of this radix serve at 1:1 */
 	/* optics and cables */

@@ -63,6 +63,14 @@ run plan-rail 0 "$F" plan --gpus 256 --radix 32 --rail-optimized -o "$tmp/r.yaml
 			if (key in leaf && leaf[key] != $3) bad = 1; leaf[key] = $3; n++
 			if (($3 "") in owner && owner[$3] != key) bad = 1; owner[$3] = key }
 		/^$/ { blank = 1 } END { exit bad || n != 256 }' "$tmp/out" && ok plan-rail || bad plan-rail; }
+# 2:1 at the spines of three tiers: half the spines' ports go up, half the
+# bisection, and the built topology's spines are 2:1
+run plan-spine-2to1 0 "$F" plan --gpus 4096 --radix 64 --spine-oversubscription 2:1 -o "$tmp/s2.yaml" && {
+	has "$tmp/out" "a spine: 32 ports down, 16 up; oversubscription reached 2:1" && has "$tmp/out" "(50% of the NICs' half)" &&
+		ok plan-spine-2to1 || bad "plan-spine-2to1: $(sed -n 2,11p "$tmp/out")"; }
+run plan-spine-2to1-builds 0 "$F" sim "$tmp/s2.yaml" --set run.end=1us --format json && {
+	tr -d ' \n' <"$tmp/out" | grep -q '"tier":2,"name":"aggregation","switches":128,"down_bps":[0-9]*,"up_bps":[0-9]*,"oversubscription":"2:1"' &&
+		ok plan-spine-2to1-builds || bad "plan-spine-2to1-builds: $(tr -d ' \n' <"$tmp/out" | grep -o '"topology":{[^]]*]' | head -c 500)"; }
 # dual ToR: leaves in pairs, each NIC's two ports (at 200G) under the two
 # leaves of its server's pair; a leaf down leaves every NIC one port
 run plan-dual-tor 0 "$F" plan --gpus 256 --radix 32 --dual-tor -o "$tmp/dt.yaml" && run plan-dual-tor-sim 0 "$F" sim "$tmp/dt.yaml" --set run.end=1us --format csv && {
