@@ -32,7 +32,7 @@ static const char *usage_main =
 	"  diagnose RESULT.json...  name the suspect node, link or port from result documents\n"
 	"  probe                 collectives on the real network over TCP (--local N: on this machine)\n"
 	"  report                one HTML page from result documents (pictures, suspects)\n"
-	"  plan                  design the fabric for N GPUs and write its scenario\n"
+	"  plan                  design the fabric for N GPUs (optics, cost, power), compare designs\n"
 	"  sweep GRID.yaml       every point of a design space (-j N, mpirun, Slurm), one table\n"
 	"\n"
 	"options:\n"

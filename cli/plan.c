@@ -13,12 +13,14 @@ static const char *usage_plan =
 	"       fabscope plan --compare DESIGNS.yaml [--out DIR] [-q]\n"
 	"\n"
 	"Designs the fabric for N GPUs: the fewest tiers that give every NIC a port at\n"
-	"the oversubscription asked for (a spine-leaf in two tiers, a k-ary fat tree in\n"
-	"three), switches and links per tier, the oversubscription reached and the\n"
-	"bisection bandwidth; -o writes the scenario whose topology is the design, for\n"
-	"sim, coll and matrix.  --compare plans every design of a file (a cluster, ways\n"
-	"to build it, prices, a workload), runs the workload on each and prints cost,\n"
-	"power and the workload's busbw or step time side by side (doc/plan.md).\n"
+	"the oversubscription asked for (a spine-leaf in two tiers, pods of them under\n"
+	"super-spines in three), switches and links per tier, the oversubscription\n"
+	"reached, the bisection bandwidth, cables and optics by reach, cost and power,\n"
+	"and what one switch or link down takes away; -o writes the scenario whose\n"
+	"topology is the design, for sim, coll and matrix.  --compare plans every design\n"
+	"of a file (a cluster, ways to build it, prices, a workload), runs the workload\n"
+	"on each and prints cost, power and the workload's busbw or step time side by\n"
+	"side (doc/plan.md).\n"
 	"\n"
 	"options:\n"
 	"  --gpus N              GPUs in the cluster\n"
@@ -43,7 +45,8 @@ static const char *usage_plan =
 	"  -q, --quiet           with --compare: no progress on stderr\n"
 	"  -h, --help            show this help (--version: the version)\n"
 	"\n"
-	"exit status: 0 ok, 2 usage, 3 no design (the cluster does not fit), 4 I/O error\n";
+	"exit status: 0 ok, 1 a compare workload failed on a design, 2 usage, 3 no design\n"
+	"(the cluster does not fit, a bad designs file), 4 I/O error\n";
 
 struct plan_out {
 	const struct fab_plan_req *r;

@@ -46,7 +46,7 @@ if cc -o "$tmp/ts" "$tmp/t.c" $(pkg-config --cflags fabscope) "$P/lib/libfabscop
 else
 	bad "pkg-config-static: $(head -5 "$tmp/cc.log")"
 fi
-for m in fabscope fabscope-sim fabscope-coll fabscope-matrix fabscope-diagnose fabscope-probe fabscope-report fabscope-plan; do
+for m in fabscope fabscope-sim fabscope-coll fabscope-matrix fabscope-diagnose fabscope-probe fabscope-report fabscope-plan fabscope-sweep; do
 	grep -q '^\.TH ' "$P/share/man/man1/$m.1" 2>/dev/null || { bad "man page $m"; continue; }
 	ok "man-$m"
 done

@@ -18,23 +18,19 @@ page() { # page NAME TITLE HELP-FILE
 		# columns stay aligned)
 		sed '1d' "$3" | sed 's/\\/\\\\/g; s/^\./\\\&./; s/^'"'"'/\\\&'"'"'/'
 		printf '.fi\n.SH SEE ALSO\n'
-		printf '%s\n' "fabscope(1), fabscope-sim(1), fabscope-coll(1), fabscope-matrix(1), fabscope-diagnose(1), fabscope-probe(1), fabscope-report(1), fabscope-plan(1)"
+		printf '%s\n' "$see"
 	} >"$out/$1.1"
 }
 tmp=$(mktemp)
 "$F" --help >"$tmp"
+# the commands and their one-line summaries, as fabscope --help lists them
+cmds=$(awk '/^commands:/ { on = 1; next } /^$/ { on = 0 } on { print $1 }' "$tmp")
+see="fabscope(1)"
+for c in $cmds; do see="$see, fabscope-$c(1)"; done
 page fabscope "design, run, break, measure and diagnose the network of an AI training cluster" "$tmp"
-for c in sim coll matrix diagnose probe report plan; do
-	"$F" $c --help >"$tmp"
-	case $c in
-	sim) t="simulate a scenario packet by packet, or flow by flow" ;;
-	coll) t="nccl-tests in simulation" ;;
-	matrix) t="every NIC pair's latency and bandwidth, in simulation" ;;
-	diagnose) t="name the suspect link, NIC, port or path in result documents" ;;
-	probe) t="collectives, latency, bandwidth and the all-pairs matrix on a real network" ;;
-	report) t="one self-contained HTML page from result documents" ;;
-	plan) t="design the fabric for a number of GPUs and write its scenario" ;;
-	esac
-	page "fabscope-$c" "$t" "$tmp"
+for c in $cmds; do
+	t=$(awk -v c="$c" '/^commands:/ { on = 1; next } /^$/ { on = 0 } on && $1 == c { sub(/^ +/, ""); t = substr($0, index($0, "  ")); sub(/^ +/, "", t); print t }' "$tmp")
+	"$F" "$c" --help >"$tmp.c"
+	page "fabscope-$c" "$t" "$tmp.c"
 done
-rm -f "$tmp"
+rm -f "$tmp" "$tmp.c"
