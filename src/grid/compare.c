@@ -279,12 +279,13 @@ char **fab_compare_sets(const struct fab_compare *c, size_t i, size_t *n)
 {
 	size_t nt;
 	char **t = fab_plan_sets(&c->d[i].req, &c->d[i].plan, &nt);
-	char **s = fab_xcalloc(nt + c->nsets + 1, sizeof *s);
+	char **s = fab_xcalloc(nt + c->nsets + 2, sizeof *s);
 	memcpy(s, t, nt * sizeof *s);
 	free(t);
+	s[nt] = fab_xstrdup("engine=flow"); /* the workload's set may say packet */
 	for (size_t k = 0; k < c->nsets; k++)
-		s[nt + k] = fab_xstrdup(c->sets[k]);
-	*n = nt + c->nsets;
+		s[nt + 1 + k] = fab_xstrdup(c->sets[k]);
+	*n = nt + 1 + c->nsets;
 	return s;
 }
 

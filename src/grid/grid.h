@@ -110,7 +110,8 @@ struct fab_compare {
  * error at its place). */
 struct fab_compare *fab_compare_load(const char *path, struct fab_err *err);
 void fab_compare_free(struct fab_compare *c);
-/* design i's scenario overrides: its topology, then the workload's */
+/* design i's scenario overrides: its topology, engine=flow, then the
+ * workload's */
 char **fab_compare_sets(const struct fab_compare *c, size_t i, size_t *n);
 /* the table: per design its plan (cost, power, switches, failure) and,
  * from docs[i] (NULL: errors[i]), busbw (coll) or step time (sim) */
