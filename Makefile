@@ -110,6 +110,7 @@ bench: deps
 	sh bench/probe.sh ./$(BIN)
 	sh bench/flow.sh ./$(BIN)
 	sh bench/nccl.sh ./$(BIN)
+	HPCC_BENCH=1 sh tests/validate/hpcc.sh ./$(BIN)
 
 # long validations, asserted (minutes): the flow engine against the packet
 # engine on 256 GPUs; the packet engine against HPCC's ns-3 on its own run

@@ -10,6 +10,21 @@
 #include "engine.h"
 #include "wire.h"
 
+struct start_key {
+	fab_time_ps t;
+	uint32_t flow; /* its index: the order of its reserved sequence number */
+};
+
+static int by_start(const void *a, const void *b)
+{
+	const struct start_key *x = a, *y = b;
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->flow < y->flow ? -1 : x->flow > y->flow;
+}
+
+static void push_next_start(struct fab_sim *s);
+
 bool sim_core_init(struct fab_sim *s, const struct sim_engine_ops *ops, const struct fab_topo *topo,
 		   const struct fab_fabric_params *fp, uint64_t seed, const struct fab_sim_flow *flows, size_t nflows,
 		   struct fab_err *err)
@@ -52,9 +67,30 @@ bool sim_core_init(struct fab_sim *s, const struct sim_engine_ops *ops, const st
 		f->first_qp = s->nqps;
 		for (uint32_t k = 0; k < f->nqps; k++)
 			sim_conn_open(s, f->spec.src_nic, f->spec.dst_nic, f->spec.prio, (int)f->spec.transport - 1);
-		fab_eq_push(&s->eq, f->spec.start_ps, EV_FLOW_START, f, 0);
 	}
+	/* the start events' places, as if each had been pushed now in flow
+	 * order; then the earliest alone goes into the queue */
+	s->start_seq0 = fab_eq_reserve(&s->eq, s->nflows);
+	struct start_key *k = fab_xcalloc(s->nflows ? s->nflows : 1, sizeof *k);
+	for (uint32_t i = 0; i < s->nflows; i++)
+		k[i] = (struct start_key){s->flows[i].spec.start_ps, i};
+	qsort(k, s->nflows, sizeof *k, by_start);
+	s->start_order = fab_xcalloc(s->nflows ? s->nflows : 1, sizeof *s->start_order);
+	for (uint32_t i = 0; i < s->nflows; i++)
+		s->start_order[i] = k[i].flow;
+	free(k);
+	s->next_start = 0;
+	push_next_start(s);
 	return true;
+}
+
+/* the next flow's start into the event queue, with its reserved place */
+static void push_next_start(struct fab_sim *s)
+{
+	if (s->next_start >= s->nflows)
+		return;
+	uint32_t i = s->start_order[s->next_start++];
+	fab_eq_push_seq(&s->eq, s->flows[i].spec.start_ps, s->start_seq0 + i, EV_FLOW_START, &s->flows[i], 0);
 }
 
 void sim_core_free(struct fab_sim *s)
@@ -66,6 +102,7 @@ void sim_core_free(struct fab_sim *s)
 	free(s->qps);
 	free(s->nvl_free_ps);
 	free(s->flows);
+	free(s->start_order);
 	free(s->series);
 	free(s->fseries);
 	for (uint32_t i = 0; i < s->nfaults; i++)
@@ -107,6 +144,7 @@ struct sim_conn *sim_conn_open(struct fab_sim *s, uint32_t src_nic, uint32_t dst
 
 void sim_flow_start(struct fab_sim *s, struct sim_flow *f)
 {
+	push_next_start(s);
 	for (uint32_t k = 0; k < f->nqps; k++)
 		s->ops->post(s, s->qps[f->first_qp + k], sim_flow_share(f, k), (uint32_t)(f - s->flows), 0);
 }

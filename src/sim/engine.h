@@ -96,6 +96,10 @@ struct fab_sim {
 	uint32_t nfaults;
 	struct sim_flow *flows;
 	uint32_t nflows;
+	/* flow starts wait outside the event queue, in (time, sequence) order,
+	 * one at a time in it: a large flow list does not deepen the heap */
+	uint32_t *start_order, next_start;
+	uint64_t start_seq0; /* flow i's start event has sequence start_seq0 + i */
 	struct fab_sim_totals tot;
 	struct fab_series_row *series;
 	size_t nseries, cap_series;

@@ -1,67 +1,80 @@
 /*
- * eq.c - 4-ary min-heap keyed by (time, sequence).
+ * eq.c - the event queue: two 4-ary min-heaps keyed by (time, sequence).
  *
  * A 4-ary heap halves the depth of a binary one and keeps the four children
  * of a node in two cache lines; sifting moves a hole instead of swapping.
+ * Events due more than FAR_PS after the last one taken go to a second heap:
+ * retransmission timers (one per queue pair, most of them never due: the
+ * queue pair finishes first) would otherwise make most of one large heap,
+ * and every pop would sift through them.  The earliest of the two tops is
+ * taken, so the order is exactly the one heap's.
  * Hot: every simulated packet hop passes through push and pop twice.
  */
 #include <stdlib.h>
 
 #include "eq.h"
 
+/* far: beyond the DCQCN and pacing timers, short of retransmission timers */
+#define FAR_PS (200 * FAB_PS_PER_US)
+
+static void heap_init(struct fab_heap *h)
+{
+	h->cap = 1024;
+	h->len = 0;
+	h->ev = fab_xcalloc(h->cap, sizeof *h->ev);
+}
+
 void fab_eq_init(struct fab_eq *q)
 {
-	q->cap = 1024;
-	q->len = 0;
-	q->heap = fab_xcalloc(q->cap, sizeof *q->heap);
+	heap_init(&q->near);
+	heap_init(&q->far);
 	q->next_seq = 0;
 	q->popped = 0;
+	q->last_ps = 0;
 }
 
 void fab_eq_free(struct fab_eq *q)
 {
-	free(q->heap);
-	q->heap = NULL;
-	q->len = q->cap = 0;
+	free(q->near.ev);
+	free(q->far.ev);
+	q->near.ev = q->far.ev = NULL;
+	q->near.len = q->near.cap = q->far.len = q->far.cap = 0;
 }
 
-void fab_eq_push(struct fab_eq *q, fab_time_ps t_ps, uint32_t type, void *obj, uint32_t arg)
+static void heap_push(struct fab_heap *h, const struct fab_ev *ev)
 {
-	if (q->len == q->cap) {
-		q->cap *= 2;
-		q->heap = fab_xrealloc(q->heap, q->cap, sizeof *q->heap);
+	if (h->len == h->cap) {
+		h->cap *= 2;
+		h->ev = fab_xrealloc(h->ev, h->cap, sizeof *h->ev);
 	}
-	struct fab_ev ev = {t_ps, q->next_seq++, obj, type, arg};
-	size_t i = q->len++;
+	size_t i = h->len++;
+	__uint128_t key = fab_ev_key(ev);
 	while (i > 0) {
 		size_t parent = (i - 1) / 4;
-		if (!fab_ev_before(&ev, &q->heap[parent]))
+		if (key >= fab_ev_key(&h->ev[parent]))
 			break;
-		q->heap[i] = q->heap[parent];
+		h->ev[i] = h->ev[parent];
 		i = parent;
 	}
-	q->heap[i] = ev;
+	h->ev[i] = *ev;
 }
 
-bool fab_eq_pop(struct fab_eq *q, struct fab_ev *out)
+static void heap_pop(struct fab_heap *h, struct fab_ev *out)
 {
-	if (!q->len)
-		return false;
-	*out = q->heap[0];
-	q->popped++;
-	struct fab_ev last = q->heap[--q->len];
-	size_t n = q->len, i = 0;
+	*out = h->ev[0];
+	struct fab_ev last = h->ev[--h->len];
+	size_t n = h->len, i = 0;
 	if (!n)
-		return true;
+		return;
 	__uint128_t last_key = fab_ev_key(&last);
 	for (;;) {
 		size_t c = 4 * i + 1;
 		if (c >= n)
 			break;
 		size_t best = c, end = FAB_MIN(c + 4, n);
-		__uint128_t best_key = fab_ev_key(&q->heap[c]);
+		__uint128_t best_key = fab_ev_key(&h->ev[c]);
 		for (size_t k = c + 1; k < end; k++) {
-			__uint128_t kk = fab_ev_key(&q->heap[k]);
+			__uint128_t kk = fab_ev_key(&h->ev[k]);
 			if (kk < best_key) {
 				best_key = kk;
 				best = k;
@@ -69,9 +82,34 @@ bool fab_eq_pop(struct fab_eq *q, struct fab_ev *out)
 		}
 		if (best_key >= last_key)
 			break;
-		q->heap[i] = q->heap[best];
+		h->ev[i] = h->ev[best];
 		i = best;
 	}
-	q->heap[i] = last;
+	h->ev[i] = last;
+}
+
+void fab_eq_push(struct fab_eq *q, fab_time_ps t_ps, uint32_t type, void *obj, uint32_t arg)
+{
+	fab_eq_push_seq(q, t_ps, q->next_seq++, type, obj, arg);
+}
+
+void fab_eq_push_seq(struct fab_eq *q, fab_time_ps t_ps, uint64_t seq, uint32_t type, void *obj, uint32_t arg)
+{
+	struct fab_ev ev = {t_ps, seq, obj, type, arg};
+	heap_push(t_ps - q->last_ps > FAR_PS && t_ps > q->last_ps ? &q->far : &q->near, &ev);
+}
+
+bool fab_eq_pop(struct fab_eq *q, struct fab_ev *out)
+{
+	struct fab_heap *h = &q->near;
+	if (!q->far.len) {
+		if (!h->len)
+			return false;
+	} else if (!h->len || fab_ev_before(&q->far.ev[0], &h->ev[0])) {
+		h = &q->far;
+	}
+	heap_pop(h, out);
+	q->popped++;
+	q->last_ps = out->t_ps;
 	return true;
 }

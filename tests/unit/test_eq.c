@@ -69,6 +69,71 @@ static void test_eq_interleaved_push_pop(void **state)
 	fab_eq_free(&q);
 }
 
+/* Pushes while popping, with times near (ps to 150 us) and far (past 200 us:
+ * the second heap), and events pushed late with reserved sequence numbers: every pop
+ * is the least (time, sequence) of everything pushed and not yet popped,
+ * checked against a plain scan. */
+static void test_eq_near_far_and_reserved(void **state)
+{
+	(void)state;
+	struct fab_eq q;
+	fab_eq_init(&q);
+	struct fab_rng r;
+	fab_rng_init(&r, 9, 3);
+	enum { M = 6000 };
+	struct ref2 {
+		fab_time_ps t;
+		uint64_t seq;
+		bool live;
+	} *pend = calloc(M + 64, sizeof *pend); /* M random, 50 reserved */
+	uint32_t n = 0, popped = 0;
+	fab_time_ps now = 0;
+	/* reserved: 50 events with their sequence numbers taken up front, pushed
+	 * one at a time in (time, sequence) order as the one before leaves */
+	uint64_t seq0 = fab_eq_reserve(&q, 50);
+	uint32_t next_res = 0;
+	pend[n] = (struct ref2){.t = 5 * FAB_PS_PER_US, .seq = seq0, .live = true};
+	fab_eq_push_seq(&q, pend[n].t, seq0, 2, NULL, n);
+	n++;
+	next_res = 1;
+	struct fab_ev ev;
+	while (fab_eq_pop(&q, &ev)) {
+		/* the reference: the least live (t, seq) */
+		uint32_t best = UINT32_MAX;
+		for (uint32_t i = 0; i < n; i++)
+			if (pend[i].live &&
+			    (best == UINT32_MAX || pend[i].t < pend[best].t ||
+			     (pend[i].t == pend[best].t && pend[i].seq < pend[best].seq)))
+				best = i;
+		assert_int_equal(ev.arg, best);
+		pend[best].live = false;
+		assert_true(ev.t_ps >= now);
+		now = ev.t_ps;
+		popped++;
+		if (ev.type == 2 && next_res < 50) { /* the next reserved one, 7 us later */
+			pend[n] = (struct ref2){.t = now + 7 * FAB_PS_PER_US, .seq = seq0 + next_res, .live = true};
+			fab_eq_push_seq(&q, pend[n].t, seq0 + next_res, 2, NULL, n);
+			n++;
+			next_res++;
+		}
+		for (unsigned k = 1 + (unsigned)fab_rng_below(&r, 2); k > 0 && n < M; k--) {
+			uint64_t u = fab_rng_below(&r, 10);
+			/* near: ps, or up to 150 us; far: 200 us to 1 ms, due while
+			 * near ones are still waiting */
+			fab_time_ps dt = u < 4 ? fab_rng_below(&r, 2000)
+				: u < 8        ? fab_rng_below(&r, 150 * FAB_PS_PER_US)
+					       : 200 * FAB_PS_PER_US + fab_rng_below(&r, 800 * FAB_PS_PER_US);
+			pend[n] = (struct ref2){.t = now + dt, .seq = q.next_seq, .live = true};
+			fab_eq_push(&q, pend[n].t, 1, NULL, n);
+			n++;
+		}
+	}
+	assert_int_equal(popped, n);
+	assert_true(n > 4000);
+	free(pend);
+	fab_eq_free(&q);
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -108,6 +173,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_eq_matches_sorted_reference),
 		cmocka_unit_test(test_eq_interleaved_push_pop),
+		cmocka_unit_test(test_eq_near_far_and_reserved),
 		cmocka_unit_test(test_rng_streams_independent),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

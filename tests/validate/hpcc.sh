@@ -50,11 +50,12 @@ fabric:
 traffic:
   flows_csv: flows.csv
 EOF
-	/usr/bin/time -f "%U %S %M" "$F" sim "$tmp/hpcc.yaml" -q --out "$tmp/out" 2>"$tmp/time" || {
+	/usr/bin/time -f "%U %S %M" "$F" sim "$tmp/hpcc.yaml" --out "$tmp/out" >/dev/null 2>"$tmp/time" || {
 		cat "$tmp/time"
 		return 1
 	}
 	set -- "$@" $(tail -1 "$tmp/time")
+	events=$(sed -n 's/^fabscope: \([0-9]*\) events in.*/\1/p' "$tmp/time")
 	# the reference's bins by the same definitions (its README): slowdown =
 	# fct / standalone fct, floored at 1; sorted by size, then slowdown
 	gzip -dc "$REF/$name.fct.csv.gz" |
@@ -77,7 +78,7 @@ EOF
 	echo "HPCC ns-3 against fabscope: $name, 320 hosts; FCT slowdown per 5% size bin (all flows)"
 	echo "bin  max size (B)    p50 ref   fabscope    p95 ref   fabscope   error    p99 ref   fabscope"
 	paste -d ' ' "$tmp/ref.txt" "$tmp/ours.txt" | awk -v cpu_ref="$2" -v pause_ref="$3" -v check="$4" \
-		-v u="$5" -v sy="$6" -v rss="$7" -v pause="$pause" -v drops="$drops" -v name="$name" '{
+		-v u="$5" -v sy="$6" -v rss="$7" -v pause="$pause" -v drops="$drops" -v name="$name" -v ev="$events" '{
 		# ref: bin size p50 p95 p99; ours: bin size flows p50 p95 p99
 		e = ($10 / $4 - 1) * 100; ae = e < 0 ? -e : e; sum += ae; if (ae <= 20) within++
 		if ($2 != $7) sizes = 1
@@ -87,7 +88,7 @@ EOF
 		mean = sum / n; cpu = u + sy
 		printf "p95: mean |error| %.1f%% (aim 10%%), %d of %d bins within 20%% (aim 18)\n", mean, within, n
 		printf "PFC: fabscope %d PAUSE frames, the reference %d; drops: fabscope %d, the reference 0\n", pause, pause_ref, drops
-		printf "CPU: fabscope %.1f s (peak RSS %d MiB), the reference %.1f s: %.1fx cheaper\n", cpu, rss / 1024, cpu_ref, cpu_ref / cpu
+		printf "CPU: fabscope %.1f s (peak RSS %d MiB), the reference %.1f s: %.1fx cheaper; %d events, %.2f M events/s, %.3f us an event\n", cpu, rss / 1024, cpu_ref, cpu_ref / cpu, ev, ev / cpu / 1e6, cpu / ev * 1e6
 		if (sizes) print "the bins do not hold the same flows: the inputs differ"
 		ok = n == 20 && !sizes && mean <= 10 && within >= 18
 		# where the reference pauses, PAUSE frames within a factor of 2; where it does not, none
@@ -98,5 +99,8 @@ EOF
 		exit !ok
 	}'
 }
-compare fbhadoop30 438.8 0 1 || exit 1
-compare fbhadoop30-incast 676.7 4106 1
+# HPCC_BENCH=1 (make bench): reported, not asserted
+check=1
+[ -n "$HPCC_BENCH" ] && check=0
+compare fbhadoop30 438.8 0 $check || exit 1
+compare fbhadoop30-incast 676.7 4106 $check
