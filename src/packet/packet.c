@@ -60,6 +60,11 @@ static int pkt_run(struct fab_sim *sim, fab_time_ps end_ps)
 		}
 		FAB_ASSERT(ev.t_ps >= s->c.now_ps); /* time never runs backwards */
 		s->c.now_ps = ev.t_ps;
+		/* the frame the next event delivers, fetched while this one runs
+		 * (a deep queue's frames are long out of cache) */
+		const struct fab_ev *nx = fab_eq_top(&s->c.eq);
+		if (nx && nx->type == EV_ARRIVE)
+			__builtin_prefetch(((const struct sim_port *)nx->obj)->wire_head);
 		if (sim_workload_event(&s->c, &ev)) {
 			sim_report_progress(&s->c, &next_progress);
 			continue;

@@ -68,6 +68,13 @@ static inline uint64_t fab_eq_reserve(struct fab_eq *q, uint64_t n)
 /* Removes the earliest event into *out; false when the queue is empty. */
 bool fab_eq_pop(struct fab_eq *q, struct fab_ev *out);
 
+/* The earliest event, or NULL when empty (to prefetch what it will touch). */
+static inline const struct fab_ev *fab_eq_top(const struct fab_eq *q)
+{
+	const struct fab_ev *a = q->near.len ? &q->near.ev[0] : NULL, *b = q->far.len ? &q->far.ev[0] : NULL;
+	return !a || (b && fab_ev_before(b, a)) ? b : a;
+}
+
 /* Time of the earliest event, FAB_TIME_NEVER when empty. */
 static inline fab_time_ps fab_eq_peek_time(const struct fab_eq *q)
 {
