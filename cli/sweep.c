@@ -366,7 +366,10 @@ static struct fab_grid *load_plan(const char *dir, int *rc)
 	json_error_t je;
 	json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
 	if (!j) {
-		fprintf(stderr, "fabscope: %s:%d:%d: %s\n", path, je.line, je.column, je.text);
+		if (je.line < 1)
+			fprintf(stderr, "fabscope: %s: %s (is it a sweep's directory?)\n", path, je.text);
+		else
+			fprintf(stderr, "fabscope: %s:%d:%d: %s\n", path, je.line, je.column, je.text);
 		*rc = je.line < 1 ? FAB_EXIT_IO : FAB_EXIT_INPUT;
 		return NULL;
 	}
