@@ -36,9 +36,9 @@ struct dflt {
 static const struct dflt dflt_fields[] = {
 	{FAB_GRID_COLL, "busbw_GBps", "collective.avg_busbw_GBps"},
 	{FAB_GRID_COLL, "time_us", "collective.rows[-1].time_us"},
-	{FAB_GRID_SIM, "step_ps", "jobs[0].stats.mean_ps"},
-	{FAB_GRID_SIM, "fct_p50_ps", "summary.fct_ps.p50"},
-	{FAB_GRID_SIM, "fct_p99_ps", "summary.fct_ps.p99"},
+	{FAB_GRID_SIM, "step_ms", "jobs[0].stats.mean_ps / 1e9"},
+	{FAB_GRID_SIM, "fct_p50_us", "summary.fct_ps.p50 / 1e6"},
+	{FAB_GRID_SIM, "fct_p99_us", "summary.fct_ps.p99 / 1e6"},
 	{FAB_GRID_MATRIX, "theory_GBps", "matrix.theory_GBps"},
 	{-1, "ecn_marks", "summary.ecn_marks"},
 	{-1, "pause_frames", "summary.pause_frames"},
@@ -263,6 +263,48 @@ static void add_field(struct fab_grid *g, const char *name, const char *path)
 	g->nfields++;
 }
 
+/* a column: PATH, or PATH / N or PATH * N (a number scaled: ps to us);
+ * the path into buf, the operator and N */
+static bool field_split(const char *spec, char *buf, size_t len, char *op, double *n)
+{
+	const char *o = strpbrk(spec, "/*");
+	*op = 0;
+	*n = 1;
+	size_t pl = o ? (size_t)(o - spec) : strlen(spec);
+	while (pl && spec[pl - 1] == ' ')
+		pl--;
+	if (pl >= len)
+		return false;
+	memcpy(buf, spec, pl);
+	buf[pl] = 0;
+	if (o) {
+		char *e;
+		*op = *o;
+		*n = strtod(o + 1, &e);
+		while (*e == ' ')
+			e++;
+		if (e == o + 1 || *e || !isfinite(*n) || *n == 0)
+			return false;
+	}
+	return true;
+}
+
+/* the value of column spec in doc: scaled when it is a number */
+static json_t *field_value(json_t *doc, const char *spec)
+{
+	char path[512], op;
+	double n;
+	if (!field_split(spec, path, sizeof path, &op, &n))
+		return NULL;
+	json_t *x = fab_json_path(doc, path);
+	if (!x || json_is_object(x) || json_is_array(x))
+		return NULL;
+	if (!op || !json_is_number(x))
+		return json_incref(x);
+	double v = json_number_value(x);
+	return json_real(op == '/' ? v / n : v * n);
+}
+
 static bool path_ok(const char *p)
 {
 	/* name(.name|[int])* */
@@ -290,6 +332,13 @@ static bool path_ok(const char *p)
 		}
 	}
 	return true;
+}
+
+static bool spec_ok(const char *spec)
+{
+	char path[512], op;
+	double n;
+	return field_split(spec, path, sizeof path, &op, &n) && path_ok(path);
 }
 
 /* each value alone (with the fixed overrides) must make a scenario: a
@@ -421,7 +470,7 @@ static int parse_grid(struct fab_grid *g, const struct ynode *root, const char *
 			struct ynode kat = {.line = results->key_line[j], .col = results->key_col[j]};
 			if (!key_ok(results->keys[j]) || strchr(results->keys[j], '[') || strchr(results->keys[j], ']'))
 				return bad(err, g, &kat, "results: not a column name: ", results->keys[j], NULL);
-			if (p->kind != Y_SCALAR || !path_ok(p->scalar))
+			if (p->kind != Y_SCALAR || !spec_ok(p->scalar))
 				return bad(err, g, p, "results: ", results->keys[j],
 					   ": expected a path into the result document, such as "
 					   "collective.rows[-1].busbw_GBps");
@@ -603,7 +652,7 @@ struct fab_grid *fab_grid_from_plan(const json_t *j, const char *origin, struct 
 	}
 	for (size_t i = 0; i < json_array_size(v); i++) {
 		json_t *e = json_array_get(v, i), *n = json_object_get(e, "name"), *p = json_object_get(e, "path");
-		if (!str_ok(n) || !key_ok(json_string_value(n)) || !str_ok(p) || !path_ok(json_string_value(p))) {
+		if (!str_ok(n) || !key_ok(json_string_value(n)) || !str_ok(p) || !spec_ok(json_string_value(p))) {
 			pbad(err, origin, "fields: expected {name, path}");
 			goto fail;
 		}
@@ -689,8 +738,11 @@ json_t *fab_grid_merge(const struct fab_grid *g, json_t *const *docs, const char
 {
 	bool *keep = fab_xcalloc(g->nfields ? g->nfields : 1, sizeof *keep);
 	for (size_t f = 0; f < g->nfields; f++)
-		for (size_t i = 0; i < g->npts && !keep[f]; i++)
-			keep[f] = !g->default_fields || (docs[i] && fab_json_path(docs[i], g->fpath[f]));
+		for (size_t i = 0; i < g->npts && !keep[f]; i++) {
+			json_t *v = docs[i] ? field_value(docs[i], g->fpath[f]) : NULL;
+			keep[f] = !g->default_fields || v;
+			json_decref(v);
+		}
 	json_t *fields = json_array(), *pts = json_array();
 	for (size_t f = 0; f < g->nfields; f++)
 		if (keep[f])
@@ -708,10 +760,8 @@ json_t *fab_grid_merge(const struct fab_grid *g, json_t *const *docs, const char
 		for (size_t f = 0; f < g->nfields; f++) {
 			if (!keep[f])
 				continue;
-			json_t *x = docs[i] ? fab_json_path(docs[i], g->fpath[f]) : NULL;
-			json_object_set_new(res, g->fname[f],
-					    x && !json_is_object(x) && !json_is_array(x) ? json_deep_copy(x)
-											 : json_null());
+			json_t *x = docs[i] ? field_value(docs[i], g->fpath[f]) : NULL;
+			json_object_set_new(res, g->fname[f], x ? x : json_null());
 		}
 		json_t *p = json_pack("{s:I, s:s, s:o}", "point", (json_int_t)i, "id", g->pt[i].id, "values", vals);
 		if (g->seeded)

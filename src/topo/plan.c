@@ -390,9 +390,9 @@ void fab_plan_write_text(FILE *f, const struct fab_plan_req *r, const struct fab
 			"design: two tiers (spine-leaf%s%s): %u lea%s, %u server%s under each%s, %u spine%s, %u link%s "
 			"from each leaf to each spine\n",
 			r->rail_optimized ? ", rail-optimized" : "", r->dual_tor ? ", dual ToR: leaves in pairs" : "",
-			p->leaves, p->leaves == 1 ? "f" : "ves", p->servers_per_leaf, p->servers_per_leaf == 1 ? "" : "s",
-			r->rail_optimized ? " (one NIC of each)" : "", p->spines, p->spines == 1 ? "" : "s",
-			p->links_per_spine, p->links_per_spine == 1 ? "" : "s");
+			p->leaves, p->leaves == 1 ? "f" : "ves", p->servers_per_leaf,
+			p->servers_per_leaf == 1 ? "" : "s", r->rail_optimized ? " (one NIC of each)" : "", p->spines,
+			p->spines == 1 ? "" : "s", p->links_per_spine, p->links_per_spine == 1 ? "" : "s");
 	else
 		fprintf(f,
 			"design: three tiers (%u pods%s%s): a pod of %u leaves, %u server%s under each%s, and %u spines, "

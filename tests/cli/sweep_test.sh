@@ -29,11 +29,12 @@ results:
   busbw: collective.rows[0].busbw_GBps
   time_us: collective.rows[-1].time_us
   cnps: summary.cnps
+  time_ms: collective.rows[-1].time_us / 1000
 EOF
 
 run sweep-j1 0 "$F" sweep grid.yaml -o j1 -q && {
 	[ "$(wc -l <j1/sweep.csv)" -eq 9 ] && [ "$(ls j1/points | wc -l)" -eq 8 ] &&
-		has j1/sweep.csv "point,topology.oversubscription,collective.algo,seed,status,busbw,time_us,cnps,id" &&
+		has j1/sweep.csv "point,topology.oversubscription,collective.algo,seed,status,busbw,time_us,cnps,time_ms,id" &&
 		has "$tmp/out" "8 points: 8 ok, 0 failed, 0 not run" && ok sweep-j1 || bad "sweep-j1: $(head -3 j1/sweep.csv)"; }
 # the table's row is what coll gives for the same settings: point 6 is
 # 2:1, tree, seed 1
@@ -45,6 +46,9 @@ run sweep-vs-coll 0 "$F" coll "$ex/oversubscription/scenario.yaml" -b 4M -e 4M -
 	echo "$row" | grep -q '^6,2:1,tree,1,ok,' && [ -n "$busbw" ] && [ -n "$ref" ] &&
 		awk -v a="$busbw" -v b="$ref" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-8 * b) }' &&
 		ok sweep-vs-coll || bad "sweep-vs-coll: row [$row], coll busbw $ref"; }
+# a scaled column: time_ms is time_us / 1000
+awk -F, '$1 ~ /^[0-9]/ { d = $7 / 1000 - $9; if (d < 0) d = -d; if (d > 1e-9 * $7 || $9 == "") bad = 1; n++ } END { exit bad || n != 8 }' j1/sweep.csv &&
+	ok sweep-scaled || bad "sweep-scaled: $(cut -d, -f7,9 j1/sweep.csv | tr '\n' ' ')"
 # a tree's AllReduce moves less over the spine than a ring's here: faster
 awk -F, '$1 ~ /^[0-9]/ { bw[$3] += $6; n[$3]++ } END { exit !(bw["tree"] / n["tree"] > 1.5 * bw["ring"] / n["ring"]) }' j1/sweep.csv &&
 	ok sweep-tree-faster || bad "sweep-tree-faster: $(cut -d, -f3,6 j1/sweep.csv | tr '\n' ' ')"
