@@ -468,31 +468,48 @@ void fab_plan_write_text(FILE *f, const struct fab_plan_req *r, const struct fab
 		fprintf(f, "  a NIC's link: its server keeps %u of %u NICs\n", x->nic_left, x->nic_of);
 }
 
+static json_t *real_or_null(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
 json_t *fab_plan_json(const struct fab_plan_req *r, const struct fab_plan *p)
 {
+	static const char *const tier_name[3] = {"nic-leaf", "leaf-spine", "spine-super-spine"};
 	json_t *tiers = json_array(), *bom = json_object();
 	for (int t = 0; t < p->tiers; t++)
 		json_array_append_new(tiers,
-				      json_pack("{s:i, s:I, s:I, s:f, s:s}", "tier", t, "switches",
-						(json_int_t)(t < 2 || p->tiers == 3 ? p->switches[t] : 0), "links",
+				      json_pack("{s:s, s:I, s:f, s:s, s:I}", "between", tier_name[t], "links",
 						(json_int_t)p->links[t], "length_m", p->length_m[t], "cable",
-						fab_plan_item_names[p->reach[t]]));
+						fab_plan_item_names[p->reach[t]], "transceivers",
+						(json_int_t)(p->reach[t] >= FAB_PI_SR ? 2 * p->links[t] : 0)));
 	for (int i = 0; i < FAB_PI_N; i++)
 		if (p->count[i])
 			json_object_set_new(bom, fab_plan_item_names[i],
 					    json_pack("{s:I, s:f, s:f}", "count", (json_int_t)p->count[i], "usd",
 						      p->usd[i], "watts", p->watts[i]));
 	const struct fab_plan_failure *x = &p->fail;
-	json_t *fail = json_pack("{s:i, s:i, s:f, s:i, s:i, s:f, s:o, s:i, s:i}", "switch_servers_cut",
-				 (int)x->leaf_servers_cut, "switch_nics_cut", (int)x->leaf_nics_cut, "switch_share",
-				 x->leaf_share, "upper_uplinks_left", (int)x->upper_up_left, "upper_uplinks_of",
-				 (int)x->upper_up_of, "upper_bisection",
-				 p->tiers == 2 ? x->upper_bisection : x->core_bisection, "uplink_oversubscription",
-				 isfinite(x->link_oversub) ? json_real(x->link_oversub) : json_null(), "nic_left",
-				 (int)x->nic_left, "nic_of", (int)x->nic_of);
-	return json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:f, s:o, s:o, s:f, s:f, s:o}", "tiers", p->tiers,
-			 "gpus", (int)r->gpus, "servers", (int)p->servers, "nic_ports", (int)p->nic_ports, "leaves",
-			 (int)p->switches[0], "spines", (int)p->switches[1], "core", (int)p->switches[2],
-			 "oversubscription", p->oversubscription, "bisection_bps", p->bisection_bps, "links", tiers,
-			 "bill", bom, "usd", p->usd_total, "watts", p->watts_total, "failure", fail);
+	json_t *fail = json_pack("{s:{s:i, s:i, s:f}, s:{s:i, s:i, s:o, s:f}, s:{s:o}, s:{s:i, s:i, s:b}}", "leaf",
+				 "servers_cut", (int)x->leaf_servers_cut, "nic_ports_cut", (int)x->leaf_nics_cut,
+				 "share", x->leaf_share, "spine", "uplinks_left", (int)x->upper_up_left, "uplinks_of",
+				 (int)x->upper_up_of, "oversubscription", real_or_null(x->upper_oversub), "bisection",
+				 x->upper_bisection, "leaf_uplink", "oversubscription", real_or_null(x->link_oversub),
+				 "nic_link", "nics_left", (int)x->nic_left, "nics_of", (int)x->nic_of,
+				 "other_port_left", r->dual_tor);
+	if (p->tiers == 3)
+		json_object_set_new(fail, "super_spine", json_pack("{s:f}", "bisection", x->core_bisection));
+	json_t *sw = json_pack("{s:i, s:i}", "leaves", (int)p->switches[0], "spines", (int)p->switches[1]);
+	if (p->tiers == 3)
+		json_object_set_new(sw, "super_spines", json_integer(p->switches[2]));
+	json_t *o = json_pack("{s:s, s:i, s:i, s:i, s:i, s:i, s:b, s:b, s:o, s:f, s:f, s:o, s:o, s:f, s:f, s:o}",
+			      "schema", "fabscope.plan/1", "tiers", p->tiers, "gpus", (int)r->gpus, "servers",
+			      (int)p->servers, "nic_ports", (int)p->nic_ports, "radix", (int)r->radix, "rail_optimized",
+			      r->rail_optimized, "dual_tor", r->dual_tor, "switches", sw, "oversubscription",
+			      p->oversubscription, "bisection_bps", p->bisection_bps, "links", tiers, "bill", bom,
+			      "usd", p->usd_total, "watts", p->watts_total, "failure", fail);
+	if (p->tiers == 3) {
+		json_object_set_new(o, "pods", json_integer(p->pods));
+		json_object_set_new(o, "spine_oversubscription", json_real(p->spine_oversubscription));
+	}
+	return o;
 }

@@ -49,6 +49,7 @@ def schema(name):
 
 
 RESULT, PROBE, DIAG, SWEEP = schema("result"), schema("probe"), schema("diagnosis"), schema("sweep")
+PLAN, COMPARE = schema("plan"), schema("compare")
 
 
 def errors(validator, doc):
@@ -136,6 +137,20 @@ check("sweep", SWEEP, sweep)
 if sweep:
     check("sweep point", RESULT, json.load(open(os.path.join(tmp, "sw", "points", sweep["points"][0]["id"] + ".json"))))
 
+# plan's designs: two tiers, three with rails and dual ToR and 2:1 spines;
+# plan --compare's table, and each design in it
+plans = {}
+for name, args in (("2tier", ["--gpus", "2048"]),
+                   ("3tier", ["--gpus", "4096", "--rail-optimized", "--dual-tor", "--spine-oversubscription", "2:1"])):
+    plans[name] = run("plan-" + name, ["plan", "--format", "json", "--radix", "64"] + args)
+    check("plan " + name, PLAN, plans[name])
+cmp_dir = os.path.join(tmp, "cmp")
+compare = run("plan-compare", ["plan", "--compare", os.path.join(X, "plan-4k", "designs.yaml"), "-q", "--out", cmp_dir],
+              path=os.path.join(cmp_dir, "compare.json"))
+check("plan compare", COMPARE, compare)
+for d in (compare or {}).get("designs", []):
+    check("plan compare design " + d["name"], PLAN, d["plan"])
+
 
 # the schemas refuse what they must
 def refused(name, validator, doc, change):
@@ -160,6 +175,9 @@ refused("a probe with no test", PROBE, probes.get("bw"), lambda d: d.pop("bandwi
 refused("a probe row's bandwidth as text", PROBE, probes.get("bw"),
         lambda d: d["bandwidth"]["rows"][0].__setitem__("GBps", "fast"))
 refused("a sweep point's unknown status", SWEEP, sweep, lambda d: d["points"][0].__setitem__("status", "fine"))
+refused("a plan's unknown cable", PLAN, plans.get("2tier"), lambda d: d["links"][0].__setitem__("cable", "string"))
+refused("a plan without its failures", PLAN, plans.get("3tier"), lambda d: d.pop("failure"))
+refused("a compared design without its plan", COMPARE, compare, lambda d: d["designs"][0].pop("plan"))
 refused("a sweep without its summary", SWEEP, sweep, lambda d: d.pop("summary"))
 refused("an unknown suspect kind", DIAG, {"schema": "fabscope.diagnosis/1", "documents": 1, "healthy": False,
                                            "suspects": [{"rank": 1, "kind": "gremlin", "target": "x", "score": 1,
