@@ -46,23 +46,28 @@ static uint32_t ups_for(const struct fab_plan_req *r, uint32_t down)
 	return (uint32_t)ceil(need - 1e-9);
 }
 
+/* the servers a leaf (a rail group's leaf) can serve: as many ports for
+ * NICs as leave room for the uplinks the oversubscription asks for */
+static int leaf_servers(const struct fab_plan_req *r, uint32_t *spl, struct fab_err *err)
+{
+	uint32_t R = r->radix, K = r->nics_per_server, down = 0;
+	for (uint32_t d = R; d >= 1 && !down; d--)
+		if (d + ups_for(r, d) <= R)
+			down = d;
+	*spl = r->rail_optimized ? down : down / K;
+	if (!*spl)
+		return fab_err_set(err, FAB_EINVAL,
+				   "plan: a leaf of radix %u has %u ports for NICs at %u:%u, fewer than a server's %u "
+				   "NICs (try --rail-optimized, a larger radix or more oversubscription)",
+				   R, down, r->over_num, r->over_den, K);
+	return 0;
+}
+
 static int two_tier(const struct fab_plan_req *r, struct fab_plan *p, struct fab_err *err)
 {
-	uint32_t R = r->radix, K = r->nics_per_server;
-	/* the most down ports a leaf can have with its uplinks beside them */
-	uint32_t down = 0;
-	for (uint32_t d = R; d >= 1; d--)
-		if (d + ups_for(r, d) <= R) {
-			down = d;
-			break;
-		}
-	uint32_t spl = r->rail_optimized ? down : down / K; /* servers a leaf (a rail group's leaf) serves */
-	if (!spl)
-		return fab_err_set(
-			err, FAB_EINVAL,
-			"plan: a leaf of radix %u has %u ports for NICs at %u:%u, fewer than a server's %u NICs "
-			"(try --rail-optimized, a larger radix or more oversubscription)",
-			R, down, r->over_num, r->over_den, K);
+	uint32_t R = r->radix, K = r->nics_per_server, spl;
+	if (leaf_servers(r, &spl, err))
+		return err->code;
 	uint32_t groups = ceil_div(p->servers, spl); /* leaves, or rail groups of K leaves */
 	spl = ceil_div(p->servers, groups);          /* spread the servers evenly */
 	uint32_t T = r->dual_tor ? 2 : 1;            /* leaves a NIC's ports spread over */
@@ -106,19 +111,9 @@ static int two_tier(const struct fab_plan_req *r, struct fab_plan *p, struct fab
  * plane j joins spine j of every pod */
 static int three_tier(const struct fab_plan_req *r, struct fab_plan *p, struct fab_err *err)
 {
-	uint32_t R = r->radix, K = r->nics_per_server;
-	uint32_t down = 0;
-	for (uint32_t d = R; d >= 1; d--)
-		if (d + ups_for(r, d) <= R) {
-			down = d;
-			break;
-		}
-	uint32_t spl = r->rail_optimized ? down : down / K;
-	if (!spl)
-		return fab_err_set(err, FAB_EINVAL,
-				   "plan: a leaf of radix %u has %u ports for NICs at %u:%u, fewer than a server's %u "
-				   "NICs (try --rail-optimized, a larger radix or more oversubscription)",
-				   R, down, r->over_num, r->over_den, K);
+	uint32_t R = r->radix, K = r->nics_per_server, spl;
+	if (leaf_servers(r, &spl, err))
+		return err->code;
 	uint32_t up = ups_for(r, r->rail_optimized ? spl : spl * K);
 	/* a pod: as many leaves as a spine reaches over one link each while
 	 * keeping the uplinks its oversubscription needs (whole rail groups) */
