@@ -35,6 +35,13 @@
  * port at one instant are passed on once, at the end of it (touch); with
  * flow.batch, once within that time, as a NIC's shares after a transfer
  * leaves (a new transfer gets its share at once: fl->urgent).
+ *
+ * `flow.queues: dcqcn` adds congestion control: each queue pair runs
+ * DCQCN's reaction point (src/cc), its NIC shares no more than that rate
+ * to it, and every 4 us it learns whether the queues on its path marked
+ * any of the packets it sent (RED on their backlog, drawn from its own
+ * stream), one path later.  Where ACKs share the data's priority, a flow's
+ * last ACK waits behind the backlog on its way back (fifo as well).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -79,6 +86,7 @@ void fq_init(struct flsim *s)
 {
 	struct fl_state *fl = s->fl;
 	fl->fifo = true;
+	fl->cc = s->c.fp.flow_queues == FAB_FLOW_QUEUES_DCQCN && s->c.fp.dcqcn.enabled;
 	fl->fq = fab_xcalloc(s->c.topo->nports, sizeof *fl->fq);
 	for (uint32_t i = 0; i < s->c.topo->nports; i++) {
 		fl->fq[i].scale = fl->fq[i].scale_sent = 1;
@@ -360,10 +368,14 @@ void fq_port_rate(struct flsim *s, uint32_t port, double r)
 }
 
 /* the source sends queue pair id at r: its ACKs come back at that rate */
+static void cc_start(struct flsim *s, uint32_t id);
+
 void fq_source_rate(struct flsim *s, uint32_t id, double r)
 {
 	struct fl_state *fl = s->fl;
 	struct fl_qp *q = &fl->qps[id];
+	if (fl->cc && r > 0)
+		cc_start(s, id);
 	q->rem -= q->rate * (double)(s->c.now_ps - q->t_last);
 	if (q->rem < 0)
 		q->rem = 0;
@@ -384,6 +396,174 @@ void fq_source_rate(struct flsim *s, uint32_t id, double r)
 	}
 }
 
+/* ---- flow.queues dcqcn: the sources' congestion control ---- */
+
+/* a queue pair's congestion control, made when it first sends: DCQCN as
+ * the packet engine's RoCE runs it (the paper's or the firmware's) */
+static struct fl_cc *cc_of(struct flsim *s, uint32_t id)
+{
+	struct fl_qp *q = &s->fl->qps[id];
+	if (q->cc)
+		return q->cc;
+	const struct fab_dcqcn_params *d = &s->c.fp.dcqcn;
+	struct fl_cc *c = q->cc = fab_xcalloc(1, sizeof *q->cc);
+	c->ops = d->variant == FAB_DCQCN_FIRMWARE ? &fab_cc_dcqcn_nic : &fab_cc_dcqcn;
+	FAB_ASSERT(c->ops->state_size <= sizeof c->st);
+	c->ops->init(c->st, d, (double)s->ports[q->path[0]].rate_bps);
+	c->tick_ps = c->timer_ps = FAB_TIME_NEVER;
+	fab_rng_init(&c->rng, s->c.seed, fab_rng_stream(FAB_RNG_FLUID_MARK, id));
+	return c;
+}
+
+/* its rate as payload bytes per ps (DCQCN paces frames) */
+static double cc_cap(const struct flsim *s, const struct fl_cc *c)
+{
+	const struct fab_wire *w = fab_sim_wire(&s->c);
+	double eff = (double)s->c.fp.mtu / (double)fab_wire_data_bytes(w, s->c.fp.mtu);
+	return c->ops->rate_bps(c->st) / 8e12 * eff;
+}
+
+/* the NIC's payload rate c shared round robin, no queue pair above its
+ * congestion control's rate: what one cannot use goes to the others */
+static void cc_share(struct flsim *s, uint32_t port, double c)
+{
+	struct fl_state *fl = s->fl;
+	struct fl_port *p = &fl->ports[port];
+	uint32_t n = p->n, left = n;
+	double rest = c;
+	bool *done = fab_xcalloc(n ? n : 1, sizeof *done);
+	for (bool moved = true; moved && left;) {
+		moved = false;
+		double fair = rest / left;
+		for (uint32_t j = 0; j < n; j++) {
+			struct fl_qp *q = &fl->qps[p->qp[j]];
+			if (done[j] || !q->cc || q->cc->cap >= fair)
+				continue;
+			done[j] = true;
+			left--;
+			rest -= q->cc->cap;
+			moved = true;
+			fq_source_rate(s, p->qp[j], q->cc->cap);
+		}
+	}
+	for (uint32_t j = 0; j < n; j++)
+		if (!done[j])
+			fq_source_rate(s, p->qp[j], left ? rest / left : 0);
+	free(done);
+}
+
+/* The receiver looks at what arrives in windows of 4 us (the firmware's
+ * decrease period, when marks are echoed on ACKs); with CNPs it sends one
+ * at the first mark, then at most one an interval (the receiver's rule). */
+#define CC_WINDOW_PS (4 * FAB_PS_PER_US)
+
+static fab_time_ps cc_window(const struct flsim *s, const struct fl_cc *c)
+{
+	fab_time_ps w = c->ops->feedback == FAB_CC_FEEDBACK_ECHO ? s->c.fp.dcqcn.decrease_period_ps : CC_WINDOW_PS;
+	return w ? w : CC_WINDOW_PS;
+}
+
+/* RED on a switch port's backlog, kmin and kmax in proportion to its rate */
+static double mark_prob(const struct flsim *s, uint32_t port)
+{
+	const struct fab_ecn_params *e = &s->c.fp.ecn;
+	double b = s->fl->fq[port].backlog,
+	       scale = e->ref_rate ? (double)s->ports[port].rate_bps / (double)e->ref_rate : 1;
+	double kmin = (double)e->kmin_bytes * scale, kmax = (double)e->kmax_bytes * scale;
+	if (!e->enabled || b <= kmin)
+		return 0;
+	return b > kmax ? 1 : e->pmax * (b - kmin) / (kmax - kmin);
+}
+
+/* its rate changed: its NIC shares again */
+static void cc_changed(struct flsim *s, uint32_t id)
+{
+	struct fl_qp *q = &s->fl->qps[id];
+	double cap = cc_cap(s, q->cc);
+	if (cap != q->cc->cap) {
+		q->cc->cap = cap;
+		fl_mark_dirty(s, q->path[0]);
+	}
+}
+
+static void cc_tick_at(struct flsim *s, uint32_t id, fab_time_ps t)
+{
+	s->fl->qps[id].cc->tick_ps = t;
+	fab_eq_push(&s->c.eq, t, EV_FQ_CC_TICK, NULL, id);
+}
+
+/* a queue pair starts sending: its congestion control and its windows */
+static void cc_start(struct flsim *s, uint32_t id)
+{
+	if (s->c.qps[id]->transport != FAB_TRANSPORT_ROCE)
+		return; /* DCQCN is RoCE's: a TCP or InfiniBand queue pair keeps fifo's rate */
+	struct fl_cc *c = cc_of(s, id);
+	if (!c->cap)
+		c->cap = cc_cap(s, c);
+	if (c->tick_ps == FAB_TIME_NEVER)
+		cc_tick_at(s, id, s->c.now_ps + cc_window(s, c));
+}
+
+/* A feedback window ends: the bytes it sent meet marks with the
+ * probability the queues on its path give, each packet on its own; one
+ * mark or more is congestion (a CNP, or an echo the firmware acts on once
+ * a window). */
+static void cc_tick(struct flsim *s, uint32_t id)
+{
+	struct fl_qp *q = &s->fl->qps[id];
+	struct fl_cc *c = q->cc;
+	if (!c || c->tick_ps != s->c.now_ps)
+		return; /* stale */
+	fab_time_ps w = cc_window(s, c);
+	double bytes = q->rate * (double)w;
+	if (!q->active || bytes <= 0) {
+		c->tick_ps = FAB_TIME_NEVER; /* idle: it ticks again when it sends */
+		return;
+	}
+	c->ops->on_sent(c->st, (fab_bytes)bytes);
+	double clear = 1;
+	for (uint32_t h = 1; h < q->nfwd; h++) {
+		settle(s, q->path[h]);
+		clear *= 1 - mark_prob(s, q->path[h]);
+	}
+	double pkts = bytes / (double)s->c.fp.mtu;
+	/* the notification reaches the sender when the marked bytes' ACK
+	 * would: the rest of the way to the receiver and back */
+	bool cnp = c->ops->feedback == FAB_CC_FEEDBACK_CNP;
+	if (clear < 1 && (!cnp || !c->noted || s->c.now_ps - c->last_note >= s->c.fp.nic.cnp_interval_ps) &&
+	    fab_rng_unit(&c->rng) < 1 - pow(clear, pkts)) {
+		c->noted = true;
+		c->last_note = s->c.now_ps;
+		fab_eq_push(&s->c.eq, s->c.now_ps + q->tail_ps + q->ack_ps, EV_FQ_CC_NOTIFY, NULL, id);
+	}
+	cc_changed(s, id);
+	cc_tick_at(s, id, s->c.now_ps + w);
+}
+
+static void cc_notify(struct flsim *s, uint32_t id)
+{
+	struct fl_cc *c = s->fl->qps[id].cc;
+	s->c.tot.cnps++;
+	fab_time_ps delay = c->ops->on_congestion(c->st, s->c.now_ps);
+	if (delay) {
+		c->timer_ps = s->c.now_ps + delay;
+		fab_eq_push(&s->c.eq, c->timer_ps, EV_FQ_CC_TIMER, NULL, id);
+	}
+	cc_changed(s, id);
+}
+
+static void cc_timer(struct flsim *s, uint32_t id)
+{
+	struct fl_cc *c = s->fl->qps[id].cc;
+	if (!c || c->timer_ps != s->c.now_ps)
+		return; /* stale: a newer timer replaced it */
+	fab_time_ps delay = c->ops->on_timer(c->st, s->c.now_ps);
+	c->timer_ps = delay ? s->c.now_ps + delay : FAB_TIME_NEVER;
+	if (delay)
+		fab_eq_push(&s->c.eq, c->timer_ps, EV_FQ_CC_TIMER, NULL, id);
+	cc_changed(s, id);
+}
+
 /* The NICs whose queue pairs changed: each sends its active ones round
  * robin, an equal share of its payload rate less the ACKs it sends.  A
  * rate changes the ACKs other NICs send, and so theirs: those join the
@@ -400,8 +580,12 @@ void fq_nics(struct flsim *s)
 		fl->fq[port].ack_used = fl->fq[port].ack;
 		double c = cap(fl, port), r = p->n ? c / p->n : 0;
 		fl_rank_nic(s, port, c);
-		for (uint32_t j = 0; j < p->n; j++)
-			fq_source_rate(s, p->qp[j], r);
+		if (fl->cc) {
+			cc_share(s, port, c);
+		} else {
+			for (uint32_t j = 0; j < p->n; j++)
+				fq_source_rate(s, p->qp[j], r);
+		}
 		fl->recomputes++;
 		fl->comp_qps += p->n;
 	}
@@ -417,6 +601,22 @@ void fq_sent(struct flsim *s, uint32_t id, uint32_t flow, uint32_t cookie)
 	uint32_t i = rec_new(fl);
 	fl->rec[i] = (struct fq_rec){.qp = id, .hop = 1, .flow = flow, .cookie = cookie};
 	fab_eq_push(&s->c.eq, s->c.now_ps + hop_lat(s, q, 0), EV_FQ_MARK, NULL, i);
+}
+
+/* Where ACKs travel in the data's queue (fabric.control_priority is the
+ * data's priority, as HPCC's switches have it), the flow's last ACK waits
+ * behind the backlog of every port on its way back, as the queues stand
+ * now; else ACKs go first and wait for nothing. */
+static fab_time_ps ack_wait(struct flsim *s, const struct fl_qp *q, uint8_t prio)
+{
+	if (s->c.fp.ctrl_prio != prio)
+		return 0;
+	fab_time_ps w = 0;
+	for (uint32_t h = q->nfwd; h < q->npath; h++) {
+		settle(s, q->path[h]);
+		w += leave_at(s->fl, q->path[h], s->c.now_ps) - s->c.now_ps;
+	}
+	return w;
 }
 
 static void on_mark(struct flsim *s, uint32_t i)
@@ -435,7 +635,8 @@ static void on_mark(struct flsim *s, uint32_t i)
 		fl->rec[j] = m;
 		fab_eq_push(&s->c.eq, t, EV_FQ_MARK, NULL, j);
 	} else if (m.flow != NO_FLOW) {
-		fab_eq_push(&s->c.eq, t + q->ack_ps, EV_FL_DELIVER, &s->c.flows[m.flow], 0);
+		fab_eq_push(&s->c.eq, t + q->ack_ps + ack_wait(s, q, s->c.flows[m.flow].spec.prio), EV_FL_DELIVER,
+			    &s->c.flows[m.flow], 0);
 	} else {
 		fab_eq_push(&s->c.eq, t, EV_FL_DELIVER, NULL, m.cookie);
 	}
@@ -469,6 +670,15 @@ void fq_event(struct flsim *s, const struct fab_ev *ev)
 		break;
 	case EV_FQ_MARK:
 		on_mark(s, ev->arg);
+		break;
+	case EV_FQ_CC_TICK:
+		cc_tick(s, ev->arg);
+		break;
+	case EV_FQ_CC_TIMER:
+		cc_timer(s, ev->arg);
+		break;
+	case EV_FQ_CC_NOTIFY:
+		cc_notify(s, ev->arg);
 		break;
 	default:
 		break;

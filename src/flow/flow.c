@@ -26,9 +26,11 @@
  * With `flow.queues: fifo` the rates are not max-min: NICs send at line
  * rate and switch ports are first-come first-served queues (fifo.c); this
  * file then keeps the queue pairs, their NICs' round robin and the
- * completions, and fifo.c the rest.
+ * completions, and fifo.c the rest.  `flow.queues: dcqcn` is fifo with
+ * DCQCN at the sources, fed marks drawn on the queues' depth (fifo.c).
  *
- * Not modelled: queueing delay (but with fifo), PFC, ECN and DCQCN, drops
+ * Not modelled: queueing delay (but with fifo, dcqcn), PFC, ECN and DCQCN
+ * (but with dcqcn), drops
  * and retransmission, time series.  Faults: link degradation only (the run
  * refuses the others).
  */
@@ -57,7 +59,7 @@ static void fl_init(struct flsim *s)
 	fl_set_rates(s);
 	fab_maxmin_init(&fl->mm);
 	fl->batch_ps = s->c.fp.flow_batch_ps;
-	if (s->c.fp.flow_queues == FAB_FLOW_QUEUES_FIFO)
+	if (s->c.fp.flow_queues != FAB_FLOW_QUEUES_FAIR)
 		fq_init(s);
 	const struct fab_wire *w = fab_sim_wire(&s->c);
 	fl->ack_frac = (double)(w->ack_frame + w->preamble_ifg) /
@@ -80,6 +82,7 @@ static void fl_free(struct flsim *s)
 		free(fl->qps[i].q);
 		free(fl->qps[i].path);
 		free(fl->qps[i].fh);
+		free(fl->qps[i].cc);
 	}
 	fq_free(s);
 	free(fl->qps);

@@ -7,6 +7,8 @@
 #define FAB_FLOW_INT_H
 
 #include "maxmin.h"
+#include "../base/rng.h"
+#include "../cc/cc.h"
 #include "../sim/engine.h"
 
 #define FL_MAX_PATH 48 /* forward and ACK ports together */
@@ -39,6 +41,20 @@ struct fl_qp {
 	uint32_t local;      /* index in the component */
 	double *fh;          /* flow.queues fifo, per forward hop: rate in, rate of its bytes
 				    * now leaving, rate last sent on (3 x nfwd) */
+	struct fl_cc *cc;    /* flow.queues dcqcn: its congestion control (NULL until it sends) */
+};
+
+/* flow.queues dcqcn: a queue pair's DCQCN reaction point, fed ECN marks
+ * drawn from the depth of the queues on its path (fifo.c) */
+struct fl_cc {
+	_Alignas(8) uint8_t st[FAB_CC_STATE_MAX];
+	const struct fab_cc_ops *ops;
+	double cap;            /* its rate as payload bytes per ps */
+	fab_time_ps tick_ps;   /* the next feedback window's end (FAB_TIME_NEVER: not ticking) */
+	fab_time_ps timer_ps;  /* the congestion control's timer (FAB_TIME_NEVER: none) */
+	fab_time_ps last_note; /* CNPs: the last one sent (at most one an interval) */
+	bool noted;
+	struct fab_rng rng;
 };
 
 struct fl_port {
@@ -95,6 +111,7 @@ struct fl_state {
 	uint64_t recomputes, comp_qps;
 	/* flow.queues: fifo (fifo.c) */
 	bool fifo;
+	bool cc;            /* flow.queues: dcqcn */
 	bool urgent;        /* a NIC has a new transfer: its rates now, flow.batch or not */
 	struct fq_port *fq; /* per port */
 	struct fq_rec *rec; /* what EV_FQ_IN and EV_FQ_MARK carry; a free list */
@@ -115,6 +132,9 @@ enum fl_ev_type {
 	EV_FQ_OUT,                     /* arg port: the bytes at the head of its queue's changes start leaving */
 	EV_FQ_DRAIN,                   /* arg port: its queue empties (stale unless the port still expects it) */
 	EV_FQ_MARK,                    /* arg record: a message's last byte reaches a switch port */
+	EV_FQ_CC_TICK,                 /* arg queue pair: flow.queues dcqcn, a feedback window ends */
+	EV_FQ_CC_TIMER,                /* arg queue pair: its congestion control's timer */
+	EV_FQ_CC_NOTIFY,               /* arg queue pair: a mark's notification reaches the sender */
 };
 
 /* flow.c */

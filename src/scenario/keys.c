@@ -80,9 +80,11 @@ static const struct fab_key_def keys[] = {
 	{"flow.ring", K_ENUM, OFF(fabric.flow_ring), "auto", 0, 0, "auto|steps|aggregate",
 	 "flow engine, ring collectives: every step of the schedule (steps); one transfer per ring edge plus "
 	 "the steps' latency (aggregate: 16k GPUs in seconds); auto: aggregate past 4M steps"},
-	{"flow.queues", K_ENUM, OFF(fabric.flow_queues), "fair", 0, 0, "fair|fifo",
+	{"flow.queues", K_ENUM, OFF(fabric.flow_queues), "fair", 0, 0, "fair|fifo|dcqcn",
 	 "flow engine: fair: transfers share each port max-min fairly; fifo: NICs send at line rate and switch "
-	 "ports are first-come first-served queues without limit (no congestion control, deep buffers)"},
+	 "ports are first-come first-served queues without limit (no congestion control, deep buffers); dcqcn: "
+	 "those queues, and each queue pair's rate set by DCQCN from ECN marks drawn on the queues' depth "
+	 "(experimental, doc/flow.md)"},
 	{"flow.batch", K_TIME, OFF(fabric.flow_batch_ps), "0", 0, 1e9, NULL,
 	 "flow engine: rates are recomputed once for all changes within this time of the first (0 = at every "
 	 "instant; with flow.queues fifo a new transfer still gets its rate at once); trades exactness for speed "

@@ -75,7 +75,7 @@ enum fab_engine { FAB_ENGINE_PACKET, FAB_ENGINE_FLOW };
 /* how the flow engine runs ring collectives */
 enum fab_flow_ring { FAB_FLOW_RING_AUTO, FAB_FLOW_RING_STEPS, FAB_FLOW_RING_AGGREGATE };
 /* how the flow engine's switch ports share their rate */
-enum fab_flow_queues { FAB_FLOW_QUEUES_FAIR, FAB_FLOW_QUEUES_FIFO };
+enum fab_flow_queues { FAB_FLOW_QUEUES_FAIR, FAB_FLOW_QUEUES_FIFO, FAB_FLOW_QUEUES_DCQCN };
 
 /* how a switch hashes a packet's 5-tuple onto its equal-cost ports */
 enum fab_ecmp_hash {

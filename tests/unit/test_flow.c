@@ -194,6 +194,110 @@ static void test_flow_fifo_closed_form(void **state)
 	}
 }
 
+/* flow.queues: dcqcn.  Without marks it is fifo (ECN off: the same two
+ * senders and late flow as above, to a billionth).  With ECN, DCQCN
+ * holds the queue the two senders build near the marking band instead of
+ * letting it grow to the 68 MiB fifo gives, the port stays busy (the flows
+ * end within 25% of their bytes at the port's rate), and the queue's peak
+ * and the end are those of the packet engine within 1.5x and 15%. */
+static void test_flow_dcqcn(void **state)
+{
+	(void)state;
+	const char *yaml = "topology: {leaves: 1, servers_per_leaf: 4, gpus_per_server: 1, nics_per_server: 1,\n"
+			   "           spines: 1, links_per_spine: 1}\n"
+			   "engine: flow\n"
+			   "traffic:\n  flows:\n"
+			   "    - {src: 0, dst: 3, bytes: 64MiB}\n"
+			   "    - {src: 1, dst: 3, bytes: 64MiB}\n"
+			   "    - {src: 2, dst: 3, bytes: 4MiB, start: 100us}\n";
+	static const char *const off[2][2] = {{"flow.queues=fifo", "fabric.ecn.enabled=false"},
+					      {"flow.queues=dcqcn", "fabric.ecn.enabled=false"}};
+	struct trun a = trun_yaml_sets(yaml, off[0], 2), b = trun_yaml_sets(yaml, off[1], 2);
+	for (int f = 0; f < 3; f++) /* (its windows settle the queues at other instants: rounding) */
+		NEAR((double)fab_sim_flow_stats(b.run->sim)[f].finish_ps,
+		     (double)fab_sim_flow_stats(a.run->sim)[f].finish_ps);
+	assert_int_equal(fab_sim_totals(b.run->sim)->cnps, 0);
+	trun_free(&a);
+	trun_free(&b);
+	static const char *const on[2][1] = {{"flow.queues=fifo"}, {"flow.queues=dcqcn"}};
+	double peak[2], end[2], sa = 64 << 20, sb = 4 << 20;
+	double c = LINE_BPS / 8 * 4096 / (4096 + ROCE_WIRE) / 1e12; /* payload bytes per ps */
+	uint64_t cnps = 0;
+	for (int e = 0; e < 2; e++) {
+		struct trun t = trun_yaml_sets(yaml, on[e], 1);
+		const struct fab_topo *tp = fab_sim_topo(t.run->sim);
+		const struct fab_port_stats *ps = fab_sim_port_stats(t.run->sim);
+		uint32_t port = tp->ports[tp->nodes[tp->nic_node[3]].first_port].peer;
+		peak[e] = (double)ps[port].max_queue_bytes;
+		end[e] = 0;
+		for (int f = 0; f < 3; f++)
+			end[e] = fmax(end[e], (double)fab_sim_flow_stats(t.run->sim)[f].finish_ps);
+		if (e)
+			cnps = fab_sim_totals(t.run->sim)->cnps;
+		trun_free(&t);
+	}
+	double ideal = (2 * sa + sb) / c;
+	print_message("dcqcn: queue peak %.0f KiB (fifo %.0f), last flow ends %.3f ms (fifo %.3f, bytes at the "
+		      "port's rate %.3f), %llu notifications\n",
+		      peak[1] / 1024, peak[0] / 1024, end[1] / 1e9, end[0] / 1e9, ideal / 1e9,
+		      (unsigned long long)cnps);
+	assert_true(peak[0] > 0.99 * (sa + sb));
+	assert_true(peak[1] < 0.02 * peak[0]);
+	assert_true(cnps > 0);
+	assert_true(end[1] > ideal && end[1] < 1.25 * ideal);
+	/* and the packet engine, DCQCN and all: the same order of queue and
+	 * time (measured: peak 418 KiB against 482, end 3.142 ms against
+	 * 3.480; doc/flow.md) */
+	static const char *const pkt[1] = {"engine=packet"};
+	struct trun t = trun_yaml_sets(yaml, pkt, 1);
+	const struct fab_topo *tp = fab_sim_topo(t.run->sim);
+	uint32_t port = tp->ports[tp->nodes[tp->nic_node[3]].first_port].peer;
+	double ppeak = (double)fab_sim_port_stats(t.run->sim)[port].max_queue_bytes, pend = 0;
+	for (int f = 0; f < 3; f++)
+		pend = fmax(pend, (double)fab_sim_flow_stats(t.run->sim)[f].finish_ps);
+	trun_free(&t);
+	print_message("packet engine: queue peak %.0f KiB, last flow ends %.3f ms\n", ppeak / 1024, pend / 1e9);
+	assert_true(peak[1] < 1.5 * ppeak && peak[1] > ppeak / 1.5);
+	assert_true(fabs(end[1] / pend - 1) < 0.15);
+}
+
+/* Where ACKs share the data's queue (fabric.control_priority = the data's
+ * priority), a flow's last ACK waits behind the backlog on its way back.
+ * Two senders fill NIC 0's port from t = 0 at twice its rate, so its
+ * backlog is about C t (less a link's delay, and the ACKs it also
+ * carries: within 3%); a small flow from NIC 0 to NIC 3 ends its data at
+ * t1, and its ACK, coming back through that port, waits about t1 more. */
+static void test_flow_fifo_ack_waits(void **state)
+{
+	(void)state;
+	const char *yaml = "topology: {leaves: 1, servers_per_leaf: 4, gpus_per_server: 1, nics_per_server: 1,\n"
+			   "           spines: 1, links_per_spine: 1}\n"
+			   "engine: flow\n"
+			   "flow: {queues: fifo}\n"
+			   "traffic:\n  flows:\n"
+			   "    - {src: 1, dst: 0, bytes: 64MiB}\n"
+			   "    - {src: 2, dst: 0, bytes: 64MiB}\n"
+			   "    - {src: 0, dst: 3, bytes: 64KiB, start: 100us}\n";
+	static const char *const prio[2][1] = {{"fabric.control_priority=7"}, {"fabric.control_priority=3"}};
+	double fin[2];
+	fab_time_ps ack = 0;
+	for (int e = 0; e < 2; e++) {
+		struct trun t = trun_yaml_sets(yaml, prio[e], 1);
+		fin[e] = (double)fab_sim_flow_stats(t.run->sim)[2].finish_ps;
+		if (!e) { /* the ACK's way back: two links, an ACK frame out of the switch */
+			const struct fab_topo *tp = fab_sim_topo(t.run->sim);
+			const struct fab_port *p = &tp->ports[tp->nodes[tp->nic_node[3]].first_port];
+			ack = 2 * p->delay_ps;
+		}
+		trun_free(&t);
+	}
+	double t1 = fin[0] - (double)ack; /* when its last byte reached NIC 3, about */
+	print_message("ACK behind the data: the small flow ends at %.3f us (%.3f with ACKs first), waits %.3f us, "
+		      "backlog/C %.3f us\n",
+		      fin[1] / 1e6, fin[0] / 1e6, (fin[1] - fin[0]) / 1e6, t1 / 1e6);
+	assert_true(fabs((fin[1] - fin[0]) - t1) < 0.03 * t1);
+}
+
 /* flow.queues: fifo, two queues in series.  A and B leave leaf 0 through
  * its one uplink U for NIC 3, which C, on leaf 1, also sends to (port D).
  * U, fed at 2C, sends A and B at C/2 each; D is fed at 2C while C sends, so
@@ -509,6 +613,8 @@ int main(void)
 		cmocka_unit_test(test_flow_lone_flow_closed_form),
 		cmocka_unit_test(test_flow_fifo_closed_form),
 		cmocka_unit_test(test_flow_fifo_queues_in_series),
+		cmocka_unit_test(test_flow_dcqcn),
+		cmocka_unit_test(test_flow_fifo_ack_waits),
 		cmocka_unit_test(test_flow_fifo_random_flows_vs_packet),
 		cmocka_unit_test(test_flow_collectives_vs_packet),
 		cmocka_unit_test(test_flow_channels_share_a_nic),

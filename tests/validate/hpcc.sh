@@ -16,7 +16,9 @@
 # and the CPU time against the reference's.  Asserts on both runs (without
 # and with incast events) the aim: mean |p95 error| at most 10% over the 20
 # bins, at least 18 bins within 20%, PAUSE frames within a factor of 2
-# where the reference pauses (none where it does not).  About a minute.
+# where the reference pauses (none where it does not).  Then the flow
+# engine's fluid DCQCN (flow.queues: dcqcn) against the packet engine on
+# the same two runs (asserted on the one without PFC).  About a minute.
 F=${1:-./build/fabscope}
 REF=${HPCC_REF:-$(dirname "$0")/../../../shared/reference/hpcc-ns3}
 if [ ! -f "$REF/fbhadoop30.fct.csv.gz" ]; then
@@ -73,6 +75,8 @@ EOF
 			}
 		}' >"$tmp/ref.txt"
 	tail -n +2 "$tmp/out/slowdown.csv" | tr ',' ' ' >"$tmp/ours.txt"
+	cp "$tmp/out/slowdown.csv" "$tmp/packet-$name.csv"
+	echo "$5 $6" | awk '{ print $1 + $2 }' >"$tmp/cpu-$name"
 	pause=$(grep -m1 '"pause_frames"' "$tmp/out/result.json" | tr -dc '0-9')
 	drops=$(grep -m1 '"drops"' "$tmp/out/result.json" | tr -dc '0-9')
 	echo "HPCC ns-3 against fabscope: $name, 320 hosts; FCT slowdown per 5% size bin (all flows)"
@@ -103,4 +107,43 @@ EOF
 check=1
 [ -n "$HPCC_BENCH" ] && check=0
 compare fbhadoop30 438.8 0 $check || exit 1
-compare fbhadoop30-incast 676.7 4106 $check
+compare fbhadoop30-incast 676.7 4106 $check || exit 1
+
+# fluid NAME ASSERT: the flow engine with flow.queues dcqcn (fluid FIFO
+# queues, DCQCN at the sources from marks drawn on their depth) on the same
+# run, against the packet engine's slowdowns (the compare above left them
+# in $tmp/packet-NAME.csv): p50 and p95 per bin, CPU against the packet
+# engine's.  Asserted where the reference run has no PFC (the model has
+# none): every bin's p50 and p95 within 15%; with incast, where PAUSE
+# frames hold small flows for 100 times their ideal time, reported only.
+fluid() {
+	name=$1
+	gzip -dc "$REF/$name.flows.csv.gz" |
+		awk -F, 'NR == 1 { print "src,dst,bytes,start"; next } { printf "%s,%s,%s,%sns\n", $1, $2, $3, $4 }' \
+			>"$tmp/flows.csv"
+	/usr/bin/time -f "%U %S" "$F" sim "$tmp/hpcc.yaml" --engine flow --set flow.queues=dcqcn --out "$tmp/fl" \
+		>/dev/null 2>"$tmp/ftime" || {
+		cat "$tmp/ftime"
+		return 1
+	}
+	set -- "$@" $(tail -1 "$tmp/ftime")
+	echo "flow engine (flow.queues: dcqcn) against the packet engine: $name, FCT slowdown per 5% size bin"
+	echo "bin  max size (B)  p50 packet      fluid   error  p95 packet      fluid   error"
+	paste -d, "$tmp/packet-$name.csv" "$tmp/fl/slowdown.csv" | tail -n +2 | awk -F, -v check="$2" -v u="$3" -v sy="$4" \
+		-v pcpu="$(cat "$tmp/cpu-$name")" -v name="$name" '{
+		e50 = ($10 / $4 - 1) * 100; e95 = ($11 / $5 - 1) * 100
+		a50 = e50 < 0 ? -e50 : e50; a95 = e95 < 0 ? -e95 : e95
+		s50 += a50; s95 += a95; if (a50 > m50) m50 = a50; if (a95 > m95) m95 = a95
+		printf "%3d %13d %10.3f %10.3f %+6.1f%% %10.3f %10.3f %+6.1f%%\n", $1, $2, $4, $10, e50, $5, $11, e95
+		n++
+	} END {
+		printf "p50: mean |error| %.1f%%, largest %.1f%%; p95: mean %.1f%%, largest %.1f%% (aim: every bin within 15%%)\n", s50 / n, m50, s95 / n, m95
+		printf "CPU: fluid %.2f s, packet %.1f s: %.0fx cheaper (aim 50x)\n", u + sy, pcpu, pcpu / (u + sy)
+		if (!check) { print "fluid " name ": reported"; exit 0 }
+		ok = n == 20 && m50 <= 15 && m95 <= 15
+		print (ok ? "fluid " name ": ok" : "fluid " name ": FAIL")
+		exit !ok
+	}'
+}
+fluid fbhadoop30 $check || exit 1
+fluid fbhadoop30-incast 0
