@@ -289,16 +289,21 @@ static void flow_engine_json(json_t *doc, const struct fab_config *c, const stru
 	static const char *const not_modeled[] = {"queueing delay", "PFC",
 						  "ECN and DCQCN",  "drops and retransmission",
 						  "time series",    "faults other than degrade and slow-gpu"};
-	bool fifo = c->fabric.flow_queues == FAB_FLOW_QUEUES_FIFO; /* (its queues are modelled) */
+	int qm = c->fabric.flow_queues;
+	bool fifo = qm != FAB_FLOW_QUEUES_FAIR; /* its queues are modelled; with dcqcn, DCQCN too */
 	for (size_t i = fifo ? 1 : 0; i < FAB_ARRAY_LEN(not_modeled); i++)
-		json_array_append_new(nm, json_string(not_modeled[i]));
+		if (i != 2 || qm != FAB_FLOW_QUEUES_DCQCN)
+			json_array_append_new(nm, json_string(not_modeled[i]));
 	json_object_set_new(doc, "not_modeled", nm);
 	uint64_t rec;
 	double comp;
 	fab_sim_flow_engine_stats(s, &rec, &comp);
 	json_object_set_new(doc, "flow_engine",
-			    json_pack("{s:s,s:I,s:f}", "queues", fifo ? "fifo" : "fair", "recomputes", (json_int_t)rec,
-				      "mean_component_transfers", comp));
+			    json_pack("{s:s,s:I,s:f}", "queues",
+				      qm == FAB_FLOW_QUEUES_DCQCN ? "dcqcn"
+					      : fifo              ? "fifo"
+								  : "fair",
+				      "recomputes", (json_int_t)rec, "mean_component_transfers", comp));
 }
 
 static json_t *summary_json(const struct fab_sim *s, const struct fab_summary *smp)

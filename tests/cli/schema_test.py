@@ -93,6 +93,8 @@ for ex in sorted(os.listdir(X)):
             docs["sim-%s-%s" % (ex, y[:-5])] = run(ex, ["sim", os.path.join(X, ex, y), "--format", "json"])
 docs["sim-series"] = run("sim-series", ["sim", "--format", "json", "--set", "fabric.series_interval=50us"])
 docs["sim-flow"] = run("sim-flow", ["sim", "--format", "json", "--engine", "flow"])
+docs["sim-flow-dcqcn"] = run("sim-flow-dcqcn", ["sim", "--format", "json", "--engine", "flow", "--set",
+                                                "flow.queues=dcqcn"])
 docs["sim-unfinished"] = run("sim-unfinished", ["sim", "--format", "json", "--set", "run.end=20us"])
 for t in ("tcp", "ib"):
     docs["sim-" + t] = run("sim-" + t, ["sim", "--format", "json", "--set", "fabric.transport=" + t])
