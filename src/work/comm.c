@@ -597,6 +597,15 @@ static uint64_t op_chunk(const struct fab_comm *c, int algo, int proto, uint64_t
 	return chunk;
 }
 
+/* the steps a ring's schedule holds: sends and receives of every rank,
+ * channel and chunk */
+static double ring_sched_steps(const struct fab_comm *c, int op, int algo, int proto, uint64_t size)
+{
+	double per = (double)size / c->nranks / c->channels;
+	double chunks = ceil(per / (double)op_chunk(c, algo, proto, size));
+	return 2.0 * ring_steps(op, c->nranks) * c->nranks * c->channels * FAB_MAX(chunks, 1.0);
+}
+
 static bool use_aggregate(const struct fab_comm *c, int op, int algo, int proto, uint64_t size)
 {
 	const struct fab_fabric_params *fp = fab_sim_fabric(c->w->sim);
@@ -606,9 +615,26 @@ static bool use_aggregate(const struct fab_comm *c, int op, int algo, int proto,
 	if (fp->flow_ring == FAB_FLOW_RING_AGGREGATE)
 		return true;
 	/* auto: when the schedule would hold more than 4M steps */
-	double per = (double)size / c->nranks / c->channels;
-	double chunks = ceil(per / (double)op_chunk(c, algo, proto, size));
-	return 2.0 * steps * c->nranks * c->channels * FAB_MAX(chunks, 1.0) > 4e6;
+	return ring_sched_steps(c, op, algo, proto, size) > 4e6;
+}
+
+/* A ring's schedule that would not fit (in this machine's memory, or in a
+ * step index) is refused before it is built, with the way out. */
+static int ring_fits(const struct fab_comm *c, int op, int algo, int proto, uint64_t size, struct fab_err *err)
+{
+	if (algo != FAB_ALGO_RING || !ring_steps(op, c->nranks))
+		return 0;
+	double steps = ring_sched_steps(c, op, algo, proto, size);
+	double bytes = steps * (sizeof(struct fab_step) + 2 * sizeof(uint32_t)); /* a step and its dependencies */
+	uint64_t avail = fab_mem_available();
+	if (steps < 2e9 && (!avail || bytes < 0.8 * (double)avail))
+		return 0;
+	return fab_err_set(err, FAB_EINVAL,
+			   "%s: a ring of %u ranks, %u channels, %s: its schedule would hold %.3g steps (about %.1f "
+			   "GiB), more than this machine's %.1f GiB available%s; use the flow engine (engine: flow, "
+			   "which aggregates a ring), fewer ranks or a smaller size",
+			   c->name, c->nranks, c->channels, fab_coll_op_title(op), steps, bytes / (1 << 30),
+			   (double)avail / (1 << 30), steps < 2e9 ? "" : " (and more steps than it can count)");
 }
 
 static void ring_aggregate_start(struct fab_comm *c, int op, uint64_t size)
@@ -780,7 +806,9 @@ int fab_comm_start(struct fab_comm *c, const struct fab_coll_req *r, fab_comm_do
 		a.order = NULL, a.chan_order = NULL;
 	/* no schedule to build */
 	bool agg = use_aggregate(c, r->op, algo, proto, size) || algo == FAB_ALGO_NVLS || algo == FAB_ALGO_SHARP;
-	int rc = agg ? 0 : fab_coll_build(&a, &c->sched, err);
+	int rc = agg ? 0 : ring_fits(c, r->op, algo, proto, size, err);
+	if (!rc && !agg)
+		rc = fab_coll_build(&a, &c->sched, err);
 	if (rc)
 		return rc;
 	c->map = algo == FAB_ALGO_HIER ? c->hier_gpu : c->gpu;

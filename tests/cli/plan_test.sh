@@ -165,6 +165,13 @@ printf 'cluster: {gpus: 64, colour: blue}\ndesigns: [{name: a}]\n' >"$tmp/c2.yam
 run plan-compare-bad-key 3 "$F" plan --compare "$tmp/c2.yaml" && { has "$tmp/err" "c2.yaml:1:21: unknown key" && ok plan-compare-bad-key || bad "plan-compare-bad-key: $(cat "$tmp/err")"; }
 printf 'cluster: {gpus: 64}\ndesigns: [{name: a}]\nworkload: {set: {collective.gpus: 9999}}\n' >"$tmp/c3.yaml"
 run plan-compare-failed 1 "$F" plan --compare "$tmp/c3.yaml" -q && { has "$tmp/out" " -        -" && ok plan-compare-failed || bad "plan-compare-failed: $(cat "$tmp/out")"; }
+# a packet-level ring whose schedule cannot be held is refused before it is
+# built, pointing at the flow engine (16,384 ranks: more steps than an index
+# counts, whatever the memory); the flow engine runs it
+run plan-16k 0 "$F" plan --gpus 16384 --radix 64 -o "$tmp/16k.yaml" &&
+	run plan-16k-packet-ring 3 "$F" coll "$tmp/16k.yaml" -b 1G -e 1G --algo ring && {
+	has "$tmp/err" "its schedule would hold 8.59e+09 steps" && has "$tmp/err" "use the flow engine" &&
+		ok plan-16k-packet-ring || bad "plan-16k-packet-ring: $(cat "$tmp/err")"; }
 # what cannot be built, said
 run plan-small-radix 3 "$F" plan --gpus 64 --radix 4 --tiers 2 && { has "$tmp/err" "fewer than a server's 8 NICs" && ok plan-small-radix || bad plan-small-radix; }
 run plan-no-gpus 2 "$F" plan && ok plan-no-gpus
