@@ -150,6 +150,16 @@ static void test_flow_lone_flow_closed_form(void **state)
 	trun_free(&t);
 }
 
+/* two senders fill NIC 3's port at twice its rate; a third joins at 100 us */
+static const char *const two_senders_yaml =
+	"topology: {leaves: 1, servers_per_leaf: 4, gpus_per_server: 1, nics_per_server: 1,\n"
+	"           spines: 1, links_per_spine: 1}\n"
+	"engine: flow\n"
+	"traffic:\n  flows:\n"
+	"    - {src: 0, dst: 3, bytes: 64MiB}\n"
+	"    - {src: 1, dst: 3, bytes: 64MiB}\n"
+	"    - {src: 2, dst: 3, bytes: 4MiB, start: 100us}\n";
+
 /* flow.queues: fifo.  Two senders fill one NIC's port at twice its rate;
  * a third joins at t1 with a small message.  Its last byte leaves the
  * source at t1 + SB/C and finds the queue that built since: C t1 from the
@@ -159,13 +169,7 @@ static void test_flow_lone_flow_closed_form(void **state)
 static void test_flow_fifo_closed_form(void **state)
 {
 	(void)state;
-	const char *yaml = "topology: {leaves: 1, servers_per_leaf: 4, gpus_per_server: 1, nics_per_server: 1,\n"
-			   "           spines: 1, links_per_spine: 1}\n"
-			   "engine: flow\n"
-			   "traffic:\n  flows:\n"
-			   "    - {src: 0, dst: 3, bytes: 64MiB}\n"
-			   "    - {src: 1, dst: 3, bytes: 64MiB}\n"
-			   "    - {src: 2, dst: 3, bytes: 4MiB, start: 100us}\n";
+	const char *yaml = two_senders_yaml;
 	static const char *const sets[2][1] = {{"flow.queues=fifo"}, {"flow.queues=fair"}};
 	double t1 = 100e6, sa = 64 << 20, sb = 4 << 20, tail = one_switch_tail_ps();
 	double c = LINE_BPS / 8 * 4096 / (4096 + ROCE_WIRE) / 1e12; /* payload bytes per ps */
@@ -203,13 +207,7 @@ static void test_flow_fifo_closed_form(void **state)
 static void test_flow_dcqcn(void **state)
 {
 	(void)state;
-	const char *yaml = "topology: {leaves: 1, servers_per_leaf: 4, gpus_per_server: 1, nics_per_server: 1,\n"
-			   "           spines: 1, links_per_spine: 1}\n"
-			   "engine: flow\n"
-			   "traffic:\n  flows:\n"
-			   "    - {src: 0, dst: 3, bytes: 64MiB}\n"
-			   "    - {src: 1, dst: 3, bytes: 64MiB}\n"
-			   "    - {src: 2, dst: 3, bytes: 4MiB, start: 100us}\n";
+	const char *yaml = two_senders_yaml;
 	static const char *const off[2][2] = {{"flow.queues=fifo", "fabric.ecn.enabled=false"},
 					      {"flow.queues=dcqcn", "fabric.ecn.enabled=false"}};
 	struct trun a = trun_yaml_sets(yaml, off[0], 2), b = trun_yaml_sets(yaml, off[1], 2);
