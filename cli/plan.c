@@ -61,18 +61,6 @@ static int w_yaml(FILE *f, void *ctx, int arg)
 	return ferror(f) != 0;
 }
 
-static int parse_u32(const char *opt, const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
-{
-	char why[160];
-	uint64_t v;
-	if (fab_parse_uint(s, &v, why, sizeof why) || v < lo || v > hi) {
-		fprintf(stderr, "fabscope: %s %s: expected a whole number from %u to %u\n", opt, s, lo, hi);
-		return -1;
-	}
-	*out = (uint32_t)v;
-	return 0;
-}
-
 struct cmp_out {
 	const struct fab_compare *c;
 	json_t *table;
@@ -244,13 +232,9 @@ int cmd_plan(int argc, char **argv)
 	};
 	struct fab_plan_prices prices;
 	fab_plan_prices_default(&prices);
-	struct fab_plan_req r = {.gpus_per_server = 8,
-				 .nics_per_server = 8,
-				 .radix = 64,
-				 .nic_rate = 400000000000ULL,
-				 .over_num = 1,
-				 .over_den = 1,
-				 .prices = &prices};
+	struct fab_plan_req r;
+	fab_plan_req_default(&r);
+	r.prices = &prices;
 	const char *format = "text";
 	const char *out = NULL;
 	char why[160];
@@ -260,64 +244,33 @@ int cmd_plan(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'G':
-			if (parse_u32("--gpus", optarg, 1, 1u << 24, &r.gpus))
-				return FAB_EXIT_USAGE;
-			break;
 		case 'g':
-			if (parse_u32("--gpus-per-server", optarg, 1, 64, &r.gpus_per_server))
-				return FAB_EXIT_USAGE;
-			break;
 		case 'k':
-			if (parse_u32("--nics-per-server", optarg, 1, 64, &r.nics_per_server))
-				return FAB_EXIT_USAGE;
-			break;
 		case 'R':
-			if (parse_u32("--radix", optarg, 2, 1024, &r.radix))
-				return FAB_EXIT_USAGE;
-			break;
 		case 't':
-			if (parse_u32("--tiers", optarg, 2, 3, (uint32_t *)&r.tiers))
-				return FAB_EXIT_USAGE;
-			break;
 		case 'n':
 		case 'f':
-			if (fab_parse_rate(optarg, c == 'n' ? &r.nic_rate : &r.fabric_rate, why, sizeof why)) {
-				fprintf(stderr, "fabscope: --%s: %s\n", c == 'n' ? "nic-rate" : "fabric-rate", why);
-				return FAB_EXIT_USAGE;
-			}
-			break;
 		case 'O':
-		case 's': {
-			unsigned a, b;
-			char tail;
-			if (sscanf(optarg, "%u:%u%c", &a, &b, &tail) != 2 || !a || !b || a > 1000 || b > 1000) {
-				fprintf(stderr, "fabscope: --%soversubscription %s: expected N:M such as 2:1\n",
-					c == 's' ? "spine-" : "", optarg);
-				return FAB_EXIT_USAGE;
-			}
-			*(c == 's' ? &r.over2_num : &r.over_num) = a;
-			*(c == 's' ? &r.over2_den : &r.over_den) = b;
-			break;
-		}
+		case 's':
 		case 'r':
-			r.rail_optimized = true;
-			break;
 		case 'd':
-			r.dual_tor = true;
-			break;
 		case '0':
 		case '1':
 		case '2': {
-			char *e;
-			double m = strtod(optarg, &e);
-			if (e == optarg || (*e && strcmp(e, "m")) || !(m > 0) || m > 1e5) {
-				static const char *const which[] = {"leaf", "spine", "core"};
-				fprintf(stderr,
-					"fabscope: --length-%s %s: expected a length in metres, such as 30 or 30m\n",
-					which[c - '0'], optarg);
+			/* the option's name is the plan's key with - for _ */
+			const char *name = NULL;
+			for (const struct option *o = opts; o->name && !name; o++)
+				if (o->val == c)
+					name = o->name;
+			char key[40];
+			snprintf(key, sizeof key, "%s", name);
+			for (char *x = key; *x; x++)
+				if (*x == '-')
+					*x = '_';
+			if (fab_plan_req_set(&r, key, optarg ? optarg : "true", why, sizeof why)) {
+				fprintf(stderr, "fabscope: --%s: %s\n", name, why);
 				return FAB_EXIT_USAGE;
 			}
-			r.length_m[c - '0'] = m;
 			break;
 		}
 		case 'p':

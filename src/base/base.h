@@ -75,6 +75,8 @@ int fab_parse_bytes(const char *s, fab_bytes *out, char *why, size_t why_len);
 int fab_parse_uint(const char *s, uint64_t *out, char *why, size_t why_len);
 int fab_parse_double(const char *s, double *out, char *why, size_t why_len);
 int fab_parse_bool(const char *s, bool *out, char *why, size_t why_len);
+/* "N:M" such as 2:1, each 1 to 1000 */
+int fab_parse_ratio(const char *s, uint32_t *num, uint32_t *den, char *why, size_t why_len);
 
 /* Canonical text for a value (the inverse of the parsers): "400Gbps",
  * "1.5us", "32MiB".  Returns buf. */

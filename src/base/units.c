@@ -213,6 +213,19 @@ int fab_parse_double(const char *s, double *out, char *why, size_t why_len)
 	return 0;
 }
 
+int fab_parse_ratio(const char *s, uint32_t *num, uint32_t *den, char *why, size_t why_len)
+{
+	unsigned long a, b;
+	char extra;
+	if (sscanf(s, "%lu:%lu%c", &a, &b, &extra) != 2 || !a || !b || a > 1000 || b > 1000) {
+		why_set(why, why_len, "expected a ratio such as 2:1, got \"%s\"", s);
+		return FAB_EINVAL;
+	}
+	*num = (uint32_t)a;
+	*den = (uint32_t)b;
+	return 0;
+}
+
 int fab_parse_bool(const char *s, bool *out, char *why, size_t why_len)
 {
 	static const char *yes[] = {"true", "yes", "on", "1"};

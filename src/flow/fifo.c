@@ -107,6 +107,7 @@ void fq_free(struct flsim *s)
 	free(fl->fq);
 	free(fl->rec);
 	free(fl->touch.v);
+	free(fl->cc_done);
 	fl->fq = NULL;
 	fl->rec = NULL;
 }
@@ -431,7 +432,12 @@ static void cc_share(struct flsim *s, uint32_t port, double c)
 	struct fl_port *p = &fl->ports[port];
 	uint32_t n = p->n, left = n;
 	double rest = c;
-	bool *done = fab_xcalloc(n ? n : 1, sizeof *done);
+	if (fl->cap_cc_done < n) { /* scratch, kept: this runs at every change of a NIC's transfers */
+		fl->cap_cc_done = n + n / 2 + 16;
+		fl->cc_done = fab_xrealloc(fl->cc_done, fl->cap_cc_done, sizeof *fl->cc_done);
+	}
+	bool *done = fl->cc_done;
+	memset(done, 0, n * sizeof *done);
 	for (bool moved = true; moved && left;) {
 		moved = false;
 		double fair = rest / left;
@@ -449,7 +455,6 @@ static void cc_share(struct flsim *s, uint32_t port, double c)
 	for (uint32_t j = 0; j < n; j++)
 		if (!done[j])
 			fq_source_rate(s, p->qp[j], left ? rest / left : 0);
-	free(done);
 }
 
 /* The receiver looks at what arrives in windows of 4 us (the firmware's
@@ -470,9 +475,9 @@ static double mark_prob(const struct flsim *s, uint32_t port)
 	double b = s->fl->fq[port].backlog,
 	       scale = e->ref_rate ? (double)s->ports[port].rate_bps / (double)e->ref_rate : 1;
 	double kmin = (double)e->kmin_bytes * scale, kmax = (double)e->kmax_bytes * scale;
-	if (!e->enabled || b <= kmin)
-		return 0;
-	return b > kmax ? 1 : e->pmax * (b - kmin) / (kmax - kmin);
+	double p = 0;
+	int red = e->enabled ? fab_red(b, kmin, kmax, e->pmax, &p) : FAB_RED_NONE;
+	return red == FAB_RED_MARK ? 1 : red == FAB_RED_DRAW ? p : 0;
 }
 
 /* its rate changed: its NIC shares again */

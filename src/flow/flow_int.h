@@ -111,7 +111,9 @@ struct fl_state {
 	uint64_t recomputes, comp_qps;
 	/* flow.queues: fifo (fifo.c) */
 	bool fifo;
-	bool cc;            /* flow.queues: dcqcn */
+	bool cc;       /* flow.queues: dcqcn */
+	bool *cc_done; /* its NIC shares' scratch */
+	uint32_t cap_cc_done;
 	bool urgent;        /* a NIC has a new transfer: its rates now, flow.batch or not */
 	struct fq_port *fq; /* per port */
 	struct fq_rec *rec; /* what EV_FQ_IN and EV_FQ_MARK carry; a free list */

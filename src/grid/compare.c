@@ -37,64 +37,18 @@ static int at(struct fab_err *err, const struct fab_compare *c, unsigned line, u
 }
 
 /* one of the plan's options, as in the cluster or a design */
+/* one of the plan's options, as in the cluster or a design */
 static int req_key(struct fab_compare *c, struct fab_plan_req *r, const char *k, const struct ynode *v,
 		   const struct ynode *kat, struct fab_err *err)
 {
-	char why[160];
-	uint64_t u;
+	char why[200];
 	if (v->kind != Y_SCALAR)
 		return at(err, c, v->line, v->col, "expected a value for ", k);
-	const char *s = v->scalar;
-	struct {
-		const char *name;
-		uint32_t *dst, lo, hi;
-	} u32[] = {{"gpus", &r->gpus, 1, 1u << 24},
-		   {"gpus_per_server", &r->gpus_per_server, 1, 64},
-		   {"nics_per_server", &r->nics_per_server, 1, 64},
-		   {"radix", &r->radix, 2, 1024}};
-	for (size_t i = 0; i < sizeof u32 / sizeof *u32; i++)
-		if (!strcmp(k, u32[i].name)) {
-			if (fab_parse_uint(s, &u, why, sizeof why) || u < u32[i].lo || u > u32[i].hi)
-				return at(err, c, v->line, v->col, "expected a whole number in range for ", k);
-			*u32[i].dst = (uint32_t)u;
-			return 0;
-		}
-	if (!strcmp(k, "tiers")) {
-		if (fab_parse_uint(s, &u, why, sizeof why) || (u != 2 && u != 3))
-			return at(err, c, v->line, v->col, "tiers: expected 2 or 3", NULL);
-		r->tiers = (int)u;
-	} else if (!strcmp(k, "nic_rate") || !strcmp(k, "fabric_rate")) {
-		if (fab_parse_rate(s, k[0] == 'n' ? &r->nic_rate : &r->fabric_rate, why, sizeof why))
-			return at(err, c, v->line, v->col, "expected a rate such as 400Gbps for ", k);
-	} else if (!strcmp(k, "oversubscription") || !strcmp(k, "spine_oversubscription")) {
-		unsigned a, b;
-		char tail;
-		if (sscanf(s, "%u:%u%c", &a, &b, &tail) != 2 || !a || !b || a > 1000 || b > 1000 || a < b)
-			return at(err, c, v->line, v->col, "expected N:M of at least 1:1, such as 2:1, for ", k);
-		*(k[0] == 's' ? &r->over2_num : &r->over_num) = a;
-		*(k[0] == 's' ? &r->over2_den : &r->over_den) = b;
-	} else if (!strcmp(k, "rail_optimized") || !strcmp(k, "dual_tor")) {
-		if (strcmp(s, "true") && strcmp(s, "false"))
-			return at(err, c, v->line, v->col, "expected true or false for ", k);
-		*(k[0] == 'r' ? &r->rail_optimized : &r->dual_tor) = !strcmp(s, "true");
-	} else if (!strncmp(k, "length_", 7)) {
-		int t = !strcmp(k, "length_leaf")    ? 0
-			: !strcmp(k, "length_spine") ? 1
-			: !strcmp(k, "length_core")  ? 2
-						     : -1;
-		char *e;
-		double m = strtod(s, &e);
-		if (t < 0 || e == s || (*e && strcmp(e, "m")) || !(m > 0) || m > 1e5)
-			return at(err, c, v->line, v->col,
-				  "expected length_leaf, length_spine or length_core in metres: ", k);
-		r->length_m[t] = m;
-	} else {
-		return at(
-			err, c, kat->line, kat->col,
-			"unknown key (expected gpus, gpus_per_server, nics_per_server, nic_rate, fabric_rate, radix, "
-			"oversubscription, spine_oversubscription, rail_optimized, dual_tor, tiers, length_leaf, length_spine, length_core): ",
-			k);
-	}
+	int rc = fab_plan_req_set(r, k, v->scalar, why, sizeof why);
+	if (rc == 1)
+		return at(err, c, kat->line, kat->col, "unknown key (expected " FAB_PLAN_OPTIONS "): ", k);
+	if (rc)
+		return fab_err_set(err, FAB_EINVAL, "%s:%u:%u: %s: %s", c->origin, v->line, v->col, k, why);
 	return 0;
 }
 
@@ -190,12 +144,8 @@ static int parse(struct fab_compare *c, const struct ynode *root, const char *di
 {
 	if (root->kind != Y_MAP)
 		return at(err, c, root->line, root->col, "expected cluster, designs, prices, workload", NULL);
-	struct fab_plan_req base = {.gpus_per_server = 8,
-				    .nics_per_server = 8,
-				    .radix = 64,
-				    .nic_rate = 400000000000ULL,
-				    .over_num = 1,
-				    .over_den = 1};
+	struct fab_plan_req base;
+	fab_plan_req_default(&base);
 	const struct ynode *designs = NULL;
 	for (size_t i = 0; i < root->n; i++) {
 		const char *k = root->keys[i];

@@ -35,13 +35,9 @@ static void ecn_mark(struct psim *s, struct sim_switch *sw, struct sim_port *por
 		kmin = (fab_bytes)((double)kmin * port->ecn_scale);
 		kmax = (fab_bytes)((double)kmax * port->ecn_scale);
 	}
-	bool mark = false;
-	if (q > kmax) {
-		mark = true;
-	} else if (q > kmin) {
-		double prob = s->c.fp.ecn.pmax * (double)(q - kmin) / (double)(kmax - kmin);
-		mark = fab_rng_unit(&sw->rng) < prob;
-	}
+	double prob;
+	int red = fab_red((double)q, (double)kmin, (double)kmax, s->c.fp.ecn.pmax, &prob);
+	bool mark = red == FAB_RED_MARK || (red == FAB_RED_DRAW && fab_rng_unit(&sw->rng) < prob);
 	if (mark) {
 		p->ecn = ECN_CE;
 		port->st.ecn_marks++;

@@ -88,15 +88,7 @@ static int parse_ratio(char *field, const char *text, char *why, size_t wl)
 		nd[0] = nd[1] = 0;
 		return 0;
 	}
-	unsigned long a, bb;
-	char extra;
-	if (sscanf(text, "%lu:%lu%c", &a, &bb, &extra) != 2 || !a || !bb || a > 1000 || bb > 1000) {
-		snprintf(why, wl, "expected a ratio such as 2:1, got \"%s\"", text);
-		return FAB_EINVAL;
-	}
-	nd[0] = (uint32_t)a;
-	nd[1] = (uint32_t)bb;
-	return 0;
+	return fab_parse_ratio(text, &nd[0], &nd[1], why, wl);
 }
 
 static int parse_priomask(char *field, const char *text, char *why, size_t wl)

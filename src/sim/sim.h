@@ -56,6 +56,20 @@ struct fab_ecn_params {
 	int mark_at;           /* enum fab_ecn_mark_at */
 };
 
+/* RED on a queue of q bytes (ECN marking): no mark at or under kmin, a
+ * mark past kmax, between them a mark with probability *p rising to pmax
+ * (the packet engine draws it per packet, the fluid model per window) */
+enum { FAB_RED_NONE, FAB_RED_MARK, FAB_RED_DRAW };
+static inline int fab_red(double q, double kmin, double kmax, double pmax, double *p)
+{
+	if (q > kmax)
+		return FAB_RED_MARK;
+	if (q <= kmin)
+		return FAB_RED_NONE;
+	*p = pmax * (q - kmin) / (kmax - kmin);
+	return FAB_RED_DRAW;
+}
+
 /* What a queue pair resends after a loss. */
 enum fab_retransmit {
 	FAB_RETX_GO_BACK_N, /* from the first packet the receiver lacks */

@@ -7,6 +7,8 @@
 #include "plan.h"
 
 #include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char *const fab_plan_item_names[FAB_PI_N] = {"nic", "switch_port", "switch", "dac", "aoc",
@@ -26,6 +28,66 @@ void fab_plan_prices_default(struct fab_plan_prices *pr)
 }
 
 static int design(const struct fab_plan_req *r, struct fab_plan *p, struct fab_err *err);
+
+void fab_plan_req_default(struct fab_plan_req *r)
+{
+	*r = (struct fab_plan_req){.gpus_per_server = 8,
+				   .nics_per_server = 8,
+				   .radix = 64,
+				   .nic_rate = 400000000000ULL,
+				   .over_num = 1,
+				   .over_den = 1};
+}
+
+int fab_plan_req_set(struct fab_plan_req *r, const char *key, const char *val, char *why, size_t len)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+		uint32_t lo, hi;
+	} u32[] = {{"gpus", offsetof(struct fab_plan_req, gpus), 1, 1u << 24},
+		   {"gpus_per_server", offsetof(struct fab_plan_req, gpus_per_server), 1, 64},
+		   {"nics_per_server", offsetof(struct fab_plan_req, nics_per_server), 1, 64},
+		   {"radix", offsetof(struct fab_plan_req, radix), 2, 1024},
+		   {"tiers", offsetof(struct fab_plan_req, tiers), 2, 3}};
+	static const char *const lengths[3] = {"length_leaf", "length_spine", "length_core"};
+	uint64_t u;
+	for (size_t i = 0; i < sizeof u32 / sizeof *u32; i++)
+		if (!strcmp(key, u32[i].name)) {
+			if (fab_parse_uint(val, &u, why, len) || u < u32[i].lo || u > u32[i].hi) {
+				snprintf(why, len, "expected a whole number from %u to %u, got \"%s\"", u32[i].lo,
+					 u32[i].hi, val);
+				return FAB_EINVAL;
+			}
+			if (!strcmp(key, "tiers"))
+				r->tiers = (int)u;
+			else
+				*(uint32_t *)((char *)r + u32[i].off) = (uint32_t)u;
+			return 0;
+		}
+	for (int t = 0; t < 3; t++)
+		if (!strcmp(key, lengths[t])) {
+			char *e;
+			double m = strtod(val, &e);
+			if (e == val || (*e && strcmp(e, "m")) || !(m > 0) || m > 1e5) {
+				snprintf(why, len, "expected a length in metres such as 30 or 30m, got \"%s\"", val);
+				return FAB_EINVAL;
+			}
+			r->length_m[t] = m;
+			return 0;
+		}
+	if (!strcmp(key, "nic_rate") || !strcmp(key, "fabric_rate"))
+		return fab_parse_rate(val, key[0] == 'n' ? &r->nic_rate : &r->fabric_rate, why, len);
+	if (!strcmp(key, "oversubscription"))
+		return fab_parse_ratio(val, &r->over_num, &r->over_den, why, len);
+	if (!strcmp(key, "spine_oversubscription"))
+		return fab_parse_ratio(val, &r->over2_num, &r->over2_den, why, len);
+	if (!strcmp(key, "rail_optimized"))
+		return fab_parse_bool(val, &r->rail_optimized, why, len);
+	if (!strcmp(key, "dual_tor"))
+		return fab_parse_bool(val, &r->dual_tor, why, len);
+	return 1;
+}
 
 static uint32_t ceil_div(uint64_t a, uint64_t b)
 {
@@ -216,17 +278,14 @@ static int bill(const struct fab_plan_req *r, struct fab_plan *p, struct fab_err
 	}
 	memset(p->count, 0, sizeof p->count);
 	/* per item, its price and power at this item's rate */
-	double scale[FAB_PI_N];
-	for (int i = 0; i < FAB_PI_N; i++)
-		scale[i] = 0;
+	double scale[FAB_PI_N] = {[FAB_PI_SWITCH] = 1, [FAB_PI_FIBER_M] = 1};
 	uint64_t sw = (uint64_t)p->switches[0] + p->switches[1] + p->switches[2];
 	p->count[FAB_PI_NIC] = p->nic_ports;
 	scale[FAB_PI_NIC] = (double)r->nic_rate / 400e9;
 	p->count[FAB_PI_SWITCH_PORT] = sw * r->radix;
 	scale[FAB_PI_SWITCH_PORT] = (double)r->fabric_rate / 400e9;
 	p->count[FAB_PI_SWITCH] = sw;
-	scale[FAB_PI_SWITCH] = 1;
-	double fiber = 0, fiber_scale = 1;
+	double fiber = 0;
 	for (int t = 0; t < p->tiers; t++) {
 		int k = p->reach[t];
 		double sc = (t == 0 ? port_rate(r) : (double)r->fabric_rate) / 400e9;
@@ -238,7 +297,6 @@ static int bill(const struct fab_plan_req *r, struct fab_plan *p, struct fab_err
 			fiber += (double)p->links[t] * p->length_m[t];
 	}
 	p->count[FAB_PI_FIBER_M] = (uint64_t)llround(fiber);
-	scale[FAB_PI_FIBER_M] = fiber_scale;
 	p->usd_total = p->watts_total = 0;
 	for (int i = 0; i < FAB_PI_N; i++) {
 		p->usd[i] = (double)p->count[i] * pr->usd[i] * scale[i];

@@ -92,6 +92,19 @@ struct fab_plan {
 	struct fab_plan_failure fail;
 };
 
+/* The defaults: 8 GPUs and 8 NICs of 400G a server, radix 64, 1:1, the
+ * default prices */
+void fab_plan_req_default(struct fab_plan_req *r);
+/* One option by its name (gpus, gpus_per_server, nics_per_server, nic_rate,
+ * fabric_rate, radix, oversubscription, spine_oversubscription,
+ * rail_optimized, dual_tor, tiers, length_leaf, length_spine, length_core)
+ * from its text: 0, FAB_EINVAL with why, or 1 for a name it does not know
+ * (the command line and plan --compare's files both set them so). */
+int fab_plan_req_set(struct fab_plan_req *r, const char *key, const char *val, char *why, size_t len);
+#define FAB_PLAN_OPTIONS                                                                                               \
+	"gpus, gpus_per_server, nics_per_server, nic_rate, fabric_rate, radix, oversubscription, "                     \
+	"spine_oversubscription, rail_optimized, dual_tor, tiers, length_leaf, length_spine, length_core"
+
 /* The design, or FAB_EINVAL with what cannot be built (a radix too small
  * for one server's NICs, a cluster beyond three tiers of this radix). */
 int fab_plan_design(const struct fab_plan_req *req, struct fab_plan *p, struct fab_err *err);
