@@ -28,7 +28,7 @@ endif
 CFLAGS  ?=
 CFLAGS  += -std=gnu11 $(OPT) $(WARN) -D_GNU_SOURCE -MMD -MP $(SAN)
 LDFLAGS += $(SAN)
-LDLIBS  := -lyaml -ljansson -lm
+LDLIBS  := -lyaml -ljansson -lm -pthread
 
 DEB_PKGS := libyaml-dev libjansson-dev libcmocka-dev pkg-config
 
@@ -207,7 +207,7 @@ build-fuzz/libfuzz.a: $(FUZZ_OBJ)
 	ar rcs $@ $^
 
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c build-fuzz/libfuzz.a
-	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer,$(FUZZ_SAN) -o $@ $< build-fuzz/libfuzz.a -lyaml -ljansson -lm
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer,$(FUZZ_SAN) -o $@ $< build-fuzz/libfuzz.a -lyaml -ljansson -lm -pthread
 
 FORMAT_SRC := $(LIB_SRC) $(wildcard src/*.h src/*/*.h) include/fabscope.h cli/*.c cli/*.h \
 	      tests/unit/*.c tests/unit/*.h tests/tools/*.c tests/fuzz/*.c

@@ -53,6 +53,8 @@ static const char *usage_sim =
 	"  --seed N              seed of every random stream (same as --set run.seed=N)\n"
 	"  --engine E            packet (default) or flow: max-min fair rates, for scale (--set engine=E;\n"
 	"                        --set flow.queues=fifo: line-rate senders into first-come first-served queues)\n"
+	"  --threads N           packet engine: split the fabric over N threads, same result byte for byte\n"
+	"                        (--set run.threads=N; flows only, not jobs, faults or series)\n"
 	"  --set KEY=VALUE       override any scenario key, e.g. --set topology.spines=8\n"
 	"                        (repeatable; list items by index: traffic.generators.0.bytes=1MiB)\n"
 	"  --format text|json|csv  what to print on stdout (default text)\n"
@@ -90,17 +92,12 @@ static double sim_done(const void *run)
 int cmd_sim(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"seed", required_argument, NULL, 's'},
-		{"engine", required_argument, NULL, 'E'},
-		{"set", required_argument, NULL, 'S'},
-		{"format", required_argument, NULL, 'F'},
-		{"out", required_argument, NULL, 'U'},
-		{"quiet", no_argument, NULL, 'q'},
-		{"keys", no_argument, NULL, 'K'},
-		{"print-scenario", no_argument, NULL, 'P'},
-		{"debug", no_argument, NULL, 'D'},
-		{"help", no_argument, NULL, 'h'},
-		{0, 0, 0, 0},
+		{"seed", required_argument, NULL, 's'}, {"engine", required_argument, NULL, 'E'},
+		{"set", required_argument, NULL, 'S'},  {"format", required_argument, NULL, 'F'},
+		{"out", required_argument, NULL, 'U'},  {"quiet", no_argument, NULL, 'q'},
+		{"keys", no_argument, NULL, 'K'},       {"print-scenario", no_argument, NULL, 'P'},
+		{"debug", no_argument, NULL, 'D'},      {"threads", required_argument, NULL, 'T'},
+		{"help", no_argument, NULL, 'h'},       {0, 0, 0, 0},
 	};
 	struct cli_common cm;
 	cli_common_init(&cm, argc);
@@ -116,6 +113,9 @@ int cmd_sim(int argc, char **argv)
 		} else if (c == 'P') {
 			fputs(fab_default_scenario, stdout);
 			goto out;
+		} else if (c == 'T') {
+			cli_set(&cm, "run.threads", optarg);
+			continue;
 		}
 		debug = true; /* 'D' */
 	}

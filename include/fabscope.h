@@ -30,9 +30,9 @@
 #include "../src/probe/probe.h"
 #include "../src/topo/plan.h"
 
-#define FABSCOPE_VERSION "0.1.0"
+#define FABSCOPE_VERSION "0.2.0"
 
-/* "fabscope 0.1.0 (libyaml 0.2.5, jansson 2.14)" */
+/* "fabscope 0.2.0 (libyaml 0.2.5, jansson 2.14)" */
 const char *fab_version_string(void);
 
 /* ---- scenarios ---- */

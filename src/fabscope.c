@@ -153,8 +153,22 @@ void fab_run_free(struct fab_run *r)
 	free(r);
 }
 
+/* a workload's callbacks act across the fabric at no delay: one thread */
+static bool one_thread(const struct fab_config *c, const char *what, struct fab_err *err)
+{
+	if (c->fabric.threads <= 1)
+		return true;
+	char where[256];
+	fab_config_where(c, "run.threads", where, sizeof where);
+	fab_err_set(err, FAB_EINVAL, "%srun.threads: %s run on one thread (above 1: the packet engine's flows)", where,
+		    what);
+	return false;
+}
+
 struct fab_coll_run *fab_coll_run_new(const struct fab_config *c, bool log, struct fab_err *err)
 {
+	if (!one_thread(c, "collectives", err))
+		return NULL;
 	struct fab_coll_run *r = fab_xcalloc(1, sizeof *r);
 	struct fab_config quiet;
 	const struct fab_config *use = c;
@@ -307,6 +321,8 @@ void fab_coll_run_free(struct fab_coll_run *r)
 
 struct fab_matrix_run *fab_matrix_run_new(const struct fab_config *c, struct fab_err *err)
 {
+	if (!one_thread(c, "matrix tests", err))
+		return NULL;
 	struct fab_matrix_run *r = fab_xcalloc(1, sizeof *r);
 	struct fab_config alone = *c;
 	alone.jobs = NULL; /* the matrix runs alone but for the faults */

@@ -51,6 +51,7 @@ script_suite report "report (and in Chromium where installed)" tests/cli/report_
 script_suite readme "README samples" tests/cli/readme_test.sh
 script_suite plan "fabscope plan" tests/cli/plan_test.sh
 script_suite sweep "fabscope sweep (-j, mpirun, Slurm array)" tests/cli/sweep_test.sh
+script_suite parallel "the packet engine over threads" tests/cli/parallel_test.sh
 # every example's result documents against doc/schema/ (python3-jsonschema)
 if command -v python3 >/dev/null; then
 	script_suite schema "JSON Schema" tests/cli/schema_test.py python3

@@ -136,6 +136,10 @@ static json_t *config_json(const struct fab_config *c)
 	const struct fab_key_def *keys = fab_config_keys(&nk);
 	for (size_t i = 0; i < nk; i++) {
 		char val[256], path[160];
+		/* how the run was carried out, not what it models: a split run's
+		 * document is byte for byte the one thread's */
+		if (!strcmp(keys[i].path, "run.threads"))
+			continue;
 		fab_config_value_text(&keys[i], c, val, sizeof val);
 		snprintf(path, sizeof path, "%s", keys[i].path);
 		json_t *obj = root;

@@ -53,8 +53,8 @@ void counters_sample(struct psim *s)
 		for (uint32_t k = 0; k < f->nqps; k++)
 			rate += qp_transport(pkt_qp(s, f->first_qp + k))->rate_bps(pkt_qp(s, f->first_qp + k));
 		s->c.fseries[s->c.nfseries++] = (struct fab_flow_series_row){
-			s->c.now_ps, i, f->st.delivered_bytes - f->series_mark, rate / f->nqps};
-		f->series_mark = f->st.delivered_bytes;
+			s->c.now_ps, i, sim_flow_delivered(f) - f->series_mark, rate / f->nqps};
+		f->series_mark = sim_flow_delivered(f);
 	}
 	/* nothing else will ever happen (a workload stuck on a failed queue
 	 * pair): sampling stops too */
@@ -69,6 +69,9 @@ void counters_close(struct psim *s)
 		s->llfc->finish(s, &s->ports[i]);
 	}
 	s->c.tot.events = s->c.eq.popped;
-	s->c.tot.end_ps = s->c.now_ps;
+	/* the end: when the last flow finished, or when the run was stopped */
+	s->c.tot.end_ps = s->idle_ps != FAB_TIME_NEVER ? s->idle_ps : s->c.now_ps;
 	s->c.tot.data_inflight_bytes = s->live_data_payload;
+	s->c.tot.host_cpu_ps = (double)s->host_pkts * (double)s->c.fp.tcp.cpu_packet_ps +
+		(double)s->host_bytes * s->c.fp.tcp.cpu_byte_ps;
 }

@@ -13,6 +13,7 @@
  *   counters.c  time series and the books closed at the end
  * Frames are pooled: allocated from slabs, recycled on a free list.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,7 +24,12 @@
 struct pkt *sim_pkt_alloc(struct psim *s)
 {
 	if (!s->free_pkts) {
-		struct pkt_slab *slab = fab_xcalloc(1, sizeof *slab);
+		struct pkt_slab *slab = NULL;
+		if (posix_memalign((void **)&slab, 64, sizeof *slab)) {
+			fputs("fabscope: out of memory\n", stderr);
+			abort();
+		}
+		memset(slab, 0, sizeof *slab);
 		slab->next = s->slabs;
 		s->slabs = slab;
 		for (size_t i = FAB_ARRAY_LEN(slab->pkts); i-- > 0;) {
@@ -47,17 +53,83 @@ void sim_pkt_free(struct psim *s, struct pkt *p)
 	s->free_pkts = p;
 }
 
+void pkt_event(struct psim *s, const struct fab_ev *ev)
+{
+	if (sim_workload_event(&s->c, ev))
+		return;
+	switch (ev->type) {
+	case EV_TX_DONE:
+		sim_port_tx_done(s, ev->obj);
+		break;
+	case EV_ARRIVE:
+		sim_port_arrive(s, ev->obj);
+		break;
+	case EV_PAUSE_EXPIRE:
+	case EV_PFC_REFRESH:
+	case EV_NIC_DRAIN:
+	case EV_PFC_WD:
+		s->llfc->on_event(s, ev);
+		break;
+	case EV_QP_WAKE:
+		nic_on_wake(s, ev->obj);
+		break;
+	case EV_FLOW_START:
+		sim_flow_start(&s->c, ev->obj);
+		break;
+	case EV_RTO:
+	case EV_CC_TIMER:
+		qp_transport(ev->obj)->on_timer(s, ev);
+		break;
+	case EV_NIC_PCIE:
+		nic_on_pcie(s, ev->obj);
+		break;
+	case EV_SAMPLE:
+		counters_sample(s);
+		break;
+	case EV_FAULT:
+		fault_apply(s, ev->obj, (int)ev->arg);
+		break;
+	case EV_STORM:
+		fault_storm(s, ev->obj, ev->arg);
+		break;
+	default:
+		break;
+	}
+}
+
+/* The run: events in (time, key) order until the last flow (and the
+ * workload's last hold) is done, then on to the next multiple of the grid
+ * (the smallest link delay): where that instant falls does not depend on
+ * how the run is split, so a parallel run (parallel.c) stops at the same
+ * event as this one. */
 static int pkt_run(struct fab_sim *sim, fab_time_ps end_ps)
 {
 	struct psim *s = (struct psim *)sim;
+	s->idle_ps = FAB_TIME_NEVER;
+	if (s->c.fp.threads > 1 && sim_busy(&s->c)) {
+		const char *why = NULL;
+		if (pkt_run_parallel(s, end_ps, &why)) {
+			counters_close(s);
+			return 0;
+		}
+	}
 	struct fab_ev ev;
 	uint64_t next_progress = 1u << 20;
-	while (sim_busy(&s->c) && fab_eq_pop(&s->c.eq, &ev)) {
-		if (end_ps && ev.t_ps > end_ps) {
-			s->c.now_ps = end_ps;
-			s->c.tot.stopped_by_end_time = true;
+	fab_time_ps stop = FAB_TIME_NEVER;
+	if (!sim_busy(&s->c)) /* nothing to do: nothing runs */
+		stop = s->c.now_ps, s->idle_ps = s->c.now_ps;
+	for (;;) {
+		fab_time_ps t = fab_eq_peek_time(&s->c.eq);
+		if (t >= stop)
+			break;
+		if (end_ps && t > end_ps) {
+			if (stop == FAB_TIME_NEVER) {
+				s->c.now_ps = end_ps;
+				s->c.tot.stopped_by_end_time = true;
+			}
 			break;
 		}
+		fab_eq_pop(&s->c.eq, &ev);
 		FAB_ASSERT(ev.t_ps >= s->c.now_ps); /* time never runs backwards */
 		s->c.now_ps = ev.t_ps;
 		/* the frame the next event delivers, fetched while this one runs
@@ -65,49 +137,12 @@ static int pkt_run(struct fab_sim *sim, fab_time_ps end_ps)
 		const struct fab_ev *nx = fab_eq_top(&s->c.eq);
 		if (nx && nx->type == EV_ARRIVE)
 			__builtin_prefetch(((const struct sim_port *)nx->obj)->wire_head);
-		if (sim_workload_event(&s->c, &ev)) {
-			sim_report_progress(&s->c, &next_progress);
-			continue;
-		}
-		switch (ev.type) {
-		case EV_TX_DONE:
-			sim_port_tx_done(s, ev.obj);
-			break;
-		case EV_ARRIVE:
-			sim_port_arrive(s, ev.obj);
-			break;
-		case EV_PAUSE_EXPIRE:
-		case EV_PFC_REFRESH:
-		case EV_NIC_DRAIN:
-		case EV_PFC_WD:
-			s->llfc->on_event(s, &ev);
-			break;
-		case EV_QP_WAKE:
-			nic_on_wake(s, ev.obj);
-			break;
-		case EV_FLOW_START:
-			sim_flow_start(&s->c, ev.obj);
-			break;
-		case EV_RTO:
-		case EV_CC_TIMER:
-			qp_transport(ev.obj)->on_timer(s, &ev);
-			break;
-		case EV_NIC_PCIE:
-			nic_on_pcie(s, ev.obj);
-			break;
-		case EV_SAMPLE:
-			counters_sample(s);
-			break;
-		case EV_FAULT:
-			fault_apply(s, ev.obj, (int)ev.arg);
-			break;
-		case EV_STORM:
-			fault_storm(s, ev.obj, ev.arg);
-			break;
-		default:
-			break;
-		}
+		pkt_event(s, &ev);
 		sim_report_progress(&s->c, &next_progress);
+		if (stop == FAB_TIME_NEVER && !sim_busy(&s->c)) {
+			s->idle_ps = s->c.now_ps;
+			stop = pkt_stop_after(s, s->c.now_ps);
+		}
 	}
 	counters_close(s);
 	return 0;
@@ -236,7 +271,7 @@ struct fab_sim *fab_packet_new(const struct fab_topo *topo, const struct fab_fab
 		const struct fab_port *tp = &topo->ports[i];
 		port->id = i;
 		port->node = tp->node;
-		port->peer = tp->peer;
+		port->peer = port->wire_to = tp->peer;
 		port->rate_bps = tp->rate_bps;
 		port->delay_ps = tp->delay_ps;
 		port->is_switch = topo->nodes[tp->node].kind == FAB_NODE_SWITCH;
@@ -244,6 +279,12 @@ struct fab_sim *fab_packet_new(const struct fab_topo *topo, const struct fab_fab
 		port->ecn_scale = fp->ecn.ref_rate ? (double)tp->rate_bps / (double)fp->ecn.ref_rate : 1.0;
 		fab_rng_init(&port->rng, seed, fab_rng_stream(FAB_RNG_LINK_LOSS, i));
 	}
+	/* the grid a run's end falls on: the smallest link delay */
+	s->grid_ps = FAB_TIME_NEVER;
+	for (uint32_t i = 0; i < topo->nports; i++)
+		s->grid_ps = FAB_MIN(s->grid_ps, topo->ports[i].delay_ps);
+	if (!s->grid_ps || s->grid_ps == FAB_TIME_NEVER)
+		s->grid_ps = 1;
 	s->nics = fab_xcalloc(topo->nnics, sizeof *s->nics);
 	for (uint32_t i = 0; i < topo->nnics; i++) {
 		s->nics[i].index = i;

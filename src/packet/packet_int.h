@@ -12,23 +12,30 @@ enum pkt_kind { PKT_DATA, PKT_ACK, PKT_NAK, PKT_NOTIFY, PKT_PFC };
 
 enum ecn_bits { ECN_NOT_ECT = 0, ECN_ECT0 = 2, ECN_CE = 3 };
 
-/* A packet in flight.  Pooled: allocated from slabs, recycled on a free list. */
+/* A packet in flight: one cache line.  Pooled: allocated from slabs,
+ * recycled on a free list. */
 struct pkt {
 	struct pkt *next; /* queue or free-list link */
-	uint32_t qp;      /* queue pair it belongs to */
-	uint32_t psn;     /* DATA: packet sequence number; ACK/NAK: next expected */
+	union {
+		struct {
+			uint32_t qp;   /* queue pair it belongs to */
+			uint32_t psn;  /* DATA: packet sequence number; ACK/NAK: next expected */
+			uint64_t hash; /* 5-tuple hash, mixed with each switch's seed for ECMP */
+		};
+		uint16_t pfc_quanta[FAB_NPRIO]; /* PKT_PFC (which has none of those) */
+	};
 	uint32_t src_nic, dst_nic;
 	uint32_t in_port;     /* switch: the port it arrived on (ingress accounting) */
-	uint64_t hash;        /* 5-tuple hash, mixed with each switch's seed for ECMP */
 	uint16_t frame_bytes; /* Ethernet frame, FCS included */
 	uint16_t payload;     /* payload bytes (DATA) */
 	uint8_t kind;         /* enum pkt_kind */
 	uint8_t prio;
-	uint8_t ecn;      /* enum ecn_bits */
-	uint8_t pfc_mask; /* PKT_PFC: priorities it carries */
-	uint16_t pfc_quanta[FAB_NPRIO];
+	uint8_t ecn;           /* enum ecn_bits */
+	uint8_t pfc_mask;      /* PKT_PFC: priorities it carries */
 	fab_time_ps arrive_ps; /* on a wire: when it reaches the peer */
-};
+	uint64_t key;          /* on a wire: its arrival event's key (taken when it was sent) */
+} __attribute__((aligned(64)));
+_Static_assert(sizeof(struct pkt) == 64, "a frame is one cache line");
 
 /* PFC's state on one port (pfc.c): what it was told (PAUSE from the peer)
  * and what it told the peer (XOFF sent for its ingress), the frame it has
@@ -66,12 +73,13 @@ struct sim_port {
 	fab_rate_bps rate_bps;
 	fab_time_ps delay_ps;
 	bool is_switch;
+	bool remote;          /* a parallel run: its peer is another partition's (parallel.c) */
+	uint16_t peer_part;   /* that partition */
 	bool busy;            /* serialising a frame */
 	uint8_t paused_mask;  /* priorities the link-level flow control holds */
 	uint8_t dropped_mask; /* priorities it turned lossy (a watchdog): their packets are dropped here */
 	struct pkt *head[FAB_NPRIO], *tail[FAB_NPRIO];
-	struct pkt *wire_head, *wire_tail; /* frames on the link toward the peer */
-	uint64_t qbytes[FAB_NPRIO];        /* egress queue, frame bytes */
+	uint64_t qbytes[FAB_NPRIO]; /* egress queue, frame bytes */
 	uint64_t qbytes_total;
 	fab_time_ps q_changed_ps;
 	uint64_t in_bytes[FAB_NPRIO]; /* ingress accounting (switch ports, mmu.c) */
@@ -80,14 +88,20 @@ struct sim_port {
 	struct credit_port cr;
 	uint64_t series_tx_mark, series_wire_mark;
 	uint64_t series_drop_mark, series_ecn_mark, series_ptx_mark, series_prx_mark;
-	/* faults */
-	double loss;                    /* frames sent on this port are lost with this probability */
-	uint32_t drop_every, data_seen; /* and every drop_every-th data frame */
+	uint32_t storm_gen;
+	struct fab_port_stats st;
+	/* the link toward the peer: what the receiving end reads and writes as
+	 * frames arrive, a cache line away from what the sender writes (in a
+	 * parallel run the peer may be another partition's) */
+	char gap_[64];
+	struct pkt *wire_head, *wire_tail; /* frames on the link */
+	uint32_t wire_to;                  /* = peer */
+	double loss;                       /* frames sent on this port are lost with this probability */
+	uint32_t drop_every, data_seen;    /* and every drop_every-th data frame */
 	bool down;
 	fab_time_ps down_since;
 	struct fab_rng rng; /* loss draws */
-	uint32_t storm_gen;
-	struct fab_port_stats st;
+	char gap2_[64];     /* and the next port's sender */
 };
 
 struct sim_switch {
@@ -99,6 +113,7 @@ struct sim_switch {
 	struct fab_rng rng;               /* ECN marking draws */
 	fab_bytes kmin_bytes, kmax_bytes; /* the fabric's, unless a fault changed them */
 	struct flowlet *flowlets;         /* adaptive routing by flowlets: FLOWLET_SLOTS, by hash */
+	char gap_[64];                    /* the next switch's state a cache line away: it may be another partition's */
 };
 
 /* a flowlet table slot: when its flows last sent a packet, and the port they took */
@@ -133,6 +148,9 @@ struct fab_transport_ops;
 struct sim_qp {
 	struct sim_conn c; /* ends, priority, 5-tuple (engine.h) */
 	const struct fab_transport_ops *tp;
+	/* what only the sender's NIC writes, a cache line away from what both
+	 * ends read (a parallel run's partitions run the two ends at once) */
+	char gap_[64];
 	bool in_ready, wake_pending; /* in its NIC's ready list; an EV_QP_WAKE is due */
 	struct sim_qp *ready_next;
 };
@@ -169,7 +187,11 @@ struct psim {
 	struct sim_nic *nics;        /* by NIC index */
 	struct pkt *free_pkts;
 	struct pkt_slab *slabs;
-	uint64_t live_data_payload;
+	uint64_t live_data_payload;     /* payload bytes of the data frames it holds */
+	uint64_t host_pkts, host_bytes; /* what the hosts' network stacks handled (TCP) */
+	fab_time_ps grid_ps;            /* a run ends at a multiple of this after it fell idle */
+	fab_time_ps idle_ps;            /* when the last flow finished (FAB_TIME_NEVER: not yet) */
+	struct pkt_part *part;          /* a parallel run: this partition (parallel.c); NULL when alone */
 };
 
 /* the switch a switch port belongs to */
@@ -187,7 +209,22 @@ static inline struct sim_qp *pkt_qp(const struct psim *s, uint32_t id)
 struct pkt *sim_pkt_alloc(struct psim *s);
 void sim_pkt_free(struct psim *s, struct pkt *p);
 
+/* packet.c: one event of the run */
+void pkt_event(struct psim *s, const struct fab_ev *ev);
+/* when a run that fell idle at t stops: the next multiple of the grid */
+static inline fab_time_ps pkt_stop_after(const struct psim *s, fab_time_ps t)
+{
+	return (t / s->grid_ps + 1) * s->grid_ps;
+}
+
+/* parallel.c: a run over run.threads partitions; false (and nothing run)
+ * when the run cannot be split (why in *why) */
+bool pkt_run_parallel(struct psim *s, fab_time_ps end_ps, const char **why);
+/* a frame sent on a port whose peer is another partition's */
+void pkt_part_send(struct psim *s, struct sim_port *port, struct pkt *p);
+
 /* port.c */
+void sim_port_wire_append(struct psim *s, struct sim_port *port, struct pkt *p);
 void sim_port_transmit(struct psim *s, struct sim_port *port, struct pkt *p);
 void sim_port_enqueue(struct psim *s, struct sim_port *port, struct pkt *p);
 void sim_port_kick(struct psim *s, struct sim_port *port);

@@ -38,12 +38,22 @@ void sim_port_transmit(struct psim *s, struct sim_port *port, struct pkt *p)
 		s->llfc->sent(s, port, p);
 	fab_eq_push(&s->c.eq, s->c.now_ps + ser, EV_TX_DONE, port, 0);
 	p->arrive_ps = s->c.now_ps + ser + port->delay_ps;
+	p->key = fab_eq_key(&s->c.eq, p->arrive_ps);
 	p->next = NULL;
+	if (port->remote) {
+		pkt_part_send(s, port, p);
+		return;
+	}
+	sim_port_wire_append(s, port, p);
+}
+
+void sim_port_wire_append(struct psim *s, struct sim_port *port, struct pkt *p)
+{
 	if (port->wire_tail) {
 		port->wire_tail->next = p;
 	} else {
 		port->wire_head = p;
-		fab_eq_push(&s->c.eq, p->arrive_ps, EV_ARRIVE, port, 0);
+		fab_eq_push_seq(&s->c.eq, p->arrive_ps, p->key, EV_ARRIVE, port, 0);
 	}
 	port->wire_tail = p;
 }
@@ -54,7 +64,7 @@ static struct pkt *wire_pop(struct psim *s, struct sim_port *port)
 	struct pkt *p = port->wire_head;
 	port->wire_head = p->next;
 	if (port->wire_head)
-		fab_eq_push(&s->c.eq, port->wire_head->arrive_ps, EV_ARRIVE, port, 0);
+		fab_eq_push_seq(&s->c.eq, port->wire_head->arrive_ps, port->wire_head->key, EV_ARRIVE, port, 0);
 	else
 		port->wire_tail = NULL;
 	p->next = NULL;
@@ -129,7 +139,7 @@ static void port_deliver(struct psim *s, struct pkt *p, uint32_t port_id)
 /* EV_ARRIVE: the first frame on from's wire reaches the peer */
 void sim_port_arrive(struct psim *s, struct sim_port *from)
 {
-	port_deliver(s, wire_pop(s, from), from->peer);
+	port_deliver(s, wire_pop(s, from), from->wire_to);
 }
 
 /* EV_TX_DONE */

@@ -43,11 +43,8 @@ struct roce_msg {
 
 struct roce_qp {
 	struct sim_qp q;
-	uint32_t npkts; /* packets posted so far */
-	struct roce_msg *msgs;
-	uint32_t nmsgs, cap_msgs;
-	uint32_t smsg, rmsg, amsg; /* message cursors: sending, receiving, acknowledging */
 	/* sender */
+	uint32_t smsg, amsg; /* message cursors: sending, acknowledging */
 	uint32_t snd_nxt, snd_una, snd_max;
 	bool rto_armed;
 	fab_time_ps next_send_ps; /* pacing */
@@ -57,7 +54,15 @@ struct roce_qp {
 	bool failed;      /* retries exceeded: the QP is in the error state */
 	const struct fab_cc_ops *cc;
 	_Alignas(16) unsigned char cc_state[FAB_CC_STATE_MAX];
+	/* the messages, read at both ends (posted by the sender), and the
+	 * receiver's state: each a cache line away from the other's writes */
+	char gap_[64];
+	uint32_t npkts; /* packets posted so far */
+	struct roce_msg *msgs;
+	uint32_t nmsgs, cap_msgs;
+	char gap2_[64];
 	/* receiver */
+	uint32_t rmsg; /* message cursor: receiving */
 	uint32_t rcv_nxt, unacked;
 	uint64_t *ooo; /* adaptive routing: PSNs received ahead of rcv_nxt, bit psn mod OOO_WINDOW */
 	bool nak_sent;
@@ -243,7 +248,8 @@ static struct pkt *roce_next_packet(struct psim *s, struct sim_qp *q)
 	qp->snd_nxt++;
 	if (qp->snd_nxt > qp->snd_max) {
 		qp->snd_max = qp->snd_nxt;
-		q->c.used = true;
+		if (!q->c.used) /* written once: the receiver reads this line */
+			q->c.used = true;
 	}
 	if (fst)
 		fst->data_pkts++;
@@ -286,7 +292,7 @@ static void drop_partial_message(struct psim *s, struct roce_qp *qp)
 	uint32_t first = msg_first(qp, qp->rmsg);
 	uint32_t flow = qp->msgs[qp->rmsg].flow;
 	if (flow != NO_FLOW)
-		s->c.flows[flow].st.delivered_bytes -= (fab_bytes)(qp->rcv_nxt - first) * s->c.fp.mtu;
+		s->c.flows[flow].rx_bytes -= (fab_bytes)(qp->rcv_nxt - first) * s->c.fp.mtu;
 	qp->rcv_nxt = first;
 	qp->unacked = 0;
 }
@@ -301,7 +307,7 @@ static void accept_next(struct psim *s, struct roce_qp *qp, uint32_t payload)
 	bool boundary = false;
 	const struct roce_msg *m = &qp->msgs[qp->rmsg];
 	if (m->flow != NO_FLOW)
-		s->c.flows[m->flow].st.delivered_bytes += payload;
+		s->c.flows[m->flow].rx_bytes += payload;
 	if (m->end_psn == qp->rcv_nxt) {
 		boundary = true;
 		qp->rmsg++;

@@ -113,10 +113,12 @@ static void tcp_destroy(struct sim_qp *q)
 	free(TQ(q)->ooo);
 }
 
-/* CPU time at a host: segments or ACKs, and payload bytes */
+/* CPU time at a host: segments or ACKs, and payload bytes (counted, and
+ * priced when the books close: integer sums add up alike in any order) */
 static void cpu(struct psim *s, uint64_t pkts, uint64_t bytes)
 {
-	s->c.tot.host_cpu_ps += (double)pkts * (double)P(s)->cpu_packet_ps + (double)bytes * P(s)->cpu_byte_ps;
+	s->host_pkts += pkts;
+	s->host_bytes += bytes;
 }
 
 static void send_ack(struct psim *s, struct tcp_qp *qp)
@@ -263,7 +265,8 @@ static struct pkt *tcp_next_packet(struct psim *s, struct sim_qp *q)
 			qp->timing = false; /* Karn: no sample across a retransmission */
 	} else {
 		qp->snd_max = seg + 1;
-		q->c.used = true;
+		if (!q->c.used)
+			q->c.used = true;
 		if (!qp->timing) {
 			qp->timing = true;
 			qp->rtt_seg = seg;
@@ -387,7 +390,7 @@ static void deliver(struct psim *s, struct tcp_qp *qp)
 		const struct tcp_msg *m = &qp->msgs[qp->rmsg];
 		uint32_t pay = seg_payload(s, m, qp->rcv_nxt);
 		if (m->flow != NO_FLOW)
-			s->c.flows[m->flow].st.delivered_bytes += pay;
+			s->c.flows[m->flow].rx_bytes += pay;
 		qp->rcv_nxt++;
 		qp->unacked++;
 		if (m->end_seg == qp->rcv_nxt) {

@@ -343,6 +343,9 @@ static const struct fab_key_def keys[] = {
 	 "seed of every random stream (ECN marking, generators, port numbers)"},
 	{"run.end", K_TIME, OFF(run.end_ps), "0", 0, 1e15, NULL,
 	 "stop at this simulated time (0 = when every flow is done)"},
+	{"run.threads", K_U32, OFF(fabric.threads), "1", 1, 64, NULL,
+	 "packet engine: split the fabric into this many partitions, each run by its own thread; the result is byte "
+	 "for byte the one thread's (doc/model.md, parallel runs)"},
 };
 
 #define FOFF(field) offsetof(struct fab_flow_spec, field)

@@ -474,6 +474,21 @@ static int cross_checks(struct loader *L)
 		fab_config_where(c, "fabric.pfc.xon", w, sizeof w);
 		return fab_err_set(L->err, FAB_EINVAL, "%sfabric.pfc.xon: must not exceed xoff", w);
 	}
+	if (c->fabric.threads > 1) {
+		/* a split run carries frames between partitions; what acts across
+		 * the fabric at no delay stays on one thread */
+		const char *what = c->njobs                   ? "jobs"
+			: c->nfaults                          ? "faults"
+			: c->fabric.series_interval_ps        ? "time series (fabric.series_interval)"
+			: c->fabric.engine == FAB_ENGINE_FLOW ? "the flow engine"
+							      : NULL;
+		if (what) {
+			fab_config_where(c, "run.threads", w, sizeof w);
+			return fab_err_set(L->err, FAB_EINVAL,
+					   "%srun.threads: %s run on one thread (above 1: the packet engine's flows)",
+					   w, what);
+		}
+	}
 	/* transports of flows, generators and jobs beside the fabric's */
 	for (size_t i = 0; i < c->traffic.nflows + c->traffic.ngens + c->njobs; i++) {
 		const struct fab_src_loc *loc;

@@ -23,8 +23,6 @@ static int by_start(const void *a, const void *b)
 	return x->flow < y->flow ? -1 : x->flow > y->flow;
 }
 
-static void push_next_start(struct fab_sim *s);
-
 bool sim_core_init(struct fab_sim *s, const struct sim_engine_ops *ops, const struct fab_topo *topo,
 		   const struct fab_fabric_params *fp, uint64_t seed, const struct fab_sim_flow *flows, size_t nflows,
 		   struct fab_err *err)
@@ -70,7 +68,8 @@ bool sim_core_init(struct fab_sim *s, const struct sim_engine_ops *ops, const st
 	}
 	/* the start events' places, as if each had been pushed now in flow
 	 * order; then the earliest alone goes into the queue */
-	s->start_seq0 = fab_eq_reserve(&s->eq, s->nflows);
+	for (uint32_t i = 0; i < s->nflows; i++)
+		s->flows[i].start_key = fab_eq_key(&s->eq, s->flows[i].spec.start_ps);
 	struct start_key *k = fab_xcalloc(s->nflows ? s->nflows : 1, sizeof *k);
 	for (uint32_t i = 0; i < s->nflows; i++)
 		k[i] = (struct start_key){s->flows[i].spec.start_ps, i};
@@ -80,17 +79,18 @@ bool sim_core_init(struct fab_sim *s, const struct sim_engine_ops *ops, const st
 		s->start_order[i] = k[i].flow;
 	free(k);
 	s->next_start = 0;
-	push_next_start(s);
+	s->nstarts = s->nflows;
+	sim_push_next_start(s);
 	return true;
 }
 
 /* the next flow's start into the event queue, with its reserved place */
-static void push_next_start(struct fab_sim *s)
+void sim_push_next_start(struct fab_sim *s)
 {
-	if (s->next_start >= s->nflows)
+	if (s->next_start >= s->nstarts)
 		return;
 	uint32_t i = s->start_order[s->next_start++];
-	fab_eq_push_seq(&s->eq, s->flows[i].spec.start_ps, s->start_seq0 + i, EV_FLOW_START, &s->flows[i], 0);
+	fab_eq_push_seq(&s->eq, s->flows[i].spec.start_ps, s->flows[i].start_key, EV_FLOW_START, &s->flows[i], 0);
 }
 
 void sim_core_free(struct fab_sim *s)
@@ -144,7 +144,7 @@ struct sim_conn *sim_conn_open(struct fab_sim *s, uint32_t src_nic, uint32_t dst
 
 void sim_flow_start(struct fab_sim *s, struct sim_flow *f)
 {
-	push_next_start(s);
+	sim_push_next_start(s);
 	for (uint32_t k = 0; k < f->nqps; k++)
 		s->ops->post(s, s->qps[f->first_qp + k], sim_flow_share(f, k), (uint32_t)(f - s->flows), 0);
 }
@@ -345,8 +345,10 @@ const struct fab_flow_stats *fab_sim_flow_stats(const struct fab_sim *s)
 	struct fab_sim *m = (struct fab_sim *)s;
 	if (!m->flow_stats_out)
 		m->flow_stats_out = fab_xcalloc(s->nflows ? s->nflows : 1, sizeof *m->flow_stats_out);
-	for (uint32_t i = 0; i < s->nflows; i++)
+	for (uint32_t i = 0; i < s->nflows; i++) {
 		m->flow_stats_out[i] = s->flows[i].st;
+		m->flow_stats_out[i].delivered_bytes = sim_flow_delivered(&s->flows[i]);
+	}
 	return m->flow_stats_out;
 }
 

@@ -31,9 +31,22 @@ enum sim_ev_type {
 struct sim_flow {
 	struct fab_sim_flow spec;
 	uint32_t first_qp, nqps, qps_done;
-	struct fab_flow_stats st;
+	uint64_t start_key;       /* its start event's (eq.h) */
+	struct fab_flow_stats st; /* its delivered_bytes: the flow engine's */
 	uint64_t series_mark;
+	/* the packet engine's receivers count delivered bytes here, a cache
+	 * line away from what the sender writes (a parallel run's partitions
+	 * write these two at once) */
+	char gap_[64];
+	fab_bytes rx_bytes;
+	char gap2_[64]; /* and the next flow's sender */
 };
+
+/* in-order bytes the flow's receiver has accepted */
+static inline fab_bytes sim_flow_delivered(const struct sim_flow *f)
+{
+	return f->st.delivered_bytes + f->rx_bytes;
+}
 
 #define NO_FLOW UINT32_MAX
 
@@ -98,8 +111,7 @@ struct fab_sim {
 	uint32_t nflows;
 	/* flow starts wait outside the event queue, in (time, sequence) order,
 	 * one at a time in it: a large flow list does not deepen the heap */
-	uint32_t *start_order, next_start;
-	uint64_t start_seq0; /* flow i's start event has sequence start_seq0 + i */
+	uint32_t *start_order, next_start, nstarts; /* nstarts: start_order's length */
 	struct fab_sim_totals tot;
 	struct fab_series_row *series;
 	size_t nseries, cap_series;
@@ -142,6 +154,8 @@ static inline double sim_pcie_cap(const struct fab_sim *s, double port_bps)
 }
 /* the same for NIC `nic`, at the rate its port runs at now */
 double sim_nic_line_bps(const struct fab_sim *s, uint32_t nic);
+/* the next flow in start_order into the event queue, with its reserved key */
+void sim_push_next_start(struct fab_sim *s);
 /* a flow's start time has come: its shares posted on its queue pairs */
 void sim_flow_start(struct fab_sim *s, struct sim_flow *f);
 /* the egress ports from src_nic to dst_nic for a 5-tuple hash, as the

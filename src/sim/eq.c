@@ -12,6 +12,7 @@
  */
 #include <stdlib.h>
 
+#include "../base/rng.h"
 #include "eq.h"
 
 /* far: beyond the DCQCN and pacing timers, short of retransmission timers */
@@ -28,7 +29,7 @@ void fab_eq_init(struct fab_eq *q)
 {
 	heap_init(&q->near);
 	heap_init(&q->far);
-	q->next_seq = 0;
+	q->base = fab_mix64(0x6a09e667f3bcc909ull) & 0xfffffff000ull; /* before any event: the root */
 	q->popped = 0;
 	q->last_ps = 0;
 }
@@ -90,7 +91,7 @@ static void heap_pop(struct fab_heap *h, struct fab_ev *out)
 
 void fab_eq_push(struct fab_eq *q, fab_time_ps t_ps, uint32_t type, void *obj, uint32_t arg)
 {
-	fab_eq_push_seq(q, t_ps, q->next_seq++, type, obj, arg);
+	fab_eq_push_seq(q, t_ps, fab_eq_key(q, t_ps), type, obj, arg);
 }
 
 void fab_eq_push_seq(struct fab_eq *q, fab_time_ps t_ps, uint64_t seq, uint32_t type, void *obj, uint32_t arg)
@@ -109,6 +110,9 @@ bool fab_eq_pop(struct fab_eq *q, struct fab_ev *out)
 		h = &q->far;
 	}
 	heap_pop(h, out);
+	/* its children's keys: its ancestry mixed (not its time nor its delay:
+	 * a run shifted in time runs alike), room for 4,096 in order */
+	q->base = fab_mix64(out->seq & 0xffffffffffull) & 0xfffffff000ull;
 	q->popped++;
 	q->last_ps = out->t_ps;
 	return true;

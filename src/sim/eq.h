@@ -1,9 +1,15 @@
 /*
  * eq.h - the event queue of the packet engine.
  *
- * Events are ordered by (time, insertion sequence), so two events at the same
- * picosecond always run in the order they were scheduled: the same scenario
- * and seed give the same run.  The queue is a 4-ary min-heap of 32-byte
+ * Events are ordered by (time, key).  An event's key is derived from the
+ * event that scheduled it: the parent's key mixed, plus the number of
+ * events the parent scheduled before it.  So the order of two events at the
+ * same picosecond depends only on their ancestry, never on which queue
+ * holds them or what else was scheduled meanwhile: a run split over several
+ * queues (the parallel packet engine, one queue per partition) takes every
+ * event in the same order as one queue does, and the same scenario and seed
+ * give the same run.  Events scheduled by one parent keep the order they
+ * were scheduled in (up to 4,096 of them).  The queue is a 4-ary min-heap of 32-byte
  * entries held by value in one growable array: scheduling allocates nothing
  * once the array has grown to the run's peak.  Timers are cancelled lazily:
  * the owner keeps a generation number and ignores stale events.
@@ -28,9 +34,9 @@ struct fab_heap {
 
 struct fab_eq {
 	struct fab_heap near, far; /* due within FAR_PS of the last event taken, and after */
-	uint64_t next_seq;
-	uint64_t popped;     /* events processed so far */
-	fab_time_ps last_ps; /* the last event's time */
+	uint64_t base;             /* the running event's children: keys from base, base + 1, ... (fab_eq_key) */
+	uint64_t popped;           /* events processed so far */
+	fab_time_ps last_ps;       /* the last event's time */
 };
 
 void fab_eq_init(struct fab_eq *q);
@@ -57,12 +63,21 @@ void fab_eq_push(struct fab_eq *q, fab_time_ps t_ps, uint32_t type, void *obj, u
  * held outside the queue until it may be next keeps its place among those
  * at its time. */
 void fab_eq_push_seq(struct fab_eq *q, fab_time_ps t_ps, uint64_t seq, uint32_t type, void *obj, uint32_t arg);
-/* n sequence numbers for events pushed later with fab_eq_push_seq: the first */
-static inline uint64_t fab_eq_reserve(struct fab_eq *q, uint64_t n)
+/* The key of an event due at t_ps that the running event schedules (its
+ * next child): the earlier an event was scheduled (the longer its delay),
+ * the earlier among those due at the same time, as a single queue in
+ * order of scheduling would have it; then the parent's key mixed, then
+ * the child's place.  The delay is coded in 24 bits (6 of exponent, 18 of
+ * mantissa: delays within 2^-18 of each other tie), the rest in 40. */
+static inline uint64_t fab_eq_key(struct fab_eq *q, fab_time_ps t_ps)
 {
-	uint64_t first = q->next_seq;
-	q->next_seq += n;
-	return first;
+	uint64_t d = t_ps > q->last_ps ? t_ps - q->last_ps : 0, code = 0;
+	if (d) {
+		unsigned e = 63u - (unsigned)__builtin_clzll(d); /* d's leading bit */
+		uint64_t m = e >= 18 ? (d >> (e - 18)) & 0x3ffff : (d << (18 - e)) & 0x3ffff;
+		code = ((uint64_t)(e + 1) << 18) | m;
+	}
+	return ((0xffffffull - code) << 40) | (q->base++ & 0xffffffffffull);
 }
 
 /* Removes the earliest event into *out; false when the queue is empty. */

@@ -62,25 +62,26 @@ static void test_examples_ring_vs_tree(void **state)
 }
 
 /* tree-queues: a tree of 4 MiB on 128 GPUs without congestion control,
- * laid out as NCCL does: both queue models agree with the packet engine. */
+ * laid out as NCCL does: both queue models agree with the packet engine
+ * (the mean of four seeds: a single one moves by up to 7%). */
 static void test_examples_tree_queues(void **state)
 {
 	(void)state;
 	static const char *const engines[3][2] = {{"engine=packet", "flow.queues=fair"},
 						  {"engine=flow", "flow.queues=fair"},
 						  {"engine=flow", "flow.queues=fifo"}};
-	static const char *const seeds[2] = {"run.seed=1", "run.seed=2"};
+	static const char *const seeds[4] = {"run.seed=1", "run.seed=2", "run.seed=3", "run.seed=4"};
 	double t[3] = {0, 0, 0};
 	for (int e = 0; e < 3; e++)
-		for (int k = 0; k < 2; k++) {
+		for (int k = 0; k < 4; k++) {
 			const char *sets[] = {engines[e][0], engines[e][1], seeds[k]};
 			struct fab_config *c = load("examples/tree-queues/scenario.yaml", sets, 3);
 			struct fab_coll_run *r = coll(c);
-			t[e] += r->sweep.rows[0].time_us / 2;
+			t[e] += r->sweep.rows[0].time_us / 4;
 			fab_coll_run_free(r);
 			fab_config_free(c);
 		}
-	print_message("tree 4 MiB, mean of 2 seeds: packet %.1f us, fair %.1f us (%+.1f%%), fifo %.1f us (%+.1f%%)\n",
+	print_message("tree 4 MiB, mean of 4 seeds: packet %.1f us, fair %.1f us (%+.1f%%), fifo %.1f us (%+.1f%%)\n",
 		      t[0], t[1], (t[1] / t[0] - 1) * 100, t[2], (t[2] / t[0] - 1) * 100);
 	assert_true(fabs(t[2] / t[0] - 1) < 0.05);
 	assert_true(fabs(t[1] / t[0] - 1) < 0.05);

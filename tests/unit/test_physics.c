@@ -128,7 +128,9 @@ static void test_physics_dcqcn_two_flows_converge(void **state)
 	(void)state;
 	/* the second flow joins at 1 ms a flow already at line rate; no PFC, so
 	 * only DCQCN keeps the queue (and the drop count) down.  DCQCN converges
-	 * slowly: rates are compared from 20 ms on. */
+	 * slowly and a single run's shares wander by 10% around the fair one
+	 * (the marking draws): rates are compared from 20 ms on, per seed
+	 * within 20%, and over four seeds within 5%. */
 	const char *yaml = ONE_LEAF(3) "fabric:\n"
 				       "  pfc: {enabled: false}\n"
 				       "  series_interval: 1ms\n"
@@ -136,33 +138,42 @@ static void test_physics_dcqcn_two_flows_converge(void **state)
 				       "  flows:\n"
 				       "    - {src: 1, dst: 0, bytes: 4GiB}\n"
 				       "    - {src: 2, dst: 0, bytes: 4GiB, start: 1ms}\n";
-	struct trun t = trun_yaml(yaml);
-	const struct fab_flow_stats *st = fab_sim_flow_stats(t.run->sim);
-	fab_time_ps first_done = FAB_MIN(st[0].finish_ps, st[1].finish_ps);
-	fab_time_ps from = 20 * FAB_PS_PER_MS, to = first_done - FAB_PS_PER_MS;
-	assert_true(to > from + 5 * FAB_PS_PER_MS);
-	size_t n;
-	const struct fab_flow_series_row *fs = fab_sim_flow_series(t.run->sim, &n);
-	double got[2] = {0, 0};
-	for (size_t i = 0; i < n; i++)
-		if (fs[i].t_ps > from && fs[i].t_ps <= to)
-			got[fs[i].flow] += (double)fs[i].delivered_bytes;
-	const struct fab_series_row *ps = fab_sim_series(t.run->sim, &n);
-	uint32_t bott = port_between(t.run->topo, "leaf0", "server0.nic0");
-	double wire = 0;
-	for (size_t i = 0; i < n; i++)
-		if (ps[i].port == bott && ps[i].t_ps > from && ps[i].t_ps <= to)
-			wire += (double)ps[i].tx_wire_bytes;
-	double secs = (double)(to - from) / 1e12;
-	double r0 = got[0] * 8 / secs, r1 = got[1] * 8 / secs, util = wire * 8 / secs / LINE;
-	print_message("rates %.1f and %.1f Gbps, bottleneck %.1f%% busy\n", r0 / 1e9, r1 / 1e9, util * 100);
-	assert_true(FAB_MIN(r0, r1) / FAB_MAX(r0, r1) >= 0.90);
-	assert_true(util >= 0.95);
-	assert_true(st[0].cnps > 0 && st[1].cnps > 0);
-	struct fab_summary sm;
-	fab_summary_compute(t.run->sim, &sm);
-	assert_int_equal(sm.drops, 0);
-	trun_free(&t);
+	const char *seeds[] = {"run.seed=1", "run.seed=2", "run.seed=3", "run.seed=4"};
+	double sum[2] = {0, 0};
+	for (int k = 0; k < 4; k++) {
+		struct trun t = trun_yaml_sets(yaml, &seeds[k], 1);
+		const struct fab_flow_stats *st = fab_sim_flow_stats(t.run->sim);
+		fab_time_ps first_done = FAB_MIN(st[0].finish_ps, st[1].finish_ps);
+		fab_time_ps from = 20 * FAB_PS_PER_MS, to = first_done - FAB_PS_PER_MS;
+		assert_true(to > from + 5 * FAB_PS_PER_MS);
+		size_t n;
+		const struct fab_flow_series_row *fs = fab_sim_flow_series(t.run->sim, &n);
+		double got[2] = {0, 0};
+		for (size_t i = 0; i < n; i++)
+			if (fs[i].t_ps > from && fs[i].t_ps <= to)
+				got[fs[i].flow] += (double)fs[i].delivered_bytes;
+		const struct fab_series_row *ps = fab_sim_series(t.run->sim, &n);
+		uint32_t bott = port_between(t.run->topo, "leaf0", "server0.nic0");
+		double wire = 0;
+		for (size_t i = 0; i < n; i++)
+			if (ps[i].port == bott && ps[i].t_ps > from && ps[i].t_ps <= to)
+				wire += (double)ps[i].tx_wire_bytes;
+		double secs = (double)(to - from) / 1e12;
+		double r0 = got[0] * 8 / secs, r1 = got[1] * 8 / secs, util = wire * 8 / secs / LINE;
+		print_message("%s: rates %.1f and %.1f Gbps, bottleneck %.1f%% busy\n", seeds[k], r0 / 1e9, r1 / 1e9,
+			      util * 100);
+		assert_true(FAB_MIN(r0, r1) / FAB_MAX(r0, r1) >= 0.80);
+		assert_true(util >= 0.95);
+		assert_true(st[0].cnps > 0 && st[1].cnps > 0);
+		sum[0] += r0;
+		sum[1] += r1;
+		struct fab_summary sm;
+		fab_summary_compute(t.run->sim, &sm);
+		assert_int_equal(sm.drops, 0);
+		trun_free(&t);
+	}
+	print_message("over four seeds: %.1f and %.1f Gbps\n", sum[0] / 4e9, sum[1] / 4e9);
+	assert_true(FAB_MIN(sum[0], sum[1]) / FAB_MAX(sum[0], sum[1]) >= 0.95);
 }
 
 static const char *incast_yaml = ONE_LEAF(17) "fabric: {series_interval: 50us}\n"

@@ -1,0 +1,118 @@
+#!/bin/sh
+# The packet engine split over threads (run.threads, --threads): every
+# output file of every scenario here is byte for byte the one thread's, for
+# 2, 3 and 4 threads: a fat tree under Poisson traffic with incast and PFC,
+# a lossy run with go-back-N recovery, TCP beside RoCE, InfiniBand's
+# credits, adaptive routing, a run stopped by run.end, the built-in
+# scenario.  What acts across the fabric at no delay (jobs, faults, series,
+# collectives, the flow engine) is refused with run.threads named.
+# Usage: parallel_test.sh path/to/fabscope.  Last line: "parallel: N passed, N failed".
+F=${1:-./build/fabscope}
+case $F in /*) ;; *) F=$(pwd)/$F ;; esac
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+cd "$tmp" || exit 1
+
+# fat tree k=4: 16 NICs in 4 pods; FB_Hadoop at 60% with incast, PFC on
+cat >fat.yaml <<'Y'
+topology: {kind: fat-tree, k: 4, gpus_per_server: 1, nics_per_server: 1}
+fabric: {buffer: 2MiB}
+traffic:
+  generators:
+    - {kind: poisson, cdf: fb_hadoop, load: 0.6, duration: 300us,
+       incast_load: 0.05, incast_senders: 8, incast_bytes: 200KB}
+Y
+# no PFC and a small buffer: drops, NAKs, timeouts
+cat >lossy.yaml <<'Y'
+topology: {kind: fat-tree, k: 4, gpus_per_server: 1, nics_per_server: 1}
+fabric: {buffer: 256KiB, pfc: {enabled: false}, nic: {rto: 200us}}
+traffic:
+  generators:
+    - {kind: incast, senders: 12, dst: 0, bytes: 512KiB}
+    - {kind: permutation, bytes: 1MiB}
+Y
+# TCP (lossy, priority 1) beside RoCE
+cat >tcp.yaml <<'Y'
+topology: {leaves: 2, servers_per_leaf: 4, gpus_per_server: 1, nics_per_server: 1, spines: 2}
+traffic:
+  flows:
+    - {src: 0, dst: 5, bytes: 2MiB, transport: tcp, priority: 1}
+    - {src: 1, dst: 5, bytes: 2MiB}
+    - {src: 6, dst: 2, bytes: 1MiB, transport: tcp, priority: 1, start: 20us}
+    - {src: 7, dst: 3, bytes: 3MiB, qps: 4}
+Y
+cat >ib.yaml <<'Y'
+topology: {leaves: 2, servers_per_leaf: 4, gpus_per_server: 1, nics_per_server: 1, spines: 2}
+fabric: {transport: ib}
+traffic:
+  generators:
+    - {kind: incast, senders: 6, dst: 0, bytes: 1MiB}
+    - {kind: permutation, bytes: 512KiB}
+Y
+cat >adaptive.yaml <<'Y'
+topology: {leaves: 2, servers_per_leaf: 4, gpus_per_server: 1, nics_per_server: 1, spines: 4}
+fabric: {ecmp: {adaptive: true}}
+traffic:
+  generators:
+    - {kind: permutation, bytes: 2MiB, qps: 2}
+Y
+
+same() { # NAME SCENARIO [--set ...]: --out of 1 thread against 2, 3, 4
+	name=$1
+	shift
+	run "$name-1" 0 "$F" sim "$@" --out one -q || return
+	for n in 2 3 4; do
+		rm -rf many
+		run "$name-$n" 0 "$F" sim "$@" --threads $n --out many -q || continue
+		if diff -r one many >/dev/null; then
+			ok "$name-$n"
+		else
+			bad "$name-$n: $(diff -r one many | head -5)"
+		fi
+	done
+	rm -rf one many
+}
+
+same fat fat.yaml
+same lossy lossy.yaml
+same tcp tcp.yaml
+same ib ib.yaml
+same adaptive adaptive.yaml
+same stopped fat.yaml --set run.end=120us
+same default
+
+# the split run is a real one: the lossy run recovered, the stopped one stopped
+"$F" sim lossy.yaml --threads 2 --format json >l.json 2>/dev/null
+python3 - l.json <<'P' && ok lossy-recovered || bad "lossy-recovered: $(head -c 300 l.json)"
+import json, sys
+d = json.load(open(sys.argv[1]))["summary"]
+assert d["drops"] > 0 and d["timeouts"] + d.get("retx_pkts", 0) > 0, d
+assert d["flows_done"] == d["flows"], d
+P
+"$F" sim fat.yaml --threads 3 --set run.end=120us --format json >s.json 2>/dev/null
+python3 - s.json <<'P' && ok stopped-at-end || bad "stopped-at-end: $(head -c 300 s.json)"
+import json, sys
+d = json.load(open(sys.argv[1]))["summary"]
+assert d["stopped_by_end_time"] and d["sim_time_ps"] == 120000000, d
+P
+
+# refused, with the key named
+cat >job.yaml <<'Y'
+topology: {leaves: 1, servers_per_leaf: 2, spines: 1}
+jobs:
+  - {name: j, gpus: 16, iterations: 1, compute: 10us, gradient_bytes: 1MiB}
+Y
+run refuse-jobs 3 "$F" sim job.yaml --threads 2 && has "$tmp/err" "run.threads: jobs run on one thread" &&
+	ok refuse-jobs || bad "refuse-jobs: $(head -c 300 "$tmp/err")"
+run refuse-series 3 "$F" sim fat.yaml --threads 2 --set fabric.series_interval=10us &&
+	has "$tmp/err" "run.threads: time series" && ok refuse-series || bad "refuse-series: $(head -c 300 "$tmp/err")"
+run refuse-flow 3 "$F" sim fat.yaml --threads 2 --engine flow && has "$tmp/err" "the flow engine" &&
+	ok refuse-flow || bad "refuse-flow: $(head -c 300 "$tmp/err")"
+run refuse-coll 3 "$F" coll --set run.threads=2 -b 1M -e 1M && has "$tmp/err" "run.threads: collectives" &&
+	ok refuse-coll || bad "refuse-coll: $(head -c 300 "$tmp/err")"
+run refuse-range 3 "$F" sim fat.yaml --threads 0 && has "$tmp/err" "run.threads" &&
+	ok refuse-range || bad "refuse-range: $(head -c 300 "$tmp/err")"
+
+echo "parallel: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
