@@ -218,8 +218,8 @@ static inline fab_time_ps pkt_stop_after(const struct psim *s, fab_time_ps t)
 }
 
 /* parallel.c: a run over run.threads partitions; false (and nothing run)
- * when the run cannot be split (why in *why) */
-bool pkt_run_parallel(struct psim *s, fab_time_ps end_ps, const char **why);
+ * when the run cannot be split */
+bool pkt_run_parallel(struct psim *s, fab_time_ps end_ps);
 /* a frame sent on a port whose peer is another partition's */
 void pkt_part_send(struct psim *s, struct sim_port *port, struct pkt *p);
 

@@ -23,7 +23,8 @@
  * What runs split: the scenario's flows (lists, CSV, generators, HPCC's
  * flow files).  Workloads (collectives, jobs: their callbacks act across
  * the fabric at no delay), faults, time series and NVLink transfers run on
- * one thread; pkt_run_parallel says why.
+ * one thread (the scenario layer and the facade refuse them above one:
+ * here they simply run alone).
  */
 #include <pthread.h>
 #include <sched.h>
@@ -50,7 +51,6 @@ struct hand_box {
 struct part_report {
 	uint64_t settled;    /* its flows done or failed */
 	fab_time_ps next_ps; /* its next event, or the earliest frame it handed over */
-	fab_time_ps last_ps; /* its last event */
 	fab_time_ps idle_ps; /* when its last flow settled */
 };
 
@@ -165,7 +165,6 @@ static void *part_loop(void *arg)
 		struct part_report *r = &me->report[me->parity];
 		r->settled = settled(s);
 		r->next_ps = FAB_MIN(fab_eq_peek_time(&s->c.eq), me->handed_min);
-		r->last_ps = s->c.now_ps;
 		r->idle_ps = idle;
 		barrier_wait(par);
 		/* every partition reads the same reports and decides alike */
@@ -192,26 +191,18 @@ static void *part_loop(void *arg)
 	return NULL;
 }
 
-/* Why the run cannot be split, or NULL. */
-static const char *unsplittable(const struct psim *s)
+/* Whether the run can be split: the scenario's flows alone (no workload's
+ * callbacks, timers or queue pairs, no faults, no series), a fresh run,
+ * two NICs or more. */
+static bool splittable(const struct psim *s)
 {
 	const struct fab_sim *c = &s->c;
-	if (c->hooks.timer || c->hooks.delivered || c->holds)
-		return "a workload (collectives, jobs) runs on one thread";
-	if (c->nfaults)
-		return "faults run on one thread";
-	if (c->fp.series_interval_ps)
-		return "time series (output.series) run on one thread";
 	uint32_t flow_qps = 0;
 	for (uint32_t i = 0; i < c->nflows; i++)
 		flow_qps += c->flows[i].nqps;
-	if (flow_qps != c->nqps)
-		return "a workload's queue pairs run on one thread";
-	if (c->next_start > 1 || c->nstarts != c->nflows || fab_eq_len(&c->eq) > 1 || c->now_ps)
-		return "only a fresh run is split";
-	if (c->topo->nnics < 2)
-		return "one NIC: nothing to split";
-	return NULL;
+	return !c->hooks.timer && !c->hooks.delivered && !c->holds && !c->nfaults && !c->fp.series_interval_ps &&
+		flow_qps == c->nqps && c->next_start <= 1 && c->nstarts == c->nflows && fab_eq_len(&c->eq) <= 1 &&
+		!c->now_ps && c->topo->nnics >= 2;
 }
 
 /* Nodes to partitions: NICs in blocks of consecutive indices (servers
@@ -303,11 +294,10 @@ static void split(const struct fab_topo *t, uint32_t n, uint16_t *node_part)
 	free(votes);
 }
 
-bool pkt_run_parallel(struct psim *s, fab_time_ps end_ps, const char **why)
+bool pkt_run_parallel(struct psim *s, fab_time_ps end_ps)
 {
 	const struct fab_topo *t = s->c.topo;
-	*why = unsplittable(s);
-	if (*why)
+	if (!splittable(s))
 		return false;
 	uint32_t n = FAB_MIN(s->c.fp.threads, t->nnics);
 	uint16_t *node_part = fab_xcalloc(t->nnodes, sizeof *node_part);
