@@ -530,9 +530,13 @@ static void test_physics_incast_lossless_with_pfc(void **state)
 static void test_physics_incast_lossy_recovers(void **state)
 {
 	(void)state;
-	const char *sets[] = {"fabric.pfc.enabled=false", "fabric.buffer=256KiB", "fabric.dcqcn.enabled=false",
-			      "fabric.nic.rto=100us", "fabric.nic.retry_count=1000000"};
-	struct trun t = trun_yaml_sets(incast_yaml, sets, 5);
+	/* 4 MiB a sender: at 16 MiB go-back-N without congestion control
+	 * collapses (every sender loses 15 frames in 16 at the same instants)
+	 * and the run takes seconds of simulated time to deliver */
+	const char *sets[] = {"fabric.pfc.enabled=false",   "fabric.buffer=256KiB",
+			      "fabric.dcqcn.enabled=false", "traffic.generators.0.bytes=4MiB",
+			      "fabric.nic.rto=100us",       "fabric.nic.retry_count=1000000"};
+	struct trun t = trun_yaml_sets(incast_yaml, sets, 6);
 	struct fab_summary sm;
 	fab_summary_compute(t.run->sim, &sm);
 	print_message("drops %llu, retransmitted %llu, timeouts %llu\n", (unsigned long long)sm.drops,
@@ -543,7 +547,7 @@ static void test_physics_incast_lossy_recovers(void **state)
 	assert_int_equal(sm.pause_frames, 0);
 	assert_int_equal(sm.qp_errors, 0);
 	trun_free(&t);
-	t = trun_yaml_sets(incast_yaml, sets, 4);
+	t = trun_yaml_sets(incast_yaml, sets, 5);
 	fab_summary_compute(t.run->sim, &sm);
 	print_message("retry count 7: %llu queue pairs failed, %zu flows done\n", (unsigned long long)sm.qp_errors,
 		      sm.flows_done);
