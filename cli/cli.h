@@ -48,6 +48,8 @@ int write_out_file(const char *path, const struct out_spec *spec, void *ctx);
 
 /* common.c */
 double wall_s(void);
+/* seconds, more than 0 and at most a day: 0, or -1 */
+int parse_seconds(const char *s, double *out);
 struct progress_ctx {
 	double t0;
 	bool shown;

@@ -219,3 +219,14 @@ json_t *run_doc(int command, const char *scenario, const char *const *sets, size
 	fab_config_free(c);
 	return doc;
 }
+
+int parse_seconds(const char *s, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || !(v > 0) || v > 86400)
+		return -1;
+	*out = v;
+	return 0;
+}

@@ -55,6 +55,11 @@ static const char *usage_sim =
 	"                        --set flow.queues=fifo: line-rate senders into first-come first-served queues)\n"
 	"  --threads N           packet engine: split the fabric over N threads, same result byte for byte\n"
 	"                        (--set run.threads=N; flows only, not jobs, faults or series)\n"
+	"  --ranks               split the fabric over the processes of a launcher (mpirun, srun, RANK and\n"
+	"                        WORLD_SIZE), one partition each; rank 0 prints and writes, byte for byte\n"
+	"                        what one process would; they meet at MASTER_ADDR:MASTER_PORT\n"
+	"  --master HOST:PORT    with --ranks: where rank 0 listens (instead of MASTER_ADDR/MASTER_PORT)\n"
+	"  --timeout S           with --ranks: a rank not met or silent for S seconds fails the run (default 60)\n"
 	"  --set KEY=VALUE       override any scenario key, e.g. --set topology.spines=8\n"
 	"                        (repeatable; list items by index: traffic.generators.0.bytes=1MiB)\n"
 	"  --format text|json|csv  what to print on stdout (default text)\n"
@@ -92,16 +97,29 @@ static double sim_done(const void *run)
 int cmd_sim(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"seed", required_argument, NULL, 's'}, {"engine", required_argument, NULL, 'E'},
-		{"set", required_argument, NULL, 'S'},  {"format", required_argument, NULL, 'F'},
-		{"out", required_argument, NULL, 'U'},  {"quiet", no_argument, NULL, 'q'},
-		{"keys", no_argument, NULL, 'K'},       {"print-scenario", no_argument, NULL, 'P'},
-		{"debug", no_argument, NULL, 'D'},      {"threads", required_argument, NULL, 'T'},
-		{"help", no_argument, NULL, 'h'},       {0, 0, 0, 0},
+		{"seed", required_argument, NULL, 's'},
+		{"engine", required_argument, NULL, 'E'},
+		{"set", required_argument, NULL, 'S'},
+		{"format", required_argument, NULL, 'F'},
+		{"out", required_argument, NULL, 'U'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"keys", no_argument, NULL, 'K'},
+		{"print-scenario", no_argument, NULL, 'P'},
+		{"debug", no_argument, NULL, 'D'},
+		{"threads", required_argument, NULL, 'T'},
+		{"ranks", no_argument, NULL, 'R'},
+		{"master", required_argument, NULL, 'M'},
+		{"timeout", required_argument, NULL, 'W'},
+		{"help", no_argument, NULL, 'h'},
+		{0, 0, 0, 0},
 	};
 	struct cli_common cm;
 	cli_common_init(&cm, argc);
-	bool debug = false;
+	bool debug = false, ranks = false;
+	const char *master = NULL;
+	double timeout_s = 60;
+	bool timeout_set = false;
+	uint32_t rank = 0, nranks = 1;
 	int c, rc = FAB_EXIT_OK;
 	struct cmd_out o = {.indent = 2, .write = write_run};
 	struct fab_run *run = NULL;
@@ -116,6 +134,22 @@ int cmd_sim(int argc, char **argv)
 		} else if (c == 'T') {
 			cli_set(&cm, "run.threads", optarg);
 			continue;
+		} else if (c == 'R') {
+			ranks = true;
+			continue;
+		} else if (c == 'M') {
+			master = optarg;
+			continue;
+		} else if (c == 'W') {
+			if (parse_seconds(optarg, &timeout_s)) {
+				fprintf(stderr,
+					"fabscope: sim: --timeout: expected seconds (0 < S <= 86400), got \"%s\"\n",
+					optarg);
+				rc = FAB_EXIT_USAGE;
+				goto out;
+			}
+			timeout_set = true;
+			continue;
 		}
 		debug = true; /* 'D' */
 	}
@@ -129,14 +163,27 @@ int cmd_sim(int argc, char **argv)
 		rc = fab_err_exit_code(err.code);
 		goto out;
 	}
-	struct progress_ctx pctx = {wall_s(), false, sim_done, run};
-	bool tty = isatty(STDERR_FILENO) && !cm.quiet;
-	o.run = run;
-	if (fab_run_exec(run, tty ? progress : NULL, &pctx)) {
-		fprintf(stderr, "fabscope: the run failed\n");
-		rc = FAB_EXIT_INTERNAL;
+	if ((master || timeout_set) && !ranks) {
+		fprintf(stderr, "fabscope: sim: --master and --timeout go with --ranks\n");
+		rc = FAB_EXIT_USAGE;
 		goto out;
 	}
+	if (ranks && fab_run_join_ranks(run, master, timeout_s, &rank, &nranks, &err)) {
+		fprintf(stderr, "fabscope: %s\n", err.msg);
+		rc = fab_err_exit_code(err.code);
+		goto out;
+	}
+	struct progress_ctx pctx = {wall_s(), false, sim_done, run};
+	bool tty = isatty(STDERR_FILENO) && !cm.quiet && rank == 0;
+	o.run = run;
+	if (fab_run_exec(run, tty ? progress : NULL, &pctx)) {
+		const char *why = fab_run_rank_error(run);
+		fprintf(stderr, "fabscope: %s\n", why ? why : "the run failed");
+		rc = why ? FAB_EXIT_IO : FAB_EXIT_INTERNAL;
+		goto out;
+	}
+	if (rank) /* rank 0 has the whole run's results */
+		goto out;
 	if (pctx.shown)
 		fputs("\r\033[K", stderr);
 	if (debug)

@@ -537,17 +537,6 @@ static int launch_local(struct fab_probe_params *pp, struct probe_opts *o, uint3
 	return rc;
 }
 
-static int parse_seconds(const char *s, double *out)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || *end || !(v > 0) || v > 86400)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 /* what the command line says, as it is parsed */
 struct probe_cli {
 	struct probe_opts o;

@@ -72,6 +72,21 @@ enum fab_output {
  * log: keep the communicators' and jobs' log (FAB_OUT_LOG). */
 struct fab_run *fab_run_new(const struct fab_config *c, struct fab_err *err);
 struct fab_run *fab_run_new_log(const struct fab_config *c, bool log, struct fab_err *err);
+/* Splits the run over the processes a launcher started (mpirun, srun,
+ * RANK and WORLD_SIZE in the environment), before fab_run_exec: the ranks
+ * meet at master ("HOST:PORT"; NULL: MASTER_ADDR and MASTER_PORT, or under
+ * srun the step's first node) with the launcher's job id as their token
+ * (or FABSCOPE_TOKEN), and each runs one partition of the fabric; rank 0
+ * ends with the whole run's results, byte for byte those of one process.
+ * Gives *rank and *nranks (1: nothing to split).  FAB_EUSAGE: no launcher,
+ * no master address or token, a master not HOST:PORT; FAB_EINVAL: a
+ * scenario that cannot be split (jobs, faults, series, the flow engine),
+ * more ranks than NICs; FAB_EIO: the ranks did not meet in timeout_s. */
+int fab_run_join_ranks(struct fab_run *r, const char *master, double timeout_s, uint32_t *rank, uint32_t *nranks,
+		       struct fab_err *err);
+/* why a split run's fab_run_exec failed (a rank lost, a message refused);
+ * NULL when it did not */
+const char *fab_run_rank_error(const struct fab_run *r);
 /* progress, if not NULL, is called every 2^20 events */
 int fab_run_exec(struct fab_run *r, fab_progress_fn progress, void *ctx);
 void fab_run_free(struct fab_run *r);

@@ -150,6 +150,7 @@ void fab_run_free(struct fab_run *r)
 	}
 	fab_sim_free(r->sim);
 	fab_topo_free(r->topo);
+	fab_run_ranks_free(r);
 	free(r);
 }
 

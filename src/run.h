@@ -24,7 +24,11 @@ struct fab_run {
 	struct fab_work *work; /* when the scenario has jobs */
 	struct fab_job *jobs;
 	uint32_t njobs;
+	struct fab_rank_link *ranks; /* split over processes (ranks.c); NULL: not */
 };
+
+/* ranks.c: the connections to the other ranks, closed */
+void fab_run_ranks_free(struct fab_run *r);
 
 /* A collective sweep (fabscope coll): the scenario's cluster, one
  * communicator over collective.gpus GPUs, one operation over a size range. */

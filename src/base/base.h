@@ -41,7 +41,8 @@ enum fab_exit {
 	X(FAB_ENOMEM, -2, "out of memory")                                                                             \
 	X(FAB_EIO, -3, "input/output error")                                                                           \
 	X(FAB_ETOPO, -4, "impossible topology")                                                                        \
-	X(FAB_EINTERNAL, -5, "internal error")
+	X(FAB_EINTERNAL, -5, "internal error")                                                                         \
+	X(FAB_EUSAGE, -6, "usage error")
 
 enum fab_errno {
 #define FAB_X(name, value, text) name = value,

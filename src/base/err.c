@@ -43,6 +43,8 @@ int fab_err_exit_code(int code)
 		return FAB_EXIT_INPUT;
 	case FAB_EIO:
 		return FAB_EXIT_IO;
+	case FAB_EUSAGE:
+		return FAB_EXIT_USAGE;
 	default:
 		return FAB_EXIT_INTERNAL;
 	}

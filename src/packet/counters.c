@@ -68,6 +68,11 @@ void counters_close(struct psim *s)
 		sim_port_queue_area(s, &s->ports[i]);
 		s->llfc->finish(s, &s->ports[i]);
 	}
+	counters_books(s);
+}
+
+void counters_books(struct psim *s)
+{
 	s->c.tot.events = s->c.eq.popped;
 	/* the end: when the last flow finished, or when the run was stopped */
 	s->c.tot.end_ps = s->idle_ps != FAB_TIME_NEVER ? s->idle_ps : s->c.now_ps;

@@ -106,9 +106,10 @@ static int pkt_run(struct fab_sim *sim, fab_time_ps end_ps)
 {
 	struct psim *s = (struct psim *)sim;
 	s->idle_ps = FAB_TIME_NEVER;
-	if (s->c.fp.threads > 1 && sim_busy(&s->c) && pkt_run_parallel(s, end_ps)) {
-		counters_close(s);
-		return 0;
+	if ((s->c.fp.threads > 1 || s->c.ranks.n > 1) && sim_busy(&s->c)) {
+		int k = pkt_run_parallel(s, end_ps);
+		if (k)
+			return k < 0 ? -1 : 0;
 	}
 	struct fab_ev ev;
 	uint64_t next_progress = 1u << 20;

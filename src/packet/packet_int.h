@@ -217,9 +217,10 @@ static inline fab_time_ps pkt_stop_after(const struct psim *s, fab_time_ps t)
 	return (t / s->grid_ps + 1) * s->grid_ps;
 }
 
-/* parallel.c: a run over run.threads partitions; false (and nothing run)
- * when the run cannot be split */
-bool pkt_run_parallel(struct psim *s, fab_time_ps end_ps);
+/* parallel.c: a run over run.threads partitions, or over the ranks, its
+ * books closed: 1; 0 (and nothing run) when threads cannot split it; -1
+ * when ranks cannot, or an exchange between them failed */
+int pkt_run_parallel(struct psim *s, fab_time_ps end_ps);
 /* a frame sent on a port whose peer is another partition's */
 void pkt_part_send(struct psim *s, struct sim_port *port, struct pkt *p);
 
@@ -256,5 +257,8 @@ void fault_storm(struct psim *s, struct sim_port *port, uint32_t arg);
 /* counters.c */
 void counters_sample(struct psim *s);
 void counters_close(struct psim *s);
+/* the run's totals from its counts (counters_close's last step; again on
+ * rank 0 once the ranks' counts are in) */
+void counters_books(struct psim *s);
 
 #endif

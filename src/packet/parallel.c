@@ -20,6 +20,14 @@
  * events in the order the single queue would, and the result is byte for
  * byte that of one thread (tests/cli/parallel_test.sh).
  *
+ * Over processes (ranks: run.ranks through the facade) it is the same
+ * with one partition a process: at a window's end each rank sends every
+ * other rank its report and the frames handed to it (their bytes, checked
+ * on the way in as anything from a socket is), and at the run's end each
+ * sends rank 0 its totals and what it changed in the flows, the ports'
+ * counters and the queue pairs (runs of bytes against a copy taken at the
+ * start: every byte has one writer, the partition that owns it).
+ *
  * What runs split: the scenario's flows (lists, CSV, generators, HPCC's
  * flow files).  Workloads (collectives, jobs: their callbacks act across
  * the fabric at no delay), faults, time series and NVLink transfers run on
@@ -33,7 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "packet_int.h"
+#include "transport.h"
 
 /* a frame handed to another partition, and the port whose wire it is on */
 struct hand {
@@ -52,6 +60,7 @@ struct part_report {
 	uint64_t settled;    /* its flows done or failed */
 	fab_time_ps next_ps; /* its next event, or the earliest frame it handed over */
 	fab_time_ps idle_ps; /* when its last flow settled */
+	fab_time_ps now_ps;  /* its clock */
 };
 
 struct pkt_par;
@@ -70,8 +79,14 @@ struct pkt_part {
 
 struct pkt_par {
 	struct psim *whole;
-	uint32_t n;
-	struct pkt_part *parts;
+	uint32_t n;                        /* partitions: threads, or ranks */
+	uint32_t local;                    /* those in this process: n, or 1 (ranks) */
+	const struct fab_sim_ranks *ranks; /* NULL: threads */
+	const uint16_t *node_part;
+	struct part_report *rep; /* ranks: every rank's last report */
+	uint32_t tag;            /* ranks: exchanges so far */
+	bool failed;             /* ranks: an exchange failed */
+	struct pkt_part *parts;  /* [local] */
 	fab_time_ps window_ps, end_ps;
 	/* the barrier: arrivals count up; the last one bumps the generation */
 	_Alignas(64) atomic_uint arrived;
@@ -132,6 +147,153 @@ static uint64_t settled(const struct psim *s)
 	return s->c.tot.flows_done + s->c.flows_failed;
 }
 
+/* threads: the reports through shared memory and a barrier, then the
+ * frames handed to this partition in the window onto their wires */
+static void threads_meet(struct pkt_part *me, uint64_t *all, fab_time_ps *next)
+{
+	struct pkt_par *par = me->par;
+	barrier_wait(par);
+	/* every partition reads the same reports and decides alike */
+	for (uint32_t q = 0; q < par->n; q++) {
+		*all += par->parts[q].report[me->parity].settled;
+		*next = FAB_MIN(*next, par->parts[q].report[me->parity].next_ps);
+	}
+	unsigned done_parity = me->parity;
+	me->parity ^= 1u;
+	me->handed_min = FAB_TIME_NEVER;
+	take_handed(me, done_parity);
+}
+
+/* A rank's window message: its report, then the frames for the rank it
+ * goes to, each as the sending port and the frame's bytes after its link. */
+#define FRAME_BYTES (sizeof(struct pkt) - offsetof(struct pkt, qp))
+#define HAND_BYTES (4 + FRAME_BYTES)
+#define REPORT_WORDS 5
+
+static void put_u64(uint8_t **w, uint64_t v)
+{
+	memcpy(*w, &v, 8);
+	*w += 8;
+}
+
+static uint64_t get_u64(const uint8_t **r)
+{
+	uint64_t v;
+	memcpy(&v, *r, 8);
+	*r += 8;
+	return v;
+}
+
+/* a frame from rank `from` as the engine could have sent it: a link from
+ * that rank's node to one of this rank's, after the window, in order on
+ * its wire, with fields in range */
+static bool frame_ok(const struct pkt_par *par, uint32_t from, uint32_t port, const struct pkt *p, fab_time_ps now)
+{
+	const struct psim *s = par->whole;
+	const struct fab_topo *t = s->c.topo;
+	if (port >= t->nports)
+		return false;
+	const struct sim_port *sp = &s->ports[port];
+	if (par->node_part[sp->node] != from || sp->peer_part != par->ranks->me || !sp->remote)
+		return false;
+	if (p->arrive_ps < now || (sp->wire_tail && p->arrive_ps < sp->wire_tail->arrive_ps))
+		return false;
+	if (p->kind > PKT_PFC || p->prio >= FAB_NPRIO || p->payload > p->frame_bytes)
+		return false;
+	if (p->kind != PKT_PFC && (p->qp >= s->c.nqps || p->src_nic >= t->nnics || p->dst_nic >= t->nnics))
+		return false;
+	return true;
+}
+
+/* ranks: this rank's report and handed frames to each other rank, theirs
+ * to it; their frames onto their wires, in rank order as threads take them */
+static int ranks_meet(struct pkt_part *me, uint64_t *all, fab_time_ps *next)
+{
+	struct pkt_par *par = me->par;
+	struct psim *s = &me->s;
+	uint32_t n = par->n;
+	struct fab_sim_msg *out = fab_xcalloc(n, sizeof *out), *in = fab_xcalloc(n, sizeof *in);
+	const struct part_report *r = &me->report[me->parity];
+	for (uint32_t q = 0; q < n; q++) {
+		if (q == me->id)
+			continue;
+		struct hand_box *b = &me->out[me->parity][q];
+		out[q].len = REPORT_WORDS * 8 + b->len * HAND_BYTES;
+		out[q].data = fab_xcalloc(out[q].len, 1);
+		uint8_t *w = out[q].data;
+		put_u64(&w, r->settled);
+		put_u64(&w, r->next_ps);
+		put_u64(&w, r->idle_ps);
+		put_u64(&w, r->now_ps);
+		put_u64(&w, b->len);
+		for (size_t i = 0; i < b->len; i++) {
+			memcpy(w, &b->v[i].port, 4);
+			memcpy(w + 4, (const uint8_t *)b->v[i].p + offsetof(struct pkt, qp), FRAME_BYTES);
+			w += HAND_BYTES;
+			/* the frame is bytes now: back to this rank's pool (its
+			 * payload left the books when it was handed over) */
+			b->v[i].p->next = s->free_pkts;
+			s->free_pkts = b->v[i].p;
+		}
+		b->len = 0;
+	}
+	par->rep[me->id] = *r;
+	int rc = par->ranks->exchange(par->ranks->ctx, out, in);
+	fab_time_ps now = s->c.now_ps;
+	for (uint32_t q = 0; q < n && !rc; q++) {
+		if (q == me->id)
+			continue;
+		const uint8_t *rd = in[q].data;
+		if (in[q].len < REPORT_WORDS * 8) {
+			rc = -1;
+			break;
+		}
+		struct part_report *pr = &par->rep[q];
+		pr->settled = get_u64(&rd);
+		pr->next_ps = get_u64(&rd);
+		pr->idle_ps = get_u64(&rd);
+		pr->now_ps = get_u64(&rd);
+		uint64_t nf = get_u64(&rd);
+		if (nf > (in[q].len - REPORT_WORDS * 8) / HAND_BYTES ||
+		    in[q].len != REPORT_WORDS * 8 + nf * HAND_BYTES || pr->settled > s->c.nflows) {
+			rc = -1;
+			break;
+		}
+		for (uint64_t i = 0; i < nf; i++, rd += HAND_BYTES) {
+			uint32_t port;
+			memcpy(&port, rd, 4);
+			struct pkt *p = sim_pkt_alloc(s);
+			memcpy((uint8_t *)p + offsetof(struct pkt, qp), rd + 4, FRAME_BYTES);
+			if (!frame_ok(par, q, port, p, now)) {
+				p->kind = PKT_PFC; /* not on the books */
+				sim_pkt_free(s, p);
+				rc = -1;
+				break;
+			}
+			if (p->kind == PKT_DATA)
+				s->live_data_payload += p->payload;
+			sim_port_wire_append(s, &s->ports[port], p);
+		}
+	}
+	for (uint32_t q = 0; q < n; q++) {
+		free(out[q].data);
+		free(in[q].data);
+	}
+	free(out);
+	free(in);
+	me->handed_min = FAB_TIME_NEVER;
+	me->parity ^= 1u;
+	if (rc) {
+		par->failed = true;
+		return -1;
+	}
+	for (uint32_t q = 0; q < n; q++) {
+		*all += par->rep[q].settled;
+		*next = FAB_MIN(*next, par->rep[q].next_ps);
+	}
+	return 0;
+}
+
 /* one partition's run: windows until every partition agrees it is over */
 static void *part_loop(void *arg)
 {
@@ -166,22 +328,18 @@ static void *part_loop(void *arg)
 		r->settled = settled(s);
 		r->next_ps = FAB_MIN(fab_eq_peek_time(&s->c.eq), me->handed_min);
 		r->idle_ps = idle;
-		barrier_wait(par);
-		/* every partition reads the same reports and decides alike */
+		r->now_ps = s->c.now_ps;
 		uint64_t all = 0;
 		fab_time_ps next = FAB_TIME_NEVER;
-		for (uint32_t q = 0; q < par->n; q++) {
-			all += par->parts[q].report[me->parity].settled;
-			next = FAB_MIN(next, par->parts[q].report[me->parity].next_ps);
+		if (!par->ranks) {
+			threads_meet(me, &all, &next);
+		} else if (ranks_meet(me, &all, &next)) {
+			break;
 		}
-		unsigned done_parity = me->parity;
-		me->parity ^= 1u;
-		me->handed_min = FAB_TIME_NEVER;
-		take_handed(me, done_parity);
 		if (all == s->c.nflows || next == FAB_TIME_NEVER)
 			break; /* idle: the grid step after the last flow is this window's end */
 		if (par->end_ps && next > par->end_ps) {
-			if (me->id == 0)
+			if (me->id == 0 || par->ranks)
 				par->stopped_by_end_time = true;
 			break;
 		}
@@ -294,12 +452,171 @@ static void split(const struct fab_topo *t, uint32_t n, uint16_t *node_part)
 	free(votes);
 }
 
-bool pkt_run_parallel(struct psim *s, fab_time_ps end_ps)
+/* What a rank changed in an array since the copy taken at the start, as
+ * runs: offset, length, bytes (only the partition owning a byte writes it,
+ * so rank 0 lays each rank's runs over its own). */
+static void put_runs(uint8_t **buf, size_t *len, size_t *cap, const uint8_t *was, const uint8_t *now, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		if (was[i] == now[i]) {
+			i++;
+			continue;
+		}
+		size_t j = i;
+		/* changed bytes only: an unchanged one may be another rank's */
+		while (j < n && was[j] != now[j])
+			j++;
+		size_t need = *len + 16 + (j - i);
+		if (need > *cap) {
+			*cap = FAB_MAX(need, 2 * *cap);
+			*buf = fab_xrealloc(*buf, *cap, 1);
+		}
+		uint64_t off = i, run = j - i;
+		memcpy(*buf + *len, &off, 8);
+		memcpy(*buf + *len + 8, &run, 8);
+		memcpy(*buf + *len + 16, now + i, j - i);
+		*len = need;
+		i = j;
+	}
+	/* the end of this array's runs */
+	size_t need = *len + 16;
+	if (need > *cap) {
+		*cap = FAB_MAX(need, 2 * *cap);
+		*buf = fab_xrealloc(*buf, *cap, 1);
+	}
+	memset(*buf + *len, 0xff, 16);
+	*len = need;
+}
+
+/* lays the runs at *r over dst (n bytes); false: malformed */
+static bool take_runs(const uint8_t **r, const uint8_t *end, uint8_t *dst, size_t n)
+{
+	for (;;) {
+		uint64_t off, run;
+		if (end - *r < 16)
+			return false;
+		memcpy(&off, *r, 8);
+		memcpy(&run, *r + 8, 8);
+		*r += 16;
+		if (off == UINT64_MAX && run == UINT64_MAX)
+			return true;
+		if (off > n || run > n - off || run > (uint64_t)(end - *r))
+			return false;
+		memcpy(dst + off, *r, run);
+		*r += run;
+	}
+}
+
+/* the arrays rank 0 gathers: the flows, the ports' counters, the queue
+ * pairs' used marks, each as bytes */
+struct gathered {
+	uint8_t *flows, *ports, *used;
+	size_t nflows, nports, nused;
+};
+
+static void gather_take(const struct psim *s, struct gathered *g)
+{
+	g->nflows = s->c.nflows * sizeof *s->c.flows;
+	g->flows = fab_xcalloc(g->nflows ? g->nflows : 1, 1);
+	memcpy(g->flows, s->c.flows, g->nflows);
+	g->nports = s->c.topo->nports * sizeof(struct fab_port_stats);
+	g->ports = fab_xcalloc(g->nports ? g->nports : 1, 1);
+	for (uint32_t i = 0; i < s->c.topo->nports; i++)
+		memcpy(g->ports + i * sizeof(struct fab_port_stats), &s->ports[i].st, sizeof(struct fab_port_stats));
+	g->nused = s->c.nqps;
+	g->used = fab_xcalloc(g->nused ? g->nused : 1, 1);
+	for (uint32_t i = 0; i < s->c.nqps; i++)
+		g->used[i] = s->c.qps[i]->used;
+}
+
+static void gather_free(struct gathered *g)
+{
+	free(g->flows);
+	free(g->ports);
+	free(g->used);
+}
+
+/* the counters a rank adds to rank 0's */
+#define SUM_WORDS 18
+static void sum_words(struct psim *s, uint64_t *v[SUM_WORDS])
+{
+	struct fab_sim_totals *t = &s->c.tot;
+	uint64_t *w[SUM_WORDS] = {&t->data_tx_bytes, &t->data_rx_bytes,  &t->data_drop_bytes, &t->data_pkts,
+				  &t->retx_pkts,     &t->timeouts,       &t->qp_errors,       &t->cnps,
+				  &t->drops,         &t->wire_losses,    &t->failovers,       &t->reordered,
+				  &t->flows_done,    &s->c.flows_failed, &s->c.eq.popped,     &s->live_data_payload,
+				  &s->host_pkts,     &s->host_bytes};
+	memcpy(v, w, sizeof w);
+}
+
+/* ranks: each sends rank 0 its counters and its runs; rank 0 adds and lays
+ * them over its own, then closes the books again on the sums */
+static int ranks_gather(struct psim *s, const struct fab_sim_ranks *rk, struct gathered *was)
+{
+	uint32_t n = rk->n;
+	struct fab_sim_msg *out = fab_xcalloc(n, sizeof *out), *in = fab_xcalloc(n, sizeof *in);
+	uint64_t *v[SUM_WORDS];
+	sum_words(s, v);
+	if (rk->me) {
+		struct gathered now;
+		gather_take(s, &now);
+		size_t len = SUM_WORDS * 8, cap = len + 64;
+		uint8_t *b = fab_xcalloc(cap, 1);
+		for (int k = 0; k < SUM_WORDS; k++)
+			memcpy(b + 8 * k, v[k], 8);
+		put_runs(&b, &len, &cap, was->flows, now.flows, now.nflows);
+		put_runs(&b, &len, &cap, was->ports, now.ports, now.nports);
+		put_runs(&b, &len, &cap, was->used, now.used, now.nused);
+		out[0] = (struct fab_sim_msg){b, len};
+		gather_free(&now);
+	}
+	int rc = rk->exchange(rk->ctx, out, in);
+	if (!rc && rk->me == 0) {
+		struct gathered all;
+		gather_take(s, &all);
+		for (uint32_t q = 1; q < n && !rc; q++) {
+			const uint8_t *r = in[q].data, *end = r + in[q].len;
+			if (in[q].len < SUM_WORDS * 8) {
+				rc = -1;
+				break;
+			}
+			for (int k = 0; k < SUM_WORDS; k++, r += 8) {
+				uint64_t x;
+				memcpy(&x, r, 8);
+				*v[k] += x;
+			}
+			if (!take_runs(&r, end, all.flows, all.nflows) || !take_runs(&r, end, all.ports, all.nports) ||
+			    !take_runs(&r, end, all.used, all.nused) || r != end)
+				rc = -1;
+		}
+		if (!rc) {
+			memcpy(s->c.flows, all.flows, all.nflows);
+			for (uint32_t i = 0; i < s->c.topo->nports; i++)
+				memcpy(&s->ports[i].st, all.ports + i * sizeof(struct fab_port_stats),
+				       sizeof(struct fab_port_stats));
+			for (uint32_t i = 0; i < s->c.nqps; i++)
+				s->c.qps[i]->used = all.used[i] != 0;
+			counters_books(s);
+		}
+		gather_free(&all);
+	}
+	for (uint32_t q = 0; q < n; q++) {
+		free(out[q].data);
+		free(in[q].data);
+	}
+	free(out);
+	free(in);
+	return rc;
+}
+
+int pkt_run_parallel(struct psim *s, fab_time_ps end_ps)
 {
 	const struct fab_topo *t = s->c.topo;
-	if (!splittable(s))
-		return false;
-	uint32_t n = FAB_MIN(s->c.fp.threads, t->nnics);
+	const struct fab_sim_ranks *rk = s->c.ranks.n > 1 ? &s->c.ranks : NULL;
+	if (!splittable(s) || (rk && rk->n > t->nnics))
+		return rk ? -1 : 0;
+	uint32_t n = rk ? rk->n : FAB_MIN(s->c.fp.threads, t->nnics);
+	uint32_t local = rk ? 1 : n;
 	uint16_t *node_part = fab_xcalloc(t->nnodes, sizeof *node_part);
 	split(t, n, node_part);
 	for (uint32_t i = 0; i < t->nports; i++) {
@@ -307,20 +624,32 @@ bool pkt_run_parallel(struct psim *s, fab_time_ps end_ps)
 		port->peer_part = node_part[t->ports[port->peer].node];
 		port->remote = port->peer_part != node_part[port->node];
 	}
-	struct pkt_par par = {.whole = s, .n = n, .window_ps = s->grid_ps, .end_ps = end_ps};
-	if (posix_memalign((void **)&par.parts, 64, n * sizeof *par.parts)) {
+	struct pkt_par par = {.whole = s,
+			      .n = n,
+			      .local = local,
+			      .ranks = rk,
+			      .node_part = node_part,
+			      .window_ps = s->grid_ps,
+			      .end_ps = end_ps};
+	struct gathered was = {0};
+	if (rk) {
+		par.rep = fab_xcalloc(n, sizeof *par.rep);
+		gather_take(s, &was);
+	}
+	if (posix_memalign((void **)&par.parts, 64, local * sizeof *par.parts)) {
 		fputs("fabscope: out of memory\n", stderr);
 		abort();
 	}
-	memset(par.parts, 0, n * sizeof *par.parts);
+	memset(par.parts, 0, local * sizeof *par.parts);
 	/* the whole's one start event goes: each partition starts its own flows */
 	struct fab_ev first;
 	while (fab_eq_pop(&s->c.eq, &first)) {
 		FAB_ASSERT(first.type == EV_FLOW_START);
 		s->c.eq.popped--; /* taken away, not run */
 	}
-	for (uint32_t q = 0; q < n; q++) {
-		struct pkt_part *me = &par.parts[q];
+	for (uint32_t l = 0; l < local; l++) {
+		struct pkt_part *me = &par.parts[l];
+		uint32_t q = rk ? rk->me : l;
 		me->s = *s;
 		me->s.part = me;
 		me->s.free_pkts = NULL;
@@ -342,26 +671,37 @@ bool pkt_run_parallel(struct psim *s, fab_time_ps end_ps)
 			if (node_part[t->nic_node[s->c.flows[f].spec.src_nic]] == q)
 				me->starts[m++] = f;
 		}
+		/* a rank's receivers know the messages other ranks' senders post */
+		for (uint32_t f = 0; rk && f < s->c.nflows; f++) {
+			const struct sim_flow *fl = &s->c.flows[f];
+			if (node_part[t->nic_node[fl->spec.src_nic]] == q ||
+			    node_part[t->nic_node[fl->spec.dst_nic]] != q)
+				continue;
+			for (uint32_t k = 0; k < fl->nqps; k++) {
+				struct sim_qp *qp = pkt_qp(s, fl->first_qp + k);
+				qp->tp->expect(s, qp, sim_flow_share(fl, k), f, fl->spec.start_ps);
+			}
+		}
 		/* only its own flows start here */
 		me->s.c.start_order = me->starts;
 		me->s.c.nstarts = m;
 		me->s.c.next_start = 0;
 		sim_push_next_start(&me->s.c);
 	}
-	for (uint32_t q = 1; q < n; q++) {
+	for (uint32_t q = 1; q < local; q++) {
 		if (pthread_create(&par.parts[q].thread, NULL, part_loop, &par.parts[q])) {
 			fputs("fabscope: cannot start a thread\n", stderr); /* as out of memory */
 			abort();
 		}
 	}
 	part_loop(&par.parts[0]);
-	for (uint32_t q = 1; q < n; q++)
+	for (uint32_t q = 1; q < local; q++)
 		pthread_join(par.parts[q].thread, NULL);
 	/* the books: integer sums, alike in any order */
 	s->idle_ps = FAB_TIME_NEVER;
 	fab_time_ps last = s->c.now_ps, idle = 0;
 	uint64_t settled_all = 0;
-	for (uint32_t q = 0; q < n; q++) {
+	for (uint32_t q = 0; q < local; q++) {
 		struct pkt_part *me = &par.parts[q];
 		const struct fab_sim_totals *pt = &me->s.c.tot;
 		struct fab_sim_totals *w = &s->c.tot;
@@ -402,6 +742,15 @@ bool pkt_run_parallel(struct psim *s, fab_time_ps end_ps)
 		}
 		free(me->starts);
 	}
+	if (rk) { /* the whole run's clock, idle time and count, from every rank's last report */
+		settled_all = 0;
+		for (uint32_t q = 0; q < n; q++) {
+			settled_all += par.rep[q].settled;
+			last = FAB_MAX(last, par.rep[q].now_ps);
+			if (par.rep[q].idle_ps != FAB_TIME_NEVER)
+				idle = FAB_MAX(idle, par.rep[q].idle_ps);
+		}
+	}
 	s->c.now_ps = last;
 	s->c.next_start = s->c.nflows;
 	if (par.stopped_by_end_time) {
@@ -412,7 +761,17 @@ bool pkt_run_parallel(struct psim *s, fab_time_ps end_ps)
 	}
 	for (uint32_t i = 0; i < t->nports; i++)
 		s->ports[i].remote = false;
+	int rc = par.failed ? -1 : 1;
+	if (rk && !par.failed) {
+		counters_close(s);
+		if (ranks_gather(s, rk, &was))
+			rc = -1;
+	} else if (!rk) {
+		counters_close(s);
+	}
+	gather_free(&was);
+	free(par.rep);
 	free(node_part);
 	free(par.parts);
-	return true;
+	return rc;
 }

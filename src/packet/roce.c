@@ -138,9 +138,9 @@ static void rto_arm(struct psim *s, struct roce_qp *qp, fab_time_ps at)
 	fab_eq_push(&s->c.eq, at, EV_RTO, qp, qp->rto_gen);
 }
 
-static void roce_post(struct psim *s, struct sim_qp *q, fab_bytes bytes, uint32_t flow, uint32_t cookie)
+/* a message in the queue pair's list, as both ends read it */
+static void roce_record(struct psim *s, struct roce_qp *qp, fab_bytes bytes, uint32_t flow, uint32_t cookie)
 {
-	struct roce_qp *qp = RQ(q);
 	if (qp->nmsgs == qp->cap_msgs) {
 		qp->cap_msgs = qp->cap_msgs ? 2 * qp->cap_msgs : 4;
 		qp->msgs = fab_xrealloc(qp->msgs, qp->cap_msgs, sizeof *qp->msgs);
@@ -155,6 +155,18 @@ static void roce_post(struct psim *s, struct sim_qp *q, fab_bytes bytes, uint32_
 		.flow = flow,
 		.cookie = cookie,
 	};
+}
+
+static void roce_expect(struct psim *s, struct sim_qp *q, fab_bytes bytes, uint32_t flow, fab_time_ps at_ps)
+{
+	(void)at_ps;
+	roce_record(s, RQ(q), bytes, flow, 0);
+}
+
+static void roce_post(struct psim *s, struct sim_qp *q, fab_bytes bytes, uint32_t flow, uint32_t cookie)
+{
+	struct roce_qp *qp = RQ(q);
+	roce_record(s, qp, bytes, flow, cookie);
 	if (qp->next_send_ps < s->c.now_ps)
 		qp->next_send_ps = s->c.now_ps;
 	nic_qp_make_ready(s, q);
@@ -478,6 +490,7 @@ const struct fab_transport_ops fab_roce_transport = {
 	.line_changed = roce_line_changed,
 	.destroy = roce_destroy,
 	.post = roce_post,
+	.expect = roce_expect,
 	.has_data = roce_has_data,
 	.earliest = roce_earliest,
 	.next_packet = roce_next_packet,

@@ -151,9 +151,10 @@ static void rto_arm(struct psim *s, struct tcp_qp *qp)
 	fab_eq_push(&s->c.eq, s->c.now_ps + qp->rto_ps, EV_RTO, qp, qp->rto_gen);
 }
 
-static void tcp_post(struct psim *s, struct sim_qp *q, fab_bytes bytes, uint32_t flow, uint32_t cookie)
+/* a message in the connection's list, as both ends read it */
+static void tcp_record(struct psim *s, struct tcp_qp *qp, fab_bytes bytes, uint32_t flow, uint32_t cookie,
+		       fab_time_ps at_ps)
 {
-	struct tcp_qp *qp = TQ(q);
 	uint32_t mss = P(s)->mss;
 	if (qp->nmsgs == qp->cap_msgs) {
 		qp->cap_msgs = qp->cap_msgs ? 2 * qp->cap_msgs : 4;
@@ -168,8 +169,18 @@ static void tcp_post(struct psim *s, struct sim_qp *q, fab_bytes bytes, uint32_t
 		.last_payload = (uint16_t)(bytes - (uint64_t)(n - 1) * mss),
 		.flow = flow,
 		.cookie = cookie,
-		.ready_ps = s->c.now_ps + P(s)->kernel_ps,
+		.ready_ps = at_ps + P(s)->kernel_ps,
 	};
+}
+
+static void tcp_expect(struct psim *s, struct sim_qp *q, fab_bytes bytes, uint32_t flow, fab_time_ps at_ps)
+{
+	tcp_record(s, TQ(q), bytes, flow, 0, at_ps);
+}
+
+static void tcp_post(struct psim *s, struct sim_qp *q, fab_bytes bytes, uint32_t flow, uint32_t cookie)
+{
+	tcp_record(s, TQ(q), bytes, flow, cookie, s->c.now_ps);
 	nic_qp_make_ready(s, q);
 }
 
@@ -501,6 +512,7 @@ const struct fab_transport_ops fab_tcp_transport = {
 	.line_changed = tcp_line_changed,
 	.destroy = tcp_destroy,
 	.post = tcp_post,
+	.expect = tcp_expect,
 	.has_data = tcp_has_data,
 	.earliest = tcp_earliest,
 	.next_packet = tcp_next_packet,

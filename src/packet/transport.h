@@ -27,6 +27,9 @@ struct fab_transport_ops {
 	void (*destroy)(struct sim_qp *qp);
 	/* a message of `bytes`; flow NO_FLOW: a posted one, `cookie` back */
 	void (*post)(struct psim *s, struct sim_qp *qp, fab_bytes bytes, uint32_t flow, uint32_t cookie);
+	/* the receiver's copy of a flow's message that another rank's process
+	 * posts at at_ps (a run split over ranks: parallel.c); nothing sends */
+	void (*expect)(struct psim *s, struct sim_qp *qp, fab_bytes bytes, uint32_t flow, fab_time_ps at_ps);
 	/* True while qp has data it may send (new or retransmitted). */
 	bool (*has_data)(const struct sim_qp *qp);
 	/* the earliest time its pacing lets it send the next packet */

@@ -57,6 +57,20 @@ void fab_probe_close(struct fab_probe *pr);
 /* Every rank calls it once with its value: *out is the least of them all
  * (what every rank can afford, when each says what it can). */
 int fab_probe_agree_min(struct fab_probe *pr, uint32_t mine, uint32_t *out, struct fab_err *err);
+/* A message between ranks: bytes and their count. */
+struct fab_probe_msg {
+	uint8_t *data;
+	size_t len;
+};
+/* Every rank calls it with out[j], its message for rank j (out[me] is not
+ * sent); it returns 0 once this rank's are sent and in[j] holds rank j's
+ * to it (allocated: the caller frees each data; in[me] empty).  tag must be
+ * the same on every rank (a count of exchanges: a rank out of step is
+ * refused), and max bounds what a rank may send.  -1 (err names the rank):
+ * a connection closed, a message out of step or too long, or nothing from a
+ * rank for the probe's timeout. */
+int fab_probe_exchange(struct fab_probe *pr, uint32_t tag, const struct fab_probe_msg *out, struct fab_probe_msg *in,
+		       size_t max, struct fab_err *err);
 /* "rank3@10.0.0.4": the rank and its data address */
 void fab_probe_rank_name(const struct fab_probe *pr, uint32_t rank, char *buf, size_t len);
 

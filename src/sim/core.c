@@ -182,6 +182,11 @@ void fab_sim_set_progress(struct fab_sim *s, fab_progress_fn fn, void *ctx)
 	s->progress_ctx = ctx;
 }
 
+void fab_sim_set_ranks(struct fab_sim *s, const struct fab_sim_ranks *r)
+{
+	s->ranks = *r;
+}
+
 int fab_sim_run(struct fab_sim *s, fab_time_ps end_ps)
 {
 	return s->ops->run(s, end_ps);

@@ -119,6 +119,7 @@ struct fab_sim {
 	size_t nfseries, cap_fseries;
 	fab_progress_fn progress;
 	void *progress_ctx;
+	struct fab_sim_ranks ranks; /* n 0: one process */
 	/* plain arrays handed out by the stats accessors */
 	struct fab_port_stats *port_stats_out;
 	struct fab_flow_stats *flow_stats_out;

@@ -258,7 +258,25 @@ struct fab_server_params {
 struct fab_sim *fab_sim_new(const struct fab_topo *topo, const struct fab_fabric_params *fp, uint64_t seed,
 			    const struct fab_sim_flow *flows, size_t nflows, struct fab_err *err);
 void fab_sim_set_progress(struct fab_sim *s, fab_progress_fn fn, void *ctx);
-/* Runs until every flow is done or end_ps (0 = no limit). */
+
+/* A run split over processes (ranks; the packet engine's flows only): each
+ * runs one partition of the fabric and meets the others at every window's
+ * end.  exchange sends out[j] to each rank j (out[me] unused) and returns
+ * 0 with in[j], rank j's message to this one (allocated: the engine frees
+ * the data); -1: the run cannot go on (the caller holds why).  Rank 0 ends
+ * with the whole run's results; the others' are theirs alone. */
+struct fab_sim_msg {
+	uint8_t *data;
+	size_t len;
+};
+struct fab_sim_ranks {
+	uint32_t n, me;
+	int (*exchange)(void *ctx, const struct fab_sim_msg *out, struct fab_sim_msg *in);
+	void *ctx;
+};
+void fab_sim_set_ranks(struct fab_sim *s, const struct fab_sim_ranks *r);
+/* Runs until every flow is done or end_ps (0 = no limit); -1: a split
+ * run's exchange failed. */
 int fab_sim_run(struct fab_sim *s, fab_time_ps end_ps);
 void fab_sim_free(struct fab_sim *s);
 

@@ -82,6 +82,57 @@ same adaptive adaptive.yaml
 same stopped fat.yaml --set run.end=120us
 same default
 
+# Over processes (--ranks): N ranks started here with the torchrun-style
+# variables, rank 0 writing; every file as one process writes it, and the
+# other ranks print and write nothing
+port=$(port_base $$)
+ranks_same() { # NAME N SCENARIO [--set ...]
+	name=$1
+	nr=$2
+	shift 2
+	run "$name-1" 0 "$F" sim "$@" --out one -q || return
+	port=$((port + 1))
+	rm -rf many other
+	r=1
+	while [ "$r" -lt "$nr" ]; do
+		RANK=$r WORLD_SIZE=$nr MASTER_ADDR=127.0.0.1 MASTER_PORT=$port FABSCOPE_TOKEN=ranks-test-token \
+			"$F" sim "$@" --ranks --out other >"other$r.out" 2>&1 &
+		r=$((r + 1))
+	done
+	run "$name-r$nr" 0 env RANK=0 WORLD_SIZE=$nr MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+		FABSCOPE_TOKEN=ranks-test-token "$F" sim "$@" --ranks --out many -q
+	rc=$?
+	wait
+	[ "$rc" -eq 0 ] || return
+	if diff -r one many >/dev/null && [ ! -e other ] && ! [ -s other1.out ]; then
+		ok "$name-r$nr"
+	else
+		bad "$name-r$nr: $(diff -r one many 2>&1 | head -5) $(head -c 200 other1.out)"
+	fi
+	rm -rf one many other*
+}
+ranks_same fat 2 fat.yaml
+ranks_same fat 3 fat.yaml
+ranks_same lossy 2 lossy.yaml
+ranks_same tcp 3 tcp.yaml
+ranks_same ib 2 ib.yaml
+ranks_same adaptive 2 adaptive.yaml
+ranks_same stopped 2 fat.yaml --set run.end=120us
+ranks_same default 2
+
+# under Open MPI's mpirun (Debian's openmpi-bin), as a user would start it
+if command -v mpirun >/dev/null; then
+	"$F" sim fat.yaml --out one -q
+	port=$((port + 1))
+	run ranks-mpirun 0 env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_plm_rsh_agent=false \
+		MASTER_ADDR=127.0.0.1 MASTER_PORT=$port mpirun --oversubscribe -np 2 -x MASTER_ADDR -x MASTER_PORT \
+		"$F" sim fat.yaml --ranks --out many -q && {
+		diff -r one many >/dev/null && ok ranks-mpirun || bad "ranks-mpirun: $(diff -r one many | head -5)"; }
+	rm -rf one many
+else
+	echo "skip: ranks-mpirun (no mpirun: Debian's openmpi-bin)"
+fi
+
 # the split run is a real one: the lossy run recovered, the stopped one stopped
 "$F" sim lossy.yaml --threads 2 --format json >l.json 2>/dev/null
 python3 - l.json <<'P' && ok lossy-recovered || bad "lossy-recovered: $(head -c 300 l.json)"
@@ -113,6 +164,24 @@ run refuse-coll 3 "$F" coll --set run.threads=2 -b 1M -e 1M && has "$tmp/err" "r
 	ok refuse-coll || bad "refuse-coll: $(head -c 300 "$tmp/err")"
 run refuse-range 3 "$F" sim fat.yaml --threads 0 && has "$tmp/err" "run.threads" &&
 	ok refuse-range || bad "refuse-range: $(head -c 300 "$tmp/err")"
+
+# --ranks refused: no launcher (usage), what a rank cannot split (the key
+# named), more ranks than NICs; a rank that never comes fails rank 0 in time
+run ranks-no-launcher 2 env -u RANK -u WORLD_SIZE "$F" sim fat.yaml --ranks &&
+	has "$tmp/err" "no rank and size from a launcher" && ok ranks-no-launcher ||
+	bad "ranks-no-launcher: $(head -c 300 "$tmp/err")"
+run ranks-refuse-jobs 3 env RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=1 FABSCOPE_TOKEN=ranks-test-token \
+	"$F" sim job.yaml --ranks && has "$tmp/err" "--ranks: jobs run in one process" && ok ranks-refuse-jobs ||
+	bad "ranks-refuse-jobs: $(head -c 300 "$tmp/err")"
+run ranks-too-many 3 env RANK=0 WORLD_SIZE=17 MASTER_ADDR=127.0.0.1 MASTER_PORT=1 FABSCOPE_TOKEN=ranks-test-token \
+	"$F" sim fat.yaml --ranks && has "$tmp/err" "17 ranks for 16 NICs" && ok ranks-too-many ||
+	bad "ranks-too-many: $(head -c 300 "$tmp/err")"
+run ranks-master 2 env RANK=0 WORLD_SIZE=2 FABSCOPE_TOKEN=ranks-test-token "$F" sim fat.yaml --ranks --master nowhere &&
+	has "$tmp/err" "--master: expected HOST:PORT" && ok ranks-master || bad "ranks-master: $(head -c 300 "$tmp/err")"
+port=$((port + 1))
+run ranks-alone 4 env RANK=0 WORLD_SIZE=2 FABSCOPE_TOKEN=ranks-test-token \
+	"$F" sim fat.yaml --ranks --master 127.0.0.1:$port --timeout 2 --out alone && has "$tmp/err" "1 of 2 ranks joined" &&
+	[ ! -e alone ] && ok ranks-alone || bad "ranks-alone: $(head -c 300 "$tmp/err")"
 
 echo "parallel: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
