@@ -168,11 +168,12 @@ doc-keys: $(BIN)
 # libFuzzer (clang) over the inputs, FUZZ_SECONDS each (10 minutes; CI runs
 # FUZZ_SECONDS=10): scenarios parsed, scenarios built into
 # runs, topology files and flow lists, result documents through diagnosis,
-# the probe's wire protocol from a hostile peer, sweep plans, grids and plan
+# the probe's wire protocol from a hostile peer, a split run's messages from a
+# hostile rank, sweep plans, grids and plan
 # --compare files.  Skipped when the compiler
 # has no libFuzzer.
 FUZZ_SECONDS ?= 600
-FUZZ_TARGETS := fuzz_scenario fuzz_build fuzz_files fuzz_doc fuzz_probe fuzz_grid
+FUZZ_TARGETS := fuzz_scenario fuzz_build fuzz_files fuzz_doc fuzz_probe fuzz_grid fuzz_ranks
 FUZZ_SRC := $(filter-out src/fabscope.c,$(LIB_SRC)) src/fabscope.c
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -D_GNU_SOURCE
 FUZZ_SAN := address,undefined

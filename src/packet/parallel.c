@@ -200,9 +200,19 @@ static bool frame_ok(const struct pkt_par *par, uint32_t from, uint32_t port, co
 		return false;
 	if (p->kind > PKT_PFC || p->prio >= FAB_NPRIO || p->payload > p->frame_bytes)
 		return false;
-	if (p->kind != PKT_PFC && (p->qp >= s->c.nqps || p->src_nic >= t->nnics || p->dst_nic >= t->nnics))
+	if (p->kind == PKT_PFC)
+		return true;
+	if (p->qp >= s->c.nqps || p->src_nic >= t->nnics || p->dst_nic >= t->nnics)
 		return false;
-	return true;
+	/* its ends are its queue pair's (data one way, the rest back), and a
+	 * NIC takes only its own: so where it lands, the queue pair's end there
+	 * is this rank's own, with its state */
+	const struct sim_conn *c = s->c.qps[p->qp];
+	bool fwd = p->kind == PKT_DATA;
+	if (p->src_nic != (fwd ? c->src_nic : c->dst_nic) || p->dst_nic != (fwd ? c->dst_nic : c->src_nic))
+		return false;
+	uint32_t into = t->ports[sp->peer].node;
+	return t->nodes[into].kind != FAB_NODE_NIC || t->nic_node[p->dst_nic] == into;
 }
 
 /* ranks: this rank's report and handed frames to each other rank, theirs

@@ -1,13 +1,17 @@
 /*
  * test_probe.c - the probe's pieces that need no network: the job token
  * (where it comes from, that it is never zero and that every byte of the
- * secret moves it), Slurm node lists, host names.
+ * secret moves it), Slurm node lists, host names; and the ranks' exchange
+ * over a socket pair, with a peer that sends what it should, a message out
+ * of step, one too long, nothing, or hangs up.
  */
 #include <arpa/inet.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "testutil.h"
 
-#include "../../src/probe/probe.h"
+#include "../../src/probe/probe_int.h"
 
 static void test_slurm_first_host(void **state)
 {
@@ -138,13 +142,98 @@ static void test_resolve(void **state)
 	assert_string_equal(fab_ip_str(&none, buf, sizeof buf), "?");
 }
 
+/* rank 0 of 2, whose data connection to rank 1 is a socket pair: the test
+ * writes rank 1's bytes (raw) to the other end, then maybe closes it */
+struct pair {
+	struct fab_probe *pr;
+	int peer;
+};
+
+static struct pair pair_open(double timeout_s)
+{
+	struct fab_probe_params p = {.nranks = 2, .rank = 0, .conns = 1, .timeout_s = timeout_s};
+	p.token[0] = 1;
+	int sv[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	struct pair pp = {pr_alloc(&p), sv[1]};
+	C(pp.pr, 1, 1)->fd = sv[0];
+	pr_tune(sv[0], true);
+	return pp;
+}
+
+static void peer_sends(int fd, uint32_t tag, uint32_t len, const char *body)
+{
+	uint32_t h[2] = {tag, len};
+	assert_int_equal(write(fd, h, 8), 8);
+	if (body)
+		assert_int_equal(write(fd, body, strlen(body)), (ssize_t)strlen(body));
+}
+
+static int exchange(struct pair *pp, uint32_t tag, size_t max, struct fab_probe_msg *in, struct fab_err *err)
+{
+	uint8_t mine[] = "rank 0 to rank 1";
+	struct fab_probe_msg out[2] = {{NULL, 0}, {mine, sizeof mine}};
+	return fab_probe_exchange(pp->pr, tag, out, in, max, err);
+}
+
+static void test_exchange(void **state)
+{
+	(void)state;
+	struct fab_err err = {0};
+	struct fab_probe_msg in[2];
+	/* in step: both messages whole, the other side gets header and bytes */
+	struct pair pp = pair_open(5);
+	peer_sends(pp.peer, 7, 5, "hello");
+	assert_int_equal(exchange(&pp, 7, 100, in, &err), 0);
+	assert_int_equal(in[1].len, 5);
+	assert_memory_equal(in[1].data, "hello", 5);
+	assert_int_equal(in[0].len, 0);
+	uint32_t h[2];
+	char body[32];
+	assert_int_equal(read(pp.peer, h, 8), 8);
+	assert_int_equal(h[0], 7);
+	assert_int_equal(h[1], 17);
+	assert_int_equal(read(pp.peer, body, sizeof body), 17);
+	assert_string_equal(body, "rank 0 to rank 1");
+	free(in[1].data);
+	/* the next exchange's tag from the previous one: out of step */
+	peer_sends(pp.peer, 7, 0, NULL);
+	assert_int_equal(exchange(&pp, 8, 100, in, &err), -1);
+	assert_non_null(strstr(err.msg, "out of step (tag 7, 0 bytes; expected tag 8"));
+	assert_null(in[1].data);
+	fab_probe_close(pp.pr);
+	close(pp.peer);
+	/* longer than the limit: refused before anything is allocated */
+	pp = pair_open(5);
+	peer_sends(pp.peer, 1, 4000000000u, NULL);
+	err = (struct fab_err){0};
+	assert_int_equal(exchange(&pp, 1, 1 << 20, in, &err), -1);
+	assert_non_null(strstr(err.msg, "at most 1048576 bytes"));
+	fab_probe_close(pp.pr);
+	close(pp.peer);
+	/* half a message, then the peer hangs up */
+	pp = pair_open(5);
+	peer_sends(pp.peer, 1, 10, "abc");
+	close(pp.peer);
+	err = (struct fab_err){0};
+	assert_int_equal(exchange(&pp, 1, 100, in, &err), -1);
+	assert_non_null(strstr(err.msg, "the connection to rank1")); /* closed, or broke as this side wrote */
+	fab_probe_close(pp.pr);
+	/* silent: the timeout, naming the rank */
+	pp = pair_open(0.2);
+	err = (struct fab_err){0};
+	assert_int_equal(exchange(&pp, 1, 100, in, &err), -1);
+	assert_non_null(strstr(err.msg, "nothing from rank1"));
+	fab_probe_close(pp.pr);
+	close(pp.peer);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_slurm_first_host),
-		cmocka_unit_test(test_token),
-		cmocka_unit_test(test_slurm_env),
-		cmocka_unit_test(test_resolve),
+		cmocka_unit_test(test_slurm_first_host), cmocka_unit_test(test_token),
+		cmocka_unit_test(test_slurm_env),        cmocka_unit_test(test_resolve),
+		cmocka_unit_test(test_exchange),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
