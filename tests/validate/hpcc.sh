@@ -121,13 +121,52 @@ split() {
 	rm -rf "$tmp/out2"
 }
 
+# ranks NAME: the same run over 2 processes (--ranks; under Open MPI's
+# mpirun where it is installed, else two processes with RANK and
+# WORLD_SIZE): every output file the same bytes (asserted), the wall time
+# against 1 process (reported)
+ranks() {
+	port=$((20000 + $$ % 20000))
+	if command -v mpirun >/dev/null; then
+		how="2 Open MPI ranks"
+		/usr/bin/time -f "%e" env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+			OMPI_MCA_plm_rsh_agent=false MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+			mpirun --oversubscribe -np 2 -x MASTER_ADDR -x MASTER_PORT \
+			"$F" sim "$tmp/hpcc.yaml" --ranks --out "$tmp/outr" -q 2>"$tmp/timer" || {
+			cat "$tmp/timer"
+			return 1
+		}
+	else
+		how="2 ranks (RANK, WORLD_SIZE)"
+		RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port FABSCOPE_TOKEN=validate-ranks \
+			"$F" sim "$tmp/hpcc.yaml" --ranks -q &
+		/usr/bin/time -f "%e" env RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+			FABSCOPE_TOKEN=validate-ranks "$F" sim "$tmp/hpcc.yaml" --ranks --out "$tmp/outr" -q \
+			2>"$tmp/timer" || {
+			wait
+			cat "$tmp/timer"
+			return 1
+		}
+		wait
+	fi
+	if ! diff -r "$tmp/out" "$tmp/outr" >/dev/null; then
+		echo "ranks $1: FAIL, $how differ from 1 process: $(diff -r "$tmp/out" "$tmp/outr" | head -3)"
+		return 1
+	fi
+	awk -v one="$(cat "$tmp/wall-$1")" -v two="$(tail -1 "$tmp/timer")" -v name="$1" -v how="$how" 'BEGIN {
+		printf "ranks %s: the same bytes on %s; wall %.1f s against %.1f s in 1 process: %.2fx\n", name, how, two, one, one / two }'
+	rm -rf "$tmp/outr"
+}
+
 # HPCC_BENCH=1 (make bench): reported, not asserted
 check=1
 [ -n "$HPCC_BENCH" ] && check=0
 compare fbhadoop30 438.8 0 $check || exit 1
 split fbhadoop30 || exit 1
+ranks fbhadoop30 || exit 1
 compare fbhadoop30-incast 676.7 4106 $check || exit 1
 split fbhadoop30-incast || exit 1
+ranks fbhadoop30-incast || exit 1
 
 # fluid NAME ASSERT: the flow engine with flow.queues dcqcn (fluid FIFO
 # queues, DCQCN at the sources from marks drawn on their depth) on the same
