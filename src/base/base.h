@@ -23,6 +23,9 @@ typedef uint64_t fab_bytes;    /* a size, bytes */
 #define FAB_PS_PER_MS 1000000000ULL
 #define FAB_PS_PER_S 1000000000000ULL
 #define FAB_TIME_NEVER UINT64_MAX
+/* What two threads write apart: a cache line and the one the hardware
+ * fetches beside it (Intel's adjacent-line prefetch pairs 64-byte lines). */
+#define FAB_GAP 128
 
 /* Exit codes of the command line tool, documented in the README. */
 enum fab_exit {

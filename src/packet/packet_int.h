@@ -93,15 +93,15 @@ struct sim_port {
 	/* the link toward the peer: what the receiving end reads and writes as
 	 * frames arrive, a cache line away from what the sender writes (in a
 	 * parallel run the peer may be another partition's) */
-	char gap_[64];
+	char gap_[FAB_GAP];
 	struct pkt *wire_head, *wire_tail; /* frames on the link */
 	uint32_t wire_to;                  /* = peer */
 	double loss;                       /* frames sent on this port are lost with this probability */
 	uint32_t drop_every, data_seen;    /* and every drop_every-th data frame */
 	bool down;
 	fab_time_ps down_since;
-	struct fab_rng rng; /* loss draws */
-	char gap2_[64];     /* and the next port's sender */
+	struct fab_rng rng;  /* loss draws */
+	char gap2_[FAB_GAP]; /* and the next port's sender */
 };
 
 struct sim_switch {
@@ -113,7 +113,7 @@ struct sim_switch {
 	struct fab_rng rng;               /* ECN marking draws */
 	fab_bytes kmin_bytes, kmax_bytes; /* the fabric's, unless a fault changed them */
 	struct flowlet *flowlets;         /* adaptive routing by flowlets: FLOWLET_SLOTS, by hash */
-	char gap_[64];                    /* the next switch's state a cache line away: it may be another partition's */
+	char gap_[FAB_GAP];               /* the next switch's state a cache line away: it may be another partition's */
 };
 
 /* a flowlet table slot: when its flows last sent a packet, and the port they took */
@@ -150,7 +150,7 @@ struct sim_qp {
 	const struct fab_transport_ops *tp;
 	/* what only the sender's NIC writes, a cache line away from what both
 	 * ends read (a parallel run's partitions run the two ends at once) */
-	char gap_[64];
+	char gap_[FAB_GAP];
 	bool in_ready, wake_pending; /* in its NIC's ready list; an EV_QP_WAKE is due */
 	struct sim_qp *ready_next;
 };

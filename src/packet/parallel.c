@@ -43,11 +43,17 @@
 
 #include "transport.h"
 
-/* a frame handed to another partition, and the port whose wire it is on */
+/* a frame handed to another partition: the port whose wire it is on and
+ * the frame's bytes after its link pointer (as ranks send them, too).  A
+ * copy, not the frame: the sender's frame stays in its pool, hot in its
+ * core's cache, and the receiver reads the boxes in order (streamed). */
+#define FRAME_BYTES (sizeof(struct pkt) - offsetof(struct pkt, qp))
 struct hand {
-	struct pkt *p;
 	uint32_t port;
-};
+	uint8_t frame[FRAME_BYTES];
+} __attribute__((packed));
+#define HAND_BYTES sizeof(struct hand)
+_Static_assert(sizeof(struct hand) == 4 + FRAME_BYTES, "a handed frame is its port and its bytes");
 
 struct hand_box {
 	struct hand *v;
@@ -75,7 +81,7 @@ struct pkt_part {
 	struct part_report report[2]; /* [parity] */
 	uint32_t *starts;             /* its flows, in start order */
 	pthread_t thread;
-} __attribute__((aligned(64))); /* one partition's writes never on another's lines */
+} __attribute__((aligned(FAB_GAP))); /* one partition's writes never on another's lines */
 
 struct pkt_par {
 	struct psim *whole;
@@ -89,11 +95,22 @@ struct pkt_par {
 	struct pkt_part *parts;  /* [local] */
 	fab_time_ps window_ps, end_ps;
 	/* the barrier: arrivals count up; the last one bumps the generation */
-	_Alignas(64) atomic_uint arrived;
-	_Alignas(64) atomic_uint generation;
+	_Alignas(FAB_GAP) atomic_uint arrived;
+	_Alignas(FAB_GAP) atomic_uint generation;
 	/* the outcome, identical in every partition */
 	bool stopped_by_end_time;
 };
+
+/* a spinning wait's pause: the core's other hardware thread (or the
+ * hypervisor's) keeps the execution units */
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
 
 static void barrier_wait(struct pkt_par *par)
 {
@@ -103,9 +120,12 @@ static void barrier_wait(struct pkt_par *par)
 		atomic_fetch_add_explicit(&par->generation, 1, memory_order_acq_rel);
 		return;
 	}
-	for (unsigned spins = 0; atomic_load_explicit(&par->generation, memory_order_acquire) == gen; spins++)
+	for (unsigned spins = 0; atomic_load_explicit(&par->generation, memory_order_acquire) == gen; spins++) {
 		if (spins > 4096)
 			sched_yield(); /* more threads than cores: let the others run */
+		else
+			cpu_relax();
+	}
 }
 
 void pkt_part_send(struct psim *s, struct sim_port *port, struct pkt *p)
@@ -116,10 +136,11 @@ void pkt_part_send(struct psim *s, struct sim_port *port, struct pkt *p)
 		b->cap = b->cap ? 2 * b->cap : 256;
 		b->v = fab_xrealloc(b->v, b->cap, sizeof *b->v);
 	}
-	b->v[b->len++] = (struct hand){p, port->id};
+	struct hand *h = &b->v[b->len++];
+	h->port = port->id;
+	memcpy(h->frame, (const uint8_t *)p + offsetof(struct pkt, qp), FRAME_BYTES);
 	me->handed_min = FAB_MIN(me->handed_min, p->arrive_ps);
-	if (p->kind == PKT_DATA) /* its payload leaves this partition's books */
-		s->live_data_payload -= p->payload;
+	sim_pkt_free(s, p); /* its payload leaves this partition's books */
 }
 
 /* the frames handed to this partition in the window of `parity`, onto
@@ -130,10 +151,8 @@ static void take_handed(struct pkt_part *me, unsigned parity)
 	for (uint32_t q = 0; q < par->n; q++) {
 		struct hand_box *b = &par->parts[q].out[parity][me->id];
 		for (size_t i = 0; i < b->len; i++) {
-			/* the frames come from the other thread's cache: ask ahead */
-			if (i + 8 < b->len)
-				__builtin_prefetch(b->v[i + 8].p, 1);
-			struct pkt *p = b->v[i].p;
+			struct pkt *p = sim_pkt_alloc(&me->s);
+			memcpy((uint8_t *)p + offsetof(struct pkt, qp), b->v[i].frame, FRAME_BYTES);
 			if (p->kind == PKT_DATA) /* and enters this one's */
 				me->s.live_data_payload += p->payload;
 			sim_port_wire_append(&me->s, &me->s.ports[b->v[i].port], p);
@@ -165,9 +184,7 @@ static void threads_meet(struct pkt_part *me, uint64_t *all, fab_time_ps *next)
 }
 
 /* A rank's window message: its report, then the frames for the rank it
- * goes to, each as the sending port and the frame's bytes after its link. */
-#define FRAME_BYTES (sizeof(struct pkt) - offsetof(struct pkt, qp))
-#define HAND_BYTES (4 + FRAME_BYTES)
+ * goes to, as its hand box holds them. */
 #define REPORT_WORDS 5
 
 static void put_u64(uint8_t **w, uint64_t v)
@@ -236,15 +253,8 @@ static int ranks_meet(struct pkt_part *me, uint64_t *all, fab_time_ps *next)
 		put_u64(&w, r->idle_ps);
 		put_u64(&w, r->now_ps);
 		put_u64(&w, b->len);
-		for (size_t i = 0; i < b->len; i++) {
-			memcpy(w, &b->v[i].port, 4);
-			memcpy(w + 4, (const uint8_t *)b->v[i].p + offsetof(struct pkt, qp), FRAME_BYTES);
-			w += HAND_BYTES;
-			/* the frame is bytes now: back to this rank's pool (its
-			 * payload left the books when it was handed over) */
-			b->v[i].p->next = s->free_pkts;
-			s->free_pkts = b->v[i].p;
-		}
+		if (b->len)
+			memcpy(w, b->v, b->len * HAND_BYTES);
 		b->len = 0;
 	}
 	par->rep[me->id] = *r;
@@ -646,7 +656,7 @@ int pkt_run_parallel(struct psim *s, fab_time_ps end_ps)
 		par.rep = fab_xcalloc(n, sizeof *par.rep);
 		gather_take(s, &was);
 	}
-	if (posix_memalign((void **)&par.parts, 64, local * sizeof *par.parts)) {
+	if (posix_memalign((void **)&par.parts, FAB_GAP, local * sizeof *par.parts)) {
 		fputs("fabscope: out of memory\n", stderr);
 		abort();
 	}

@@ -56,11 +56,11 @@ struct roce_qp {
 	_Alignas(16) unsigned char cc_state[FAB_CC_STATE_MAX];
 	/* the messages, read at both ends (posted by the sender), and the
 	 * receiver's state: each a cache line away from the other's writes */
-	char gap_[64];
+	char gap_[FAB_GAP];
 	uint32_t npkts; /* packets posted so far */
 	struct roce_msg *msgs;
 	uint32_t nmsgs, cap_msgs;
-	char gap2_[64];
+	char gap2_[FAB_GAP];
 	/* receiver */
 	uint32_t rmsg; /* message cursor: receiving */
 	uint32_t rcv_nxt, unacked;
@@ -413,7 +413,8 @@ static void roce_on_receive(struct psim *s, struct sim_nic *nic, struct pkt *p)
 {
 	(void)nic;
 	struct roce_qp *qp = RQ(pkt_qp(s, p->qp));
-	if (qp->failed && p->kind != PKT_DATA) {
+	if (p->kind != PKT_DATA &&
+	    qp->failed) {           /* (the kind first: data at the receiver never reads the sender's line) */
 		sim_pkt_free(s, p); /* a failed sender hears nothing */
 		return;
 	}

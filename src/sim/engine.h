@@ -37,9 +37,9 @@ struct sim_flow {
 	/* the packet engine's receivers count delivered bytes here, a cache
 	 * line away from what the sender writes (a parallel run's partitions
 	 * write these two at once) */
-	char gap_[64];
+	char gap_[FAB_GAP];
 	fab_bytes rx_bytes;
-	char gap2_[64]; /* and the next flow's sender */
+	char gap2_[FAB_GAP]; /* and the next flow's sender */
 };
 
 /* in-order bytes the flow's receiver has accepted */
