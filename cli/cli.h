@@ -48,6 +48,8 @@ int write_out_file(const char *path, const struct out_spec *spec, void *ctx);
 
 /* common.c */
 double wall_s(void);
+/* json_dumpf's bytes, written in large blocks: 0, or -1 */
+int json_write(json_t *j, FILE *f, size_t flags);
 /* seconds, more than 0 and at most a day: 0, or -1 */
 int parse_seconds(const char *s, double *out);
 struct progress_ctx {

@@ -152,11 +152,54 @@ int cli_next_opt(struct cli_common *cm, int argc, char **argv, const char *short
 	}
 }
 
+/* json_dumpf writes token by token, each a locked fwrite: a 22 MB result
+ * document spent more time there than the flow engine simulating it */
+struct json_buf {
+	FILE *f;
+	size_t n;
+	bool bad;
+	char b[1 << 16];
+};
+
+static int json_buf_put(const char *p, size_t len, void *ctx)
+{
+	struct json_buf *jb = ctx;
+	if (jb->n + len > sizeof jb->b) {
+		if (jb->n && fwrite(jb->b, 1, jb->n, jb->f) != jb->n)
+			jb->bad = true;
+		jb->n = 0;
+		if (len > sizeof jb->b) {
+			if (fwrite(p, 1, len, jb->f) != len)
+				jb->bad = true;
+			return jb->bad ? -1 : 0;
+		}
+	}
+	memcpy(jb->b + jb->n, p, len);
+	jb->n += len;
+	return 0;
+}
+
+int json_write(json_t *j, FILE *f, size_t flags)
+{
+	struct json_buf *jb = malloc(sizeof *jb);
+	if (!jb)
+		return -1;
+	jb->f = f;
+	jb->n = 0;
+	jb->bad = false;
+	int rc = json_dump_callback(j, json_buf_put, jb, flags);
+	if (jb->n && fwrite(jb->b, 1, jb->n, f) != jb->n)
+		jb->bad = true;
+	rc = rc || jb->bad ? -1 : 0;
+	free(jb);
+	return rc;
+}
+
 int w_cmd(FILE *f, void *ctx, int what)
 {
 	struct cmd_out *o = ctx;
 	if (what == OUT_DOC)
-		return json_dumpf(o->doc, f, JSON_INDENT(o->indent)) || fputc('\n', f) == EOF;
+		return json_write(o->doc, f, JSON_INDENT(o->indent)) || fputc('\n', f) == EOF;
 	return o->write(f, o->run, (enum fab_output)what);
 }
 

@@ -156,7 +156,7 @@ int cmd_diagnose(int argc, char **argv)
 	if (!rc) {
 		if (!strcmp(format, "json")) {
 			json_t *j = fab_diagnosis_json(&d);
-			json_dumpf(j, stdout, JSON_INDENT(2));
+			json_write(j, stdout, JSON_INDENT(2));
 			fputc('\n', stdout);
 			json_decref(j);
 		} else {

@@ -73,7 +73,7 @@ static int w_cmp(FILE *f, void *ctx, int arg)
 {
 	struct cmp_out *o = ctx;
 	if (arg == -1)
-		return json_dumpf(o->table, f, JSON_INDENT(1)) || fputc('\n', f) == EOF;
+		return json_write(o->table, f, JSON_INDENT(1)) || fputc('\n', f) == EOF;
 	if (arg == -2)
 		return fab_compare_write_csv(f, o->table) != 0;
 	if (arg == -3)
@@ -101,7 +101,7 @@ static int w_cmp(FILE *f, void *ctx, int arg)
 		fab_plan_write_yaml(f, &c->d[i].req, &c->d[i].plan);
 		return ferror(f) != 0;
 	}
-	return json_dumpf(o->docs[i], f, JSON_INDENT(1)) || fputc('\n', f) == EOF;
+	return json_write(o->docs[i], f, JSON_INDENT(1)) || fputc('\n', f) == EOF;
 }
 
 static int run_compare(const char *path, const char *outdir, const char *format, bool quiet)
@@ -134,7 +134,7 @@ static int run_compare(const char *path, const char *outdir, const char *format,
 	}
 	struct cmp_out o = {c, fab_compare_json(c, docs, (const char *const *)errs), docs};
 	if (!strcmp(format, "json")) {
-		json_dumpf(o.table, stdout, JSON_INDENT(1));
+		json_write(o.table, stdout, JSON_INDENT(1));
 		fputc('\n', stdout);
 	} else {
 		fab_compare_write_text(stdout, o.table);
@@ -331,7 +331,7 @@ int cmd_plan(int argc, char **argv)
 	}
 	if (!strcmp(format, "json")) {
 		json_t *j = fab_plan_json(&r, &p);
-		json_dumpf(j, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+		json_write(j, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
 		fputc('\n', stdout);
 		json_decref(j);
 	} else {

@@ -113,7 +113,7 @@ static int w_json(FILE *f, void *ctx, int arg)
 {
 	(void)arg;
 	struct report *r = ctx;
-	return json_dumpf(r->doc, f, JSON_INDENT(1) | JSON_REAL_PRECISION(9)) || fputc('\n', f) == EOF;
+	return json_write(r->doc, f, JSON_INDENT(1) | JSON_REAL_PRECISION(9)) || fputc('\n', f) == EOF;
 }
 
 static int w_text(FILE *f, void *ctx, int arg)

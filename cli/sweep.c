@@ -93,7 +93,7 @@ static void point_path(const struct sweep *s, size_t i, const char *ext, char *b
 
 static int w_json(FILE *f, void *ctx, int indent)
 {
-	return json_dumpf(ctx, f, JSON_INDENT(indent)) || fputc('\n', f) == EOF;
+	return json_write(ctx, f, JSON_INDENT(indent)) || fputc('\n', f) == EOF;
 }
 
 static int w_str(FILE *f, void *ctx, int arg)
