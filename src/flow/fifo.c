@@ -41,7 +41,10 @@
  * to it, and every 4 us it learns whether the queues on its path marked
  * any of the packets it sent (RED on their backlog, drawn from its own
  * stream), one path later.  Where ACKs share the data's priority, a flow's
- * last ACK waits behind the backlog on its way back (fifo as well).
+ * last ACK waits behind the backlog on its way back (fifo as well).  With
+ * PFC, an ingress port whose share of its switch's queues reaches XOFF
+ * holds its upstream port to the rate its bytes drain at (pfc_check): the
+ * upstream queue builds, and the link's other traffic waits in it.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -53,6 +56,12 @@
 struct fq_pend {
 	fab_time_ps t;
 	uint32_t qp, hop;
+	double rate;
+};
+
+/* the rate coming into an egress port from one ingress port of its switch */
+struct fq_in {
+	uint32_t port;
 	double rate;
 };
 
@@ -70,6 +79,14 @@ struct fq_port {
 	uint32_t nchg, cap_chg;
 	struct fq_pend *pend; /* ring buffer: pend[(ph + i) % pcap], i < pn */
 	uint32_t ph, pn, pcap;
+	/* PFC: as an egress, what comes in by ingress port; as an ingress,
+	 * whether it holds its upstream paused; as that upstream port, the
+	 * rate the pause leaves it (0: none) and since when */
+	struct fq_in *in;
+	uint32_t nin, cap_in;
+	bool holding;
+	double pfc_rate;
+	fab_time_ps paused_since;
 };
 
 struct fq_rec {
@@ -93,6 +110,30 @@ void fq_init(struct flsim *s)
 		fl->fq[i].drain_ps = FAB_TIME_NEVER;
 	}
 	fl->free_rec = UINT32_MAX;
+	/* PFC, where DCQCN runs and the fabric is lossless: fluid pauses */
+	const struct fab_topo *t = s->c.topo;
+	fl->pfc = fl->cc && s->c.fp.pfc.enabled && s->c.fp.pfc.prio_mask;
+	if (fl->pfc) {
+		uint32_t radix = 1;
+		for (uint32_t v = 0; v < t->nnodes; v++)
+			radix = FAB_MAX(radix, t->nodes[v].nports);
+		fl->pfc_at = fab_xcalloc(t->nswitches ? t->nswitches : 1, sizeof *fl->pfc_at);
+		for (uint32_t i = 0; i < t->nswitches; i++)
+			fl->pfc_at[i] = FAB_TIME_NEVER;
+		fl->pfc_holding = fab_xcalloc(t->nswitches ? t->nswitches : 1, sizeof *fl->pfc_holding);
+		fl->pfc_node = fab_xcalloc(t->nswitches ? t->nswitches : 1, sizeof *fl->pfc_node);
+		fl->pfc_moved = fab_xcalloc(t->nswitches ? t->nswitches : 1, sizeof *fl->pfc_moved);
+		for (uint32_t v = 0; v < t->nnodes; v++)
+			if (t->switch_index[v] != UINT32_MAX)
+				fl->pfc_node[t->switch_index[v]] = v;
+		fl->pfc_scratch = fab_xcalloc(3 * (size_t)radix, sizeof *fl->pfc_scratch);
+		/* a quarter of the threshold an empty switch has at the
+		 * reference speed: a switch is checked once a queue of it is
+		 * this long (or while it holds a pause) */
+		const struct fab_pfc_params *pf = &s->c.fp.pfc;
+		double xoff = pf->dynamic ? (double)(s->c.fp.buffer_bytes >> pf->dyn_shift) : (double)pf->xoff_bytes;
+		fl->pfc_gate = 0.25 * xoff;
+	}
 }
 
 void fq_free(struct flsim *s)
@@ -103,8 +144,14 @@ void fq_free(struct flsim *s)
 	for (uint32_t i = 0; i < s->c.topo->nports; i++) {
 		free(fl->fq[i].pend);
 		free(fl->fq[i].chg);
+		free(fl->fq[i].in);
 	}
 	free(fl->fq);
+	free(fl->pfc_at);
+	free(fl->pfc_holding);
+	free(fl->pfc_node);
+	free(fl->pfc_moved);
+	free(fl->pfc_scratch);
 	free(fl->rec);
 	free(fl->touch.v);
 	free(fl->cc_done);
@@ -135,8 +182,9 @@ static void rec_free(struct fl_state *fl, uint32_t i)
 /* what a port serves data at: its payload rate less the ACKs ahead of it */
 static double cap(const struct fl_state *fl, uint32_t port)
 {
-	double c = fl->ports[port].payload_per_ps;
-	return FAB_MAX(c - fl->fq[port].ack_used, 1e-3 * c);
+	double c = fl->ports[port].payload_per_ps, r = fl->fq[port].pfc_rate;
+	c = FAB_MAX(c - fl->fq[port].ack_used, 1e-3 * c);
+	return r > 0 ? FAB_MIN(c, r) : c;
 }
 
 /* from leaving hop h to arriving at hop h + 1: propagation, and a packet's
@@ -248,6 +296,8 @@ static void pass_on(struct flsim *s, struct fq_port *f, uint32_t id, uint32_t h)
 		fl_member_remove(s, q, h);
 }
 
+static void pfc_check(struct flsim *s, uint32_t node);
+
 /* The port's transfers leave at their share of what it sends.  When its
  * scale moved (by more than half the tolerance since they were all last
  * passed on), every one of them moves; otherwise only those that changed. */
@@ -279,6 +329,11 @@ static void refresh(struct flsim *s, uint32_t port)
 		if (t != FAB_TIME_NEVER)
 			fab_eq_push(&s->c.eq, t, EV_FQ_DRAIN, NULL, port);
 	}
+	if (fl->pfc && s->ports[port].is_switch) {
+		uint32_t node = s->c.topo->ports[port].node;
+		if (f->backlog > fl->pfc_gate || fl->pfc_holding[s->c.topo->switch_index[node]])
+			pfc_check(s, node);
+	}
 }
 
 /* the port is refreshed once at the end of the instant, however many
@@ -299,6 +354,21 @@ void fq_refresh(struct flsim *s)
 	fl->touch.n = 0;
 }
 
+/* what comes into an egress port from an ingress port changed by d */
+static void in_add(struct fq_port *f, uint32_t ingress, double d)
+{
+	for (uint32_t j = 0; j < f->nin; j++)
+		if (f->in[j].port == ingress) {
+			f->in[j].rate = FAB_MAX(f->in[j].rate + d, 0.0);
+			return;
+		}
+	if (f->nin == f->cap_in) {
+		f->cap_in = f->cap_in ? 2 * f->cap_in : 4;
+		f->in = fab_xrealloc(f->in, f->cap_in, sizeof *f->in);
+	}
+	f->in[f->nin++] = (struct fq_in){ingress, FAB_MAX(d, 0.0)};
+}
+
 /* transfer id's rate into hop h is r from now */
 static void rate_in(struct flsim *s, uint32_t id, uint32_t h, double r)
 {
@@ -307,6 +377,8 @@ static void rate_in(struct flsim *s, uint32_t id, uint32_t h, double r)
 	uint32_t port = q->path[h];
 	struct fq_port *f = &fl->fq[port];
 	settle(s, port);
+	if (fl->pfc && h)
+		in_add(f, s->ports[q->path[h - 1]].peer, r - q->fh[3 * h]);
 	f->ain += r - q->fh[3 * h];
 	if (f->ain < 0)
 		f->ain = 0;
@@ -333,6 +405,139 @@ static void rate_in(struct flsim *s, uint32_t id, uint32_t h, double r)
 			fab_eq_push(&s->c.eq, t, EV_FQ_OUT, NULL, port);
 	}
 	touch(s, port);
+}
+
+/* ---- PFC, fluid: an ingress port whose bytes in its switch reach XOFF
+ * holds its upstream port to the rate those bytes leave at ---- */
+
+#define PFC_INTERVAL_PS (2 * FAB_PS_PER_US)
+
+/* the ingress port's XOFF and XON as the packet engine's switch sets them
+ * (dynamic: a share of the free buffer), on the switch's payload in use */
+static void pfc_thresholds(const struct flsim *s, uint32_t port, double used, double *xoff, double *xon)
+{
+	const struct fab_pfc_params *pf = &s->c.fp.pfc;
+	if (!pf->dynamic) {
+		*xoff = (double)pf->xoff_bytes;
+		*xon = (double)pf->xon_bytes;
+		return;
+	}
+	int shift = (int)pf->dyn_shift;
+	for (fab_rate_bps r = s->ports[port].rate_bps; pf->dyn_ref_rate && r >= 2 * pf->dyn_ref_rate && shift > 1;
+	     r /= 2)
+		shift--;
+	double free = FAB_MAX((double)s->c.fp.buffer_bytes - used, 0.0);
+	*xoff = (double)pf->reserve_bytes + free / (double)(1u << shift);
+	*xon = FAB_MAX(*xoff - (double)pf->resume_offset, 0.0);
+}
+
+/* the first lossless priority: where pauses are counted */
+static unsigned pfc_prio(const struct flsim *s)
+{
+	unsigned p = 0;
+	while (p + 1 < FAB_NPRIO && !(s->c.fp.pfc.prio_mask >> p & 1))
+		p++;
+	return p;
+}
+
+/* the upstream port `up` sends at most r (0: as it likes) */
+static void pfc_hold(struct flsim *s, uint32_t up, double r)
+{
+	struct fq_port *f = &s->fl->fq[up];
+	if (r == f->pfc_rate || (r > 0 && f->pfc_rate > 0 && fabs(r - f->pfc_rate) <= FQ_TOL * f->pfc_rate))
+		return;
+	unsigned prio = pfc_prio(s);
+	struct fab_port_stats *st = &s->ports[up].st;
+	if (r > 0 && f->pfc_rate == 0) {
+		st->pause_rx[prio]++;
+		s->ports[s->ports[up].peer].st.pause_tx[prio]++;
+		f->paused_since = s->c.now_ps;
+	} else if (r == 0) {
+		st->paused_ps[prio] += s->c.now_ps - f->paused_since;
+	}
+	if (s->ports[up].is_switch) {
+		settle(s, up); /* the queue so far at the old rate */
+		f->pfc_rate = r;
+		touch(s, up);
+	} else {
+		f->pfc_rate = r;
+		fl_mark_dirty(s, up); /* its NIC shares again */
+	}
+}
+
+/* A switch's ingress ports against their thresholds: each ingress port's
+ * bytes are its share of every egress queue (the share of what comes in),
+ * they leave at that share of each queue's rate, and grow at that share of
+ * each queue's growth.  One that reaches XOFF holds its upstream port to
+ * the rate its bytes leave at (a fluid pause: the upstream queue takes the
+ * rest, behind which the other traffic of that link waits too) until they
+ * fall to XON.  The next crossing is checked when it is due. */
+static void pfc_check(struct flsim *s, uint32_t node)
+{
+	struct fl_state *fl = s->fl;
+	const struct fab_node *nd = &s->c.topo->nodes[node];
+	uint32_t first = nd->first_port, n = nd->nports, sw = s->c.topo->switch_index[node];
+	double *occ = fl->pfc_scratch, *grow = occ + n, *drain = grow + n, used = 0;
+	memset(occ, 0, 3 * n * sizeof *occ);
+	double frame = 1 / fab_wire_efficiency(fab_sim_wire(&s->c), s->c.fp.mtu); /* frame bytes a payload byte */
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t e = first + k;
+		struct fq_port *f = &fl->fq[e];
+		settle(s, e);
+		used += f->backlog * frame;
+		if (f->ain <= 0)
+			continue;
+		double c = cap(fl, e), keep = f->ain > c ? c / f->ain : 1;
+		bool up = f->backlog > 0 || f->ain > c;
+		for (uint32_t j = 0; j < f->nin; j++) {
+			if (f->in[j].rate <= 0 || f->in[j].port < first || f->in[j].port >= first + n)
+				continue;
+			uint32_t i = f->in[j].port - first;
+			double sh = f->in[j].rate / f->ain;
+			occ[i] += f->backlog * sh * frame;
+			if (up)
+				grow[i] += (f->ain - c) * sh * frame;
+			drain[i] += f->in[j].rate * keep;
+		}
+	}
+	double next = INFINITY;
+	bool moved = false;
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t ip = first + k, up = s->ports[ip].peer;
+		struct fq_port *fi = &fl->fq[ip];
+		double xoff, xon;
+		pfc_thresholds(s, ip, used, &xoff, &xon);
+		/* (within a byte: a crossing due now, not a picosecond on) */
+		if (!fi->holding && occ[k] >= xoff - 1) {
+			fi->holding = true;
+			fl->pfc_holding[sw]++;
+		} else if (fi->holding && occ[k] < xon + 1) {
+			fi->holding = false;
+			fl->pfc_holding[sw]--;
+			pfc_hold(s, up, 0);
+		}
+		/* a pause's rate follows its bytes' drain once an interval (it
+		 * acts a link later: set at every change, the loop rings) */
+		if (fi->holding && (fl->fq[up].pfc_rate == 0 || s->c.now_ps >= fl->pfc_moved[sw] + PFC_INTERVAL_PS)) {
+			pfc_hold(s, up, FAB_MAX(drain[k], 1e-3 * fl->ports[up].payload_per_ps));
+			moved = true;
+		}
+		if (fi->holding)
+			next = FAB_MIN(next, (double)(fl->pfc_moved[sw] + PFC_INTERVAL_PS - s->c.now_ps));
+		if (!fi->holding && grow[k] > 0)
+			next = FAB_MIN(next, (xoff - occ[k]) / grow[k]);
+		else if (fi->holding && grow[k] < 0)
+			next = FAB_MIN(next, (occ[k] - xon) / -grow[k]);
+	}
+	if (moved)
+		fl->pfc_moved[sw] = s->c.now_ps;
+	if (next < 1e15) {
+		fab_time_ps t = s->c.now_ps + (fab_time_ps)ceil(FAB_MAX(next, 1000.0)); /* at most every ns */
+		if (fl->pfc_at[sw] == FAB_TIME_NEVER || fl->pfc_at[sw] <= s->c.now_ps || t < fl->pfc_at[sw]) {
+			fl->pfc_at[sw] = t;
+			fab_eq_push(&s->c.eq, t, EV_FQ_PFC, NULL, sw);
+		}
+	}
 }
 
 /* the ACKs crossing a port changed by d: its capacity (a NIC's: its queue
@@ -684,6 +889,12 @@ void fq_event(struct flsim *s, const struct fab_ev *ev)
 		break;
 	case EV_FQ_CC_NOTIFY:
 		cc_notify(s, ev->arg);
+		break;
+	case EV_FQ_PFC:
+		if (fl->pfc_at[ev->arg] != s->c.now_ps)
+			break; /* stale: an earlier check moved it */
+		fl->pfc_at[ev->arg] = FAB_TIME_NEVER;
+		pfc_check(s, fl->pfc_node[ev->arg]);
 		break;
 	default:
 		break;

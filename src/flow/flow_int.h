@@ -119,6 +119,16 @@ struct fl_state {
 	struct fq_rec *rec; /* what EV_FQ_IN and EV_FQ_MARK carry; a free list */
 	uint32_t nrec, cap_rec, free_rec;
 	struct fl_due touch; /* ports to refresh at the end of the instant */
+	/* flow.queues dcqcn with PFC (fifo.c): per switch, when its thresholds
+	 * are next checked and how many of its ingress ports hold their
+	 * upstream paused; scratch for a check */
+	bool pfc;
+	fab_time_ps *pfc_at;
+	uint32_t *pfc_holding;
+	uint32_t *pfc_node;     /* switch index -> node */
+	fab_time_ps *pfc_moved; /* when its pauses' rates were last set */
+	double *pfc_scratch;
+	double pfc_gate; /* a queue this long has its switch checked */
 };
 
 /* The flow engine: the shared state first (engine.h), then its own. */
@@ -137,6 +147,7 @@ enum fl_ev_type {
 	EV_FQ_CC_TICK,                 /* arg queue pair: flow.queues dcqcn, a feedback window ends */
 	EV_FQ_CC_TIMER,                /* arg queue pair: its congestion control's timer */
 	EV_FQ_CC_NOTIFY,               /* arg queue pair: a mark's notification reaches the sender */
+	EV_FQ_PFC,                     /* arg switch index: an ingress port's bytes reach a PFC threshold */
 };
 
 /* flow.c */

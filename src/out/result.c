@@ -294,10 +294,14 @@ static void flow_engine_json(json_t *doc, const struct fab_config *c, const stru
 						  "ECN and DCQCN",  "drops and retransmission",
 						  "time series",    "faults other than degrade and slow-gpu"};
 	int qm = c->fabric.flow_queues;
-	bool fifo = qm != FAB_FLOW_QUEUES_FAIR; /* its queues are modelled; with dcqcn, DCQCN too */
-	for (size_t i = fifo ? 1 : 0; i < FAB_ARRAY_LEN(not_modeled); i++)
-		if (i != 2 || qm != FAB_FLOW_QUEUES_DCQCN)
+	bool fifo = qm != FAB_FLOW_QUEUES_FAIR; /* its queues are modelled; with dcqcn, DCQCN and fluid PFC too */
+	for (size_t i = fifo ? 1 : 0; i < FAB_ARRAY_LEN(not_modeled); i++) {
+		if (i == 1 && qm == FAB_FLOW_QUEUES_DCQCN && c->fabric.pfc.enabled)
+			json_array_append_new(
+				nm, json_string("PFC frames (pauses are fluid: rates held, one hop at a time)"));
+		else if (i != 2 || qm != FAB_FLOW_QUEUES_DCQCN)
 			json_array_append_new(nm, json_string(not_modeled[i]));
+	}
 	json_object_set_new(doc, "not_modeled", nm);
 	uint64_t rec;
 	double comp;

@@ -198,8 +198,8 @@ static void test_flow_fifo_closed_form(void **state)
 	}
 }
 
-/* flow.queues: dcqcn.  Without marks it is fifo (ECN off: the same two
- * senders and late flow as above, to a billionth).  With ECN, DCQCN
+/* flow.queues: dcqcn.  Without marks or pauses it is fifo (ECN and PFC
+ * off: the same two senders and late flow as above, to a billionth).  With ECN, DCQCN
  * holds the queue the two senders build near the marking band instead of
  * letting it grow to the 68 MiB fifo gives, the port stays busy (the flows
  * end within 25% of their bytes at the port's rate), and the queue's peak
@@ -208,9 +208,10 @@ static void test_flow_dcqcn(void **state)
 {
 	(void)state;
 	const char *yaml = two_senders_yaml;
-	static const char *const off[2][2] = {{"flow.queues=fifo", "fabric.ecn.enabled=false"},
-					      {"flow.queues=dcqcn", "fabric.ecn.enabled=false"}};
-	struct trun a = trun_yaml_sets(yaml, off[0], 2), b = trun_yaml_sets(yaml, off[1], 2);
+	static const char *const off[2][3] = {
+		{"flow.queues=fifo", "fabric.ecn.enabled=false", "fabric.pfc.enabled=false"},
+		{"flow.queues=dcqcn", "fabric.ecn.enabled=false", "fabric.pfc.enabled=false"}};
+	struct trun a = trun_yaml_sets(yaml, off[0], 3), b = trun_yaml_sets(yaml, off[1], 3);
 	for (int f = 0; f < 3; f++) /* (its windows settle the queues at other instants: rounding) */
 		NEAR((double)fab_sim_flow_stats(b.run->sim)[f].finish_ps,
 		     (double)fab_sim_flow_stats(a.run->sim)[f].finish_ps);
@@ -257,6 +258,67 @@ static void test_flow_dcqcn(void **state)
 	print_message("packet engine: queue peak %.0f KiB, last flow ends %.3f ms\n", ppeak / 1024, pend / 1e9);
 	assert_true(peak[1] < 1.5 * ppeak && peak[1] > ppeak / 1.5);
 	assert_true(fabs(end[1] / pend - 1) < 0.15);
+}
+
+/* flow.queues: dcqcn with PFC.  Twelve senders of both leaves at one NIC
+ * of leaf 0, and two small flows from leaf 1 to other NICs of leaf 0: the
+ * incast's bytes reach XOFF at leaf 0's ingress ports, which hold the
+ * spines' ports toward leaf 0 to what drains, and the small flows wait in
+ * those ports' queues behind the incast (head-of-line blocking).  Without
+ * PFC they pass at once; with it they take at least 5x longer, and as long
+ * as the packet engine's within 2.5x either way (measured: 140 and 305 us
+ * against 78 and 235). */
+static const char *const victims_yaml =
+	"topology: {leaves: 2, servers_per_leaf: 8, gpus_per_server: 1, nics_per_server: 1, spines: 2}\n"
+	"fabric: {buffer: 4MiB}\n"
+	"engine: flow\n"
+	"flow: {queues: dcqcn}\n"
+	"traffic:\n"
+	"  generators:\n"
+	"    - {kind: incast, senders: 12, dst: 0, bytes: 4MiB}\n"
+	"  flows:\n"
+	"    - {src: 9, dst: 1, bytes: 64KiB, start: 100us}\n"
+	"    - {src: 10, dst: 2, bytes: 64KiB, start: 200us}\n";
+
+/* the two small flows' completion times, and the PAUSE count */
+static void victims(const char *const *sets, size_t n, double fct[2], uint64_t *pauses)
+{
+	struct trun t = trun_yaml_sets(victims_yaml, sets, n);
+	size_t nf;
+	const struct fab_sim_flow *fl = fab_sim_flows(t.run->sim, &nf);
+	const struct fab_flow_stats *st = fab_sim_flow_stats(t.run->sim);
+	for (size_t i = 0; i < nf; i++)
+		if (fl[i].dst_nic == 1 || fl[i].dst_nic == 2) {
+			assert_int_not_equal(st[i].finish_ps, FAB_TIME_NEVER);
+			fct[fl[i].dst_nic - 1] = (double)(st[i].finish_ps - fl[i].start_ps);
+		}
+	*pauses = fab_sim_totals(t.run->sim)->drops; /* none: lossless or not, the fluid queues hold it */
+	assert_int_equal(*pauses, 0);
+	const struct fab_port_stats *ps = fab_sim_port_stats(t.run->sim);
+	for (uint32_t p = 0; p < fab_sim_topo(t.run->sim)->nports; p++)
+		for (int k = 0; k < FAB_NPRIO; k++)
+			*pauses += ps[p].pause_tx[k];
+	trun_free(&t);
+}
+
+static void test_flow_pfc_victims(void **state)
+{
+	(void)state;
+	static const char *const off[1] = {"fabric.pfc.enabled=false"}, *const pkt[1] = {"engine=packet"};
+	double with[2], without[2], packet[2];
+	uint64_t pw, po, pp;
+	victims(NULL, 0, with, &pw);
+	victims(off, 1, without, &po);
+	victims(pkt, 1, packet, &pp);
+	print_message("small flows behind the incast: %.1f and %.1f us with PFC (%llu pauses), %.1f and %.1f without, "
+		      "packet engine %.1f and %.1f (%llu PAUSE frames)\n",
+		      with[0] / 1e6, with[1] / 1e6, (unsigned long long)pw, without[0] / 1e6, without[1] / 1e6,
+		      packet[0] / 1e6, packet[1] / 1e6, (unsigned long long)pp);
+	assert_true(pw > 0 && po == 0 && pp > 0);
+	for (int k = 0; k < 2; k++) {
+		assert_true(with[k] > 5 * without[k]);
+		assert_true(with[k] < 2.5 * packet[k] && with[k] > packet[k] / 2.5);
+	}
 }
 
 /* Where ACKs share the data's queue (fabric.control_priority = the data's
@@ -612,6 +674,7 @@ int main(void)
 		cmocka_unit_test(test_flow_fifo_closed_form),
 		cmocka_unit_test(test_flow_fifo_queues_in_series),
 		cmocka_unit_test(test_flow_dcqcn),
+		cmocka_unit_test(test_flow_pfc_victims),
 		cmocka_unit_test(test_flow_fifo_ack_waits),
 		cmocka_unit_test(test_flow_fifo_random_flows_vs_packet),
 		cmocka_unit_test(test_flow_collectives_vs_packet),
