@@ -714,6 +714,8 @@ static void cc_start(struct flsim *s, uint32_t id)
 		cc_tick_at(s, id, s->c.now_ps + cc_window(s, c));
 }
 
+static fab_time_ps ack_wait(struct flsim *s, const struct fl_qp *q, uint8_t prio);
+
 /* A feedback window ends: the bytes it sent meet marks with the
  * probability the queues on its path give, each packet on its own; one
  * mark or more is congestion (a CNP, or an echo the firmware acts on once
@@ -738,13 +740,17 @@ static void cc_tick(struct flsim *s, uint32_t id)
 	}
 	double pkts = bytes / (double)s->c.fp.mtu;
 	/* the notification reaches the sender when the marked bytes' ACK
-	 * would: the rest of the way to the receiver and back */
+	 * would: through the queues ahead of them to the receiver, and back
+	 * (behind the queues there too where ACKs share the data's priority) */
 	bool cnp = c->ops->feedback == FAB_CC_FEEDBACK_CNP;
 	if (clear < 1 && (!cnp || !c->noted || s->c.now_ps - c->last_note >= s->c.fp.nic.cnp_interval_ps) &&
 	    fab_rng_unit(&c->rng) < 1 - pow(clear, pkts)) {
 		c->noted = true;
 		c->last_note = s->c.now_ps;
-		fab_eq_push(&s->c.eq, s->c.now_ps + q->tail_ps + q->ack_ps, EV_FQ_CC_NOTIFY, NULL, id);
+		fab_time_ps wait = ack_wait(s, q, s->c.qps[id]->prio);
+		for (uint32_t h = 1; h < q->nfwd && s->c.fp.ecn.mark_at == FAB_ECN_ENQUEUE; h++)
+			wait += leave_at(s->fl, q->path[h], s->c.now_ps) - s->c.now_ps;
+		fab_eq_push(&s->c.eq, s->c.now_ps + q->tail_ps + q->ack_ps + wait, EV_FQ_CC_NOTIFY, NULL, id);
 	}
 	cc_changed(s, id);
 	cc_tick_at(s, id, s->c.now_ps + w);
