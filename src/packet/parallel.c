@@ -20,7 +20,7 @@
  * events in the order the single queue would, and the result is byte for
  * byte that of one thread (tests/cli/parallel_test.sh).
  *
- * Over processes (ranks: run.ranks through the facade) it is the same
+ * Over processes (fabscope sim --ranks: src/ranks.c) it is the same
  * with one partition a process: at a window's end each rank sends every
  * other rank its report and the frames handed to it (their bytes, checked
  * on the way in as anything from a socket is), and at the run's end each
