@@ -733,10 +733,16 @@ static void cc_tick(struct flsim *s, uint32_t id)
 		return;
 	}
 	c->ops->on_sent(c->st, (fab_bytes)bytes);
-	double clear = 1;
+	double clear = 1, top = 0;
+	uint32_t marker = 0; /* the hop likeliest to mark */
 	for (uint32_t h = 1; h < q->nfwd; h++) {
 		settle(s, q->path[h]);
-		clear *= 1 - mark_prob(s, q->path[h]);
+		double pm = mark_prob(s, q->path[h]);
+		clear *= 1 - pm;
+		if (pm > top) {
+			top = pm;
+			marker = h;
+		}
 	}
 	double pkts = bytes / (double)s->c.fp.mtu;
 	/* the notification reaches the sender when the marked bytes' ACK
@@ -747,8 +753,12 @@ static void cc_tick(struct flsim *s, uint32_t id)
 	    fab_rng_unit(&c->rng) < 1 - pow(clear, pkts)) {
 		c->noted = true;
 		c->last_note = s->c.now_ps;
+		/* marked bytes are those that reach the marking hop: behind the
+		 * queues before it (a paused hop holds them there), and with
+		 * marking at enqueue behind its own queue too */
 		fab_time_ps wait = ack_wait(s, q, s->c.qps[id]->prio);
-		for (uint32_t h = 1; h < q->nfwd && s->c.fp.ecn.mark_at == FAB_ECN_ENQUEUE; h++)
+		uint32_t upto = marker + (s->c.fp.ecn.mark_at == FAB_ECN_ENQUEUE);
+		for (uint32_t h = 1; h < upto && h < q->nfwd; h++)
 			wait += leave_at(s->fl, q->path[h], s->c.now_ps) - s->c.now_ps;
 		fab_eq_push(&s->c.eq, s->c.now_ps + q->tail_ps + q->ack_ps + wait, EV_FQ_CC_NOTIFY, NULL, id);
 	}
