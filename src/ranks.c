@@ -16,21 +16,19 @@
 struct fab_rank_link {
 	struct fab_probe *pr;
 	uint32_t n, me, tag;
-	size_t max; /* the longest message a rank may send */
+	size_t max;                    /* the longest message a rank may send */
+	struct fab_probe_msg *po, *pi; /* [n]: a window's messages, as the probe takes them */
 	struct fab_err err;
 };
 
 static int exchange(void *ctx, const struct fab_sim_msg *out, struct fab_sim_msg *in)
 {
 	struct fab_rank_link *l = ctx;
-	struct fab_probe_msg *po = fab_xcalloc(l->n, sizeof *po), *pi = fab_xcalloc(l->n, sizeof *pi);
 	for (uint32_t j = 0; j < l->n; j++)
-		po[j] = (struct fab_probe_msg){out[j].data, out[j].len};
-	int rc = fab_probe_exchange(l->pr, l->tag++, po, pi, l->max, &l->err);
+		l->po[j] = (struct fab_probe_msg){out[j].data, out[j].len};
+	int rc = fab_probe_exchange(l->pr, l->tag++, l->po, l->pi, l->max, &l->err);
 	for (uint32_t j = 0; j < l->n; j++)
-		in[j] = (struct fab_sim_msg){pi[j].data, pi[j].len};
-	free(po);
-	free(pi);
+		in[j] = (struct fab_sim_msg){l->pi[j].data, l->pi[j].len};
 	return rc;
 }
 
@@ -92,6 +90,8 @@ int fab_run_join_ranks(struct fab_run *r, const char *master, double timeout_s, 
 	}
 	l->n = p.nranks;
 	l->me = p.rank;
+	l->po = fab_xcalloc(l->n, sizeof *l->po);
+	l->pi = fab_xcalloc(l->n, sizeof *l->pi);
 	/* a window's frames or the end's runs: the whole run's state, and room */
 	size_t flows = 0;
 	fab_sim_flows(r->sim, &flows);
@@ -114,6 +114,8 @@ void fab_run_ranks_free(struct fab_run *r)
 	if (!r->ranks)
 		return;
 	fab_probe_close(r->ranks->pr);
+	free(r->ranks->po);
+	free(r->ranks->pi);
 	free(r->ranks);
 	r->ranks = NULL;
 }

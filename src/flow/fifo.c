@@ -422,10 +422,7 @@ static void pfc_thresholds(const struct flsim *s, uint32_t port, double used, do
 		*xon = (double)pf->xon_bytes;
 		return;
 	}
-	int shift = (int)pf->dyn_shift;
-	for (fab_rate_bps r = s->ports[port].rate_bps; pf->dyn_ref_rate && r >= 2 * pf->dyn_ref_rate && shift > 1;
-	     r /= 2)
-		shift--;
+	unsigned shift = fab_pfc_dyn_shift(pf, s->ports[port].rate_bps);
 	double free = FAB_MAX((double)s->c.fp.buffer_bytes - used, 0.0);
 	*xoff = (double)pf->reserve_bytes + free / (double)(1u << shift);
 	*xon = FAB_MAX(*xoff - (double)pf->resume_offset, 0.0);

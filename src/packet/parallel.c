@@ -556,7 +556,7 @@ static void gather_free(struct gathered *g)
 	free(g->used);
 }
 
-/* the counters a rank adds to rank 0's */
+/* the counters a partition adds to the whole's, and a rank to rank 0's */
 #define SUM_WORDS 18
 static void sum_words(struct psim *s, uint64_t *v[SUM_WORDS])
 {
@@ -723,26 +723,11 @@ int pkt_run_parallel(struct psim *s, fab_time_ps end_ps)
 	uint64_t settled_all = 0;
 	for (uint32_t q = 0; q < local; q++) {
 		struct pkt_part *me = &par.parts[q];
-		const struct fab_sim_totals *pt = &me->s.c.tot;
-		struct fab_sim_totals *w = &s->c.tot;
-		w->data_tx_bytes += pt->data_tx_bytes;
-		w->data_rx_bytes += pt->data_rx_bytes;
-		w->data_drop_bytes += pt->data_drop_bytes;
-		w->data_pkts += pt->data_pkts;
-		w->retx_pkts += pt->retx_pkts;
-		w->timeouts += pt->timeouts;
-		w->qp_errors += pt->qp_errors;
-		w->cnps += pt->cnps;
-		w->drops += pt->drops;
-		w->wire_losses += pt->wire_losses;
-		w->failovers += pt->failovers;
-		w->reordered += pt->reordered;
-		w->flows_done += pt->flows_done;
-		s->c.flows_failed += me->s.c.flows_failed;
-		s->c.eq.popped += me->s.c.eq.popped;
-		s->live_data_payload += me->s.live_data_payload;
-		s->host_pkts += me->s.host_pkts;
-		s->host_bytes += me->s.host_bytes;
+		uint64_t *w[SUM_WORDS], *v[SUM_WORDS];
+		sum_words(s, w);
+		sum_words(&me->s, v);
+		for (int k = 0; k < SUM_WORDS; k++)
+			*w[k] += *v[k];
 		settled_all += settled(&me->s);
 		last = FAB_MAX(last, me->s.c.now_ps);
 		if (me->report[me->parity ^ 1u].idle_ps != FAB_TIME_NEVER)

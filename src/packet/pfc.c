@@ -125,11 +125,7 @@ static void pfc_init_port(struct psim *s, struct sim_port *port)
 	port->pfc.headroom_bytes = pfc_headroom(s, port);
 	if (!pfc->dynamic || !port->is_switch)
 		return;
-	/* one shift less per doubling of the speed above the reference, at least 1 */
-	int shift = (int)pfc->dyn_shift;
-	for (double r = (double)pfc->dyn_ref_rate * 2; r <= (double)port->rate_bps && shift > 1; r *= 2)
-		shift--;
-	port->pfc.shift = (uint8_t)shift;
+	port->pfc.shift = (uint8_t)fab_pfc_dyn_shift(pfc, port->rate_bps);
 	pkt_switch_of(s, port)->pfc_set_aside += port->pfc.headroom_bytes + pfc->reserve_bytes;
 }
 

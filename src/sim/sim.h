@@ -40,6 +40,16 @@ struct fab_pfc_params {
 	double headroom_delays;  /* headroom = rate x link delay x this; 0: the default sizing */
 };
 
+/* dynamic thresholds: the shift of a port of rate r (dyn_shift at
+ * dyn_ref_rate, one less per doubling of the speed above it, at least 1) */
+static inline unsigned fab_pfc_dyn_shift(const struct fab_pfc_params *pf, fab_rate_bps r)
+{
+	unsigned shift = pf->dyn_shift;
+	for (double x = (double)pf->dyn_ref_rate * 2; x <= (double)r && shift > 1; x *= 2)
+		shift--;
+	return shift;
+}
+
 /* Where a switch marks, and which queue depth it compares. */
 enum fab_ecn_mark_at {
 	FAB_ECN_DEQUEUE,       /* at dequeue, the queue with the departing packet */
