@@ -198,6 +198,8 @@ int json_write(json_t *j, FILE *f, size_t flags)
 int w_cmd(FILE *f, void *ctx, int what)
 {
 	struct cmd_out *o = ctx;
+	if (what == OUT_DOC && !o->doc) /* a sim's document, written as it is built */
+		return o->write(f, o->run, FAB_OUT_JSON) || fputc('\n', f) == EOF;
 	if (what == OUT_DOC)
 		return json_write(o->doc, f, JSON_INDENT(o->indent)) || fputc('\n', f) == EOF;
 	return o->write(f, o->run, (enum fab_output)what);

@@ -189,7 +189,6 @@ int cmd_sim(int argc, char **argv)
 	if (debug)
 		fab_run_write(stderr, run, FAB_OUT_LOG);
 	double run_s = wall_s() - pctx.t0;
-	o.doc = fab_run_json(run);
 	static const struct out_spec specs[] = {
 		{"result.json", w_cmd, OUT_DOC},
 		{"flows.csv", w_cmd, FAB_OUT_FLOWS_CSV},

@@ -65,6 +65,8 @@ enum fab_output {
 	FAB_OUT_LOG,          /* the communicators' and jobs' log (NCCL_DEBUG=INFO-like) */
 	FAB_OUT_SLOWDOWN_CSV, /* sim: FCT slowdowns per 5% size bin */
 	FAB_OUT_TEXT_ALGO,    /* coll: the nccl-tests table with the algorithm each size ran */
+	FAB_OUT_JSON,         /* sim: the result document as JSON_INDENT(2) writes fab_run_json's,
+			       * written without building its long tables */
 };
 
 /* Builds the topology, expands the traffic, places the jobs and prepares

@@ -402,6 +402,14 @@ int fab_run_write(FILE *f, const struct fab_run *r, enum fab_output what)
 		return r->work ? write_log(f, &r->work->log) : 0;
 	case FAB_OUT_SLOWDOWN_CSV:
 		return fab_result_write_slowdown_csv(f, r->sim);
+	case FAB_OUT_JSON: {
+		json_t *doc = fab_result_json_lean(r->config, r->sim);
+		if (r->njobs)
+			json_object_set_new(doc, "jobs", fab_jobs_json(r->jobs, r->njobs));
+		int rc = fab_result_write_json(f, doc, r->sim);
+		json_decref(doc);
+		return rc;
+	}
 	default:
 		return FAB_EINVAL;
 	}

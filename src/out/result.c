@@ -383,40 +383,322 @@ static json_t *ecmp_json(const struct fab_sim *s)
 	return ecmp;
 }
 
-static json_t *flows_json(const struct fab_sim *s)
+/* ---- the long tables: flows, series and flow series ----
+ *
+ * A 50,000-flow run's table as jansson values took longer to build, write
+ * and free than the flow engine took to run it, so fab_result_write_json
+ * writes the long tables straight from the run.  Each row is described
+ * once (the row functions below) and either built as a jansson object (the
+ * document fab_result_json gives) or written as jansson writes that object
+ * at JSON_INDENT(2): the same bytes either way. */
+
+/* the lean document's stand-ins for the long tables */
+#define MARK_FLOWS                                                                                                     \
+	"\x01"                                                                                                         \
+	"fabscope:flows"
+#define MARK_SERIES                                                                                                    \
+	"\x01"                                                                                                         \
+	"fabscope:series"
+#define MARK_FLOW_SERIES                                                                                               \
+	"\x01"                                                                                                         \
+	"fabscope:flow_series"
+
+enum rows { ROWS_FLOWS, ROWS_SERIES, ROWS_FLOW_SERIES };
+
+/* bytes to a FILE through one buffer */
+struct jout {
+	FILE *f;
+	size_t n;
+	bool bad;
+	char b[1 << 16];
+};
+
+static void jo_flush(struct jout *o)
 {
-	const struct fab_topo *t = fab_sim_topo(s);
-	size_t nf;
-	const struct fab_sim_flow *fl = fab_sim_flows(s, &nf);
-	const struct fab_flow_stats *st = fab_sim_flow_stats(s);
-	json_t *flows = json_array();
-	for (size_t i = 0; i < nf; i++) {
-		json_t *x = json_object();
-		bool done = st[i].finish_ps != FAB_TIME_NEVER;
-		uint64_t f = done ? st[i].finish_ps - fl[i].start_ps : 0;
-		json_object_set_new(x, "id", json_integer(fl[i].id));
-		json_object_set_new(x, "src", json_integer(fl[i].src_gpu));
-		json_object_set_new(x, "dst", json_integer(fl[i].dst_gpu));
-		json_object_set_new(x, "src_nic", json_string(t->nodes[t->nic_node[fl[i].src_nic]].name));
-		json_object_set_new(x, "dst_nic", json_string(t->nodes[t->nic_node[fl[i].dst_nic]].name));
-		json_object_set_new(x, "bytes", json_u64(fl[i].bytes));
-		json_object_set_new(x, "priority", json_integer(fl[i].prio));
-		json_object_set_new(x, "qps", json_integer(fl[i].qps));
-		json_object_set_new(x, "start_ps", json_u64(fl[i].start_ps));
-		json_object_set_new(x, "finish_ps", done ? json_u64(st[i].finish_ps) : json_null());
-		json_object_set_new(x, "fct_ps", done ? json_u64(f) : json_null());
-		json_object_set_new(x, "goodput_bps",
-				    done && f ? json_u64((uint64_t)((double)fl[i].bytes * 8e12 / (double)f + 0.5))
-					      : json_null());
-		json_object_set_new(x, "delivered_bytes", json_u64(st[i].delivered_bytes));
-		json_object_set_new(x, "data_pkts", json_u64(st[i].data_pkts));
-		json_object_set_new(x, "retx_pkts", json_u64(st[i].retx_pkts));
-		json_object_set_new(x, "timeouts", json_u64(st[i].timeouts));
-		json_object_set_new(x, "qp_errors", json_u64(st[i].qp_errors));
-		json_object_set_new(x, "cnps", json_u64(st[i].cnps));
-		json_array_append_new(flows, x);
+	if (o->n && fwrite(o->b, 1, o->n, o->f) != o->n)
+		o->bad = true;
+	o->n = 0;
+}
+
+static void jo_put(struct jout *o, const char *p, size_t n)
+{
+	while (n) {
+		if (o->n == sizeof o->b)
+			jo_flush(o);
+		size_t k = FAB_MIN(n, sizeof o->b - o->n);
+		memcpy(o->b + o->n, p, k);
+		o->n += k;
+		p += k;
+		n -= k;
 	}
-	return flows;
+}
+
+/* v in decimal, after a minus sign when neg, then c unless it is 0 */
+static void jo_dec(struct jout *o, uint64_t v, bool neg, char c)
+{
+	char d[24], *e = d + sizeof d, *p = e;
+	if (c)
+		*--p = c;
+	do
+		*--p = (char)('0' + v % 10);
+	while (v /= 10);
+	if (neg)
+		*--p = '-';
+	jo_put(o, p, (size_t)(e - p));
+}
+
+/* as jansson writes a json_int_t: "%lld" */
+static void jo_int(struct jout *o, long long v)
+{
+	jo_dec(o, v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v, v < 0, 0);
+}
+
+/* "%llu", and the same followed by a comma */
+static void jo_u64(struct jout *o, uint64_t v)
+{
+	jo_dec(o, v, false, 0);
+}
+
+static void jo_u64c(struct jout *o, uint64_t v)
+{
+	jo_dec(o, v, false, ',');
+}
+
+/* A row goes either into a jansson object or out through a jout. */
+struct sink {
+	json_t *obj;
+	struct jout *o;
+	const struct fab_topo *t;
+	char **names; /* per node: its name as a JSON string, or "" when it has none (NULL: not yet) */
+	bool first;
+	/* the run's tables (fab_sim_flows and fab_sim_flow_stats copy them out) */
+	const struct fab_sim_flow *fl;
+	const struct fab_flow_stats *st;
+	const struct fab_series_row *ser;
+	const struct fab_flow_series_row *fser;
+	size_t n;
+};
+
+static void sk_key(struct sink *k, const char *key)
+{
+	static const char pad[] = ",\n      \"";
+	if (k->first)
+		jo_put(k->o, pad + 1, sizeof pad - 2);
+	else
+		jo_put(k->o, pad, sizeof pad - 1);
+	k->first = false;
+	jo_put(k->o, key, strlen(key));
+	jo_put(k->o, "\": ", 3);
+}
+
+static void sk_int(struct sink *k, const char *key, long long v)
+{
+	if (k->obj) {
+		json_object_set_new(k->obj, key, json_integer(v));
+		return;
+	}
+	sk_key(k, key);
+	jo_int(k->o, v);
+}
+
+/* unsigned counters as json_u64 has them */
+static void sk_u64(struct sink *k, const char *key, uint64_t v)
+{
+	sk_int(k, key, (long long)v);
+}
+
+static void sk_null(struct sink *k, const char *key)
+{
+	if (k->obj) {
+		json_object_set_new(k->obj, key, json_null());
+		return;
+	}
+	sk_key(k, key);
+	jo_put(k->o, "null", 4);
+}
+
+/* a node's name (a name that is not UTF-8 leaves the key out, as
+ * json_string does) */
+static void sk_node(struct sink *k, const char *key, uint32_t node)
+{
+	const char *name = k->t->nodes[node].name;
+	if (k->obj) {
+		json_object_set_new(k->obj, key, json_string(name));
+		return;
+	}
+	if (!k->names[node]) {
+		json_t *j = json_string(name);
+		k->names[node] = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
+		json_decref(j);
+		if (!k->names[node])
+			k->names[node] = fab_xcalloc(1, 1);
+	}
+	if (!*k->names[node])
+		return;
+	sk_key(k, key);
+	jo_put(k->o, k->names[node], strlen(k->names[node]));
+}
+
+static void flow_row(struct sink *k, size_t i)
+{
+	const struct fab_topo *t = k->t;
+	const struct fab_sim_flow *fl = &k->fl[i];
+	const struct fab_flow_stats *st = &k->st[i];
+	bool done = st->finish_ps != FAB_TIME_NEVER;
+	uint64_t f = done ? st->finish_ps - fl->start_ps : 0;
+	sk_int(k, "id", fl->id);
+	sk_int(k, "src", fl->src_gpu);
+	sk_int(k, "dst", fl->dst_gpu);
+	sk_node(k, "src_nic", t->nic_node[fl->src_nic]);
+	sk_node(k, "dst_nic", t->nic_node[fl->dst_nic]);
+	sk_u64(k, "bytes", fl->bytes);
+	sk_int(k, "priority", fl->prio);
+	sk_int(k, "qps", fl->qps);
+	sk_u64(k, "start_ps", fl->start_ps);
+	if (done) {
+		sk_u64(k, "finish_ps", st->finish_ps);
+		sk_u64(k, "fct_ps", f);
+	} else {
+		sk_null(k, "finish_ps");
+		sk_null(k, "fct_ps");
+	}
+	if (done && f)
+		sk_u64(k, "goodput_bps", (uint64_t)((double)fl->bytes * 8e12 / (double)f + 0.5));
+	else
+		sk_null(k, "goodput_bps");
+	sk_u64(k, "delivered_bytes", st->delivered_bytes);
+	sk_u64(k, "data_pkts", st->data_pkts);
+	sk_u64(k, "retx_pkts", st->retx_pkts);
+	sk_u64(k, "timeouts", st->timeouts);
+	sk_u64(k, "qp_errors", st->qp_errors);
+	sk_u64(k, "cnps", st->cnps);
+}
+
+static void series_row(struct sink *k, size_t i)
+{
+	const struct fab_series_row *r = &k->ser[i];
+	const struct fab_port *tp = &k->t->ports[r->port];
+	sk_u64(k, "t_ps", r->t_ps);
+	sk_node(k, "node", tp->node);
+	sk_int(k, "port", r->port - k->t->nodes[tp->node].first_port);
+	sk_u64(k, "queue_bytes", r->queue_bytes);
+	sk_u64(k, "tx_bytes", r->tx_bytes);
+	sk_u64(k, "tx_wire_bytes", r->tx_wire_bytes);
+	sk_u64(k, "drops", r->drops);
+	sk_u64(k, "ecn_marks", r->ecn_marks);
+	sk_u64(k, "pause_tx", r->pause_tx);
+	sk_u64(k, "pause_rx", r->pause_rx);
+}
+
+static void flow_series_row(struct sink *k, size_t i)
+{
+	const struct fab_flow_series_row *r = &k->fser[i];
+	sk_u64(k, "t_ps", r->t_ps);
+	sk_int(k, "flow", r->flow);
+	sk_u64(k, "delivered_bytes", r->delivered_bytes);
+	sk_u64(k, "rate_bps", (uint64_t)(r->rate_bps + 0.5));
+}
+
+/* the table's rows into k; how many */
+static size_t rows_open(struct sink *k, const struct fab_sim *s, enum rows which)
+{
+	k->n = 0;
+	if (which == ROWS_FLOWS) {
+		k->fl = fab_sim_flows(s, &k->n);
+		k->st = fab_sim_flow_stats(s);
+	} else if (which == ROWS_SERIES) {
+		k->ser = fab_sim_series(s, &k->n);
+	} else {
+		k->fser = fab_sim_flow_series(s, &k->n);
+	}
+	return k->n;
+}
+
+static void row(struct sink *k, enum rows which, size_t i)
+{
+	if (which == ROWS_FLOWS)
+		flow_row(k, i);
+	else if (which == ROWS_SERIES)
+		series_row(k, i);
+	else
+		flow_series_row(k, i);
+}
+
+static json_t *rows_json(const struct fab_sim *s, enum rows which)
+{
+	json_t *a = json_array();
+	struct sink k = {.t = fab_sim_topo(s)};
+	for (size_t i = 0, n = rows_open(&k, s, which); i < n; i++) {
+		k.obj = json_object();
+		row(&k, which, i);
+		json_array_append_new(a, k.obj);
+	}
+	return a;
+}
+
+/* the table as jansson writes it at depth 1 of an object at JSON_INDENT(2) */
+static void rows_write(struct sink *k, const struct fab_sim *s, enum rows which)
+{
+	size_t n = rows_open(k, s, which);
+	if (!n) {
+		jo_put(k->o, "[]", 2);
+		return;
+	}
+	jo_put(k->o, "[", 1);
+	for (size_t i = 0; i < n; i++) {
+		jo_put(k->o, i ? ",\n    {" : "\n    {", i ? 7 : 6);
+		k->first = true;
+		row(k, which, i);
+		jo_put(k->o, "\n    }", 6);
+	}
+	jo_put(k->o, "\n  ]", 4);
+}
+
+int fab_result_write_json(FILE *f, json_t *lean, const struct fab_sim *s)
+{
+	static const struct {
+		const char *text; /* the stand-in as written */
+		enum rows which;
+	} marks[] = {
+		{"\n  \"flows\": \"\\u0001fabscope:flows\"", ROWS_FLOWS},
+		{"\n  \"series\": \"\\u0001fabscope:series\"", ROWS_SERIES},
+		{"\n  \"flow_series\": \"\\u0001fabscope:flow_series\"", ROWS_FLOW_SERIES},
+	};
+	char *text = json_dumps(lean, JSON_INDENT(2));
+	if (!text)
+		return FAB_EIO;
+	const struct fab_topo *t = fab_sim_topo(s);
+	struct jout *o = fab_xcalloc(1, sizeof *o);
+	o->f = f;
+	struct sink k = {.o = o, .t = t, .names = fab_xcalloc(t->nnodes, sizeof *k.names)};
+	const char *at = text;
+	for (;;) {
+		const char *next = NULL;
+		size_t m = 0;
+		for (size_t i = 0; i < sizeof marks / sizeof *marks; i++) {
+			const char *p = strstr(at, marks[i].text);
+			if (p && (!next || p < next)) {
+				next = p;
+				m = i;
+			}
+		}
+		if (!next)
+			break;
+		/* up to the value: the key and ": " stay */
+		size_t key = strchr(next + 4, '"') - next + 3;
+		jo_put(o, at, (size_t)(next - at) + key);
+		rows_write(&k, s, marks[m].which);
+		at = next + strlen(marks[m].text);
+	}
+	jo_put(o, at, strlen(at));
+	jo_flush(o);
+	int rc = o->bad ? FAB_EIO : 0;
+	for (uint32_t i = 0; i < t->nnodes; i++)
+		free(k.names[i]);
+	free(k.names);
+	free(o);
+	free(text);
+	return rc;
 }
 
 static json_t *ports_json(const struct fab_sim *s)
@@ -479,45 +761,7 @@ static json_t *ports_json(const struct fab_sim *s)
 	return ports;
 }
 
-/* the time series, switch ports and flows */
-static void series_json(json_t *doc, const struct fab_sim *s)
-{
-	const struct fab_topo *t = fab_sim_topo(s);
-	size_t nser;
-	const struct fab_series_row *ser = fab_sim_series(s, &nser);
-	json_t *rows = json_array();
-	for (size_t i = 0; i < nser; i++) {
-		const struct fab_port *tp = &t->ports[ser[i].port];
-		const struct fab_node *n = &t->nodes[tp->node];
-		json_t *o = json_object();
-		json_object_set_new(o, "t_ps", json_u64(ser[i].t_ps));
-		json_object_set_new(o, "node", json_string(n->name));
-		json_object_set_new(o, "port", json_integer(ser[i].port - n->first_port));
-		json_object_set_new(o, "queue_bytes", json_u64(ser[i].queue_bytes));
-		json_object_set_new(o, "tx_bytes", json_u64(ser[i].tx_bytes));
-		json_object_set_new(o, "tx_wire_bytes", json_u64(ser[i].tx_wire_bytes));
-		json_object_set_new(o, "drops", json_u64(ser[i].drops));
-		json_object_set_new(o, "ecn_marks", json_u64(ser[i].ecn_marks));
-		json_object_set_new(o, "pause_tx", json_u64(ser[i].pause_tx));
-		json_object_set_new(o, "pause_rx", json_u64(ser[i].pause_rx));
-		json_array_append_new(rows, o);
-	}
-	json_object_set_new(doc, "series", rows);
-	size_t nfs;
-	const struct fab_flow_series_row *fs = fab_sim_flow_series(s, &nfs);
-	json_t *frows = json_array();
-	for (size_t i = 0; i < nfs; i++) {
-		json_t *o = json_object();
-		json_object_set_new(o, "t_ps", json_u64(fs[i].t_ps));
-		json_object_set_new(o, "flow", json_integer(fs[i].flow));
-		json_object_set_new(o, "delivered_bytes", json_u64(fs[i].delivered_bytes));
-		json_object_set_new(o, "rate_bps", json_u64((uint64_t)(fs[i].rate_bps + 0.5)));
-		json_array_append_new(frows, o);
-	}
-	json_object_set_new(doc, "flow_series", frows);
-}
-
-json_t *fab_result_json(const struct fab_config *c, const struct fab_sim *s)
+static json_t *result_doc(const struct fab_config *c, const struct fab_sim *s, bool lean)
 {
 	struct fab_summary sm;
 	fab_summary_compute(s, &sm);
@@ -535,14 +779,27 @@ json_t *fab_result_json(const struct fab_config *c, const struct fab_sim *s)
 	json_object_set_new(doc, "summary", summary_json(s, &sm));
 	json_object_set_new(doc, "ecmp", ecmp_json(s));
 	json_object_set_new(doc, "ecmp_groups", ecmp_groups_json(s));
-	json_object_set_new(doc, "flows", flows_json(s));
+	json_object_set_new(doc, "flows", lean ? json_string(MARK_FLOWS) : rows_json(s, ROWS_FLOWS));
 	json_t *sd = fab_slowdown_json(s);
 	if (sd)
 		json_object_set_new(doc, "slowdown", sd);
 	json_object_set_new(doc, "ports", ports_json(s));
-	if (c->fabric.series_interval_ps)
-		series_json(doc, s);
+	if (c->fabric.series_interval_ps) {
+		json_object_set_new(doc, "series", lean ? json_string(MARK_SERIES) : rows_json(s, ROWS_SERIES));
+		json_object_set_new(doc, "flow_series",
+				    lean ? json_string(MARK_FLOW_SERIES) : rows_json(s, ROWS_FLOW_SERIES));
+	}
 	return doc;
+}
+
+json_t *fab_result_json(const struct fab_config *c, const struct fab_sim *s)
+{
+	return result_doc(c, s, false);
+}
+
+json_t *fab_result_json_lean(const struct fab_config *c, const struct fab_sim *s)
+{
+	return result_doc(c, s, true);
 }
 
 int fab_result_write_flows_csv(FILE *f, const struct fab_sim *s)
@@ -551,24 +808,44 @@ int fab_result_write_flows_csv(FILE *f, const struct fab_sim *s)
 	size_t n;
 	const struct fab_sim_flow *fl = fab_sim_flows(s, &n);
 	const struct fab_flow_stats *st = fab_sim_flow_stats(s);
-	fprintf(f,
-		"id,src_gpu,dst_gpu,src_nic,dst_nic,bytes,priority,qps,start_ps,finish_ps,"
-		"fct_ps,goodput_bps,retx_pkts,timeouts,cnps,qp_errors\n");
+	struct jout *o = fab_xcalloc(1, sizeof *o);
+	o->f = f;
+	static const char head[] = "id,src_gpu,dst_gpu,src_nic,dst_nic,bytes,priority,qps,start_ps,finish_ps,"
+				   "fct_ps,goodput_bps,retx_pkts,timeouts,cnps,qp_errors\n";
+	jo_put(o, head, sizeof head - 1);
 	for (size_t i = 0; i < n; i++) {
 		bool done = st[i].finish_ps != FAB_TIME_NEVER;
 		uint64_t fct = done ? st[i].finish_ps - fl[i].start_ps : 0;
-		fprintf(f, "%u,%u,%u,%s,%s,%llu,%u,%u,%llu,", fl[i].id, fl[i].src_gpu, fl[i].dst_gpu,
-			t->nodes[t->nic_node[fl[i].src_nic]].name, t->nodes[t->nic_node[fl[i].dst_nic]].name,
-			(unsigned long long)fl[i].bytes, fl[i].prio, fl[i].qps, (unsigned long long)fl[i].start_ps);
-		if (done)
-			fprintf(f, "%llu,%llu,%llu,", (unsigned long long)st[i].finish_ps, (unsigned long long)fct,
-				(unsigned long long)(fct ? (double)fl[i].bytes * 8e12 / (double)fct + 0.5 : 0));
-		else
-			fprintf(f, ",,,");
-		fprintf(f, "%llu,%llu,%llu,%u\n", (unsigned long long)st[i].retx_pkts,
-			(unsigned long long)st[i].timeouts, (unsigned long long)st[i].cnps, st[i].qp_errors);
+		const char *src = t->nodes[t->nic_node[fl[i].src_nic]].name;
+		const char *dst = t->nodes[t->nic_node[fl[i].dst_nic]].name;
+		jo_u64c(o, fl[i].id);
+		jo_u64c(o, fl[i].src_gpu);
+		jo_u64c(o, fl[i].dst_gpu);
+		jo_put(o, src, strlen(src));
+		jo_put(o, ",", 1);
+		jo_put(o, dst, strlen(dst));
+		jo_put(o, ",", 1);
+		jo_u64c(o, fl[i].bytes);
+		jo_u64c(o, fl[i].prio);
+		jo_u64c(o, fl[i].qps);
+		jo_u64c(o, fl[i].start_ps);
+		if (done) {
+			jo_u64c(o, st[i].finish_ps);
+			jo_u64c(o, fct);
+			jo_u64c(o, (uint64_t)(fct ? (double)fl[i].bytes * 8e12 / (double)fct + 0.5 : 0));
+		} else {
+			jo_put(o, ",,,", 3);
+		}
+		jo_u64c(o, st[i].retx_pkts);
+		jo_u64c(o, st[i].timeouts);
+		jo_u64c(o, st[i].cnps);
+		jo_u64(o, st[i].qp_errors);
+		jo_put(o, "\n", 1);
 	}
-	return ferror(f) ? FAB_EIO : 0;
+	jo_flush(o);
+	int rc = o->bad || ferror(f) ? FAB_EIO : 0;
+	free(o);
+	return rc;
 }
 
 int fab_result_write_ports_csv(FILE *f, const struct fab_sim *s)

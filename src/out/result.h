@@ -33,6 +33,12 @@ void fab_summary_compute(const struct fab_sim *s, struct fab_summary *out);
 
 /* The whole document (caller json_decref's it). */
 json_t *fab_result_json(const struct fab_config *c, const struct fab_sim *s);
+/* The same with stand-ins for the long tables (flows, series, flow
+ * series), and the document written from it: the bytes of the whole
+ * document at JSON_INDENT(2), without building the tables as jansson
+ * values. */
+json_t *fab_result_json_lean(const struct fab_config *c, const struct fab_sim *s);
+int fab_result_write_json(FILE *f, json_t *lean, const struct fab_sim *s);
 
 int fab_result_write_flows_csv(FILE *f, const struct fab_sim *s);
 int fab_result_write_ports_csv(FILE *f, const struct fab_sim *s);

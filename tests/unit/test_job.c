@@ -280,6 +280,47 @@ static void test_job_tensor_parallel_allreduces_block(void **state)
 	trun_free(&t);
 }
 
+/* The result document as the CLI writes it (FAB_OUT_JSON: the long tables
+ * written row by row) is, byte for byte, the document built whole and
+ * dumped by jansson: jobs, time series, flows cut off by run.end (their
+ * finish null) and finished ones. */
+static void test_job_document_written_whole(void **state)
+{
+	(void)state;
+	const char *yaml = ONE_LEAF_4
+		"fabric: {series_interval: 10us}\n"
+		"run: {end: 300us}\n"
+		"traffic:\n"
+		"  flows:\n"
+		"    - {src: 0, dst: 8, bytes: 64KiB}\n"
+		"    - {src: 1, dst: 9, bytes: 1GiB}\n"
+		"jobs:\n"
+		"  - {gpus: 16, iterations: 2, compute: 50us, gradient_bytes: 4MiB, buckets: 2}\n";
+	struct trun t = job_run(yaml, NULL, 0);
+	json_t *doc = fab_run_json(t.run);
+	char *want = json_dumps(doc, JSON_INDENT(2));
+	char *got = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&got, &len);
+	assert_non_null(f);
+	assert_int_equal(fab_run_write(f, t.run, FAB_OUT_JSON), 0);
+	assert_int_equal(fclose(f), 0);
+	/* what makes the case: both kinds of flow, rows of both series */
+	json_t *flows = json_object_get(doc, "flows");
+	assert_true(json_array_size(flows) >= 2);
+	assert_true(json_is_null(json_object_get(json_array_get(flows, 1), "finish_ps")));
+	assert_true(json_is_integer(json_object_get(json_array_get(flows, 0), "finish_ps")));
+	assert_true(json_array_size(json_object_get(doc, "series")) > 0);
+	assert_true(json_array_size(json_object_get(doc, "flow_series")) > 0);
+	assert_non_null(json_object_get(doc, "jobs"));
+	assert_int_equal(len, strlen(want));
+	assert_string_equal(got, want);
+	free(got);
+	free(want);
+	json_decref(doc);
+	trun_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -290,6 +331,7 @@ int main(void)
 		cmocka_unit_test(test_job_tensor_parallel_allreduces_block),
 		cmocka_unit_test(test_job_model_volumes),
 		cmocka_unit_test(test_job_model_step),
+		cmocka_unit_test(test_job_document_written_whole),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
