@@ -39,8 +39,8 @@
  * `flow.queues: dcqcn` adds congestion control: each queue pair runs
  * DCQCN's reaction point (src/cc), its NIC shares no more than that rate
  * to it, and every 4 us it learns whether the queues on its path marked
- * any of the packets it sent (RED on their backlog, drawn from its own
- * stream), one path later.  Where ACKs share the data's priority, a flow's
+ * any of a window's packets as they reached them (RED on their backlog,
+ * drawn from its own stream), one path later.  Where ACKs share the data's priority, a flow's
  * last ACK waits behind the backlog on its way back (fifo as well).  With
  * PFC, an ingress port whose share of its switch's queues reaches XOFF
  * holds its upstream port to the rate its bytes drain at (pfc_check): the
@@ -730,24 +730,28 @@ static void cc_tick(struct flsim *s, uint32_t id)
 		return;
 	}
 	c->ops->on_sent(c->st, (fab_bytes)bytes);
-	double clear = 1, top = 0;
+	/* a window's worth of its packets as they reach each hop (at the rate
+	 * coming in there: none yet where its bytes have not arrived, few
+	 * behind a pause) each marked with the hop's probability: the log of
+	 * the chance that none is */
+	double clear = 0, top = 0;
 	uint32_t marker = 0; /* the hop likeliest to mark */
 	for (uint32_t h = 1; h < q->nfwd; h++) {
 		settle(s, q->path[h]);
-		double pm = mark_prob(s, q->path[h]);
-		clear *= 1 - pm;
+		double pm = mark_prob(s, q->path[h]), pkts = q->fh[3 * h] * (double)w / (double)s->c.fp.mtu;
+		if (pm > 0 && pkts > 0)
+			clear += pm >= 1 ? -INFINITY : pkts * log1p(-pm);
 		if (pm > top) {
 			top = pm;
 			marker = h;
 		}
 	}
-	double pkts = bytes / (double)s->c.fp.mtu;
 	/* the notification reaches the sender when the marked bytes' ACK
 	 * would: through the queues ahead of them to the receiver, and back
 	 * (behind the queues there too where ACKs share the data's priority) */
 	bool cnp = c->ops->feedback == FAB_CC_FEEDBACK_CNP;
-	if (clear < 1 && (!cnp || !c->noted || s->c.now_ps - c->last_note >= s->c.fp.nic.cnp_interval_ps) &&
-	    fab_rng_unit(&c->rng) < 1 - pow(clear, pkts)) {
+	if (clear < 0 && (!cnp || !c->noted || s->c.now_ps - c->last_note >= s->c.fp.nic.cnp_interval_ps) &&
+	    fab_rng_unit(&c->rng) < -expm1(clear)) {
 		c->noted = true;
 		c->last_note = s->c.now_ps;
 		/* marked bytes are those that reach the marking hop: behind the
