@@ -21,10 +21,11 @@
  * A change in what leaves reaches the next port of each transfer after the
  * link's propagation delay and one packet's store-and-forward (EV_FQ_IN).
  *
- * A message's last byte travels on its own (EV_FQ_MARK): it leaves each
- * port at D(t) of its arrival there, and the message is delivered when it
- * leaves the last.  With no queue anywhere that is the fair-share engine's
- * closed form to the picosecond.
+ * A message's last byte travels on its own (EV_FQ_MARK, a token): at each
+ * port it waits in the same FIFO as the changes, leaves with the bytes that
+ * arrived with it, and the message is delivered when it leaves the last
+ * (and its ACK is back).  With no queue anywhere that is the fair-share
+ * engine's closed form to the picosecond.
  *
  * What it gives up for speed: a change at a backed-up port moves every
  * transfer through it, and all of theirs further on.  A rate is passed on
@@ -42,7 +43,7 @@
  * any of a window's packets as they reached them (RED on their backlog,
  * drawn from its own stream), one path later.  Where ACKs share the data's priority, a flow's
  * last ACK waits behind the backlog on its way back (fifo as well).  With
- * PFC, an ingress port whose share of its switch's queues reaches XOFF
+ * PFC, an ingress port whose bytes in its switch's queues reach XOFF
  * holds its upstream port to the rate its bytes drain at (pfc_check): the
  * upstream queue builds, and the link's other traffic waits in it.
  */
@@ -57,12 +58,15 @@ struct fq_pend {
 	fab_time_ps t;
 	uint32_t qp, hop;
 	double rate;
+	uint32_t tok; /* a token (its record) that leaves then, or NO_POS: a change of rate */
 };
 
-/* the rate coming into an egress port from one ingress port of its switch */
+/* what comes into an egress port from one ingress port of its switch:
+ * the rate coming in, the rate (of what came in) of its bytes now leaving,
+ * and its bytes in the queue */
 struct fq_in {
 	uint32_t port;
-	double rate;
+	double rate, out, bytes;
 };
 
 struct fq_port {
@@ -89,10 +93,14 @@ struct fq_port {
 	fab_time_ps paused_since;
 };
 
+/* what a token carries */
+enum { TOK_DATA, TOK_NOTE };
+
 struct fq_rec {
 	uint32_t qp, hop;
 	double rate;           /* EV_FQ_IN */
-	uint32_t flow, cookie; /* EV_FQ_MARK */
+	uint32_t flow, cookie; /* EV_FQ_MARK: a message's last byte */
+	uint8_t kind, upto;    /* EV_FQ_MARK: TOK_DATA or TOK_NOTE (it waits at forward hops before upto) */
 	uint32_t next_free;
 };
 
@@ -216,17 +224,60 @@ static void changed(struct flsim *s, uint32_t id, struct fl_qp *q, uint32_t h)
 	f->chg[f->nchg++] = (uint64_t)id << 8 | h;
 }
 
+/* the egress port's record of what comes in from an ingress port */
+static struct fq_in *in_of(struct fq_port *f, uint32_t ingress)
+{
+	for (uint32_t j = 0; j < f->nin; j++)
+		if (f->in[j].port == ingress)
+			return &f->in[j];
+	if (f->nin == f->cap_in) {
+		f->cap_in = f->cap_in ? 2 * f->cap_in : 4;
+		f->in = fab_xrealloc(f->in, f->cap_in, sizeof *f->in);
+	}
+	f->in[f->nin] = (struct fq_in){.port = ingress};
+	return &f->in[f->nin++];
+}
+
 /* the bytes of transfer id at hop h now leave with rate r (of what came in) */
 static void view_out(struct flsim *s, uint32_t id, uint32_t h, double r)
 {
 	struct fl_state *fl = s->fl;
 	struct fl_qp *q = &fl->qps[id];
 	struct fq_port *f = &fl->fq[q->path[h]];
+	if (fl->pfc && h) {
+		struct fq_in *in = in_of(f, s->ports[q->path[h - 1]].peer);
+		in->out = FAB_MAX(in->out + r - q->fh[3 * h + 1], 0.0);
+	}
 	f->aout += r - q->fh[3 * h + 1];
 	q->fh[3 * h + 1] = r;
 	if (f->aout < 0)
 		f->aout = 0;
 	changed(s, id, q, h);
+}
+
+static void tok_leave(struct flsim *s, uint32_t i, fab_time_ps t);
+
+/* something waits in the port's queue: it leaves with the bytes that
+ * arrive now (never before what waits ahead of it) */
+static void pend_push(struct flsim *s, uint32_t port, struct fq_pend e)
+{
+	struct fq_port *f = &s->fl->fq[port];
+	if (f->pn == f->pcap) {
+		uint32_t n = f->pcap ? 2 * f->pcap : 16;
+		struct fq_pend *np = fab_xcalloc(n, sizeof *np);
+		for (uint32_t i = 0; i < f->pn; i++)
+			np[i] = f->pend[(f->ph + i) % f->pcap];
+		free(f->pend);
+		f->pend = np;
+		f->pcap = n;
+		f->ph = 0;
+	}
+	e.t = leave_at(s->fl, port, s->c.now_ps);
+	if (f->pn && f->pend[(f->ph + f->pn - 1) % f->pcap].t > e.t)
+		e.t = f->pend[(f->ph + f->pn - 1) % f->pcap].t;
+	f->pend[(f->ph + f->pn) % f->pcap] = e;
+	if (!f->pn++)
+		fab_eq_push(&s->c.eq, e.t, EV_FQ_OUT, NULL, port);
 }
 
 /* the changes waiting in the port's queue whose bytes leave by `until`
@@ -236,12 +287,51 @@ static bool let_through(struct flsim *s, uint32_t port, fab_time_ps until)
 	struct fq_port *f = &s->fl->fq[port];
 	bool any = false;
 	for (; f->pn && f->pend[f->ph].t <= until; any = true) {
-		const struct fq_pend *e = &f->pend[f->ph];
-		view_out(s, e->qp, e->hop, e->rate);
+		struct fq_pend e = f->pend[f->ph];
 		f->ph = (f->ph + 1) % f->pcap;
 		f->pn--;
+		if (e.tok != NO_POS)
+			tok_leave(s, e.tok, FAB_MIN(e.t, s->c.now_ps));
+		else
+			view_out(s, e.qp, e.hop, e.rate);
 	}
 	return any;
+}
+
+/* the rate the bytes from ingress record in leave the port at: their share
+ * of what leaves (of its queue's bytes when nothing is known to leave),
+ * or the rate they come in at through an empty queue */
+static double in_leaving(const struct fl_state *fl, uint32_t port, const struct fq_in *in)
+{
+	const struct fq_port *f = &fl->fq[port];
+	double c = cap(fl, port);
+	if (f->backlog <= 0 && f->ain <= c)
+		return in->rate;
+	if (f->aout > 0)
+		return c * in->out / f->aout;
+	return f->backlog > 0 ? c * in->bytes / f->backlog : 0;
+}
+
+/* PFC: each ingress port's bytes in the queue, which held b0 bytes dt ago
+ * (before its backlog was brought up to now): in at the rate coming in,
+ * out at their share of what leaves; together the backlog */
+static void in_settle(struct fl_state *fl, uint32_t port, double b0, double dt)
+{
+	struct fq_port *f = &fl->fq[port];
+	if (f->backlog <= 0) {
+		for (uint32_t j = 0; j < f->nin; j++)
+			f->in[j].bytes = 0;
+		return;
+	}
+	double c = cap(fl, port), sum = 0;
+	for (uint32_t j = 0; j < f->nin; j++) {
+		struct fq_in *in = &f->in[j];
+		double lv = f->aout > 0 ? c * in->out / f->aout : b0 > 0 ? c * in->bytes / b0 : 0;
+		in->bytes = FAB_MAX(in->bytes + (in->rate - lv) * dt, 0.0);
+		sum += in->bytes;
+	}
+	for (uint32_t j = 0; j < f->nin; j++)
+		f->in[j].bytes = sum > 0 ? f->in[j].bytes * f->backlog / sum : f->backlog / f->nin;
 }
 
 /* the backlog brought up to now; an emptied queue lets every waiting change
@@ -261,6 +351,8 @@ static void settle(struct flsim *s, uint32_t port)
 			st->max_queue_bytes = (uint64_t)b1;
 		f->backlog = b1;
 		f->t_backlog = s->c.now_ps;
+		if (f->nin)
+			in_settle(fl, port, b0, (double)dt);
 	}
 	if (f->backlog == 0)
 		let_through(s, port, FAB_TIME_NEVER);
@@ -336,6 +428,24 @@ static void refresh(struct flsim *s, uint32_t port)
 	}
 }
 
+/* The port's capacity changed from c0 (a pause held or let go of it, a
+ * fault): the changes waiting in its queue reach what leaves once the
+ * bytes ahead of them have left, at the new capacity. */
+static void retime(struct flsim *s, uint32_t port, double c0)
+{
+	struct fl_state *fl = s->fl;
+	struct fq_port *f = &fl->fq[port];
+	double c1 = cap(fl, port);
+	if (!f->pn || c1 == c0)
+		return;
+	for (uint32_t i = 0; i < f->pn; i++) {
+		struct fq_pend *e = &f->pend[(f->ph + i) % f->pcap];
+		if (e->t > s->c.now_ps)
+			e->t = s->c.now_ps + (fab_time_ps)FAB_MIN(ceil((double)(e->t - s->c.now_ps) * c0 / c1), 1e15);
+	}
+	fab_eq_push(&s->c.eq, f->pend[f->ph].t, EV_FQ_OUT, NULL, port); /* (the one before it finds nothing due) */
+}
+
 /* the port is refreshed once at the end of the instant, however many
  * changes reach it at it (with flow.batch, once within that time) */
 static void touch(struct flsim *s, uint32_t port)
@@ -354,21 +464,6 @@ void fq_refresh(struct flsim *s)
 	fl->touch.n = 0;
 }
 
-/* what comes into an egress port from an ingress port changed by d */
-static void in_add(struct fq_port *f, uint32_t ingress, double d)
-{
-	for (uint32_t j = 0; j < f->nin; j++)
-		if (f->in[j].port == ingress) {
-			f->in[j].rate = FAB_MAX(f->in[j].rate + d, 0.0);
-			return;
-		}
-	if (f->nin == f->cap_in) {
-		f->cap_in = f->cap_in ? 2 * f->cap_in : 4;
-		f->in = fab_xrealloc(f->in, f->cap_in, sizeof *f->in);
-	}
-	f->in[f->nin++] = (struct fq_in){ingress, FAB_MAX(d, 0.0)};
-}
-
 /* transfer id's rate into hop h is r from now */
 static void rate_in(struct flsim *s, uint32_t id, uint32_t h, double r)
 {
@@ -377,8 +472,10 @@ static void rate_in(struct flsim *s, uint32_t id, uint32_t h, double r)
 	uint32_t port = q->path[h];
 	struct fq_port *f = &fl->fq[port];
 	settle(s, port);
-	if (fl->pfc && h)
-		in_add(f, s->ports[q->path[h - 1]].peer, r - q->fh[3 * h]);
+	if (fl->pfc && h) {
+		struct fq_in *in = in_of(f, s->ports[q->path[h - 1]].peer);
+		in->rate = FAB_MAX(in->rate + r - q->fh[3 * h], 0.0);
+	}
 	f->ain += r - q->fh[3 * h];
 	if (f->ain < 0)
 		f->ain = 0;
@@ -387,22 +484,7 @@ static void rate_in(struct flsim *s, uint32_t id, uint32_t h, double r)
 	if (f->backlog == 0) {
 		view_out(s, id, h, r);
 	} else { /* it leaves with the bytes that arrive now */
-		if (f->pn == f->pcap) {
-			uint32_t n = f->pcap ? 2 * f->pcap : 16;
-			struct fq_pend *np = fab_xcalloc(n, sizeof *np);
-			for (uint32_t i = 0; i < f->pn; i++)
-				np[i] = f->pend[(f->ph + i) % f->pcap];
-			free(f->pend);
-			f->pend = np;
-			f->pcap = n;
-			f->ph = 0;
-		}
-		fab_time_ps t = leave_at(fl, port, s->c.now_ps);
-		if (f->pn && f->pend[(f->ph + f->pn - 1) % f->pcap].t > t)
-			t = f->pend[(f->ph + f->pn - 1) % f->pcap].t; /* never before the change ahead */
-		f->pend[(f->ph + f->pn) % f->pcap] = (struct fq_pend){t, id, h, r};
-		if (!f->pn++)
-			fab_eq_push(&s->c.eq, t, EV_FQ_OUT, NULL, port);
+		pend_push(s, port, (struct fq_pend){.qp = id, .hop = h, .rate = r, .tok = NO_POS});
 	}
 	touch(s, port);
 }
@@ -454,7 +536,9 @@ static void pfc_hold(struct flsim *s, uint32_t up, double r)
 	}
 	if (s->ports[up].is_switch) {
 		settle(s, up); /* the queue so far at the old rate */
+		double c0 = cap(s->fl, up);
 		f->pfc_rate = r;
+		retime(s, up, c0);
 		touch(s, up);
 	} else {
 		f->pfc_rate = r;
@@ -463,9 +547,8 @@ static void pfc_hold(struct flsim *s, uint32_t up, double r)
 }
 
 /* A switch's ingress ports against their thresholds: each ingress port's
- * bytes are its share of every egress queue (the share of what comes in),
- * they leave at that share of each queue's rate, and grow at that share of
- * each queue's growth.  One that reaches XOFF holds its upstream port to
+ * bytes in every egress queue (in_settle), which leave at their share of
+ * what the queue sends (in_leaving).  One that reaches XOFF holds its upstream port to
  * the rate its bytes leave at (a fluid pause: the upstream queue takes the
  * rest, behind which the other traffic of that link waits too) until they
  * fall to XON.  The next crossing is checked when it is due. */
@@ -482,19 +565,16 @@ static void pfc_check(struct flsim *s, uint32_t node)
 		struct fq_port *f = &fl->fq[e];
 		settle(s, e);
 		used += f->backlog * frame;
-		if (f->ain <= 0)
-			continue;
-		double c = cap(fl, e), keep = f->ain > c ? c / f->ain : 1;
-		bool up = f->backlog > 0 || f->ain > c;
 		for (uint32_t j = 0; j < f->nin; j++) {
-			if (f->in[j].rate <= 0 || f->in[j].port < first || f->in[j].port >= first + n)
+			const struct fq_in *in = &f->in[j];
+			if (in->port < first || in->port >= first + n)
 				continue;
-			uint32_t i = f->in[j].port - first;
-			double sh = f->in[j].rate / f->ain;
-			occ[i] += f->backlog * sh * frame;
-			if (up)
-				grow[i] += (f->ain - c) * sh * frame;
-			drain[i] += f->in[j].rate * keep;
+			uint32_t i = in->port - first;
+			double lv = in_leaving(fl, e, in);
+			occ[i] += in->bytes * frame;
+			if (f->backlog > 0 || f->ain > cap(fl, e))
+				grow[i] += (in->rate - lv) * frame;
+			drain[i] += lv;
 		}
 	}
 	double next = INFINITY;
@@ -566,7 +646,9 @@ void fq_port_rate(struct flsim *s, uint32_t port, double r)
 		return;
 	}
 	settle(s, port); /* the queue so far at the old rate */
+	double c0 = cap(s->fl, port);
 	s->fl->ports[port].payload_per_ps = r;
+	retime(s, port, c0);
 	touch(s, port);
 }
 
@@ -693,6 +775,8 @@ static void cc_changed(struct flsim *s, uint32_t id)
 	}
 }
 
+static void tok_send(struct flsim *s, uint32_t id, uint8_t kind, uint8_t upto, uint32_t flow, uint32_t cookie);
+
 static void cc_tick_at(struct flsim *s, uint32_t id, fab_time_ps t)
 {
 	s->fl->qps[id].cc->tick_ps = t;
@@ -710,8 +794,6 @@ static void cc_start(struct flsim *s, uint32_t id)
 	if (c->tick_ps == FAB_TIME_NEVER)
 		cc_tick_at(s, id, s->c.now_ps + cc_window(s, c));
 }
-
-static fab_time_ps ack_wait(struct flsim *s, const struct fl_qp *q, uint8_t prio);
 
 /* A feedback window ends: the bytes it sent meet marks with the
  * probability the queues on its path give, each packet on its own; one
@@ -732,13 +814,18 @@ static void cc_tick(struct flsim *s, uint32_t id)
 	c->ops->on_sent(c->st, (fab_bytes)bytes);
 	/* a window's worth of its packets as they reach each hop (at the rate
 	 * coming in there: none yet where its bytes have not arrived, few
-	 * behind a pause) each marked with the hop's probability: the log of
-	 * the chance that none is */
+	 * behind a pause), each marked with the hop's probability: the log of
+	 * the chance that none is.  A hop that a pause holds and that marks
+	 * packets as they leave (fabric.ecn.mark_at dequeue, dequeue-after)
+	 * marks only those it lets go. */
+	bool on_leaving = s->c.fp.ecn.mark_at != FAB_ECN_ENQUEUE;
 	double clear = 0, top = 0;
 	uint32_t marker = 0; /* the hop likeliest to mark */
 	for (uint32_t h = 1; h < q->nfwd; h++) {
+		const struct fq_port *f = &s->fl->fq[q->path[h]];
 		settle(s, q->path[h]);
-		double pm = mark_prob(s, q->path[h]), pkts = q->fh[3 * h] * (double)w / (double)s->c.fp.mtu;
+		double rate = on_leaving && f->pfc_rate > 0 ? q->fh[3 * h + 1] * f->scale : q->fh[3 * h];
+		double pm = mark_prob(s, q->path[h]), pkts = rate * (double)w / (double)s->c.fp.mtu;
 		if (pm > 0 && pkts > 0)
 			clear += pm >= 1 ? -INFINITY : pkts * log1p(-pm);
 		if (pm > top) {
@@ -756,12 +843,10 @@ static void cc_tick(struct flsim *s, uint32_t id)
 		c->last_note = s->c.now_ps;
 		/* marked bytes are those that reach the marking hop: behind the
 		 * queues before it (a paused hop holds them there), and with
-		 * marking at enqueue behind its own queue too */
-		fab_time_ps wait = ack_wait(s, q, s->c.qps[id]->prio);
+		 * marking at enqueue behind its own queue too; the rest of the
+		 * way without waiting, and back */
 		uint32_t upto = marker + (s->c.fp.ecn.mark_at == FAB_ECN_ENQUEUE);
-		for (uint32_t h = 1; h < upto && h < q->nfwd; h++)
-			wait += leave_at(s->fl, q->path[h], s->c.now_ps) - s->c.now_ps;
-		fab_eq_push(&s->c.eq, s->c.now_ps + q->tail_ps + q->ack_ps + wait, EV_FQ_CC_NOTIFY, NULL, id);
+		tok_send(s, id, TOK_NOTE, (uint8_t)upto, NO_FLOW, 0);
 	}
 	cc_changed(s, id);
 	cc_tick_at(s, id, s->c.now_ps + w);
@@ -821,52 +906,107 @@ void fq_nics(struct flsim *s)
 
 /* a message's last byte has left the source (a little early where the
  * NIC's round robin puts it ahead: fl_finish_at) */
+/* ---- tokens: a message's last byte, a congestion notification ----
+ *
+ * A token travels its queue pair's path, forward hops then (where ACKs
+ * share the data's priority and wait in its queues) the ACK's hops.  At a
+ * hop where it waits behind the queue it joins the queue's list of what
+ * waits (pend_push): it leaves with the bytes that arrived with it, at
+ * whatever rate the port runs meanwhile (a pause held or let go, retime).
+ * With no queue anywhere a message is delivered at the fair-share engine's
+ * closed form, to the picosecond. */
+
+/* the ACKs of queue pair q wait in the data's queues */
+static bool acks_wait(const struct flsim *s, const struct fl_qp *q)
+{
+	return s->c.fp.ctrl_prio == s->c.qps[q - s->fl->qps]->prio;
+}
+
+/* from leaving ACK hop h to the next: propagation, and the ACK's frame */
+static fab_time_ps ack_lat(const struct flsim *s, const struct fl_qp *q, uint32_t h)
+{
+	const struct fab_wire *w = fab_sim_wire(&s->c);
+	const struct fl_link *p = &s->ports[q->path[h]];
+	return p->delay_ps + fab_ser_ps(w->ack_frame + w->preamble_ifg, p->rate_bps);
+}
+
+/* its journey is over at t */
+static void tok_end(struct flsim *s, const struct fq_rec *m, fab_time_ps t)
+{
+	if (m->kind == TOK_NOTE)
+		fab_eq_push(&s->c.eq, t, EV_FQ_CC_NOTIFY, NULL, m->qp);
+	else if (m->flow != NO_FLOW)
+		fab_eq_push(&s->c.eq, t, EV_FL_DELIVER, &s->c.flows[m->flow], 0);
+	else
+		fab_eq_push(&s->c.eq, t, EV_FL_DELIVER, NULL, m->cookie);
+}
+
+/* token i leaves hop m.hop at t: on to the next hop, or home */
+static void tok_leave(struct flsim *s, uint32_t i, fab_time_ps t)
+{
+	struct fl_state *fl = s->fl;
+	struct fq_rec *m = &fl->rec[i];
+	const struct fl_qp *q = &fl->qps[m->qp];
+	uint32_t h = m->hop;
+	if (h < q->nfwd) {
+		t += hop_lat(s, q, h);
+		if (h + 1u == q->nfwd) { /* at the receiver */
+			if (m->kind == TOK_DATA && m->flow == NO_FLOW) {
+				tok_end(s, m, t);
+				rec_free(fl, i);
+				return;
+			}
+			if (!acks_wait(s, q)) { /* ACKs go first: back at once */
+				tok_end(s, m, t + q->ack_ps);
+				rec_free(fl, i);
+				return;
+			}
+		}
+	} else {
+		t += ack_lat(s, q, h);
+	}
+	if (h + 1u == q->npath) {
+		tok_end(s, m, t);
+		rec_free(fl, i);
+		return;
+	}
+	m->hop++;
+	fab_eq_push(&s->c.eq, t, EV_FQ_MARK, NULL, i);
+}
+
+/* token i reaches hop m.hop: it waits behind the queue there, or goes on */
+static void tok_arrive(struct flsim *s, uint32_t i)
+{
+	struct fl_state *fl = s->fl;
+	const struct fq_rec *m = &fl->rec[i];
+	const struct fl_qp *q = &fl->qps[m->qp];
+	uint32_t port = q->path[m->hop];
+	bool waits = m->hop >= q->nfwd || m->kind == TOK_DATA || m->hop < m->upto;
+	if (waits) {
+		settle(s, port);
+		if (m->hop < q->nfwd)
+			touch(s, port);
+		if (fl->fq[port].backlog > 0) {
+			pend_push(s, port, (struct fq_pend){.tok = i});
+			return;
+		}
+	}
+	tok_leave(s, i, s->c.now_ps);
+}
+
+/* a token of queue pair id sets out from its NIC now */
+static void tok_send(struct flsim *s, uint32_t id, uint8_t kind, uint8_t upto, uint32_t flow, uint32_t cookie)
+{
+	struct fl_state *fl = s->fl;
+	uint32_t i = rec_new(fl);
+	fl->rec[i] = (struct fq_rec){.qp = id, .hop = 0, .flow = flow, .cookie = cookie, .kind = kind, .upto = upto};
+	tok_leave(s, i, s->c.now_ps);
+}
+
+/* the last byte of a message leaves its NIC */
 void fq_sent(struct flsim *s, uint32_t id, uint32_t flow, uint32_t cookie)
 {
-	struct fl_state *fl = s->fl;
-	struct fl_qp *q = &fl->qps[id];
-	uint32_t i = rec_new(fl);
-	fl->rec[i] = (struct fq_rec){.qp = id, .hop = 1, .flow = flow, .cookie = cookie};
-	fab_eq_push(&s->c.eq, s->c.now_ps + hop_lat(s, q, 0), EV_FQ_MARK, NULL, i);
-}
-
-/* Where ACKs travel in the data's queue (fabric.control_priority is the
- * data's priority, as HPCC's switches have it), the flow's last ACK waits
- * behind the backlog of every port on its way back, as the queues stand
- * now; else ACKs go first and wait for nothing. */
-static fab_time_ps ack_wait(struct flsim *s, const struct fl_qp *q, uint8_t prio)
-{
-	if (s->c.fp.ctrl_prio != prio)
-		return 0;
-	fab_time_ps w = 0;
-	for (uint32_t h = q->nfwd; h < q->npath; h++) {
-		settle(s, q->path[h]);
-		w += leave_at(s->fl, q->path[h], s->c.now_ps) - s->c.now_ps;
-	}
-	return w;
-}
-
-static void on_mark(struct flsim *s, uint32_t i)
-{
-	struct fl_state *fl = s->fl;
-	struct fq_rec m = fl->rec[i];
-	rec_free(fl, i);
-	struct fl_qp *q = &fl->qps[m.qp];
-	uint32_t port = q->path[m.hop];
-	settle(s, port);
-	touch(s, port);
-	fab_time_ps t = leave_at(fl, port, s->c.now_ps) + hop_lat(s, q, m.hop);
-	if (m.hop + 1u < q->nfwd) {
-		m.hop++;
-		uint32_t j = rec_new(fl);
-		fl->rec[j] = m;
-		fab_eq_push(&s->c.eq, t, EV_FQ_MARK, NULL, j);
-	} else if (m.flow != NO_FLOW) {
-		fab_eq_push(&s->c.eq, t + q->ack_ps + ack_wait(s, q, s->c.flows[m.flow].spec.prio), EV_FL_DELIVER,
-			    &s->c.flows[m.flow], 0);
-	} else {
-		fab_eq_push(&s->c.eq, t, EV_FL_DELIVER, NULL, m.cookie);
-	}
+	tok_send(s, id, TOK_DATA, 0, flow, cookie);
 }
 
 void fq_event(struct flsim *s, const struct fab_ev *ev)
@@ -896,7 +1036,7 @@ void fq_event(struct flsim *s, const struct fab_ev *ev)
 		touch(s, ev->arg);
 		break;
 	case EV_FQ_MARK:
-		on_mark(s, ev->arg);
+		tok_arrive(s, ev->arg);
 		break;
 	case EV_FQ_CC_TICK:
 		cc_tick(s, ev->arg);

@@ -266,10 +266,10 @@ static void test_flow_dcqcn(void **state)
  * spines' ports toward leaf 0 to what drains, and the small flows wait in
  * those ports' queues behind the incast (head-of-line blocking).  Without
  * PFC they pass at once; with it they take at least 5x longer, and as long
- * as the packet engine's within 4x either way (measured: 243 and 303 us
- * against 78 and 235: the fluid senders hear of the incast only once their
- * bytes pass the paused queues, and fill them more than the packet
- * engine's do). */
+ * as the packet engine's within 2.5x either way (measured: 137 and 166 us
+ * against 78 and 235).  Before the last byte and the ACK waited in the
+ * queues' own lists (they were given a time to leave at the rate the port
+ * ran when they arrived: a paused one), the second took 2.1 ms. */
 static const char *const victims_yaml =
 	"topology: {leaves: 2, servers_per_leaf: 8, gpus_per_server: 1, nics_per_server: 1, spines: 2}\n"
 	"fabric: {buffer: 4MiB}\n"
@@ -319,7 +319,7 @@ static void test_flow_pfc_victims(void **state)
 	assert_true(pw > 0 && po == 0 && pp > 0);
 	for (int k = 0; k < 2; k++) {
 		assert_true(with[k] > 5 * without[k]);
-		assert_true(with[k] < 4 * packet[k] && with[k] > packet[k] / 4);
+		assert_true(with[k] < 2.5 * packet[k] && with[k] > packet[k] / 2.5);
 	}
 }
 

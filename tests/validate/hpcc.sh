@@ -18,7 +18,8 @@
 # bins, at least 18 bins within 20%, PAUSE frames within a factor of 2
 # where the reference pauses (none where it does not).  Then the flow
 # engine's fluid DCQCN (flow.queues: dcqcn) against the packet engine on
-# the same two runs (asserted on the one without PFC).  About a minute.
+# the same two runs (p50 within 15% on both, p95 within 15% without
+# incast and 20% with it).  Some minutes.
 F=${1:-./build/fabscope}
 REF=${HPCC_REF:-$(dirname "$0")/../../../shared/reference/hpcc-ns3}
 if [ ! -f "$REF/fbhadoop30.fct.csv.gz" ]; then
@@ -76,6 +77,7 @@ EOF
 		}' >"$tmp/ref.txt"
 	tail -n +2 "$tmp/out/slowdown.csv" | tr ',' ' ' >"$tmp/ours.txt"
 	cp "$tmp/out/slowdown.csv" "$tmp/packet-$name.csv"
+	cp "$tmp/out/flows.csv" "$tmp/packet-$name-flows.csv"
 	echo "$5 $6" | awk '{ print $1 + $2 }' >"$tmp/cpu-$name"
 	echo "$8" >"$tmp/wall-$name"
 	pause=$(grep -m1 '"pause_frames"' "$tmp/out/result.json" | tr -dc '0-9')
@@ -168,13 +170,13 @@ compare fbhadoop30-incast 676.7 4106 $check || exit 1
 split fbhadoop30-incast || exit 1
 ranks fbhadoop30-incast || exit 1
 
-# fluid NAME ASSERT: the flow engine with flow.queues dcqcn (fluid FIFO
-# queues, DCQCN at the sources from marks drawn on their depth) on the same
-# run, against the packet engine's slowdowns (the compare above left them
-# in $tmp/packet-NAME.csv): p50 and p95 per bin, CPU against the packet
-# engine's.  Asserted where the reference run has no PFC (the model has
-# none): every bin's p50 and p95 within 15%; with incast, where PAUSE
-# frames hold small flows for 100 times their ideal time, reported only.
+# fluid NAME ASSERT P95: the flow engine with flow.queues dcqcn (fluid
+# FIFO queues, DCQCN at the sources from marks drawn on their depth, fluid
+# pauses) on the same run, against the packet engine's slowdowns (the
+# compare above left them in $tmp/packet-NAME.csv): p50 and p95 per bin,
+# CPU against the packet engine's.  With ASSERT, every bin's p50 within
+# 15% and p95 within P95%: 15% without incast, 20% with it (measured
+# 15.9% at seed 1; doc/flow.md), and the slowest flow within 1.5x.
 fluid() {
 	name=$1
 	gzip -dc "$REF/$name.flows.csv.gz" |
@@ -186,9 +188,12 @@ fluid() {
 		return 1
 	}
 	set -- "$@" $(tail -1 "$tmp/ftime")
+	# the slowest flow: none left behind in a queue that a pause slowed
+	fmax=$(awk -F, 'NR > 1 && $11 > m { m = $11 } END { print m + 0 }' "$tmp/fl/flows.csv")
+	pmax=$(awk -F, 'NR > 1 && $11 > m { m = $11 } END { print m + 0 }' "$tmp/packet-$name-flows.csv")
 	echo "flow engine (flow.queues: dcqcn) against the packet engine: $name, FCT slowdown per 5% size bin"
 	echo "bin  max size (B)  p50 packet      fluid   error  p95 packet      fluid   error"
-	paste -d, "$tmp/packet-$name.csv" "$tmp/fl/slowdown.csv" | tail -n +2 | awk -F, -v check="$2" -v u="$3" -v sy="$4" \
+	paste -d, "$tmp/packet-$name.csv" "$tmp/fl/slowdown.csv" | tail -n +2 | awk -F, -v check="$2" -v lim="$3" -v u="$4" -v sy="$5" -v fmax="$fmax" -v pmax="$pmax" \
 		-v pcpu="$(cat "$tmp/cpu-$name")" -v name="$name" '{
 		e50 = ($10 / $4 - 1) * 100; e95 = ($11 / $5 - 1) * 100
 		a50 = e50 < 0 ? -e50 : e50; a95 = e95 < 0 ? -e95 : e95
@@ -196,13 +201,14 @@ fluid() {
 		printf "%3d %13d %10.3f %10.3f %+6.1f%% %10.3f %10.3f %+6.1f%%\n", $1, $2, $4, $10, e50, $5, $11, e95
 		n++
 	} END {
-		printf "p50: mean |error| %.1f%%, largest %.1f%%; p95: mean %.1f%%, largest %.1f%% (aim: every bin within 15%%)\n", s50 / n, m50, s95 / n, m95
+		printf "p50: mean |error| %.1f%%, largest %.1f%%; p95: mean %.1f%%, largest %.1f%% (aim: every bin within 15%%; asserted: %d%%)\n", s50 / n, m50, s95 / n, m95, lim
 		printf "CPU: fluid %.2f s, packet %.1f s: %.0fx cheaper (aim 50x)\n", u + sy, pcpu, pcpu / (u + sy)
+		printf "slowest flow: fluid %.3f ms, packet %.3f ms (asserted within 1.5x)\n", fmax / 1e9, pmax / 1e9
 		if (!check) { print "fluid " name ": reported"; exit 0 }
-		ok = n == 20 && m50 <= 15 && m95 <= 15
+		ok = n == 20 && m50 <= 15 && m95 <= lim && fmax < 1.5 * pmax && fmax > pmax / 1.5
 		print (ok ? "fluid " name ": ok" : "fluid " name ": FAIL")
 		exit !ok
 	}'
 }
-fluid fbhadoop30 $check || exit 1
-fluid fbhadoop30-incast 0
+fluid fbhadoop30 $check 15 || exit 1
+fluid fbhadoop30-incast $check 20 || exit 1
