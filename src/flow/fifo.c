@@ -131,6 +131,8 @@ void fq_init(struct flsim *s)
 		fl->pfc_holding = fab_xcalloc(t->nswitches ? t->nswitches : 1, sizeof *fl->pfc_holding);
 		fl->pfc_node = fab_xcalloc(t->nswitches ? t->nswitches : 1, sizeof *fl->pfc_node);
 		fl->pfc_moved = fab_xcalloc(t->nswitches ? t->nswitches : 1, sizeof *fl->pfc_moved);
+		fl->pfc_due = fab_xcalloc(t->nswitches ? t->nswitches : 1, sizeof *fl->pfc_due);
+		fl->pfc_due_flag = fab_xcalloc(t->nswitches ? t->nswitches : 1, sizeof *fl->pfc_due_flag);
 		for (uint32_t v = 0; v < t->nnodes; v++)
 			if (t->switch_index[v] != UINT32_MAX)
 				fl->pfc_node[t->switch_index[v]] = v;
@@ -159,6 +161,8 @@ void fq_free(struct flsim *s)
 	free(fl->pfc_holding);
 	free(fl->pfc_node);
 	free(fl->pfc_moved);
+	free(fl->pfc_due);
+	free(fl->pfc_due_flag);
 	free(fl->pfc_scratch);
 	free(fl->rec);
 	free(fl->touch.v);
@@ -423,8 +427,11 @@ static void refresh(struct flsim *s, uint32_t port)
 	}
 	if (fl->pfc && s->ports[port].is_switch) {
 		uint32_t node = s->c.topo->ports[port].node;
-		if (f->backlog > fl->pfc_gate || fl->pfc_holding[s->c.topo->switch_index[node]])
-			pfc_check(s, node);
+		uint32_t sw = s->c.topo->switch_index[node];
+		if ((f->backlog > fl->pfc_gate || fl->pfc_holding[sw]) && !fl->pfc_due_flag[sw]) {
+			fl->pfc_due_flag[sw] = true; /* checked once the instant's ports are refreshed */
+			fl->pfc_due[fl->npfc_due++] = sw;
+		}
 	}
 }
 
@@ -456,12 +463,21 @@ static void touch(struct flsim *s, uint32_t port)
 void fq_refresh(struct flsim *s)
 {
 	struct fl_state *fl = s->fl;
-	for (uint32_t i = 0; i < fl->touch.n; i++) {
-		fl->fq[fl->touch.v[i]].touched = false;
-		settle(s, fl->touch.v[i]); /* (later than the change, with flow.batch) */
-		refresh(s, fl->touch.v[i]);
-	}
-	fl->touch.n = 0;
+	do {
+		for (uint32_t i = 0; i < fl->touch.n; i++) {
+			fl->fq[fl->touch.v[i]].touched = false;
+			settle(s, fl->touch.v[i]); /* (later than the change, with flow.batch) */
+			refresh(s, fl->touch.v[i]);
+		}
+		fl->touch.n = 0;
+		/* then their switches' thresholds, once each (a pause they
+		 * change touches its upstream port: round again) */
+		for (uint32_t i = 0; i < fl->npfc_due; i++) {
+			fl->pfc_due_flag[fl->pfc_due[i]] = false;
+			pfc_check(s, fl->pfc_node[fl->pfc_due[i]]);
+		}
+		fl->npfc_due = 0;
+	} while (fl->touch.n);
 }
 
 /* transfer id's rate into hop h is r from now */

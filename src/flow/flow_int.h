@@ -125,8 +125,10 @@ struct fl_state {
 	bool pfc;
 	fab_time_ps *pfc_at;
 	uint32_t *pfc_holding;
-	uint32_t *pfc_node;     /* switch index -> node */
-	fab_time_ps *pfc_moved; /* when its pauses' rates were last set */
+	uint32_t *pfc_node;          /* switch index -> node */
+	fab_time_ps *pfc_moved;      /* when its pauses' rates were last set */
+	uint32_t *pfc_due, npfc_due; /* switches to check at the end of the instant */
+	bool *pfc_due_flag;
 	double *pfc_scratch;
 	double pfc_gate; /* a queue this long has its switch checked */
 };
