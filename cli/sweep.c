@@ -10,6 +10,7 @@
  * interrupted sweep resumes where it stopped, and ranks or array tasks
  * that share the directory never redo each other's work.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -37,7 +38,9 @@ static const char *usage_sweep = "usage: fabscope sweep GRID.yaml [-o DIR] [-j N
 				 "interrupted sweep resumes.  A failed point is reported and the others go on.\n"
 				 "\n"
 				 "Under mpirun or srun (Open MPI, MPICH/PMI or Slurm ranks) each rank runs its\n"
-				 "share of the points and rank 0 merges; DIR must be shared by all ranks.\n"
+				 "share of the points and rank 0 merges; DIR must be shared by all ranks.  Rank 0\n"
+				 "stops waiting when a rank reports that it failed, or after --timeout seconds\n"
+				 "in which no rank finished a point.\n"
 				 "\n"
 				 "options:\n"
 				 "  -o, --out DIR     where points and tables go (default: GRID's name + .sweep)\n"
@@ -47,6 +50,8 @@ static const char *usage_sweep = "usage: fabscope sweep GRID.yaml [-o DIR] [-j N
 				 "  --tasks N         array tasks (default: 1 per point, at most 1000)\n"
 				 "  --run DIR         run the share of array task SLURM_ARRAY_TASK_ID of --tasks\n"
 				 "  --merge DIR       merge the points' documents in DIR into the table\n"
+				 "  --timeout S       under a launcher: rank 0 gives up after S seconds without\n"
+				 "                    a point finished anywhere (default 0: it waits)\n"
 				 "  -q, --quiet       no progress on stderr\n"
 				 "  -h, --help        show this help (--version: the version)\n"
 				 "\n"
@@ -413,22 +418,64 @@ static bool launcher(uint32_t *rank, uint32_t *size, char *job, size_t len)
 	return false;
 }
 
-/* rank 0: every other rank's mark that its share is done */
-static int wait_ranks(const char *dir, const char *job, uint32_t size, bool quiet)
+/* the point documents in DIR/points: what rank 0 watches for progress */
+static size_t points_done(const char *dir)
 {
 	char path[PATH_MAX];
-	double t0 = wall_s(), told = 0;
+	snprintf(path, sizeof path, "%s/points", dir);
+	DIR *d = opendir(path);
+	size_t n = 0;
+	for (struct dirent *e; d && (e = readdir(d));)
+		n += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* rank 0: every other rank's mark that its share is done; a rank's mark
+ * that it failed (its exit status) ends the wait, and so do timeout_s
+ * seconds (0: none) in which no point was finished and no rank done */
+static int wait_ranks(const char *dir, const char *job, uint32_t size, bool quiet, double timeout_s)
+{
+	char path[PATH_MAX];
+	double t0 = wall_s(), told = 0, looked = t0, moved = t0;
+	size_t seen = timeout_s > 0 ? points_done(dir) : 0;
 	for (uint32_t r = 1; r < size;) {
 		snprintf(path, sizeof path, "%s/ranks/%s.%u.done", dir, job, r);
 		if (exists(path)) {
 			r++;
+			moved = wall_s();
 			continue;
+		}
+		snprintf(path, sizeof path, "%s/ranks/%s.%u.failed", dir, job, r);
+		if (exists(path)) {
+			fprintf(stderr, "fabscope: sweep: rank %u of %u failed; the table is not merged: run the sweep "
+					"again to resume\n",
+				r, size);
+			return FAB_EXIT_IO;
 		}
 		if (stop_sig)
 			return 128 + stop_sig;
-		if (!quiet && wall_s() - t0 > told + 30) {
-			told = wall_s() - t0;
+		double now = wall_s();
+		if (!quiet && now - t0 > told + 30) {
+			told = now - t0;
 			fprintf(stderr, "sweep: rank 0 waits for rank %u of %u\n", r, size);
+		}
+		if (timeout_s > 0 && now - looked >= 1) { /* progress: a point finished anywhere */
+			size_t n = points_done(dir);
+			looked = now;
+			if (n != seen) {
+				seen = n;
+				moved = now;
+			}
+			if (now - moved > timeout_s) {
+				fprintf(stderr,
+					"fabscope: sweep: rank %u of %u has not finished its share, and no point was "
+					"finished for %.0f s (--timeout); the table is not merged: run the sweep again "
+					"to resume\n",
+					r, size, timeout_s);
+				return FAB_EXIT_IO;
+			}
 		}
 		usleep(100000);
 	}
@@ -441,7 +488,8 @@ static int wait_ranks(const char *dir, const char *job, uint32_t size, bool quie
 	return 0;
 }
 
-static int mark_done(const char *dir, const char *job, uint32_t rank)
+/* what a rank leaves for rank 0: DIR/ranks/JOB.RANK.what */
+static int mark_rank(const char *dir, const char *job, uint32_t rank, const char *what)
 {
 	char path[PATH_MAX];
 	snprintf(path, sizeof path, "%s/ranks", dir);
@@ -449,7 +497,7 @@ static int mark_done(const char *dir, const char *job, uint32_t rank)
 		fprintf(stderr, "fabscope: %s: %s\n", path, strerror(errno));
 		return FAB_EXIT_IO;
 	}
-	snprintf(path, sizeof path, "%s/ranks/%s.%u.done", dir, job, rank);
+	snprintf(path, sizeof path, "%s/ranks/%s.%u.%s", dir, job, rank, what);
 	struct out_spec spec = {"", w_str, 0};
 	return write_out_file(path, &spec, "done\n");
 }
@@ -537,6 +585,7 @@ int cmd_sweep(int argc, char **argv)
 		{"tasks", required_argument, NULL, 'T'},
 		{"run", required_argument, NULL, 'R'},
 		{"merge", required_argument, NULL, 'M'},
+		{"timeout", required_argument, NULL, 'W'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{0, 0, 0, 0},
@@ -544,7 +593,7 @@ int cmd_sweep(int argc, char **argv)
 	struct sweep s = {.jobs = 1, .shares = 1};
 	const char *run_dir = NULL, *merge_dir = NULL;
 	bool slurm = false;
-	uint32_t tasks = 0;
+	uint32_t tasks = 0, timeout_s = 0;
 	char defdir[PATH_MAX];
 	int c, rc = FAB_EXIT_OK;
 	while ((c = getopt_long(argc, argv, "o:j:qh", opts, NULL)) != -1) {
@@ -568,6 +617,10 @@ int cmd_sweep(int argc, char **argv)
 			break;
 		case 'M':
 			merge_dir = optarg;
+			break;
+		case 'W':
+			if (parse_count("--timeout", optarg, 1000000, &timeout_s))
+				return FAB_EXIT_USAGE;
 			break;
 		case 'q':
 			s.quiet = true;
@@ -665,15 +718,18 @@ int cmd_sweep(int argc, char **argv)
 		s.shares = size;
 	}
 	rc = run_share(&s);
-	if (rc)
+	if (rc) {
+		if (size > 1 && rank) /* rank 0 stops waiting for this share */
+			mark_rank(s.dir, job, rank, "failed");
 		goto out;
+	}
 	if (size > 1 && rank) {
-		rc = mark_done(s.dir, job, rank);
+		rc = mark_rank(s.dir, job, rank, "done");
 		if (!rc && s.failed)
 			rc = FAB_EXIT_CHECKS;
 		goto out;
 	}
-	if (size > 1 && (rc = wait_ranks(s.dir, job, size, s.quiet)))
+	if (size > 1 && (rc = wait_ranks(s.dir, job, size, s.quiet, timeout_s)))
 		goto out;
 	rc = merge(s.g, s.dir);
 out:

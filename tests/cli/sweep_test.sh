@@ -66,6 +66,22 @@ else
 	echo "skip: sweep-mpi (no mpirun: Debian's openmpi-bin)"
 fi
 
+# rank 0 does not wait for ever: a rank that failed says so, and
+# --timeout ends a wait in which no point is finished (the launcher's
+# variables set by hand, every point already done)
+cp -r j1 t1 && cp -r j1 t2
+run sweep-rank-timeout 4 env FABSCOPE_TOKEN=sweeptest PMI_RANK=0 PMI_SIZE=2 "$F" sweep grid.yaml -o t1 --timeout 2 -q && {
+	has "$tmp/err" "rank 1 of 2 has not finished its share, and no point was finished for 2 s" && [ ! -e t1/sweep.csv.new ] &&
+		ok sweep-rank-timeout || bad "sweep-rank-timeout: $(cat "$tmp/err")"; }
+run sweep-rank1-done 0 env FABSCOPE_TOKEN=sweeptest PMI_RANK=1 PMI_SIZE=2 "$F" sweep grid.yaml -o t2 -q && {
+	for m in t2/ranks/*.1.done; do mv "$m" "${m%.done}.failed"; done
+	run sweep-rank-failed 4 env FABSCOPE_TOKEN=sweeptest PMI_RANK=0 PMI_SIZE=2 "$F" sweep grid.yaml -o t2 -q && {
+		has "$tmp/err" "rank 1 of 2 failed; the table is not merged" && ok sweep-rank-failed ||
+			bad "sweep-rank-failed: $(cat "$tmp/err")"; }
+}
+run sweep-timeout-bad 2 "$F" sweep grid.yaml --timeout 0 && has "$tmp/err" "--timeout 0: expected a whole number" &&
+	ok sweep-timeout-bad || bad "sweep-timeout-bad: $(cat "$tmp/err")"
+
 # the Slurm array: the script's tasks, one after another, then --merge
 run sweep-slurm-script 0 "$F" sweep grid.yaml --slurm --tasks 3 -o slurm && {
 	has slurm/sweep.sbatch "#SBATCH --array=0-2" && has slurm/sweep.sbatch "--run '$tmp/slurm' --tasks 3" &&
