@@ -957,37 +957,47 @@ static void tok_end(struct flsim *s, const struct fq_rec *m, fab_time_ps t)
 		fab_eq_push(&s->c.eq, t, EV_FL_DELIVER, NULL, m->cookie);
 }
 
-/* token i leaves hop m.hop at t: on to the next hop, or home */
+/* whether token m can find a queue to wait in at hop h: a switch's port,
+ * forward for a message's last byte or a notification before its marking
+ * hop, back where ACKs wait in the data's queues */
+static bool tok_waits(const struct flsim *s, const struct fl_qp *q, const struct fq_rec *m, uint32_t h)
+{
+	if (!s->ports[q->path[h]].is_switch)
+		return false;
+	return h < q->nfwd ? m->kind == TOK_DATA || h < m->upto : acks_wait(s, q);
+}
+
+/* token i leaves hop m.hop at t: on to the next hop where it may wait
+ * (passing the others at once), or home */
 static void tok_leave(struct flsim *s, uint32_t i, fab_time_ps t)
 {
 	struct fl_state *fl = s->fl;
 	struct fq_rec *m = &fl->rec[i];
 	const struct fl_qp *q = &fl->qps[m->qp];
-	uint32_t h = m->hop;
-	if (h < q->nfwd) {
-		t += hop_lat(s, q, h);
-		if (h + 1u == q->nfwd) { /* at the receiver */
-			if (m->kind == TOK_DATA && m->flow == NO_FLOW) {
-				tok_end(s, m, t);
+	for (uint32_t h = m->hop;; h++) {
+		if (h < q->nfwd) {
+			t += hop_lat(s, q, h);
+			if (h + 1u == q->nfwd && ((m->kind == TOK_DATA && m->flow == NO_FLOW) || !acks_wait(s, q))) {
+				/* at the receiver: a message of a collective is
+				 * delivered; ACKs that go first are back at once */
+				tok_end(s, m, m->flow == NO_FLOW && m->kind == TOK_DATA ? t : t + q->ack_ps);
 				rec_free(fl, i);
 				return;
 			}
-			if (!acks_wait(s, q)) { /* ACKs go first: back at once */
-				tok_end(s, m, t + q->ack_ps);
-				rec_free(fl, i);
-				return;
-			}
+		} else {
+			t += ack_lat(s, q, h);
 		}
-	} else {
-		t += ack_lat(s, q, h);
+		if (h + 1u == q->npath) {
+			tok_end(s, m, t);
+			rec_free(fl, i);
+			return;
+		}
+		if (tok_waits(s, q, m, h + 1)) {
+			m->hop = h + 1;
+			fab_eq_push(&s->c.eq, t, EV_FQ_MARK, NULL, i);
+			return;
+		}
 	}
-	if (h + 1u == q->npath) {
-		tok_end(s, m, t);
-		rec_free(fl, i);
-		return;
-	}
-	m->hop++;
-	fab_eq_push(&s->c.eq, t, EV_FQ_MARK, NULL, i);
 }
 
 /* token i reaches hop m.hop: it waits behind the queue there, or goes on */
@@ -997,15 +1007,12 @@ static void tok_arrive(struct flsim *s, uint32_t i)
 	const struct fq_rec *m = &fl->rec[i];
 	const struct fl_qp *q = &fl->qps[m->qp];
 	uint32_t port = q->path[m->hop];
-	bool waits = m->hop >= q->nfwd || m->kind == TOK_DATA || m->hop < m->upto;
-	if (waits) {
-		settle(s, port);
-		if (m->hop < q->nfwd)
-			touch(s, port);
-		if (fl->fq[port].backlog > 0) {
-			pend_push(s, port, (struct fq_pend){.tok = i});
-			return;
-		}
+	settle(s, port);
+	if (m->hop < q->nfwd)
+		touch(s, port);
+	if (fl->fq[port].backlog > 0) {
+		pend_push(s, port, (struct fq_pend){.tok = i});
+		return;
 	}
 	tok_leave(s, i, s->c.now_ps);
 }
