@@ -106,6 +106,10 @@ struct fq_rec {
 
 #define FQ_EMPTY 1e-3 /* bytes: a queue this short is empty */
 #define FQ_TOL 1e-3   /* relative: smaller changes of a rate are not passed on */
+/* flow.queues dcqcn with PFC: a switch's thresholds are checked at most
+ * once in this time, however often its queues' rates change (a crossing is
+ * seen this late at most) */
+#define PFC_GAP_PS (100 * FAB_PS_PER_NS)
 
 void fq_init(struct flsim *s)
 {
@@ -133,6 +137,9 @@ void fq_init(struct flsim *s)
 		fl->pfc_moved = fab_xcalloc(t->nswitches ? t->nswitches : 1, sizeof *fl->pfc_moved);
 		fl->pfc_due = fab_xcalloc(t->nswitches ? t->nswitches : 1, sizeof *fl->pfc_due);
 		fl->pfc_due_flag = fab_xcalloc(t->nswitches ? t->nswitches : 1, sizeof *fl->pfc_due_flag);
+		fl->pfc_last = fab_xcalloc(t->nswitches ? t->nswitches : 1, sizeof *fl->pfc_last);
+		for (uint32_t i = 0; i < t->nswitches; i++)
+			fl->pfc_last[i] = FAB_TIME_NEVER;
 		for (uint32_t v = 0; v < t->nnodes; v++)
 			if (t->switch_index[v] != UINT32_MAX)
 				fl->pfc_node[t->switch_index[v]] = v;
@@ -163,6 +170,7 @@ void fq_free(struct flsim *s)
 	free(fl->pfc_moved);
 	free(fl->pfc_due);
 	free(fl->pfc_due_flag);
+	free(fl->pfc_last);
 	free(fl->pfc_scratch);
 	free(fl->rec);
 	free(fl->touch.v);
@@ -355,7 +363,7 @@ static void settle(struct flsim *s, uint32_t port)
 			st->max_queue_bytes = (uint64_t)b1;
 		f->backlog = b1;
 		f->t_backlog = s->c.now_ps;
-		if (f->nin)
+		if (f->nin && (b0 > 0 || b1 > 0)) /* (an empty queue holds nobody's bytes) */
 			in_settle(fl, port, b0, (double)dt);
 	}
 	if (f->backlog == 0)
@@ -429,8 +437,15 @@ static void refresh(struct flsim *s, uint32_t port)
 		uint32_t node = s->c.topo->ports[port].node;
 		uint32_t sw = s->c.topo->switch_index[node];
 		if ((f->backlog > fl->pfc_gate || fl->pfc_holding[sw]) && !fl->pfc_due_flag[sw]) {
-			fl->pfc_due_flag[sw] = true; /* checked once the instant's ports are refreshed */
-			fl->pfc_due[fl->npfc_due++] = sw;
+			fab_time_ps at = fl->pfc_last[sw] + PFC_GAP_PS;
+			if (s->c.now_ps >= at || fl->pfc_last[sw] == FAB_TIME_NEVER) {
+				fl->pfc_due_flag[sw] = true; /* checked once the instant's ports are refreshed */
+				fl->pfc_due[fl->npfc_due++] = sw;
+			} else if (fl->pfc_at[sw] == FAB_TIME_NEVER || fl->pfc_at[sw] <= s->c.now_ps ||
+				   fl->pfc_at[sw] > at) {
+				fl->pfc_at[sw] = at; /* checked then: at most once a PFC_GAP_PS */
+				fab_eq_push(&s->c.eq, at, EV_FQ_PFC, NULL, sw);
+			}
 		}
 	}
 }
@@ -624,6 +639,7 @@ static void pfc_check(struct flsim *s, uint32_t node)
 	}
 	if (moved)
 		fl->pfc_moved[sw] = s->c.now_ps;
+	fl->pfc_last[sw] = s->c.now_ps;
 	if (next < 1e15) {
 		fab_time_ps t = s->c.now_ps + (fab_time_ps)ceil(FAB_MAX(next, 1000.0)); /* at most every ns */
 		if (fl->pfc_at[sw] == FAB_TIME_NEVER || fl->pfc_at[sw] <= s->c.now_ps || t < fl->pfc_at[sw]) {
@@ -1055,6 +1071,8 @@ void fq_event(struct flsim *s, const struct fab_ev *ev)
 			break; /* stale */
 		settle(s, ev->arg);
 		fl->fq[ev->arg].backlog = 0; /* (what rounding left) */
+		for (uint32_t j = 0; j < fl->fq[ev->arg].nin; j++)
+			fl->fq[ev->arg].in[j].bytes = 0;
 		let_through(s, ev->arg, FAB_TIME_NEVER);
 		touch(s, ev->arg);
 		break;

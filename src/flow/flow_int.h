@@ -129,6 +129,7 @@ struct fl_state {
 	fab_time_ps *pfc_moved;      /* when its pauses' rates were last set */
 	uint32_t *pfc_due, npfc_due; /* switches to check at the end of the instant */
 	bool *pfc_due_flag;
+	fab_time_ps *pfc_last; /* its last check (FAB_TIME_NEVER: none yet) */
 	double *pfc_scratch;
 	double pfc_gate; /* a queue this long has its switch checked */
 };
