@@ -449,8 +449,9 @@ static int wait_ranks(const char *dir, const char *job, uint32_t size, bool quie
 		}
 		snprintf(path, sizeof path, "%s/ranks/%s.%u.failed", dir, job, r);
 		if (exists(path)) {
-			fprintf(stderr, "fabscope: sweep: rank %u of %u failed; the table is not merged: run the sweep "
-					"again to resume\n",
+			fprintf(stderr,
+				"fabscope: sweep: rank %u of %u failed; the table is not merged: run the sweep "
+				"again to resume\n",
 				r, size);
 			return FAB_EXIT_IO;
 		}
@@ -579,16 +580,11 @@ static int parse_count(const char *opt, const char *s, uint32_t max, uint32_t *o
 int cmd_sweep(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"out", required_argument, NULL, 'o'},
-		{"jobs", required_argument, NULL, 'j'},
-		{"slurm", no_argument, NULL, 'S'},
-		{"tasks", required_argument, NULL, 'T'},
-		{"run", required_argument, NULL, 'R'},
-		{"merge", required_argument, NULL, 'M'},
-		{"timeout", required_argument, NULL, 'W'},
-		{"quiet", no_argument, NULL, 'q'},
-		{"help", no_argument, NULL, 'h'},
-		{0, 0, 0, 0},
+		{"out", required_argument, NULL, 'o'},     {"jobs", required_argument, NULL, 'j'},
+		{"slurm", no_argument, NULL, 'S'},         {"tasks", required_argument, NULL, 'T'},
+		{"run", required_argument, NULL, 'R'},     {"merge", required_argument, NULL, 'M'},
+		{"timeout", required_argument, NULL, 'W'}, {"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},          {0, 0, 0, 0},
 	};
 	struct sweep s = {.jobs = 1, .shares = 1};
 	const char *run_dir = NULL, *merge_dir = NULL;
