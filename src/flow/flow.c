@@ -424,9 +424,15 @@ static void fl_post(struct fab_sim *sim, struct sim_conn *sq, fab_bytes bytes, u
 			q->q = fab_xrealloc(q->q, q->qcap, sizeof *q->q);
 		}
 	}
-	q->q[q->qn++] = (struct fl_msg){bytes, flow, cookie};
 	if (bytes)
 		sq->used = true;
+	/* a message of at most a packet on an idle queue pair goes out as an
+	 * impulse: its bytes ride its last byte's token (fifo.c) */
+	if (s->fl->fifo && q->nfwd > 1 && q->qn == q->qh && !q->active && bytes && bytes <= s->c.fp.mtu) {
+		fq_impulse(s, sq->id, &(struct fl_msg){bytes, flow, cookie});
+		return;
+	}
+	q->q[q->qn++] = (struct fl_msg){bytes, flow, cookie};
 	if (q->qn - q->qh == 1)
 		activate(s, sq->id, q);
 }
@@ -524,12 +530,11 @@ static void recompute(struct flsim *s)
 }
 
 /* the head message's last byte has left the source */
-static void on_done(struct flsim *s, uint32_t id)
+/* a message has left its NIC whole: the counters the packet engine keeps
+ * per frame, per message here */
+void fl_books(struct flsim *s, const struct fl_qp *q, const struct fl_msg *mp)
 {
-	struct fl_qp *q = &s->fl->qps[id];
-	fl_done_clear(s->fl, id);
-	struct fl_msg m = q->q[q->qh++];
-	/* the counters the packet engine keeps per frame, per message here */
+	struct fl_msg m = *mp;
 	uint64_t pkts = (m.bytes + s->c.fp.mtu - 1) / s->c.fp.mtu;
 	uint64_t frames = m.bytes + pkts * fab_sim_wire(&s->c)->data_overhead;
 	for (uint32_t h = 0; h < q->nfwd; h++) {
@@ -549,6 +554,14 @@ static void on_done(struct flsim *s, uint32_t id)
 		f->st.delivered_bytes += m.bytes;
 		f->st.data_pkts += pkts;
 	}
+}
+
+static void on_done(struct flsim *s, uint32_t id)
+{
+	struct fl_qp *q = &s->fl->qps[id];
+	fl_done_clear(s->fl, id);
+	struct fl_msg m = q->q[q->qh++];
+	fl_books(s, q, &m);
 	if (s->fl->fifo && q->nfwd > 1) /* its last byte goes through the queues */
 		fq_sent(s, id, m.flow, m.cookie);
 	else if (m.flow != NO_FLOW)

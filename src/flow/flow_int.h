@@ -162,6 +162,7 @@ void fl_done_set(struct fl_state *fl, uint32_t id, fab_time_ps t);
 void fl_done_clear(struct fl_state *fl, uint32_t id);
 fab_time_ps fl_finish_at(const struct flsim *s, const struct fl_qp *q);
 void fl_rank_nic(struct flsim *s, uint32_t port, double sum);
+void fl_books(struct flsim *s, const struct fl_qp *q, const struct fl_msg *m);
 
 /* fifo.c */
 void fq_init(struct flsim *s);
@@ -169,6 +170,7 @@ void fq_free(struct flsim *s);
 void fq_nics(struct flsim *s);
 void fq_source_rate(struct flsim *s, uint32_t id, double r);
 void fq_sent(struct flsim *s, uint32_t id, uint32_t flow, uint32_t cookie);
+void fq_impulse(struct flsim *s, uint32_t id, const struct fl_msg *m);
 void fq_port_rate(struct flsim *s, uint32_t port, double r);
 void fq_event(struct flsim *s, const struct fab_ev *ev);
 void fq_refresh(struct flsim *s);
