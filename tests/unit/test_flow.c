@@ -198,6 +198,40 @@ static void test_flow_fifo_closed_form(void **state)
 	}
 }
 
+/* flow.queues: fifo, a message of a packet or less (an impulse: no rate
+ * moves, its bytes ride its last byte).  The same two senders, and at t1 a
+ * 1 KiB message from the idle NIC 2: it leaves at t1 + SB/C, finds C t1 +
+ * SB queued by the first two, adds its own SB, and leaves the port at
+ * 2 t1 + 3 SB/C, as a transfer would; the queue peaks at SA + SB.  Without
+ * its bytes in the queue it would end SB/C (21 ns in 200 us) earlier. */
+static void test_flow_fifo_impulse(void **state)
+{
+	(void)state;
+	const char *yaml = "topology: {leaves: 1, servers_per_leaf: 4, gpus_per_server: 1, nics_per_server: 1,\n"
+			   "           spines: 1, links_per_spine: 1}\n"
+			   "engine: flow\n"
+			   "flow: {queues: fifo}\n"
+			   "traffic:\n  flows:\n"
+			   "    - {src: 0, dst: 3, bytes: 64MiB}\n"
+			   "    - {src: 1, dst: 3, bytes: 64MiB}\n"
+			   "    - {src: 2, dst: 3, bytes: 1KiB, start: 100us}\n";
+	double t1 = 100e6, sa = 64 << 20, sb = 1024, tail = one_switch_tail_ps();
+	double c = LINE_BPS / 8 * 4096 / (4096 + ROCE_WIRE) / 1e12;
+	double want = 2 * t1 + 3 * sb / c + tail;
+	struct trun t = trun_yaml(yaml);
+	const struct fab_flow_stats *st = fab_sim_flow_stats(t.run->sim);
+	double got = (double)st[2].finish_ps;
+	const struct fab_topo *tp = fab_sim_topo(t.run->sim);
+	uint32_t port = tp->ports[tp->nodes[tp->nic_node[3]].first_port].peer;
+	double peak = (double)fab_sim_port_stats(t.run->sim)[port].max_queue_bytes;
+	print_message("impulse: 1 KiB ends at %.6f us, closed form %.6f us; queue peak %.0f (%.0f)\n", got / 1e6,
+		      want / 1e6, peak, sa + sb);
+	assert_true(fabs(got - want) < 2e-7 * want);
+	assert_true(fabs(peak - (sa + sb)) < 1e-6 * (sa + sb));
+	assert_int_equal(st[2].delivered_bytes, 1024);
+	trun_free(&t);
+}
+
 /* flow.queues: dcqcn.  Without marks or pauses it is fifo (ECN and PFC
  * off: the same two senders and late flow as above, to a billionth).  With ECN, DCQCN
  * holds the queue the two senders build near the marking band instead of
@@ -678,6 +712,7 @@ int main(void)
 		cmocka_unit_test(test_flow_dcqcn),
 		cmocka_unit_test(test_flow_pfc_victims),
 		cmocka_unit_test(test_flow_fifo_ack_waits),
+		cmocka_unit_test(test_flow_fifo_impulse),
 		cmocka_unit_test(test_flow_fifo_random_flows_vs_packet),
 		cmocka_unit_test(test_flow_collectives_vs_packet),
 		cmocka_unit_test(test_flow_channels_share_a_nic),
