@@ -56,7 +56,7 @@ static const char *usage_sweep = "usage: fabscope sweep GRID.yaml [-o DIR] [-j N
 				 "  -h, --help        show this help (--version: the version)\n"
 				 "\n"
 				 "exit status: 0 every point ok, 1 some point failed (the table says which),\n"
-				 "2 usage, 3 bad grid, 4 I/O error\n";
+				 "2 usage, 3 bad grid, 4 I/O error or (rank 0) a rank failed or --timeout passed\n";
 
 struct sweep {
 	struct fab_grid *g;
@@ -433,7 +433,7 @@ static size_t points_done(const char *dir)
 }
 
 /* rank 0: every other rank's mark that its share is done; a rank's mark
- * that it failed (its exit status) ends the wait, and so do timeout_s
+ * that it failed ends the wait, and so do timeout_s
  * seconds (0: none) in which no point was finished and no rank done */
 static int wait_ranks(const char *dir, const char *job, uint32_t size, bool quiet, double timeout_s)
 {
