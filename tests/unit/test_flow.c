@@ -150,15 +150,18 @@ static void test_flow_lone_flow_closed_form(void **state)
 	trun_free(&t);
 }
 
-/* two senders fill NIC 3's port at twice its rate; a third joins at 100 us */
-static const char *const two_senders_yaml =
-	"topology: {leaves: 1, servers_per_leaf: 4, gpus_per_server: 1, nics_per_server: 1,\n"
-	"           spines: 1, links_per_spine: 1}\n"
+/* four single-NIC servers under one leaf, on the flow engine */
+#define FOUR_NICS                                                                                                      \
+	"topology: {leaves: 1, servers_per_leaf: 4, gpus_per_server: 1, nics_per_server: 1,\n"                         \
+	"           spines: 1, links_per_spine: 1}\n"                                                                  \
 	"engine: flow\n"
-	"traffic:\n  flows:\n"
-	"    - {src: 0, dst: 3, bytes: 64MiB}\n"
+
+/* two senders fill NIC 3's port at twice its rate; a third joins at 100 us */
+#define TWO_SENDERS                                                                                                    \
+	"    - {src: 0, dst: 3, bytes: 64MiB}\n"                                                                       \
 	"    - {src: 1, dst: 3, bytes: 64MiB}\n"
-	"    - {src: 2, dst: 3, bytes: 4MiB, start: 100us}\n";
+static const char *const two_senders_yaml = FOUR_NICS "traffic:\n  flows:\n" TWO_SENDERS
+						      "    - {src: 2, dst: 3, bytes: 4MiB, start: 100us}\n";
 
 /* flow.queues: fifo.  Two senders fill one NIC's port at twice its rate;
  * a third joins at t1 with a small message.  Its last byte leaves the
@@ -207,14 +210,9 @@ static void test_flow_fifo_closed_form(void **state)
 static void test_flow_fifo_impulse(void **state)
 {
 	(void)state;
-	const char *yaml = "topology: {leaves: 1, servers_per_leaf: 4, gpus_per_server: 1, nics_per_server: 1,\n"
-			   "           spines: 1, links_per_spine: 1}\n"
-			   "engine: flow\n"
-			   "flow: {queues: fifo}\n"
-			   "traffic:\n  flows:\n"
-			   "    - {src: 0, dst: 3, bytes: 64MiB}\n"
-			   "    - {src: 1, dst: 3, bytes: 64MiB}\n"
-			   "    - {src: 2, dst: 3, bytes: 1KiB, start: 100us}\n";
+	const char *yaml = FOUR_NICS "flow: {queues: fifo}\n"
+				     "traffic:\n  flows:\n" TWO_SENDERS
+				     "    - {src: 2, dst: 3, bytes: 1KiB, start: 100us}\n";
 	double t1 = 100e6, sa = 64 << 20, sb = 1024, tail = one_switch_tail_ps();
 	double c = LINE_BPS / 8 * 4096 / (4096 + ROCE_WIRE) / 1e12;
 	double want = 2 * t1 + 3 * sb / c + tail;
@@ -366,14 +364,11 @@ static void test_flow_pfc_victims(void **state)
 static void test_flow_fifo_ack_waits(void **state)
 {
 	(void)state;
-	const char *yaml = "topology: {leaves: 1, servers_per_leaf: 4, gpus_per_server: 1, nics_per_server: 1,\n"
-			   "           spines: 1, links_per_spine: 1}\n"
-			   "engine: flow\n"
-			   "flow: {queues: fifo}\n"
-			   "traffic:\n  flows:\n"
-			   "    - {src: 1, dst: 0, bytes: 64MiB}\n"
-			   "    - {src: 2, dst: 0, bytes: 64MiB}\n"
-			   "    - {src: 0, dst: 3, bytes: 64KiB, start: 100us}\n";
+	const char *yaml = FOUR_NICS "flow: {queues: fifo}\n"
+				     "traffic:\n  flows:\n"
+				     "    - {src: 1, dst: 0, bytes: 64MiB}\n"
+				     "    - {src: 2, dst: 0, bytes: 64MiB}\n"
+				     "    - {src: 0, dst: 3, bytes: 64KiB, start: 100us}\n";
 	static const char *const prio[2][1] = {{"fabric.control_priority=7"}, {"fabric.control_priority=3"}};
 	double fin[2];
 	fab_time_ps ack = 0;
