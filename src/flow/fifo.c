@@ -310,18 +310,20 @@ static bool let_through(struct flsim *s, uint32_t port, fab_time_ps until)
 	return any;
 }
 
-/* the rate the bytes from ingress record in leave the port at: their share
- * of what leaves (of its queue's bytes when nothing is known to leave),
- * or the rate they come in at through an empty queue */
+/* the rate the bytes from ingress record `in` leave a backed-up queue of
+ * capacity c and b bytes at: their share of what leaves (of its bytes when
+ * nothing is known to leave) */
+static double in_share(const struct fq_port *f, const struct fq_in *in, double c, double b)
+{
+	return f->aout > 0 ? c * in->out / f->aout : b > 0 ? c * in->bytes / b : 0;
+}
+
+/* the same now, or the rate they come in at through an empty queue */
 static double in_leaving(const struct fl_state *fl, uint32_t port, const struct fq_in *in)
 {
 	const struct fq_port *f = &fl->fq[port];
 	double c = cap(fl, port);
-	if (f->backlog <= 0 && f->ain <= c)
-		return in->rate;
-	if (f->aout > 0)
-		return c * in->out / f->aout;
-	return f->backlog > 0 ? c * in->bytes / f->backlog : 0;
+	return f->backlog <= 0 && f->ain <= c ? in->rate : in_share(f, in, c, f->backlog);
 }
 
 /* PFC: each ingress port's bytes in the queue, which held b0 bytes dt ago
@@ -338,7 +340,7 @@ static void in_settle(struct fl_state *fl, uint32_t port, double b0, double dt)
 	double c = cap(fl, port), sum = 0;
 	for (uint32_t j = 0; j < f->nin; j++) {
 		struct fq_in *in = &f->in[j];
-		double lv = f->aout > 0 ? c * in->out / f->aout : b0 > 0 ? c * in->bytes / b0 : 0;
+		double lv = in_share(f, in, c, b0);
 		in->bytes = FAB_MAX(in->bytes + (in->rate - lv) * dt, 0.0);
 		sum += in->bytes;
 	}

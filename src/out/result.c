@@ -464,6 +464,12 @@ static void jo_u64c(struct jout *o, uint64_t v)
 	jo_dec(o, v, false, ',');
 }
 
+/* a finished flow's goodput: its bytes over its completion time, rounded */
+static uint64_t goodput_bps(fab_bytes bytes, uint64_t fct_ps)
+{
+	return fct_ps ? (uint64_t)((double)bytes * 8e12 / (double)fct_ps + 0.5) : 0;
+}
+
 /* A row goes either into a jansson object or out through a jout. */
 struct sink {
 	json_t *obj;
@@ -563,7 +569,7 @@ static void flow_row(struct sink *k, size_t i)
 		sk_null(k, "fct_ps");
 	}
 	if (done && f)
-		sk_u64(k, "goodput_bps", (uint64_t)((double)fl->bytes * 8e12 / (double)f + 0.5));
+		sk_u64(k, "goodput_bps", goodput_bps(fl->bytes, f));
 	else
 		sk_null(k, "goodput_bps");
 	sk_u64(k, "delivered_bytes", st->delivered_bytes);
@@ -832,7 +838,7 @@ int fab_result_write_flows_csv(FILE *f, const struct fab_sim *s)
 		if (done) {
 			jo_u64c(o, st[i].finish_ps);
 			jo_u64c(o, fct);
-			jo_u64c(o, (uint64_t)(fct ? (double)fl[i].bytes * 8e12 / (double)fct + 0.5 : 0));
+			jo_u64c(o, goodput_bps(fl[i].bytes, fct));
 		} else {
 			jo_put(o, ",,,", 3);
 		}
