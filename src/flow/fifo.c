@@ -121,6 +121,11 @@ void fq_init(struct flsim *s)
 		fl->fq[i].scale = fl->fq[i].scale_sent = 1;
 		fl->fq[i].drain_ps = FAB_TIME_NEVER;
 	}
+	/* timers: a port's queue empties, a switch's thresholds are checked,
+	 * a queue pair's congestion control's timer (fq_timer) */
+	fl->tm_pfc = s->c.topo->nports;
+	fl->tm_cc = fl->tm_pfc + s->c.topo->nswitches;
+	fab_timers_init(&fl->timers, fl->tm_cc);
 	fl->free_rec = UINT32_MAX;
 	/* PFC, where DCQCN runs and the fabric is lossless: fluid pauses */
 	const struct fab_topo *t = s->c.topo;
@@ -164,6 +169,7 @@ void fq_free(struct flsim *s)
 		free(fl->fq[i].in);
 	}
 	free(fl->fq);
+	fab_timers_free(&fl->timers);
 	free(fl->pfc_at);
 	free(fl->pfc_holding);
 	free(fl->pfc_node);
@@ -432,8 +438,7 @@ static void refresh(struct flsim *s, uint32_t port)
 	fab_time_ps t = dt < 1e16 ? s->c.now_ps + (fab_time_ps)dt : FAB_TIME_NEVER; /* (ain a hair under c: never) */
 	if (t != f->drain_ps) {
 		f->drain_ps = t;
-		if (t != FAB_TIME_NEVER)
-			fab_eq_push(&s->c.eq, t, EV_FQ_DRAIN, NULL, port);
+		fab_timers_set(&fl->timers, port, t);
 	}
 	if (fl->pfc && s->ports[port].is_switch) {
 		uint32_t node = s->c.topo->ports[port].node;
@@ -446,7 +451,7 @@ static void refresh(struct flsim *s, uint32_t port)
 			} else if (fl->pfc_at[sw] == FAB_TIME_NEVER || fl->pfc_at[sw] <= s->c.now_ps ||
 				   fl->pfc_at[sw] > at) {
 				fl->pfc_at[sw] = at; /* checked then: at most once a PFC_GAP_PS */
-				fab_eq_push(&s->c.eq, at, EV_FQ_PFC, NULL, sw);
+				fab_timers_set(&fl->timers, fl->tm_pfc + sw, at);
 			}
 		}
 	}
@@ -646,7 +651,7 @@ static void pfc_check(struct flsim *s, uint32_t node)
 		fab_time_ps t = s->c.now_ps + (fab_time_ps)ceil(FAB_MAX(next, 1000.0)); /* at most every ns */
 		if (fl->pfc_at[sw] == FAB_TIME_NEVER || fl->pfc_at[sw] <= s->c.now_ps || t < fl->pfc_at[sw]) {
 			fl->pfc_at[sw] = t;
-			fab_eq_push(&s->c.eq, t, EV_FQ_PFC, NULL, sw);
+			fab_timers_set(&fl->timers, fl->tm_pfc + sw, t);
 		}
 	}
 }
@@ -730,6 +735,7 @@ static struct fl_cc *cc_of(struct flsim *s, uint32_t id)
 	FAB_ASSERT(c->ops->state_size <= sizeof c->st);
 	c->ops->init(c->st, d, (double)s->ports[q->path[0]].rate_bps);
 	c->tick_ps = c->timer_ps = FAB_TIME_NEVER;
+	fab_timers_grow(&s->fl->timers, s->fl->tm_cc + s->fl->cap_qps);
 	fab_rng_init(&c->rng, s->c.seed, fab_rng_stream(FAB_RNG_FLUID_MARK, id));
 	return c;
 }
@@ -893,7 +899,7 @@ static void cc_notify(struct flsim *s, uint32_t id)
 	fab_time_ps delay = c->ops->on_congestion(c->st, s->c.now_ps);
 	if (delay) {
 		c->timer_ps = s->c.now_ps + delay;
-		fab_eq_push(&s->c.eq, c->timer_ps, EV_FQ_CC_TIMER, NULL, id);
+		fab_timers_set(&s->fl->timers, s->fl->tm_cc + id, c->timer_ps);
 	}
 	cc_changed(s, id);
 }
@@ -901,12 +907,9 @@ static void cc_notify(struct flsim *s, uint32_t id)
 static void cc_timer(struct flsim *s, uint32_t id)
 {
 	struct fl_cc *c = s->fl->qps[id].cc;
-	if (!c || c->timer_ps != s->c.now_ps)
-		return; /* stale: a newer timer replaced it */
 	fab_time_ps delay = c->ops->on_timer(c->st, s->c.now_ps);
 	c->timer_ps = delay ? s->c.now_ps + delay : FAB_TIME_NEVER;
-	if (delay)
-		fab_eq_push(&s->c.eq, c->timer_ps, EV_FQ_CC_TIMER, NULL, id);
+	fab_timers_set(&s->fl->timers, s->fl->tm_cc + id, c->timer_ps);
 	cc_changed(s, id);
 }
 
@@ -1098,35 +1101,36 @@ void fq_event(struct flsim *s, const struct fab_ev *ev)
 		touch(s, ev->arg);
 		break;
 	}
-	case EV_FQ_DRAIN:
-		if (fl->fq[ev->arg].drain_ps != s->c.now_ps)
-			break; /* stale */
-		settle(s, ev->arg);
-		fl->fq[ev->arg].backlog = 0; /* (what rounding left) */
-		for (uint32_t j = 0; j < fl->fq[ev->arg].nin; j++)
-			fl->fq[ev->arg].in[j].bytes = 0;
-		let_through(s, ev->arg, FAB_TIME_NEVER);
-		touch(s, ev->arg);
-		break;
 	case EV_FQ_MARK:
 		tok_arrive(s, ev->arg);
 		break;
 	case EV_FQ_CC_TICK:
 		cc_tick(s, ev->arg);
 		break;
-	case EV_FQ_CC_TIMER:
-		cc_timer(s, ev->arg);
-		break;
 	case EV_FQ_CC_NOTIFY:
 		cc_notify(s, ev->arg);
 		break;
-	case EV_FQ_PFC:
-		if (fl->pfc_at[ev->arg] != s->c.now_ps)
-			break; /* stale: an earlier check moved it */
-		fl->pfc_at[ev->arg] = FAB_TIME_NEVER;
-		pfc_check(s, fl->pfc_node[ev->arg]);
-		break;
 	default:
 		break;
+	}
+}
+
+/* timer i is due now (fl->timers) */
+void fq_timer(struct flsim *s, uint32_t i)
+{
+	struct fl_state *fl = s->fl;
+	if (i < fl->tm_pfc) { /* port i's queue empties */
+		struct fq_port *f = &fl->fq[i];
+		settle(s, i);
+		f->backlog = 0; /* (what rounding left) */
+		for (uint32_t j = 0; j < f->nin; j++)
+			f->in[j].bytes = 0;
+		let_through(s, i, FAB_TIME_NEVER);
+		touch(s, i);
+	} else if (i < fl->tm_cc) { /* a switch's thresholds */
+		fl->pfc_at[i - fl->tm_pfc] = FAB_TIME_NEVER;
+		pfc_check(s, fl->pfc_node[i - fl->tm_pfc]);
+	} else {
+		cc_timer(s, i - fl->tm_cc);
 	}
 }

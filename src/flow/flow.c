@@ -222,6 +222,12 @@ static fab_time_ps done_next(const struct fl_state *fl)
 	return fl->nheap ? fl->qps[fl->heap[0]].done_ps : FAB_TIME_NEVER;
 }
 
+/* the next completion or timer (flow.queues fifo) */
+static fab_time_ps own_next(const struct fl_state *fl)
+{
+	return FAB_MIN(done_next(fl), fab_timers_next(&fl->timers));
+}
+
 /* the paths and latencies, at the first message (routes as they are) */
 static void route(struct flsim *s, uint32_t id, struct fl_qp *q)
 {
@@ -620,18 +626,18 @@ static int fl_run(struct fab_sim *sim, fab_time_ps end_ps)
 	uint64_t next_progress = 1u << 20;
 	for (;;) {
 		/* every change at this instant is in: new rates, once */
-		fab_time_ps next = FAB_MIN(fab_eq_peek_time(&s->c.eq), done_next(fl));
+		fab_time_ps next = FAB_MIN(fab_eq_peek_time(&s->c.eq), own_next(fl));
 		if (fl->dirty.n && next > FAB_MAX(s->c.now_ps, fl->dirty.since + (fl->urgent ? 0 : fl->batch_ps))) {
 			fl->urgent = false;
 			if (fl->fifo)
 				fq_nics(s);
 			else
 				recompute(s);
-			next = FAB_MIN(fab_eq_peek_time(&s->c.eq), done_next(fl));
+			next = FAB_MIN(fab_eq_peek_time(&s->c.eq), own_next(fl));
 		}
 		if (fl->touch.n && next > FAB_MAX(s->c.now_ps, fl->touch.since + fl->batch_ps)) {
 			fq_refresh(s);
-			next = FAB_MIN(fab_eq_peek_time(&s->c.eq), done_next(fl));
+			next = FAB_MIN(fab_eq_peek_time(&s->c.eq), own_next(fl));
 		}
 		if (!sim_busy(&s->c) || next == FAB_TIME_NEVER)
 			break;
@@ -646,6 +652,13 @@ static int fl_run(struct fab_sim *sim, fab_time_ps end_ps)
 		if (done_next(fl) == next) {
 			s->c.eq.popped++; /* counted as an event */
 			on_done(s, fl->heap[0]);
+			sim_report_progress(&s->c, &next_progress);
+			continue;
+		}
+		/* then a timer */
+		if (fab_timers_next(&fl->timers) == next) {
+			s->c.eq.popped++;
+			fq_timer(s, fab_timers_pop(&fl->timers));
 			sim_report_progress(&s->c, &next_progress);
 			continue;
 		}

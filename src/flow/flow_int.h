@@ -8,6 +8,7 @@
 
 #include "maxmin.h"
 #include "../base/rng.h"
+#include "../base/timers.h"
 #include "../cc/cc.h"
 #include "../sim/engine.h"
 
@@ -119,6 +120,11 @@ struct fl_state {
 	struct fq_rec *rec; /* what EV_FQ_IN and EV_FQ_MARK carry; a free list */
 	uint32_t nrec, cap_rec, free_rec;
 	struct fl_due touch; /* ports to refresh at the end of the instant */
+	/* when a port's queue empties (items 0 .. nports - 1), a switch's
+	 * thresholds are checked (tm_pfc + switch index), a queue pair's
+	 * congestion control's timer is due (tm_cc + queue pair): fq_timer */
+	struct fab_timers timers;
+	uint32_t tm_pfc, tm_cc;
 	/* flow.queues dcqcn with PFC (fifo.c): per switch, when its thresholds
 	 * are next checked and how many of its ingress ports hold their
 	 * upstream paused; scratch for a check */
@@ -145,12 +151,9 @@ enum fl_ev_type {
 	EV_FL_DELIVER = SIM_EV_ENGINE, /* obj sim_flow (its ACK is back) or NULL (arg: cookie delivered) */
 	EV_FQ_IN,                      /* flow.queues fifo: arg record: a transfer's rate into a switch port changes */
 	EV_FQ_OUT,                     /* arg port: the bytes at the head of its queue's changes start leaving */
-	EV_FQ_DRAIN,                   /* arg port: its queue empties (stale unless the port still expects it) */
 	EV_FQ_MARK,                    /* arg record: a message's last byte reaches a switch port */
 	EV_FQ_CC_TICK,                 /* arg queue pair: flow.queues dcqcn, a feedback window ends */
-	EV_FQ_CC_TIMER,                /* arg queue pair: its congestion control's timer */
 	EV_FQ_CC_NOTIFY,               /* arg queue pair: a mark's notification reaches the sender */
-	EV_FQ_PFC,                     /* arg switch index: an ingress port's bytes reach a PFC threshold */
 };
 
 /* flow.c */
@@ -174,5 +177,6 @@ void fq_impulse(struct flsim *s, uint32_t id, const struct fl_msg *m);
 void fq_port_rate(struct flsim *s, uint32_t port, double r);
 void fq_event(struct flsim *s, const struct fab_ev *ev);
 void fq_refresh(struct flsim *s);
+void fq_timer(struct flsim *s, uint32_t i);
 
 #endif

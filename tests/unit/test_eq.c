@@ -2,6 +2,7 @@
  * streams: no two entities share one. */
 #include "testutil.h"
 #include "../../src/base/rng.h"
+#include "../../src/base/timers.h"
 #include "../../src/sim/eq.h"
 
 struct ref {
@@ -170,12 +171,63 @@ static void test_rng_streams_independent(void **state)
 	free(ids);
 }
 
+/* Timers, one per item: against a brute force over every item's time and
+ * the order it was set in, under random sets, moves (earlier and later),
+ * clears and pops, with many ties and items joining as it runs. */
+static void test_timers_match_brute_force(void **state)
+{
+	(void)state;
+	enum { N = 300, STEPS = 60000 };
+	struct fab_timers tm;
+	fab_timers_init(&tm, 10);
+	fab_time_ps t[N];
+	uint64_t order[N], k = 0;
+	for (uint32_t i = 0; i < N; i++)
+		t[i] = FAB_TIME_NEVER;
+	struct fab_rng r;
+	fab_rng_init(&r, 9, 3);
+	uint32_t nitems = 10, pops = 0;
+	fab_time_ps now = 0;
+	for (int step = 0; step < STEPS; step++) {
+		if (nitems < N && step % 200 == 0)
+			fab_timers_grow(&tm, ++nitems);
+		uint32_t i = (uint32_t)(fab_rng_next(&r) % nitems), what = (uint32_t)(fab_rng_next(&r) % 8);
+		if (what < 5) { /* set or move: few distinct times, many ties */
+			t[i] = now + fab_rng_next(&r) % 16;
+			order[i] = k++;
+			fab_timers_set(&tm, i, t[i]);
+		} else if (what == 5) {
+			t[i] = FAB_TIME_NEVER;
+			fab_timers_set(&tm, i, FAB_TIME_NEVER);
+		} else { /* the earliest, first set first among ties */
+			uint32_t best = UINT32_MAX;
+			for (uint32_t j = 0; j < nitems; j++)
+				if (t[j] != FAB_TIME_NEVER &&
+				    (best == UINT32_MAX || t[j] < t[best] ||
+				     (t[j] == t[best] && order[j] < order[best])))
+					best = j;
+			if (best == UINT32_MAX) {
+				assert_int_equal(fab_timers_next(&tm), FAB_TIME_NEVER);
+				continue;
+			}
+			assert_int_equal(fab_timers_next(&tm), t[best]);
+			assert_int_equal(fab_timers_pop(&tm), best);
+			assert_int_equal(fab_timers_at(&tm, best), FAB_TIME_NEVER);
+			now = t[best];
+			t[best] = FAB_TIME_NEVER;
+			pops++;
+		}
+	}
+	assert_true(pops > STEPS / 5);
+	assert_int_equal(nitems, N);
+	fab_timers_free(&tm);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_eq_matches_sorted_reference),
-		cmocka_unit_test(test_eq_interleaved_push_pop),
-		cmocka_unit_test(test_eq_near_far_and_reserved),
+		cmocka_unit_test(test_eq_matches_sorted_reference), cmocka_unit_test(test_timers_match_brute_force),
+		cmocka_unit_test(test_eq_interleaved_push_pop),     cmocka_unit_test(test_eq_near_far_and_reserved),
 		cmocka_unit_test(test_rng_streams_independent),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

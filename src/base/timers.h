@@ -1,0 +1,47 @@
+/*
+ * timers.h - a set of timers, one per item, earliest first.
+ *
+ * Each item (a port, a switch, a queue pair: numbered by its owner) has at
+ * most one time at which it is due.  Setting it again moves it: nothing
+ * stale is left behind to be taken and thrown away, as a timer cancelled
+ * lazily in the event queue would be (a queue's drain time moves at every
+ * change of its rates).  Items due at the same picosecond come in the
+ * order their times were set.  A binary min-heap of item numbers, with each
+ * item's place in it.
+ */
+#ifndef FAB_TIMERS_H
+#define FAB_TIMERS_H
+
+#include "base.h"
+
+struct fab_timers {
+	uint32_t *heap;  /* item numbers */
+	uint32_t n;      /* items set */
+	uint32_t nitems; /* items 0 .. nitems - 1 */
+	fab_time_ps *t;  /* per item: when due (FAB_TIME_NEVER: not set) */
+	uint64_t *seq;   /* per item: when set, for ties */
+	uint32_t *pos;   /* per item: its place in the heap */
+	uint64_t next_seq;
+};
+
+void fab_timers_init(struct fab_timers *tm, uint32_t nitems);
+/* items nitems .. n - 1 join, not set */
+void fab_timers_grow(struct fab_timers *tm, uint32_t n);
+void fab_timers_free(struct fab_timers *tm);
+/* item i is due at t from now on (FAB_TIME_NEVER: not at all) */
+void fab_timers_set(struct fab_timers *tm, uint32_t i, fab_time_ps t);
+/* removes the earliest item and returns it (there must be one) */
+uint32_t fab_timers_pop(struct fab_timers *tm);
+
+/* when the earliest item is due; FAB_TIME_NEVER when none is set */
+static inline fab_time_ps fab_timers_next(const struct fab_timers *tm)
+{
+	return tm->n ? tm->t[tm->heap[0]] : FAB_TIME_NEVER;
+}
+
+static inline fab_time_ps fab_timers_at(const struct fab_timers *tm, uint32_t i)
+{
+	return tm->t[i];
+}
+
+#endif
