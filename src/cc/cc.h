@@ -37,6 +37,9 @@ struct fab_cc_ops {
 	 * kept by pointer; line_bps: the most the sender can send */
 	void (*init)(void *st, const void *params, double line_bps);
 	void (*on_sent)(void *st, fab_bytes bytes);
+	/* whether on_sent changes nothing in this state (no byte counter
+	 * running); NULL: it may */
+	bool (*sent_ignored)(const void *st);
 	void (*on_ack)(void *st, fab_bytes acked, fab_time_ps now);
 	/* returns the delay after which on_timer is due (a new timer replaces
 	 * the old), 0 for no change */

@@ -104,6 +104,12 @@ static void cc_sent(void *st, fab_bytes bytes)
 	fab_dcqcn_on_bytes(&d->rp, d->p, bytes);
 }
 
+static bool cc_sent_ignored(const void *st)
+{
+	const struct cc_dcqcn *d = st;
+	return !d->p->byte_counter || !fab_dcqcn_limited(&d->rp);
+}
+
 static fab_time_ps cc_congestion(void *st, fab_time_ps now)
 {
 	struct cc_dcqcn *d = st;
@@ -136,6 +142,7 @@ const struct fab_cc_ops fab_cc_dcqcn = {
 	.feedback = FAB_CC_FEEDBACK_CNP,
 	.init = cc_init,
 	.on_sent = cc_sent,
+	.sent_ignored = cc_sent_ignored,
 	.on_congestion = cc_congestion,
 	.on_timer = cc_timer,
 	.rate_bps = cc_rate,

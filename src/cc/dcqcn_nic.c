@@ -151,6 +151,12 @@ static void nic_sent(void *st, fab_bytes bytes)
 	(void)bytes;
 }
 
+static bool nic_sent_ignored(const void *st)
+{
+	(void)st;
+	return true;
+}
+
 static double nic_rate(const void *st)
 {
 	return ((const struct cc_nic *)st)->rc_bps;
@@ -168,6 +174,7 @@ const struct fab_cc_ops fab_cc_dcqcn_nic = {
 	.feedback = FAB_CC_FEEDBACK_ECHO,
 	.init = nic_init,
 	.on_sent = nic_sent,
+	.sent_ignored = nic_sent_ignored,
 	.on_congestion = nic_congestion,
 	.on_timer = nic_timer,
 	.rate_bps = nic_rate,

@@ -41,7 +41,9 @@
  * DCQCN's reaction point (src/cc), its NIC shares no more than that rate
  * to it, and every 4 us it learns whether the queues on its path marked
  * any of a window's packets as they reached them (RED on their backlog,
- * drawn from its own stream), one path later.  Where ACKs share the data's priority, a flow's
+ * drawn from its own stream), one path later; windows where no queue on
+ * the path can mark and whose bytes change nothing go unseen (quiet)
+ * until one passes kmin (mark_watch, cc_wake).  Where ACKs share the data's priority, a flow's
  * last ACK waits behind the backlog on its way back (fifo as well).  With
  * PFC, an ingress port whose bytes in its switch's queues reach XOFF
  * holds its upstream port to the rate its bytes drain at (pfc_check): the
@@ -78,6 +80,7 @@ struct fq_port {
 	fab_time_ps t_backlog; /* backlog as of */
 	fab_time_ps drain_ps;  /* when it empties, if nothing changes; FAB_TIME_NEVER */
 	bool touched;          /* in the list of ports to refresh at the end of the instant */
+	bool marking;          /* flow.queues dcqcn: its queue was past kmin when last refreshed */
 	double scale_sent;     /* the scale its rates were last all passed on at */
 	uint64_t *chg;         /* transfers whose rates changed since: id << 8 | hop */
 	uint32_t nchg, cap_chg;
@@ -124,7 +127,8 @@ void fq_init(struct flsim *s)
 	/* timers: a port's queue empties, a switch's thresholds are checked,
 	 * a queue pair's congestion control's timer (fq_timer) */
 	fl->tm_pfc = s->c.topo->nports;
-	fl->tm_cc = fl->tm_pfc + s->c.topo->nswitches;
+	fl->tm_mark = fl->tm_pfc + s->c.topo->nswitches;
+	fl->tm_cc = fl->tm_mark + s->c.topo->nports;
 	fab_timers_init(&fl->timers, fl->tm_cc);
 	fl->free_rec = UINT32_MAX;
 	/* PFC, where DCQCN runs and the fabric is lossless: fluid pauses */
@@ -409,6 +413,42 @@ static void pass_on(struct flsim *s, struct fq_port *f, uint32_t id, uint32_t h)
 }
 
 static void pfc_check(struct flsim *s, uint32_t node);
+static void cc_wake(struct flsim *s, uint32_t port);
+
+/* ECN's kmin and kmax on a switch port, in proportion to its rate */
+static void ecn_band(const struct flsim *s, uint32_t port, double *kmin, double *kmax)
+{
+	const struct fab_ecn_params *e = &s->c.fp.ecn;
+	double scale = e->ref_rate ? (double)s->ports[port].rate_bps / (double)e->ref_rate : 1;
+	*kmin = (double)e->kmin_bytes * scale;
+	*kmax = (double)e->kmax_bytes * scale;
+}
+
+/* flow.queues dcqcn: a switch port whose queue is past kmin (it can mark)
+ * wakes the quiet queue pairs through it; one short of it, growing, is
+ * due to then */
+static void mark_watch(struct flsim *s, uint32_t port, double c)
+{
+	struct fl_state *fl = s->fl;
+	struct fq_port *f = &fl->fq[port];
+	double kmin, kmax;
+	ecn_band(s, port, &kmin, &kmax);
+	fab_time_ps t = FAB_TIME_NEVER;
+	if (f->backlog > kmin) {
+		if (!f->marking) {
+			f->marking = true;
+			cc_wake(s, port);
+		}
+	} else {
+		f->marking = false;
+		if (f->ain > c) {
+			double dt = floor((kmin - f->backlog) / (f->ain - c)) + 1;
+			if (dt < 1e16)
+				t = s->c.now_ps + (fab_time_ps)dt;
+		}
+	}
+	fab_timers_set(&fl->timers, fl->tm_mark + port, t);
+}
 
 /* The port's transfers leave at their share of what it sends.  When its
  * scale moved (by more than half the tolerance since they were all last
@@ -440,6 +480,8 @@ static void refresh(struct flsim *s, uint32_t port)
 		f->drain_ps = t;
 		fab_timers_set(&fl->timers, port, t);
 	}
+	if (fl->cc && s->c.fp.ecn.enabled && s->ports[port].is_switch)
+		mark_watch(s, port, c);
 	if (fl->pfc && s->ports[port].is_switch) {
 		uint32_t node = s->c.topo->ports[port].node;
 		uint32_t sw = s->c.topo->switch_index[node];
@@ -796,10 +838,8 @@ static fab_time_ps cc_window(const struct flsim *s, const struct fl_cc *c)
 static double mark_prob(const struct flsim *s, uint32_t port)
 {
 	const struct fab_ecn_params *e = &s->c.fp.ecn;
-	double b = s->fl->fq[port].backlog,
-	       scale = e->ref_rate ? (double)s->ports[port].rate_bps / (double)e->ref_rate : 1;
-	double kmin = (double)e->kmin_bytes * scale, kmax = (double)e->kmax_bytes * scale;
-	double p = 0;
+	double b = s->fl->fq[port].backlog, kmin, kmax, p = 0;
+	ecn_band(s, port, &kmin, &kmax);
 	int red = e->enabled ? fab_red(b, kmin, kmax, e->pmax, &p) : FAB_RED_NONE;
 	return red == FAB_RED_MARK ? 1 : red == FAB_RED_DRAW ? p : 0;
 }
@@ -889,7 +929,33 @@ static void cc_tick(struct flsim *s, uint32_t id)
 		tok_send(s, id, TOK_NOTE, (uint8_t)upto, NO_FLOW, 0);
 	}
 	cc_changed(s, id);
+	if (top == 0 && c->ops->sent_ignored && c->ops->sent_ignored(c->st)) {
+		/* no queue on its path can mark and its windows change nothing
+		 * else: they go unseen until one can (cc_wake) */
+		c->quiet = true;
+		c->tick_ps = s->c.now_ps + w;
+		return;
+	}
 	cc_tick_at(s, id, s->c.now_ps + w);
+}
+
+/* The switch port's queue can mark now: the quiet queue pairs through it
+ * tick again, at the next end of a window as they would have */
+static void cc_wake(struct flsim *s, uint32_t port)
+{
+	struct fl_state *fl = s->fl;
+	const struct fl_port *p = &fl->ports[port];
+	for (uint32_t j = 0; j < p->n; j++) {
+		struct fl_qp *q = &fl->qps[p->qp[j]];
+		struct fl_cc *c = q->cc;
+		if (!c || !c->quiet || p->hop[j] == 0 || p->hop[j] >= q->nfwd)
+			continue;
+		c->quiet = false;
+		fab_time_ps w = cc_window(s, c), t = c->tick_ps;
+		if (t < s->c.now_ps)
+			t += (s->c.now_ps - t + w - 1) / w * w;
+		cc_tick_at(s, p->qp[j], t);
+	}
 }
 
 static void cc_notify(struct flsim *s, uint32_t id)
@@ -1127,9 +1193,12 @@ void fq_timer(struct flsim *s, uint32_t i)
 			f->in[j].bytes = 0;
 		let_through(s, i, FAB_TIME_NEVER);
 		touch(s, i);
-	} else if (i < fl->tm_cc) { /* a switch's thresholds */
+	} else if (i < fl->tm_mark) { /* a switch's thresholds */
 		fl->pfc_at[i - fl->tm_pfc] = FAB_TIME_NEVER;
 		pfc_check(s, fl->pfc_node[i - fl->tm_pfc]);
+	} else if (i < fl->tm_cc) { /* a port's queue reaches kmin */
+		settle(s, i - fl->tm_mark);
+		touch(s, i - fl->tm_mark); /* (refresh: mark_watch) */
 	} else {
 		cc_timer(s, i - fl->tm_cc);
 	}

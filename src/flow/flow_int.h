@@ -52,6 +52,7 @@ struct fl_cc {
 	const struct fab_cc_ops *ops;
 	double cap;            /* its rate as payload bytes per ps */
 	fab_time_ps tick_ps;   /* the next feedback window's end (FAB_TIME_NEVER: not ticking) */
+	bool quiet;            /* its windows go unseen (tick_ps: the next) until a queue on its path can mark */
 	fab_time_ps timer_ps;  /* the congestion control's timer (FAB_TIME_NEVER: none) */
 	fab_time_ps last_note; /* CNPs: the last one sent (at most one an interval) */
 	bool noted;
@@ -121,10 +122,11 @@ struct fl_state {
 	uint32_t nrec, cap_rec, free_rec;
 	struct fl_due touch; /* ports to refresh at the end of the instant */
 	/* when a port's queue empties (items 0 .. nports - 1), a switch's
-	 * thresholds are checked (tm_pfc + switch index), a queue pair's
-	 * congestion control's timer is due (tm_cc + queue pair): fq_timer */
+	 * thresholds are checked (tm_pfc + switch index), a port's queue
+	 * grows past ECN's kmin (tm_mark + port), a queue pair's congestion
+	 * control's timer is due (tm_cc + queue pair): fq_timer */
 	struct fab_timers timers;
-	uint32_t tm_pfc, tm_cc;
+	uint32_t tm_pfc, tm_mark, tm_cc;
 	/* flow.queues dcqcn with PFC (fifo.c): per switch, when its thresholds
 	 * are next checked and how many of its ingress ports hold their
 	 * upstream paused; scratch for a check */

@@ -235,7 +235,7 @@ static void test_flow_fifo_impulse(void **state)
  * holds the queue the two senders build near the marking band instead of
  * letting it grow to the 68 MiB fifo gives, the port stays busy (the flows
  * end within 25% of their bytes at the port's rate), and the queue's peak
- * and the end are those of the packet engine within 1.5x and 15%. */
+ * and the end are those of the packet engine within 1.5x and 5%. */
 static void test_flow_dcqcn(void **state)
 {
 	(void)state;
@@ -276,9 +276,12 @@ static void test_flow_dcqcn(void **state)
 	assert_true(peak[1] < 0.02 * peak[0]);
 	assert_true(cnps > 0);
 	assert_true(end[1] > ideal && end[1] < 1.25 * ideal);
-	/* and the packet engine, DCQCN and all: the same order of queue and
-	 * time (measured: peak 418 KiB against 482, end 3.142 ms against
-	 * 3.480; doc/flow.md) */
+	/* and the packet engine, DCQCN and all: the same order of queue,
+	 * and the same time within 5% (measured: peak 468 KiB against 386,
+	 * end 3.480 ms against 3.544; doc/flow.md).  The first sender is
+	 * alone at line rate until the second comes: its windows go unseen
+	 * until the queue passes kmin, and if nothing woke them it would
+	 * never slow down (the end would be 3.163 ms, -10.7%). */
 	static const char *const pkt[1] = {"engine=packet"};
 	struct trun t = trun_yaml_sets(yaml, pkt, 1);
 	const struct fab_topo *tp = fab_sim_topo(t.run->sim);
@@ -289,7 +292,7 @@ static void test_flow_dcqcn(void **state)
 	trun_free(&t);
 	print_message("packet engine: queue peak %.0f KiB, last flow ends %.3f ms\n", ppeak / 1024, pend / 1e9);
 	assert_true(peak[1] < 1.5 * ppeak && peak[1] > ppeak / 1.5);
-	assert_true(fabs(end[1] / pend - 1) < 0.15);
+	assert_true(fabs(end[1] / pend - 1) < 0.05);
 }
 
 /* flow.queues: dcqcn with PFC.  Twelve senders of both leaves at one NIC
