@@ -626,6 +626,42 @@ static void pfc_hold(struct flsim *s, uint32_t up, double r)
 	}
 }
 
+/* The switch's ingress ports' bytes in its queues (occ), how fast they
+ * grow, and the rate they leave at (drain); the payload it holds (the
+ * return).  An empty queue holds no one's bytes and none grow in it: it
+ * counts only for the rate a held pause's bytes drain at, and is skipped
+ * unless `all`. */
+static double pfc_scan(struct flsim *s, uint32_t node, bool all)
+{
+	struct fl_state *fl = s->fl;
+	const struct fab_node *nd = &s->c.topo->nodes[node];
+	uint32_t first = nd->first_port, n = nd->nports;
+	double *occ = fl->pfc_scratch, *grow = occ + n, *drain = grow + n, used = 0;
+	memset(occ, 0, 3 * n * sizeof *occ);
+	double frame = 1 / fab_wire_efficiency(fab_sim_wire(&s->c), s->c.fp.mtu); /* frame bytes a payload byte */
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t e = first + k;
+		struct fq_port *f = &fl->fq[e];
+		settle(s, e);
+		used += f->backlog * frame;
+		bool backed_up = f->backlog > 0 || f->ain > cap(fl, e);
+		if (!all && !backed_up)
+			continue;
+		for (uint32_t j = 0; j < f->nin; j++) {
+			const struct fq_in *in = &f->in[j];
+			if (in->port < first || in->port >= first + n)
+				continue;
+			uint32_t i = in->port - first;
+			double lv = in_leaving(fl, e, in);
+			occ[i] += in->bytes * frame;
+			if (backed_up)
+				grow[i] += (in->rate - lv) * frame;
+			drain[i] += lv;
+		}
+	}
+	return used;
+}
+
 /* A switch's ingress ports against their thresholds: each ingress port's
  * bytes in every egress queue (in_settle), which leave at their share of
  * what the queue sends (in_leaving).  One that reaches XOFF holds its upstream port to
@@ -637,26 +673,18 @@ static void pfc_check(struct flsim *s, uint32_t node)
 	struct fl_state *fl = s->fl;
 	const struct fab_node *nd = &s->c.topo->nodes[node];
 	uint32_t first = nd->first_port, n = nd->nports, sw = s->c.topo->switch_index[node];
-	double *occ = fl->pfc_scratch, *grow = occ + n, *drain = grow + n, used = 0;
-	memset(occ, 0, 3 * n * sizeof *occ);
-	double frame = 1 / fab_wire_efficiency(fab_sim_wire(&s->c), s->c.fp.mtu); /* frame bytes a payload byte */
-	for (uint32_t k = 0; k < n; k++) {
-		uint32_t e = first + k;
-		struct fq_port *f = &fl->fq[e];
-		settle(s, e);
-		used += f->backlog * frame;
-		for (uint32_t j = 0; j < f->nin; j++) {
-			const struct fq_in *in = &f->in[j];
-			if (in->port < first || in->port >= first + n)
-				continue;
-			uint32_t i = in->port - first;
-			double lv = in_leaving(fl, e, in);
-			occ[i] += in->bytes * frame;
-			if (f->backlog > 0 || f->ain > cap(fl, e))
-				grow[i] += (in->rate - lv) * frame;
-			drain[i] += lv;
+	double *occ = fl->pfc_scratch, *grow = occ + n, *drain = grow + n;
+	bool all = fl->pfc_holding[sw] > 0;
+	double used = pfc_scan(s, node, all);
+	if (!all) /* a port that starts to hold needs its drain whole */
+		for (uint32_t k = 0; k < n; k++) {
+			double xoff, xon;
+			pfc_thresholds(s, first + k, used, &xoff, &xon);
+			if (occ[k] >= xoff - 1) {
+				used = pfc_scan(s, node, true);
+				break;
+			}
 		}
-	}
 	double next = INFINITY;
 	bool moved = false;
 	for (uint32_t k = 0; k < n; k++) {
