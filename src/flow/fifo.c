@@ -16,8 +16,11 @@
  * C a_i(t) / A(t), the mix of what arrived, at the queue's full rate.  A
  * port therefore keeps two views of its transfers' rates: the rates coming
  * in, and the rates of the bytes now leaving.  A change coming in at t
- * reaches the second view at D(t) (EV_FQ_OUT; D never decreases, so the
- * changes wait in a FIFO of their own); when the queue is empty, at once.
+ * reaches the second view at D(t), once the B(t) bytes ahead of it have
+ * left: the changes wait in a FIFO of their own, each with the count of
+ * bytes the port will have sent by then (whatever rate it sends at
+ * meanwhile: a pause, a fault), the head on a timer (out_due); when the
+ * queue is empty, at once.
  * A change in what leaves reaches the next port of each transfer after the
  * link's propagation delay and one packet's store-and-forward (EV_FQ_IN).
  *
@@ -55,9 +58,10 @@
 
 #include "flow_int.h"
 
-/* a change of rate waiting in a queue: it starts to leave at t */
+/* a change of rate waiting in a queue: it starts to leave once the port
+ * has sent `at` bytes (its count: fq_port.served), those ahead of it */
 struct fq_pend {
-	fab_time_ps t;
+	double at;
 	uint32_t qp, hop;
 	double rate;
 	uint32_t tok; /* a token (its record) that leaves then, or NO_POS: a change of rate */
@@ -73,6 +77,7 @@ struct fq_in {
 
 struct fq_port {
 	double backlog;        /* payload bytes queued */
+	double served;         /* payload bytes it has sent since its queue was last empty */
 	double ain, aout;      /* the rates coming in; of the bytes now leaving (bytes per ps) */
 	double ack;            /* ACKs that cross it, bytes per ps */
 	double ack_used;       /* as its capacity counts them (switch), its NIC's rates (NIC) */
@@ -126,7 +131,8 @@ void fq_init(struct flsim *s)
 	}
 	/* timers: a port's queue empties, a switch's thresholds are checked,
 	 * a queue pair's congestion control's timer (fq_timer) */
-	fl->tm_pfc = s->c.topo->nports;
+	fl->tm_out = s->c.topo->nports;
+	fl->tm_pfc = fl->tm_out + s->c.topo->nports;
 	fl->tm_mark = fl->tm_pfc + s->c.topo->nswitches;
 	fl->tm_cc = fl->tm_mark + s->c.topo->nports;
 	fab_timers_init(&fl->timers, fl->tm_cc);
@@ -225,11 +231,21 @@ static fab_time_ps hop_lat(const struct flsim *s, const struct fl_qp *q, uint32_
 	return p->delay_ps + (h ? fab_ser_ps(fab_wire_data_bytes(fab_sim_wire(&s->c), s->c.fp.mtu), p->rate_bps) : 0);
 }
 
-/* the time a byte arriving now leaves the port */
-static fab_time_ps leave_at(const struct fl_state *fl, uint32_t port, fab_time_ps now)
+/* when the head of what waits in the port's queue starts to leave, at
+ * the rate it sends now: its timer (a pause held or let go, a fault, moves
+ * it and everything behind it alike) */
+static void out_due(struct flsim *s, uint32_t port)
 {
+	struct fl_state *fl = s->fl;
 	const struct fq_port *f = &fl->fq[port];
-	return f->backlog > 0 ? now + (fab_time_ps)ceil(f->backlog / cap(fl, port)) : now;
+	fab_time_ps t = FAB_TIME_NEVER;
+	if (f->pn) {
+		double left = FAB_MAX(f->pend[f->ph].at - f->served, 0.0), c = cap(fl, port);
+		double dt = left > 0 ? ceil(left / c) : 0;
+		if (dt < 1e16)
+			t = s->c.now_ps + (fab_time_ps)dt;
+	}
+	fab_timers_set(&fl->timers, fl->tm_out + port, t);
 }
 
 /* transfer id's rates at hop h changed: it joins the port and its list of
@@ -294,26 +310,26 @@ static void pend_push(struct flsim *s, uint32_t port, struct fq_pend e)
 		f->pcap = n;
 		f->ph = 0;
 	}
-	e.t = leave_at(s->fl, port, s->c.now_ps);
-	if (f->pn && f->pend[(f->ph + f->pn - 1) % f->pcap].t > e.t)
-		e.t = f->pend[(f->ph + f->pn - 1) % f->pcap].t;
+	e.at = f->served + f->backlog;
+	if (f->pn && f->pend[(f->ph + f->pn - 1) % f->pcap].at > e.at)
+		e.at = f->pend[(f->ph + f->pn - 1) % f->pcap].at;
 	f->pend[(f->ph + f->pn) % f->pcap] = e;
 	if (!f->pn++)
-		fab_eq_push(&s->c.eq, e.t, EV_FQ_OUT, NULL, port);
+		out_due(s, port);
 }
 
-/* the changes waiting in the port's queue whose bytes leave by `until`
- * reach what leaves; true if any did */
-static bool let_through(struct flsim *s, uint32_t port, fab_time_ps until)
+/* the changes waiting in the port's queue whose bytes have left (all of
+ * them) reach what leaves; true if any did */
+static bool let_through(struct flsim *s, uint32_t port, bool all)
 {
 	struct fq_port *f = &s->fl->fq[port];
 	bool any = false;
-	for (; f->pn && f->pend[f->ph].t <= until; any = true) {
+	for (; f->pn && (all || f->pend[f->ph].at <= f->served + FQ_EMPTY); any = true) {
 		struct fq_pend e = f->pend[f->ph];
 		f->ph = (f->ph + 1) % f->pcap;
 		f->pn--;
 		if (e.tok != NO_POS)
-			tok_leave(s, e.tok, FAB_MIN(e.t, s->c.now_ps));
+			tok_leave(s, e.tok, s->c.now_ps);
 		else
 			view_out(s, e.qp, e.hop, e.rate);
 	}
@@ -373,13 +389,19 @@ static void settle(struct flsim *s, uint32_t port)
 		st->queue_area += 0.5 * (b0 + b1) * (double)dt;
 		if ((uint64_t)b1 > st->max_queue_bytes)
 			st->max_queue_bytes = (uint64_t)b1;
+		f->served += b0 + f->ain * (double)dt - b1;
 		f->backlog = b1;
 		f->t_backlog = s->c.now_ps;
 		if (f->nin && (b0 > 0 || b1 > 0)) /* (an empty queue holds nobody's bytes) */
 			in_settle(fl, port, b0, (double)dt);
 	}
-	if (f->backlog == 0)
-		let_through(s, port, FAB_TIME_NEVER);
+	if (f->backlog == 0) {
+		if (f->pn) {
+			let_through(s, port, true);
+			fab_timers_set(&fl->timers, fl->tm_out + port, FAB_TIME_NEVER);
+		}
+		f->served = 0;
+	}
 }
 
 /* A rate passed on changes when it starts, stops or moves by more than
@@ -480,6 +502,8 @@ static void refresh(struct flsim *s, uint32_t port)
 		f->drain_ps = t;
 		fab_timers_set(&fl->timers, port, t);
 	}
+	if (f->pn) /* (its capacity may have moved) */
+		out_due(s, port);
 	if (fl->cc && s->c.fp.ecn.enabled && s->ports[port].is_switch)
 		mark_watch(s, port, c);
 	if (fl->pfc && s->ports[port].is_switch) {
@@ -497,24 +521,6 @@ static void refresh(struct flsim *s, uint32_t port)
 			}
 		}
 	}
-}
-
-/* The port's capacity changed from c0 (a pause held or let go of it, a
- * fault): the changes waiting in its queue reach what leaves once the
- * bytes ahead of them have left, at the new capacity. */
-static void retime(struct flsim *s, uint32_t port, double c0)
-{
-	struct fl_state *fl = s->fl;
-	struct fq_port *f = &fl->fq[port];
-	double c1 = cap(fl, port);
-	if (!f->pn || c1 == c0)
-		return;
-	for (uint32_t i = 0; i < f->pn; i++) {
-		struct fq_pend *e = &f->pend[(f->ph + i) % f->pcap];
-		if (e->t > s->c.now_ps)
-			e->t = s->c.now_ps + (fab_time_ps)FAB_MIN(ceil((double)(e->t - s->c.now_ps) * c0 / c1), 1e15);
-	}
-	fab_eq_push(&s->c.eq, f->pend[f->ph].t, EV_FQ_OUT, NULL, port); /* (the one before it finds nothing due) */
 }
 
 /* the port is refreshed once at the end of the instant, however many
@@ -616,10 +622,8 @@ static void pfc_hold(struct flsim *s, uint32_t up, double r)
 	}
 	if (s->ports[up].is_switch) {
 		settle(s, up); /* the queue so far at the old rate */
-		double c0 = cap(s->fl, up);
 		f->pfc_rate = r;
-		retime(s, up, c0);
-		touch(s, up);
+		touch(s, up); /* (refresh: what waits in it moves, out_due) */
 	} else {
 		f->pfc_rate = r;
 		fl_mark_dirty(s, up); /* its NIC shares again */
@@ -755,10 +759,8 @@ void fq_port_rate(struct flsim *s, uint32_t port, double r)
 		return;
 	}
 	settle(s, port); /* the queue so far at the old rate */
-	double c0 = cap(s->fl, port);
 	s->fl->ports[port].payload_per_ps = r;
-	retime(s, port, c0);
-	touch(s, port);
+	touch(s, port); /* (refresh: what waits in it moves, out_due) */
 }
 
 /* the source sends queue pair id at r: its ACKs come back at that rate */
@@ -1041,7 +1043,7 @@ void fq_nics(struct flsim *s)
  * share the data's priority and wait in its queues) the ACK's hops.  At a
  * hop where it waits behind the queue it joins the queue's list of what
  * waits (pend_push): it leaves with the bytes that arrived with it, at
- * whatever rate the port runs meanwhile (a pause held or let go, retime).
+ * whatever rate the port runs meanwhile (a pause held or let go: out_due).
  * With no queue anywhere a message is delivered at the fair-share engine's
  * closed form, to the picosecond. */
 
@@ -1187,14 +1189,6 @@ void fq_event(struct flsim *s, const struct fab_ev *ev)
 		rate_in(s, r.qp, r.hop, r.rate);
 		break;
 	}
-	case EV_FQ_OUT: {
-		struct fq_port *f = &fl->fq[ev->arg];
-		settle(s, ev->arg);                                /* (an emptied queue let them all through) */
-		if (let_through(s, ev->arg, s->c.now_ps) && f->pn) /* the new head's turn */
-			fab_eq_push(&s->c.eq, f->pend[f->ph].t, EV_FQ_OUT, NULL, ev->arg);
-		touch(s, ev->arg);
-		break;
-	}
 	case EV_FQ_MARK:
 		tok_arrive(s, ev->arg);
 		break;
@@ -1213,14 +1207,22 @@ void fq_event(struct flsim *s, const struct fab_ev *ev)
 void fq_timer(struct flsim *s, uint32_t i)
 {
 	struct fl_state *fl = s->fl;
-	if (i < fl->tm_pfc) { /* port i's queue empties */
+	if (i < fl->tm_out) { /* port i's queue empties */
 		struct fq_port *f = &fl->fq[i];
 		settle(s, i);
 		f->backlog = 0; /* (what rounding left) */
 		for (uint32_t j = 0; j < f->nin; j++)
 			f->in[j].bytes = 0;
-		let_through(s, i, FAB_TIME_NEVER);
+		let_through(s, i, true);
+		fab_timers_set(&fl->timers, fl->tm_out + i, FAB_TIME_NEVER);
+		f->served = 0;
 		touch(s, i);
+	} else if (i < fl->tm_pfc) { /* what waits at the head of a port's queue leaves */
+		uint32_t port = i - fl->tm_out;
+		settle(s, port); /* (an emptied queue let them all through) */
+		let_through(s, port, false);
+		out_due(s, port); /* the new head's turn */
+		touch(s, port);
 	} else if (i < fl->tm_mark) { /* a switch's thresholds */
 		fl->pfc_at[i - fl->tm_pfc] = FAB_TIME_NEVER;
 		pfc_check(s, fl->pfc_node[i - fl->tm_pfc]);

@@ -121,12 +121,13 @@ struct fl_state {
 	struct fq_rec *rec; /* what EV_FQ_IN and EV_FQ_MARK carry; a free list */
 	uint32_t nrec, cap_rec, free_rec;
 	struct fl_due touch; /* ports to refresh at the end of the instant */
-	/* when a port's queue empties (items 0 .. nports - 1), a switch's
-	 * thresholds are checked (tm_pfc + switch index), a port's queue
-	 * grows past ECN's kmin (tm_mark + port), a queue pair's congestion
-	 * control's timer is due (tm_cc + queue pair): fq_timer */
+	/* when a port's queue empties (items 0 .. nports - 1), the head of
+	 * what waits in it leaves (tm_out + port), a switch's thresholds are
+	 * checked (tm_pfc + switch index), a port's queue grows past ECN's
+	 * kmin (tm_mark + port), a queue pair's congestion control's timer is
+	 * due (tm_cc + queue pair): fq_timer */
 	struct fab_timers timers;
-	uint32_t tm_pfc, tm_mark, tm_cc;
+	uint32_t tm_out, tm_pfc, tm_mark, tm_cc;
 	/* flow.queues dcqcn with PFC (fifo.c): per switch, when its thresholds
 	 * are next checked and how many of its ingress ports hold their
 	 * upstream paused; scratch for a check */
@@ -152,7 +153,6 @@ struct flsim {
 enum fl_ev_type {
 	EV_FL_DELIVER = SIM_EV_ENGINE, /* obj sim_flow (its ACK is back) or NULL (arg: cookie delivered) */
 	EV_FQ_IN,                      /* flow.queues fifo: arg record: a transfer's rate into a switch port changes */
-	EV_FQ_OUT,                     /* arg port: the bytes at the head of its queue's changes start leaving */
 	EV_FQ_MARK,                    /* arg record: a message's last byte reaches a switch port */
 	EV_FQ_CC_TICK,                 /* arg queue pair: flow.queues dcqcn, a feedback window ends */
 	EV_FQ_CC_NOTIFY,               /* arg queue pair: a mark's notification reaches the sender */
