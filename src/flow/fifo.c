@@ -374,8 +374,10 @@ static void in_settle(struct fl_state *fl, uint32_t port, double b0, double dt)
 		f->in[j].bytes = sum > 0 ? f->in[j].bytes * f->backlog / sum : f->backlog / f->nin;
 }
 
+static void touch(struct flsim *s, uint32_t port);
+
 /* the backlog brought up to now; an emptied queue lets every waiting change
- * through */
+ * through (and is refreshed at the end of the instant) */
 static void settle(struct flsim *s, uint32_t port)
 {
 	struct fl_state *fl = s->fl;
@@ -399,6 +401,7 @@ static void settle(struct flsim *s, uint32_t port)
 		if (f->pn) {
 			let_through(s, port, true);
 			fab_timers_set(&fl->timers, fl->tm_out + port, FAB_TIME_NEVER);
+			touch(s, port);
 		}
 		f->served = 0;
 	}
@@ -1124,9 +1127,8 @@ static void tok_arrive(struct flsim *s, uint32_t i)
 	uint32_t port = q->path[m->hop];
 	struct fq_port *f = &fl->fq[port];
 	settle(s, port);
-	if (m->hop < q->nfwd)
-		touch(s, port);
 	if (m->rate > 0 && m->hop < q->nfwd && f->backlog > 0) { /* an impulse's bytes join a queue */
+		touch(s, port);
 		f->backlog += m->rate;
 		struct fab_port_stats *st = &s->ports[port].st;
 		if ((uint64_t)f->backlog > st->max_queue_bytes)
