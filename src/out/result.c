@@ -6,13 +6,8 @@
 #include <string.h>
 
 #include "result.h"
+#include "../base/sort.h"
 #include "slowdown.h"
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
 
 /* Nearest-rank percentile of a sorted array. */
 static uint64_t pct(const uint64_t *v, size_t n, double p)
@@ -81,7 +76,7 @@ void fab_summary_compute(const struct fab_sim *s, struct fab_summary *o)
 		sum += (double)f;
 		gsum += f ? (double)fl[i].bytes * 8e12 / (double)f : 0;
 	}
-	qsort(fct, o->flows_done, sizeof *fct, cmp_u64);
+	fab_sort_u64(fct, o->flows_done);
 	if (o->flows_done) {
 		o->fct_min = fct[0];
 		o->fct_max = fct[o->flows_done - 1];
@@ -420,8 +415,21 @@ static void jo_flush(struct jout *o)
 	o->n = 0;
 }
 
+/* room for n bytes (at most the buffer's size) at o->b + o->n */
+static char *jo_room(struct jout *o, size_t n)
+{
+	if (sizeof o->b - o->n < n)
+		jo_flush(o);
+	return o->b + o->n;
+}
+
 static void jo_put(struct jout *o, const char *p, size_t n)
 {
+	if (n <= sizeof o->b - o->n) {
+		memcpy(o->b + o->n, p, n);
+		o->n += n;
+		return;
+	}
 	while (n) {
 		if (o->n == sizeof o->b)
 			jo_flush(o);
@@ -444,7 +452,9 @@ static void jo_dec(struct jout *o, uint64_t v, bool neg, char c)
 	while (v /= 10);
 	if (neg)
 		*--p = '-';
-	jo_put(o, p, (size_t)(e - p));
+	size_t n = (size_t)(e - p);
+	memcpy(jo_room(o, sizeof d), p, n);
+	o->n += n;
 }
 
 /* as jansson writes a json_int_t: "%lld" */
@@ -485,16 +495,21 @@ struct sink {
 	size_t n;
 };
 
+/* keys are short: written in one piece */
+#define SK_KEY_MAX 64
+
 static void sk_key(struct sink *k, const char *key)
 {
 	static const char pad[] = ",\n      \"";
-	if (k->first)
-		jo_put(k->o, pad + 1, sizeof pad - 2);
-	else
-		jo_put(k->o, pad, sizeof pad - 1);
+	size_t n = strlen(key);
+	FAB_ASSERT(n <= SK_KEY_MAX);
+	char *p = jo_room(k->o, sizeof pad + SK_KEY_MAX + 3), *p0 = p;
+	memcpy(p, pad + k->first, sizeof pad - 1);
+	p += sizeof pad - 1 - k->first;
 	k->first = false;
-	jo_put(k->o, key, strlen(key));
-	jo_put(k->o, "\": ", 3);
+	memcpy(p, key, n);
+	memcpy(p + n, "\": ", 3);
+	k->o->n += (size_t)(p + n + 3 - p0);
 }
 
 static void sk_int(struct sink *k, const char *key, long long v)

@@ -4,48 +4,37 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "../base/sort.h"
 #include "slowdown.h"
-
-struct flow_sd {
-	uint64_t bytes;
-	double sd;
-};
-
-static int cmp_flow_sd(const void *a, const void *b)
-{
-	const struct flow_sd *x = a, *y = b;
-	if (x->bytes != y->bytes)
-		return x->bytes < y->bytes ? -1 : 1;
-	return x->sd < y->sd ? -1 : x->sd > y->sd;
-}
 
 size_t fab_slowdown_binning(uint64_t *bytes, double *slowdown, size_t n, struct fab_slowdown_bin *bins)
 {
-	struct flow_sd *f = fab_xcalloc(n ? n : 1, sizeof *f);
+	/* (slowdowns are at least 1: their bits sort as they do) */
+	struct fab_key2 *f = fab_xcalloc(n ? n : 1, sizeof *f);
 	for (size_t i = 0; i < n; i++)
-		f[i] = (struct flow_sd){bytes[i], slowdown[i]};
-	qsort(f, n, sizeof *f, cmp_flow_sd);
+		f[i] = (struct fab_key2){bytes[i], fab_dbits(slowdown[i])};
+	fab_sort_key2(f, n);
 	for (size_t i = 0; i < n; i++) {
-		bytes[i] = f[i].bytes;
-		slowdown[i] = f[i].sd;
+		bytes[i] = f[i].a;
+		slowdown[i] = fab_bitsd(f[i].b);
 	}
 	free(f);
 	size_t nb = 0;
-	double *sd = fab_xcalloc(n ? n : 1, sizeof *sd);
+	uint64_t *sd = fab_xcalloc(n ? n : 1, sizeof *sd);
 	for (size_t b = 0; b < FAB_SLOWDOWN_BINS; b++) {
 		size_t lo = b * 5 * n / 100, hi = (b + 1) * 5 * n / 100;
 		if (hi <= lo)
 			continue;
 		size_t k = hi - lo;
 		for (size_t i = 0; i < k; i++)
-			sd[i] = slowdown[lo + i];
-		qsort(sd, k, sizeof *sd, fab_cmp_double);
+			sd[i] = fab_dbits(slowdown[lo + i]);
+		fab_sort_u64(sd, k);
 		bins[nb++] = (struct fab_slowdown_bin){
 			.max_bytes = bytes[hi - 1],
 			.flows = (uint32_t)k,
-			.p50 = sd[(size_t)((double)k * 0.5)],
-			.p95 = sd[(size_t)((double)k * 0.95)],
-			.p99 = sd[(size_t)((double)k * 0.99)],
+			.p50 = fab_bitsd(sd[(size_t)((double)k * 0.5)]),
+			.p95 = fab_bitsd(sd[(size_t)((double)k * 0.95)]),
+			.p99 = fab_bitsd(sd[(size_t)((double)k * 0.99)]),
 		};
 	}
 	free(sd);

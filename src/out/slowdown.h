@@ -21,7 +21,8 @@ struct fab_slowdown_bin {
 	double p50, p95, p99;
 };
 
-/* The binning alone: n flows' sizes and slowdowns (sorted here, together);
+/* The binning alone: n flows' sizes and slowdowns (non-negative; sorted
+ * here, together);
  * bin i holds sorted flows [5i n / 100, 5(i+1) n / 100) and percentile p is
  * the bin's sorted slowdowns at index int(count p).  Returns the bins
  * filled (those with a flow). */

@@ -1,7 +1,9 @@
-/* Event queue: the heap against a reference (stable sort by time); random
+/* Event queue: the heap against a reference (stable sort by time); timers
+ * and radix sorts against brute force and qsort; random
  * streams: no two entities share one. */
 #include "testutil.h"
 #include "../../src/base/rng.h"
+#include "../../src/base/sort.h"
 #include "../../src/base/timers.h"
 #include "../../src/sim/eq.h"
 
@@ -223,12 +225,54 @@ static void test_timers_match_brute_force(void **state)
 	fab_timers_free(&tm);
 }
 
+static int cmp_key2(const void *x, const void *y)
+{
+	const struct fab_key2 *a = x, *b = y;
+	if (a->a != b->a)
+		return a->a < b->a ? -1 : 1;
+	return a->b < b->b ? -1 : a->b > b->b;
+}
+
+/* Radix sorts against qsort: keys spread over all 64 bits, keys that share
+ * most of their bytes (passes skipped), sizes with many ties, and doubles
+ * (slowdowns) by their bits. */
+static void test_radix_sorts_match_qsort(void **state)
+{
+	(void)state;
+	enum { N = 5000 };
+	struct fab_rng r;
+	fab_rng_init(&r, 5, 1);
+	uint64_t *u = calloc(N, sizeof *u), *w = calloc(N, sizeof *w);
+	struct fab_key2 *k = calloc(N, sizeof *k), *m = calloc(N, sizeof *m);
+	for (int shape = 0; shape < 3; shape++) {
+		for (size_t i = 0; i < N; i++) {
+			uint64_t x = fab_rng_next(&r);
+			u[i] = shape == 0 ? x : shape == 1 ? 0xabcd000000000000ull | (x & 0xff00) : x % 7;
+			k[i] = (struct fab_key2){shape == 2 ? x % 13 : 1000 + x % 300,
+						 fab_dbits(1.0 + (double)(x >> 11) / 1e9)};
+		}
+		memcpy(w, u, N * sizeof *u);
+		memcpy(m, k, N * sizeof *k);
+		fab_sort_u64(u, N);
+		qsort(w, N, sizeof *w, cmp_u64);
+		assert_memory_equal(u, w, N * sizeof *u);
+		fab_sort_key2(k, N);
+		qsort(m, N, sizeof *m, cmp_key2);
+		assert_memory_equal(k, m, N * sizeof *k);
+	}
+	assert_true(fab_bitsd(fab_dbits(1.5)) == 1.5 && fab_dbits(2.0) > fab_dbits(1.999));
+	free(u);
+	free(w);
+	free(k);
+	free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_eq_matches_sorted_reference), cmocka_unit_test(test_timers_match_brute_force),
 		cmocka_unit_test(test_eq_interleaved_push_pop),     cmocka_unit_test(test_eq_near_far_and_reserved),
-		cmocka_unit_test(test_rng_streams_independent),
+		cmocka_unit_test(test_rng_streams_independent),     cmocka_unit_test(test_radix_sorts_match_qsort),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
