@@ -420,7 +420,7 @@ static void send_rate(struct flsim *s, uint32_t id, uint32_t h, double r, fab_ti
 	struct fl_state *fl = s->fl;
 	uint32_t i = rec_new(fl);
 	fl->rec[i] = (struct fq_rec){.qp = id, .hop = h, .rate = r};
-	fab_eq_push(&s->c.eq, t, EV_FQ_IN, NULL, i);
+	fl_push(s, t, EV_FQ_IN, i);
 }
 
 /* transfer id at hop h leaves at its share of what the port sends: passed
@@ -893,7 +893,7 @@ static void tok_send(struct flsim *s, uint32_t id, uint8_t kind, uint8_t upto, u
 static void cc_tick_at(struct flsim *s, uint32_t id, fab_time_ps t)
 {
 	s->fl->qps[id].cc->tick_ps = t;
-	fab_eq_push(&s->c.eq, t, EV_FQ_CC_TICK, NULL, id);
+	fl_push(s, t, EV_FQ_CC_TICK, id);
 }
 
 /* a queue pair starts sending: its congestion control and its windows */
@@ -987,7 +987,8 @@ static void cc_wake(struct flsim *s, uint32_t port)
 		fab_time_ps w = cc_window(s, c), t = c->tick_ps;
 		if (t < s->c.now_ps)
 			t += (s->c.now_ps - t + w - 1) / w * w;
-		cc_tick_at(s, p->qp[j], t);
+		c->tick_ps = t; /* (not a window from now: the event queue's) */
+		fab_eq_push(&s->c.eq, t, EV_FQ_CC_TICK, NULL, p->qp[j]);
 	}
 }
 
@@ -1092,6 +1093,7 @@ static void tok_leave(struct flsim *s, uint32_t i, fab_time_ps t)
 	struct fl_state *fl = s->fl;
 	struct fq_rec *m = &fl->rec[i];
 	const struct fl_qp *q = &fl->qps[m->qp];
+	bool fixed = t == s->c.now_ps; /* (an impulse leaves its NIC later) */
 	for (uint32_t h = m->hop;; h++) {
 		if (h < q->nfwd) {
 			t += hop_lat(s, q, h);
@@ -1112,7 +1114,10 @@ static void tok_leave(struct flsim *s, uint32_t i, fab_time_ps t)
 		}
 		if (tok_waits(s, q, m, h + 1)) {
 			m->hop = h + 1;
-			fab_eq_push(&s->c.eq, t, EV_FQ_MARK, NULL, i);
+			if (fixed) /* (a sum of hops' latencies) */
+				fl_push(s, t, EV_FQ_MARK, i);
+			else
+				fab_eq_push(&s->c.eq, t, EV_FQ_MARK, NULL, i);
 			return;
 		}
 	}

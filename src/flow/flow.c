@@ -56,6 +56,7 @@ static void fl_init(struct flsim *s)
 	struct fl_state *fl = fab_xcalloc(1, sizeof *fl);
 	fl->ports = fab_xcalloc(s->c.topo->nports, sizeof *fl->ports);
 	s->fl = fl;
+	fl->line_first = NO_POS;
 	fl_set_rates(s);
 	fab_maxmin_init(&fl->mm);
 	fl->batch_ps = s->c.fp.flow_batch_ps;
@@ -93,6 +94,8 @@ static void fl_free(struct flsim *s)
 	free(fl->ports);
 	free(fl->dirty.v);
 	free(fl->heap);
+	for (uint32_t i = 0; i < fl->nlines; i++)
+		free(fl->lines[i].v);
 	fab_maxmin_free(&fl->mm);
 	free(fl->cports);
 	free(fl->cqps);
@@ -222,10 +225,81 @@ static fab_time_ps done_next(const struct fl_state *fl)
 	return fl->nheap ? fl->qps[fl->heap[0]].done_ps : FAB_TIME_NEVER;
 }
 
-/* the next completion or timer (flow.queues fifo) */
+/* --- delay lines (flow_int.h) --- */
+
+static bool lev_before(const struct fl_lev *a, const struct fl_lev *b)
+{
+	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+static void line_find_first(struct fl_state *fl)
+{
+	fl->line_first = NO_POS;
+	for (uint32_t i = 0; i < fl->nlines; i++) {
+		const struct fl_line *l = &fl->lines[i];
+		if (l->n &&
+		    (fl->line_first == NO_POS ||
+		     lev_before(&l->v[l->head], &fl->lines[fl->line_first].v[fl->lines[fl->line_first].head])))
+			fl->line_first = i;
+	}
+}
+
+/* an event of the engine's own, due at t */
+void fl_push(struct flsim *s, fab_time_ps t, uint32_t type, uint32_t arg)
+{
+	struct fl_state *fl = s->fl;
+	fab_time_ps d = t - s->c.now_ps;
+	uint32_t i = 0;
+	while (i < fl->nlines && fl->lines[i].delay != d)
+		i++;
+	if (i == fl->nlines) {
+		if (i == FL_LINES || t < s->c.now_ps) {
+			fab_eq_push(&s->c.eq, t, type, NULL, arg);
+			return;
+		}
+		fl->lines[fl->nlines++].delay = d;
+	}
+	struct fl_line *l = &fl->lines[i];
+	if (l->n == l->cap) {
+		uint32_t n = l->cap ? 2 * l->cap : 64;
+		struct fl_lev *v = fab_xcalloc(n, sizeof *v);
+		for (uint32_t k = 0; k < l->n; k++)
+			v[k] = l->v[(l->head + k) & (l->cap - 1)];
+		free(l->v);
+		l->v = v;
+		l->cap = n;
+		l->head = 0;
+	}
+	struct fl_lev *e = &l->v[(l->head + l->n++) & (l->cap - 1)]; /* (cap: a power of 2) */
+	*e = (struct fl_lev){t, fl->line_seq++, type, arg};
+	if (l->n == 1 &&
+	    (fl->line_first == NO_POS || lev_before(e, &fl->lines[fl->line_first].v[fl->lines[fl->line_first].head])))
+		fl->line_first = i;
+}
+
+static fab_time_ps line_next(const struct fl_state *fl)
+{
+	if (fl->line_first == NO_POS)
+		return FAB_TIME_NEVER;
+	const struct fl_line *l = &fl->lines[fl->line_first];
+	return l->v[l->head].t;
+}
+
+/* takes the first line's head as an event */
+static void line_pop(struct fl_state *fl, struct fab_ev *ev)
+{
+	struct fl_line *l = &fl->lines[fl->line_first];
+	const struct fl_lev *e = &l->v[l->head];
+	*ev = (struct fab_ev){.t_ps = e->t, .seq = e->seq, .type = e->type, .arg = e->arg};
+	l->head = (l->head + 1) & (l->cap - 1);
+	l->n--;
+	line_find_first(fl);
+}
+
+/* the next completion, timer or delayed event (flow.queues fifo) */
 static fab_time_ps own_next(const struct fl_state *fl)
 {
-	return FAB_MIN(done_next(fl), fab_timers_next(&fl->timers));
+	return FAB_MIN(FAB_MIN(done_next(fl), fab_timers_next(&fl->timers)), line_next(fl));
 }
 
 /* the paths and latencies, at the first message (routes as they are) */
@@ -655,10 +729,17 @@ static int fl_run(struct fab_sim *sim, fab_time_ps end_ps)
 			sim_report_progress(&s->c, &next_progress);
 			continue;
 		}
-		/* then a timer */
+		/* then a timer, then what the delay lines hold */
 		if (fab_timers_next(&fl->timers) == next) {
 			s->c.eq.popped++;
 			fq_timer(s, fab_timers_pop(&fl->timers));
+			sim_report_progress(&s->c, &next_progress);
+			continue;
+		}
+		if (line_next(fl) == next) {
+			s->c.eq.popped++;
+			line_pop(fl, &ev);
+			fq_event(s, &ev);
 			sim_report_progress(&s->c, &next_progress);
 			continue;
 		}

@@ -82,6 +82,26 @@ struct fl_link {
 /* the most transfers a NIC's round robin is staggered for (flow.c) */
 #define RR_MAX 64
 
+/* Events due a fixed delay after they are scheduled (a hop's latency, a
+ * feedback window), in a FIFO per delay: they come due in the order they
+ * were scheduled, so a FIFO is all the ordering they need, where the event
+ * queue's heap would sift each in and out.  Ties at one time go in the
+ * order of scheduling, across the lines (seq); a delay beyond the
+ * FL_LINES first goes to the event queue. */
+#define FL_LINES 16
+
+struct fl_lev {
+	fab_time_ps t;
+	uint64_t seq;
+	uint32_t type, arg;
+};
+
+struct fl_line {
+	fab_time_ps delay;
+	struct fl_lev *v; /* ring: v[(head + i) % cap], i < n */
+	uint32_t head, n, cap;
+};
+
 /* ports waiting for something, each once (its own flag says so), and when
  * the first of them joined */
 struct fl_due {
@@ -121,6 +141,9 @@ struct fl_state {
 	struct fq_rec *rec; /* what EV_FQ_IN and EV_FQ_MARK carry; a free list */
 	uint32_t nrec, cap_rec, free_rec;
 	struct fl_due touch; /* ports to refresh at the end of the instant */
+	struct fl_line lines[FL_LINES];
+	uint32_t nlines, line_first; /* the line whose head is due first (NO_POS: none) */
+	uint64_t line_seq;
 	/* when a port's queue empties (items 0 .. nports - 1), the head of
 	 * what waits in it leaves (tm_out + port), a switch's thresholds are
 	 * checked (tm_pfc + switch index), a port's queue grows past ECN's
@@ -159,6 +182,7 @@ enum fl_ev_type {
 };
 
 /* flow.c */
+void fl_push(struct flsim *s, fab_time_ps t, uint32_t type, uint32_t arg);
 void fl_due_add(struct fl_due *d, bool *flag, uint32_t port, fab_time_ps now);
 void fl_mark_dirty(struct flsim *s, uint32_t port);
 void fl_member_add(struct flsim *s, uint32_t id, struct fl_qp *q, uint32_t h);
