@@ -227,21 +227,18 @@ static fab_time_ps done_next(const struct fl_state *fl)
 
 /* --- delay lines (flow_int.h) --- */
 
-static bool lev_before(const struct fl_lev *a, const struct fl_lev *b)
+static bool line_before(const struct fl_state *fl, uint32_t a, uint32_t b)
 {
-	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+	return fl->line_t[a] < fl->line_t[b] || (fl->line_t[a] == fl->line_t[b] && fl->line_s[a] < fl->line_s[b]);
 }
 
 static void line_find_first(struct fl_state *fl)
 {
-	fl->line_first = NO_POS;
-	for (uint32_t i = 0; i < fl->nlines; i++) {
-		const struct fl_line *l = &fl->lines[i];
-		if (l->n &&
-		    (fl->line_first == NO_POS ||
-		     lev_before(&l->v[l->head], &fl->lines[fl->line_first].v[fl->lines[fl->line_first].head])))
-			fl->line_first = i;
-	}
+	uint32_t first = 0;
+	for (uint32_t i = 1; i < fl->nlines; i++)
+		if (line_before(fl, i, first))
+			first = i;
+	fl->line_first = fl->nlines && fl->line_t[first] != FAB_TIME_NEVER ? first : NO_POS;
 }
 
 /* an event of the engine's own, due at t */
@@ -257,6 +254,7 @@ void fl_push(struct flsim *s, fab_time_ps t, uint32_t type, uint32_t arg)
 			fab_eq_push(&s->c.eq, t, type, NULL, arg);
 			return;
 		}
+		fl->line_t[fl->nlines] = FAB_TIME_NEVER;
 		fl->lines[fl->nlines++].delay = d;
 	}
 	struct fl_line *l = &fl->lines[i];
@@ -272,17 +270,17 @@ void fl_push(struct flsim *s, fab_time_ps t, uint32_t type, uint32_t arg)
 	}
 	struct fl_lev *e = &l->v[(l->head + l->n++) & (l->cap - 1)]; /* (cap: a power of 2) */
 	*e = (struct fl_lev){t, fl->line_seq++, type, arg};
-	if (l->n == 1 &&
-	    (fl->line_first == NO_POS || lev_before(e, &fl->lines[fl->line_first].v[fl->lines[fl->line_first].head])))
-		fl->line_first = i;
+	if (l->n == 1) {
+		fl->line_t[i] = t;
+		fl->line_s[i] = e->seq;
+		if (fl->line_first == NO_POS || line_before(fl, i, fl->line_first))
+			fl->line_first = i;
+	}
 }
 
 static fab_time_ps line_next(const struct fl_state *fl)
 {
-	if (fl->line_first == NO_POS)
-		return FAB_TIME_NEVER;
-	const struct fl_line *l = &fl->lines[fl->line_first];
-	return l->v[l->head].t;
+	return fl->line_first == NO_POS ? FAB_TIME_NEVER : fl->line_t[fl->line_first];
 }
 
 /* takes the first line's head as an event */
@@ -292,7 +290,12 @@ static void line_pop(struct fl_state *fl, struct fab_ev *ev)
 	const struct fl_lev *e = &l->v[l->head];
 	*ev = (struct fab_ev){.t_ps = e->t, .seq = e->seq, .type = e->type, .arg = e->arg};
 	l->head = (l->head + 1) & (l->cap - 1);
-	l->n--;
+	if (--l->n) {
+		fl->line_t[fl->line_first] = l->v[l->head].t;
+		fl->line_s[fl->line_first] = l->v[l->head].seq;
+	} else {
+		fl->line_t[fl->line_first] = FAB_TIME_NEVER;
+	}
 	line_find_first(fl);
 }
 

@@ -142,7 +142,9 @@ struct fl_state {
 	uint32_t nrec, cap_rec, free_rec;
 	struct fl_due touch; /* ports to refresh at the end of the instant */
 	struct fl_line lines[FL_LINES];
-	uint32_t nlines, line_first; /* the line whose head is due first (NO_POS: none) */
+	fab_time_ps line_t[FL_LINES]; /* each line's head: when due (FAB_TIME_NEVER: empty) */
+	uint64_t line_s[FL_LINES];    /* and its order among those due then */
+	uint32_t nlines, line_first;  /* the line whose head is due first (NO_POS: none) */
 	uint64_t line_seq;
 	/* when a port's queue empties (items 0 .. nports - 1), the head of
 	 * what waits in it leaves (tm_out + port), a switch's thresholds are
