@@ -97,6 +97,7 @@ struct fq_port {
 	struct fq_in *in;
 	uint32_t nin, cap_in;
 	bool holding;
+	double pfc_share; /* dynamic thresholds: its XOFF's share of the free buffer */
 	double pfc_rate;
 	fab_time_ps paused_since;
 };
@@ -158,7 +159,9 @@ void fq_init(struct flsim *s)
 		for (uint32_t v = 0; v < t->nnodes; v++)
 			if (t->switch_index[v] != UINT32_MAX)
 				fl->pfc_node[t->switch_index[v]] = v;
-		fl->pfc_scratch = fab_xcalloc(3 * (size_t)radix, sizeof *fl->pfc_scratch);
+		fl->pfc_scratch = fab_xcalloc(5 * (size_t)radix, sizeof *fl->pfc_scratch);
+		for (uint32_t i = 0; i < t->nports; i++)
+			fl->fq[i].pfc_share = 1.0 / (double)(1u << fab_pfc_dyn_shift(&s->c.fp.pfc, s->ports[i].rate_bps));
 		/* a quarter of the threshold an empty switch has at the
 		 * reference speed: a switch is checked once a queue of it is
 		 * this long (or while it holds a pause) */
@@ -593,9 +596,8 @@ static void pfc_thresholds(const struct flsim *s, uint32_t port, double used, do
 		*xon = (double)pf->xon_bytes;
 		return;
 	}
-	unsigned shift = fab_pfc_dyn_shift(pf, s->ports[port].rate_bps);
 	double free = FAB_MAX((double)s->c.fp.buffer_bytes - used, 0.0);
-	*xoff = (double)pf->reserve_bytes + free / (double)(1u << shift);
+	*xoff = (double)pf->reserve_bytes + free * s->fl->fq[port].pfc_share;
 	*xon = FAB_MAX(*xoff - (double)pf->resume_offset, 0.0);
 }
 
@@ -680,30 +682,25 @@ static void pfc_check(struct flsim *s, uint32_t node)
 	struct fl_state *fl = s->fl;
 	const struct fab_node *nd = &s->c.topo->nodes[node];
 	uint32_t first = nd->first_port, n = nd->nports, sw = s->c.topo->switch_index[node];
-	double *occ = fl->pfc_scratch, *grow = occ + n, *drain = grow + n;
-	bool all = fl->pfc_holding[sw] > 0;
+	double *occ = fl->pfc_scratch, *grow = occ + n, *drain = grow + n, *xoff = drain + n, *xon = xoff + n;
+	bool all = fl->pfc_holding[sw] > 0, starts = false;
 	double used = pfc_scan(s, node, all);
-	if (!all) /* a port that starts to hold needs its drain whole */
-		for (uint32_t k = 0; k < n; k++) {
-			double xoff, xon;
-			pfc_thresholds(s, first + k, used, &xoff, &xon);
-			if (occ[k] >= xoff - 1) {
-				used = pfc_scan(s, node, true);
-				break;
-			}
-		}
+	for (uint32_t k = 0; k < n; k++) {
+		pfc_thresholds(s, first + k, used, &xoff[k], &xon[k]);
+		starts = starts || (!fl->fq[first + k].holding && occ[k] >= xoff[k] - 1);
+	}
+	if (!all && starts) /* a port that starts to hold needs its drain whole */
+		pfc_scan(s, node, true);
 	double next = INFINITY;
 	bool moved = false;
 	for (uint32_t k = 0; k < n; k++) {
 		uint32_t ip = first + k, up = s->ports[ip].peer;
 		struct fq_port *fi = &fl->fq[ip];
-		double xoff, xon;
-		pfc_thresholds(s, ip, used, &xoff, &xon);
 		/* (within a byte: a crossing due now, not a picosecond on) */
-		if (!fi->holding && occ[k] >= xoff - 1) {
+		if (!fi->holding && occ[k] >= xoff[k] - 1) {
 			fi->holding = true;
 			fl->pfc_holding[sw]++;
-		} else if (fi->holding && occ[k] < xon + 1) {
+		} else if (fi->holding && occ[k] < xon[k] + 1) {
 			fi->holding = false;
 			fl->pfc_holding[sw]--;
 			pfc_hold(s, up, 0);
@@ -717,9 +714,9 @@ static void pfc_check(struct flsim *s, uint32_t node)
 		if (fi->holding)
 			next = FAB_MIN(next, (double)(fl->pfc_moved[sw] + PFC_INTERVAL_PS - s->c.now_ps));
 		if (!fi->holding && grow[k] > 0)
-			next = FAB_MIN(next, (xoff - occ[k]) / grow[k]);
+			next = FAB_MIN(next, (xoff[k] - occ[k]) / grow[k]);
 		else if (fi->holding && grow[k] < 0)
-			next = FAB_MIN(next, (occ[k] - xon) / -grow[k]);
+			next = FAB_MIN(next, (occ[k] - xon[k]) / -grow[k]);
 	}
 	if (moved)
 		fl->pfc_moved[sw] = s->c.now_ps;
