@@ -347,13 +347,6 @@ static double in_share(const struct fq_port *f, const struct fq_in *in, double c
 	return f->aout > 0 ? c * in->out / f->aout : b > 0 ? c * in->bytes / b : 0;
 }
 
-/* the same now, or the rate they come in at through an empty queue */
-static double in_leaving(const struct fl_state *fl, uint32_t port, const struct fq_in *in)
-{
-	const struct fq_port *f = &fl->fq[port];
-	double c = cap(fl, port);
-	return f->backlog <= 0 && f->ain <= c ? in->rate : in_share(f, in, c, f->backlog);
-}
 
 /* PFC: each ingress port's bytes in the queue, which held b0 bytes dt ago
  * (before its backlog was brought up to now): in at the rate coming in,
@@ -653,7 +646,8 @@ static double pfc_scan(struct flsim *s, uint32_t node, bool all)
 		struct fq_port *f = &fl->fq[e];
 		settle(s, e);
 		used += f->backlog * frame;
-		bool backed_up = f->backlog > 0 || f->ain > cap(fl, e);
+		double c = cap(fl, e);
+		bool backed_up = f->backlog > 0 || f->ain > c;
 		if (!all && !backed_up)
 			continue;
 		for (uint32_t j = 0; j < f->nin; j++) {
@@ -661,7 +655,8 @@ static double pfc_scan(struct flsim *s, uint32_t node, bool all)
 			if (in->port < first || in->port >= first + n)
 				continue;
 			uint32_t i = in->port - first;
-			double lv = in_leaving(fl, e, in);
+			/* what leaves of them: their share, or through an empty queue all */
+			double lv = backed_up ? in_share(f, in, c, f->backlog) : in->rate;
 			occ[i] += in->bytes * frame;
 			if (backed_up)
 				grow[i] += (in->rate - lv) * frame;
@@ -673,7 +668,7 @@ static double pfc_scan(struct flsim *s, uint32_t node, bool all)
 
 /* A switch's ingress ports against their thresholds: each ingress port's
  * bytes in every egress queue (in_settle), which leave at their share of
- * what the queue sends (in_leaving).  One that reaches XOFF holds its upstream port to
+ * what the queue sends (in_share).  One that reaches XOFF holds its upstream port to
  * the rate its bytes leave at (a fluid pause: the upstream queue takes the
  * rest, behind which the other traffic of that link waits too) until they
  * fall to XON.  The next crossing is checked when it is due. */
