@@ -103,6 +103,8 @@ void fab_timers_set(struct fab_timers *tm, uint32_t i, fab_time_ps t)
 			unset(tm, i);
 		return;
 	}
+	if (tm->t[i] == t) /* (set already: it keeps its place) */
+		return;
 	tm->t[i] = t;
 	tm->seq[i] = tm->next_seq++;
 	if (tm->pos[i] == NOT_SET) {

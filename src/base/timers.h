@@ -6,7 +6,8 @@
  * stale is left behind to be taken and thrown away, as a timer cancelled
  * lazily in the event queue would be (a queue's drain time moves at every
  * change of its rates).  Items due at the same picosecond come in the
- * order their times were set.  A binary min-heap of item numbers, with each
+ * order their times were set (set again to the same time, an item keeps
+ * its place).  A binary min-heap of item numbers, with each
  * item's place in it.
  */
 #ifndef FAB_TIMERS_H

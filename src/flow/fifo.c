@@ -161,7 +161,8 @@ void fq_init(struct flsim *s)
 				fl->pfc_node[t->switch_index[v]] = v;
 		fl->pfc_scratch = fab_xcalloc(5 * (size_t)radix, sizeof *fl->pfc_scratch);
 		for (uint32_t i = 0; i < t->nports; i++)
-			fl->fq[i].pfc_share = 1.0 / (double)(1u << fab_pfc_dyn_shift(&s->c.fp.pfc, s->ports[i].rate_bps));
+			fl->fq[i].pfc_share = 1.0 /
+				(double)(1u << fab_pfc_dyn_shift(&s->c.fp.pfc, s->ports[i].rate_bps));
 		/* a quarter of the threshold an empty switch has at the
 		 * reference speed: a switch is checked once a queue of it is
 		 * this long (or while it holds a pause) */
@@ -346,7 +347,6 @@ static double in_share(const struct fq_port *f, const struct fq_in *in, double c
 {
 	return f->aout > 0 ? c * in->out / f->aout : b > 0 ? c * in->bytes / b : 0;
 }
-
 
 /* PFC: each ingress port's bytes in the queue, which held b0 bytes dt ago
  * (before its backlog was brought up to now): in at the rate coming in,
