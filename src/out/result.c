@@ -444,12 +444,22 @@ static void jo_put(struct jout *o, const char *p, size_t n)
 /* v in decimal, after a minus sign when neg, then c unless it is 0 */
 static void jo_dec(struct jout *o, uint64_t v, bool neg, char c)
 {
+	static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+				    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+				    "8081828384858687888990919293949596979899";
 	char d[24], *e = d + sizeof d, *p = e;
 	if (c)
 		*--p = c;
-	do
-		*--p = (char)('0' + v % 10);
-	while (v /= 10);
+	for (; v >= 100; v /= 100) { /* two digits a step */
+		p -= 2;
+		memcpy(p, pairs + 2 * (v % 100), 2);
+	}
+	if (v >= 10) {
+		p -= 2;
+		memcpy(p, pairs + 2 * v, 2);
+	} else {
+		*--p = (char)('0' + v);
+	}
 	if (neg)
 		*--p = '-';
 	size_t n = (size_t)(e - p);
@@ -498,10 +508,10 @@ struct sink {
 /* keys are short: written in one piece */
 #define SK_KEY_MAX 64
 
-static void sk_key(struct sink *k, const char *key)
+static inline void sk_key(struct sink *k, const char *key)
 {
 	static const char pad[] = ",\n      \"";
-	size_t n = strlen(key);
+	size_t n = strlen(key); /* (a literal: folded where inlined) */
 	FAB_ASSERT(n <= SK_KEY_MAX);
 	char *p = jo_room(k->o, sizeof pad + SK_KEY_MAX + 3), *p0 = p;
 	memcpy(p, pad + k->first, sizeof pad - 1);
@@ -512,7 +522,7 @@ static void sk_key(struct sink *k, const char *key)
 	k->o->n += (size_t)(p + n + 3 - p0);
 }
 
-static void sk_int(struct sink *k, const char *key, long long v)
+static inline void sk_int(struct sink *k, const char *key, long long v)
 {
 	if (k->obj) {
 		json_object_set_new(k->obj, key, json_integer(v));
@@ -523,7 +533,7 @@ static void sk_int(struct sink *k, const char *key, long long v)
 }
 
 /* unsigned counters as json_u64 has them */
-static void sk_u64(struct sink *k, const char *key, uint64_t v)
+static inline void sk_u64(struct sink *k, const char *key, uint64_t v)
 {
 	sk_int(k, key, (long long)v);
 }
