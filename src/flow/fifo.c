@@ -116,9 +116,13 @@ struct fq_rec {
 #define FQ_EMPTY 1e-3 /* bytes: a queue this short is empty */
 #define FQ_TOL 1e-3   /* relative: smaller changes of a rate are not passed on */
 /* flow.queues dcqcn with PFC: a switch's thresholds are checked at most
- * once in this time, however often its queues' rates change (a crossing is
- * seen this late at most) */
+ * once in this time, however often its queues' rates change (a crossing
+ * that a change of rates brings forward is seen this late at most; the
+ * crossings its rates predict are checked when due); once it holds a
+ * pause, whose rate follows its drain every PFC_INTERVAL_PS anyway, once
+ * in PFC_GAP_HOLD_PS */
 #define PFC_GAP_PS (100 * FAB_PS_PER_NS)
+#define PFC_GAP_HOLD_PS (1 * FAB_PS_PER_US)
 
 void fq_init(struct flsim *s)
 {
@@ -509,7 +513,7 @@ static void refresh(struct flsim *s, uint32_t port)
 		uint32_t node = s->c.topo->ports[port].node;
 		uint32_t sw = s->c.topo->switch_index[node];
 		if ((f->backlog > fl->pfc_gate || fl->pfc_holding[sw]) && !fl->pfc_due_flag[sw]) {
-			fab_time_ps at = fl->pfc_last[sw] + PFC_GAP_PS;
+			fab_time_ps at = fl->pfc_last[sw] + (fl->pfc_holding[sw] ? PFC_GAP_HOLD_PS : PFC_GAP_PS);
 			if (s->c.now_ps >= at || fl->pfc_last[sw] == FAB_TIME_NEVER) {
 				fl->pfc_due_flag[sw] = true; /* checked once the instant's ports are refreshed */
 				fl->pfc_due[fl->npfc_due++] = sw;
