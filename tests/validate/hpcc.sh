@@ -176,7 +176,7 @@ ranks fbhadoop30-incast || exit 1
 # compare above left them in $tmp/packet-NAME.csv): p50 and p95 per bin,
 # CPU against the packet engine's.  With ASSERT, every bin's p50 within
 # 15% and p95 within P95%: 15% without incast, 20% with it (measured
-# 15.9% at seed 1, 14.1 and 14.5% at seeds 2 and 3; doc/flow.md), and the
+# 14.7% at seed 1, 16.3 and 17.0% at seeds 2 and 3; doc/flow.md), and the
 # slowest flow within 1.5x.
 fluid() {
 	name=$1
