@@ -97,14 +97,19 @@ static void unset(struct fab_timers *tm, uint32_t i)
 
 void fab_timers_set(struct fab_timers *tm, uint32_t i, fab_time_ps t)
 {
+	if (tm->t[i] == t && t != FAB_TIME_NEVER) /* (set already: it keeps its place) */
+		return;
+	fab_timers_requeue(tm, i, t);
+}
+
+void fab_timers_requeue(struct fab_timers *tm, uint32_t i, fab_time_ps t)
+{
 	FAB_ASSERT(i < tm->nitems);
 	if (t == FAB_TIME_NEVER) {
 		if (tm->pos[i] != NOT_SET)
 			unset(tm, i);
 		return;
 	}
-	if (tm->t[i] == t) /* (set already: it keeps its place) */
-		return;
 	tm->t[i] = t;
 	tm->seq[i] = tm->next_seq++;
 	if (tm->pos[i] == NOT_SET) {

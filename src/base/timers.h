@@ -31,6 +31,9 @@ void fab_timers_grow(struct fab_timers *tm, uint32_t n);
 void fab_timers_free(struct fab_timers *tm);
 /* item i is due at t from now on (FAB_TIME_NEVER: not at all) */
 void fab_timers_set(struct fab_timers *tm, uint32_t i, fab_time_ps t);
+/* the same, and behind every other item due at t even where it was due
+ * at t already (as if set for the first time) */
+void fab_timers_requeue(struct fab_timers *tm, uint32_t i, fab_time_ps t);
 /* removes the earliest item and returns it (there must be one) */
 uint32_t fab_timers_pop(struct fab_timers *tm);
 
@@ -43,6 +46,12 @@ static inline fab_time_ps fab_timers_next(const struct fab_timers *tm)
 static inline fab_time_ps fab_timers_at(const struct fab_timers *tm, uint32_t i)
 {
 	return tm->t[i];
+}
+
+/* the earliest item (there must be one) */
+static inline uint32_t fab_timers_top(const struct fab_timers *tm)
+{
+	return tm->heap[0];
 }
 
 #endif

@@ -775,7 +775,7 @@ void fq_source_rate(struct flsim *s, uint32_t id, double r)
 	if (q->rem < 0)
 		q->rem = 0;
 	q->t_last = s->c.now_ps;
-	if (r == q->rate && (r == 0 || q->hpos != NO_POS))
+	if (r == q->rate && (r == 0 || fl_done_due(fl, id)))
 		return;
 	double d = fl->ack_frac * (r - q->rate);
 	for (uint32_t h = q->nfwd; h < q->npath; h++)

@@ -93,7 +93,7 @@ static void fl_free(struct flsim *s)
 	}
 	free(fl->ports);
 	free(fl->dirty.v);
-	free(fl->heap);
+	fab_timers_free(&fl->done);
 	for (uint32_t i = 0; i < fl->nlines; i++)
 		free(fl->lines[i].v);
 	fab_maxmin_free(&fl->mm);
@@ -115,8 +115,7 @@ static struct fl_qp *fq(struct flsim *s, uint32_t qp)
 		uint32_t n = FAB_MAX(s->c.cap_qps, qp + 1);
 		fl->qps = fab_xrealloc(fl->qps, n, sizeof *fl->qps);
 		memset(fl->qps + fl->cap_qps, 0, (n - fl->cap_qps) * sizeof *fl->qps);
-		for (uint32_t i = fl->cap_qps; i < n; i++)
-			fl->qps[i].hpos = NO_POS;
+		fab_timers_grow(&fl->done, n);
 		fl->cap_qps = n;
 	}
 	return &fl->qps[qp];
@@ -141,88 +140,27 @@ void fl_mark_dirty(struct flsim *s, uint32_t port)
 	fl_due_add(&s->fl->dirty, &s->fl->ports[port].dirty, port, s->c.now_ps);
 }
 
-/* --- the completion heap --- */
-
-static bool done_before(const struct fl_qp *a, const struct fl_qp *b)
-{
-	return a->done_ps < b->done_ps || (a->done_ps == b->done_ps && a->done_seq < b->done_seq);
-}
-
-static void heap_put(struct fl_state *fl, uint32_t i, uint32_t id)
-{
-	fl->heap[i] = id;
-	fl->qps[id].hpos = i;
-}
-
-static void heap_up(struct fl_state *fl, uint32_t i)
-{
-	uint32_t id = fl->heap[i];
-	while (i) {
-		uint32_t p = (i - 1) / 2;
-		if (!done_before(&fl->qps[id], &fl->qps[fl->heap[p]]))
-			break;
-		heap_put(fl, i, fl->heap[p]);
-		i = p;
-	}
-	heap_put(fl, i, id);
-}
-
-static void heap_down(struct fl_state *fl, uint32_t i)
-{
-	uint32_t id = fl->heap[i];
-	for (;;) {
-		uint32_t c = 2 * i + 1;
-		if (c >= fl->nheap)
-			break;
-		if (c + 1 < fl->nheap && done_before(&fl->qps[fl->heap[c + 1]], &fl->qps[fl->heap[c]]))
-			c++;
-		if (!done_before(&fl->qps[fl->heap[c]], &fl->qps[id]))
-			break;
-		heap_put(fl, i, fl->heap[c]);
-		i = c;
-	}
-	heap_put(fl, i, id);
-}
+/* --- completions (fl->done) --- */
 
 /* the head message of queue pair id now ends at t */
 void fl_done_set(struct fl_state *fl, uint32_t id, fab_time_ps t)
 {
-	struct fl_qp *q = &fl->qps[id];
-	q->done_ps = t;
-	q->done_seq = fl->heap_seq++;
-	if (q->hpos == NO_POS) {
-		if (fl->nheap == fl->cap_heap) {
-			fl->cap_heap = fl->cap_heap ? 2 * fl->cap_heap : 64;
-			fl->heap = fab_xrealloc(fl->heap, fl->cap_heap, sizeof *fl->heap);
-		}
-		q->hpos = fl->nheap++;
-		fl->heap[q->hpos] = id;
-		heap_up(fl, q->hpos);
-		return;
-	}
-	/* a later sequence: it can only move down, unless its time moved up */
-	heap_up(fl, q->hpos);
-	heap_down(fl, q->hpos);
+	fab_timers_requeue(&fl->done, id, t);
 }
 
 void fl_done_clear(struct fl_state *fl, uint32_t id)
 {
-	struct fl_qp *q = &fl->qps[id];
-	uint32_t i = q->hpos;
-	if (i == NO_POS)
-		return;
-	q->hpos = NO_POS;
-	uint32_t last = fl->heap[--fl->nheap];
-	if (i == fl->nheap)
-		return;
-	heap_put(fl, i, last);
-	heap_up(fl, i);
-	heap_down(fl, fl->qps[last].hpos);
+	fab_timers_set(&fl->done, id, FAB_TIME_NEVER);
+}
+
+bool fl_done_due(const struct fl_state *fl, uint32_t id)
+{
+	return fab_timers_at(&fl->done, id) != FAB_TIME_NEVER;
 }
 
 static fab_time_ps done_next(const struct fl_state *fl)
 {
-	return fl->nheap ? fl->qps[fl->heap[0]].done_ps : FAB_TIME_NEVER;
+	return fab_timers_next(&fl->done);
 }
 
 /* --- delay lines (flow_int.h) --- */
@@ -601,7 +539,7 @@ static void recompute(struct flsim *s)
 			q->rem = 0;
 		q->t_last = s->c.now_ps;
 		/* an unchanged rate keeps its completion time */
-		if (r == q->rate && q->hpos != NO_POS)
+		if (r == q->rate && fl_done_due(fl, id))
 			continue;
 		set_ack_load(s, q, r);
 		q->rate = q->next_rate = r;
@@ -728,7 +666,7 @@ static int fl_run(struct fab_sim *sim, fab_time_ps end_ps)
 		/* a transfer ending at the same time as an event goes first */
 		if (done_next(fl) == next) {
 			s->c.eq.popped++; /* counted as an event */
-			on_done(s, fl->heap[0]);
+			on_done(s, fab_timers_top(&fl->done));
 			sim_report_progress(&s->c, &next_progress);
 			continue;
 		}

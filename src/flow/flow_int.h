@@ -28,21 +28,18 @@ struct fl_qp {
 	fab_time_ps ack_ps;  /* and its ACK back */
 	struct fl_msg *q;    /* FIFO: q[qh .. qn) */
 	uint32_t qh, qn, qcap;
-	double rem, rate;    /* payload bytes left of the head message; bytes per ps */
-	double next_rate;    /* the rate, kept across a change of message */
-	fab_time_ps t_last;  /* rem is as of then */
-	uint32_t hpos;       /* index in the completion heap; NO_POS when not in it */
-	fab_time_ps done_ps; /* when the head message's last byte leaves */
-	uint64_t done_seq;   /* ties: the order the times were set in */
-	uint64_t rr;         /* its place in its NIC's round robin (order of activation) */
-	uint32_t behind;     /* transfers its NIC serves after it */
-	uint32_t crowd;      /* the most transfers its NIC has had while it was active */
-	double nic_sum;      /* the rate of the transfers in its NIC's round robin */
-	uint32_t stamp;      /* component search */
-	uint32_t local;      /* index in the component */
-	double *fh;          /* flow.queues fifo, per forward hop: rate in, rate of its bytes
+	double rem, rate;   /* payload bytes left of the head message; bytes per ps */
+	double next_rate;   /* the rate, kept across a change of message */
+	fab_time_ps t_last; /* rem is as of then */
+	uint64_t rr;        /* its place in its NIC's round robin (order of activation) */
+	uint32_t behind;    /* transfers its NIC serves after it */
+	uint32_t crowd;     /* the most transfers its NIC has had while it was active */
+	double nic_sum;     /* the rate of the transfers in its NIC's round robin */
+	uint32_t stamp;     /* component search */
+	uint32_t local;     /* index in the component */
+	double *fh;         /* flow.queues fifo, per forward hop: rate in, rate of its bytes
 				    * now leaving, rate last sent on (3 x nfwd) */
-	struct fl_cc *cc;    /* flow.queues dcqcn: its congestion control (NULL until it sends) */
+	struct fl_cc *cc;   /* flow.queues dcqcn: its congestion control (NULL until it sends) */
 };
 
 /* flow.queues dcqcn: a queue pair's DCQCN reaction point, fed ECN marks
@@ -110,11 +107,11 @@ struct fl_due {
 };
 
 struct fl_state {
-	/* The transfers' completion times, in an indexed min-heap of queue pair
-	 * ids: a new rate moves its entry instead of leaving a stale event
-	 * behind (a tree's recomputations would bury the event queue). */
-	uint32_t *heap, nheap, cap_heap;
-	uint64_t heap_seq;
+	/* When each queue pair's head message's last byte leaves, a timer per
+	 * queue pair id (ties: in the order the times were set): a new rate
+	 * moves it instead of leaving a stale event behind (a tree's
+	 * recomputations would bury the event queue). */
+	struct fab_timers done;
 	struct fl_qp *qps;
 	uint32_t cap_qps;
 	struct fl_port *ports;
@@ -191,6 +188,7 @@ void fl_member_add(struct flsim *s, uint32_t id, struct fl_qp *q, uint32_t h);
 void fl_member_remove(struct flsim *s, struct fl_qp *q, uint32_t h);
 void fl_done_set(struct fl_state *fl, uint32_t id, fab_time_ps t);
 void fl_done_clear(struct fl_state *fl, uint32_t id);
+bool fl_done_due(const struct fl_state *fl, uint32_t id); /* its head message's end is set */
 fab_time_ps fl_finish_at(const struct flsim *s, const struct fl_qp *q);
 void fl_rank_nic(struct flsim *s, uint32_t port, double sum);
 void fl_books(struct flsim *s, const struct fl_qp *q, const struct fl_msg *m);

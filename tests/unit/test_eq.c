@@ -175,7 +175,8 @@ static void test_rng_streams_independent(void **state)
 
 /* Timers, one per item: against a brute force over every item's time and
  * the order it was set in, under random sets, moves (earlier and later),
- * clears and pops, with many ties and items joining as it runs. */
+ * requeues (behind the others due then), clears and pops, with many ties
+ * and items joining as it runs. */
 static void test_timers_match_brute_force(void **state)
 {
 	(void)state;
@@ -196,10 +197,14 @@ static void test_timers_match_brute_force(void **state)
 		uint32_t i = (uint32_t)(fab_rng_next(&r) % nitems), what = (uint32_t)(fab_rng_next(&r) % 8);
 		if (what < 5) { /* set or move: few distinct times, many ties */
 			fab_time_ps at = now + fab_rng_next(&r) % 16;
-			if (t[i] != at) /* (set again to its time, it keeps its place) */
+			bool requeue = what == 4;
+			if (requeue || t[i] != at) /* (set again to its time, it keeps its place) */
 				order[i] = k++;
 			t[i] = at;
-			fab_timers_set(&tm, i, at);
+			if (requeue)
+				fab_timers_requeue(&tm, i, at);
+			else
+				fab_timers_set(&tm, i, at);
 		} else if (what == 5) {
 			t[i] = FAB_TIME_NEVER;
 			fab_timers_set(&tm, i, FAB_TIME_NEVER);
