@@ -383,8 +383,11 @@ static void settle(struct flsim *s, uint32_t port)
 	struct fl_state *fl = s->fl;
 	struct fq_port *f = &fl->fq[port];
 	fab_time_ps dt = s->c.now_ps - f->t_backlog;
-	if (dt) {
-		double b0 = f->backlog, b1 = b0 + (f->ain - cap(fl, port)) * (double)dt;
+	double c = dt ? cap(fl, port) : 0;
+	if (dt && f->backlog == 0 && f->ain <= c) { /* empty, and it stays so */
+		f->t_backlog = s->c.now_ps;
+	} else if (dt) {
+		double b0 = f->backlog, b1 = b0 + (f->ain - c) * (double)dt;
 		if (b1 < FQ_EMPTY)
 			b1 = 0;
 		struct fab_port_stats *st = &s->ports[port].st;
