@@ -184,16 +184,20 @@ void fl_push(struct flsim *s, fab_time_ps t, uint32_t type, uint32_t arg)
 {
 	struct fl_state *fl = s->fl;
 	fab_time_ps d = t - s->c.now_ps;
-	uint32_t i = 0;
-	while (i < fl->nlines && fl->lines[i].delay != d)
-		i++;
-	if (i == fl->nlines) {
-		if (i == FL_LINES || t < s->c.now_ps) {
-			fab_eq_push(&s->c.eq, t, type, NULL, arg);
-			return;
+	uint8_t *hint = &fl->line_of[(d ^ d >> 6 ^ d >> 12) & 63];
+	uint32_t i = *hint ? *hint - 1u : 0;
+	if (!*hint || fl->lines[i].delay != d) {
+		for (i = 0; i < fl->nlines && fl->lines[i].delay != d;)
+			i++;
+		if (i == fl->nlines) {
+			if (i == FL_LINES || t < s->c.now_ps) {
+				fab_eq_push(&s->c.eq, t, type, NULL, arg);
+				return;
+			}
+			fl->line_t[fl->nlines] = FAB_TIME_NEVER;
+			fl->lines[fl->nlines++].delay = d;
 		}
-		fl->line_t[fl->nlines] = FAB_TIME_NEVER;
-		fl->lines[fl->nlines++].delay = d;
+		*hint = (uint8_t)(i + 1);
 	}
 	struct fl_line *l = &fl->lines[i];
 	if (l->n == l->cap) {

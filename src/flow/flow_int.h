@@ -142,6 +142,7 @@ struct fl_state {
 	fab_time_ps line_t[FL_LINES]; /* each line's head: when due (FAB_TIME_NEVER: empty) */
 	uint64_t line_s[FL_LINES];    /* and its order among those due then */
 	uint32_t nlines, line_first;  /* the line whose head is due first (NO_POS: none) */
+	uint8_t line_of[64];          /* a delay's line + 1 by a hash of the delay (0: look it up) */
 	uint64_t line_seq;
 	/* when a port's queue empties (items 0 .. nports - 1), the head of
 	 * what waits in it leaves (tm_out + port), a switch's thresholds are
