@@ -134,8 +134,9 @@ void fq_init(struct flsim *s)
 		fl->fq[i].scale = fl->fq[i].scale_sent = 1;
 		fl->fq[i].drain_ps = FAB_TIME_NEVER;
 	}
-	/* timers: a port's queue empties, a switch's thresholds are checked,
-	 * a queue pair's congestion control's timer (fq_timer) */
+	/* timers (fq_timer): a port's queue empties, the head of what waits
+	 * in it leaves, a switch's thresholds are checked, a port's queue
+	 * passes kmin, a queue pair's congestion control's timer */
 	fl->tm_out = s->c.topo->nports;
 	fl->tm_pfc = fl->tm_out + s->c.topo->nports;
 	fl->tm_mark = fl->tm_pfc + s->c.topo->nswitches;
