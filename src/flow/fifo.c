@@ -83,7 +83,6 @@ struct fq_port {
 	double ack_used;       /* as its capacity counts them (switch), its NIC's rates (NIC) */
 	double scale;          /* what leaves / what it left with: C / aout while backed up, else 1 */
 	fab_time_ps t_backlog; /* backlog as of */
-	fab_time_ps drain_ps;  /* when it empties, if nothing changes; FAB_TIME_NEVER */
 	bool touched;          /* in the list of ports to refresh at the end of the instant */
 	bool marking;          /* flow.queues dcqcn: its queue was past kmin when last refreshed */
 	double scale_sent;     /* the scale its rates were last all passed on at */
@@ -132,7 +131,6 @@ void fq_init(struct flsim *s)
 	fl->fq = fab_xcalloc(s->c.topo->nports, sizeof *fl->fq);
 	for (uint32_t i = 0; i < s->c.topo->nports; i++) {
 		fl->fq[i].scale = fl->fq[i].scale_sent = 1;
-		fl->fq[i].drain_ps = FAB_TIME_NEVER;
 	}
 	/* timers (fq_timer): a port's queue empties, the head of what waits
 	 * in it leaves, a switch's thresholds are checked, a port's queue
@@ -150,9 +148,6 @@ void fq_init(struct flsim *s)
 		uint32_t radix = 1;
 		for (uint32_t v = 0; v < t->nnodes; v++)
 			radix = FAB_MAX(radix, t->nodes[v].nports);
-		fl->pfc_at = fab_xcalloc(t->nswitches ? t->nswitches : 1, sizeof *fl->pfc_at);
-		for (uint32_t i = 0; i < t->nswitches; i++)
-			fl->pfc_at[i] = FAB_TIME_NEVER;
 		fl->pfc_holding = fab_xcalloc(t->nswitches ? t->nswitches : 1, sizeof *fl->pfc_holding);
 		fl->pfc_node = fab_xcalloc(t->nswitches ? t->nswitches : 1, sizeof *fl->pfc_node);
 		fl->pfc_moved = fab_xcalloc(t->nswitches ? t->nswitches : 1, sizeof *fl->pfc_moved);
@@ -189,7 +184,6 @@ void fq_free(struct flsim *s)
 	}
 	free(fl->fq);
 	fab_timers_free(&fl->timers);
-	free(fl->pfc_at);
 	free(fl->pfc_holding);
 	free(fl->pfc_node);
 	free(fl->pfc_moved);
@@ -377,6 +371,20 @@ static void in_settle(struct fl_state *fl, uint32_t port, double b0, double dt)
 
 static void touch(struct flsim *s, uint32_t port);
 
+/* the port's queue is empty: what waited in it goes through (and the port
+ * is refreshed at the end of the instant) */
+static void emptied(struct flsim *s, uint32_t port)
+{
+	struct fl_state *fl = s->fl;
+	struct fq_port *f = &fl->fq[port];
+	if (f->pn) {
+		let_through(s, port, true);
+		fab_timers_set(&fl->timers, fl->tm_out + port, FAB_TIME_NEVER);
+		touch(s, port);
+	}
+	f->served = 0;
+}
+
 /* the backlog brought up to now; an emptied queue lets every waiting change
  * through (and is refreshed at the end of the instant) */
 static void settle(struct flsim *s, uint32_t port)
@@ -401,14 +409,8 @@ static void settle(struct flsim *s, uint32_t port)
 		if (f->nin && (b0 > 0 || b1 > 0)) /* (an empty queue holds nobody's bytes) */
 			in_settle(fl, port, b0, (double)dt);
 	}
-	if (f->backlog == 0) {
-		if (f->pn) {
-			let_through(s, port, true);
-			fab_timers_set(&fl->timers, fl->tm_out + port, FAB_TIME_NEVER);
-			touch(s, port);
-		}
-		f->served = 0;
-	}
+	if (f->backlog == 0)
+		emptied(s, port);
 }
 
 /* A rate passed on changes when it starts, stops or moves by more than
@@ -443,6 +445,14 @@ static void pass_on(struct flsim *s, struct fq_port *f, uint32_t id, uint32_t h)
 
 static void pfc_check(struct flsim *s, uint32_t node);
 static void cc_wake(struct flsim *s, uint32_t port);
+
+/* whether switch sw's next check may be set to t: none is due, or a later
+ * one (the check that is due now is taking place) */
+static bool pfc_due_after(const struct flsim *s, uint32_t sw, fab_time_ps t)
+{
+	fab_time_ps at = fab_timers_at(&s->fl->timers, s->fl->tm_pfc + sw);
+	return at == FAB_TIME_NEVER || at <= s->c.now_ps || at > t;
+}
 
 /* ECN's kmin and kmax on a switch port, in proportion to its rate */
 static void ecn_band(const struct flsim *s, uint32_t port, double *kmin, double *kmax)
@@ -505,10 +515,7 @@ static void refresh(struct flsim *s, uint32_t port)
 	/* when it empties, if nothing changes */
 	double dt = f->backlog > 0 && f->ain < c ? ceil(f->backlog / (c - f->ain)) : INFINITY;
 	fab_time_ps t = dt < 1e16 ? s->c.now_ps + (fab_time_ps)dt : FAB_TIME_NEVER; /* (ain a hair under c: never) */
-	if (t != f->drain_ps) {
-		f->drain_ps = t;
-		fab_timers_set(&fl->timers, port, t);
-	}
+	fab_timers_set(&fl->timers, port, t);
 	if (f->pn) /* (its capacity may have moved) */
 		out_due(s, port);
 	if (fl->cc && s->c.fp.ecn.enabled && s->ports[port].is_switch)
@@ -521,10 +528,8 @@ static void refresh(struct flsim *s, uint32_t port)
 			if (s->c.now_ps >= at || fl->pfc_last[sw] == FAB_TIME_NEVER) {
 				fl->pfc_due_flag[sw] = true; /* checked once the instant's ports are refreshed */
 				fl->pfc_due[fl->npfc_due++] = sw;
-			} else if (fl->pfc_at[sw] == FAB_TIME_NEVER || fl->pfc_at[sw] <= s->c.now_ps ||
-				   fl->pfc_at[sw] > at) {
-				fl->pfc_at[sw] = at; /* checked then: at most once a PFC_GAP_PS */
-				fab_timers_set(&fl->timers, fl->tm_pfc + sw, at);
+			} else if (pfc_due_after(s, sw, at)) {
+				fab_timers_set(&fl->timers, fl->tm_pfc + sw, at); /* checked then: at most once a gap */
 			}
 		}
 	}
@@ -726,10 +731,8 @@ static void pfc_check(struct flsim *s, uint32_t node)
 	fl->pfc_last[sw] = s->c.now_ps;
 	if (next < 1e15) {
 		fab_time_ps t = s->c.now_ps + (fab_time_ps)ceil(FAB_MAX(next, 1000.0)); /* at most every ns */
-		if (fl->pfc_at[sw] == FAB_TIME_NEVER || fl->pfc_at[sw] <= s->c.now_ps || t < fl->pfc_at[sw]) {
-			fl->pfc_at[sw] = t;
+		if (pfc_due_after(s, sw, t))
 			fab_timers_set(&fl->timers, fl->tm_pfc + sw, t);
-		}
 	}
 }
 
@@ -809,7 +812,7 @@ static struct fl_cc *cc_of(struct flsim *s, uint32_t id)
 	c->ops = d->variant == FAB_DCQCN_FIRMWARE ? &fab_cc_dcqcn_nic : &fab_cc_dcqcn;
 	FAB_ASSERT(c->ops->state_size <= sizeof c->st);
 	c->ops->init(c->st, d, (double)s->ports[q->path[0]].rate_bps);
-	c->tick_ps = c->timer_ps = FAB_TIME_NEVER;
+	c->tick_ps = FAB_TIME_NEVER;
 	fab_timers_grow(&s->fl->timers, s->fl->tm_cc + s->fl->cap_qps);
 	fab_rng_init(&c->rng, s->c.seed, fab_rng_stream(FAB_RNG_FLUID_MARK, id));
 	return c;
@@ -997,10 +1000,8 @@ static void cc_notify(struct flsim *s, uint32_t id)
 	struct fl_cc *c = s->fl->qps[id].cc;
 	s->c.tot.cnps++;
 	fab_time_ps delay = c->ops->on_congestion(c->st, s->c.now_ps);
-	if (delay) {
-		c->timer_ps = s->c.now_ps + delay;
-		fab_timers_set(&s->fl->timers, s->fl->tm_cc + id, c->timer_ps);
-	}
+	if (delay)
+		fab_timers_set(&s->fl->timers, s->fl->tm_cc + id, s->c.now_ps + delay);
 	cc_changed(s, id);
 }
 
@@ -1008,8 +1009,7 @@ static void cc_timer(struct flsim *s, uint32_t id)
 {
 	struct fl_cc *c = s->fl->qps[id].cc;
 	fab_time_ps delay = c->ops->on_timer(c->st, s->c.now_ps);
-	c->timer_ps = delay ? s->c.now_ps + delay : FAB_TIME_NEVER;
-	fab_timers_set(&s->fl->timers, s->fl->tm_cc + id, c->timer_ps);
+	fab_timers_set(&s->fl->timers, s->fl->tm_cc + id, delay ? s->c.now_ps + delay : FAB_TIME_NEVER);
 	cc_changed(s, id);
 }
 
@@ -1220,9 +1220,7 @@ void fq_timer(struct flsim *s, uint32_t i)
 		f->backlog = 0; /* (what rounding left) */
 		for (uint32_t j = 0; j < f->nin; j++)
 			f->in[j].bytes = 0;
-		let_through(s, i, true);
-		fab_timers_set(&fl->timers, fl->tm_out + i, FAB_TIME_NEVER);
-		f->served = 0;
+		emptied(s, i);
 		touch(s, i);
 	} else if (i < fl->tm_pfc) { /* what waits at the head of a port's queue leaves */
 		uint32_t port = i - fl->tm_out;
@@ -1231,7 +1229,6 @@ void fq_timer(struct flsim *s, uint32_t i)
 		out_due(s, port); /* the new head's turn */
 		touch(s, port);
 	} else if (i < fl->tm_mark) { /* a switch's thresholds */
-		fl->pfc_at[i - fl->tm_pfc] = FAB_TIME_NEVER;
 		pfc_check(s, fl->pfc_node[i - fl->tm_pfc]);
 	} else if (i < fl->tm_cc) { /* a port's queue reaches kmin */
 		settle(s, i - fl->tm_mark);

@@ -554,7 +554,6 @@ static void recompute(struct flsim *s)
 	}
 }
 
-/* the head message's last byte has left the source */
 /* a message has left its NIC whole: the counters the packet engine keeps
  * per frame, per message here */
 void fl_books(struct flsim *s, const struct fl_qp *q, const struct fl_msg *mp)
@@ -581,6 +580,7 @@ void fl_books(struct flsim *s, const struct fl_qp *q, const struct fl_msg *mp)
 	}
 }
 
+/* the head message's last byte has left the source */
 static void on_done(struct flsim *s, uint32_t id)
 {
 	struct fl_qp *q = &s->fl->qps[id];

@@ -50,7 +50,6 @@ struct fl_cc {
 	double cap;            /* its rate as payload bytes per ps */
 	fab_time_ps tick_ps;   /* the next feedback window's end (FAB_TIME_NEVER: not ticking) */
 	bool quiet;            /* its windows go unseen (tick_ps: the next) until a queue on its path can mark */
-	fab_time_ps timer_ps;  /* the congestion control's timer (FAB_TIME_NEVER: none) */
 	fab_time_ps last_note; /* CNPs: the last one sent (at most one an interval) */
 	bool noted;
 	struct fab_rng rng;
@@ -151,11 +150,10 @@ struct fl_state {
 	 * due (tm_cc + queue pair): fq_timer */
 	struct fab_timers timers;
 	uint32_t tm_out, tm_pfc, tm_mark, tm_cc;
-	/* flow.queues dcqcn with PFC (fifo.c): per switch, when its thresholds
-	 * are next checked and how many of its ingress ports hold their
-	 * upstream paused; scratch for a check */
+	/* flow.queues dcqcn with PFC (fifo.c): per switch, how many of its
+	 * ingress ports hold their upstream paused (its next check: its timer,
+	 * tm_pfc); scratch for a check */
 	bool pfc;
-	fab_time_ps *pfc_at;
 	uint32_t *pfc_holding;
 	uint32_t *pfc_node;          /* switch index -> node */
 	fab_time_ps *pfc_moved;      /* when its pauses' rates were last set */
