@@ -83,7 +83,10 @@ struct fl_link {
  * were scheduled, so a FIFO is all the ordering they need, where the event
  * queue's heap would sift each in and out.  Ties at one time go in the
  * order of scheduling, across the lines (seq); a delay beyond the
- * FL_LINES first goes to the event queue. */
+ * FL_LINES first goes to the event queue.  The first line is found by a
+ * scan of the heads' times (line_t, line_s), not by keeping the heads in
+ * a struct fab_timers: measured on HPCC's incast run, the heap's sifting
+ * cost 4% more instructions than the scan of a dozen lines. */
 #define FL_LINES 16
 
 struct fl_lev {
