@@ -305,6 +305,46 @@ static void test_dcqcn_firmware_alpha_slots_one_cut_per_period(void **state)
 	assert_true(fabs(cc->rate_bps(st) - rc2) < 1e-2);
 }
 
+/* sent_ignored, which lets the flow engine skip windows, holds to what
+ * on_sent does: where it says so, a window's bytes leave the state as it
+ * was, byte for byte; where it does not (the paper's DCQCN below line rate
+ * with a byte counter), a counter's worth of bytes raises the rate.  The
+ * firmware's ignores them in every stage. */
+static void test_dcqcn_sent_ignored_holds(void **state)
+{
+	(void)state;
+	struct fab_dcqcn_params p;
+	_Alignas(16) unsigned char st[FAB_CC_STATE_MAX], before[FAB_CC_STATE_MAX];
+	const struct fab_cc_ops *ops[] = {&fab_cc_dcqcn, &fab_cc_dcqcn_nic};
+	for (int k = 0; k < 2; k++) {
+		const struct fab_cc_ops *cc = ops[k];
+		p = k ? fw_params() : params();
+		memset(st, 0, sizeof st);
+		cc->init(st, &p, 400e9);
+		for (int step = 0; step < 4; step++) { /* line rate, then after cuts */
+			bool ignored = cc->sent_ignored(st);
+			memcpy(before, st, sizeof st);
+			double r0 = cc->rate_bps(st);
+			cc->on_sent(st, 10000000);
+			if (ignored)
+				assert_memory_equal(before, st, sizeof st);
+			else
+				assert_true(cc->rate_bps(st) > r0);
+			assert_true(k == 1 || ignored == (r0 >= 400e9)); /* the paper's: only below line rate */
+			assert_true(k == 0 || ignored);
+			cc->on_congestion(st, (fab_time_ps)step * p.rate_period_ps);
+			cc->on_timer(st,
+				     (fab_time_ps)step * p.rate_period_ps + 4 * FAB_PS_PER_US +
+					     1); /* (the firmware cuts) */
+		}
+	}
+	p = params();
+	p.byte_counter = 0; /* no byte counter: nothing to count */
+	fab_cc_dcqcn.init(st, &p, 400e9);
+	fab_cc_dcqcn.on_congestion(st, 0);
+	assert_true(fab_cc_dcqcn.rate_bps(st) < 400e9 && fab_cc_dcqcn.sent_ignored(st));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -316,6 +356,7 @@ int main(void)
 		cmocka_unit_test(test_dcqcn_unclamped_target_survives_cnp_burst),
 		cmocka_unit_test(test_dcqcn_min_rate_floor),
 		cmocka_unit_test(test_dcqcn_behind_cc_interface),
+		cmocka_unit_test(test_dcqcn_sent_ignored_holds),
 		cmocka_unit_test(test_dcqcn_notification_point_interval),
 		cmocka_unit_test(test_dcqcn_firmware_first_cnp_and_stages),
 		cmocka_unit_test(test_dcqcn_firmware_alpha_slots_one_cut_per_period),
