@@ -231,7 +231,7 @@ static double cap(const struct fl_state *fl, uint32_t port)
 static fab_time_ps hop_lat(const struct flsim *s, const struct fl_qp *q, uint32_t h)
 {
 	const struct fl_link *p = &s->ports[q->path[h]];
-	return p->delay_ps + (h ? fab_ser_ps(fab_wire_data_bytes(fab_sim_wire(&s->c), s->c.fp.mtu), p->rate_bps) : 0);
+	return h ? p->data_hop_ps : p->delay_ps;
 }
 
 /* when the head of what waits in the port's queue starts to leave, at
@@ -1060,9 +1060,7 @@ static bool acks_wait(const struct flsim *s, const struct fl_qp *q)
 /* from leaving ACK hop h to the next: propagation, and the ACK's frame */
 static fab_time_ps ack_lat(const struct flsim *s, const struct fl_qp *q, uint32_t h)
 {
-	const struct fab_wire *w = fab_sim_wire(&s->c);
-	const struct fl_link *p = &s->ports[q->path[h]];
-	return p->delay_ps + fab_ser_ps(w->ack_frame + w->preamble_ifg, p->rate_bps);
+	return s->ports[q->path[h]].ack_hop_ps;
 }
 
 /* its journey is over at t */

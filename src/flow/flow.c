@@ -241,17 +241,24 @@ static void line_pop(struct fl_state *fl, struct fab_ev *ev)
 	line_find_first(fl);
 }
 
-/* the next completion, timer or delayed event (flow.queues fifo) */
-static fab_time_ps own_next(const struct fl_state *fl)
+/* when the next completion, timer and delayed event (flow.queues fifo)
+ * are due; the return: the earliest of them and the event queue's */
+struct next_at {
+	fab_time_ps done, timer, line;
+};
+
+static fab_time_ps next_at(const struct flsim *s, struct next_at *at)
 {
-	return FAB_MIN(FAB_MIN(done_next(fl), fab_timers_next(&fl->timers)), line_next(fl));
+	const struct fl_state *fl = s->fl;
+	at->done = done_next(fl);
+	at->timer = fab_timers_next(&fl->timers);
+	at->line = line_next(fl);
+	return FAB_MIN(FAB_MIN(fab_eq_peek_time(&s->c.eq), at->done), FAB_MIN(at->timer, at->line));
 }
 
 /* the paths and latencies, at the first message (routes as they are) */
 static void route(struct flsim *s, uint32_t id, struct fl_qp *q)
 {
-	const struct fab_wire *w = fab_sim_wire(&s->c);
-	uint32_t mtu_wire = fab_wire_data_bytes(w, s->c.fp.mtu), ack_wire = w->ack_frame + w->preamble_ifg;
 	uint32_t path[FL_MAX_PATH];
 	q->nfwd = (uint8_t)fab_sim_qp_path(&s->c, id, path, FL_MAX_PATH / 2);
 	const struct sim_conn *sq = s->c.qps[id]; /* its ACKs: the reverse 5-tuple */
@@ -270,9 +277,9 @@ static void route(struct flsim *s, uint32_t id, struct fl_qp *q)
 	for (uint32_t h = 0; h < q->npath; h++) {
 		const struct fl_link *p = &s->ports[q->path[h]];
 		if (h < q->nfwd)
-			q->tail_ps += p->delay_ps + (h ? fab_ser_ps(mtu_wire, p->rate_bps) : 0);
+			q->tail_ps += h ? p->data_hop_ps : p->delay_ps;
 		else
-			q->ack_ps += p->delay_ps + fab_ser_ps(ack_wire, p->rate_bps);
+			q->ack_ps += p->ack_hop_ps;
 	}
 	q->routed = true;
 }
@@ -351,12 +358,6 @@ fab_time_ps fl_finish_at(const struct flsim *s, const struct fl_qp *q)
 	return s->c.now_ps + t - FAB_MIN(ahead, t);
 }
 
-static int cmp_rr(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* the round-robin order at the NIC ports of a component: how many
  * transfers each one's NIC serves after it.  Only for transfers that have
  * never shared their NIC with more than RR_MAX (channels, times the queue
@@ -385,7 +386,15 @@ void fl_rank_nic(struct flsim *s, uint32_t port, double sum)
 	}
 	for (uint32_t j = 0; j < p->n; j++) /* (a NIC's port is the first hop of all) */
 		fl->rrkey[j] = fl->qps[p->qp[j]].rr << 24 | j;
-	qsort(fl->rrkey, p->n, sizeof *fl->rrkey, cmp_rr);
+	/* insertion: at most RR_MAX keys, mostly in order already (a NIC's
+	 * transfers join its list in the order they start) */
+	for (uint32_t j = 1; j < p->n; j++) {
+		uint64_t k = fl->rrkey[j];
+		uint32_t i = j;
+		for (; i && fl->rrkey[i - 1] > k; i--)
+			fl->rrkey[i] = fl->rrkey[i - 1];
+		fl->rrkey[i] = k;
+	}
 	for (uint32_t r = 0; r < p->n; r++) {
 		struct fl_qp *q = &fl->qps[p->qp[fl->rrkey[r] & 0xffffff]];
 		q->behind = q->crowd <= RR_MAX ? p->n - 1 - r : 0;
@@ -619,13 +628,24 @@ static void on_deliver(struct flsim *s, struct sim_flow *f, uint32_t cookie)
 	sim_flow_qp_done(&s->c, f);
 }
 
+/* port i runs at r from now: a packet's and an ACK's time across it */
+void fl_link_rate(struct flsim *s, uint32_t i, fab_rate_bps r)
+{
+	const struct fab_wire *w = fab_sim_wire(&s->c);
+	struct fl_link *p = &s->ports[i];
+	p->rate_bps = r;
+	p->data_hop_ps = p->delay_ps + fab_ser_ps(fab_wire_data_bytes(w, s->c.fp.mtu), r);
+	p->ack_hop_ps = p->delay_ps + fab_ser_ps(w->ack_frame + w->preamble_ifg, r);
+}
+
 static void on_fault(struct flsim *s, const struct fab_fault *f, int what)
 {
 	if (f->kind != FAB_FAULT_DEGRADE || what == 2)
 		return;
 	fab_rate_bps r = what == 1 ? s->c.topo->ports[f->port].rate_bps : f->rate_bps;
 	uint32_t a = f->port, b = s->ports[a].peer;
-	s->ports[a].rate_bps = s->ports[b].rate_bps = r;
+	fl_link_rate(s, a, r);
+	fl_link_rate(s, b, r);
 	if (s->fl->fifo) {
 		fq_port_rate(s, a, payload_rate(s, a));
 		fq_port_rate(s, b, payload_rate(s, b));
@@ -645,18 +665,19 @@ static int fl_run(struct fab_sim *sim, fab_time_ps end_ps)
 	uint64_t next_progress = 1u << 20;
 	for (;;) {
 		/* every change at this instant is in: new rates, once */
-		fab_time_ps next = FAB_MIN(fab_eq_peek_time(&s->c.eq), own_next(fl));
+		struct next_at at;
+		fab_time_ps next = next_at(s, &at);
 		if (fl->dirty.n && next > FAB_MAX(s->c.now_ps, fl->dirty.since + (fl->urgent ? 0 : fl->batch_ps))) {
 			fl->urgent = false;
 			if (fl->fifo)
 				fq_nics(s);
 			else
 				recompute(s);
-			next = FAB_MIN(fab_eq_peek_time(&s->c.eq), own_next(fl));
+			next = next_at(s, &at);
 		}
 		if (fl->touch.n && next > FAB_MAX(s->c.now_ps, fl->touch.since + fl->batch_ps)) {
 			fq_refresh(s);
-			next = FAB_MIN(fab_eq_peek_time(&s->c.eq), own_next(fl));
+			next = next_at(s, &at);
 		}
 		if (!sim_busy(&s->c) || next == FAB_TIME_NEVER)
 			break;
@@ -668,20 +689,20 @@ static int fl_run(struct fab_sim *sim, fab_time_ps end_ps)
 		FAB_ASSERT(next >= s->c.now_ps);
 		s->c.now_ps = next;
 		/* a transfer ending at the same time as an event goes first */
-		if (done_next(fl) == next) {
+		if (at.done == next) {
 			s->c.eq.popped++; /* counted as an event */
 			on_done(s, fab_timers_top(&fl->done));
 			sim_report_progress(&s->c, &next_progress);
 			continue;
 		}
 		/* then a timer, then what the delay lines hold */
-		if (fab_timers_next(&fl->timers) == next) {
+		if (at.timer == next) {
 			s->c.eq.popped++;
 			fq_timer(s, fab_timers_pop(&fl->timers));
 			sim_report_progress(&s->c, &next_progress);
 			continue;
 		}
-		if (line_next(fl) == next) {
+		if (at.line == next) {
 			s->c.eq.popped++;
 			line_pop(fl, &ev);
 			fq_event(s, &ev);
@@ -787,6 +808,8 @@ struct fab_sim *fab_flow_new(const struct fab_topo *topo, const struct fab_fabri
 		free(s);
 		return NULL;
 	}
+	for (uint32_t i = 0; i < topo->nports; i++)
+		fl_link_rate(s, i, s->ports[i].rate_bps);
 	fl_init(s);
 	return &s->c;
 }

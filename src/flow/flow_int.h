@@ -69,6 +69,8 @@ struct fl_port {
 struct fl_link {
 	fab_rate_bps rate_bps;
 	fab_time_ps delay_ps;
+	fab_time_ps data_hop_ps; /* delay_ps and a data packet's serialisation (fl_link_rate) */
+	fab_time_ps ack_hop_ps;  /* delay_ps and an ACK's */
 	uint32_t peer;
 	bool is_switch;
 	struct fab_port_stats st;
@@ -183,6 +185,7 @@ enum fl_ev_type {
 };
 
 /* flow.c */
+void fl_link_rate(struct flsim *s, uint32_t port, fab_rate_bps r);
 void fl_push(struct flsim *s, fab_time_ps t, uint32_t type, uint32_t arg);
 void fl_due_add(struct fl_due *d, bool *flag, uint32_t port, fab_time_ps now);
 void fl_mark_dirty(struct flsim *s, uint32_t port);
