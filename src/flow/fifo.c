@@ -500,7 +500,11 @@ static void refresh(struct flsim *s, uint32_t port)
 	double c = cap(fl, port);
 	bool backed_up = f->backlog > 0 || f->ain > c;
 	f->scale = backed_up && f->aout > 0 ? c / f->aout : 1;
-	if ((f->scale == 1) != (f->scale_sent == 1) || fabs(f->scale - f->scale_sent) > 0.5 * FQ_TOL * f->scale_sent) {
+	/* (a port that faces a NIC is its transfers' last hop: they have no
+	 * next port to pass a rate on to, only their lists to leave) */
+	bool last = !s->ports[s->ports[port].peer].is_switch;
+	if (!last &&
+	    ((f->scale == 1) != (f->scale_sent == 1) || fabs(f->scale - f->scale_sent) > 0.5 * FQ_TOL * f->scale_sent)) {
 		f->scale_sent = f->scale;
 		for (uint32_t j = p->n; j-- > 0;)
 			pass_on(s, f, p->qp[j], p->hop[j]);
