@@ -77,6 +77,7 @@ struct fq_in {
 
 struct fq_port {
 	double backlog;        /* payload bytes queued */
+	double c;              /* what it serves data at now (cap_set) */
 	double served;         /* payload bytes it has sent since its queue was last empty */
 	double ain, aout;      /* the rates coming in; of the bytes now leaving (bytes per ps) */
 	double ack;            /* ACKs that cross it, bytes per ps */
@@ -123,6 +124,8 @@ struct fq_rec {
 #define PFC_GAP_PS (100 * FAB_PS_PER_NS)
 #define PFC_GAP_HOLD_PS (1 * FAB_PS_PER_US)
 
+static void cap_set(struct fl_state *fl, uint32_t port);
+
 void fq_init(struct flsim *s)
 {
 	struct fl_state *fl = s->fl;
@@ -131,6 +134,7 @@ void fq_init(struct flsim *s)
 	fl->fq = fab_xcalloc(s->c.topo->nports, sizeof *fl->fq);
 	for (uint32_t i = 0; i < s->c.topo->nports; i++) {
 		fl->fq[i].scale = fl->fq[i].scale_sent = 1;
+		cap_set(fl, i);
 	}
 	/* timers (fq_timer): a port's queue empties, the head of what waits
 	 * in it leaves, a switch's thresholds are checked, a port's queue
@@ -218,12 +222,25 @@ static void rec_free(struct fl_state *fl, uint32_t i)
 	fl->free_rec = i;
 }
 
-/* what a port serves data at: its payload rate less the ACKs ahead of it */
-static double cap(const struct fl_state *fl, uint32_t port)
+/* what a port serves data at: its payload rate less the ACKs ahead of it,
+ * no more than a pause lets it; kept in fq_port.c, set again whenever one
+ * of them changes */
+static void cap_set(struct fl_state *fl, uint32_t port)
 {
 	double c = fl->ports[port].payload_per_ps, r = fl->fq[port].pfc_rate;
 	c = FAB_MAX(c - fl->fq[port].ack_used, 1e-3 * c);
-	return r > 0 ? FAB_MIN(c, r) : c;
+	fl->fq[port].c = r > 0 ? FAB_MIN(c, r) : c;
+}
+
+static double cap(const struct fl_state *fl, uint32_t port)
+{
+	return fl->fq[port].c;
+}
+
+void fq_caps(struct flsim *s)
+{
+	for (uint32_t i = 0; i < s->c.topo->nports; i++)
+		cap_set(s->fl, i);
 }
 
 /* from leaving hop h to arriving at hop h + 1: propagation, and a packet's
@@ -638,9 +655,11 @@ static void pfc_hold(struct flsim *s, uint32_t up, double r)
 	if (s->ports[up].is_switch) {
 		settle(s, up); /* the queue so far at the old rate */
 		f->pfc_rate = r;
+		cap_set(s->fl, up);
 		touch(s, up); /* (refresh: what waits in it moves, out_due) */
 	} else {
 		f->pfc_rate = r;
+		cap_set(s->fl, up);
 		fl_mark_dirty(s, up); /* its NIC shares again */
 	}
 }
@@ -757,6 +776,7 @@ static void ack_changed(struct flsim *s, uint32_t port, double d)
 	}
 	settle(s, port);
 	f->ack_used = f->ack;
+	cap_set(fl, port);
 	touch(s, port);
 }
 
@@ -765,11 +785,13 @@ void fq_port_rate(struct flsim *s, uint32_t port, double r)
 {
 	if (!s->ports[port].is_switch) {
 		s->fl->ports[port].payload_per_ps = r;
+		cap_set(s->fl, port);
 		fl_mark_dirty(s, port); /* its rates are set again */
 		return;
 	}
 	settle(s, port); /* the queue so far at the old rate */
 	s->fl->ports[port].payload_per_ps = r;
+	cap_set(s->fl, port);
 	touch(s, port); /* (refresh: what waits in it moves, out_due) */
 }
 
@@ -1031,6 +1053,7 @@ void fq_nics(struct flsim *s)
 		if (s->ports[port].is_switch)
 			continue;
 		fl->fq[port].ack_used = fl->fq[port].ack;
+		cap_set(fl, port);
 		double c = cap(fl, port), r = p->n ? c / p->n : 0;
 		fl_rank_nic(s, port, c);
 		if (fl->cc) {

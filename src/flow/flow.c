@@ -72,6 +72,8 @@ static void fl_set_rates(struct flsim *s)
 {
 	for (uint32_t i = 0; i < s->c.topo->nports; i++)
 		s->fl->ports[i].payload_per_ps = payload_rate(s, i);
+	if (s->fl->fq)
+		fq_caps(s);
 }
 
 static void fl_free(struct flsim *s)

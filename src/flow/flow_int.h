@@ -200,6 +200,7 @@ void fl_books(struct flsim *s, const struct fl_qp *q, const struct fl_msg *m);
 
 /* fifo.c */
 void fq_init(struct flsim *s);
+void fq_caps(struct flsim *s); /* the ports' payload rates changed */
 void fq_free(struct flsim *s);
 void fq_nics(struct flsim *s);
 void fq_source_rate(struct flsim *s, uint32_t id, double r);
