@@ -78,6 +78,7 @@ struct fq_in {
 struct fq_port {
 	double backlog;        /* payload bytes queued */
 	double c;              /* what it serves data at now (cap_set) */
+	double kmin, kmax;     /* ECN's thresholds, in proportion to its rate (ecn_set) */
 	double served;         /* payload bytes it has sent since its queue was last empty */
 	double ain, aout;      /* the rates coming in; of the bytes now leaving (bytes per ps) */
 	double ack;            /* ACKs that cross it, bytes per ps */
@@ -126,6 +127,15 @@ struct fq_rec {
 
 static void cap_set(struct fl_state *fl, uint32_t port);
 
+/* ECN's kmin and kmax on a switch port, in proportion to its rate */
+static void ecn_set(struct flsim *s, uint32_t port)
+{
+	const struct fab_ecn_params *e = &s->c.fp.ecn;
+	double scale = e->ref_rate ? (double)s->ports[port].rate_bps / (double)e->ref_rate : 1;
+	s->fl->fq[port].kmin = (double)e->kmin_bytes * scale;
+	s->fl->fq[port].kmax = (double)e->kmax_bytes * scale;
+}
+
 void fq_init(struct flsim *s)
 {
 	struct fl_state *fl = s->fl;
@@ -135,6 +145,7 @@ void fq_init(struct flsim *s)
 	for (uint32_t i = 0; i < s->c.topo->nports; i++) {
 		fl->fq[i].scale = fl->fq[i].scale_sent = 1;
 		cap_set(fl, i);
+		ecn_set(s, i);
 	}
 	/* timers (fq_timer): a port's queue empties, the head of what waits
 	 * in it leaves, a switch's thresholds are checked, a port's queue
@@ -471,13 +482,10 @@ static bool pfc_due_after(const struct flsim *s, uint32_t sw, fab_time_ps t)
 	return at == FAB_TIME_NEVER || at <= s->c.now_ps || at > t;
 }
 
-/* ECN's kmin and kmax on a switch port, in proportion to its rate */
 static void ecn_band(const struct flsim *s, uint32_t port, double *kmin, double *kmax)
 {
-	const struct fab_ecn_params *e = &s->c.fp.ecn;
-	double scale = e->ref_rate ? (double)s->ports[port].rate_bps / (double)e->ref_rate : 1;
-	*kmin = (double)e->kmin_bytes * scale;
-	*kmax = (double)e->kmax_bytes * scale;
+	*kmin = s->fl->fq[port].kmin;
+	*kmax = s->fl->fq[port].kmax;
 }
 
 /* flow.queues dcqcn: a switch port whose queue is past kmin (it can mark)
@@ -792,6 +800,7 @@ void fq_port_rate(struct flsim *s, uint32_t port, double r)
 	settle(s, port); /* the queue so far at the old rate */
 	s->fl->ports[port].payload_per_ps = r;
 	cap_set(s->fl, port);
+	ecn_set(s, port);
 	touch(s, port); /* (refresh: what waits in it moves, out_due) */
 }
 
