@@ -7,21 +7,26 @@
  * lazily in the event queue would be (a queue's drain time moves at every
  * change of its rates).  Items due at the same picosecond come in the
  * order their times were set (set again to the same time, an item keeps
- * its place).  A binary min-heap of item numbers, with each
- * item's place in it.
+ * its place).  A binary min-heap of (time, order of setting, item), the
+ * keys in place to compare without a lookup, with each item's place in it.
  */
 #ifndef FAB_TIMERS_H
 #define FAB_TIMERS_H
 
 #include "base.h"
 
+struct fab_timer_slot {
+	fab_time_ps t; /* when due */
+	uint64_t seq;  /* when set, for ties */
+	uint32_t item;
+};
+
 struct fab_timers {
-	uint32_t *heap;  /* item numbers */
-	uint32_t n;      /* items set */
-	uint32_t nitems; /* items 0 .. nitems - 1 */
-	fab_time_ps *t;  /* per item: when due (FAB_TIME_NEVER: not set) */
-	uint64_t *seq;   /* per item: when set, for ties */
-	uint32_t *pos;   /* per item: its place in the heap */
+	struct fab_timer_slot *heap; /* keys in place: no indirection to compare */
+	uint32_t n;                  /* items set */
+	uint32_t nitems;             /* items 0 .. nitems - 1 */
+	fab_time_ps *t;              /* per item: when due (FAB_TIME_NEVER: not set) */
+	uint32_t *pos;               /* per item: its place in the heap */
 	uint64_t next_seq;
 };
 
@@ -40,7 +45,7 @@ uint32_t fab_timers_pop(struct fab_timers *tm);
 /* when the earliest item is due; FAB_TIME_NEVER when none is set */
 static inline fab_time_ps fab_timers_next(const struct fab_timers *tm)
 {
-	return tm->n ? tm->t[tm->heap[0]] : FAB_TIME_NEVER;
+	return tm->n ? tm->heap[0].t : FAB_TIME_NEVER;
 }
 
 static inline fab_time_ps fab_timers_at(const struct fab_timers *tm, uint32_t i)
@@ -51,7 +56,7 @@ static inline fab_time_ps fab_timers_at(const struct fab_timers *tm, uint32_t i)
 /* the earliest item (there must be one) */
 static inline uint32_t fab_timers_top(const struct fab_timers *tm)
 {
-	return tm->heap[0];
+	return tm->heap[0].item;
 }
 
 #endif
