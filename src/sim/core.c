@@ -111,6 +111,7 @@ void sim_core_free(struct fab_sim *s)
 	free(s->port_stats_out);
 	free(s->flow_stats_out);
 	free(s->flow_specs_out);
+	free(s->memo);
 }
 
 struct sim_conn *sim_conn_open(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint8_t prio, int transport)
@@ -355,6 +356,14 @@ const struct fab_flow_stats *fab_sim_flow_stats(const struct fab_sim *s)
 		m->flow_stats_out[i].delivered_bytes = sim_flow_delivered(&s->flows[i]);
 	}
 	return m->flow_stats_out;
+}
+
+void *fab_sim_memo(const struct fab_sim *s, size_t size)
+{
+	struct fab_sim *m = (struct fab_sim *)s;
+	if (!m->memo)
+		m->memo = fab_xcalloc(1, size);
+	return m->memo;
 }
 
 const struct fab_sim_flow *fab_sim_flows(const struct fab_sim *s, size_t *n)

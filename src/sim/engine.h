@@ -124,6 +124,7 @@ struct fab_sim {
 	struct fab_port_stats *port_stats_out;
 	struct fab_flow_stats *flow_stats_out;
 	struct fab_sim_flow *flow_specs_out;
+	void *memo; /* fab_sim_memo */
 };
 
 /* core.c */

@@ -294,6 +294,11 @@ const struct fab_port_stats *fab_sim_port_stats(const struct fab_sim *s);
 const struct fab_flow_stats *fab_sim_flow_stats(const struct fab_sim *s);
 const struct fab_sim_flow *fab_sim_flows(const struct fab_sim *s, size_t *n);
 const struct fab_sim_totals *fab_sim_totals(const struct fab_sim *s);
+/* A block of `size` bytes, zeroed when first asked for, kept with the
+ * simulation and freed with it: where the output keeps what it derived
+ * from a finished run (the slowdown bins) rather than derive it twice.
+ * One user: the size must be the same at every call. */
+void *fab_sim_memo(const struct fab_sim *s, size_t size);
 const struct fab_series_row *fab_sim_series(const struct fab_sim *s, size_t *n);
 const struct fab_flow_series_row *fab_sim_flow_series(const struct fab_sim *s, size_t *n);
 const struct fab_topo *fab_sim_topo(const struct fab_sim *s);
