@@ -130,13 +130,15 @@ static int parse_with_units(const char *s, const struct unit *units, size_t n, u
 		if (!mult)
 			return -3;
 	}
-	__uint128_t div = 1;
-	for (unsigned i = 0; i < frac; i++)
-		div *= 10;
 	__uint128_t v = mant * mult;
-	if (mult && v / mult != mant)
+	if (mant >> 64 && mult && v / mult != mant) /* (64 by 64 bits cannot overflow) */
 		return -4;
-	v = (v + div / 2) / div;
+	if (frac) { /* (a flow list's plain numbers skip the 128-bit division) */
+		__uint128_t div = 1;
+		for (unsigned i = 0; i < frac; i++)
+			div *= 10;
+		v = (v + div / 2) / div;
+	}
 	if (v > UINT64_MAX)
 		return -4;
 	*out = (uint64_t)v;
@@ -178,6 +180,14 @@ int fab_parse_uint(const char *s, uint64_t *out, char *why, size_t why_len)
 	const char *p = s;
 	if (!*p || !isdigit((unsigned char)*p))
 		goto bad;
+	uint64_t fast = 0;
+	size_t k = 0;
+	for (; k < 19 && p[k] >= '0' && p[k] <= '9'; k++) /* (19 digits cannot overflow) */
+		fast = fast * 10 + (uint64_t)(p[k] - '0');
+	if (!p[k]) {
+		*out = fast;
+		return 0;
+	}
 	errno = 0;
 	char *end;
 	unsigned long long v = strtoull(p, &end, 10);
