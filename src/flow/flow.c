@@ -57,10 +57,6 @@ static void fl_init(struct flsim *s)
 	fl->ports = fab_xcalloc(s->c.topo->nports, sizeof *fl->ports);
 	s->fl = fl;
 	fl->line_first = NO_POS;
-	for (uint32_t i = 0; i < FL_LINES; i++)
-		fl->line_t[i] = FAB_TIME_NEVER; /* (every leaf plays: unused lines never win) */
-	for (uint32_t k = FL_LINES - 1; k; k--) /* (ties: the left, so each node's winner is its own) */
-		fl->line_win[k] = (uint8_t)(2 * k >= FL_LINES ? 2 * k - FL_LINES : fl->line_win[2 * k]);
 	fl_set_rates(s);
 	fab_maxmin_init(&fl->mm);
 	fl->batch_ps = s->c.fp.flow_batch_ps;
@@ -176,18 +172,13 @@ static bool line_before(const struct fl_state *fl, uint32_t a, uint32_t b)
 	return fl->line_t[a] < fl->line_t[b] || (fl->line_t[a] == fl->line_t[b] && fl->line_s[a] < fl->line_s[b]);
 }
 
-/* line i's head changed: its matches up the tree, replayed */
-static void line_moved(struct fl_state *fl, uint32_t i)
+static void line_find_first(struct fl_state *fl)
 {
-	uint32_t w = i;
-	for (uint32_t k = (i + FL_LINES) >> 1; k; k >>= 1) {
-		uint32_t a = 2 * k, b = a + 1;
-		a = a >= FL_LINES ? a - FL_LINES : fl->line_win[a];
-		b = b >= FL_LINES ? b - FL_LINES : fl->line_win[b];
-		w = line_before(fl, b, a) ? b : a;
-		fl->line_win[k] = (uint8_t)w;
-	}
-	fl->line_first = fl->line_t[w] != FAB_TIME_NEVER ? w : NO_POS;
+	uint32_t first = 0;
+	for (uint32_t i = 1; i < fl->nlines; i++)
+		if (line_before(fl, i, first))
+			first = i;
+	fl->line_first = fl->nlines && fl->line_t[first] != FAB_TIME_NEVER ? first : NO_POS;
 }
 
 /* an event of the engine's own, due at t */
@@ -226,7 +217,8 @@ void fl_push(struct flsim *s, fab_time_ps t, uint32_t type, uint32_t arg)
 	if (l->n == 1) {
 		fl->line_t[i] = t;
 		fl->line_s[i] = e->seq;
-		line_moved(fl, i);
+		if (fl->line_first == NO_POS || line_before(fl, i, fl->line_first))
+			fl->line_first = i;
 	}
 }
 
@@ -242,14 +234,13 @@ static void line_pop(struct fl_state *fl, struct fab_ev *ev)
 	const struct fl_lev *e = &l->v[l->head];
 	*ev = (struct fab_ev){.t_ps = e->t, .seq = e->seq, .type = e->type, .arg = e->arg};
 	l->head = (l->head + 1) & (l->cap - 1);
-	uint32_t i = fl->line_first;
 	if (--l->n) {
-		fl->line_t[i] = l->v[l->head].t;
-		fl->line_s[i] = l->v[l->head].seq;
+		fl->line_t[fl->line_first] = l->v[l->head].t;
+		fl->line_s[fl->line_first] = l->v[l->head].seq;
 	} else {
-		fl->line_t[i] = FAB_TIME_NEVER;
+		fl->line_t[fl->line_first] = FAB_TIME_NEVER;
 	}
-	line_moved(fl, i);
+	line_find_first(fl);
 }
 
 /* when the next completion, timer and delayed event (flow.queues fifo)

@@ -85,11 +85,10 @@ struct fl_link {
  * were scheduled, so a FIFO is all the ordering they need, where the event
  * queue's heap would sift each in and out.  Ties at one time go in the
  * order of scheduling, across the lines (seq); a delay beyond the
- * FL_LINES first goes to the event queue.  The first line is kept by a
- * tournament over the heads' times (line_t, line_s): a head that changes
- * plays log2(FL_LINES) matches up the tree (measured on HPCC's incast run:
- * 1% fewer instructions than a scan of the lines, which was 4% fewer than
- * keeping the heads in a struct fab_timers). */
+ * FL_LINES first goes to the event queue.  The first line is found by a
+ * scan of the heads' times (line_t, line_s), not by keeping the heads in
+ * a struct fab_timers: measured on HPCC's incast run, the heap's sifting
+ * cost 4% more instructions than the scan of a dozen lines. */
 #define FL_LINES 16
 
 struct fl_lev {
@@ -147,7 +146,6 @@ struct fl_state {
 	fab_time_ps line_t[FL_LINES]; /* each line's head: when due (FAB_TIME_NEVER: empty) */
 	uint64_t line_s[FL_LINES];    /* and its order among those due then */
 	uint32_t nlines, line_first;  /* the line whose head is due first (NO_POS: none) */
-	uint8_t line_win[FL_LINES];   /* the tournament: node k's winner, k in 1 .. FL_LINES - 1 */
 	uint8_t line_of[64];          /* a delay's line + 1 by a hash of the delay (0: look it up) */
 	uint64_t line_seq;
 	/* when a port's queue empties (items 0 .. nports - 1), the head of
