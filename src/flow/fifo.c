@@ -785,6 +785,14 @@ static void ack_changed(struct flsim *s, uint32_t port, double d)
 	settle(s, port);
 	f->ack_used = f->ack;
 	cap_set(fl, port);
+	/* an idle queue that stays so, with nothing waiting, due or to pass
+	 * on, has nothing to refresh (but in a switch whose check a refresh
+	 * brings forward) */
+	if (f->backlog == 0 && f->ain <= f->c && !f->pn && !f->nchg && !f->marking && f->scale_sent == 1 &&
+	    fab_timers_at(&fl->timers, port) == FAB_TIME_NEVER &&
+	    fab_timers_at(&fl->timers, fl->tm_mark + port) == FAB_TIME_NEVER &&
+	    (!fl->pfc || !fl->pfc_holding[s->c.topo->switch_index[s->c.topo->ports[port].node]]))
+		return;
 	touch(s, port);
 }
 
