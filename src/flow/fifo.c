@@ -375,6 +375,21 @@ static double in_share(const struct fq_port *f, const struct fq_in *in, double c
 	return f->aout > 0 ? c * in->out / f->aout : b > 0 ? c * in->bytes / b : 0;
 }
 
+/* the queue is empty: no ingress port has bytes in it, and those that
+ * send nothing through it any more leave its records (which a busy port
+ * would otherwise keep for every ingress port that ever sent to it, and
+ * every settle and PFC check go through) */
+static void in_empty(struct fq_port *f)
+{
+	uint32_t k = 0;
+	for (uint32_t j = 0; j < f->nin; j++) {
+		f->in[j].bytes = 0;
+		if (f->in[j].rate > 0 || f->in[j].out > 0)
+			f->in[k++] = f->in[j];
+	}
+	f->nin = k;
+}
+
 /* PFC: each ingress port's bytes in the queue, which held b0 bytes dt ago
  * (before its backlog was brought up to now): in at the rate coming in,
  * out at their share of what leaves; together the backlog */
@@ -382,8 +397,7 @@ static void in_settle(struct fl_state *fl, uint32_t port, double b0, double dt)
 {
 	struct fq_port *f = &fl->fq[port];
 	if (f->backlog <= 0) {
-		for (uint32_t j = 0; j < f->nin; j++)
-			f->in[j].bytes = 0;
+		in_empty(f);
 		return;
 	}
 	double c = cap(fl, port), sum = 0;
@@ -1260,8 +1274,7 @@ void fq_timer(struct flsim *s, uint32_t i)
 		struct fq_port *f = &fl->fq[i];
 		settle(s, i);
 		f->backlog = 0; /* (what rounding left) */
-		for (uint32_t j = 0; j < f->nin; j++)
-			f->in[j].bytes = 0;
+		in_empty(f);
 		emptied(s, i);
 		touch(s, i);
 	} else if (i < fl->tm_pfc) { /* what waits at the head of a port's queue leaves */
