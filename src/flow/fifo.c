@@ -434,10 +434,14 @@ static void settle(struct flsim *s, uint32_t port)
 	struct fl_state *fl = s->fl;
 	struct fq_port *f = &fl->fq[port];
 	fab_time_ps dt = s->c.now_ps - f->t_backlog;
-	double c = dt ? cap(fl, port) : 0;
-	if (dt && f->backlog == 0 && f->ain <= c) { /* empty, and it stays so */
+	double c = f->c;
+	/* empty, and it stays so (an empty queue has nothing waiting in it and
+	 * has served nothing since it emptied: emptied() has run) */
+	if (f->backlog == 0 && (!dt || f->ain <= c)) {
 		f->t_backlog = s->c.now_ps;
-	} else if (dt) {
+		return;
+	}
+	if (dt) {
 		double b0 = f->backlog, b1 = b0 + (f->ain - c) * (double)dt;
 		if (b1 < FQ_EMPTY)
 			b1 = 0;
