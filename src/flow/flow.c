@@ -172,13 +172,29 @@ static bool line_before(const struct fl_state *fl, uint32_t a, uint32_t b)
 	return fl->line_t[a] < fl->line_t[b] || (fl->line_t[a] == fl->line_t[b] && fl->line_s[a] < fl->line_s[b]);
 }
 
-static void line_find_first(struct fl_state *fl)
+/* line i has a head now (it had none): it joins the order */
+static void line_join(struct fl_state *fl, uint32_t i)
 {
-	uint32_t first = 0;
-	for (uint32_t i = 1; i < fl->nlines; i++)
-		if (line_before(fl, i, first))
-			first = i;
-	fl->line_first = fl->nlines && fl->line_t[first] != FAB_TIME_NEVER ? first : NO_POS;
+	uint32_t k = fl->nbusy++;
+	for (; k && line_before(fl, i, fl->line_order[k - 1]); k--)
+		fl->line_order[k] = fl->line_order[k - 1];
+	fl->line_order[k] = (uint8_t)i;
+	fl->line_first = fl->line_order[0];
+}
+
+/* the first line's head was taken: it moves back to its place in the
+ * order, or leaves it if it is empty */
+static void line_took(struct fl_state *fl, bool empty)
+{
+	uint32_t i = fl->line_order[0], k = 0;
+	if (empty) {
+		memmove(fl->line_order, fl->line_order + 1, --fl->nbusy);
+	} else {
+		for (; k + 1 < fl->nbusy && line_before(fl, fl->line_order[k + 1], i); k++)
+			fl->line_order[k] = fl->line_order[k + 1];
+		fl->line_order[k] = (uint8_t)i;
+	}
+	fl->line_first = fl->nbusy ? fl->line_order[0] : NO_POS;
 }
 
 /* an event of the engine's own, due at t */
@@ -217,8 +233,7 @@ void fl_push(struct flsim *s, fab_time_ps t, uint32_t type, uint32_t arg)
 	if (l->n == 1) {
 		fl->line_t[i] = t;
 		fl->line_s[i] = e->seq;
-		if (fl->line_first == NO_POS || line_before(fl, i, fl->line_first))
-			fl->line_first = i;
+		line_join(fl, i);
 	}
 }
 
@@ -240,7 +255,7 @@ static void line_pop(struct fl_state *fl, struct fab_ev *ev)
 	} else {
 		fl->line_t[fl->line_first] = FAB_TIME_NEVER;
 	}
-	line_find_first(fl);
+	line_took(fl, !l->n);
 }
 
 /* when the next completion, timer and delayed event (flow.queues fifo)
