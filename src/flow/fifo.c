@@ -429,18 +429,25 @@ static void emptied(struct flsim *s, uint32_t port)
 
 /* the backlog brought up to now; an emptied queue lets every waiting change
  * through (and is refreshed at the end of the instant) */
-static void settle(struct flsim *s, uint32_t port)
+static void settle_queue(struct flsim *s, uint32_t port);
+
+static inline void settle(struct flsim *s, uint32_t port)
+{
+	struct fq_port *f = &s->fl->fq[port];
+	/* empty, and it stays so (an empty queue has nothing waiting in it and
+	 * has served nothing since it emptied: emptied() has run) */
+	if (f->backlog == 0 && (f->t_backlog == s->c.now_ps || f->ain <= f->c))
+		f->t_backlog = s->c.now_ps;
+	else
+		settle_queue(s, port);
+}
+
+static void settle_queue(struct flsim *s, uint32_t port)
 {
 	struct fl_state *fl = s->fl;
 	struct fq_port *f = &fl->fq[port];
 	fab_time_ps dt = s->c.now_ps - f->t_backlog;
 	double c = f->c;
-	/* empty, and it stays so (an empty queue has nothing waiting in it and
-	 * has served nothing since it emptied: emptied() has run) */
-	if (f->backlog == 0 && (!dt || f->ain <= c)) {
-		f->t_backlog = s->c.now_ps;
-		return;
-	}
 	if (dt) {
 		double b0 = f->backlog, b1 = b0 + (f->ain - c) * (double)dt;
 		if (b1 < FQ_EMPTY)
