@@ -554,7 +554,8 @@ static void refresh(struct flsim *s, uint32_t port)
 	 * next port to pass a rate on to, only their lists to leave) */
 	bool last = !s->ports[s->ports[port].peer].is_switch;
 	if (!last &&
-	    ((f->scale == 1) != (f->scale_sent == 1) || fabs(f->scale - f->scale_sent) > 0.5 * FQ_TOL * f->scale_sent)) {
+	    ((f->scale == 1) != (f->scale_sent == 1) ||
+	     fabs(f->scale - f->scale_sent) > 0.5 * FQ_TOL * f->scale_sent)) {
 		f->scale_sent = f->scale;
 		for (uint32_t j = p->n; j-- > 0;)
 			pass_on(s, f, p->qp[j], p->hop[j]);

@@ -149,7 +149,7 @@ struct fl_state {
 	uint64_t line_s[FL_LINES];    /* and its order among those due then */
 	uint32_t nlines, line_first;  /* the line whose head is due first (NO_POS: none) */
 	uint8_t line_order[FL_LINES]; /* the lines with a head, first due first */
-	uint32_t nbusy;
+	uint32_t nbusy;               /* how many */
 	uint8_t line_of[64];          /* a delay's line + 1 by a hash of the delay (0: look it up) */
 	uint64_t line_seq;
 	/* when a port's queue empties (items 0 .. nports - 1), the head of
