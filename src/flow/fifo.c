@@ -427,10 +427,10 @@ static void emptied(struct flsim *s, uint32_t port)
 	f->served = 0;
 }
 
-/* the backlog brought up to now; an emptied queue lets every waiting change
- * through (and is refreshed at the end of the instant) */
 static void settle_queue(struct flsim *s, uint32_t port);
 
+/* the backlog brought up to now; an emptied queue lets every waiting change
+ * through (and is refreshed at the end of the instant) */
 static inline void settle(struct flsim *s, uint32_t port)
 {
 	struct fq_port *f = &s->fl->fq[port];
@@ -442,6 +442,7 @@ static inline void settle(struct flsim *s, uint32_t port)
 		settle_queue(s, port);
 }
 
+/* settle() for a queue that holds bytes, or fills */
 static void settle_queue(struct flsim *s, uint32_t port)
 {
 	struct fl_state *fl = s->fl;
