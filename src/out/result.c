@@ -378,11 +378,12 @@ static json_t *ecmp_json(const struct fab_sim *s)
 	return ecmp;
 }
 
-/* ---- the long tables: flows, series and flow series ----
+/* ---- the long tables: flows, series, flow series and ports ----
  *
  * A 50,000-flow run's table as jansson values took longer to build, write
  * and free than the flow engine took to run it, so fab_result_write_json
- * writes the long tables straight from the run.  Each row is described
+ * writes the long tables straight from the run (the ports' too: jansson
+ * took 6% of the flow engine's FB_Hadoop command for 960 links).  Each row is described
  * once (the row functions below) and either built as a jansson object (the
  * document fab_result_json gives) or written as jansson writes that object
  * at JSON_INDENT(2): the same bytes either way. */
@@ -397,8 +398,11 @@ static json_t *ecmp_json(const struct fab_sim *s)
 #define MARK_FLOW_SERIES                                                                                               \
 	"\x01"                                                                                                         \
 	"fabscope:flow_series"
+#define MARK_PORTS                                                                                                     \
+	"\x01"                                                                                                         \
+	"fabscope:ports"
 
-enum rows { ROWS_FLOWS, ROWS_SERIES, ROWS_FLOW_SERIES };
+enum rows { ROWS_FLOWS, ROWS_SERIES, ROWS_FLOW_SERIES, ROWS_PORTS };
 
 /* bytes to a FILE through one buffer */
 struct jout {
@@ -502,6 +506,9 @@ struct sink {
 	const struct fab_flow_stats *st;
 	const struct fab_series_row *ser;
 	const struct fab_flow_series_row *fser;
+	const struct fab_sim *s; /* the ports' table */
+	const struct fab_port_stats *ps;
+	const struct fab_sim_totals *tot;
 	size_t n;
 };
 
@@ -567,6 +574,41 @@ static void sk_node(struct sink *k, const char *key, uint32_t node)
 	jo_put(k->o, k->names[node], strlen(k->names[node]));
 }
 
+/* a real as jansson writes it (each through jansson: a port has one) */
+static void sk_real(struct sink *k, const char *key, double v)
+{
+	json_t *j = json_real(v);
+	if (k->obj) {
+		json_object_set_new(k->obj, key, j);
+		return;
+	}
+	char *text = json_dumps(j, JSON_ENCODE_ANY);
+	json_decref(j);
+	if (!text)
+		return;
+	sk_key(k, key);
+	jo_put(k->o, text, strlen(text));
+	free(text);
+}
+
+/* a port's counters per priority, an array of FAB_NPRIO */
+static void sk_prio(struct sink *k, const char *key, const uint64_t *v)
+{
+	if (k->obj) {
+		json_t *a = json_array();
+		for (unsigned i = 0; i < FAB_NPRIO; i++)
+			json_array_append_new(a, json_u64(v[i]));
+		json_object_set_new(k->obj, key, a);
+		return;
+	}
+	sk_key(k, key);
+	for (unsigned i = 0; i < FAB_NPRIO; i++) {
+		jo_put(k->o, i ? ",\n        " : "[\n        ", 10);
+		jo_u64(k->o, v[i]);
+	}
+	jo_put(k->o, "\n      ]", 8);
+}
+
 static void flow_row(struct sink *k, size_t i)
 {
 	const struct fab_topo *t = k->t;
@@ -627,6 +669,52 @@ static void flow_series_row(struct sink *k, size_t i)
 	sk_u64(k, "rate_bps", (uint64_t)(r->rate_bps + 0.5));
 }
 
+static void port_row(struct sink *k, size_t p)
+{
+	const struct fab_topo *t = k->t;
+	const struct fab_port *tp = &t->ports[p];
+	const struct fab_node *n = &t->nodes[tp->node];
+	const struct fab_port *peer = &t->ports[tp->peer];
+	const struct fab_port_stats *x = &k->ps[p];
+	uint64_t ptx = 0, prx = 0, paused = 0;
+	for (unsigned j = 0; j < FAB_NPRIO; j++) {
+		ptx += x->pause_tx[j];
+		prx += x->pause_rx[j];
+		paused += x->paused_ps[j];
+	}
+	sk_node(k, "node", tp->node);
+	sk_int(k, "port", (long long)(p - n->first_port));
+	sk_node(k, "peer", peer->node);
+	sk_int(k, "peer_port", (long long)(tp->peer - t->nodes[peer->node].first_port));
+	sk_u64(k, "rate_bps", tp->rate_bps);
+	sk_u64(k, "tx_bytes", x->tx_bytes);
+	sk_u64(k, "rx_bytes", x->rx_bytes);
+	sk_u64(k, "tx_pkts", x->tx_pkts);
+	sk_u64(k, "rx_pkts", x->rx_pkts);
+	sk_u64(k, "drops", x->drops);
+	sk_u64(k, "rx_errors", x->rx_errors);
+	sk_u64(k, "ecn_marks", x->ecn_marks);
+	sk_u64(k, "pause_tx", ptx);
+	sk_u64(k, "pause_rx", prx);
+	sk_u64(k, "paused_ps", paused);
+	sk_u64(k, "max_queue_bytes", x->max_queue_bytes);
+	sk_u64(k, "mean_queue_bytes", k->tot->end_ps ? (uint64_t)(x->queue_area / (double)k->tot->end_ps + 0.5) : 0);
+	sk_real(k, "utilization",
+		k->tot->end_ps ? (double)x->tx_wire_bytes * 8e12 / ((double)tp->rate_bps * (double)k->tot->end_ps)
+			       : 0.0);
+	sk_u64(k, "watchdog_trips", x->watchdog_trips);
+	sk_u64(k, "unroutable", x->unroutable);
+	if (n->kind == FAB_NODE_SWITCH) {
+		fab_bytes hr, xoff;
+		fab_sim_port_pfc(k->s, (uint32_t)p, &hr, &xoff);
+		sk_u64(k, "pfc_headroom_bytes", hr);
+		sk_u64(k, "pfc_xoff_bytes", xoff);
+	}
+	sk_prio(k, "pause_tx_by_prio", x->pause_tx);
+	sk_prio(k, "pause_rx_by_prio", x->pause_rx);
+	sk_prio(k, "paused_ps_by_prio", x->paused_ps);
+}
+
 /* the table's rows into k; how many */
 static size_t rows_open(struct sink *k, const struct fab_sim *s, enum rows which)
 {
@@ -636,6 +724,11 @@ static size_t rows_open(struct sink *k, const struct fab_sim *s, enum rows which
 		k->st = fab_sim_flow_stats(s);
 	} else if (which == ROWS_SERIES) {
 		k->ser = fab_sim_series(s, &k->n);
+	} else if (which == ROWS_PORTS) {
+		k->s = s;
+		k->ps = fab_sim_port_stats(s);
+		k->tot = fab_sim_totals(s);
+		k->n = k->t->nports;
 	} else {
 		k->fser = fab_sim_flow_series(s, &k->n);
 	}
@@ -648,6 +741,8 @@ static void row(struct sink *k, enum rows which, size_t i)
 		flow_row(k, i);
 	else if (which == ROWS_SERIES)
 		series_row(k, i);
+	else if (which == ROWS_PORTS)
+		port_row(k, i);
 	else
 		flow_series_row(k, i);
 }
@@ -691,6 +786,7 @@ int fab_result_write_json(FILE *f, json_t *lean, const struct fab_sim *s)
 		{"\n  \"flows\": \"\\u0001fabscope:flows\"", ROWS_FLOWS},
 		{"\n  \"series\": \"\\u0001fabscope:series\"", ROWS_SERIES},
 		{"\n  \"flow_series\": \"\\u0001fabscope:flow_series\"", ROWS_FLOW_SERIES},
+		{"\n  \"ports\": \"\\u0001fabscope:ports\"", ROWS_PORTS},
 	};
 	char *text = json_dumps(lean, JSON_INDENT(2));
 	if (!text)
@@ -729,66 +825,6 @@ int fab_result_write_json(FILE *f, json_t *lean, const struct fab_sim *s)
 	return rc;
 }
 
-static json_t *ports_json(const struct fab_sim *s)
-{
-	const struct fab_topo *t = fab_sim_topo(s);
-	const struct fab_sim_totals *tot = fab_sim_totals(s);
-	const struct fab_port_stats *ps = fab_sim_port_stats(s);
-	json_t *ports = json_array();
-	for (uint32_t p = 0; p < t->nports; p++) {
-		const struct fab_port *tp = &t->ports[p];
-		const struct fab_node *n = &t->nodes[tp->node];
-		const struct fab_port *peer = &t->ports[tp->peer];
-		const struct fab_port_stats *x = &ps[p];
-		json_t *o = json_object();
-		uint64_t ptx = 0, prx = 0, paused = 0;
-		json_t *ptxa = json_array(), *prxa = json_array(), *pausa = json_array();
-		for (unsigned k = 0; k < FAB_NPRIO; k++) {
-			ptx += x->pause_tx[k];
-			prx += x->pause_rx[k];
-			paused += x->paused_ps[k];
-			json_array_append_new(ptxa, json_u64(x->pause_tx[k]));
-			json_array_append_new(prxa, json_u64(x->pause_rx[k]));
-			json_array_append_new(pausa, json_u64(x->paused_ps[k]));
-		}
-		json_object_set_new(o, "node", json_string(n->name));
-		json_object_set_new(o, "port", json_integer(p - n->first_port));
-		json_object_set_new(o, "peer", json_string(t->nodes[peer->node].name));
-		json_object_set_new(o, "peer_port", json_integer(tp->peer - t->nodes[peer->node].first_port));
-		json_object_set_new(o, "rate_bps", json_u64(tp->rate_bps));
-		json_object_set_new(o, "tx_bytes", json_u64(x->tx_bytes));
-		json_object_set_new(o, "rx_bytes", json_u64(x->rx_bytes));
-		json_object_set_new(o, "tx_pkts", json_u64(x->tx_pkts));
-		json_object_set_new(o, "rx_pkts", json_u64(x->rx_pkts));
-		json_object_set_new(o, "drops", json_u64(x->drops));
-		json_object_set_new(o, "rx_errors", json_u64(x->rx_errors));
-		json_object_set_new(o, "ecn_marks", json_u64(x->ecn_marks));
-		json_object_set_new(o, "pause_tx", json_u64(ptx));
-		json_object_set_new(o, "pause_rx", json_u64(prx));
-		json_object_set_new(o, "paused_ps", json_u64(paused));
-		json_object_set_new(o, "max_queue_bytes", json_u64(x->max_queue_bytes));
-		json_object_set_new(o, "mean_queue_bytes",
-				    json_u64(tot->end_ps ? (uint64_t)(x->queue_area / (double)tot->end_ps + 0.5) : 0));
-		json_object_set_new(o, "utilization",
-				    json_real(tot->end_ps ? (double)x->tx_wire_bytes * 8e12 /
-							      ((double)tp->rate_bps * (double)tot->end_ps)
-							  : 0.0));
-		json_object_set_new(o, "watchdog_trips", json_u64(x->watchdog_trips));
-		json_object_set_new(o, "unroutable", json_u64(x->unroutable));
-		if (n->kind == FAB_NODE_SWITCH) {
-			fab_bytes hr, xoff;
-			fab_sim_port_pfc(s, p, &hr, &xoff);
-			json_object_set_new(o, "pfc_headroom_bytes", json_u64(hr));
-			json_object_set_new(o, "pfc_xoff_bytes", json_u64(xoff));
-		}
-		json_object_set_new(o, "pause_tx_by_prio", ptxa);
-		json_object_set_new(o, "pause_rx_by_prio", prxa);
-		json_object_set_new(o, "paused_ps_by_prio", pausa);
-		json_array_append_new(ports, o);
-	}
-	return ports;
-}
-
 static json_t *result_doc(const struct fab_config *c, const struct fab_sim *s, bool lean)
 {
 	struct fab_summary sm;
@@ -811,7 +847,7 @@ static json_t *result_doc(const struct fab_config *c, const struct fab_sim *s, b
 	json_t *sd = fab_slowdown_json(s);
 	if (sd)
 		json_object_set_new(doc, "slowdown", sd);
-	json_object_set_new(doc, "ports", ports_json(s));
+	json_object_set_new(doc, "ports", lean ? json_string(MARK_PORTS) : rows_json(s, ROWS_PORTS));
 	if (c->fabric.series_interval_ps) {
 		json_object_set_new(doc, "series", lean ? json_string(MARK_SERIES) : rows_json(s, ROWS_SERIES));
 		json_object_set_new(doc, "flow_series",
