@@ -383,10 +383,11 @@ static json_t *ecmp_json(const struct fab_sim *s)
  * A 50,000-flow run's table as jansson values took longer to build, write
  * and free than the flow engine took to run it, so fab_result_write_json
  * writes the long tables straight from the run (the ports' too: jansson
- * took 6% of the flow engine's FB_Hadoop command for 960 links).  Each row is described
- * once (the row functions below) and either built as a jansson object (the
- * document fab_result_json gives) or written as jansson writes that object
- * at JSON_INDENT(2): the same bytes either way. */
+ * took 6% of the flow engine's FB_Hadoop command for its 960 ports).
+ * Each row is described once (the row functions below) and either built
+ * as a jansson object (the document fab_result_json gives) or written as
+ * jansson writes that object at JSON_INDENT(2): the same bytes either
+ * way. */
 
 /* the lean document's stand-ins for the long tables */
 #define MARK_FLOWS                                                                                                     \
