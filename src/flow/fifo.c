@@ -436,10 +436,12 @@ static inline void settle(struct flsim *s, uint32_t port)
 	struct fq_port *f = &s->fl->fq[port];
 	/* empty, and it stays so (an empty queue has nothing waiting in it and
 	 * has served nothing since it emptied: emptied() has run) */
-	if (f->backlog == 0 && (f->t_backlog == s->c.now_ps || f->ain <= f->c))
+	if (f->backlog == 0 && (f->t_backlog == s->c.now_ps || f->ain <= f->c)) {
+		FAB_ASSERT(!f->pn && f->served == 0);
 		f->t_backlog = s->c.now_ps;
-	else
+	} else {
 		settle_queue(s, port);
+	}
 }
 
 /* settle() for a queue that holds bytes, or fills */
