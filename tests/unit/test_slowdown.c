@@ -75,12 +75,43 @@ static void test_slowdown_lone_flows_near_one(void **state)
 	trun_free(&t);
 }
 
+/* The bins are derived once per finished run and kept with it: a run
+ * that goes on gives new ones (fab_sim_memo is keyed on its totals). */
+static void test_slowdown_follows_a_run_that_goes_on(void **state)
+{
+	(void)state;
+	const char *yaml = "topology: {leaves: 2, servers_per_leaf: 1, gpus_per_server: 1, nics_per_server: 1, "
+			   "spines: 1, links_per_spine: 1}\n"
+			   "traffic:\n"
+			   "  flows:\n"
+			   "    - {src: 0, dst: 1, bytes: 64KiB}\n"
+			   "    - {src: 1, dst: 0, bytes: 64KiB, start: 1ms}\n";
+	struct fab_err err = {0};
+	struct fab_config *cfg = fab_config_parse(yaml, strlen(yaml), "test.yaml", NULL, NULL, 0, &err);
+	assert_non_null(cfg);
+	struct fab_run *run = fab_run_new(cfg, &err);
+	assert_non_null(run);
+	assert_int_equal(fab_sim_run(run->sim, 500 * FAB_PS_PER_US), 0);
+	json_t *sd = fab_slowdown_json(run->sim);
+	assert_non_null(sd);
+	assert_int_equal(json_integer_value(json_object_get(sd, "flows")), 1);
+	json_decref(sd);
+	assert_int_equal(fab_sim_run(run->sim, 0), 0);
+	sd = fab_slowdown_json(run->sim);
+	assert_non_null(sd);
+	assert_int_equal(json_integer_value(json_object_get(sd, "flows")), 2);
+	json_decref(sd);
+	fab_run_free(run);
+	fab_config_free(cfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_slowdown_bins_of_five_percent),
 		cmocka_unit_test(test_slowdown_ties_and_small_lists),
 		cmocka_unit_test(test_slowdown_lone_flows_near_one),
+		cmocka_unit_test(test_slowdown_follows_a_run_that_goes_on),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
