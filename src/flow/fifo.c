@@ -169,6 +169,19 @@ void fq_init(struct flsim *s)
 		fl->pfc_due = fab_xcalloc(t->nswitches ? t->nswitches : 1, sizeof *fl->pfc_due);
 		fl->pfc_due_flag = fab_xcalloc(t->nswitches ? t->nswitches : 1, sizeof *fl->pfc_due_flag);
 		fl->pfc_last = fab_xcalloc(t->nswitches ? t->nswitches : 1, sizeof *fl->pfc_last);
+		fl->pfc_aside = fab_xcalloc(t->nswitches ? t->nswitches : 1, sizeof *fl->pfc_aside);
+		/* what the packet engine's switch sets aside of its buffer: each
+		 * port's headroom and reserve */
+		const struct fab_pfc_params *pp = &s->c.fp.pfc;
+		for (uint32_t i = 0; i < t->nports; i++) {
+			uint32_t sw = t->switch_index[t->ports[i].node];
+			if (sw != UINT32_MAX)
+				fl->pfc_aside[sw] += (double)(fab_pfc_headroom(pp->headroom_bytes, pp->headroom_delays,
+									       s->c.fp.mtu, &s->c.wire,
+									       t->ports[i].rate_bps,
+									       t->ports[i].delay_ps) +
+							      pp->reserve_bytes);
+		}
 		for (uint32_t i = 0; i < t->nswitches; i++)
 			fl->pfc_last[i] = FAB_TIME_NEVER;
 		for (uint32_t v = 0; v < t->nnodes; v++)
@@ -205,6 +218,7 @@ void fq_free(struct flsim *s)
 	free(fl->pfc_due);
 	free(fl->pfc_due_flag);
 	free(fl->pfc_last);
+	free(fl->pfc_aside);
 	free(fl->pfc_scratch);
 	free(fl->rec);
 	free(fl->touch.v);
@@ -651,7 +665,8 @@ static void rate_in(struct flsim *s, uint32_t id, uint32_t h, double r)
 #define PFC_INTERVAL_PS (2 * FAB_PS_PER_US)
 
 /* the ingress port's XOFF and XON as the packet engine's switch sets them
- * (dynamic: a share of the free buffer), on the switch's payload in use */
+ * (dynamic: a share of the buffer left by every port's headroom and
+ * reserve and the payload in use) */
 static void pfc_thresholds(const struct flsim *s, uint32_t port, double used, double *xoff, double *xon)
 {
 	const struct fab_pfc_params *pf = &s->c.fp.pfc;
@@ -660,7 +675,8 @@ static void pfc_thresholds(const struct flsim *s, uint32_t port, double used, do
 		*xon = (double)pf->xon_bytes;
 		return;
 	}
-	double free = FAB_MAX((double)s->c.fp.buffer_bytes - used, 0.0);
+	uint32_t sw = s->c.topo->switch_index[s->c.topo->ports[port].node];
+	double free = FAB_MAX((double)s->c.fp.buffer_bytes - s->fl->pfc_aside[sw] - used, 0.0);
 	*xoff = (double)pf->reserve_bytes + free * s->fl->fq[port].pfc_share;
 	*xon = FAB_MAX(*xoff - (double)pf->resume_offset, 0.0);
 }

@@ -169,6 +169,7 @@ struct fl_state {
 	uint32_t *pfc_due, npfc_due; /* switches to check at the end of the instant */
 	bool *pfc_due_flag;
 	fab_time_ps *pfc_last; /* its last check (FAB_TIME_NEVER: none yet) */
+	double *pfc_aside;     /* the buffer it sets aside: its ports' headroom and reserve */
 	double *pfc_scratch;
 	double pfc_gate; /* a queue this long has its switch checked */
 };

@@ -107,16 +107,8 @@ static uint8_t pfc_lossless_mask(const struct psim *s)
 static fab_bytes pfc_headroom(const struct psim *s, const struct sim_port *port)
 {
 	const struct fab_fabric_params *fp = &s->c.fp;
-	if (fp->pfc.headroom_bytes)
-		return fp->pfc.headroom_bytes;
-	if (fp->pfc.headroom_delays > 0) /* rate x delay x this (HPCC: 3) */
-		return (fab_bytes)((double)port->rate_bps * (double)port->delay_ps * fp->pfc.headroom_delays /
-				   (8.0 * (double)FAB_PS_PER_S));
-	/* what the upstream still sends after we decide to pause: a round trip
-	 * of the link, plus frames already being serialised at both ends */
-	uint64_t rtt_bytes = (uint64_t)(((__uint128_t)port->rate_bps * 2 * port->delay_ps) / (8 * FAB_PS_PER_S));
-	const struct fab_wire *w = &s->c.wire;
-	return rtt_bytes + 3ull * fab_wire_data_bytes(w, fp->mtu) + FAB_PFC_FRAME + w->preamble_ifg;
+	return fab_pfc_headroom(fp->pfc.headroom_bytes, fp->pfc.headroom_delays, fp->mtu, &s->c.wire, port->rate_bps,
+				port->delay_ps);
 }
 
 static void pfc_init_port(struct psim *s, struct sim_port *port)

@@ -53,4 +53,11 @@ static inline double fab_wire_efficiency(const struct fab_wire *w, uint32_t mtu)
 	return (double)mtu / (double)fab_wire_data_bytes(w, mtu);
 }
 
+/* A switch port's PFC headroom (both engines size it alike): the bytes
+ * given (fabric.pfc.headroom), else rate x link delay x headroom_delays,
+ * else what the upstream still sends once the switch decides to pause (a
+ * round trip of the link, three frames being serialised, the PAUSE). */
+fab_bytes fab_pfc_headroom(fab_bytes headroom_bytes, double headroom_delays, uint32_t mtu, const struct fab_wire *w,
+			   fab_rate_bps rate, fab_time_ps delay);
+
 #endif
