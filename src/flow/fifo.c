@@ -524,12 +524,6 @@ static bool pfc_due_after(const struct flsim *s, uint32_t sw, fab_time_ps t)
 	return at == FAB_TIME_NEVER || at <= s->c.now_ps || at > t;
 }
 
-static void ecn_band(const struct flsim *s, uint32_t port, double *kmin, double *kmax)
-{
-	*kmin = s->fl->fq[port].kmin;
-	*kmax = s->fl->fq[port].kmax;
-}
-
 /* flow.queues dcqcn: a switch port whose queue is past kmin (it can mark)
  * wakes the quiet queue pairs through it; one short of it, growing, is
  * due to then */
@@ -537,8 +531,7 @@ static void mark_watch(struct flsim *s, uint32_t port, double c)
 {
 	struct fl_state *fl = s->fl;
 	struct fq_port *f = &fl->fq[port];
-	double kmin, kmax;
-	ecn_band(s, port, &kmin, &kmax);
+	double kmin = f->kmin;
 	fab_time_ps t = FAB_TIME_NEVER;
 	if (f->backlog > kmin) {
 		if (!f->marking) {
@@ -667,7 +660,7 @@ static void rate_in(struct flsim *s, uint32_t id, uint32_t h, double r)
 /* the ingress port's XOFF and XON as the packet engine's switch sets them
  * (dynamic: a share of the buffer left by every port's headroom and
  * reserve and the payload in use) */
-static void pfc_thresholds(const struct flsim *s, uint32_t port, double used, double *xoff, double *xon)
+static void pfc_thresholds(const struct flsim *s, uint32_t sw, uint32_t port, double used, double *xoff, double *xon)
 {
 	const struct fab_pfc_params *pf = &s->c.fp.pfc;
 	if (!pf->dynamic) {
@@ -675,7 +668,6 @@ static void pfc_thresholds(const struct flsim *s, uint32_t port, double used, do
 		*xon = (double)pf->xon_bytes;
 		return;
 	}
-	uint32_t sw = s->c.topo->switch_index[s->c.topo->ports[port].node];
 	double free = FAB_MAX((double)s->c.fp.buffer_bytes - s->fl->pfc_aside[sw] - used, 0.0);
 	*xoff = (double)pf->reserve_bytes + free * s->fl->fq[port].pfc_share;
 	*xon = FAB_MAX(*xoff - (double)pf->resume_offset, 0.0);
@@ -705,16 +697,15 @@ static void pfc_hold(struct flsim *s, uint32_t up, double r)
 	} else if (r == 0) {
 		st->paused_ps[prio] += s->c.now_ps - f->paused_since;
 	}
-	if (s->ports[up].is_switch) {
+	bool sw = s->ports[up].is_switch;
+	if (sw)
 		settle(s, up); /* the queue so far at the old rate */
-		f->pfc_rate = r;
-		cap_set(s->fl, up);
+	f->pfc_rate = r;
+	cap_set(s->fl, up);
+	if (sw)
 		touch(s, up); /* (refresh: what waits in it moves, out_due) */
-	} else {
-		f->pfc_rate = r;
-		cap_set(s->fl, up);
+	else
 		fl_mark_dirty(s, up); /* its NIC shares again */
-	}
 }
 
 /* The switch's ingress ports' bytes in its queues (occ), how fast they
@@ -770,7 +761,7 @@ static void pfc_check(struct flsim *s, uint32_t node)
 	bool all = fl->pfc_holding[sw] > 0, starts = false;
 	double used = pfc_scan(s, node, all);
 	for (uint32_t k = 0; k < n; k++) {
-		pfc_thresholds(s, first + k, used, &xoff[k], &xon[k]);
+		pfc_thresholds(s, sw, first + k, used, &xoff[k], &xon[k]);
 		starts = starts || (!fl->fq[first + k].holding && occ[k] >= xoff[k] - 1);
 	}
 	if (!all && starts) /* a port that starts to hold needs its drain whole */
@@ -812,6 +803,20 @@ static void pfc_check(struct flsim *s, uint32_t node)
 	}
 }
 
+/* whether refreshing the switch port would change nothing: an idle queue
+ * that stays so, with nothing waiting, due or to pass on, whose scale is
+ * 1 already, in a switch that holds no pause (whose check a refresh would
+ * bring forward) */
+static bool refresh_moot(const struct flsim *s, uint32_t port)
+{
+	const struct fl_state *fl = s->fl;
+	const struct fq_port *f = &fl->fq[port];
+	return f->backlog == 0 && f->ain <= f->c && !f->pn && !f->nchg && !f->marking && f->scale_sent == 1 &&
+		fab_timers_at(&fl->timers, port) == FAB_TIME_NEVER &&
+		fab_timers_at(&fl->timers, fl->tm_mark + port) == FAB_TIME_NEVER &&
+		(!fl->pfc || !fl->pfc_holding[s->c.topo->switch_index[s->c.topo->ports[port].node]]);
+}
+
 /* the ACKs crossing a port changed by d: its capacity (a NIC's: its queue
  * pairs' rates) */
 static void ack_changed(struct flsim *s, uint32_t port, double d)
@@ -830,15 +835,8 @@ static void ack_changed(struct flsim *s, uint32_t port, double d)
 	settle(s, port);
 	f->ack_used = f->ack;
 	cap_set(fl, port);
-	/* an idle queue that stays so, with nothing waiting, due or to pass
-	 * on, has nothing to refresh (but in a switch whose check a refresh
-	 * brings forward) */
-	if (f->backlog == 0 && f->ain <= f->c && !f->pn && !f->nchg && !f->marking && f->scale_sent == 1 &&
-	    fab_timers_at(&fl->timers, port) == FAB_TIME_NEVER &&
-	    fab_timers_at(&fl->timers, fl->tm_mark + port) == FAB_TIME_NEVER &&
-	    (!fl->pfc || !fl->pfc_holding[s->c.topo->switch_index[s->c.topo->ports[port].node]]))
-		return;
-	touch(s, port);
+	if (!refresh_moot(s, port))
+		touch(s, port);
 }
 
 /* a degraded link: the port's payload rate is r from now */
@@ -962,9 +960,9 @@ static fab_time_ps cc_window(const struct flsim *s, const struct fl_cc *c)
 static double mark_prob(const struct flsim *s, uint32_t port)
 {
 	const struct fab_ecn_params *e = &s->c.fp.ecn;
-	double b = s->fl->fq[port].backlog, kmin, kmax, p = 0;
-	ecn_band(s, port, &kmin, &kmax);
-	int red = e->enabled ? fab_red(b, kmin, kmax, e->pmax, &p) : FAB_RED_NONE;
+	const struct fq_port *f = &s->fl->fq[port];
+	double p = 0;
+	int red = e->enabled ? fab_red(f->backlog, f->kmin, f->kmax, e->pmax, &p) : FAB_RED_NONE;
 	return red == FAB_RED_MARK ? 1 : red == FAB_RED_DRAW ? p : 0;
 }
 

@@ -56,7 +56,6 @@ static void fl_init(struct flsim *s)
 	struct fl_state *fl = fab_xcalloc(1, sizeof *fl);
 	fl->ports = fab_xcalloc(s->c.topo->nports, sizeof *fl->ports);
 	s->fl = fl;
-	fl->line_first = NO_POS;
 	fl_set_rates(s);
 	fab_maxmin_init(&fl->mm);
 	fl->batch_ps = s->c.fp.flow_batch_ps;
@@ -179,7 +178,6 @@ static void line_join(struct fl_state *fl, uint32_t i)
 	for (; k && line_before(fl, i, fl->line_order[k - 1]); k--)
 		fl->line_order[k] = fl->line_order[k - 1];
 	fl->line_order[k] = (uint8_t)i;
-	fl->line_first = fl->line_order[0];
 }
 
 /* the first line's head was taken: it moves back to its place in the
@@ -194,7 +192,6 @@ static void line_took(struct fl_state *fl, bool empty)
 			fl->line_order[k] = fl->line_order[k + 1];
 		fl->line_order[k] = (uint8_t)i;
 	}
-	fl->line_first = fl->nbusy ? fl->line_order[0] : NO_POS;
 }
 
 /* an event of the engine's own, due at t */
@@ -239,21 +236,22 @@ void fl_push(struct flsim *s, fab_time_ps t, uint32_t type, uint32_t arg)
 
 static fab_time_ps line_next(const struct fl_state *fl)
 {
-	return fl->line_first == NO_POS ? FAB_TIME_NEVER : fl->line_t[fl->line_first];
+	return fl->nbusy ? fl->line_t[fl->line_order[0]] : FAB_TIME_NEVER;
 }
 
 /* takes the first line's head as an event */
 static void line_pop(struct fl_state *fl, struct fab_ev *ev)
 {
-	struct fl_line *l = &fl->lines[fl->line_first];
+	uint32_t i = fl->line_order[0];
+	struct fl_line *l = &fl->lines[i];
 	const struct fl_lev *e = &l->v[l->head];
 	*ev = (struct fab_ev){.t_ps = e->t, .seq = e->seq, .type = e->type, .arg = e->arg};
 	l->head = (l->head + 1) & (l->cap - 1);
 	if (--l->n) {
-		fl->line_t[fl->line_first] = l->v[l->head].t;
-		fl->line_s[fl->line_first] = l->v[l->head].seq;
+		fl->line_t[i] = l->v[l->head].t;
+		fl->line_s[i] = l->v[l->head].seq;
 	} else {
-		fl->line_t[fl->line_first] = FAB_TIME_NEVER;
+		fl->line_t[i] = FAB_TIME_NEVER;
 	}
 	line_took(fl, !l->n);
 }

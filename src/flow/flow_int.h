@@ -147,7 +147,7 @@ struct fl_state {
 	struct fl_line lines[FL_LINES];
 	fab_time_ps line_t[FL_LINES]; /* each line's head: when due (FAB_TIME_NEVER: empty) */
 	uint64_t line_s[FL_LINES];    /* and its order among those due then */
-	uint32_t nlines, line_first;  /* the line whose head is due first (NO_POS: none) */
+	uint32_t nlines;
 	uint8_t line_order[FL_LINES]; /* the lines with a head, first due first */
 	uint32_t nbusy;               /* how many */
 	uint8_t line_of[64];          /* a delay's line + 1 by a hash of the delay (0: look it up) */
