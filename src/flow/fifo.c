@@ -1156,7 +1156,7 @@ static void tok_end(struct flsim *s, const struct fq_rec *m, fab_time_ps t)
 	if (m->kind == TOK_NOTE)
 		fab_eq_push(&s->c.eq, t, EV_FQ_CC_NOTIFY, NULL, m->qp);
 	else if (m->flow != NO_FLOW)
-		fab_eq_push(&s->c.eq, t, EV_FL_DELIVER, &s->c.flows[m->flow], 0);
+		fab_eq_push(&s->c.eq, t, EV_FL_DELIVER, sim_flow_at(&s->c, m->flow), 0);
 	else
 		fab_eq_push(&s->c.eq, t, EV_FL_DELIVER, NULL, m->cookie);
 }

@@ -598,7 +598,7 @@ void fl_books(struct flsim *s, const struct fl_qp *q, const struct fl_msg *mp)
 	s->c.tot.data_rx_bytes += m.bytes;
 	s->c.tot.data_pkts += pkts;
 	if (m.flow != NO_FLOW) {
-		struct sim_flow *f = &s->c.flows[m.flow];
+		struct sim_flow *f = sim_flow_at(&s->c, m.flow);
 		f->st.delivered_bytes += m.bytes;
 		f->st.data_pkts += pkts;
 	}
@@ -614,7 +614,8 @@ static void on_done(struct flsim *s, uint32_t id)
 	if (s->fl->fifo && q->nfwd > 1) /* its last byte goes through the queues */
 		fq_sent(s, id, m.flow, m.cookie);
 	else if (m.flow != NO_FLOW)
-		fab_eq_push(&s->c.eq, s->c.now_ps + q->tail_ps + q->ack_ps, EV_FL_DELIVER, &s->c.flows[m.flow], 0);
+		fab_eq_push(&s->c.eq, s->c.now_ps + q->tail_ps + q->ack_ps, EV_FL_DELIVER, sim_flow_at(&s->c, m.flow),
+			    0);
 	else
 		fab_eq_push(&s->c.eq, s->c.now_ps + q->tail_ps, EV_FL_DELIVER, NULL, m.cookie);
 	if (q->qh < q->qn) {

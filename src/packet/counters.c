@@ -42,7 +42,7 @@ void counters_sample(struct psim *s)
 		port->series_prx_mark = prx;
 	}
 	for (uint32_t i = 0; i < s->c.nflows; i++) {
-		struct sim_flow *f = &s->c.flows[i];
+		struct sim_flow *f = sim_flow_at(&s->c, i);
 		if (f->spec.start_ps > s->c.now_ps || f->st.finish_ps != FAB_TIME_NEVER)
 			continue;
 		if (s->c.nfseries == s->c.cap_fseries) {
@@ -53,8 +53,8 @@ void counters_sample(struct psim *s)
 		for (uint32_t k = 0; k < f->nqps; k++)
 			rate += qp_transport(pkt_qp(s, f->first_qp + k))->rate_bps(pkt_qp(s, f->first_qp + k));
 		s->c.fseries[s->c.nfseries++] = (struct fab_flow_series_row){
-			s->c.now_ps, i, sim_flow_delivered(f) - f->series_mark, rate / f->nqps};
-		f->series_mark = sim_flow_delivered(f);
+			s->c.now_ps, i, sim_flow_delivered(&s->c, i) - f->series_mark, rate / f->nqps};
+		f->series_mark = sim_flow_delivered(&s->c, i);
 	}
 	/* nothing else will ever happen (a workload stuck on a failed queue
 	 * pair): sampling stops too */

@@ -377,7 +377,7 @@ static bool splittable(const struct psim *s)
 	const struct fab_sim *c = &s->c;
 	uint32_t flow_qps = 0;
 	for (uint32_t i = 0; i < c->nflows; i++)
-		flow_qps += c->flows[i].nqps;
+		flow_qps += sim_flow_at(c, i)->nqps;
 	return !c->hooks.timer && !c->hooks.delivered && !c->holds && !c->nfaults && !c->fp.series_interval_ps &&
 		flow_qps == c->nqps && c->next_start <= 1 && c->nstarts == c->nflows && fab_eq_len(&c->eq) <= 1 &&
 		!c->now_ps && c->topo->nnics >= 2;
@@ -527,18 +527,21 @@ static bool take_runs(const uint8_t **r, const uint8_t *end, uint8_t *dst, size_
 	}
 }
 
-/* the arrays rank 0 gathers: the flows, the ports' counters, the queue
- * pairs' used marks, each as bytes */
+/* the arrays rank 0 gathers: the flows, their receivers' counts, the
+ * ports' counters, the queue pairs' used marks, each as bytes */
 struct gathered {
-	uint8_t *flows, *ports, *used;
-	size_t nflows, nports, nused;
+	uint8_t *flows, *rx, *ports, *used;
+	size_t nflows, nrx, nports, nused;
 };
 
 static void gather_take(const struct psim *s, struct gathered *g)
 {
-	g->nflows = s->c.nflows * sizeof *s->c.flows;
+	g->nflows = s->c.nflows * s->c.flow_stride;
 	g->flows = fab_xcalloc(g->nflows ? g->nflows : 1, 1);
-	memcpy(g->flows, s->c.flows, g->nflows);
+	memcpy(g->flows, s->c.flow_mem, g->nflows);
+	g->nrx = s->c.nflows * s->c.rx_stride * sizeof *s->c.flow_rx;
+	g->rx = fab_xcalloc(g->nrx ? g->nrx : 1, 1);
+	memcpy(g->rx, s->c.flow_rx, g->nrx);
 	g->nports = s->c.topo->nports * sizeof(struct fab_port_stats);
 	g->ports = fab_xcalloc(g->nports ? g->nports : 1, 1);
 	for (uint32_t i = 0; i < s->c.topo->nports; i++)
@@ -552,6 +555,7 @@ static void gather_take(const struct psim *s, struct gathered *g)
 static void gather_free(struct gathered *g)
 {
 	free(g->flows);
+	free(g->rx);
 	free(g->ports);
 	free(g->used);
 }
@@ -585,6 +589,7 @@ static int ranks_gather(struct psim *s, const struct fab_sim_ranks *rk, struct g
 		for (int k = 0; k < SUM_WORDS; k++)
 			memcpy(b + 8 * k, v[k], 8);
 		put_runs(&b, &len, &cap, was->flows, now.flows, now.nflows);
+		put_runs(&b, &len, &cap, was->rx, now.rx, now.nrx);
 		put_runs(&b, &len, &cap, was->ports, now.ports, now.nports);
 		put_runs(&b, &len, &cap, was->used, now.used, now.nused);
 		out[0] = (struct fab_sim_msg){b, len};
@@ -605,12 +610,14 @@ static int ranks_gather(struct psim *s, const struct fab_sim_ranks *rk, struct g
 				memcpy(&x, r, 8);
 				*v[k] += x;
 			}
-			if (!take_runs(&r, end, all.flows, all.nflows) || !take_runs(&r, end, all.ports, all.nports) ||
-			    !take_runs(&r, end, all.used, all.nused) || r != end)
+			if (!take_runs(&r, end, all.flows, all.nflows) || !take_runs(&r, end, all.rx, all.nrx) ||
+			    !take_runs(&r, end, all.ports, all.nports) || !take_runs(&r, end, all.used, all.nused) ||
+			    r != end)
 				rc = -1;
 		}
 		if (!rc) {
-			memcpy(s->c.flows, all.flows, all.nflows);
+			memcpy(s->c.flow_mem, all.flows, all.nflows);
+			memcpy(s->c.flow_rx, all.rx, all.nrx);
 			for (uint32_t i = 0; i < s->c.topo->nports; i++)
 				memcpy(&s->ports[i].st, all.ports + i * sizeof(struct fab_port_stats),
 				       sizeof(struct fab_port_stats));
@@ -688,12 +695,12 @@ int pkt_run_parallel(struct psim *s, fab_time_ps end_ps)
 		uint32_t m = 0;
 		for (uint32_t i = 0; i < s->c.nflows; i++) {
 			uint32_t f = s->c.start_order[i];
-			if (node_part[t->nic_node[s->c.flows[f].spec.src_nic]] == q)
+			if (node_part[t->nic_node[sim_flow_at(&s->c, f)->spec.src_nic]] == q)
 				me->starts[m++] = f;
 		}
 		/* a rank's receivers know the messages other ranks' senders post */
 		for (uint32_t f = 0; rk && f < s->c.nflows; f++) {
-			const struct sim_flow *fl = &s->c.flows[f];
+			const struct sim_flow *fl = sim_flow_at(&s->c, f);
 			if (node_part[t->nic_node[fl->spec.src_nic]] == q ||
 			    node_part[t->nic_node[fl->spec.dst_nic]] != q)
 				continue;

@@ -176,7 +176,7 @@ static void roce_post(struct psim *s, struct sim_qp *q, fab_bytes bytes, uint32_
 static struct fab_flow_stats *acked_flow(struct psim *s, const struct roce_qp *qp)
 {
 	if (qp->amsg < qp->nmsgs && qp->msgs[qp->amsg].flow != NO_FLOW)
-		return &s->c.flows[qp->msgs[qp->amsg].flow].st;
+		return &sim_flow_at(&s->c, qp->msgs[qp->amsg].flow)->st;
 	return NULL;
 }
 
@@ -205,7 +205,7 @@ static bool retry(struct psim *s, struct roce_qp *qp)
 	qp->failed = true;
 	qp->rto_gen++; /* its timer is void */
 	if (qp->amsg < qp->nmsgs && qp->msgs[qp->amsg].flow != NO_FLOW)
-		sim_flow_qp_failed(&s->c, &s->c.flows[qp->msgs[qp->amsg].flow]);
+		sim_flow_qp_failed(&s->c, sim_flow_at(&s->c, qp->msgs[qp->amsg].flow));
 	s->c.tot.qp_errors++;
 	return false;
 }
@@ -251,7 +251,7 @@ static struct pkt *roce_next_packet(struct psim *s, struct sim_qp *q)
 	p->ecn = ECN_ECT0;
 	p->payload = p->psn + 1 == m->end_psn ? m->last_payload : (uint16_t)s->c.fp.mtu;
 	p->frame_bytes = (uint16_t)(p->payload + wire(s, qp)->data_overhead);
-	struct fab_flow_stats *fst = m->flow != NO_FLOW ? &s->c.flows[m->flow].st : NULL;
+	struct fab_flow_stats *fst = m->flow != NO_FLOW ? &sim_flow_at(&s->c, m->flow)->st : NULL;
 	if (qp->snd_nxt < qp->snd_max) {
 		if (fst)
 			fst->retx_pkts++;
@@ -292,7 +292,7 @@ static void sender_ack(struct psim *s, struct roce_qp *qp, uint32_t psn)
 	while (qp->amsg < qp->nmsgs && qp->msgs[qp->amsg].end_psn <= qp->snd_una) {
 		const struct roce_msg *m = &qp->msgs[qp->amsg++];
 		if (m->flow != NO_FLOW)
-			sim_flow_qp_done(&s->c, &s->c.flows[m->flow]);
+			sim_flow_qp_done(&s->c, sim_flow_at(&s->c, m->flow));
 	}
 }
 
@@ -304,7 +304,7 @@ static void drop_partial_message(struct psim *s, struct roce_qp *qp)
 	uint32_t first = msg_first(qp, qp->rmsg);
 	uint32_t flow = qp->msgs[qp->rmsg].flow;
 	if (flow != NO_FLOW)
-		s->c.flows[flow].rx_bytes -= (fab_bytes)(qp->rcv_nxt - first) * s->c.fp.mtu;
+		*sim_flow_rx(&s->c, flow) -= (fab_bytes)(qp->rcv_nxt - first) * s->c.fp.mtu;
 	qp->rcv_nxt = first;
 	qp->unacked = 0;
 }
@@ -319,7 +319,7 @@ static void accept_next(struct psim *s, struct roce_qp *qp, uint32_t payload)
 	bool boundary = false;
 	const struct roce_msg *m = &qp->msgs[qp->rmsg];
 	if (m->flow != NO_FLOW)
-		s->c.flows[m->flow].rx_bytes += payload;
+		*sim_flow_rx(&s->c, m->flow) += payload;
 	if (m->end_psn == qp->rcv_nxt) {
 		boundary = true;
 		qp->rmsg++;

@@ -267,7 +267,7 @@ static struct pkt *tcp_next_packet(struct psim *s, struct sim_qp *q)
 	p->ecn = P(s)->ecn || P(s)->cc == FAB_TCP_DCTCP ? ECN_ECT0 : ECN_NOT_ECT;
 	p->payload = (uint16_t)seg_payload(s, m, seg);
 	p->frame_bytes = (uint16_t)(p->payload + s->c.wires[FAB_TRANSPORT_TCP].data_overhead);
-	struct fab_flow_stats *fst = m->flow != NO_FLOW ? &s->c.flows[m->flow].st : NULL;
+	struct fab_flow_stats *fst = m->flow != NO_FLOW ? &sim_flow_at(&s->c, m->flow)->st : NULL;
 	if (seg < qp->snd_max) {
 		if (fst)
 			fst->retx_pkts++;
@@ -350,7 +350,7 @@ static void new_ack(struct psim *s, struct tcp_qp *qp, uint32_t ack, bool ece)
 	while (qp->amsg < qp->nmsgs && qp->msgs[qp->amsg].end_seg <= qp->snd_una) {
 		const struct tcp_msg *m = &qp->msgs[qp->amsg++];
 		if (m->flow != NO_FLOW)
-			sim_flow_qp_done(&s->c, &s->c.flows[m->flow]);
+			sim_flow_qp_done(&s->c, sim_flow_at(&s->c, m->flow));
 	}
 	/* RFC 6298 5.3: restart the timer for what is still out */
 	qp->rto_gen++;
@@ -385,7 +385,7 @@ static void receive_ack(struct psim *s, struct tcp_qp *qp, struct pkt *p)
 		dup_ack(s, qp);
 	if (p->ecn == ECN_CE) {
 		struct fab_flow_stats *fst = qp->amsg < qp->nmsgs && qp->msgs[qp->amsg].flow != NO_FLOW
-			? &s->c.flows[qp->msgs[qp->amsg].flow].st
+			? &sim_flow_at(&s->c, qp->msgs[qp->amsg].flow)->st
 			: NULL;
 		if (fst)
 			fst->cnps++; /* echoes count where RoCE counts CNPs */
@@ -401,7 +401,7 @@ static void deliver(struct psim *s, struct tcp_qp *qp)
 		const struct tcp_msg *m = &qp->msgs[qp->rmsg];
 		uint32_t pay = seg_payload(s, m, qp->rcv_nxt);
 		if (m->flow != NO_FLOW)
-			s->c.flows[m->flow].rx_bytes += pay;
+			*sim_flow_rx(&s->c, m->flow) += pay;
 		qp->rcv_nxt++;
 		qp->unacked++;
 		if (m->end_seg == qp->rcv_nxt) {
@@ -468,7 +468,7 @@ static void on_rto(struct psim *s, struct tcp_qp *qp, uint32_t gen)
 	if (qp->snd_una >= qp->snd_max)
 		return;
 	struct fab_flow_stats *fst = qp->amsg < qp->nmsgs && qp->msgs[qp->amsg].flow != NO_FLOW
-		? &s->c.flows[qp->msgs[qp->amsg].flow].st
+		? &sim_flow_at(&s->c, qp->msgs[qp->amsg].flow)->st
 		: NULL;
 	if (fst)
 		fst->timeouts++;
@@ -476,7 +476,7 @@ static void on_rto(struct psim *s, struct tcp_qp *qp, uint32_t gen)
 	if (++qp->retries > MAX_RETRIES) {
 		qp->failed = true;
 		if (fst)
-			sim_flow_qp_failed(&s->c, &s->c.flows[qp->msgs[qp->amsg].flow]);
+			sim_flow_qp_failed(&s->c, sim_flow_at(&s->c, qp->msgs[qp->amsg].flow));
 		s->c.tot.qp_errors++;
 		return;
 	}

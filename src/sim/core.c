@@ -48,7 +48,11 @@ bool sim_core_init(struct fab_sim *s, const struct sim_engine_ops *ops, const st
 			s->ecmp_seed[si] = fp->ecmp_same_hash ? same : fab_rng_next(&seeds);
 	}
 	s->nflows = (uint32_t)nflows;
-	s->flows = fab_xcalloc(nflows ? nflows : 1, sizeof *s->flows);
+	bool apart = fp->threads > 1;
+	s->flow_stride = sizeof(struct sim_flow) + (apart ? FAB_GAP : 0);
+	s->rx_stride = apart ? FAB_GAP / sizeof(fab_bytes) : 1;
+	s->flow_mem = fab_xcalloc(nflows ? nflows : 1, s->flow_stride);
+	s->flow_rx = fab_xcalloc(nflows ? nflows : 1, s->rx_stride * sizeof(fab_bytes));
 	for (size_t i = 0; i < nflows; i++) {
 		const struct fab_sim_flow *f = &flows[i];
 		if (f->src_nic >= topo->nnics || f->dst_nic >= topo->nnics || f->src_nic == f->dst_nic || !f->bytes ||
@@ -56,12 +60,13 @@ bool sim_core_init(struct fab_sim *s, const struct sim_engine_ops *ops, const st
 			fab_err_set(err, FAB_EINVAL, "flow %u: invalid endpoints, size or queue pairs", f->id);
 			return false;
 		}
-		s->flows[i].spec = *f;
-		s->flows[i].nqps = (fab_bytes)f->qps > f->bytes ? (uint32_t)f->bytes : f->qps;
-		s->flows[i].st.finish_ps = FAB_TIME_NEVER;
+		struct sim_flow *sf = sim_flow_at(s, (uint32_t)i);
+		sf->spec = *f;
+		sf->nqps = (fab_bytes)f->qps > f->bytes ? (uint32_t)f->bytes : f->qps;
+		sf->st.finish_ps = FAB_TIME_NEVER;
 	}
 	for (uint32_t i = 0; i < s->nflows; i++) {
-		struct sim_flow *f = &s->flows[i];
+		struct sim_flow *f = sim_flow_at(s, i);
 		f->first_qp = s->nqps;
 		for (uint32_t k = 0; k < f->nqps; k++)
 			sim_conn_open(s, f->spec.src_nic, f->spec.dst_nic, f->spec.prio, (int)f->spec.transport - 1);
@@ -69,10 +74,10 @@ bool sim_core_init(struct fab_sim *s, const struct sim_engine_ops *ops, const st
 	/* the start events' places, as if each had been pushed now in flow
 	 * order; then the earliest alone goes into the queue */
 	for (uint32_t i = 0; i < s->nflows; i++)
-		s->flows[i].start_key = fab_eq_key(&s->eq, s->flows[i].spec.start_ps);
+		sim_flow_at(s, i)->start_key = fab_eq_key(&s->eq, sim_flow_at(s, i)->spec.start_ps);
 	struct start_key *k = fab_xcalloc(s->nflows ? s->nflows : 1, sizeof *k);
 	for (uint32_t i = 0; i < s->nflows; i++)
-		k[i] = (struct start_key){s->flows[i].spec.start_ps, i};
+		k[i] = (struct start_key){sim_flow_at(s, i)->spec.start_ps, i};
 	qsort(k, s->nflows, sizeof *k, by_start);
 	s->start_order = fab_xcalloc(s->nflows ? s->nflows : 1, sizeof *s->start_order);
 	for (uint32_t i = 0; i < s->nflows; i++)
@@ -89,8 +94,8 @@ void sim_push_next_start(struct fab_sim *s)
 {
 	if (s->next_start >= s->nstarts)
 		return;
-	uint32_t i = s->start_order[s->next_start++];
-	fab_eq_push_seq(&s->eq, s->flows[i].spec.start_ps, s->flows[i].start_key, EV_FLOW_START, &s->flows[i], 0);
+	struct sim_flow *f = sim_flow_at(s, s->start_order[s->next_start++]);
+	fab_eq_push_seq(&s->eq, f->spec.start_ps, f->start_key, EV_FLOW_START, f, 0);
 }
 
 void sim_core_free(struct fab_sim *s)
@@ -101,7 +106,8 @@ void sim_core_free(struct fab_sim *s)
 		free(s->qps[i]);
 	free(s->qps);
 	free(s->nvl_free_ps);
-	free(s->flows);
+	free(s->flow_mem);
+	free(s->flow_rx);
 	free(s->start_order);
 	free(s->series);
 	free(s->fseries);
@@ -147,7 +153,7 @@ void sim_flow_start(struct fab_sim *s, struct sim_flow *f)
 {
 	sim_push_next_start(s);
 	for (uint32_t k = 0; k < f->nqps; k++)
-		s->ops->post(s, s->qps[f->first_qp + k], sim_flow_share(f, k), (uint32_t)(f - s->flows), 0);
+		s->ops->post(s, s->qps[f->first_qp + k], sim_flow_share(f, k), sim_flow_index(s, f), 0);
 }
 
 double sim_nic_line_bps(const struct fab_sim *s, uint32_t nic)
@@ -352,8 +358,8 @@ const struct fab_flow_stats *fab_sim_flow_stats(const struct fab_sim *s)
 	if (!m->flow_stats_out)
 		m->flow_stats_out = fab_xcalloc(s->nflows ? s->nflows : 1, sizeof *m->flow_stats_out);
 	for (uint32_t i = 0; i < s->nflows; i++) {
-		m->flow_stats_out[i] = s->flows[i].st;
-		m->flow_stats_out[i].delivered_bytes = sim_flow_delivered(&s->flows[i]);
+		m->flow_stats_out[i] = sim_flow_at(s, i)->st;
+		m->flow_stats_out[i].delivered_bytes = sim_flow_delivered(s, i);
 	}
 	return m->flow_stats_out;
 }
@@ -372,7 +378,7 @@ const struct fab_sim_flow *fab_sim_flows(const struct fab_sim *s, size_t *n)
 	if (!m->flow_specs_out)
 		m->flow_specs_out = fab_xcalloc(s->nflows ? s->nflows : 1, sizeof *m->flow_specs_out);
 	for (uint32_t i = 0; i < s->nflows; i++)
-		m->flow_specs_out[i] = s->flows[i].spec;
+		m->flow_specs_out[i] = sim_flow_at(s, i)->spec;
 	*n = s->nflows;
 	return m->flow_specs_out;
 }
@@ -412,7 +418,7 @@ void fab_sim_qp_ends(const struct fab_sim *s, uint32_t qp, uint32_t *src_nic, ui
 
 uint32_t fab_sim_flow_first_qp(const struct fab_sim *s, uint32_t flow)
 {
-	return s->flows[flow].first_qp;
+	return sim_flow_at(s, flow)->first_qp;
 }
 
 uint32_t fab_sim_qp_path(const struct fab_sim *s, uint32_t qp, uint32_t *ports, uint32_t max)

@@ -34,19 +34,7 @@ struct sim_flow {
 	uint64_t start_key;       /* its start event's (eq.h) */
 	struct fab_flow_stats st; /* its delivered_bytes: the flow engine's */
 	uint64_t series_mark;
-	/* the packet engine's receivers count delivered bytes here, a cache
-	 * line away from what the sender writes (a parallel run's partitions
-	 * write these two at once) */
-	char gap_[FAB_GAP];
-	fab_bytes rx_bytes;
-	char gap2_[FAB_GAP]; /* and the next flow's sender */
 };
-
-/* in-order bytes the flow's receiver has accepted */
-static inline fab_bytes sim_flow_delivered(const struct sim_flow *f)
-{
-	return f->st.delivered_bytes + f->rx_bytes;
-}
 
 #define NO_FLOW UINT32_MAX
 
@@ -107,7 +95,14 @@ struct fab_sim {
 	fab_time_ps *nvl_free_ps; /* per GPU: when its NVLink egress is free */
 	struct fab_fault **faults;
 	uint32_t nfaults;
-	struct sim_flow *flows;
+	/* the flows, flow_stride bytes apart (sim_flow_at), and the bytes the
+	 * packet engine's receivers have accepted of each, rx_stride apart
+	 * (sim_flow_rx).  Packed in one thread; on several (fp.threads), a
+	 * flow's sender fields and its receiver count are FAB_GAP bytes from
+	 * anything another partition writes. */
+	uint8_t *flow_mem;
+	fab_bytes *flow_rx;
+	size_t flow_stride, rx_stride; /* rx_stride: in fab_bytes */
 	uint32_t nflows;
 	/* flow starts wait outside the event queue, in (time, sequence) order,
 	 * one at a time in it: a large flow list does not deepen the heap */
@@ -126,6 +121,27 @@ struct fab_sim {
 	struct fab_sim_flow *flow_specs_out;
 	void *memo; /* fab_sim_memo */
 };
+
+static inline struct sim_flow *sim_flow_at(const struct fab_sim *s, uint32_t i)
+{
+	return (struct sim_flow *)(s->flow_mem + (size_t)i * s->flow_stride);
+}
+
+static inline uint32_t sim_flow_index(const struct fab_sim *s, const struct sim_flow *f)
+{
+	return (uint32_t)(((const uint8_t *)f - s->flow_mem) / s->flow_stride);
+}
+
+static inline fab_bytes *sim_flow_rx(const struct fab_sim *s, uint32_t i)
+{
+	return &s->flow_rx[(size_t)i * s->rx_stride];
+}
+
+/* in-order bytes the flow's receiver has accepted */
+static inline fab_bytes sim_flow_delivered(const struct fab_sim *s, uint32_t i)
+{
+	return sim_flow_at(s, i)->st.delivered_bytes + *sim_flow_rx(s, i);
+}
 
 /* core.c */
 /* Fills the shared state: flows checked and copied, their queue pairs
