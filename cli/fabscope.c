@@ -215,6 +215,7 @@ out:
 int main(int argc, char **argv)
 {
 	cli_clock_start();
+	fab_alloc_tune();
 	if (argc < 2) {
 		fputs(usage_main, stderr);
 		return FAB_EXIT_USAGE;

@@ -102,6 +102,9 @@ static inline fab_time_ps fab_pace_ps(uint32_t bytes, double bps)
 }
 
 void *fab_xcalloc(size_t n, size_t size); /* aborts on OOM: not user input */
+/* large blocks mmapped on their own, so they can take huge pages (the CLI
+ * calls it first) */
+void fab_alloc_tune(void);
 /* qsort comparator for doubles, ascending */
 int fab_cmp_double(const void *a, const void *b);
 
