@@ -118,12 +118,13 @@ struct fq_rec {
 #define FQ_TOL 1e-3   /* relative: smaller changes of a rate are not passed on */
 /* flow.queues dcqcn with PFC: a switch's thresholds are checked at most
  * once in this time, however often its queues' rates change (a crossing
- * that a change of rates brings forward is seen this late at most; the
- * crossings its rates predict are checked when due); once it holds a
- * pause, whose rate follows its drain every PFC_INTERVAL_PS anyway, once
- * in PFC_GAP_HOLD_PS */
-#define PFC_GAP_PS (100 * FAB_PS_PER_NS)
-#define PFC_GAP_HOLD_PS (1 * FAB_PS_PER_US)
+ * that a change of rates brings forward is seen this late at most: at
+ * 100 Gb/s, 12.5 KB past thresholds of megabytes; the crossings its rates
+ * predict are checked when due); once it holds a pause, whose rate
+ * follows its drain every PFC_INTERVAL_PS anyway, once in that interval */
+#define PFC_INTERVAL_PS (2 * FAB_PS_PER_US)
+#define PFC_GAP_PS (1 * FAB_PS_PER_US)
+#define PFC_GAP_HOLD_PS PFC_INTERVAL_PS
 
 static void cap_set(struct fl_state *fl, uint32_t port);
 
@@ -654,8 +655,6 @@ static void rate_in(struct flsim *s, uint32_t id, uint32_t h, double r)
 
 /* ---- PFC, fluid: an ingress port whose bytes in its switch reach XOFF
  * holds its upstream port to the rate those bytes leave at ---- */
-
-#define PFC_INTERVAL_PS (2 * FAB_PS_PER_US)
 
 /* the ingress port's XOFF and XON as the packet engine's switch sets them
  * (dynamic: a share of the buffer left by every port's headroom and

@@ -194,8 +194,8 @@ ranks fbhadoop30-incast || exit 1
 # pauses) on the same run, against the packet engine's slowdowns (the
 # compare above left them in $tmp/packet-NAME.csv): p50 and p95 per bin,
 # CPU against the packet engine's.  With ASSERT, every bin's p50 within
-# 15% and p95 within P95%: 15% on both (measured with incast: 13.0% at
-# seed 1, 10.4 and 10.9% at seeds 2 and 3; doc/flow.md), and the slowest
+# 15% and p95 within P95%: 15% on both (measured with incast: 12.1% at
+# seed 1, 10.1 and 11.2% at seeds 2 and 3; doc/flow.md), and the slowest
 # flow within 1.5x.
 fluid() {
 	name=$1
