@@ -105,8 +105,9 @@ static void alloc_hint(void *p, size_t bytes)
 		huge_hint((uintptr_t)p, bytes);
 		return;
 	}
-	/* sbrk(0) reads the allocator's own note of the heap's end: no call
-	 * to the kernel */
+	/* sbrk(0) reads the allocator's own note of the heap's end, no call
+	 * to the kernel (a word another thread's allocation may be moving:
+	 * a stale value only puts the hint off to a later block) */
 	uintptr_t top = (uintptr_t)sbrk(0);
 	uintptr_t was = atomic_load_explicit(&heap_marked, memory_order_relaxed);
 	if (top == was || top == (uintptr_t)-1)
