@@ -45,6 +45,21 @@ static bool marked(const void *a)
 	return hg;
 }
 
+/* the allocator tuned, where the hints are to be seen; else the test is
+ * skipped */
+static void tune_or_skip(void)
+{
+	if (!hints_expected())
+		skip();
+	fab_alloc_tune();
+}
+
+/* the first 2 MiB boundary past a block's first 2 MiB: inside a large one */
+static const void *inside(const void *p)
+{
+	return (const void *)(((uintptr_t)p + 2 * MIB) & ~(uintptr_t)(2 * MIB - 1));
+}
+
 static void test_alloc_zeroed_and_kept(void **state)
 {
 	(void)state;
@@ -67,27 +82,18 @@ static void test_alloc_zeroed_and_kept(void **state)
 static void test_alloc_large_blocks_marked(void **state)
 {
 	(void)state;
-	if (!hints_expected())
-		skip();
-	fab_alloc_tune();
-	unsigned char *p = fab_xcalloc(16, MIB / 2); /* 8 MiB */
-	/* its 2 MiB-aligned inside is marked; a block too small to hold a
-	 * whole huge page inside it never is */
-	uintptr_t mid = ((uintptr_t)p + 2 * MIB) & ~(uintptr_t)(2 * MIB - 1);
-	assert_true(marked((void *)mid));
-	/* grown, it is marked still (or again) */
-	p = fab_xrealloc(p, 24, MIB / 2);
-	mid = ((uintptr_t)p + 2 * MIB) & ~(uintptr_t)(2 * MIB - 1);
-	assert_true(marked((void *)mid));
+	tune_or_skip();
+	unsigned char *p = fab_xcalloc(16, MIB / 2); /* 8 MiB: its 2 MiB-aligned inside is marked */
+	assert_true(marked(inside(p)));
+	p = fab_xrealloc(p, 24, MIB / 2); /* grown, it is marked still (or again) */
+	assert_true(marked(inside(p)));
 	free(p);
 }
 
 static void test_alloc_heap_growth_marked(void **state)
 {
 	(void)state;
-	if (!hints_expected())
-		skip();
-	fab_alloc_tune();
+	tune_or_skip();
 	/* 96 MiB of small blocks: the heap grows by at least a 64 MiB step,
 	 * marked as the first block after it is handed out */
 	enum { N = 1536 };
