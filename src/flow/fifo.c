@@ -124,7 +124,6 @@ struct fq_rec {
  * follows its drain every PFC_INTERVAL_PS anyway, once in that interval */
 #define PFC_INTERVAL_PS (2 * FAB_PS_PER_US)
 #define PFC_GAP_PS (1 * FAB_PS_PER_US)
-#define PFC_GAP_HOLD_PS PFC_INTERVAL_PS
 
 static void cap_set(struct fl_state *fl, uint32_t port);
 
@@ -590,7 +589,7 @@ static void refresh(struct flsim *s, uint32_t port)
 		uint32_t node = s->c.topo->ports[port].node;
 		uint32_t sw = s->c.topo->switch_index[node];
 		if ((f->backlog > fl->pfc_gate || fl->pfc_holding[sw]) && !fl->pfc_due_flag[sw]) {
-			fab_time_ps at = fl->pfc_last[sw] + (fl->pfc_holding[sw] ? PFC_GAP_HOLD_PS : PFC_GAP_PS);
+			fab_time_ps at = fl->pfc_last[sw] + (fl->pfc_holding[sw] ? PFC_INTERVAL_PS : PFC_GAP_PS);
 			if (s->c.now_ps >= at || fl->pfc_last[sw] == FAB_TIME_NEVER) {
 				fl->pfc_due_flag[sw] = true; /* checked once the instant's ports are refreshed */
 				fl->pfc_due[fl->npfc_due++] = sw;
