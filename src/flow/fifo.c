@@ -22,7 +22,8 @@
  * meanwhile: a pause, a fault), the head on a timer (out_due); when the
  * queue is empty, at once.
  * A change in what leaves reaches the next port of each transfer after the
- * link's propagation delay and one packet's store-and-forward (EV_FQ_IN).
+ * link's propagation delay and one packet's store-and-forward (EV_FQ_IN:
+ * the changes one port passes on at once ride one event, in order).
  *
  * A message's last byte travels on its own (EV_FQ_MARK, a token): at each
  * port it waits in the same FIFO as the changes, leaves with the bytes that
@@ -111,7 +112,15 @@ struct fq_rec {
 	double rate;           /* EV_FQ_IN; a token's bytes riding it (an impulse: fq_impulse) */
 	uint32_t flow, cookie; /* EV_FQ_MARK: a message's last byte */
 	uint8_t kind, upto;    /* EV_FQ_MARK: TOK_DATA or TOK_NOTE (it waits at forward hops before upto) */
-	uint32_t next_free;
+	uint32_t next;         /* free: the next free record; EV_FQ_IN: the next change of its batch (or NO_POS) */
+};
+
+/* the changes of rate one refresh passes on, due at one time: a chain of
+ * records (fq_rec.next), one event (they would be consecutive events: the
+ * same time, and sequence numbers taken one after the other) */
+struct fq_batch {
+	uint32_t head, tail;
+	fab_time_ps t;
 };
 
 #define FQ_EMPTY 1e-3 /* bytes: a queue this short is empty */
@@ -231,7 +240,7 @@ static uint32_t rec_new(struct fl_state *fl)
 {
 	if (fl->free_rec != UINT32_MAX) {
 		uint32_t i = fl->free_rec;
-		fl->free_rec = fl->rec[i].next_free;
+		fl->free_rec = fl->rec[i].next;
 		return i;
 	}
 	if (fl->nrec == fl->cap_rec) {
@@ -243,7 +252,7 @@ static uint32_t rec_new(struct fl_state *fl)
 
 static void rec_free(struct fl_state *fl, uint32_t i)
 {
-	fl->rec[i].next_free = fl->free_rec;
+	fl->rec[i].next = fl->free_rec;
 	fl->free_rec = i;
 }
 
@@ -491,23 +500,41 @@ static bool moved(double sent, double r)
 	return r != sent && (r == 0 || sent == 0 || fabs(r - sent) > FQ_TOL * sent);
 }
 
-static void send_rate(struct flsim *s, uint32_t id, uint32_t h, double r, fab_time_ps t)
+/* the batch's event, if it holds any change */
+static void batch_flush(struct flsim *s, struct fq_batch *b)
+{
+	if (b->head != NO_POS)
+		fl_push(s, b->t, EV_FQ_IN, b->head);
+	b->head = NO_POS;
+}
+
+/* transfer id's rate into hop h is r from t: a change that joins the batch
+ * (one due at another time flushes it first) */
+static void send_rate(struct flsim *s, struct fq_batch *b, uint32_t id, uint32_t h, double r, fab_time_ps t)
 {
 	struct fl_state *fl = s->fl;
+	if (b->head != NO_POS && b->t != t)
+		batch_flush(s, b);
 	uint32_t i = rec_new(fl);
-	fl->rec[i] = (struct fq_rec){.qp = id, .hop = h, .rate = r};
-	fl_push(s, t, EV_FQ_IN, i);
+	fl->rec[i] = (struct fq_rec){.qp = id, .hop = h, .rate = r, .next = NO_POS};
+	if (b->head == NO_POS) {
+		b->head = i;
+		b->t = t;
+	} else {
+		fl->rec[b->tail].next = i;
+	}
+	b->tail = i;
 }
 
 /* transfer id at hop h leaves at its share of what the port sends: passed
  * on to its next port if that moved */
-static void pass_on(struct flsim *s, struct fq_port *f, uint32_t id, uint32_t h)
+static void pass_on(struct flsim *s, struct fq_batch *b, struct fq_port *f, uint32_t id, uint32_t h)
 {
 	struct fl_qp *q = &s->fl->qps[id];
 	double *fh = q->fh + 3 * h, out = fh[1] * f->scale;
 	if (h + 1 < q->nfwd && moved(fh[2], out)) {
 		fh[2] = out;
-		send_rate(s, id, h + 1, out, s->c.now_ps + hop_lat(s, q, h));
+		send_rate(s, b, id, h + 1, out, s->c.now_ps + hop_lat(s, q, h));
 	}
 	if (fh[0] == 0 && fh[1] == 0)
 		fl_member_remove(s, q, h);
@@ -563,19 +590,21 @@ static void refresh(struct flsim *s, uint32_t port)
 	/* (a port that faces a NIC is its transfers' last hop: they have no
 	 * next port to pass a rate on to, only their lists to leave) */
 	bool last = !s->ports[s->ports[port].peer].is_switch;
+	struct fq_batch b = {.head = NO_POS};
 	if (!last &&
 	    ((f->scale == 1) != (f->scale_sent == 1) ||
 	     fabs(f->scale - f->scale_sent) > 0.5 * FQ_TOL * f->scale_sent)) {
 		f->scale_sent = f->scale;
 		for (uint32_t j = p->n; j-- > 0;)
-			pass_on(s, f, p->qp[j], p->hop[j]);
+			pass_on(s, &b, f, p->qp[j], p->hop[j]);
 	} else {
 		for (uint32_t i = 0; i < f->nchg; i++) {
 			uint32_t id = (uint32_t)(f->chg[i] >> 8), h = f->chg[i] & 0xff;
 			if (fl->qps[id].pos[h] != NO_POS) /* (not gone already) */
-				pass_on(s, f, id, h);
+				pass_on(s, &b, f, id, h);
 		}
 	}
+	batch_flush(s, &b);
 	f->nchg = 0;
 	/* when it empties, if nothing changes */
 	double dt = f->backlog > 0 && f->ain < c ? ceil(f->backlog / (c - f->ain)) : INFINITY;
@@ -643,10 +672,10 @@ static void rate_in(struct flsim *s, uint32_t id, uint32_t h, double r)
 	if (f->ain < 0)
 		f->ain = 0;
 	q->fh[3 * h] = r;
-	changed(s, id, q, h);
 	if (f->backlog == 0) {
-		view_out(s, id, h, r);
-	} else { /* it leaves with the bytes that arrive now */
+		view_out(s, id, h, r); /* (which lists the change) */
+	} else {                       /* it leaves with the bytes that arrive now */
+		changed(s, id, q, h);
 		pend_push(s, port, (struct fq_pend){.qp = id, .hop = h, .rate = r, .tok = NO_POS});
 	}
 	touch(s, port);
@@ -878,7 +907,9 @@ void fq_source_rate(struct flsim *s, uint32_t id, double r)
 		fl_done_clear(fl, id);
 	if (q->nfwd > 1 && moved(q->fh[2], r)) {
 		q->fh[2] = r;
-		send_rate(s, id, 1, r, s->c.now_ps + hop_lat(s, q, 0));
+		struct fq_batch b = {.head = NO_POS};
+		send_rate(s, &b, id, 1, r, s->c.now_ps + hop_lat(s, q, 0));
+		batch_flush(s, &b);
 	}
 }
 
@@ -1273,12 +1304,15 @@ void fq_event(struct flsim *s, const struct fab_ev *ev)
 {
 	struct fl_state *fl = s->fl;
 	switch (ev->type) {
-	case EV_FQ_IN: {
-		struct fq_rec r = fl->rec[ev->arg];
-		rec_free(fl, ev->arg);
-		rate_in(s, r.qp, r.hop, r.rate);
+	case EV_FQ_IN: /* a batch of changes, each counted as an event */
+		for (uint32_t i = ev->arg; i != NO_POS;) {
+			struct fq_rec r = fl->rec[i];
+			rec_free(fl, i);
+			rate_in(s, r.qp, r.hop, r.rate);
+			if ((i = r.next) != NO_POS)
+				s->c.eq.popped++;
+		}
 		break;
-	}
 	case EV_FQ_MARK:
 		tok_arrive(s, ev->arg);
 		break;
