@@ -737,16 +737,17 @@ static void pfc_hold(struct flsim *s, uint32_t up, double r)
 
 /* The switch's ingress ports' bytes in its queues (occ), how fast they
  * grow, and the rate they leave at (drain); the payload it holds (the
- * return).  An empty queue holds no one's bytes and none grow in it: it
- * counts only for the rate a held pause's bytes drain at, and is skipped
- * unless `all`. */
-static double pfc_scan(struct flsim *s, uint32_t node, bool all)
+ * return) and how fast that grows (*dused).  An empty queue holds no one's
+ * bytes and none grow in it: it counts only for the rate a held pause's
+ * bytes drain at, and is skipped unless `all`. */
+static double pfc_scan(struct flsim *s, uint32_t node, bool all, double *dused)
 {
 	struct fl_state *fl = s->fl;
 	const struct fab_node *nd = &s->c.topo->nodes[node];
 	uint32_t first = nd->first_port, n = nd->nports;
 	double *occ = fl->pfc_scratch, *grow = occ + n, *drain = grow + n, used = 0;
 	memset(occ, 0, 3 * n * sizeof *occ);
+	*dused = 0;
 	double frame = 1 / fab_wire_efficiency(fab_sim_wire(&s->c), s->c.fp.mtu); /* frame bytes a payload byte */
 	for (uint32_t k = 0; k < n; k++) {
 		uint32_t e = first + k;
@@ -755,6 +756,8 @@ static double pfc_scan(struct flsim *s, uint32_t node, bool all)
 		used += f->backlog * frame;
 		double c = cap(fl, e);
 		bool backed_up = f->backlog > 0 || f->ain > c;
+		if (backed_up)
+			*dused += (f->ain - c) * frame;
 		if (!all && !backed_up)
 			continue;
 		for (uint32_t j = 0; j < f->nin; j++) {
@@ -778,7 +781,10 @@ static double pfc_scan(struct flsim *s, uint32_t node, bool all)
  * what the queue sends (in_share).  One that reaches XOFF holds its upstream port to
  * the rate its bytes leave at (a fluid pause: the upstream queue takes the
  * rest, behind which the other traffic of that link waits too) until they
- * fall to XON.  The next crossing is checked when it is due. */
+ * fall to XON.  The next crossing is checked when it is due: where the
+ * thresholds are dynamic they move too, down by the port's share of what
+ * the whole buffer takes (16 ports filling at once meet a threshold that
+ * is half the free buffer 9 times sooner than it stood). */
 static void pfc_check(struct flsim *s, uint32_t node)
 {
 	struct fl_state *fl = s->fl;
@@ -786,13 +792,15 @@ static void pfc_check(struct flsim *s, uint32_t node)
 	uint32_t first = nd->first_port, n = nd->nports, sw = s->c.topo->switch_index[node];
 	double *occ = fl->pfc_scratch, *grow = occ + n, *drain = grow + n, *xoff = drain + n, *xon = xoff + n;
 	bool all = fl->pfc_holding[sw] > 0, starts = false;
-	double used = pfc_scan(s, node, all);
+	double dused, used = pfc_scan(s, node, all, &dused);
 	for (uint32_t k = 0; k < n; k++) {
 		pfc_thresholds(s, sw, first + k, used, &xoff[k], &xon[k]);
 		starts = starts || (!fl->fq[first + k].holding && occ[k] >= xoff[k] - 1);
 	}
 	if (!all && starts) /* a port that starts to hold needs its drain whole */
-		pfc_scan(s, node, true);
+		pfc_scan(s, node, true, &dused);
+	const struct fab_pfc_params *pf = &s->c.fp.pfc;
+	bool moving = pf->dynamic && (double)s->c.fp.buffer_bytes - fl->pfc_aside[sw] - used > 0;
 	double next = INFINITY;
 	bool moved = false;
 	for (uint32_t k = 0; k < n; k++) {
@@ -813,15 +821,17 @@ static void pfc_check(struct flsim *s, uint32_t node)
 			pfc_hold(s, up, FAB_MAX(drain[k], 1e-3 * fl->ports[up].payload_per_ps));
 			moved = true;
 		}
-		if (fi->holding)
-			next = FAB_MIN(next, (double)(fl->pfc_moved[sw] + PFC_INTERVAL_PS - s->c.now_ps));
-		if (!fi->holding && grow[k] > 0)
-			next = FAB_MIN(next, (xoff[k] - occ[k]) / grow[k]);
-		else if (fi->holding && grow[k] < 0)
-			next = FAB_MIN(next, (occ[k] - xon[k]) / -grow[k]);
+		/* the bytes against the threshold: their growth and its fall */
+		double closing = grow[k] + (moving ? fi->pfc_share * dused : 0);
+		if (!fi->holding && closing > 0)
+			next = FAB_MIN(next, (xoff[k] - occ[k]) / closing);
+		else if (fi->holding && closing < 0)
+			next = FAB_MIN(next, (occ[k] - xon[k]) / -closing);
 	}
 	if (moved)
 		fl->pfc_moved[sw] = s->c.now_ps;
+	if (fl->pfc_holding[sw]) /* (the pauses' rates follow their drains then) */
+		next = FAB_MIN(next, (double)(fl->pfc_moved[sw] + PFC_INTERVAL_PS - s->c.now_ps));
 	fl->pfc_last[sw] = s->c.now_ps;
 	if (next < 1e15) {
 		fab_time_ps t = s->c.now_ps + (fab_time_ps)ceil(FAB_MAX(next, 1000.0)); /* at most every ns */

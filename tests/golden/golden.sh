@@ -51,6 +51,11 @@ case_ default-csv "$F" sim --format csv
 case_ default-seed5 "$F" sim --format json --seed 5
 case_ default-flow "$F" sim --format json --engine flow
 case_ default-flow-fifo "$F" sim --format json --engine flow --set flow.queues=fifo
+# fluid PFC: pauses at static thresholds, and at dynamic ones in a buffer
+# that barely covers the headroom
+case_ default-flow-dcqcn "$F" sim --format json --engine flow --set flow.queues=dcqcn
+case_ default-flow-dcqcn-dyn "$F" sim --format json --engine flow --set flow.queues=dcqcn \
+	--set fabric.pfc.threshold=dynamic --set fabric.buffer=4MiB
 case_ default-pcie "$F" sim --format json --set topology.pcie_rate=300Gbps
 case_ default-nodcqcn "$F" sim --format json --set fabric.dcqcn.enabled=false
 case_ default-lossy "$F" sim --format json --set fabric.pfc.enabled=false --set fabric.buffer=2MiB
