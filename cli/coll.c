@@ -275,6 +275,8 @@ int cmd_coll(int argc, char **argv)
 		rc = fab_err_exit_code(err.code);
 		goto out;
 	}
+	if (fab_coll_run_warning(r))
+		fprintf(stderr, "fabscope: warning: %s\n", fab_coll_run_warning(r));
 	struct progress_ctx pctx = {wall_s(), false, coll_done, r};
 	bool tty = isatty(STDERR_FILENO) && !cm.quiet;
 	/* the text table streams: its head now, each row as its size is done */
@@ -390,6 +392,8 @@ int cmd_matrix(int argc, char **argv)
 		rc = fab_err_exit_code(err.code);
 		goto out;
 	}
+	if (fab_matrix_run_warning(r))
+		fprintf(stderr, "fabscope: warning: %s\n", fab_matrix_run_warning(r));
 	struct progress_ctx pctx = {wall_s(), false, NULL, NULL};
 	bool tty = isatty(STDERR_FILENO) && !cm.quiet;
 	int erc = fab_matrix_run_exec(r, tty ? progress : NULL, &pctx, &err);

@@ -163,6 +163,8 @@ int cmd_sim(int argc, char **argv)
 		rc = fab_err_exit_code(err.code);
 		goto out;
 	}
+	if (fab_run_warning(run))
+		fprintf(stderr, "fabscope: warning: %s\n", fab_run_warning(run));
 	if ((master || timeout_set) && !ranks) {
 		fprintf(stderr, "fabscope: sim: --master and --timeout go with --ranks\n");
 		rc = FAB_EXIT_USAGE;

@@ -89,6 +89,11 @@ int fab_run_join_ranks(struct fab_run *r, const char *master, double timeout_s, 
 /* why a split run's fab_run_exec failed (a rank lost, a message refused);
  * NULL when it did not */
 const char *fab_run_rank_error(const struct fab_run *r);
+/* What makes the scenario's numbers doubtful as it stands (NULL: nothing):
+ * a switch buffer that does not cover its ports' PFC headroom and reserves
+ * at dynamic thresholds, whose every ingress port then pauses at its first
+ * byte. */
+const char *fab_run_warning(const struct fab_run *r);
 /* progress, if not NULL, is called every 2^20 events */
 int fab_run_exec(struct fab_run *r, fab_progress_fn progress, void *ctx);
 void fab_run_free(struct fab_run *r);
@@ -104,6 +109,7 @@ uint64_t fab_run_events(const struct fab_run *r);
 struct fab_coll_run *fab_coll_run_new(const struct fab_config *c, bool log, struct fab_err *err);
 int fab_coll_run_exec(struct fab_coll_run *r, fab_progress_fn progress, void *ctx, struct fab_err *err);
 void fab_coll_run_free(struct fab_coll_run *r);
+const char *fab_coll_run_warning(const struct fab_coll_run *r); /* as fab_run_warning */
 json_t *fab_coll_run_json(const struct fab_coll_run *r);
 int fab_coll_run_write(FILE *f, const struct fab_coll_run *r, enum fab_output what);
 /* The nccl-tests table in parts, so that a row can be printed as soon as
@@ -125,6 +131,7 @@ uint64_t fab_coll_run_events(const struct fab_coll_run *r);
 struct fab_matrix_run *fab_matrix_run_new(const struct fab_config *c, struct fab_err *err);
 int fab_matrix_run_exec(struct fab_matrix_run *r, fab_progress_fn progress, void *ctx, struct fab_err *err);
 void fab_matrix_run_free(struct fab_matrix_run *r);
+const char *fab_matrix_run_warning(const struct fab_matrix_run *r); /* as fab_run_warning */
 json_t *fab_matrix_run_json(const struct fab_matrix_run *r);
 int fab_matrix_run_write(FILE *f, const struct fab_matrix_run *r, enum fab_output what);
 

@@ -81,6 +81,33 @@ struct fab_run *fab_run_new(const struct fab_config *c, struct fab_err *err)
 	return fab_run_new_log(c, false, err);
 }
 
+/* dynamic PFC thresholds at 0: the buffer left after every port's
+ * headroom and reserve (the first such switch's, for the message) */
+static void pfc_warning(struct fab_run *r)
+{
+	uint32_t v;
+	uint32_t n = fab_sim_pfc_uncovered(r->sim, &v);
+	if (!n)
+		return;
+	const struct fab_node *nd = &r->topo->nodes[v];
+	double aside = 0;
+	for (uint32_t k = 0; k < nd->nports; k++) {
+		fab_bytes hr, xoff;
+		fab_sim_port_pfc(r->sim, nd->first_port + k, &hr, &xoff);
+		aside += (double)(hr + r->config->fabric.pfc.reserve_bytes);
+	}
+	snprintf(r->warning, sizeof r->warning,
+		 "fabric.buffer (%.2f MiB) does not cover the PFC headroom and reserves of the ports of %u "
+		 "switch%s (%s: %.2f MiB): at dynamic thresholds every ingress port pauses at its first byte",
+		 (double)r->config->fabric.buffer_bytes / (1 << 20), n, n == 1 ? "" : "es", nd->name,
+		 aside / (1 << 20));
+}
+
+const char *fab_run_warning(const struct fab_run *r)
+{
+	return r->warning[0] ? r->warning : NULL;
+}
+
 struct fab_run *fab_run_new_log(const struct fab_config *c, bool log, struct fab_err *err)
 {
 	struct fab_run *r = fab_xcalloc(1, sizeof *r);
@@ -119,6 +146,7 @@ struct fab_run *fab_run_new_log(const struct fab_config *c, bool log, struct fab
 	}
 	if (setup_jobs(r, c, log, err))
 		goto fail;
+	pfc_warning(r);
 	return r;
 fail:
 	fab_run_free(r);
@@ -306,6 +334,11 @@ int fab_coll_run_exec(struct fab_coll_run *r, fab_progress_fn progress, void *ct
 	return 0;
 }
 
+const char *fab_coll_run_warning(const struct fab_coll_run *r)
+{
+	return fab_run_warning(r->run);
+}
+
 void fab_coll_run_free(struct fab_coll_run *r)
 {
 	if (!r)
@@ -351,6 +384,11 @@ int fab_matrix_run_exec(struct fab_matrix_run *r, fab_progress_fn progress, void
 	if (!r->m.finished)
 		return fab_err_set(err, FAB_EINTERNAL, "the matrix test did not finish (stopped at run.end?)");
 	return 0;
+}
+
+const char *fab_matrix_run_warning(const struct fab_matrix_run *r)
+{
+	return fab_run_warning(r->run);
 }
 
 void fab_matrix_run_free(struct fab_matrix_run *r)

@@ -25,6 +25,7 @@ struct fab_run {
 	struct fab_job *jobs;
 	uint32_t njobs;
 	struct fab_rank_link *ranks; /* split over processes (ranks.c); NULL: not */
+	char warning[256];           /* fab_run_warning ("": none) */
 };
 
 /* ranks.c: the connections to the other ranks, closed */

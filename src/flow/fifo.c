@@ -700,6 +700,26 @@ static void pfc_thresholds(const struct flsim *s, uint32_t sw, uint32_t port, do
 	*xon = FAB_MAX(*xoff - (double)pf->resume_offset, 0.0);
 }
 
+/* a switch port's PFC headroom and its threshold on an empty switch, as
+ * the packet engine's reports them (0, 0 where pauses are not modelled) */
+void fq_port_pfc(const struct flsim *s, uint32_t port, fab_bytes *headroom, fab_bytes *xoff)
+{
+	const struct fl_state *fl = s->fl;
+	*headroom = *xoff = 0;
+	if (!fl->fq || !fl->pfc || !s->ports[port].is_switch)
+		return;
+	const struct fab_pfc_params *pf = &s->c.fp.pfc;
+	*headroom = fab_pfc_headroom(pf->headroom_bytes, pf->headroom_delays, s->c.fp.mtu, &s->c.wire,
+				     s->ports[port].rate_bps, s->ports[port].delay_ps);
+	if (!pf->dynamic) {
+		*xoff = pf->xoff_bytes;
+		return;
+	}
+	double buf = (double)s->c.fp.buffer_bytes,
+	       aside = fl->pfc_aside[s->c.topo->switch_index[s->c.topo->ports[port].node]];
+	*xoff = buf > aside ? (fab_bytes)((buf - aside) * fl->fq[port].pfc_share) : 0;
+}
+
 /* the first lossless priority: where pauses are counted */
 static unsigned pfc_prio(const struct flsim *s)
 {

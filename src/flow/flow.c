@@ -773,6 +773,11 @@ static void fl_port_stats(const struct fab_sim *sim, struct fab_port_stats *out)
 		out[i] = s->ports[i].st;
 }
 
+static void fl_port_pfc(const struct fab_sim *sim, uint32_t port, fab_bytes *headroom, fab_bytes *xoff)
+{
+	fq_port_pfc((const struct flsim *)sim, port, headroom, xoff);
+}
+
 static fab_rate_bps fl_port_rate(const struct fab_sim *sim, uint32_t port)
 {
 	return ((const struct flsim *)sim)->ports[port].rate_bps;
@@ -803,6 +808,7 @@ static const struct sim_engine_ops flow_ops = {
 	.free = fl_engine_free,
 	.port_stats = fl_port_stats,
 	.port_rate = fl_port_rate,
+	.port_pfc = fl_port_pfc,
 	.engine_stats = fl_stats,
 };
 

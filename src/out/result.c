@@ -293,7 +293,12 @@ static void flow_engine_json(json_t *doc, const struct fab_config *c, const stru
 	for (size_t i = fifo ? 1 : 0; i < FAB_ARRAY_LEN(not_modeled); i++) {
 		if (i == 1 && qm == FAB_FLOW_QUEUES_DCQCN && c->fabric.pfc.enabled)
 			json_array_append_new(
-				nm, json_string("PFC frames (pauses are fluid: rates held, one hop at a time)"));
+				nm,
+				json_string(fab_sim_pfc_uncovered(s, &(uint32_t){0})
+						    ? "PFC frames (pauses are fluid: rates held, one hop at a time; "
+						      "not to be trusted where the buffer does not cover the "
+						      "headroom and every threshold is 0)"
+						    : "PFC frames (pauses are fluid: rates held, one hop at a time)"));
 		else if (i != 2 || qm != FAB_FLOW_QUEUES_DCQCN)
 			json_array_append_new(nm, json_string(not_modeled[i]));
 	}

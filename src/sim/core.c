@@ -338,6 +338,29 @@ void fab_sim_port_pfc(const struct fab_sim *s, uint32_t port, fab_bytes *headroo
 		s->ops->port_pfc(s, port, headroom, xoff);
 }
 
+uint32_t fab_sim_pfc_uncovered(const struct fab_sim *s, uint32_t *first_node)
+{
+	uint32_t n = 0;
+	*first_node = UINT32_MAX;
+	if (!s->fp.pfc.enabled || !s->fp.pfc.dynamic)
+		return 0;
+	for (uint32_t v = 0; v < s->topo->nnodes; v++) {
+		const struct fab_node *nd = &s->topo->nodes[v];
+		if (nd->kind != FAB_NODE_SWITCH)
+			continue;
+		for (uint32_t k = 0; k < nd->nports; k++) {
+			fab_bytes hr, xoff;
+			fab_sim_port_pfc(s, nd->first_port + k, &hr, &xoff);
+			if (hr && !xoff) {
+				if (!n++)
+					*first_node = v;
+				break;
+			}
+		}
+	}
+	return n;
+}
+
 const struct fab_topo *fab_sim_topo(const struct fab_sim *s)
 {
 	return s->topo;

@@ -88,6 +88,21 @@ run speed-line 0 "$F" sim && { grep -q 'events in [0-9.]* s (.*the whole command
 	ok speed-line || bad "speed-line: $(cat "$tmp/err")"; }
 run out-not-dir 4 "$F" sim -q --out "$tmp/victim" && { has "$tmp/err" "not a directory" && ok out-not-dir || bad out-not-dir; }
 
+# a buffer that does not cover the PFC headroom at dynamic thresholds: a
+# warning naming the buffer and the first such switch, on every command
+# that runs the fabric, and the run goes on; none where it covers it
+for c in sim coll matrix; do
+	run "pfc-uncovered-$c" 0 "$F" $c -q --set fabric.pfc.threshold=dynamic --set fabric.buffer=2MiB && {
+		has "$tmp/err" 'warning: fabric.buffer (2.00 MiB) does not cover the PFC headroom' &&
+			has "$tmp/err" '4 switches (leaf0: 3.44 MiB)' && ok "pfc-uncovered-$c" || bad "pfc-uncovered-$c"; }
+done
+run pfc-covered 0 "$F" sim -q --set fabric.pfc.threshold=dynamic --set fabric.buffer=4MiB && {
+	! has "$tmp/err" 'warning' && ok pfc-covered || bad pfc-covered; }
+run pfc-uncovered-flow 0 "$F" sim --engine flow --set flow.queues=dcqcn --format json \
+	--set fabric.pfc.threshold=dynamic --set fabric.buffer=2MiB && {
+	has "$tmp/out" 'not to be trusted where the buffer does not cover the headroom' && ok pfc-uncovered-flow ||
+		bad pfc-uncovered-flow; }
+
 # the flow engine: the same scenario, the engine named with what it leaves
 # out, every flow done, the same bytes twice; faults it does not model are
 # refused at their line

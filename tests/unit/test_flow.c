@@ -407,6 +407,45 @@ static void test_flow_pfc_dynamic(void **state)
 	assert_true(fabs(ftop / ptop - 1) < 0.25);
 }
 
+/* What the flow engine reports of each switch port's PFC (its headroom,
+ * and its threshold on an empty switch) is the packet engine's: static
+ * thresholds, dynamic ones with reserves and headroom from the link's
+ * delay, and dynamic ones in a buffer that does not cover the headroom
+ * (thresholds of 0, which fab_sim_pfc_uncovered finds on the two leaves). */
+static void test_flow_pfc_thresholds(void **state)
+{
+	(void)state;
+	static const char *const sets[3][3] = {
+		{"fabric.pfc.threshold=static", "fabric.buffer=3MiB", "fabric.pfc.reserve=0B"},
+		{"fabric.pfc.reserve=4KiB", "fabric.pfc.headroom_delays=3", "fabric.buffer=3MiB"},
+		{"fabric.pfc.reserve=4KiB", "fabric.buffer=1MiB", "fabric.pfc.headroom_delays=0"}};
+	for (int v = 0; v < 3; v++) {
+		const char *f[4] = {sets[v][0], sets[v][1], sets[v][2], "engine=flow"},
+			   *p[4] = {sets[v][0], sets[v][1], sets[v][2], "engine=packet"};
+		struct trun a = trun_yaml_sets(dyn_yaml, f, 4), b = trun_yaml_sets(dyn_yaml, p, 4);
+		const struct fab_topo *t = fab_sim_topo(a.run->sim);
+		uint32_t nsw = 0, zero = 0, fa, fb;
+		for (uint32_t i = 0; i < t->nports; i++) {
+			if (t->nodes[t->ports[i].node].kind != FAB_NODE_SWITCH)
+				continue;
+			fab_bytes ha, xa, hb, xb;
+			fab_sim_port_pfc(a.run->sim, i, &ha, &xa);
+			fab_sim_port_pfc(b.run->sim, i, &hb, &xb);
+			assert_true(hb > 0);
+			assert_int_equal(ha, hb);
+			assert_int_equal(xa, xb);
+			nsw++;
+			zero += xb == 0;
+		}
+		assert_true(nsw > 0);
+		assert_int_equal(fab_sim_pfc_uncovered(a.run->sim, &fa), v == 2 ? 2 : 0);
+		assert_int_equal(fab_sim_pfc_uncovered(b.run->sim, &fb), v == 2 ? 2 : 0);
+		assert_true(v == 2 ? zero > 0 && fa == fb && fa != UINT32_MAX : zero == 0);
+		trun_free(&a);
+		trun_free(&b);
+	}
+}
+
 /* Where ACKs share the data's queue (fabric.control_priority = the data's
  * priority), a flow's last ACK waits behind the backlog on its way back.
  * Two senders fill NIC 0's port from t = 0 at twice its rate, so its
@@ -759,6 +798,7 @@ int main(void)
 		cmocka_unit_test(test_flow_dcqcn),
 		cmocka_unit_test(test_flow_pfc_victims),
 		cmocka_unit_test(test_flow_pfc_dynamic),
+		cmocka_unit_test(test_flow_pfc_thresholds),
 		cmocka_unit_test(test_flow_fifo_ack_waits),
 		cmocka_unit_test(test_flow_fifo_impulse),
 		cmocka_unit_test(test_flow_fifo_random_flows_vs_packet),
