@@ -16,6 +16,12 @@
 # -Wmissing-prototypes -Wformat=2 -Wundef (messages may be cut to their buffers:
 # -Wno-format-truncation); WERROR=1 adds -Werror (CI does).
 
+# every build step on every core, unless a -j is given: the targets that
+# run a make of their own (test, asan, demo, fuzz) pass it on
+ifeq ($(filter -j%,$(MAKEFLAGS)),)
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 1)
+endif
+
 CC      ?= cc
 BUILD   ?= build
 OPT     ?= -O2 -g
