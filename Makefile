@@ -17,8 +17,9 @@
 # -Wno-format-truncation); WERROR=1 adds -Werror (CI does).
 
 # every build step on every core, unless a -j is given: the targets that
-# run a make of their own (test, asan, demo, fuzz) pass it on
-ifeq ($(filter -j%,$(MAKEFLAGS)),)
+# run a make of their own (test, asan, demo, fuzz) pass it on (set at the
+# top make only: a sub-make shares its jobs)
+ifeq ($(MAKELEVEL)$(filter -j%,$(MAKEFLAGS)),0)
 MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 1)
 endif
 
