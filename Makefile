@@ -7,7 +7,7 @@
 #   make asan     the whole test suite under AddressSanitizer + UBSan
 #   make bench    benchmarks (reported, not asserted; installs Open MPI and
 #                 iperf3 to compare the probe with)
-#   make fuzz     libFuzzer, 10 minutes per target (clang; FUZZ_SECONDS=N)
+#   make fuzz     libFuzzer, 10 minutes per target, one per core (clang; FUZZ_SECONDS=N)
 #   make format-check   the sources as .clang-format lays them out (make format: fix)
 #   make install  PREFIX=/usr/local: the binary, libfabscope.so and .a, the
 #                 headers, fabscope.pc, the man pages, bash completion
@@ -194,13 +194,7 @@ fuzz:
 	$(MAKE) --no-print-directory fuzz-run
 
 fuzz-run: $(FUZZ_BIN)
-	@for t in $(FUZZ_TARGETS); do \
-	  rm -rf build-fuzz/corpus-$$t && cp -r tests/fuzz/corpus build-fuzz/corpus-$$t && \
-	  { [ ! -d tests/fuzz/corpus-$$t ] || cp tests/fuzz/corpus-$$t/* build-fuzz/corpus-$$t/; } && \
-	  ./build-fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -artifact_prefix=build-fuzz/$$t- \
-	    build-fuzz/corpus-$$t 2>build-fuzz/$$t.log || { tail -40 build-fuzz/$$t.log; exit 1; }; \
-	  echo "fuzz: $$t: $$(grep -o 'stat::number_of_executed_units: [0-9]*' build-fuzz/$$t.log || tail -1 build-fuzz/$$t.log)"; \
-	done
+	@printf '%s\n' $(FUZZ_TARGETS) | xargs -P "$$(nproc 2>/dev/null || echo 1)" -I T sh tests/fuzz/run1.sh T $(FUZZ_SECONDS)
 
 build-fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
