@@ -301,6 +301,11 @@ static void flow_engine_json(json_t *doc, const struct fab_config *c, const stru
 						    : "PFC frames (pauses are fluid: rates held, one hop at a time)"));
 		else if (i != 2 || qm != FAB_FLOW_QUEUES_DCQCN)
 			json_array_append_new(nm, json_string(not_modeled[i]));
+		else if (c->fabric.dcqcn.enabled && c->fabric.dcqcn.variant == FAB_DCQCN_PAPER &&
+			 c->fabric.dcqcn.clamp_target) /* (doc/flow.md: measured 12-28% long on p50) */
+			json_array_append_new(nm,
+					      json_string("DCQCN's clamped target rate (clamp_target): the fluid "
+							  "cuts are not to be trusted with it"));
 	}
 	json_object_set_new(doc, "not_modeled", nm);
 	uint64_t rec;

@@ -98,6 +98,12 @@ for c in sim coll matrix; do
 done
 run pfc-covered 0 "$F" sim -q --set fabric.pfc.threshold=dynamic --set fabric.buffer=4MiB && {
 	! has "$tmp/err" 'warning' && ok pfc-covered || bad pfc-covered; }
+# the paper's DCQCN with a clamped target: the flow engine says its cuts
+# are not to be trusted (doc/flow.md), and not without it
+run flow-clamp 0 "$F" sim --engine flow --set flow.queues=dcqcn --set fabric.dcqcn.preset=paper --format json && {
+	has "$tmp/out" "the fluid cuts are not to be trusted" && ok flow-clamp || bad flow-clamp; }
+run flow-noclamp 0 "$F" sim --engine flow --set flow.queues=dcqcn --format json && {
+	! has "$tmp/out" "clamped target rate" && ok flow-noclamp || bad flow-noclamp; }
 run pfc-uncovered-flow 0 "$F" sim --engine flow --set flow.queues=dcqcn --format json \
 	--set fabric.pfc.threshold=dynamic --set fabric.buffer=2MiB && {
 	has "$tmp/out" 'not to be trusted where the buffer does not cover the headroom' && ok pfc-uncovered-flow ||
