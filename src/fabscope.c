@@ -86,20 +86,14 @@ struct fab_run *fab_run_new(const struct fab_config *c, struct fab_err *err)
 static void pfc_warning(struct fab_run *r)
 {
 	uint32_t v;
-	uint32_t n = fab_sim_pfc_uncovered(r->sim, &v);
+	double aside;
+	uint32_t n = fab_sim_pfc_uncovered(r->sim, &v, &aside);
 	if (!n)
 		return;
-	const struct fab_node *nd = &r->topo->nodes[v];
-	double aside = 0;
-	for (uint32_t k = 0; k < nd->nports; k++) {
-		fab_bytes hr, xoff;
-		fab_sim_port_pfc(r->sim, nd->first_port + k, &hr, &xoff);
-		aside += (double)(hr + r->config->fabric.pfc.reserve_bytes);
-	}
 	snprintf(r->warning, sizeof r->warning,
 		 "fabric.buffer (%.2f MiB) does not cover the PFC headroom and reserves of the ports of %u "
 		 "switch%s (%s: %.2f MiB): at dynamic thresholds every ingress port pauses at its first byte",
-		 (double)r->config->fabric.buffer_bytes / (1 << 20), n, n == 1 ? "" : "es", nd->name,
+		 (double)r->config->fabric.buffer_bytes / (1 << 20), n, n == 1 ? "" : "es", r->topo->nodes[v].name,
 		 aside / (1 << 20));
 }
 

@@ -674,7 +674,8 @@ static void rate_in(struct flsim *s, uint32_t id, uint32_t h, double r)
 	q->fh[3 * h] = r;
 	if (f->backlog == 0) {
 		view_out(s, id, h, r); /* (which lists the change) */
-	} else {                       /* it leaves with the bytes that arrive now */
+	} else {
+		/* it leaves with the bytes that arrive now */
 		changed(s, id, q, h);
 		pend_push(s, port, (struct fq_pend){.qp = id, .hop = h, .rate = r, .tok = NO_POS});
 	}

@@ -294,7 +294,7 @@ static void flow_engine_json(json_t *doc, const struct fab_config *c, const stru
 		if (i == 1 && qm == FAB_FLOW_QUEUES_DCQCN && c->fabric.pfc.enabled)
 			json_array_append_new(
 				nm,
-				json_string(fab_sim_pfc_uncovered(s, &(uint32_t){0})
+				json_string(fab_sim_pfc_uncovered(s, &(uint32_t){0}, &(double){0})
 						    ? "PFC frames (pauses are fluid: rates held, one hop at a time; "
 						      "not to be trusted where the buffer does not cover the "
 						      "headroom and every threshold is 0)"

@@ -338,24 +338,34 @@ void fab_sim_port_pfc(const struct fab_sim *s, uint32_t port, fab_bytes *headroo
 		s->ops->port_pfc(s, port, headroom, xoff);
 }
 
-uint32_t fab_sim_pfc_uncovered(const struct fab_sim *s, uint32_t *first_node)
+/* whether switch node v has a port whose threshold is 0 for want of
+ * buffer; what its ports set aside (headroom and reserves) into *aside */
+static bool pfc_uncovered(const struct fab_sim *s, uint32_t v, double *aside)
+{
+	const struct fab_node *nd = &s->topo->nodes[v];
+	bool zero = false;
+	*aside = 0;
+	for (uint32_t k = 0; k < nd->nports; k++) {
+		fab_bytes hr, xoff;
+		fab_sim_port_pfc(s, nd->first_port + k, &hr, &xoff);
+		zero = zero || (hr && !xoff);
+		*aside += (double)(hr + s->fp.pfc.reserve_bytes);
+	}
+	return zero;
+}
+
+uint32_t fab_sim_pfc_uncovered(const struct fab_sim *s, uint32_t *first_node, double *first_aside)
 {
 	uint32_t n = 0;
 	*first_node = UINT32_MAX;
+	*first_aside = 0;
 	if (!s->fp.pfc.enabled || !s->fp.pfc.dynamic)
 		return 0;
 	for (uint32_t v = 0; v < s->topo->nnodes; v++) {
-		const struct fab_node *nd = &s->topo->nodes[v];
-		if (nd->kind != FAB_NODE_SWITCH)
-			continue;
-		for (uint32_t k = 0; k < nd->nports; k++) {
-			fab_bytes hr, xoff;
-			fab_sim_port_pfc(s, nd->first_port + k, &hr, &xoff);
-			if (hr && !xoff) {
-				if (!n++)
-					*first_node = v;
-				break;
-			}
+		double aside;
+		if (s->topo->nodes[v].kind == FAB_NODE_SWITCH && pfc_uncovered(s, v, &aside) && !n++) {
+			*first_node = v;
+			*first_aside = aside;
 		}
 	}
 	return n;

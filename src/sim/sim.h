@@ -345,8 +345,8 @@ void fab_sim_port_pfc(const struct fab_sim *s, uint32_t port, fab_bytes *headroo
 /* Dynamic PFC thresholds in a buffer that does not cover the headroom and
  * reserves of a switch's ports: their thresholds are 0, and every ingress
  * port pauses at its first byte.  How many switches (where the engine
- * models pauses), and the first's node. */
-uint32_t fab_sim_pfc_uncovered(const struct fab_sim *s, uint32_t *first_node);
+ * models pauses), the first's node and what its ports set aside. */
+uint32_t fab_sim_pfc_uncovered(const struct fab_sim *s, uint32_t *first_node, double *first_aside);
 /* What a message on conn waits after its last byte leaves the NIC: the
  * path's propagation delays and the store-and-forward of one full packet
  * at every switch (routes as they are now). */
