@@ -1143,7 +1143,10 @@ static void cc_wake(struct flsim *s, uint32_t port)
 
 static void cc_notify(struct flsim *s, uint32_t id)
 {
-	struct fl_cc *c = s->fl->qps[id].cc;
+	const struct fl_qp *q = &s->fl->qps[id];
+	struct fl_cc *c = q->cc;
+	if (q->qh < q->qn && q->q[q->qh].flow != NO_FLOW) /* (the flow it sends, as the packet engine counts) */
+		sim_flow_at(&s->c, q->q[q->qh].flow)->st.cnps++;
 	s->c.tot.cnps++;
 	fab_time_ps delay = c->ops->on_congestion(c->st, s->c.now_ps);
 	if (delay)
