@@ -151,6 +151,8 @@ void fq_init(struct flsim *s)
 	fl->fifo = true;
 	fl->cc = s->c.fp.flow_queues == FAB_FLOW_QUEUES_DCQCN && s->c.fp.dcqcn.enabled;
 	fl->fq = fab_xcalloc(s->c.topo->nports, sizeof *fl->fq);
+	if (fl->series)
+		fl->fq_came = fab_xcalloc(s->c.topo->nports, sizeof *fl->fq_came);
 	for (uint32_t i = 0; i < s->c.topo->nports; i++) {
 		fl->fq[i].scale = fl->fq[i].scale_sent = 1;
 		cap_set(fl, i);
@@ -214,6 +216,7 @@ void fq_free(struct flsim *s)
 	struct fl_state *fl = s->fl;
 	if (!fl->fq)
 		return;
+	free(fl->fq_came);
 	for (uint32_t i = 0; i < s->c.topo->nports; i++) {
 		free(fl->fq[i].pend);
 		free(fl->fq[i].chg);
@@ -492,6 +495,17 @@ static void settle_queue(struct flsim *s, uint32_t port)
 		emptied(s, port);
 }
 
+/* the payload bytes the port has sent, and its queue, now: what came in
+ * less what is queued */
+double fq_port_sent(struct flsim *s, uint32_t port, double *queue)
+{
+	const struct fq_port *f = &s->fl->fq[port];
+	const struct fq_came *in = &s->fl->fq_came[port];
+	settle(s, port);
+	*queue = f->backlog;
+	return in->bytes + f->ain * (double)(s->c.now_ps - in->t) - f->backlog;
+}
+
 /* A rate passed on changes when it starts, stops or moves by more than
  * FQ_TOL of itself: a port's change of rate moves every transfer through
  * it, and all of theirs further on. */
@@ -664,6 +678,11 @@ static void rate_in(struct flsim *s, uint32_t id, uint32_t h, double r)
 	uint32_t port = q->path[h];
 	struct fq_port *f = &fl->fq[port];
 	settle(s, port);
+	if (fl->series) {
+		struct fq_came *in = &fl->fq_came[port];
+		in->bytes += f->ain * (double)(s->c.now_ps - in->t);
+		in->t = s->c.now_ps;
+	}
 	if (fl->pfc && h) {
 		struct fq_in *in = in_of(f, s->ports[q->path[h - 1]].peer);
 		in->rate = FAB_MAX(in->rate + r - q->fh[3 * h], 0.0);
@@ -1280,6 +1299,8 @@ static void tok_arrive(struct flsim *s, uint32_t i)
 	uint32_t port = q->path[m->hop];
 	struct fq_port *f = &fl->fq[port];
 	settle(s, port);
+	if (fl->series && m->hop < q->nfwd) /* (an impulse's bytes come in) */
+		fl->fq_came[port].bytes += m->rate;
 	if (m->rate > 0 && m->hop < q->nfwd && f->backlog > 0) { /* an impulse's bytes join a queue */
 		touch(s, port);
 		f->backlog += m->rate;
@@ -1323,7 +1344,7 @@ void fq_sent(struct flsim *s, uint32_t id, uint32_t flow, uint32_t cookie)
 void fq_impulse(struct flsim *s, uint32_t id, const struct fl_msg *m)
 {
 	struct fl_state *fl = s->fl;
-	const struct fl_qp *q = &fl->qps[id];
+	struct fl_qp *q = &fl->qps[id];
 	uint32_t nic = q->path[0];
 	double share = cap(fl, nic) / (double)(fl->ports[nic].n + 1);
 	fab_time_ps t = s->c.now_ps + (fab_time_ps)ceil((double)m->bytes / share);

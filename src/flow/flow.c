@@ -30,9 +30,9 @@
  * DCQCN at the sources, fed marks drawn on the queues' depth (fifo.c).
  *
  * Not modelled: queueing delay (but with fifo, dcqcn), PFC, ECN and DCQCN
- * (but with dcqcn), drops
- * and retransmission, time series.  Faults: link degradation only (the run
- * refuses the others).
+ * (but with dcqcn), drops and retransmission.  Faults: link degradation
+ * only (the run refuses the others).  The time series (fabric.series_interval)
+ * are sampled from the fluid (fl_sample).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -59,6 +59,7 @@ static void fl_init(struct flsim *s)
 	fl_set_rates(s);
 	fab_maxmin_init(&fl->mm);
 	fl->batch_ps = s->c.fp.flow_batch_ps;
+	fl->series = s->c.fp.series_interval_ps > 0;
 	if (s->c.fp.flow_queues != FAB_FLOW_QUEUES_FAIR)
 		fq_init(s);
 	const struct fab_wire *w = fab_sim_wire(&s->c);
@@ -105,6 +106,7 @@ static void fl_free(struct flsim *s)
 	free(fl->ccap);
 	free(fl->crate);
 	free(fl->rrkey);
+	free(fl->ser);
 	free(fl);
 	s->fl = NULL;
 }
@@ -580,9 +582,10 @@ static void recompute(struct flsim *s)
 
 /* a message has left its NIC whole: the counters the packet engine keeps
  * per frame, per message here */
-void fl_books(struct flsim *s, const struct fl_qp *q, const struct fl_msg *mp)
+void fl_books(struct flsim *s, struct fl_qp *q, const struct fl_msg *mp)
 {
 	struct fl_msg m = *mp;
+	q->sent += (double)m.bytes;
 	uint64_t pkts = (m.bytes + s->c.fp.mtu - 1) / s->c.fp.mtu;
 	uint64_t frames = m.bytes + pkts * fab_sim_wire(&s->c)->data_overhead;
 	for (uint32_t h = 0; h < q->nfwd; h++) {
@@ -673,6 +676,99 @@ static void on_fault(struct flsim *s, const struct fab_fault *f, int what)
 	fl_mark_dirty(s, b);
 }
 
+/* the payload bytes queue pair q has sent: its whole messages, and of
+ * the one in progress what has left */
+static double qp_sent(const struct flsim *s, const struct fl_qp *q)
+{
+	double sent = q->sent;
+	if (q->active && q->qh < q->qn)
+		sent += (double)q->q[q->qh].bytes - FAB_MAX(q->rem - q->rate * (double)(s->c.now_ps - q->t_last), 0.0);
+	return sent;
+}
+
+/* fabric.series_interval: the rows the packet engine samples (counters.c),
+ * from the fluid.  A switch port's queue (payload bytes; fair shares keep
+ * none) and the data it sent in the interval as frames and on the wire
+ * (its payload with each packet's headers; ACKs are not counted), and the
+ * PAUSE episodes that began at it; an unfinished flow's payload that left
+ * its NICs in the interval and its queue pairs' mean rate: DCQCN's with
+ * flow.queues dcqcn (the line rate before it first sends, as the packet
+ * engine's), else the share the engine gives them. */
+static void fl_sample(struct flsim *s)
+{
+	struct fl_state *fl = s->fl;
+	const struct fab_topo *topo = s->c.topo;
+	if (!fl->ser)
+		fl->ser = fab_xcalloc(topo->nports, sizeof *fl->ser);
+	if (!fl->fifo) { /* no queues: what a source sends crosses its path at once */
+		for (uint32_t id = 0; id < fl->cap_qps; id++) {
+			struct fl_qp *q = &fl->qps[id];
+			if (!q->routed)
+				continue;
+			double sent = qp_sent(s, q), d = sent - q->series_mark;
+			q->series_mark = sent;
+			for (uint32_t h = 0; d > 0 && h < q->nfwd; h++)
+				fl->ser[q->path[h]].tx += d;
+		}
+	}
+	const struct fab_wire *w = fab_sim_wire(&s->c);
+	double mtu = s->c.fp.mtu, frame = (mtu + w->data_overhead) / mtu,
+	       wire = (mtu + w->data_overhead + s->c.wire.preamble_ifg) / mtu;
+	for (uint32_t i = 0; i < topo->nports; i++) {
+		if (!s->ports[i].is_switch)
+			continue;
+		struct fl_ser *r = &fl->ser[i];
+		const struct fab_port_stats *st = &s->ports[i].st;
+		double queue = 0;
+		if (fl->fifo)
+			r->tx = fq_port_sent(s, i, &queue);
+		double d = FAB_MAX(r->tx - r->mark, 0.0);
+		r->mark = r->tx;
+		uint64_t ptx = 0, prx = 0;
+		for (unsigned k = 0; k < FAB_NPRIO; k++) {
+			ptx += st->pause_tx[k];
+			prx += st->pause_rx[k];
+		}
+		if (s->c.nseries == s->c.cap_series) {
+			s->c.cap_series = s->c.cap_series ? 2 * s->c.cap_series : 4096;
+			s->c.series = fab_xrealloc(s->c.series, s->c.cap_series, sizeof *s->c.series);
+		}
+		s->c.series[s->c.nseries++] = (struct fab_series_row){
+			.t_ps = s->c.now_ps,
+			.port = i,
+			.queue_bytes = (uint64_t)llround(queue),
+			.tx_bytes = (uint64_t)llround(d * frame),
+			.tx_wire_bytes = (uint64_t)llround(d * wire),
+			.pause_tx = (uint32_t)(ptx - r->pause_tx),
+			.pause_rx = (uint32_t)(prx - r->pause_rx),
+		};
+		r->pause_tx = ptx;
+		r->pause_rx = prx;
+	}
+	for (uint32_t i = 0; i < s->c.nflows; i++) {
+		struct sim_flow *f = sim_flow_at(&s->c, i);
+		if (f->spec.start_ps > s->c.now_ps || f->st.finish_ps != FAB_TIME_NEVER)
+			continue;
+		double sent = (double)f->st.delivered_bytes, rate = 0;
+		for (uint32_t k = 0; k < f->nqps && f->first_qp + k < fl->cap_qps; k++) {
+			const struct fl_qp *q = &fl->qps[f->first_qp + k];
+			if (q->active && q->qh < q->qn && q->q[q->qh].flow == i)
+				sent += qp_sent(s, q) - q->sent;
+			rate += q->cc                 ? q->cc->ops->rate_bps(q->cc->st)
+				: fl->cc && q->routed ? (double)s->ports[q->path[0]].rate_bps /* (DCQCN starts there) */
+						      : q->rate * 8e12;
+		}
+		uint64_t now = (uint64_t)llround(sent);
+		if (s->c.nfseries == s->c.cap_fseries) {
+			s->c.cap_fseries = s->c.cap_fseries ? 2 * s->c.cap_fseries : 4096;
+			s->c.fseries = fab_xrealloc(s->c.fseries, s->c.cap_fseries, sizeof *s->c.fseries);
+		}
+		s->c.fseries[s->c.nfseries++] = (struct fab_flow_series_row){
+			s->c.now_ps, i, now > f->series_mark ? now - f->series_mark : 0, f->nqps ? rate / f->nqps : 0};
+		f->series_mark = FAB_MAX(now, f->series_mark);
+	}
+}
+
 static int fl_run(struct fab_sim *sim, fab_time_ps end_ps)
 {
 	struct flsim *s = (struct flsim *)sim;
@@ -739,6 +835,12 @@ static int fl_run(struct fab_sim *sim, fab_time_ps end_ps)
 			break;
 		case EV_FL_DELIVER:
 			on_deliver(s, ev.obj, ev.arg);
+			break;
+		case EV_FL_SAMPLE:
+			fl_sample(s);
+			/* (nothing else will ever happen: sampling stops too) */
+			if (next_at(s, &at) != FAB_TIME_NEVER || fl->dirty.n || fl->touch.n)
+				fab_eq_push(&s->c.eq, s->c.now_ps + s->c.fp.series_interval_ps, EV_FL_SAMPLE, NULL, 0);
 			break;
 		default:
 			fq_event(s, &ev);
@@ -833,5 +935,7 @@ struct fab_sim *fab_flow_new(const struct fab_topo *topo, const struct fab_fabri
 	for (uint32_t i = 0; i < topo->nports; i++)
 		fl_link_rate(s, i, s->ports[i].rate_bps);
 	fl_init(s);
+	if (fp->series_interval_ps)
+		fab_eq_push(&s->c.eq, 0, EV_FL_SAMPLE, NULL, 0);
 	return &s->c;
 }

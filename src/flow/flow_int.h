@@ -40,6 +40,8 @@ struct fl_qp {
 	double *fh;         /* flow.queues fifo, per forward hop: rate in, rate of its bytes
 				    * now leaving, rate last sent on (3 x nfwd) */
 	struct fl_cc *cc;   /* flow.queues dcqcn: its congestion control (NULL until it sends) */
+	double sent;        /* payload bytes of its whole messages that have left its NIC (fl_books) */
+	double series_mark; /* fabric.series_interval, fair shares: its bytes sent as of the last sample */
 };
 
 /* flow.queues dcqcn: a queue pair's DCQCN reaction point, fed ECN marks
@@ -112,6 +114,11 @@ struct fl_due {
 	fab_time_ps since;
 };
 
+struct fl_ser {
+	double tx, mark;
+	uint64_t pause_tx, pause_rx;
+};
+
 struct fl_state {
 	/* When each queue pair's head message's last byte leaves, a timer per
 	 * queue pair id (ties: in the order the times were set): a new rate
@@ -141,6 +148,12 @@ struct fl_state {
 	uint32_t cap_cc_done;
 	bool urgent;        /* a NIC has a new transfer: its rates now, flow.batch or not */
 	struct fq_port *fq; /* per port */
+	/* fabric.series_interval: per port, the payload bytes that came in as
+	 * of t (what it sent: those less its queue) */
+	struct fq_came {
+		double bytes;
+		fab_time_ps t;
+	} * fq_came;
 	struct fq_rec *rec; /* what EV_FQ_IN and EV_FQ_MARK carry; a free list */
 	uint32_t nrec, cap_rec, free_rec;
 	struct fl_due touch; /* ports to refresh at the end of the instant */
@@ -171,6 +184,11 @@ struct fl_state {
 	fab_time_ps *pfc_last; /* its last check (FAB_TIME_NEVER: none yet) */
 	double *pfc_aside;     /* the buffer it sets aside: its ports' headroom and reserve */
 	double *pfc_scratch;
+	/* fabric.series_interval: per port, payload bytes sent (fair shares:
+	 * those its transfers' sources sent; fifo: what left its queue) and
+	 * PAUSE episodes as of the last sample */
+	struct fl_ser *ser;
+	bool series;     /* (set before fq_init) */
 	double pfc_gate; /* a queue this long has its switch checked */
 };
 
@@ -187,6 +205,7 @@ enum fl_ev_type {
 	EV_FQ_MARK,                    /* arg record: a message's last byte reaches a switch port */
 	EV_FQ_CC_TICK,                 /* arg queue pair: flow.queues dcqcn, a feedback window ends */
 	EV_FQ_CC_NOTIFY,               /* arg queue pair: a mark's notification reaches the sender */
+	EV_FL_SAMPLE,                  /* fabric.series_interval: the time series' next rows */
 };
 
 /* flow.c */
@@ -201,7 +220,7 @@ void fl_done_clear(struct fl_state *fl, uint32_t id);
 bool fl_done_due(const struct fl_state *fl, uint32_t id); /* its head message's end is set */
 fab_time_ps fl_finish_at(const struct flsim *s, const struct fl_qp *q);
 void fl_rank_nic(struct flsim *s, uint32_t port, double sum);
-void fl_books(struct flsim *s, const struct fl_qp *q, const struct fl_msg *m);
+void fl_books(struct flsim *s, struct fl_qp *q, const struct fl_msg *m);
 
 /* fifo.c */
 void fq_init(struct flsim *s);
@@ -216,5 +235,6 @@ void fq_event(struct flsim *s, const struct fab_ev *ev);
 void fq_refresh(struct flsim *s);
 void fq_timer(struct flsim *s, uint32_t i);
 void fq_port_pfc(const struct flsim *s, uint32_t port, fab_bytes *headroom, fab_bytes *xoff);
+double fq_port_sent(struct flsim *s, uint32_t port, double *queue);
 
 #endif

@@ -285,9 +285,8 @@ static void flow_engine_json(json_t *doc, const struct fab_config *c, const stru
 {
 	/* what the numbers below do not contain */
 	json_t *nm = json_array();
-	static const char *const not_modeled[] = {"queueing delay", "PFC",
-						  "ECN and DCQCN",  "drops and retransmission",
-						  "time series",    "faults other than degrade and slow-gpu"};
+	static const char *const not_modeled[] = {"queueing delay", "PFC", "ECN and DCQCN", "drops and retransmission",
+						  "faults other than degrade and slow-gpu"};
 	int qm = c->fabric.flow_queues;
 	bool fifo = qm != FAB_FLOW_QUEUES_FAIR; /* its queues are modelled; with dcqcn, DCQCN and fluid PFC too */
 	for (size_t i = fifo ? 1 : 0; i < FAB_ARRAY_LEN(not_modeled); i++) {

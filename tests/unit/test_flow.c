@@ -311,6 +311,100 @@ static void test_flow_dcqcn(void **state)
 	assert_true(fabs(end[1] / pend - 1) < 0.05);
 }
 
+/* fabric.series_interval on the flow engine (dcqcn), the two senders
+ * above, against the packet engine's series of the same run.  No row has
+ * a port send more than its line rate allows in the interval; the rows of
+ * NIC 3's port add up to what it sent in all (short of the time after the
+ * last sample, at most an interval), and each flow's to its bytes; and the
+ * packet engine's rows give the port's bytes by each sample within 15% of
+ * them (measured: 10.6% at most) and a queue of the same size (the mean of
+ * the samples within 1.25x; measured: 11 KiB against 9). */
+static void test_flow_series(void **state)
+{
+	(void)state;
+	static const char *const sets[2][2] = {{"flow.queues=dcqcn", "fabric.series_interval=100us"},
+					       {"engine=packet", "fabric.series_interval=100us"}};
+	double iv = 100e6, line = LINE_BPS / 8 * iv / 1e12; /* wire bytes an interval */
+	double frame = (4096.0 + ROCE_FRAME) / 4096;        /* frame bytes a payload byte (a whole packet's) */
+	double qsum[2] = {0, 0}, tx[2][64] = {{0}};
+	size_t nq[2] = {0, 0};
+	for (int e = 0; e < 2; e++) {
+		struct trun t = trun_yaml_sets(two_senders_yaml, sets[e], 2);
+		const struct fab_topo *tp = fab_sim_topo(t.run->sim);
+		uint32_t port = tp->ports[tp->nodes[tp->nic_node[3]].first_port].peer;
+		size_t n;
+		const struct fab_series_row *r = fab_sim_series(t.run->sim, &n);
+		double sum = 0;
+		for (size_t i = 0; i < n; i++) {
+			assert_true((double)r[i].tx_wire_bytes <= line + 1);
+			if (r[i].port != port)
+				continue;
+			sum += (double)r[i].tx_bytes;
+			/* (the fluid counts payload: its queue as frames) */
+			qsum[e] += (double)r[i].queue_bytes * (e ? 1 : frame);
+			nq[e]++;
+			size_t k = (size_t)(r[i].t_ps / (fab_time_ps)iv);
+			if (k < 64)
+				tx[e][k] = (double)r[i].tx_wire_bytes;
+		}
+		double total = (double)fab_sim_port_stats(t.run->sim)[port].tx_bytes;
+		print_message("%s: NIC 3's port sent %.0f bytes in its rows, %.0f in all\n", sets[e][0], sum, total);
+		assert_true(nq[e] > 20);
+		assert_true(sum <= total + (double)nq[e] && sum >= total - line);
+		if (e == 0) {
+			double got[3] = {0, 0, 0};
+			const struct fab_flow_series_row *fr = fab_sim_flow_series(t.run->sim, &n);
+			for (size_t i = 0; i < n; i++)
+				got[fr[i].flow] += (double)fr[i].delivered_bytes;
+			for (int f = 0; f < 3; f++) {
+				double bytes = (double)fab_sim_flow_stats(t.run->sim)[f].delivered_bytes;
+				assert_true(got[f] <= bytes + 1 && got[f] >= bytes - line);
+			}
+		}
+		trun_free(&t);
+	}
+	double qf = qsum[0] / (double)nq[0], qp = qsum[1] / (double)nq[1];
+	print_message("mean queue of the samples: fluid %.0f KiB, packet %.0f KiB\n", qf / 1024, qp / 1024);
+	assert_true(qf < 1.25 * qp && qf > qp / 1.25);
+	/* the bytes sent by each sample: the same curve (DCQCN's cuts differ
+	 * in between: the fluid keeps the port 92% busy where the packet
+	 * engine's sources leave it 78% busy, and lags later) */
+	double cum[2] = {0, 0}, worst = 0;
+	for (int k = 0; k < 64; k++) {
+		cum[0] += tx[0][k];
+		cum[1] += tx[1][k];
+		worst = fmax(worst, fabs(cum[0] - cum[1]));
+	}
+	print_message("bytes sent by a sample: at most %.1f%% of them apart\n", 100 * worst / cum[1]);
+	assert_true(fabs(cum[0] / cum[1] - 1) < 0.01);
+	assert_true(worst < 0.15 * cum[1]);
+	/* fair shares (no queue): a lone flow at its NIC's payload rate puts
+	 * the line's worth of wire bytes through its switch port every full
+	 * interval, to a millionth; its rate is that share */
+	const char *lone = "topology: {leaves: 1, servers_per_leaf: 2, gpus_per_server: 1, nics_per_server: 1,\n"
+			   "           spines: 1, links_per_spine: 1}\n"
+			   "engine: flow\n"
+			   "fabric: {series_interval: 100us}\n"
+			   "traffic:\n  flows:\n    - {src: 0, dst: 1, bytes: 64MiB}\n";
+	struct trun t = trun_yaml(lone);
+	const struct fab_topo *tp = fab_sim_topo(t.run->sim);
+	uint32_t port = tp->ports[tp->nodes[tp->nic_node[1]].first_port].peer;
+	size_t n, full = 0;
+	const struct fab_series_row *r = fab_sim_series(t.run->sim, &n);
+	fab_time_ps end = fab_sim_flow_stats(t.run->sim)[0].finish_ps;
+	for (size_t i = 0; i < n; i++)
+		if (r[i].port == port && r[i].t_ps >= 2 * (fab_time_ps)iv && r[i].t_ps + (fab_time_ps)iv < end) {
+			assert_true(fabs((double)r[i].tx_wire_bytes / line - 1) < 1e-6);
+			full++;
+		}
+	const struct fab_flow_series_row *fr = fab_sim_flow_series(t.run->sim, &n);
+	print_message("fair: %zu full intervals at the line rate; the flow at %.1f Gb/s\n", full,
+		      n > 1 ? fr[1].rate_bps / 1e9 : 0);
+	assert_true(full >= 10 && n > 1);
+	assert_true(fabs(fr[1].rate_bps / (LINE_BPS * 4096 / (4096 + ROCE_WIRE)) - 1) < 1e-6);
+	trun_free(&t);
+}
+
 /* flow.queues: dcqcn with PFC.  Twelve senders of both leaves at one NIC
  * of leaf 0, and two small flows from leaf 1 to other NICs of leaf 0: the
  * incast's bytes reach XOFF at leaf 0's ingress ports, which hold the
@@ -812,6 +906,7 @@ int main(void)
 		cmocka_unit_test(test_flow_lone_flow_closed_form),
 		cmocka_unit_test(test_flow_fifo_closed_form),
 		cmocka_unit_test(test_flow_fifo_queues_in_series),
+		cmocka_unit_test(test_flow_series),
 		cmocka_unit_test(test_flow_dcqcn),
 		cmocka_unit_test(test_flow_pfc_victims),
 		cmocka_unit_test(test_flow_pfc_dynamic),
