@@ -718,22 +718,14 @@ static void fl_sample(struct flsim *s)
 		if (!s->ports[i].is_switch)
 			continue;
 		struct fl_ser *r = &fl->ser[i];
-		const struct fab_port_stats *st = &s->ports[i].st;
 		double queue = 0;
 		if (fl->fifo)
 			r->tx = fq_port_sent(s, i, &queue);
 		double d = FAB_MAX(r->tx - r->mark, 0.0);
 		r->mark = r->tx;
-		uint64_t ptx = 0, prx = 0;
-		for (unsigned k = 0; k < FAB_NPRIO; k++) {
-			ptx += st->pause_tx[k];
-			prx += st->pause_rx[k];
-		}
-		if (s->c.nseries == s->c.cap_series) {
-			s->c.cap_series = s->c.cap_series ? 2 * s->c.cap_series : 4096;
-			s->c.series = fab_xrealloc(s->c.series, s->c.cap_series, sizeof *s->c.series);
-		}
-		s->c.series[s->c.nseries++] = (struct fab_series_row){
+		uint64_t ptx, prx;
+		sim_port_pauses(&s->ports[i].st, &ptx, &prx);
+		*sim_series_row(&s->c) = (struct fab_series_row){
 			.t_ps = s->c.now_ps,
 			.port = i,
 			.queue_bytes = (uint64_t)llround(queue),
@@ -759,11 +751,7 @@ static void fl_sample(struct flsim *s)
 						      : q->rate * 8e12;
 		}
 		uint64_t now = (uint64_t)llround(sent);
-		if (s->c.nfseries == s->c.cap_fseries) {
-			s->c.cap_fseries = s->c.cap_fseries ? 2 * s->c.cap_fseries : 4096;
-			s->c.fseries = fab_xrealloc(s->c.fseries, s->c.cap_fseries, sizeof *s->c.fseries);
-		}
-		s->c.fseries[s->c.nfseries++] = (struct fab_flow_series_row){
+		*sim_flow_series_row(&s->c) = (struct fab_flow_series_row){
 			s->c.now_ps, i, now > f->series_mark ? now - f->series_mark : 0, f->nqps ? rate / f->nqps : 0};
 		f->series_mark = FAB_MAX(now, f->series_mark);
 	}

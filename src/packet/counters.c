@@ -14,16 +14,9 @@ void counters_sample(struct psim *s)
 		struct sim_port *port = &s->ports[i];
 		if (!port->is_switch)
 			continue;
-		if (s->c.nseries == s->c.cap_series) {
-			s->c.cap_series = s->c.cap_series ? 2 * s->c.cap_series : 4096;
-			s->c.series = fab_xrealloc(s->c.series, s->c.cap_series, sizeof *s->c.series);
-		}
-		uint64_t ptx = 0, prx = 0;
-		for (unsigned k = 0; k < FAB_NPRIO; k++) {
-			ptx += port->st.pause_tx[k];
-			prx += port->st.pause_rx[k];
-		}
-		s->c.series[s->c.nseries++] = (struct fab_series_row){
+		uint64_t ptx, prx;
+		sim_port_pauses(&port->st, &ptx, &prx);
+		*sim_series_row(&s->c) = (struct fab_series_row){
 			s->c.now_ps,
 			i,
 			port->qbytes_total,
@@ -45,14 +38,10 @@ void counters_sample(struct psim *s)
 		struct sim_flow *f = sim_flow_at(&s->c, i);
 		if (f->spec.start_ps > s->c.now_ps || f->st.finish_ps != FAB_TIME_NEVER)
 			continue;
-		if (s->c.nfseries == s->c.cap_fseries) {
-			s->c.cap_fseries = s->c.cap_fseries ? 2 * s->c.cap_fseries : 4096;
-			s->c.fseries = fab_xrealloc(s->c.fseries, s->c.cap_fseries, sizeof *s->c.fseries);
-		}
 		double rate = 0;
 		for (uint32_t k = 0; k < f->nqps; k++)
 			rate += qp_transport(pkt_qp(s, f->first_qp + k))->rate_bps(pkt_qp(s, f->first_qp + k));
-		s->c.fseries[s->c.nfseries++] = (struct fab_flow_series_row){
+		*sim_flow_series_row(&s->c) = (struct fab_flow_series_row){
 			s->c.now_ps, i, sim_flow_delivered(&s->c, i) - f->series_mark, rate / f->nqps};
 		f->series_mark = sim_flow_delivered(&s->c, i);
 	}

@@ -149,6 +149,33 @@ struct sim_conn *sim_conn_open(struct fab_sim *s, uint32_t src_nic, uint32_t dst
 	return c;
 }
 
+struct fab_series_row *sim_series_row(struct fab_sim *s)
+{
+	if (s->nseries == s->cap_series) {
+		s->cap_series = s->cap_series ? 2 * s->cap_series : 4096;
+		s->series = fab_xrealloc(s->series, s->cap_series, sizeof *s->series);
+	}
+	return &s->series[s->nseries++];
+}
+
+struct fab_flow_series_row *sim_flow_series_row(struct fab_sim *s)
+{
+	if (s->nfseries == s->cap_fseries) {
+		s->cap_fseries = s->cap_fseries ? 2 * s->cap_fseries : 4096;
+		s->fseries = fab_xrealloc(s->fseries, s->cap_fseries, sizeof *s->fseries);
+	}
+	return &s->fseries[s->nfseries++];
+}
+
+void sim_port_pauses(const struct fab_port_stats *st, uint64_t *tx, uint64_t *rx)
+{
+	*tx = *rx = 0;
+	for (unsigned k = 0; k < FAB_NPRIO; k++) {
+		*tx += st->pause_tx[k];
+		*rx += st->pause_rx[k];
+	}
+}
+
 void sim_flow_start(struct fab_sim *s, struct sim_flow *f)
 {
 	sim_push_next_start(s);

@@ -176,6 +176,12 @@ double sim_nic_line_bps(const struct fab_sim *s, uint32_t nic);
 void sim_push_next_start(struct fab_sim *s);
 /* a flow's start time has come: its shares posted on its queue pairs */
 void sim_flow_start(struct fab_sim *s, struct sim_flow *f);
+/* fabric.series_interval: room for the next row of a switch port's, and of
+ * a flow's, time series */
+struct fab_series_row *sim_series_row(struct fab_sim *s);
+struct fab_flow_series_row *sim_flow_series_row(struct fab_sim *s);
+/* the PAUSE frames a port sent and received, all priorities */
+void sim_port_pauses(const struct fab_port_stats *st, uint64_t *tx, uint64_t *rx);
 /* the egress ports from src_nic to dst_nic for a 5-tuple hash, as the
  * switches forward it now (ECMP by hash and each switch's seed) */
 uint32_t sim_path(const struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint64_t hash, uint32_t *ports,
