@@ -101,7 +101,7 @@ struct fq_port {
 	bool holding;
 	double pfc_share; /* dynamic thresholds: its XOFF's share of the free buffer */
 	double pfc_rate;
-	fab_time_ps paused_since;
+	fab_time_ps paused_since; /* its pause's rate was set then */
 };
 
 /* what a token carries */
@@ -757,13 +757,20 @@ static void pfc_hold(struct flsim *s, uint32_t up, double r)
 		return;
 	unsigned prio = pfc_prio(s);
 	struct fab_port_stats *st = &s->ports[up].st;
+	if (f->pfc_rate > 0) {
+		/* the time it was held at that rate, as the time PAUSE frames
+		 * that start and stop it would have it stopped to send at that
+		 * rate on the mean: the packet engine's paused_ps */
+		double full = FAB_MAX(s->fl->ports[up].payload_per_ps - f->ack_used,
+				      1e-3 * s->fl->ports[up].payload_per_ps);
+		double stopped = 1 - FAB_MIN(f->pfc_rate, full) / full;
+		st->paused_ps[prio] += (fab_time_ps)llround(stopped * (double)(s->c.now_ps - f->paused_since));
+	}
 	if (r > 0 && f->pfc_rate == 0) {
 		st->pause_rx[prio]++;
 		s->ports[s->ports[up].peer].st.pause_tx[prio]++;
-		f->paused_since = s->c.now_ps;
-	} else if (r == 0) {
-		st->paused_ps[prio] += s->c.now_ps - f->paused_since;
 	}
+	f->paused_since = s->c.now_ps; /* (the time held at the rate set now, from now) */
 	bool sw = s->ports[up].is_switch;
 	if (sw)
 		settle(s, up); /* the queue so far at the old rate */
