@@ -496,14 +496,15 @@ static void settle_queue(struct flsim *s, uint32_t port)
 }
 
 /* the payload bytes the port has sent, and its queue, now: what came in
- * less what is queued */
-double fq_port_sent(struct flsim *s, uint32_t port, double *queue)
+ * less what is queued.  Read, not settled (settle_queue's arithmetic on a
+ * copy): a run with series gives the same bytes as one without. */
+double fq_port_sent(const struct flsim *s, uint32_t port, double *queue)
 {
 	const struct fq_port *f = &s->fl->fq[port];
 	const struct fq_came *in = &s->fl->fq_came[port];
-	settle(s, port);
-	*queue = f->backlog;
-	return in->bytes + f->ain * (double)(s->c.now_ps - in->t) - f->backlog;
+	double b = f->backlog + (f->ain - f->c) * (double)(s->c.now_ps - f->t_backlog);
+	*queue = b < FQ_EMPTY ? 0 : b;
+	return in->bytes + f->ain * (double)(s->c.now_ps - in->t) - *queue;
 }
 
 /* A rate passed on changes when it starts, stops or moves by more than

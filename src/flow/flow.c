@@ -809,6 +809,8 @@ static int fl_run(struct fab_sim *sim, fab_time_ps end_ps)
 			sim_report_progress(&s->c, &next_progress);
 			continue;
 		}
+		uint64_t base = s->c.eq.base; /* (a sample's: see EV_FL_SAMPLE) */
+		fab_time_ps last = s->c.eq.last_ps;
 		fab_eq_pop(&s->c.eq, &ev);
 		if (sim_workload_event(&s->c, &ev)) {
 			sim_report_progress(&s->c, &next_progress);
@@ -829,6 +831,11 @@ static int fl_run(struct fab_sim *sim, fab_time_ps end_ps)
 			/* (nothing else will ever happen: sampling stops too) */
 			if (next_at(s, &at) != FAB_TIME_NEVER || fl->dirty.n || fl->touch.n)
 				fab_eq_push(&s->c.eq, s->c.now_ps + s->c.fp.series_interval_ps, EV_FL_SAMPLE, NULL, 0);
+			/* what is scheduled next (by the end of the instant, a
+			 * timer) takes its key from the event before the sample,
+			 * as in a run without series: the same bytes */
+			s->c.eq.base = base;
+			s->c.eq.last_ps = last;
 			break;
 		default:
 			fq_event(s, &ev);

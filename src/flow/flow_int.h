@@ -235,6 +235,6 @@ void fq_event(struct flsim *s, const struct fab_ev *ev);
 void fq_refresh(struct flsim *s);
 void fq_timer(struct flsim *s, uint32_t i);
 void fq_port_pfc(const struct flsim *s, uint32_t port, fab_bytes *headroom, fab_bytes *xoff);
-double fq_port_sent(struct flsim *s, uint32_t port, double *queue);
+double fq_port_sent(const struct flsim *s, uint32_t port, double *queue);
 
 #endif
