@@ -102,6 +102,7 @@ struct fq_port {
 	double pfc_share; /* dynamic thresholds: its XOFF's share of the free buffer */
 	double pfc_rate;
 	fab_time_ps paused_since; /* its pause's rate was set then */
+	fab_time_ps in_due;       /* the last change of rate sent to it is due then (EV_FQ_IN) */
 };
 
 /* what a token carries */
@@ -426,15 +427,22 @@ static void in_settle(struct fl_state *fl, uint32_t port, double b0, double dt)
 		in_empty(f);
 		return;
 	}
-	double c = cap(fl, port), sum = 0;
+	/* (in_share, its quotient taken once) */
+	double c = cap(fl, port), sum = 0, k = f->aout > 0 ? c / f->aout : b0 > 0 ? c / b0 : 0;
 	for (uint32_t j = 0; j < f->nin; j++) {
 		struct fq_in *in = &f->in[j];
-		double lv = in_share(f, in, c, b0);
+		double lv = k * (f->aout > 0 ? in->out : in->bytes);
 		in->bytes = FAB_MAX(in->bytes + (in->rate - lv) * dt, 0.0);
 		sum += in->bytes;
 	}
-	for (uint32_t j = 0; j < f->nin; j++)
-		f->in[j].bytes = sum > 0 ? f->in[j].bytes * f->backlog / sum : f->backlog / f->nin;
+	if (sum > 0) {
+		double scale = f->backlog / sum;
+		for (uint32_t j = 0; j < f->nin; j++)
+			f->in[j].bytes *= scale;
+	} else {
+		for (uint32_t j = 0; j < f->nin; j++)
+			f->in[j].bytes = f->backlog / f->nin;
+	}
 }
 
 static void touch(struct flsim *s, uint32_t port);
@@ -523,11 +531,18 @@ static void batch_flush(struct flsim *s, struct fq_batch *b)
 	b->head = NO_POS;
 }
 
+static bool pass_idle(struct flsim *s, uint32_t id, uint32_t h, double r, fab_time_ps t);
+
 /* transfer id's rate into hop h is r from t: a change that joins the batch
- * (one due at another time flushes it first) */
+ * (one due at another time flushes it first), or goes through an idle
+ * port at once (pass_idle) */
 static void send_rate(struct flsim *s, struct fq_batch *b, uint32_t id, uint32_t h, double r, fab_time_ps t)
 {
 	struct fl_state *fl = s->fl;
+	if (pass_idle(s, id, h, r, t))
+		return;
+	struct fq_port *f = &fl->fq[fl->qps[id].path[h]];
+	f->in_due = FAB_MAX(f->in_due, t); /* (a change is on its way to it until then) */
 	if (b->head != NO_POS && b->t != t)
 		batch_flush(s, b);
 	uint32_t i = rec_new(fl);
@@ -557,6 +572,50 @@ static void pass_on(struct flsim *s, struct fq_batch *b, struct fq_port *f, uint
 
 static void pfc_check(struct flsim *s, uint32_t node);
 static void cc_wake(struct flsim *s, uint32_t port);
+static bool refresh_moot(const struct flsim *s, uint32_t port);
+
+/* A change of transfer id's rate into hop h, due at t, where that port is
+ * idle and stays so with it (no queue, nothing waiting or to pass on, no
+ * change of rate on its way to it): it takes effect now, and goes on
+ * (rate_in, refresh and pass_on for an idle port, as they would at t, a
+ * hop's latency early).  Most changes cross idle ports: this saves an
+ * event and a refresh each (a queue that a change sent after now would
+ * build there before t is missed). */
+static bool pass_idle(struct flsim *s, uint32_t id, uint32_t h, double r, fab_time_ps t)
+{
+	struct fl_state *fl = s->fl;
+	struct fl_qp *q = &fl->qps[id];
+	uint32_t port = q->path[h];
+	struct fq_port *f = &fl->fq[port];
+	double *fh = q->fh + 3 * h;
+	if (f->in_due > s->c.now_ps || f->touched || f->ain - fh[0] + r > f->c || !refresh_moot(s, port))
+		return false;
+	f->t_backlog = s->c.now_ps;
+	if (fl->series) {
+		struct fq_came *in = &fl->fq_came[port];
+		in->bytes += f->ain * (double)(s->c.now_ps - in->t);
+		in->t = s->c.now_ps;
+	}
+	if (fl->pfc) {
+		struct fq_in *in = in_of(f, s->ports[q->path[h - 1]].peer);
+		in->rate = FAB_MAX(in->rate + r - fh[0], 0.0);
+		in->out = FAB_MAX(in->out + r - fh[1], 0.0);
+	}
+	f->ain = FAB_MAX(f->ain + r - fh[0], 0.0);
+	f->aout = FAB_MAX(f->aout + r - fh[1], 0.0);
+	fh[0] = fh[1] = r;
+	if (q->pos[h] == NO_POS)
+		fl_member_add(s, id, q, h);
+	if (h + 1u < q->nfwd && moved(fh[2], r)) {
+		struct fq_batch b = {.head = NO_POS};
+		fh[2] = r;
+		send_rate(s, &b, id, h + 1, r, t + hop_lat(s, q, h));
+		batch_flush(s, &b);
+	}
+	if (r == 0)
+		fl_member_remove(s, q, h);
+	return true;
+}
 
 /* whether switch sw's next check may be set to t: none is due, or a later
  * one (the check that is due now is taking place) */
@@ -783,6 +842,16 @@ static void pfc_hold(struct flsim *s, uint32_t up, double r)
 		fl_mark_dirty(s, up); /* its NIC shares again */
 }
 
+/* whether an ingress port's bytes in its switch reach XOFF (within a
+ * byte: a crossing due now, not a picosecond on); a port with no bytes
+ * there never does, however low the threshold (dynamic thresholds fall to
+ * the reserve once the shared buffer is full: an empty port paused and
+ * let go at every check) */
+static bool pfc_reached(double occ, double xoff)
+{
+	return occ >= 1 && occ >= xoff - 1;
+}
+
 /* The switch's ingress ports' bytes in its queues (occ), how fast they
  * grow, and the rate they leave at (drain); the payload it holds (the
  * return) and how fast that grows (*dused).  An empty queue holds no one's
@@ -843,7 +912,7 @@ static void pfc_check(struct flsim *s, uint32_t node)
 	double dused, used = pfc_scan(s, node, all, &dused);
 	for (uint32_t k = 0; k < n; k++) {
 		pfc_thresholds(s, sw, first + k, used, &xoff[k], &xon[k]);
-		starts = starts || (!fl->fq[first + k].holding && occ[k] >= xoff[k] - 1);
+		starts = starts || (!fl->fq[first + k].holding && pfc_reached(occ[k], xoff[k]));
 	}
 	if (!all && starts) /* a port that starts to hold needs its drain whole */
 		pfc_scan(s, node, true, &dused);
@@ -854,8 +923,7 @@ static void pfc_check(struct flsim *s, uint32_t node)
 	for (uint32_t k = 0; k < n; k++) {
 		uint32_t ip = first + k, up = s->ports[ip].peer;
 		struct fq_port *fi = &fl->fq[ip];
-		/* (within a byte: a crossing due now, not a picosecond on) */
-		if (!fi->holding && occ[k] >= xoff[k] - 1) {
+		if (!fi->holding && pfc_reached(occ[k], xoff[k])) {
 			fi->holding = true;
 			fl->pfc_holding[sw]++;
 		} else if (fi->holding && occ[k] < xon[k] + 1) {
@@ -1053,14 +1121,16 @@ static double mark_prob(const struct flsim *s, uint32_t port)
 	return red == FAB_RED_MARK ? 1 : red == FAB_RED_DRAW ? p : 0;
 }
 
-/* its rate changed: its NIC shares again */
+/* its rate changed: its NIC shares again (an idle queue pair's, when it
+ * sends again) */
 static void cc_changed(struct flsim *s, uint32_t id)
 {
 	struct fl_qp *q = &s->fl->qps[id];
 	double cap = cc_cap(s, q->cc);
 	if (cap != q->cc->cap) {
 		q->cc->cap = cap;
-		fl_mark_dirty(s, q->path[0]);
+		if (q->active)
+			fl_mark_dirty(s, q->path[0]);
 	}
 }
 
@@ -1288,6 +1358,17 @@ static void tok_leave(struct flsim *s, uint32_t i, fab_time_ps t)
 			return;
 		}
 		if (tok_waits(s, q, m, h + 1)) {
+			uint32_t np = q->path[h + 1];
+			const struct fq_port *f = &fl->fq[np];
+			if (f->backlog == 0 && f->ain <= f->c && !f->pn && f->in_due <= s->c.now_ps) {
+				/* an idle queue with no change of rate on its way
+				 * to it: the token crosses it now (one that a change
+				 * sent after now builds before the token is there
+				 * is missed) */
+				if (fl->series && h + 1 < q->nfwd)
+					fl->fq_came[q->path[h + 1]].bytes += m->rate;
+				continue;
+			}
 			m->hop = h + 1;
 			if (fixed) /* (a sum of hops' latencies) */
 				fl_push(s, t, EV_FQ_MARK, i);

@@ -543,6 +543,43 @@ static void test_flow_pfc_dynamic(void **state)
 	assert_true(fabs(fpaused / ppaused - 1) < 0.1);
 }
 
+/* A shared buffer that fills: on the built-in scenario in 4 MiB at
+ * dynamic thresholds every switch's free buffer runs out, and with it the
+ * thresholds fall to the reserve.  An ingress port with no bytes in its
+ * switch does not pause however low its threshold (it was paused and let
+ * go at every check: 51,466 episodes, against the packet engine's 5,547
+ * PAUSE frames).  Each episode sends at least one frame, so the fluid's
+ * episodes are at most the packet engine's frames (measured: 745), and
+ * the last flow ends within 10% of its time (724 against 678 us). */
+static void test_flow_pfc_full_buffer(void **state)
+{
+	(void)state;
+	static const char *const sets[2][4] = {
+		{"fabric.pfc.threshold=dynamic", "fabric.buffer=4MiB", "engine=flow", "flow.queues=dcqcn"},
+		{"fabric.pfc.threshold=dynamic", "fabric.buffer=4MiB", "engine=packet", "flow.queues=dcqcn"}};
+	uint64_t pauses[2] = {0, 0};
+	double end[2];
+	for (int e = 0; e < 2; e++) {
+		struct trun t = trun_yaml_sets(fab_default_scenario, sets[e], 4);
+		const struct fab_port_stats *ps = fab_sim_port_stats(t.run->sim);
+		for (uint32_t p = 0; p < fab_sim_topo(t.run->sim)->nports; p++)
+			for (int k = 0; k < FAB_NPRIO; k++)
+				pauses[e] += ps[p].pause_tx[k];
+		size_t nf;
+		fab_sim_flows(t.run->sim, &nf);
+		const struct fab_flow_stats *st = fab_sim_flow_stats(t.run->sim);
+		end[e] = 0;
+		for (size_t f = 0; f < nf; f++)
+			end[e] = fmax(end[e], (double)st[f].finish_ps);
+		trun_free(&t);
+	}
+	print_message("buffer 4 MiB, dynamic thresholds: %llu pauses (packet engine %llu PAUSE frames); "
+		      "last flow ends at %.1f us (%.1f)\n",
+		      (unsigned long long)pauses[0], (unsigned long long)pauses[1], end[0] / 1e6, end[1] / 1e6);
+	assert_true(pauses[0] > 0 && pauses[0] <= pauses[1]);
+	assert_true(fabs(end[0] / end[1] - 1) < 0.1);
+}
+
 /* What the flow engine reports of each switch port's PFC (its headroom,
  * and its threshold on an empty switch) is the packet engine's: static
  * thresholds, dynamic ones with reserves and headroom from the link's
@@ -937,6 +974,7 @@ int main(void)
 		cmocka_unit_test(test_flow_pfc_victims),
 		cmocka_unit_test(test_flow_pfc_dynamic),
 		cmocka_unit_test(test_flow_pfc_thresholds),
+		cmocka_unit_test(test_flow_pfc_full_buffer),
 		cmocka_unit_test(test_flow_fifo_ack_waits),
 		cmocka_unit_test(test_flow_fifo_impulse),
 		cmocka_unit_test(test_flow_fifo_random_flows_vs_packet),
