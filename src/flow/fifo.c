@@ -33,7 +33,7 @@
  *
  * What it gives up for speed: a change at a backed-up port moves every
  * transfer through it, and all of theirs further on.  A rate is passed on
- * when it starts, stops or moves by more than FQ_TOL of itself; a port
+ * when it starts, stops or moves by more than fl->tol of itself; a port
  * passes on all of its transfers only when its scale moved by more than
  * half that since it last did (else only those whose rates changed); ACK
  * loads move a capacity in steps of 1e-4 of the line.  Changes reaching a
@@ -125,7 +125,12 @@ struct fq_batch {
 };
 
 #define FQ_EMPTY 1e-3 /* bytes: a queue this short is empty */
-#define FQ_TOL 1e-3   /* relative: smaller changes of a rate are not passed on */
+/* relative: smaller changes of a rate are not passed on (fl->tol): with
+ * FIFO queues alone, and with DCQCN, whose own steps are coarser (on
+ * HPCC's incast run 1% took 16% of the events, and moved no bin's p50 or
+ * p95 by more than 0.9 points against the packet engine) */
+#define FQ_TOL 1e-3
+#define FQ_TOL_CC 1e-2
 /* flow.queues dcqcn with PFC: a switch's thresholds are checked at most
  * once in this time, however often its queues' rates change (a crossing
  * that a change of rates brings forward is seen this late at most: at
@@ -151,6 +156,7 @@ void fq_init(struct flsim *s)
 	struct fl_state *fl = s->fl;
 	fl->fifo = true;
 	fl->cc = s->c.fp.flow_queues == FAB_FLOW_QUEUES_DCQCN && s->c.fp.dcqcn.enabled;
+	fl->tol = fl->cc ? FQ_TOL_CC : FQ_TOL;
 	fl->fq = fab_xcalloc(s->c.topo->nports, sizeof *fl->fq);
 	if (fl->series)
 		fl->fq_came = fab_xcalloc(s->c.topo->nports, sizeof *fl->fq_came);
@@ -516,11 +522,11 @@ double fq_port_sent(const struct flsim *s, uint32_t port, double *queue)
 }
 
 /* A rate passed on changes when it starts, stops or moves by more than
- * FQ_TOL of itself: a port's change of rate moves every transfer through
+ * fl->tol of itself: a port's change of rate moves every transfer through
  * it, and all of theirs further on. */
-static bool moved(double sent, double r)
+static bool moved(const struct fl_state *fl, double sent, double r)
 {
-	return r != sent && (r == 0 || sent == 0 || fabs(r - sent) > FQ_TOL * sent);
+	return r != sent && (r == 0 || sent == 0 || fabs(r - sent) > fl->tol * sent);
 }
 
 /* the batch's event, if it holds any change */
@@ -562,7 +568,7 @@ static void pass_on(struct flsim *s, struct fq_batch *b, struct fq_port *f, uint
 {
 	struct fl_qp *q = &s->fl->qps[id];
 	double *fh = q->fh + 3 * h, out = fh[1] * f->scale;
-	if (h + 1 < q->nfwd && moved(fh[2], out)) {
+	if (h + 1 < q->nfwd && moved(s->fl, fh[2], out)) {
 		fh[2] = out;
 		send_rate(s, b, id, h + 1, out, s->c.now_ps + hop_lat(s, q, h));
 	}
@@ -606,7 +612,7 @@ static bool pass_idle(struct flsim *s, uint32_t id, uint32_t h, double r, fab_ti
 	fh[0] = fh[1] = r;
 	if (q->pos[h] == NO_POS)
 		fl_member_add(s, id, q, h);
-	if (h + 1u < q->nfwd && moved(fh[2], r)) {
+	if (h + 1u < q->nfwd && moved(fl, fh[2], r)) {
 		struct fq_batch b = {.head = NO_POS};
 		fh[2] = r;
 		send_rate(s, &b, id, h + 1, r, t + hop_lat(s, q, h));
@@ -667,7 +673,7 @@ static void refresh(struct flsim *s, uint32_t port)
 	struct fq_batch b = {.head = NO_POS};
 	if (!last &&
 	    ((f->scale == 1) != (f->scale_sent == 1) ||
-	     fabs(f->scale - f->scale_sent) > 0.5 * FQ_TOL * f->scale_sent)) {
+	     fabs(f->scale - f->scale_sent) > 0.5 * fl->tol * f->scale_sent)) {
 		f->scale_sent = f->scale;
 		for (uint32_t j = p->n; j-- > 0;)
 			pass_on(s, &b, f, p->qp[j], p->hop[j]);
@@ -813,7 +819,7 @@ static unsigned pfc_prio(const struct flsim *s)
 static void pfc_hold(struct flsim *s, uint32_t up, double r)
 {
 	struct fq_port *f = &s->fl->fq[up];
-	if (r == f->pfc_rate || (r > 0 && f->pfc_rate > 0 && fabs(r - f->pfc_rate) <= FQ_TOL * f->pfc_rate))
+	if (r == f->pfc_rate || (r > 0 && f->pfc_rate > 0 && fabs(r - f->pfc_rate) <= s->fl->tol * f->pfc_rate))
 		return;
 	unsigned prio = pfc_prio(s);
 	struct fab_port_stats *st = &s->ports[up].st;
@@ -1031,7 +1037,7 @@ void fq_source_rate(struct flsim *s, uint32_t id, double r)
 		fl_done_set(fl, id, fl_finish_at(s, q));
 	else
 		fl_done_clear(fl, id);
-	if (q->nfwd > 1 && moved(q->fh[2], r)) {
+	if (q->nfwd > 1 && moved(fl, q->fh[2], r)) {
 		q->fh[2] = r;
 		struct fq_batch b = {.head = NO_POS};
 		send_rate(s, &b, id, 1, r, s->c.now_ps + hop_lat(s, q, 0));
