@@ -39,7 +39,9 @@
  * loads move a capacity in steps of 1e-4 of the line.  Changes reaching a
  * port at one instant are passed on once, at the end of it (touch); with
  * flow.batch, once within that time, as a NIC's shares after a transfer
- * leaves (a new transfer gets its share at once: fl->urgent).
+ * leaves (a new transfer gets its share at once: fl->urgent).  A change
+ * or a token passed on to an idle queue with nothing on its way to it
+ * crosses it at once (pass_idle, tok_leave), a hop's latency early.
  *
  * `flow.queues: dcqcn` adds congestion control: each queue pair runs
  * DCQCN's reaction point (src/cc), its NIC shares no more than that rate
