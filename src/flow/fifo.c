@@ -42,6 +42,8 @@
  * leaves (a new transfer gets its share at once: fl->urgent).  A change
  * or a token passed on to an idle queue with nothing on its way to it
  * crosses it at once (pass_idle, tok_leave), a hop's latency early.
+ * With DCQCN, what waits behind the head of a queue's list goes with it
+ * if due within FQ_EARLY of the backlog (let_through).
  *
  * `flow.queues: dcqcn` adds congestion control: each queue pair runs
  * DCQCN's reaction point (src/cc), its NIC shares no more than that rate
@@ -133,6 +135,13 @@ struct fq_batch {
  * p95 by more than 0.9 points against the packet engine) */
 #define FQ_TOL 1e-3
 #define FQ_TOL_CC 1e-2
+/* flow.queues dcqcn: what waits in a queue behind the head that leaves
+ * goes with it if due within this much of the backlog (a hundredth of
+ * the queueing delay early at most: on HPCC's incast run, where queues
+ * hold milliseconds and DCQCN moves rates every few microseconds, 18%
+ * fewer events and 13% fewer instructions; the largest p95 error 12.2%
+ * against 11.1) */
+#define FQ_EARLY 1e-2
 /* flow.queues dcqcn with PFC: a switch's thresholds are checked at most
  * once in this time, however often its queues' rates change (a crossing
  * that a change of rates brings forward is seen this late at most: at
@@ -385,12 +394,14 @@ static void pend_push(struct flsim *s, uint32_t port, struct fq_pend e)
 }
 
 /* the changes waiting in the port's queue whose bytes have left (all of
- * them) reach what leaves; true if any did */
+ * them) reach what leaves, and with DCQCN those due within FQ_EARLY of
+ * the backlog after them; true if any did */
 static bool let_through(struct flsim *s, uint32_t port, bool all)
 {
 	struct fq_port *f = &s->fl->fq[port];
 	bool any = false;
-	for (; f->pn && (all || f->pend[f->ph].at <= f->served + FQ_EMPTY); any = true) {
+	double ahead = s->fl->cc ? FAB_MAX(FQ_EMPTY, FQ_EARLY * f->backlog) : FQ_EMPTY;
+	for (; f->pn && (all || f->pend[f->ph].at <= f->served + ahead); any = true) {
 		struct fq_pend e = f->pend[f->ph];
 		f->ph = (f->ph + 1) % f->pcap;
 		f->pn--;
