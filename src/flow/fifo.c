@@ -33,9 +33,9 @@
  *
  * What it gives up for speed: a change at a backed-up port moves every
  * transfer through it, and all of theirs further on.  A rate is passed on
- * when it starts, stops or moves by more than fl->tol of itself; a port
+ * when it starts, stops or moves by more than FQ_TOL of itself; a port
  * passes on all of its transfers only when its scale moved by more than
- * half that since it last did (else only those whose rates changed); ACK
+ * half fl->tol since it last did (else only those whose rates changed); ACK
  * loads move a capacity in steps of 1e-4 of the line.  Changes reaching a
  * port at one instant are passed on once, at the end of it (touch); with
  * flow.batch, once within that time, as a NIC's shares after a transfer
@@ -129,18 +129,22 @@ struct fq_batch {
 };
 
 #define FQ_EMPTY 1e-3 /* bytes: a queue this short is empty */
-/* relative: smaller changes of a rate are not passed on (fl->tol): with
- * FIFO queues alone, and with DCQCN, whose own steps are coarser (on
- * HPCC's incast run 1% took 16% of the events, and moved no bin's p50 or
- * p95 by more than 0.9 points against the packet engine) */
+/* relative: smaller changes of a rate are not passed on */
 #define FQ_TOL 1e-3
+/* fl->tol: a port passes on all of its transfers when its scale moves by
+ * more than half of it, and a pause's rate moves in steps of it: FQ_TOL
+ * with FIFO queues alone, 1% with DCQCN, whose queues move all the time
+ * (on HPCC's incast run 8% fewer events and 5% fewer instructions; a rate
+ * that moved by less than 1% went unseen too for 5% fewer still, but that
+ * let DCQCN's additive steps of a few thousandths of a percent lag: two
+ * senders' mean queue 12 KiB against 11, the packet engine's 9) */
 #define FQ_TOL_CC 1e-2
 /* flow.queues dcqcn: what waits in a queue behind the head that leaves
  * goes with it if due within this much of the backlog (a hundredth of
  * the queueing delay early at most: on HPCC's incast run, where queues
  * hold milliseconds and DCQCN moves rates every few microseconds, 18%
- * fewer events and 13% fewer instructions; the largest p95 error 12.2%
- * against 11.1) */
+ * fewer events and 13% fewer instructions, the largest p95 error within
+ * 1.1 points of before) */
 #define FQ_EARLY 1e-2
 /* flow.queues dcqcn with PFC: a switch's thresholds are checked at most
  * once in this time, however often its queues' rates change (a crossing
@@ -535,11 +539,11 @@ double fq_port_sent(const struct flsim *s, uint32_t port, double *queue)
 }
 
 /* A rate passed on changes when it starts, stops or moves by more than
- * fl->tol of itself: a port's change of rate moves every transfer through
+ * FQ_TOL of itself: a port's change of rate moves every transfer through
  * it, and all of theirs further on. */
-static bool moved(const struct fl_state *fl, double sent, double r)
+static bool moved(double sent, double r)
 {
-	return r != sent && (r == 0 || sent == 0 || fabs(r - sent) > fl->tol * sent);
+	return r != sent && (r == 0 || sent == 0 || fabs(r - sent) > FQ_TOL * sent);
 }
 
 /* the batch's event, if it holds any change */
@@ -581,7 +585,7 @@ static void pass_on(struct flsim *s, struct fq_batch *b, struct fq_port *f, uint
 {
 	struct fl_qp *q = &s->fl->qps[id];
 	double *fh = q->fh + 3 * h, out = fh[1] * f->scale;
-	if (h + 1 < q->nfwd && moved(s->fl, fh[2], out)) {
+	if (h + 1 < q->nfwd && moved(fh[2], out)) {
 		fh[2] = out;
 		send_rate(s, b, id, h + 1, out, s->c.now_ps + hop_lat(s, q, h));
 	}
@@ -625,7 +629,7 @@ static bool pass_idle(struct flsim *s, uint32_t id, uint32_t h, double r, fab_ti
 	fh[0] = fh[1] = r;
 	if (q->pos[h] == NO_POS)
 		fl_member_add(s, id, q, h);
-	if (h + 1u < q->nfwd && moved(fl, fh[2], r)) {
+	if (h + 1u < q->nfwd && moved(fh[2], r)) {
 		struct fq_batch b = {.head = NO_POS};
 		fh[2] = r;
 		send_rate(s, &b, id, h + 1, r, t + hop_lat(s, q, h));
@@ -1050,7 +1054,7 @@ void fq_source_rate(struct flsim *s, uint32_t id, double r)
 		fl_done_set(fl, id, fl_finish_at(s, q));
 	else
 		fl_done_clear(fl, id);
-	if (q->nfwd > 1 && moved(fl, q->fh[2], r)) {
+	if (q->nfwd > 1 && moved(q->fh[2], r)) {
 		q->fh[2] = r;
 		struct fq_batch b = {.head = NO_POS};
 		send_rate(s, &b, id, 1, r, s->c.now_ps + hop_lat(s, q, 0));
