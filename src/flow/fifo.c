@@ -1389,7 +1389,7 @@ static void tok_leave(struct flsim *s, uint32_t i, fab_time_ps t)
 				 * sent after now builds before the token is there
 				 * is missed) */
 				if (fl->series && h + 1 < q->nfwd)
-					fl->fq_came[q->path[h + 1]].bytes += m->rate;
+					fl->fq_came[np].bytes += m->rate;
 				continue;
 			}
 			m->hop = h + 1;

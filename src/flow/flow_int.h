@@ -147,7 +147,7 @@ struct fl_state {
 	bool *cc_done; /* its NIC shares' scratch */
 	uint32_t cap_cc_done;
 	bool urgent;        /* a NIC has a new transfer: its rates now, flow.batch or not */
-	double tol;         /* smaller relative changes of a rate are not passed on (fifo.c) */
+	double tol;         /* a port's scale and a pause's rate move in steps of this (fifo.c) */
 	struct fq_port *fq; /* per port */
 	/* fabric.series_interval: per port, the payload bytes that came in as
 	 * of t (what it sent: those less its queue) */
