@@ -538,6 +538,18 @@ double fq_port_sent(const struct flsim *s, uint32_t port, double *queue)
 	return in->bytes + f->ain * (double)(s->c.now_ps - in->t) - *queue;
 }
 
+/* fabric.series_interval: the bytes that came into the port brought up to
+ * now, before the rate they come in at changes */
+static void came_to_now(struct flsim *s, uint32_t port)
+{
+	struct fl_state *fl = s->fl;
+	if (!fl->series)
+		return;
+	struct fq_came *in = &fl->fq_came[port];
+	in->bytes += fl->fq[port].ain * (double)(s->c.now_ps - in->t);
+	in->t = s->c.now_ps;
+}
+
 /* A rate passed on changes when it starts, stops or moves by more than
  * FQ_TOL of itself: a port's change of rate moves every transfer through
  * it, and all of theirs further on. */
@@ -614,11 +626,7 @@ static bool pass_idle(struct flsim *s, uint32_t id, uint32_t h, double r, fab_ti
 	if (f->in_due > s->c.now_ps || f->touched || f->ain - fh[0] + r > f->c || !refresh_moot(s, port))
 		return false;
 	f->t_backlog = s->c.now_ps;
-	if (fl->series) {
-		struct fq_came *in = &fl->fq_came[port];
-		in->bytes += f->ain * (double)(s->c.now_ps - in->t);
-		in->t = s->c.now_ps;
-	}
+	came_to_now(s, port);
 	if (fl->pfc) {
 		struct fq_in *in = in_of(f, s->ports[q->path[h - 1]].peer);
 		in->rate = FAB_MAX(in->rate + r - fh[0], 0.0);
@@ -761,11 +769,7 @@ static void rate_in(struct flsim *s, uint32_t id, uint32_t h, double r)
 	uint32_t port = q->path[h];
 	struct fq_port *f = &fl->fq[port];
 	settle(s, port);
-	if (fl->series) {
-		struct fq_came *in = &fl->fq_came[port];
-		in->bytes += f->ain * (double)(s->c.now_ps - in->t);
-		in->t = s->c.now_ps;
-	}
+	came_to_now(s, port);
 	if (fl->pfc && h) {
 		struct fq_in *in = in_of(f, s->ports[q->path[h - 1]].peer);
 		in->rate = FAB_MAX(in->rate + r - q->fh[3 * h], 0.0);
