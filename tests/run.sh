@@ -1,36 +1,70 @@
 #!/bin/sh
-# Runs every test binary given as arguments and the CLI tests, then prints
-# one closing line: "tests: N passed, N failed".  Exit status 1 on failure.
-# The binaries, then the report's and the schema suites, run beside the
-# other script suites (two lanes: the programs are single-threaded, and
-# the suite takes half the time on two cores); their lines come after the
-# other suites'.
+# Runs every test binary given as arguments and the script suites, then
+# prints each suite's lines and one closing line: "tests: N passed, N
+# failed".  Exit status 1 on failure.
+#
+# The suites run in TEST_LANES lanes at once (default 2: the programs are
+# single-threaded, and two lanes halve the time on two cores).  Every lane
+# walks the same list, longest suite first, and runs each suite no other lane
+# has taken (mkdir is the lock), so the lanes end together.  The output comes
+# in the list's order, each suite's line with its wall time in seconds.
 
-# script_suite TAG LABEL SCRIPT [INTERPRETER]: a suite (a shell script
-# unless told) whose last line is "TAG: N passed, N failed"; its failures
-# and notes are shown
-script_suite() {
-	out=$(${4:-sh} "$3" "${FABSCOPE:-./build/fabscope}" 2>&1)
-	printf '%s\n' "$out" | grep -v "^$1: " | grep -v '^ok ' || true
-	line=$(printf '%s\n' "$out" | grep "^$1: " | tail -1)
-	sp=$(echo "$line" | sed -n "s/^$1: \([0-9]*\) passed.*/\1/p")
-	sf=$(echo "$line" | sed -n 's/.* \([0-9]*\) failed.*/\1/p')
-	if [ -z "$sp" ]; then
-		failed=$((failed + 1))
-		echo "FAIL: $2 did not finish"
-	else
-		passed=$((passed + sp))
-		failed=$((failed + sf))
-		echo "ok: $2 ($sp passed, $sf failed)"
-	fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+lanes=${TEST_LANES:-2}
+
+# one line per suite in $work/list:
+#   bin|PATH            a cmocka binary
+#   sh|TAG|SCRIPT|INTERPRETER|LABEL
+#                       a script whose last line is "TAG: N passed, N failed"
+list=$work/list
+: >"$list"
+# bin NAME: the binary of that name among the arguments, once
+bin() {
+	for t in $binaries; do
+		case $t in */"$1") echo "bin|$t" >>"$list"; touch "$work/listed.$1" ;; esac
+	done
 }
-passed=0
-failed=0
-units_out=$(mktemp)
-trap 'rm -f "$units_out" "$units_out.n"' EXIT
-(
-for t in "$@"; do
-	out=$("$t" 2>&1)
+binaries="$*"
+suite() { echo "sh|$1|$2|${4:-sh}|$3" >>"$list"; }
+
+# longest first (their order under AddressSanitizer on two cores)
+bin test_examples
+bin test_diagnose
+# every example's result documents against doc/schema/ (python3-jsonschema)
+if command -v python3 >/dev/null; then
+	suite schema tests/cli/schema_test.py "JSON Schema" python3
+else
+	echo "skip: the JSON Schema tests need python3-jsonschema"
+fi
+suite readme tests/cli/readme_test.sh "README samples"
+suite probe tests/cli/probe_test.sh "probe tests (loopback)"
+bin test_physics
+suite cli tests/cli/cli_test.sh "CLI tests"
+suite report tests/cli/report_test.sh "report (and in Chromium where installed)"
+bin test_collsim
+bin test_job
+suite plan tests/cli/plan_test.sh "fabscope plan"
+bin test_flow
+bin test_coll
+suite sweep tests/cli/sweep_test.sh "fabscope sweep (-j, mpirun, Slurm array)"
+suite parallel tests/cli/parallel_test.sh "the packet engine over threads"
+suite bad tests/bad/run.sh "malformed inputs"
+# the probe between network namespaces (skips without root)
+suite net tests/net/probe_netns.sh "namespace tests"
+# make install into a scratch prefix (the plain build only: it links a
+# program against the installed library)
+if [ "${BUILD:-build}" = build ]; then
+	suite install tests/install.sh "make install"
+fi
+for t in $binaries; do
+	[ -e "$work/listed.${t##*/}" ] || echo "bin|$t" >>"$list"
+done
+suite layers tests/layers.sh "layer rules"
+
+# run_bin PATH: a cmocka binary; "passed failed" into $work/$n.n
+run_bin() {
+	out=$("$1" 2>&1)
 	rc=$?
 	run=$(printf '%s\n' "$out" | grep -c '^\[ RUN      \]')
 	if [ "$rc" -ne 0 ]; then
@@ -38,49 +72,63 @@ for t in "$@"; do
 		bad=$rc
 		[ "$bad" -gt "$run" ] && bad=$run
 		[ "$bad" -eq 0 ] && bad=1
-		failed=$((failed + bad))
-		passed=$((passed + run - bad))
-		echo "FAIL: $t"
+		echo "FAIL: $1"
+		echo "$((run - bad)) $bad" >"$work/$n.n"
 	else
-		passed=$((passed + run))
-		echo "ok: $t ($run)"
+		echo "ok: $1 ($run, $(($(date +%s) - t0)) s)"
+		echo "$run 0" >"$work/$n.n"
 	fi
+}
+
+# run_suite TAG SCRIPT INTERPRETER LABEL: a script suite; its failures and
+# notes are shown
+run_suite() {
+	out=$($3 "$2" "${FABSCOPE:-./build/fabscope}" 2>&1)
+	printf '%s\n' "$out" | grep -v "^$1: " | grep -v '^ok ' || true
+	line=$(printf '%s\n' "$out" | grep "^$1: " | tail -1)
+	sp=$(echo "$line" | sed -n "s/^$1: \([0-9]*\) passed.*/\1/p")
+	sf=$(echo "$line" | sed -n 's/.* \([0-9]*\) failed.*/\1/p')
+	if [ -n "$sp" ] && [ -n "$sf" ]; then
+		echo "ok: $4 ($sp passed, $sf failed, $(($(date +%s) - t0)) s)"
+		echo "$sp $sf" >"$work/$n.n"
+	fi
+}
+
+lane() {
+	n=0
+	while IFS='|' read -r kind a b c d; do
+		n=$((n + 1))
+		mkdir "$work/taken.$n" 2>/dev/null || continue
+		t0=$(date +%s)
+		if [ "$kind" = bin ]; then
+			run_bin "$a"
+		else
+			run_suite "$a" "$b" "$c" "$d"
+		fi </dev/null >"$work/$n.out" 2>&1
+	done <"$list"
+}
+
+i=0
+while [ "$i" -lt "$lanes" ]; do
+	lane &
+	i=$((i + 1))
 done
-# two suites beside the binaries: the two lanes take about as long
-script_suite report "report (and in Chromium where installed)" tests/cli/report_test.sh
-# every example's result documents against doc/schema/ (python3-jsonschema)
-if command -v python3 >/dev/null; then
-	script_suite schema "JSON Schema" tests/cli/schema_test.py python3
-else
-	echo "skip: the JSON Schema tests need python3-jsonschema"
-fi
-echo "$passed $failed" >"$units_out.n"
-) >"$units_out" 2>&1 &
-units_pid=$!
-script_suite layers "layer rules" tests/layers.sh
-script_suite cli "CLI tests" tests/cli/cli_test.sh
-script_suite bad "malformed inputs" tests/bad/run.sh
-# make install into a scratch prefix (the plain build only: it links a
-# program against the installed library)
-if [ "${BUILD:-build}" = build ]; then
-	script_suite install "make install" tests/install.sh
-fi
-script_suite probe "probe tests (loopback)" tests/cli/probe_test.sh
-script_suite readme "README samples" tests/cli/readme_test.sh
-script_suite plan "fabscope plan" tests/cli/plan_test.sh
-script_suite sweep "fabscope sweep (-j, mpirun, Slurm array)" tests/cli/sweep_test.sh
-script_suite parallel "the packet engine over threads" tests/cli/parallel_test.sh
-# the probe between network namespaces (skips without root)
-script_suite net "namespace tests" tests/net/probe_netns.sh
-wait "$units_pid"
-cat "$units_out"
-if [ -s "$units_out.n" ]; then
-	read -r up uf <"$units_out.n"
-	passed=$((passed + up))
-	failed=$((failed + uf))
-else
-	failed=$((failed + 1))
-	echo "FAIL: the test binaries did not finish"
-fi
+wait
+
+passed=0
+failed=0
+n=0
+while IFS='|' read -r kind a b c d; do
+	n=$((n + 1))
+	cat "$work/$n.out" 2>/dev/null
+	if [ -s "$work/$n.n" ]; then
+		read -r sp sf <"$work/$n.n"
+		passed=$((passed + sp))
+		failed=$((failed + sf))
+	else
+		failed=$((failed + 1))
+		if [ "$kind" = bin ]; then echo "FAIL: $a did not finish"; else echo "FAIL: $d did not finish"; fi
+	fi
+done <"$list"
 echo "tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
