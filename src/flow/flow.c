@@ -83,8 +83,7 @@ static void fl_free(struct flsim *s)
 		return;
 	for (uint32_t i = 0; i < fl->cap_qps; i++) {
 		free(fl->qps[i].q);
-		free(fl->qps[i].path);
-		free(fl->qps[i].fh);
+		free(fl->qps[i].path); /* (and pos and fh: one allocation) */
 		free(fl->qps[i].cc);
 	}
 	fq_free(s);
@@ -281,14 +280,18 @@ static void route(struct flsim *s, uint32_t id, struct fl_qp *q)
 	const struct sim_conn *sq = s->c.qps[id]; /* its ACKs: the reverse 5-tuple */
 	q->npath = (uint8_t)(q->nfwd +
 			     sim_path(&s->c, sq->dst_nic, sq->src_nic, sq->hash_rev, path + q->nfwd, FL_MAX_PATH / 2));
-	/* sized to the path: an all-to-all has hundreds of thousands of queue pairs */
-	q->path = fab_xcalloc((size_t)q->npath + q->nfwd + 1, sizeof *q->path);
+	/* sized to the path (an all-to-all has hundreds of thousands of queue
+	 * pairs), in one allocation: path, pos, then with fifo queues fh (at
+	 * an even count of uint32_t: aligned for doubles) */
+	size_t nu = ((size_t)q->npath + q->nfwd + 2) & ~(size_t)1, nd = s->fl->fifo ? 3 * (size_t)q->nfwd : 0;
+	double *block = fab_xcalloc(nu / 2 + nd, sizeof *block);
+	q->path = (uint32_t *)block;
 	memcpy(q->path, path, q->npath * sizeof *path);
 	q->pos = q->path + q->npath;
 	if (s->fl->fifo) {
 		for (uint32_t h = 0; h < q->nfwd; h++)
 			q->pos[h] = NO_POS;
-		q->fh = fab_xcalloc(3 * (size_t)q->nfwd, sizeof *q->fh);
+		q->fh = block + nu / 2;
 	}
 	q->tail_ps = q->ack_ps = 0;
 	for (uint32_t h = 0; h < q->npath; h++) {

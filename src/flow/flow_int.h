@@ -21,7 +21,7 @@ struct fl_msg {
 
 /* a queue pair as the flow engine sees it */
 struct fl_qp {
-	uint32_t *path, *pos; /* egress ports; index in each port's list (one allocation) */
+	uint32_t *path, *pos; /* egress ports; index in each port's list (one allocation, with fh) */
 	uint8_t npath, nfwd;  /* path[0 .. nfwd): data; path[nfwd .. npath): its ACKs */
 	bool routed, active;
 	fab_time_ps tail_ps; /* last byte leaves the source -> reaches the destination */
@@ -38,7 +38,7 @@ struct fl_qp {
 	uint32_t stamp;     /* component search */
 	uint32_t local;     /* index in the component */
 	double *fh;         /* flow.queues fifo, per forward hop: rate in, rate of its bytes
-				    * now leaving, rate last sent on (3 x nfwd) */
+				    * now leaving, rate last sent on (3 x nfwd; in path's allocation) */
 	struct fl_cc *cc;   /* flow.queues dcqcn: its congestion control (NULL until it sends) */
 	double sent;        /* payload bytes of its whole messages that have left its NIC (fl_books) */
 	double series_mark; /* fabric.series_interval, fair shares: its bytes sent as of the last sample */
