@@ -106,8 +106,8 @@ test: deps
 # AddressSanitizer and UndefinedBehaviorSanitizer, every check but
 # pointer-overflow (a pointer computed past the ends of the address space:
 # one taken out of bounds and used is AddressSanitizer's), which instruments
-# every pointer sum and took a fifth of the suite's time; the fuzz targets
-# keep it
+# every pointer sum: test_flow took 40 s with it, 33 s without, 30 s under
+# AddressSanitizer alone.  The fuzz targets keep it.
 asan: deps
 	@$(MAKE) --no-print-directory check BUILD=build-asan OPT="-O1 -g -DFAB_DEBUG" \
 	  SAN="-fsanitize=address,undefined -fno-sanitize=pointer-overflow -fno-omit-frame-pointer -fno-sanitize-recover=all"
