@@ -19,10 +19,10 @@ lanes=${TEST_LANES:-2}
 #                       a script whose last line is "TAG: N passed, N failed"
 list=$work/list
 : >"$list"
-# bin NAME: the binary of that name among the arguments, once
+# bin NAME: the binary of that name among the arguments
 bin() {
 	for t in $binaries; do
-		case $t in */"$1") echo "bin|$t" >>"$list"; touch "$work/listed.$1" ;; esac
+		case $t in */"$1") echo "bin|$t" >>"$list" ;; esac
 	done
 }
 binaries="$*"
@@ -64,8 +64,9 @@ suite net tests/net/probe_netns.sh "namespace tests"
 if [ "${BUILD:-build}" = build ]; then
 	suite install tests/install.sh "make install"
 fi
+# the other binaries, those not listed above
 for t in $binaries; do
-	[ -e "$work/listed.${t##*/}" ] || echo "bin|$t" >>"$list"
+	grep -qxF "bin|$t" "$list" || echo "bin|$t" >>"$list"
 done
 suite layers tests/layers.sh "layer rules"
 
