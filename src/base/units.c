@@ -5,7 +5,6 @@
  * fraction; the value is computed exactly in 128-bit integers and rounded to
  * the nearest unit (ps, bit/s, byte), so "0.1us" is exactly 100000 ps.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -68,20 +67,37 @@ static void why_set(char *why, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Split "12.5Gbps" into mantissa 125, 1 fraction digit, unit "Gbps". */
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* isspace in the C locale (the only one the program runs in) */
+static bool is_space(char c)
+{
+	return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
+/* Split "12.5Gbps" into mantissa 125, 1 fraction digit, unit "Gbps".  (In
+ * 64 bits while it has at most 19 digits: a flow list's hundreds of
+ * thousands of numbers.) */
 static int split_number(const char *s, __uint128_t *mant, unsigned *frac_digits, const char **unit)
 {
 	const char *p = s;
+	uint64_t m64 = 0;
 	__uint128_t m = 0;
 	unsigned digits = 0, frac = 0;
 	bool dot = false;
-	while (isspace((unsigned char)*p))
+	while (is_space(*p))
 		p++;
 	for (;; p++) {
-		if (isdigit((unsigned char)*p)) {
+		if (is_digit(*p)) {
 			if (digits >= 30)
 				return -1;
-			m = m * 10 + (unsigned)(*p - '0');
+			if (digits < 19)
+				m64 = m64 * 10 + (unsigned)(*p - '0');
+			else
+				m = (digits == 19 ? m64 : m) * 10 + (unsigned)(*p - '0');
 			digits++;
 			if (dot)
 				frac++;
@@ -95,9 +111,9 @@ static int split_number(const char *s, __uint128_t *mant, unsigned *frac_digits,
 	}
 	if (!digits)
 		return -1;
-	while (isspace((unsigned char)*p))
+	while (is_space(*p))
 		p++;
-	*mant = m;
+	*mant = digits <= 19 ? m64 : m;
 	*frac_digits = frac;
 	*unit = p;
 	return 0;
@@ -112,7 +128,7 @@ static int parse_with_units(const char *s, const struct unit *units, size_t n, u
 	if (split_number(s, &mant, &frac, &u))
 		return -1;
 	size_t ulen = strlen(u);
-	while (ulen && isspace((unsigned char)u[ulen - 1]))
+	while (ulen && is_space(u[ulen - 1]))
 		ulen--;
 	uint64_t mult = 0;
 	if (ulen == 0) {
@@ -178,7 +194,7 @@ int fab_parse_bytes(const char *s, fab_bytes *out, char *why, size_t why_len)
 int fab_parse_uint(const char *s, uint64_t *out, char *why, size_t why_len)
 {
 	const char *p = s;
-	if (!*p || !isdigit((unsigned char)*p))
+	if (!*p || !is_digit(*p))
 		goto bad;
 	uint64_t fast = 0;
 	size_t k = 0;

@@ -276,8 +276,8 @@ static fab_time_ps next_at(const struct flsim *s, struct next_at *at)
 static void route(struct flsim *s, uint32_t id, struct fl_qp *q)
 {
 	uint32_t path[FL_MAX_PATH];
-	q->nfwd = (uint8_t)fab_sim_qp_path(&s->c, id, path, FL_MAX_PATH / 2);
-	const struct sim_conn *sq = s->c.qps[id]; /* its ACKs: the reverse 5-tuple */
+	const struct sim_conn *sq = s->c.qps[id]; /* (its ACKs: the reverse 5-tuple) */
+	q->nfwd = (uint8_t)sim_path(&s->c, sq->src_nic, sq->dst_nic, sq->hash_fwd, path, FL_MAX_PATH / 2);
 	q->npath = (uint8_t)(q->nfwd +
 			     sim_path(&s->c, sq->dst_nic, sq->src_nic, sq->hash_rev, path + q->nfwd, FL_MAX_PATH / 2));
 	/* sized to the path (an all-to-all has hundreds of thousands of queue
@@ -899,6 +899,20 @@ static struct sim_conn *fl_conn_alloc(struct fab_sim *sim, int transport)
 	return fab_xcalloc(1, sizeof(struct sim_conn));
 }
 
+/* the forward path route() took (the engine never reroutes): the output's
+ * ECMP groups and ideal completion times ask for every flow's */
+static uint32_t fl_kept_path(const struct fab_sim *sim, uint32_t qp, uint32_t *ports, uint32_t max)
+{
+	const struct fl_state *fl = ((const struct flsim *)sim)->fl;
+	if (qp >= fl->cap_qps || !fl->qps[qp].routed)
+		return UINT32_MAX;
+	const struct fl_qp *q = &fl->qps[qp];
+	if (q->nfwd >= FL_MAX_PATH / 2 || q->nfwd > max) /* (perhaps cut short) */
+		return UINT32_MAX;
+	memcpy(ports, q->path, q->nfwd * sizeof *ports);
+	return q->nfwd;
+}
+
 static const struct sim_engine_ops flow_ops = {
 	.name = "flow",
 	.conn_alloc = fl_conn_alloc,
@@ -910,6 +924,7 @@ static const struct sim_engine_ops flow_ops = {
 	.port_rate = fl_port_rate,
 	.port_pfc = fl_port_pfc,
 	.engine_stats = fl_stats,
+	.kept_path = fl_kept_path,
 };
 
 struct fab_sim *fab_flow_new(const struct fab_topo *topo, const struct fab_fabric_params *fp, uint64_t seed,

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "result.h"
+#include "../base/dec.h"
 #include "../base/sort.h"
 #include "slowdown.h"
 
@@ -458,27 +459,17 @@ static void jo_put(struct jout *o, const char *p, size_t n)
 /* v in decimal, after a minus sign when neg, then c unless it is 0 */
 static void jo_dec(struct jout *o, uint64_t v, bool neg, char c)
 {
-	static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-				    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-				    "8081828384858687888990919293949596979899";
-	char d[24], *e = d + sizeof d, *p = e;
+	/* at most 22 bytes, ending at d + 24, copied 24 at a time: a copy
+	 * of a known size, in registers (the bytes after them are written
+	 * over next) */
+	char d[48], *e = d + 24, *p = e;
 	if (c)
 		*--p = c;
-	for (; v >= 100; v /= 100) { /* two digits a step */
-		p -= 2;
-		memcpy(p, pairs + 2 * (v % 100), 2);
-	}
-	if (v >= 10) {
-		p -= 2;
-		memcpy(p, pairs + 2 * v, 2);
-	} else {
-		*--p = (char)('0' + v);
-	}
+	p = fab_dec_u64(p, v);
 	if (neg)
 		*--p = '-';
-	size_t n = (size_t)(e - p);
-	memcpy(jo_room(o, sizeof d), p, n);
-	o->n += n;
+	memcpy(jo_room(o, 24), p, 24);
+	o->n += (size_t)(e - p);
 }
 
 /* as jansson writes a json_int_t: "%lld" */

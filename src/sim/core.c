@@ -78,7 +78,11 @@ bool sim_core_init(struct fab_sim *s, const struct sim_engine_ops *ops, const st
 	struct start_key *k = fab_xcalloc(s->nflows ? s->nflows : 1, sizeof *k);
 	for (uint32_t i = 0; i < s->nflows; i++)
 		k[i] = (struct start_key){sim_flow_at(s, i)->spec.start_ps, i};
-	qsort(k, s->nflows, sizeof *k, by_start);
+	size_t sorted = 1; /* (a trace's flows come in the order they start, mostly) */
+	while (sorted < s->nflows && by_start(&k[sorted - 1], &k[sorted]) < 0)
+		sorted++;
+	if (sorted < s->nflows)
+		qsort(k, s->nflows, sizeof *k, by_start);
 	s->start_order = fab_xcalloc(s->nflows ? s->nflows : 1, sizeof *s->start_order);
 	for (uint32_t i = 0; i < s->nflows; i++)
 		s->start_order[i] = k[i].flow;
@@ -483,6 +487,11 @@ uint32_t fab_sim_flow_first_qp(const struct fab_sim *s, uint32_t flow)
 
 uint32_t fab_sim_qp_path(const struct fab_sim *s, uint32_t qp, uint32_t *ports, uint32_t max)
 {
+	if (s->ops->kept_path) { /* (the same ports, without the walk through the routing tables) */
+		uint32_t n = s->ops->kept_path(s, qp, ports, max);
+		if (n != UINT32_MAX)
+			return n;
+	}
 	const struct sim_conn *c = s->qps[qp];
 	return sim_path(s, c->src_nic, c->dst_nic, c->hash_fwd, ports, max);
 }

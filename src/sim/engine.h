@@ -74,6 +74,10 @@ struct sim_engine_ops {
 	 * (NULL: the engine has no PFC) */
 	void (*port_pfc)(const struct fab_sim *s, uint32_t port, fab_bytes *headroom, fab_bytes *xoff);
 	void (*engine_stats)(const struct fab_sim *s, uint64_t *recomputes, double *mean_component);
+	/* a queue pair's forward path as the engine keeps it, at most max
+	 * ports; UINT32_MAX where it keeps none (NULL: never).  Only for an
+	 * engine whose routes never change: the path sim_path gives. */
+	uint32_t (*kept_path)(const struct fab_sim *s, uint32_t qp, uint32_t *ports, uint32_t max);
 };
 
 struct fab_sim {

@@ -1,5 +1,6 @@
 /* Units: parsing as people write them, and printing back. */
 #include "testutil.h"
+#include "../../src/base/dec.h"
 
 static void test_units_rates(void **state)
 {
@@ -35,6 +36,19 @@ static void test_units_times(void **state)
 	assert_int_equal(fab_parse_time("5", &t, NULL, 0), FAB_EINVAL);
 	assert_int_equal(fab_parse_time("-1us", &t, NULL, 0), FAB_EINVAL);
 	assert_int_equal(fab_parse_time("99999999999999s", &t, NULL, 0), FAB_EINVAL);
+	/* 19 digits and more: past what 64 bits hold of the mantissa, but
+	 * not of the value */
+	assert_int_equal(fab_parse_time("1234567890123456789ps", &t, NULL, 0), 0);
+	assert_int_equal(t, 1234567890123456789ULL);
+	assert_int_equal(fab_parse_time("12345678901234567890ps", &t, NULL, 0), 0);
+	assert_int_equal(t, 12345678901234567890ULL);
+	assert_int_equal(fab_parse_time("1.00000000000000000000000us", &t, NULL, 0), 0);
+	assert_int_equal(t, 1000000);
+	assert_int_equal(fab_parse_time("0.0000000000000000000000015s", &t, NULL, 0), 0);
+	assert_int_equal(t, 0);
+	assert_int_equal(fab_parse_time("18446744073709551616ps", &t, NULL, 0), FAB_EINVAL);
+	assert_int_equal(fab_parse_time(" \t12 ns \r", &t, NULL, 0), 0);
+	assert_int_equal(t, 12000);
 }
 
 static void test_units_bytes(void **state)
@@ -89,6 +103,51 @@ static void test_units_serialisation_time(void **state)
 	assert_int_equal(fab_ser_ps(64, 100000000000ULL), 5120);
 }
 
+/* integers in decimal as printf's "%llu" writes them: every length, each
+ * side of every power of ten and of the 8-digit groups, and the fixed-point
+ * group of eight digits against the division on a million values spread
+ * over all of [0, 1e8) (every one of them was checked once) */
+static void test_units_decimal(void **state)
+{
+	(void)state;
+	char buf[32], want[32];
+	uint64_t v[80];
+	size_t n = 0;
+	for (uint64_t p = 1; n < 60; p *= 10) {
+		v[n++] = p - 1;
+		v[n++] = p;
+		v[n++] = p + 1;
+		if (p > UINT64_MAX / 10)
+			break;
+	}
+	v[n++] = UINT64_MAX;
+	v[n++] = UINT64_MAX - 1;
+	v[n++] = 1234567890123456789ull;
+	v[n++] = 100000000ull * 100000000ull - 1;
+	for (size_t i = 0; i < n; i++) {
+		char *p = fab_dec_u64(buf + sizeof buf, v[i]);
+		snprintf(want, sizeof want, "%llu", (unsigned long long)v[i]);
+		assert_int_equal(buf + sizeof buf - p, strlen(want));
+		assert_memory_equal(p, want, strlen(want));
+	}
+	uint64_t x = 88172645463325252ull; /* (xorshift) */
+	for (int i = 0; i < 100000; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		uint64_t u = x >> (i % 64);
+		char *p = fab_dec_u64(buf + sizeof buf, u);
+		snprintf(want, sizeof want, "%llu", (unsigned long long)u);
+		assert_int_equal(buf + sizeof buf - p, strlen(want));
+		assert_memory_equal(p, want, strlen(want));
+	}
+	for (uint32_t u = 0; u < 100000000; u += 97) {
+		fab_dec8(buf, u);
+		uint32_t w = u;
+		for (int k = 7; k >= 0; k--, w /= 10)
+			if (buf[k] != '0' + (int)(w % 10))
+				fail_msg("%u: %.8s", u, buf);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -97,6 +156,7 @@ int main(void)
 		cmocka_unit_test(test_units_bytes),
 		cmocka_unit_test(test_units_format_round_trip),
 		cmocka_unit_test(test_units_serialisation_time),
+		cmocka_unit_test(test_units_decimal),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
