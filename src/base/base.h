@@ -102,6 +102,10 @@ static inline fab_time_ps fab_pace_ps(uint32_t bytes, double bps)
 }
 
 void *fab_xcalloc(size_t n, size_t size); /* aborts on OOM: not user input */
+/* the same at an address that is a multiple of align (a power of two, at
+ * least a pointer's size: a cache line for an array of hot records); free()
+ * frees it */
+void *fab_xcalloc_aligned(size_t align, size_t n, size_t size);
 /* large blocks mmapped on their own, so they can take huge pages (the CLI
  * calls it first) */
 void fab_alloc_tune(void);

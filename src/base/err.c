@@ -148,6 +148,23 @@ void *fab_xcalloc(size_t n, size_t size)
 	return p;
 }
 
+void *fab_xcalloc_aligned(size_t align, size_t n, size_t size)
+{
+	if (size && n > SIZE_MAX / size)
+		abort();
+	size_t bytes = n * size;
+	if (!bytes)
+		bytes = 1;
+	void *p;
+	if (posix_memalign(&p, align, bytes)) {
+		fputs("fabscope: out of memory\n", stderr);
+		abort();
+	}
+	memset(p, 0, bytes);
+	alloc_hint(p, bytes);
+	return p;
+}
+
 void *fab_xrealloc(void *p, size_t n, size_t size)
 {
 	if (size && n > SIZE_MAX / size)

@@ -80,33 +80,39 @@ struct fq_in {
 	double rate, out, bytes;
 };
 
+/* (the fields that settle, refresh and a token's or a change's crossing
+ * read, in the first 64 bytes: one cache line a port, of arrays aligned
+ * to it; the rest in the next two) */
 struct fq_port {
 	double backlog;        /* payload bytes queued */
 	double c;              /* what it serves data at now (cap_set) */
-	double kmin, kmax;     /* ECN's thresholds, in proportion to its rate (ecn_set) */
-	double served;         /* payload bytes it has sent since its queue was last empty */
-	double ain, aout;      /* the rates coming in; of the bytes now leaving (bytes per ps) */
-	double ack;            /* ACKs that cross it, bytes per ps */
-	double ack_used;       /* as its capacity counts them (switch), its NIC's rates (NIC) */
-	double scale;          /* what leaves / what it left with: C / aout while backed up, else 1 */
+	double ain;            /* the rate coming in (bytes per ps) */
 	fab_time_ps t_backlog; /* backlog as of */
+	fab_time_ps in_due;    /* the last change of rate sent to it is due then (EV_FQ_IN) */
+	double scale_sent;     /* the scale its rates were last all passed on at */
+	uint32_t pn;           /* changes waiting in its queue (pend) */
+	uint32_t nchg;         /* transfers whose rates changed since (chg) */
 	bool touched;          /* in the list of ports to refresh at the end of the instant */
 	bool marking;          /* flow.queues dcqcn: its queue was past kmin when last refreshed */
-	double scale_sent;     /* the scale its rates were last all passed on at */
+	bool holding;          /* PFC, as an ingress: it holds its upstream paused */
+	double aout;           /* the rate of the bytes now leaving */
+	double served;         /* payload bytes it has sent since its queue was last empty */
+	double scale;          /* what leaves / what it left with: C / aout while backed up, else 1 */
+	double kmin, kmax;     /* ECN's thresholds, in proportion to its rate (ecn_set) */
+	double ack;            /* ACKs that cross it, bytes per ps */
+	double ack_used;       /* as its capacity counts them (switch), its NIC's rates (NIC) */
 	uint64_t *chg;         /* transfers whose rates changed since: id << 8 | hop */
-	uint32_t nchg, cap_chg;
+	uint32_t cap_chg;
+	uint32_t ph, pcap;
 	struct fq_pend *pend; /* ring buffer: pend[(ph + i) % pcap], i < pn */
-	uint32_t ph, pn, pcap;
-	/* PFC: as an egress, what comes in by ingress port; as an ingress,
-	 * whether it holds its upstream paused; as that upstream port, the
-	 * rate the pause leaves it (0: none) and since when */
+	/* PFC: as an egress, what comes in by ingress port; as the upstream
+	 * port of an ingress that holds it, the rate the pause leaves it (0:
+	 * none) and since when */
 	struct fq_in *in;
 	uint32_t nin, cap_in;
-	bool holding;
 	double pfc_share; /* dynamic thresholds: its XOFF's share of the free buffer */
 	double pfc_rate;
 	fab_time_ps paused_since; /* its pause's rate was set then */
-	fab_time_ps in_due;       /* the last change of rate sent to it is due then (EV_FQ_IN) */
 };
 
 /* what a token carries */
@@ -172,7 +178,7 @@ void fq_init(struct flsim *s)
 	fl->fifo = true;
 	fl->cc = s->c.fp.flow_queues == FAB_FLOW_QUEUES_DCQCN && s->c.fp.dcqcn.enabled;
 	fl->tol = fl->cc ? FQ_TOL_CC : FQ_TOL;
-	fl->fq = fab_xcalloc(s->c.topo->nports, sizeof *fl->fq);
+	fl->fq = fab_xcalloc_aligned(64, s->c.topo->nports, sizeof *fl->fq);
 	if (fl->series)
 		fl->fq_came = fab_xcalloc(s->c.topo->nports, sizeof *fl->fq_came);
 	for (uint32_t i = 0; i < s->c.topo->nports; i++) {

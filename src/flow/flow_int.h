@@ -20,28 +20,30 @@ struct fl_msg {
 };
 
 /* a queue pair as the flow engine sees it */
+/* (what a change of rate or a token crossing its path reads, in the first
+ * 64 bytes) */
 struct fl_qp {
 	uint32_t *path, *pos; /* egress ports; index in each port's list (one allocation, with fh) */
+	double *fh;           /* flow.queues fifo, per forward hop: rate in, rate of its bytes
+			       * now leaving, rate last sent on (3 x nfwd; in path's allocation) */
+	struct fl_cc *cc;     /* flow.queues dcqcn: its congestion control (NULL until it sends) */
+	double rem, rate;     /* payload bytes left of the head message; bytes per ps */
+	fab_time_ps t_last;   /* rem is as of then */
 	uint8_t npath, nfwd;  /* path[0 .. nfwd): data; path[nfwd .. npath): its ACKs */
 	bool routed, active;
+	uint32_t qh, qn, qcap; /* FIFO: q[qh .. qn) */
+	struct fl_msg *q;
 	fab_time_ps tail_ps; /* last byte leaves the source -> reaches the destination */
 	fab_time_ps ack_ps;  /* and its ACK back */
-	struct fl_msg *q;    /* FIFO: q[qh .. qn) */
-	uint32_t qh, qn, qcap;
-	double rem, rate;   /* payload bytes left of the head message; bytes per ps */
-	double next_rate;   /* the rate, kept across a change of message */
-	fab_time_ps t_last; /* rem is as of then */
-	uint64_t rr;        /* its place in its NIC's round robin (order of activation) */
-	uint32_t behind;    /* transfers its NIC serves after it */
-	uint32_t crowd;     /* the most transfers its NIC has had while it was active */
-	double nic_sum;     /* the rate of the transfers in its NIC's round robin */
-	uint32_t stamp;     /* component search */
-	uint32_t local;     /* index in the component */
-	double *fh;         /* flow.queues fifo, per forward hop: rate in, rate of its bytes
-				    * now leaving, rate last sent on (3 x nfwd; in path's allocation) */
-	struct fl_cc *cc;   /* flow.queues dcqcn: its congestion control (NULL until it sends) */
-	double sent;        /* payload bytes of its whole messages that have left its NIC (fl_books) */
-	double series_mark; /* fabric.series_interval, fair shares: its bytes sent as of the last sample */
+	double next_rate;    /* the rate, kept across a change of message */
+	uint64_t rr;         /* its place in its NIC's round robin (order of activation) */
+	uint32_t behind;     /* transfers its NIC serves after it */
+	uint32_t crowd;      /* the most transfers its NIC has had while it was active */
+	double nic_sum;      /* the rate of the transfers in its NIC's round robin */
+	uint32_t stamp;      /* component search */
+	uint32_t local;      /* index in the component */
+	double sent;         /* payload bytes of its whole messages that have left its NIC (fl_books) */
+	double series_mark;  /* fabric.series_interval, fair shares: its bytes sent as of the last sample */
 };
 
 /* flow.queues dcqcn: a queue pair's DCQCN reaction point, fed ECN marks
