@@ -19,8 +19,8 @@
 # where the reference pauses (none where it does not).  Then the flow
 # engine's fluid DCQCN (flow.queues: dcqcn) against the packet engine on
 # the same two runs (p50 and p95 within 15% in every bin on both).  Times
-# are the best of two or three runs (split, fluid): a shared machine's
-# speed moves.  Some minutes.
+# are the best of two runs (split) or of five (fluid, a second a run): a
+# shared machine's speed moves.  Some minutes.
 F=${1:-./build/fabscope}
 REF=${HPCC_REF:-$(dirname "$0")/../../../shared/reference/hpcc-ns3}
 if [ ! -f "$REF/fbhadoop30.fct.csv.gz" ]; then
@@ -202,8 +202,10 @@ fluid() {
 	gzip -dc "$REF/$name.flows.csv.gz" |
 		awk -F, 'NR == 1 { print "src,dst,bytes,start"; next } { printf "%s,%s,%s,%sns\n", $1, $2, $3, $4 }' \
 			>"$tmp/flows.csv"
-	# its CPU time: the least of three runs (the packet engine's: of two)
-	for k in 1 2 3; do
+	# its CPU time: the least of five runs (the packet engine's: of two;
+	# a single fluid run on a shared virtual machine took anything from
+	# 0.69 to 0.94 s within a minute)
+	for k in 1 2 3 4 5; do
 		/usr/bin/time -f "%U %S" "$F" sim "$tmp/hpcc.yaml" --engine flow --set flow.queues=dcqcn --out "$tmp/fl" \
 			>/dev/null 2>"$tmp/ftime" || {
 			cat "$tmp/ftime"
@@ -226,7 +228,7 @@ fluid() {
 		n++
 	} END {
 		printf "p50: mean |error| %.1f%%, largest %.1f%%; p95: mean %.1f%%, largest %.1f%% (aim: every bin within 15%%; asserted: %d%%)\n", s50 / n, m50, s95 / n, m95, lim
-		printf "CPU: fluid %.2f s (the least of 3 runs), packet %.1f s (of 2): %.0fx cheaper (aim 50x)\n", u + sy, pcpu, pcpu / (u + sy)
+		printf "CPU: fluid %.2f s (the least of 5 runs), packet %.1f s (of 2): %.0fx cheaper (aim 50x)\n", u + sy, pcpu, pcpu / (u + sy)
 		printf "slowest flow: fluid %.3f ms, packet %.3f ms (asserted within 1.5x)\n", fmax / 1e9, pmax / 1e9
 		if (!check) { print "fluid " name ": reported"; exit 0 }
 		ok = n == 20 && m50 <= 15 && m95 <= lim && fmax < 1.5 * pmax && fmax > pmax / 1.5
