@@ -80,7 +80,7 @@ run_bin() {
 		bad=$rc
 		[ "$bad" -gt "$run" ] && bad=$run
 		[ "$bad" -eq 0 ] && bad=1
-		echo "FAIL: $1"
+		echo "FAIL: $1 ($((run - bad)) of $run, $(($(date +%s) - t0)) s)"
 		echo "$((run - bad)) $bad" >"$work/$n.n"
 	else
 		echo "ok: $1 ($run, $(($(date +%s) - t0)) s)"
