@@ -114,6 +114,7 @@ struct fq_port {
 	double pfc_rate;
 	fab_time_ps paused_since; /* its pause's rate was set then */
 };
+_Static_assert(sizeof(struct fq_port) % 64 == 0, "each port starts a cache line");
 
 /* what a token carries */
 enum { TOK_DATA, TOK_NOTE };

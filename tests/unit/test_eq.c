@@ -139,6 +139,59 @@ static void test_eq_near_far_and_reserved(void **state)
 	fab_eq_free(&q);
 }
 
+/* Events at one instant from many parents (their keys in no order), many
+ * within a nanosecond, others spread over 10 ms; one pushed behind the last
+ * taken; a queue empty for a while that then gets events a second away:
+ * the order is (time, key) throughout. */
+static void test_eq_edges(void **state)
+{
+	(void)state;
+	struct fab_eq q;
+	fab_eq_init(&q);
+	struct fab_rng r;
+	fab_rng_init(&r, 5, 5);
+	enum { N = 3000 };
+	struct ref3 {
+		fab_time_ps t;
+		uint64_t seq;
+	} *ref = calloc(N, sizeof *ref);
+	/* 1,000 at the same picosecond and 1,000 within a nanosecond, keys in
+	 * no order; 1,000 spread over 10 ms (near and far) */
+	for (uint32_t i = 0; i < N; i++) {
+		ref[i].t = i < 1000 ? 5000
+			: i < 2000  ? 5000 + fab_rng_below(&r, 1000)
+				    : fab_rng_below(&r, 10000000000ull);
+		ref[i].seq = fab_rng_next(&r) >> 1;
+		fab_eq_push_seq(&q, ref[i].t, ref[i].seq, 0, NULL, i);
+	}
+	struct fab_ev ev;
+	__uint128_t last = 0;
+	bool taken[N] = {0};
+	for (uint32_t n = 0; n < N; n++) {
+		assert_true(fab_eq_pop(&q, &ev));
+		__uint128_t k = (__uint128_t)ev.t_ps << 64 | ev.seq;
+		assert_true(k >= last);
+		last = k;
+		assert_false(taken[ev.arg]);
+		taken[ev.arg] = true;
+		assert_int_equal(ev.t_ps, ref[ev.arg].t);
+		if (n == 100) { /* behind the last taken, and the earliest */
+			fab_eq_push_seq(&q, 1000, 1, 0, NULL, N);
+			assert_true(fab_eq_pop(&q, &ev));
+			assert_int_equal(ev.arg, N);
+		}
+	}
+	assert_false(fab_eq_pop(&q, &ev));
+	/* empty: then one event a second away, and one a bucket after it */
+	fab_eq_push_seq(&q, last >> 64 | 1000000000000ull, 7, 0, NULL, 1);
+	fab_eq_push_seq(&q, (last >> 64 | 1000000000000ull) + 1024, 8, 0, NULL, 2);
+	assert_true(fab_eq_pop(&q, &ev) && ev.arg == 1);
+	assert_true(fab_eq_pop(&q, &ev) && ev.arg == 2);
+	assert_false(fab_eq_pop(&q, &ev));
+	free(ref);
+	fab_eq_free(&q);
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -277,9 +330,13 @@ static void test_radix_sorts_match_qsort(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_eq_matches_sorted_reference), cmocka_unit_test(test_timers_match_brute_force),
-		cmocka_unit_test(test_eq_interleaved_push_pop),     cmocka_unit_test(test_eq_near_far_and_reserved),
-		cmocka_unit_test(test_rng_streams_independent),     cmocka_unit_test(test_radix_sorts_match_qsort),
+		cmocka_unit_test(test_eq_matches_sorted_reference),
+		cmocka_unit_test(test_timers_match_brute_force),
+		cmocka_unit_test(test_eq_interleaved_push_pop),
+		cmocka_unit_test(test_eq_near_far_and_reserved),
+		cmocka_unit_test(test_eq_edges),
+		cmocka_unit_test(test_rng_streams_independent),
+		cmocka_unit_test(test_radix_sorts_match_qsort),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

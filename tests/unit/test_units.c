@@ -38,17 +38,21 @@ static void test_units_times(void **state)
 	assert_int_equal(fab_parse_time("99999999999999s", &t, NULL, 0), FAB_EINVAL);
 	/* 19 digits and more: past what 64 bits hold of the mantissa, but
 	 * not of the value */
-	assert_int_equal(fab_parse_time("1234567890123456789ps", &t, NULL, 0), 0);
-	assert_int_equal(t, 1234567890123456789ULL);
-	assert_int_equal(fab_parse_time("12345678901234567890ps", &t, NULL, 0), 0);
-	assert_int_equal(t, 12345678901234567890ULL);
-	assert_int_equal(fab_parse_time("1.00000000000000000000000us", &t, NULL, 0), 0);
-	assert_int_equal(t, 1000000);
-	assert_int_equal(fab_parse_time("0.0000000000000000000000015s", &t, NULL, 0), 0);
-	assert_int_equal(t, 0);
+	static const struct {
+		const char *s;
+		fab_time_ps want;
+	} long_ones[] = {
+		{"1234567890123456789ps", 1234567890123456789ULL},
+		{"12345678901234567890ps", 12345678901234567890ULL},
+		{"1.00000000000000000000000us", 1000000},
+		{"0.0000000000000000000000015s", 0},
+		{" \t12 ns \r", 12000},
+	};
+	for (size_t i = 0; i < FAB_ARRAY_LEN(long_ones); i++) {
+		assert_int_equal(fab_parse_time(long_ones[i].s, &t, NULL, 0), 0);
+		assert_int_equal(t, long_ones[i].want);
+	}
 	assert_int_equal(fab_parse_time("18446744073709551616ps", &t, NULL, 0), FAB_EINVAL);
-	assert_int_equal(fab_parse_time(" \t12 ns \r", &t, NULL, 0), 0);
-	assert_int_equal(t, 12000);
 }
 
 static void test_units_bytes(void **state)
