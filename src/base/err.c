@@ -137,46 +137,46 @@ void fab_alloc_tune(void)
 }
 #endif
 
-void *fab_xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size ? size : 1);
-	if (!p) {
-		fputs("fabscope: out of memory\n", stderr);
-		abort();
-	}
-	alloc_hint(p, n * size);
-	return p;
-}
-
-void *fab_xcalloc_aligned(size_t align, size_t n, size_t size)
+/* n * size bytes, at least 1 (aborts past SIZE_MAX) */
+static size_t alloc_bytes(size_t n, size_t size)
 {
 	if (size && n > SIZE_MAX / size)
 		abort();
 	size_t bytes = n * size;
-	if (!bytes)
-		bytes = 1;
-	void *p;
-	if (posix_memalign(&p, align, bytes)) {
+	return bytes ? bytes : 1;
+}
+
+/* p, or the end of the program where the allocation failed */
+static void *alloc_ok(void *p, size_t bytes)
+{
+	if (!p) {
 		fputs("fabscope: out of memory\n", stderr);
 		abort();
 	}
-	memset(p, 0, bytes);
 	alloc_hint(p, bytes);
+	return p;
+}
+
+void *fab_xcalloc(size_t n, size_t size)
+{
+	return alloc_ok(calloc(n ? n : 1, size ? size : 1), n * size);
+}
+
+void *fab_xcalloc_aligned(size_t align, size_t n, size_t size)
+{
+	size_t bytes = alloc_bytes(n, size);
+	void *p;
+	if (posix_memalign(&p, align, bytes))
+		p = NULL;
+	alloc_ok(p, bytes);
+	memset(p, 0, bytes);
 	return p;
 }
 
 void *fab_xrealloc(void *p, size_t n, size_t size)
 {
-	if (size && n > SIZE_MAX / size)
-		abort();
-	size_t bytes = n * size;
-	void *q = realloc(p, bytes ? bytes : 1);
-	if (!q) {
-		fputs("fabscope: out of memory\n", stderr);
-		abort();
-	}
-	alloc_hint(q, bytes);
-	return q;
+	size_t bytes = alloc_bytes(n, size);
+	return alloc_ok(realloc(p, bytes), bytes);
 }
 
 char *fab_xstrdup(const char *s)

@@ -94,10 +94,12 @@ static int split_number(const char *s, __uint128_t *mant, unsigned *frac_digits,
 		if (is_digit(*p)) {
 			if (digits >= 30)
 				return -1;
+			if (digits == 19) /* (on in 128 bits) */
+				m = m64;
 			if (digits < 19)
 				m64 = m64 * 10 + (unsigned)(*p - '0');
 			else
-				m = (digits == 19 ? m64 : m) * 10 + (unsigned)(*p - '0');
+				m = m * 10 + (unsigned)(*p - '0');
 			digits++;
 			if (dot)
 				frac++;
