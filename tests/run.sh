@@ -97,7 +97,9 @@ run_suite() {
 	sp=$(echo "$line" | sed -n "s/^$1: \([0-9]*\) passed.*/\1/p")
 	sf=$(echo "$line" | sed -n 's/.* \([0-9]*\) failed.*/\1/p')
 	if [ -n "$sp" ] && [ -n "$sf" ]; then
-		echo "ok: $4 ($sp passed, $sf failed, $(($(date +%s) - t0)) s)"
+		st=ok
+		[ "$sf" -ne 0 ] && st=FAIL
+		echo "$st: $4 ($sp passed, $sf failed, $(($(date +%s) - t0)) s)"
 		echo "$sp $sf" >"$work/$n.n"
 	fi
 }

@@ -124,6 +124,23 @@ static void check_link_errors(json_t *doc, struct fab_diagnosis *d)
 	}
 }
 
+#define CELL(M, a, b) json_array_get(json_array_get(M, a), b)
+
+/* the median bandwidth of the measured pairs that leave endpoint i out, in
+ * v (room for n x n); with more than 64 endpoints one endpoint's pairs are
+ * under 3% of all, and the median of all (gmed) stands for it */
+static double others_median(json_t *bw, size_t n, size_t i, double *v, double gmed)
+{
+	if (n > 64)
+		return gmed;
+	size_t k = 0;
+	for (size_t a = 0; a < n; a++)
+		for (size_t b = 0; b < n; b++)
+			if (a != b && a != i && b != i && json_is_number(CELL(bw, a, b)))
+				v[k++] = json_number_value(CELL(bw, a, b));
+	return median(v, k);
+}
+
 static void check_matrix(json_t *doc, const struct fab_diag_params *pr, struct fab_diagnosis *d)
 {
 	json_t *m = json_object_get(doc, "matrix");
@@ -140,7 +157,6 @@ static void check_matrix(json_t *doc, const struct fab_diag_params *pr, struct f
 	double *row = fab_xcalloc(2 * n, sizeof *row), *lrow = fab_xcalloc(2 * n, sizeof *lrow);
 	size_t na = 0;
 	/* pairs not measured (a sampled baseline) are null and left out */
-#define CELL(M, a, b) json_array_get(json_array_get(M, a), b)
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < n; j++)
 			if (i != j && json_is_number(CELL(bw, i, j)))
@@ -178,9 +194,14 @@ static void check_matrix(json_t *doc, const struct fab_diag_params *pr, struct f
 	double lm = median(tmp, n), lmad = mad(lmed, n, lm);
 	for (size_t i = 0; i < n; i++) {
 		/* far below the spread, or below half the median whatever the spread:
-		 * with a handful of endpoints one uneven healthy one inflates the MAD */
-		bool slow = med[i] < (1 - pr->slow_fraction) * mmed &&
-			(mmed - med[i] > pr->mad_k * mmad || med[i] < mmed / 2);
+		 * with a handful of endpoints one uneven healthy one inflates the MAD,
+		 * and a slow one drags every other endpoint's median towards its own
+		 * (with 4 it is in a third of each one's pairs), so half the median of
+		 * the pairs without it counts too */
+		double rest = others_median(bw, n, i, all, gmed);
+		bool slow = (med[i] < (1 - pr->slow_fraction) * mmed &&
+			     (mmed - med[i] > pr->mad_k * mmad || med[i] < mmed / 2)) ||
+			med[i] < rest / 2;
 		bool flaky = bad[i] >= pr->bad_pair_share && bad[i] >= 4 * (bmed + 0.01);
 		bool laggy = lmed[i] > 1.5 * lm && lmed[i] - lm > pr->mad_k * lmad;
 		if (!slow && !flaky && !laggy)
@@ -192,7 +213,7 @@ static void check_matrix(json_t *doc, const struct fab_diag_params *pr, struct f
 			link_name(t, sizeof t, name, jstr(l, "switch"));
 		else /* a probe's matrix: the host is known, its switch port is not */
 			snprintf(t, sizeof t, "link of %s", name);
-		double score = FAB_MAX(1 - med[i] / mmed, bad[i]);
+		double score = FAB_MAX(1 - med[i] / FAB_MAX(mmed, rest), bad[i]);
 		struct fab_suspect *s = suspect(d, "link", t, 0.5 + score);
 		char g[96] = "";
 		json_t *gl = json_array_get(gpus, i), *gv;
@@ -211,6 +232,9 @@ static void check_matrix(json_t *doc, const struct fab_diag_params *pr, struct f
 			s,
 			"matrix: %s%s moves %.4g GB/s median to and from the others, the cluster's median %.4g GB/s (MAD %.3g)",
 			name, gl2, med[i], mmed, mmad);
+		if (med[i] < rest / 2)
+			evidence(s, "matrix: the pairs without %s run at %.4g GB/s median, over twice its own", name,
+				 rest);
 		if (flaky)
 			evidence(
 				s,

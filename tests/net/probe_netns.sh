@@ -100,11 +100,12 @@ pair latency --test latency -n 200 -w 20 && {
 # does diagnose from its result document.  Each direction's ACKs queue
 # behind the other direction's data in the same shaper, which costs up to
 # ~15 % (0.88 seen under ASan, 1.02 without: tbf's 64 KiB burst passes at
-# full speed), so the window is 0.8 .. 1.1.  A pair of two 1 Gbit/s hosts
-# must run at least 3x faster than rank 2's median: it is not held to rank
-# 2's rate (10x apart on the links; 0.044 GB/s, 4.0x, seen under ASan on
-# a 2-vCPU machine running the unit tests in the other lane, 0.06 to 0.09
-# GB/s without ASan).
+# full speed), so the window is 0.8 .. 1.1.  The fastest pair of two
+# 1 Gbit/s hosts must run at least 3x faster than rank 2's median: the
+# stages do not hold it to rank 2's rate (10x apart on the links).  The
+# 1 Gbit/s pairs are bound by CPU, not by tbf: 0.06 to 0.09 GB/s without
+# ASan; under ASan on a 2-vCPU machine running the unit tests in the other
+# lane one pair ran at 0.016 GB/s and the fastest at 0.066.
 C=fabscope-c-$$
 D=fabscope-d-$$
 E=fabscope-e-$$
@@ -146,9 +147,10 @@ if ip netns add "$C" && ip netns add "$D" && ip netns add "$E" && ip netns add "
 	else
 		# rank 2's median: 100 Mbit/s x 1448/1514 = 0.011955 GB/s
 		awk '/^slowest/ { s = 1; next } s == 1 { rank = $2; med = $3; s = 2 }
-			/^ +[0-9]+ +(-|[0-9]+\.[0-9]+) / && $1 == 0 { fast = $3 }
+			/^ +[0-9]+ +(-|[0-9]+\.[0-9]+) / && $1 != 2 {
+				for (j = 2; j <= NF; j++) if (j - 2 != 2 && j - 2 != $1 && $j > fast) fast = $j }
 			END { r = med / (0.1 * 1448 / 1514 / 8);
-			      printf "matrix: slowest rank %s at %.4g GB/s (ratio %.3f to the shaped rate), 0->1 %s GB/s\n", rank, med, r, fast;
+			      printf "matrix: slowest rank %s at %.4g GB/s (ratio %.3f to the shaped rate), fastest pair without it %s GB/s\n", rank, med, r, fast;
 			      exit !(rank == 2 && r > 0.8 && r < 1.1 && fast > 3 * med) }' "$tmp/out" &&
 			ok matrix-4hosts || { cat "$tmp/out"; bad matrix-4hosts; }
 		# diagnose reads the document and names rank 2's link first (a

@@ -301,6 +301,60 @@ static void test_diagnose_slow_host_among_few(void **state)
 	json_decref(doc);
 }
 
+/* a probe's matrix between namespaces under load (2 cores, ASan, unit
+ * tests beside it): host 2's link at 100 Mbit/s, the others at 1 Gbit/s but
+ * starved of CPU, so hosts 0 and 1 move under twice host 2's median and
+ * the median over hosts sits close to it; the pairs without host 2 run
+ * three times as fast */
+static const double bw_ci[4][4] = {
+	{0, 0.016, 0.009, 0.044},
+	{0.018, 0, 0.010, 0.026},
+	{0.009, 0.010, 0, 0.007},
+	{0.066, 0.030, 0.010, 0},
+};
+
+static double bw_loaded(size_t i, size_t j)
+{
+	return bw_ci[i][j];
+}
+
+/* the same hosts, host 2's link at 1 Gbit/s too, as unevenly starved */
+static const double bw_ci_even[4][4] = {
+	{0, 0.016, 0.024, 0.044},
+	{0.018, 0, 0.030, 0.026},
+	{0.022, 0.027, 0, 0.019},
+	{0.066, 0.030, 0.025, 0},
+};
+
+static double bw_loaded_even(size_t i, size_t j)
+{
+	return bw_ci_even[i][j];
+}
+
+static void test_diagnose_slow_host_loaded(void **state)
+{
+	(void)state;
+	struct fab_diag_params p;
+	fab_diag_defaults(&p);
+	struct fab_err err = {0};
+	struct fab_diagnosis d;
+	json_t *doc = probe_matrix_doc(4, bw_loaded, NULL, 0);
+	assert_int_equal(fab_diagnose(&doc, 1, NULL, &p, &d, &err), 0);
+	assert_int_equal(d.n, 1);
+	assert_string_equal(d.s[0].target, "link of rank2@10.0.0.3");
+	bool rest = false;
+	for (int k = 0; k < d.s[0].nevidence; k++)
+		rest |= strstr(d.s[0].evidence[k], "the pairs without rank2@10.0.0.3 run at 0.028 GB/s") != NULL;
+	assert_true(rest);
+	fab_diagnosis_free(&d);
+	json_decref(doc);
+	doc = probe_matrix_doc(4, bw_loaded_even, NULL, 0);
+	assert_int_equal(fab_diagnose(&doc, 1, NULL, &p, &d, &err), 0);
+	assert_int_equal(d.n, 0);
+	fab_diagnosis_free(&d);
+	json_decref(doc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -311,6 +365,7 @@ int main(void)
 		cmocka_unit_test(test_diagnose_randomized_fault_suite),
 		cmocka_unit_test(test_diagnose_failed_pairs),
 		cmocka_unit_test(test_diagnose_slow_host_among_few),
+		cmocka_unit_test(test_diagnose_slow_host_loaded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
