@@ -58,6 +58,20 @@ if run example-file 0 "$F" sim examples/default/scenario.yaml --format json; the
 	grep -v '"scenario":' "$tmp/j2" >"$tmp/b"
 	cmp -s "$tmp/a" "$tmp/b" && ok example-file-equals-built-in || bad example-file-equals-built-in
 fi
+# the training-step models: tokens per second times the step is the step's
+# tokens, and the MFU stays under that of the compute alone
+for m in gpt3 llama; do
+	run "training-step-$m" 0 "$F" sim "examples/training-step/$m.yaml" && {
+		awk -v m="$m" '$1 == m && $4 == "x" { step = $9 / 1e3 }
+			$1 == m ":" { for (i = 1; i <= NF; i++) {
+				if ($i == "tokens/s,") tps = $(i - 1)
+				if ($i == "tokens),") tok = substr($(i - 1), 2)
+				if ($i == "MFU") mfu = $(i + 1) + 0
+				if ($i == "alone") alone = $(i + 1) + 0 } }
+			END { exit !(tok > 0 && step > 0 && (tps * step / tok - 1) ^ 2 < 1e-6 && mfu > 0 && mfu < alone) }' \
+			"$tmp/out" && ok "training-step-$m" || bad "training-step-$m: $(tail -2 "$tmp/out")"
+	}
+done
 
 # --out: two runs at once into one directory publish a whole document;
 # a symbolic link planted at a result's name is replaced, its target left
