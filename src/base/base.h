@@ -67,9 +67,15 @@ int fab_err_set(struct fab_err *err, int code, const char *fmt, ...) __attribute
 /* Map an error value to the CLI exit code. */
 int fab_err_exit_code(int code);
 
-/* Memory this machine can still give (MemAvailable, else free RAM),
- * bytes; 0 when unknown. */
+/* Memory this process can still take, bytes: the machine's MemAvailable
+ * (else free RAM), or less where a memory cgroup (v2, or v1's memory
+ * controller) or one above it holds it to less; 0 when unknown. */
 uint64_t fab_mem_available(void);
+/* The least headroom (limit less use, inactive page cache counted free)
+ * of the memory cgroups that proc_cgroup (a /proc/PID/cgroup file) names,
+ * and their ancestors, under v2root (cgroup v2) and v1root (v1's memory
+ * controller); UINT64_MAX where none sets a limit. */
+uint64_t fab_mem_cgroup_headroom(const char *proc_cgroup, const char *v2root, const char *v1root);
 
 /* Units as people write them.  Each returns 0 or FAB_EINVAL and writes a
  * reason ("expected a rate such as 400Gbps") into why (size why_len). */

@@ -186,24 +186,3 @@ char *fab_xstrdup(const char *s)
 	memcpy(p, s, n);
 	return p;
 }
-
-uint64_t fab_mem_available(void)
-{
-	FILE *f = fopen("/proc/meminfo", "r");
-	char line[256];
-	unsigned long long kb;
-	uint64_t v = 0;
-	while (f && fgets(line, sizeof line, f))
-		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) {
-			v = (uint64_t)kb * 1024;
-			break;
-		}
-	if (f)
-		fclose(f);
-	if (!v) {
-		long pages = sysconf(_SC_AVPHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-		if (pages > 0 && psz > 0)
-			v = (uint64_t)pages * (uint64_t)psz;
-	}
-	return v;
-}

@@ -7,8 +7,10 @@
 F=${1:-./build/fabscope}
 tmp=$(mktemp -d)
 pids=""
+cg=""
 cleanup() {
 	for p in $pids; do kill -9 "$p" 2>/dev/null; done
+	[ -n "$cg" ] && rmdir "$cg" 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -233,11 +235,40 @@ else
 fi
 
 # sizes that do not fit in memory are capped (as nccl-tests does), not an
-# abort: the last row is the cap, every row checked
-run coll-capped 0 "$F" probe --local 2 -b 64G -e 64G -n 1 -w 0 && {
-	has "$tmp/err" "-e 64GiB does not fit in memory here" && has "$tmp/err" "sizes capped at" &&
-		awk '/^ /{ n++; if ($9 != 0) bad = 1 } END { exit bad || n != 1 }' "$tmp/out" && ok coll-capped ||
-		bad "coll-capped: $(cat "$tmp/err" "$tmp/out")"; }
+# abort: the last row is the cap, every row checked.  Where this test can
+# make a memory cgroup (root; v2 with the memory controller handed down, or
+# v1's), the ranks run in one limited to 2 GiB, as a Slurm job's --mem
+# does: each of the 2 ranks takes at most a quarter of it (half, split
+# between them), and an all-reduce holds 4x its size, so the cap is at most
+# 128 MiB.  Elsewhere the machine's memory caps it (1 GiB on 24 GiB).
+mkcg() {
+	if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+		d=/sys/fs/cgroup$(sed -n 's/^0:://p' /proc/self/cgroup)
+		grep -qw memory "$d/cgroup.subtree_control" 2>/dev/null || return 1
+		mkdir "$d/fabscope-test-$$" 2>/dev/null && cg=$d/fabscope-test-$$ &&
+			echo $((2 << 30)) >"$cg/memory.max" 2>/dev/null
+	elif [ -d /sys/fs/cgroup/memory ]; then
+		d=/sys/fs/cgroup/memory$(sed -n 's/^[0-9]*:\([^:]*,\)\{0,1\}memory\(,[^:]*\)\{0,1\}://p' /proc/self/cgroup)
+		mkdir "$d/fabscope-test-$$" 2>/dev/null && cg=$d/fabscope-test-$$ &&
+			echo $((2 << 30)) >"$cg/memory.limit_in_bytes" 2>/dev/null
+	else
+		return 1
+	fi
+}
+if [ "$(id -u)" = 0 ] && mkcg; then
+	run coll-capped-cgroup 0 sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$cg" \
+		"$F" probe --local 2 -b 64G -e 64G -n 1 -w 0 && {
+		has "$tmp/err" "-e 64GiB does not fit in memory here" &&
+			grep -q 'here (\([01]\.[0-9]\|2\.0\) GiB available to 2 ranks' "$tmp/err" &&
+			awk '/^ /{ n++; if ($9 != 0 || $1 > 134217728 || $1 < 1048576) bad = 1 } END { exit bad || n != 1 }' \
+				"$tmp/out" && ok coll-capped-cgroup || bad "coll-capped-cgroup: $(cat "$tmp/err" "$tmp/out")"; }
+	rmdir "$cg" 2>/dev/null && cg=""
+else
+	run coll-capped 0 "$F" probe --local 2 -b 64G -e 64G -n 1 -w 0 && {
+		has "$tmp/err" "-e 64GiB does not fit in memory here" && has "$tmp/err" "sizes capped at" &&
+			awk '/^ /{ n++; if ($9 != 0) bad = 1 } END { exit bad || n != 1 }' "$tmp/out" && ok coll-capped ||
+			bad "coll-capped: $(cat "$tmp/err" "$tmp/out")"; }
+fi
 
 # a sweep whose factor steps over -e is not capped (its last size fits)
 run coll-not-capped 0 "$F" probe --local 2 -b 1K -e 16M -f 16 -n 1 -w 0 -c 0 && {

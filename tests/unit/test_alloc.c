@@ -1,7 +1,12 @@
 /* The allocation wrappers (src/base/err.c): what they hand out is zeroed
  * and keeps its bytes when it grows, and after fab_alloc_tune the kernel
  * is asked for huge pages on large blocks and on the heap's growth, before
- * they are touched (read back from /proc/self/smaps: the VmFlags "hg"). */
+ * they are touched (read back from /proc/self/smaps: the VmFlags "hg").
+ * The memory a process may take (src/base/mem.c): a memory cgroup's limit
+ * on made-up cgroup trees, v1 and v2. */
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "testutil.h"
 
 #include "../../src/base/base.h"
@@ -110,12 +115,88 @@ static void test_alloc_heap_growth_marked(void **state)
 	free(v);
 }
 
+static char tree[64];
+
+/* writes text into tree/rel, making the folders on the way */
+static void put(const char *rel, const char *text)
+{
+	char path[256];
+	snprintf(path, sizeof path, "%s/%s", tree, rel);
+	for (char *p = path + strlen(tree) + 1; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		mkdir(path, 0700);
+		*p = '/';
+	}
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static uint64_t headroom(void)
+{
+	char pc[96], v2[96], v1[96];
+	snprintf(pc, sizeof pc, "%s/cgroup", tree);
+	snprintf(v2, sizeof v2, "%s/v2", tree);
+	snprintf(v1, sizeof v1, "%s/v1", tree);
+	return fab_mem_cgroup_headroom(pc, v2, v1);
+}
+
+static void test_mem_cgroup_limits(void **state)
+{
+	(void)state;
+	snprintf(tree, sizeof tree, "/tmp/fabscope-mem-XXXXXX");
+	assert_non_null(mkdtemp(tree));
+	/* v2: a job's 1 GiB holds its step (no limit of its own); 100 MiB used
+	 * of which 50 MiB inactive page cache: 974 MiB left */
+	put("cgroup", "0::/job/step\n");
+	put("v2/job/memory.max", "1073741824\n");
+	put("v2/job/memory.current", "104857600\n");
+	put("v2/job/memory.stat", "anon 52428800\nfile 52428800\ninactive_file 52428800\n");
+	put("v2/job/step/memory.max", "max\n");
+	put("v2/job/step/memory.current", "104857600\n");
+	assert_int_equal(headroom(), 974 * MIB);
+	/* the step's own limit, lower, wins */
+	put("v2/job/step/memory.max", "268435456\n");
+	assert_int_equal(headroom(), 256 * MIB - 100 * MIB);
+	/* no file names a limit: none */
+	put("cgroup", "0::/other\n");
+	assert_int_equal(headroom(), UINT64_MAX);
+	/* v1: the memory controller among others, its "no limit" at the leaf
+	 * and 512 MiB one level up, used past it by page cache: 600 MiB used,
+	 * 200 MiB of it inactive files, 112 MiB left; the v2 line names the
+	 * root, which sets none; a controller merely starting with "memory"
+	 * is not it */
+	put("cgroup", "12:cpu,cpuacct:/x\n7:memoryx:/a\n4:blkio,memory:/a/b\n0::/\n");
+	put("v1/a/b/memory.limit_in_bytes", "9223372036854771712\n");
+	put("v1/a/memory.limit_in_bytes", "536870912\n");
+	put("v1/a/memory.usage_in_bytes", "629145600\n");
+	put("v1/a/memory.stat", "cache 1\ninactive_file 1\ntotal_inactive_file 209715200\n");
+	assert_int_equal(headroom(), 112 * MIB);
+	/* used up: nothing left */
+	put("v1/a/memory.stat", "total_inactive_file 0\n");
+	assert_int_equal(headroom(), 0);
+	/* lines that are not hierarchy:controllers:/path, and no file at all */
+	put("cgroup", "garbage\n4:memory\n4:memory:relative\n");
+	assert_int_equal(headroom(), UINT64_MAX);
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tree);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(headroom(), UINT64_MAX);
+	/* this process: something, and no more than the machine has */
+	uint64_t avail = fab_mem_available();
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	assert_true(avail > 0);
+	assert_true(avail <= (uint64_t)pages * (uint64_t)psz);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_alloc_zeroed_and_kept),
 		cmocka_unit_test(test_alloc_large_blocks_marked),
 		cmocka_unit_test(test_alloc_heap_growth_marked),
+		cmocka_unit_test(test_mem_cgroup_limits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
