@@ -100,7 +100,8 @@ pair latency --test latency -n 200 -w 20 && {
 # does diagnose from its result document.  Each direction's ACKs queue
 # behind the other direction's data in the same shaper, which costs up to
 # ~15 % (0.88 seen under ASan, 1.02 without: tbf's 64 KiB burst passes at
-# full speed), so the window is 0.8 .. 1.1.  The fastest pair of two
+# full speed), and a 2-vCPU machine running ASan's unit tests beside it
+# starves the ranks of CPU (0.826 seen), so the window is 0.75 .. 1.1.  The fastest pair of two
 # 1 Gbit/s hosts must run at least 3x faster than rank 2's median: the
 # stages do not hold it to rank 2's rate (10x apart on the links).  The
 # 1 Gbit/s pairs are bound by CPU, not by tbf: 0.06 to 0.09 GB/s without
@@ -151,7 +152,7 @@ if ip netns add "$C" && ip netns add "$D" && ip netns add "$E" && ip netns add "
 				for (j = 2; j <= NF; j++) if (j - 2 != 2 && j - 2 != $1 && $j > fast) fast = $j }
 			END { r = med / (0.1 * 1448 / 1514 / 8);
 			      printf "matrix: slowest rank %s at %.4g GB/s (ratio %.3f to the shaped rate), fastest pair without it %s GB/s\n", rank, med, r, fast;
-			      exit !(rank == 2 && r > 0.8 && r < 1.1 && fast > 3 * med) }' "$tmp/out" &&
+			      exit !(rank == 2 && r > 0.75 && r < 1.1 && fast > 3 * med) }' "$tmp/out" &&
 			ok matrix-4hosts || { cat "$tmp/out"; bad matrix-4hosts; }
 		# diagnose reads the document and names rank 2's link first (a
 		# pair that stalls elsewhere, a TCP retransmission timeout, is
