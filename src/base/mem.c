@@ -71,12 +71,7 @@ static uint64_t walk(const char *root, const char *path, bool v2)
 		char *slash = strrchr(dir + rl, '/');
 		if (!slash)
 			break;
-		*slash = '\0';
-		if (slash == dir + rl) { /* the root itself, last */
-			h = headroom(root, v2);
-			least = h < least ? h : least;
-			break;
-		}
+		*slash = '\0'; /* the parent; the root itself last */
 	}
 	return least;
 }

@@ -16,7 +16,17 @@
 
 #include <cmocka.h>
 
+#include "../../src/analysis/diagnose.h"
 #include "../../src/run.h"
+
+/* whether one of the suspect's evidence lines says text */
+static inline bool suspect_says(const struct fab_suspect *s, const char *text)
+{
+	for (int k = 0; k < s->nevidence; k++)
+		if (strstr(s->evidence[k], text))
+			return true;
+	return false;
+}
 
 /* RoCEv2 framing from the specification, not from the code: Ethernet 14 +
  * IPv4 20 + UDP 8 + BTH 12 + ICRC 4 + FCS 4 beyond the payload, and the
