@@ -118,6 +118,8 @@ static int pkt_run(struct fab_sim *sim, fab_time_ps end_ps)
 		stop = s->c.now_ps, s->idle_ps = s->c.now_ps;
 	for (;;) {
 		fab_time_ps t = fab_eq_peek_time(&s->c.eq);
+		if (t >= stop || (end_ps && t > end_ps)) /* the end: the held events before it run first */
+			t = sim_port_held_settle(s, stop, end_ps, t);
 		if (t >= stop)
 			break;
 		if (end_ps && t > end_ps) {
@@ -228,6 +230,7 @@ static void pkt_free(struct fab_sim *sim)
 		free(s->slabs);
 		s->slabs = next;
 	}
+	free(s->held);
 	free(s->ports);
 	for (uint32_t i = 0; s->switches && i < s->c.topo->nswitches; i++)
 		free(s->switches[i].flowlets);

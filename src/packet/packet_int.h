@@ -30,10 +30,12 @@ struct pkt {
 	uint16_t payload;     /* payload bytes (DATA) */
 	uint8_t kind;         /* enum pkt_kind */
 	uint8_t prio;
-	uint8_t ecn;           /* enum ecn_bits */
-	uint8_t pfc_mask;      /* PKT_PFC: priorities it carries */
-	fab_time_ps arrive_ps; /* on a wire: when it reaches the peer */
-	uint64_t key;          /* on a wire: its arrival event's key (taken when it was sent) */
+	uint8_t ecn;      /* enum ecn_bits */
+	uint8_t pfc_mask; /* PKT_PFC: priorities it carries */
+	/* sent: when it reaches the peer, and its arrival event's key (taken
+	 * when it was sent); on a wire behind another, the next frame's */
+	fab_time_ps arrive_ps;
+	uint64_t key;
 } __attribute__((aligned(64)));
 _Static_assert(sizeof(struct pkt) == 64, "a frame is one cache line");
 
@@ -78,6 +80,10 @@ struct sim_port {
 	bool busy;            /* serialising a frame */
 	uint8_t paused_mask;  /* priorities the link-level flow control holds */
 	uint8_t dropped_mask; /* priorities it turned lossy (a watchdog): their packets are dropped here */
+	bool tx_held;         /* its EV_TX_DONE is held out of the event queue (port.c) */
+	uint32_t held_at;     /* then: its place in the engine's list */
+	fab_time_ps done_ps;  /* and the event's time and key */
+	uint64_t done_key;
 	struct pkt *head[FAB_NPRIO], *tail[FAB_NPRIO];
 	uint64_t qbytes[FAB_NPRIO]; /* egress queue, frame bytes */
 	uint64_t qbytes_total;
@@ -192,6 +198,10 @@ struct psim {
 	fab_time_ps grid_ps;            /* a run ends at a multiple of this after it fell idle */
 	fab_time_ps idle_ps;            /* when the last flow finished (FAB_TIME_NEVER: not yet) */
 	struct pkt_part *part;          /* a parallel run: this partition (parallel.c); NULL when alone */
+	struct sim_port **held;         /* the ports whose EV_TX_DONE is held (port.c) */
+	uint32_t nheld, held_cap;
+	uint64_t holds_total; /* EV_TX_DONEs held so far */
+	bool hold_off;        /* queue every EV_TX_DONE (tests compare the two) */
 };
 
 /* the switch a switch port belongs to */
@@ -232,6 +242,16 @@ void sim_port_kick(struct psim *s, struct sim_port *port);
 void sim_port_queue_area(struct psim *s, struct sim_port *port);
 void sim_port_arrive(struct psim *s, struct sim_port *from);
 void sim_port_tx_done(struct psim *s, struct sim_port *port);
+/* the run (or a parallel run's window) stops: the held EV_TX_DONEs due
+ * before `stop` and not after end_ps (0: none) count as run, the clock on
+ * the last of them; returns the earliest of `t` and those left */
+fab_time_ps sim_port_held_settle(struct psim *s, fab_time_ps stop, fab_time_ps end_ps, fab_time_ps t);
+
+/* port serialises a frame: its EV_TX_DONE is due (or, held, not yet run) */
+static inline bool sim_port_busy(const struct psim *s, const struct sim_port *port)
+{
+	return port->busy && !(port->tx_held && fab_eq_passed(&s->c.eq, port->done_ps, port->done_key));
+}
 
 /* switch.c */
 void switch_receive(struct psim *s, struct sim_port *in, struct pkt *p);

@@ -346,7 +346,9 @@ static void *part_loop(void *arg)
 		}
 		struct part_report *r = &me->report[me->parity];
 		r->settled = settled(s);
-		r->next_ps = FAB_MIN(fab_eq_peek_time(&s->c.eq), me->handed_min);
+		/* the held EV_TX_DONEs of the window count as run (port.c) */
+		fab_time_ps t = sim_port_held_settle(s, end, par->end_ps, fab_eq_peek_time(&s->c.eq));
+		r->next_ps = FAB_MIN(t, me->handed_min);
 		r->idle_ps = idle;
 		r->now_ps = s->c.now_ps;
 		uint64_t all = 0;
@@ -561,7 +563,7 @@ static void gather_free(struct gathered *g)
 }
 
 /* the counters a partition adds to the whole's, and a rank to rank 0's */
-#define SUM_WORDS 18
+#define SUM_WORDS 19
 static void sum_words(struct psim *s, uint64_t *v[SUM_WORDS])
 {
 	struct fab_sim_totals *t = &s->c.tot;
@@ -569,7 +571,7 @@ static void sum_words(struct psim *s, uint64_t *v[SUM_WORDS])
 				  &t->retx_pkts,     &t->timeouts,       &t->qp_errors,       &t->cnps,
 				  &t->drops,         &t->wire_losses,    &t->failovers,       &t->reordered,
 				  &t->flows_done,    &s->c.flows_failed, &s->c.eq.popped,     &s->live_data_payload,
-				  &s->host_pkts,     &s->host_bytes};
+				  &s->host_pkts,     &s->host_bytes,     &s->holds_total};
 	memcpy(v, w, sizeof w);
 }
 
@@ -682,6 +684,9 @@ int pkt_run_parallel(struct psim *s, fab_time_ps end_ps)
 		me->s.free_pkts = NULL;
 		me->s.slabs = NULL;
 		me->s.live_data_payload = 0;
+		me->s.held = NULL;
+		me->s.nheld = me->s.held_cap = 0;
+		me->s.holds_total = 0;
 		me->s.host_pkts = me->s.host_bytes = 0;
 		memset(&me->s.c.tot, 0, sizeof me->s.c.tot);
 		me->s.c.flows_failed = 0;
@@ -747,6 +752,9 @@ int pkt_run_parallel(struct psim *s, fab_time_ps end_ps)
 			me->s.slabs = next;
 		}
 		fab_eq_free(&me->s.c.eq);
+		for (uint32_t i = 0; i < me->s.nheld; i++) /* due after the end, as the queue's left */
+			me->s.held[i]->tx_held = false;
+		free(me->s.held);
 		for (int k = 0; k < 2; k++) {
 			for (uint32_t d = 0; d < n; d++)
 				free(me->out[k][d].v);

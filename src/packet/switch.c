@@ -123,10 +123,10 @@ void switch_receive(struct psim *s, struct sim_port *in, struct pkt *p)
 			eid = fl->port;
 		} else {
 			/* adaptive routing: the least queued port, the hash's first on a tie */
-			uint64_t best = s->ports[eid].qbytes_total + s->ports[eid].busy;
+			uint64_t best = s->ports[eid].qbytes_total + sim_port_busy(s, &s->ports[eid]);
 			for (uint32_t k = 1; k < cnt; k++) {
 				uint32_t cand = hops[(first + k) % cnt];
-				uint64_t q = s->ports[cand].qbytes_total + s->ports[cand].busy;
+				uint64_t q = s->ports[cand].qbytes_total + sim_port_busy(s, &s->ports[cand]);
 				if (q < best && !s->ports[cand].down) {
 					best = q;
 					eid = cand;

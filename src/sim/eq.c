@@ -32,6 +32,7 @@ void fab_eq_init(struct fab_eq *q)
 	q->base = fab_mix64(0x6a09e667f3bcc909ull) & 0xfffffff000ull; /* before any event: the root */
 	q->popped = 0;
 	q->last_ps = 0;
+	q->last_seq = 0;
 }
 
 void fab_eq_free(struct fab_eq *q)
@@ -100,6 +101,23 @@ void fab_eq_push_seq(struct fab_eq *q, fab_time_ps t_ps, uint64_t seq, uint32_t 
 	heap_push(t_ps - q->last_ps > FAR_PS && t_ps > q->last_ps ? &q->far : &q->near, &ev);
 }
 
+/* the event at (t_ps, seq) is the last one taken: its children's keys are
+ * its ancestry mixed (not its time nor its delay: a run shifted in time
+ * runs alike), room for 4,096 in order */
+static void took(struct fab_eq *q, fab_time_ps t_ps, uint64_t seq)
+{
+	q->base = fab_mix64(seq & 0xffffffffffull) & 0xfffffff000ull;
+	q->last_ps = t_ps;
+	q->last_seq = seq;
+}
+
+void fab_eq_ran(struct fab_eq *q, fab_time_ps t_ps, uint64_t seq)
+{
+	q->popped++;
+	if (t_ps > q->last_ps || (t_ps == q->last_ps && seq > q->last_seq))
+		took(q, t_ps, seq);
+}
+
 bool fab_eq_pop(struct fab_eq *q, struct fab_ev *out)
 {
 	struct fab_heap *h = &q->near;
@@ -110,10 +128,7 @@ bool fab_eq_pop(struct fab_eq *q, struct fab_ev *out)
 		h = &q->far;
 	}
 	heap_pop(h, out);
-	/* its children's keys: its ancestry mixed (not its time nor its delay:
-	 * a run shifted in time runs alike), room for 4,096 in order */
-	q->base = fab_mix64(out->seq & 0xffffffffffull) & 0xfffffff000ull;
 	q->popped++;
-	q->last_ps = out->t_ps;
+	took(q, out->t_ps, out->seq);
 	return true;
 }

@@ -37,6 +37,7 @@ struct fab_eq {
 	uint64_t base;             /* the running event's children: keys from base, base + 1, ... (fab_eq_key) */
 	uint64_t popped;           /* events processed so far */
 	fab_time_ps last_ps;       /* the last event's time */
+	uint64_t last_seq;         /* and its key */
 };
 
 void fab_eq_init(struct fab_eq *q);
@@ -79,6 +80,18 @@ static inline uint64_t fab_eq_key(struct fab_eq *q, fab_time_ps t_ps)
 	}
 	return ((0xffffffull - code) << 40) | (q->base++ & 0xffffffffffull);
 }
+
+/* Whether an event due at (t_ps, seq) comes before the last one taken:
+ * one held outside the queue (see port.c) that would have run by now. */
+static inline bool fab_eq_passed(const struct fab_eq *q, fab_time_ps t_ps, uint64_t seq)
+{
+	return t_ps < q->last_ps || (t_ps == q->last_ps && seq < q->last_seq);
+}
+
+/* An event at (t_ps, seq) that was never queued counts as run: one held
+ * outside the queue that had nothing to do.  The last event taken is the
+ * later of the two, as if it had been queued. */
+void fab_eq_ran(struct fab_eq *q, fab_time_ps t_ps, uint64_t seq);
 
 /* Removes the earliest event into *out; false when the queue is empty. */
 bool fab_eq_pop(struct fab_eq *q, struct fab_ev *out);
