@@ -80,6 +80,7 @@ struct sim_port {
 	bool busy;            /* serialising a frame */
 	uint8_t paused_mask;  /* priorities the link-level flow control holds */
 	uint8_t dropped_mask; /* priorities it turned lossy (a watchdog): their packets are dropped here */
+	bool tx_new;          /* the kick under way sent a frame (port.c) */
 	bool tx_held;         /* its EV_TX_DONE is held out of the event queue (port.c) */
 	uint32_t held_at;     /* then: its place in the engine's list */
 	fab_time_ps done_ps;  /* and the event's time and key */

@@ -24,25 +24,42 @@ void sim_port_queue_area(struct psim *s, struct sim_port *port)
 	port->q_changed_ps = s->c.now_ps;
 }
 
-/* A switch port that sends its last queued frame holds the end of that
- * frame's serialisation out of the event queue: nearly always the event
- * would find nothing to send (a third of a run's events, at light load),
- * and anything that gives the port something to send kicks it first
- * (enqueue, a PFC or credit frame to send).  The kick then queues the
- * event with the time and key it was given, or, when it would have run
- * already, counts it as run and finds the port idle.  So every other
- * event runs as before, in the same order. */
-static void held_add(struct psim *s, struct sim_port *port, fab_time_ps t, uint64_t key)
+/* A port that sends the last frame it has (nothing queued, no PFC or
+ * credit frame to send, at a NIC no queue pair ready) holds the end of
+ * that frame's serialisation out of the event queue: the event would find
+ * nothing to send (a third of a run's events, at light load), and
+ * anything that gives the port something to send kicks it first (a frame
+ * queued, a PFC or credit frame, a queue pair made ready, a pause lifted).
+ * The kick then queues the event with the time and key it was given, or,
+ * when it would have run already, counts it as run and finds the port
+ * idle.  So every other event runs as before, in the same order. */
+static bool nothing_to_send(const struct psim *s, const struct sim_port *port)
 {
-	FAB_ASSERT(!port->tx_held);
+	if (port->qbytes_total || port->pfc.pending || port->cr.pending || s->hold_off)
+		return false;
+	if (port->is_switch)
+		return true;
+	const struct sim_nic *nic = &s->nics[s->c.topo->nodes[port->node].nic];
+	for (unsigned prio = 0; prio < FAB_NPRIO; prio++)
+		if (nic->ready_head[prio])
+			return false;
+	return true;
+}
+
+/* the kick sent a frame: its EV_TX_DONE queued or held */
+static void tx_done_place(struct psim *s, struct sim_port *port)
+{
+	port->tx_new = false;
+	if (!nothing_to_send(s, port)) {
+		fab_eq_push_seq(&s->c.eq, port->done_ps, port->done_key, EV_TX_DONE, port, 0);
+		return;
+	}
 	if (s->nheld == s->held_cap) {
 		s->held_cap = s->held_cap ? 2 * s->held_cap : 256;
 		s->held = fab_xrealloc(s->held, s->held_cap, sizeof *s->held);
 	}
 	port->tx_held = true;
 	port->held_at = s->nheld;
-	port->done_ps = t;
-	port->done_key = key;
 	s->held[s->nheld++] = port;
 	s->holds_total++;
 }
@@ -91,12 +108,11 @@ void sim_port_transmit(struct psim *s, struct sim_port *port, struct pkt *p)
 		port->st.tx_data_pkts++;
 	if (s->llfc->sent && p->kind != PKT_PFC && (s->lossless >> p->prio & 1))
 		s->llfc->sent(s, port, p);
-	fab_time_ps done = s->c.now_ps + ser;
-	uint64_t done_key = fab_eq_key(&s->c.eq, done);
-	if (port->is_switch && !port->qbytes_total && !port->pfc.pending && !port->cr.pending && !s->hold_off)
-		held_add(s, port, done, done_key);
-	else
-		fab_eq_push_seq(&s->c.eq, done, done_key, EV_TX_DONE, port, 0);
+	/* its EV_TX_DONE: queued or held when the kick that sent it is over */
+	FAB_ASSERT(!port->tx_held && !port->tx_new);
+	port->tx_new = true;
+	port->done_ps = s->c.now_ps + ser;
+	port->done_key = fab_eq_key(&s->c.eq, port->done_ps);
 	p->arrive_ps = s->c.now_ps + ser + port->delay_ps;
 	p->key = fab_eq_key(&s->c.eq, p->arrive_ps);
 	p->next = NULL;
@@ -159,6 +175,8 @@ void sim_port_kick(struct psim *s, struct sim_port *port)
 		if (!s->llfc->send_pending(s, port))
 			nic_start_tx(s, nic, port);
 	}
+	if (port->tx_new)
+		tx_done_place(s, port);
 }
 
 void sim_port_enqueue(struct psim *s, struct sim_port *port, struct pkt *p)

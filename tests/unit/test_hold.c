@@ -1,5 +1,5 @@
-/* The packet engine holds a switch port's end of serialisation out of its
- * event queue when nothing waits behind the frame (port.c).  That must not
+/* The packet engine holds a port's end of serialisation out of its event
+ * queue when nothing waits behind the frame (port.c).  That must not
  * move any result: every scenario here gives the same result document,
  * byte for byte, with every such event queued, and the held ones are a
  * large share of the events on a lightly loaded fabric. */
@@ -82,8 +82,9 @@ static void test_hold_poisson_incast_pfc(void **state)
 }
 
 /* no PFC and a small buffer: drops, NAKs and timeouts; InfiniBand's
- * credits (their update frames are sent ahead of the queues); adaptive
- * routing, which reads whether each candidate port is sending */
+ * credits (their update frames are sent ahead of the queues); TCP and
+ * PCIe's pace at the NICs; adaptive routing, which reads whether each
+ * candidate port is sending */
 static void test_hold_lossy_credits_adaptive(void **state)
 {
 	(void)state;
@@ -99,6 +100,16 @@ static void test_hold_lossy_credits_adaptive(void **state)
 			       "  generators:\n"
 			       "    - {kind: incast, senders: 6, dst: 0, bytes: 1MiB}\n"
 			       "    - {kind: permutation, bytes: 512KiB}\n");
+	/* TCP beside RoCE, and NICs fed by a PCIe link below their line rate */
+	same_doc("tcp, pcie",
+		 "topology: {leaves: 2, servers_per_leaf: 4, gpus_per_server: 1, nics_per_server: 1, "
+		 "spines: 2, pcie_rate: 80Gbps}\n"
+		 "traffic:\n"
+		 "  flows:\n"
+		 "    - {src: 0, dst: 5, bytes: 2MiB, transport: tcp, priority: 1}\n"
+		 "    - {src: 1, dst: 5, bytes: 2MiB}\n"
+		 "    - {src: 6, dst: 2, bytes: 1MiB, transport: tcp, priority: 1, start: 20us}\n"
+		 "    - {src: 7, dst: 3, bytes: 3MiB, qps: 4}\n");
 	same_doc("adaptive",
 		 LEAF_SPINE(4) "fabric: {ecmp: {adaptive: true}}\n"
 			       "traffic:\n"
