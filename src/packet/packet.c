@@ -62,7 +62,7 @@ void pkt_event(struct psim *s, const struct fab_ev *ev)
 		sim_port_tx_done(s, ev->obj);
 		break;
 	case EV_ARRIVE:
-		sim_port_arrive(s, ev->obj);
+		sim_port_arrive(s, &s->ports[ev->arg], ev->obj);
 		break;
 	case EV_PAUSE_EXPIRE:
 	case EV_PFC_REFRESH:
@@ -132,11 +132,9 @@ static int pkt_run(struct fab_sim *sim, fab_time_ps end_ps)
 		fab_eq_pop(&s->c.eq, &ev);
 		FAB_ASSERT(ev.t_ps >= s->c.now_ps); /* time never runs backwards */
 		s->c.now_ps = ev.t_ps;
-		/* the frame the next event delivers, fetched while this one runs
-		 * (a deep queue's frames are long out of cache) */
 		const struct fab_ev *nx = fab_eq_top(&s->c.eq);
 		if (nx && nx->type == EV_ARRIVE)
-			__builtin_prefetch(((const struct sim_port *)nx->obj)->wire_head);
+			pkt_prefetch_arrival(s, nx);
 		pkt_event(s, &ev);
 		sim_report_progress(&s->c, &next_progress);
 		if (stop == FAB_TIME_NEVER && !sim_busy(&s->c)) {

@@ -164,7 +164,7 @@ struct sim_qp {
 
 enum pkt_ev_type {
 	EV_TX_DONE = SIM_EV_ENGINE, /* obj port: finished serialising */
-	EV_ARRIVE,                  /* obj port: the first frame on its wire reaches the peer */
+	EV_ARRIVE,                  /* obj frame, arg port id: the first frame on the port's wire reaches the peer */
 	EV_PAUSE_EXPIRE,            /* obj port, arg priority */
 	EV_PFC_REFRESH,             /* obj port, arg prio | gen << 3 */
 	EV_QP_WAKE,                 /* obj qp: rate limiter allows the next packet */
@@ -222,6 +222,13 @@ void sim_pkt_free(struct psim *s, struct pkt *p);
 
 /* packet.c: one event of the run */
 void pkt_event(struct psim *s, const struct fab_ev *ev);
+/* the next event delivers a frame: the frame and its wire's end fetched
+ * while this one runs (a deep queue's frames are long out of cache) */
+static inline void pkt_prefetch_arrival(const struct psim *s, const struct fab_ev *nx)
+{
+	__builtin_prefetch(nx->obj);
+	__builtin_prefetch(&s->ports[nx->arg].wire_head);
+}
 /* when a run that fell idle at t stops: the next multiple of the grid */
 static inline fab_time_ps pkt_stop_after(const struct psim *s, fab_time_ps t)
 {
@@ -241,7 +248,7 @@ void sim_port_transmit(struct psim *s, struct sim_port *port, struct pkt *p);
 void sim_port_enqueue(struct psim *s, struct sim_port *port, struct pkt *p);
 void sim_port_kick(struct psim *s, struct sim_port *port);
 void sim_port_queue_area(struct psim *s, struct sim_port *port);
-void sim_port_arrive(struct psim *s, struct sim_port *from);
+void sim_port_arrive(struct psim *s, struct sim_port *from, struct pkt *p);
 void sim_port_tx_done(struct psim *s, struct sim_port *port);
 /* the run (or a parallel run's window) stops: the held EV_TX_DONEs due
  * before `stop` and not after end_ps (0: none) count as run, the clock on

@@ -335,7 +335,7 @@ static void *part_loop(void *arg)
 			s->c.now_ps = ev.t_ps;
 			const struct fab_ev *nx = fab_eq_top(&s->c.eq);
 			if (nx && nx->type == EV_ARRIVE)
-				__builtin_prefetch(((const struct sim_port *)nx->obj)->wire_head);
+				pkt_prefetch_arrival(s, nx);
 			pkt_event(s, &ev);
 			if (me->id == 0)
 				sim_report_progress(&s->c, &next_progress);

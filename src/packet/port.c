@@ -136,19 +136,19 @@ void sim_port_wire_append(struct psim *s, struct sim_port *port, struct pkt *p)
 		t->key = p->key;
 	} else {
 		port->wire_head = p;
-		fab_eq_push_seq(&s->c.eq, p->arrive_ps, p->key, EV_ARRIVE, port, 0);
+		fab_eq_push_seq(&s->c.eq, p->arrive_ps, p->key, EV_ARRIVE, p, port->id);
 	}
 	port->wire_tail = p;
 }
 
 /* The first frame on port's wire has arrived: take it off the wire, the
  * next one's arrival (held in this one) into the event queue. */
-static struct pkt *wire_pop(struct psim *s, struct sim_port *port)
+static struct pkt *wire_pop(struct psim *s, struct sim_port *port, struct pkt *p)
 {
-	struct pkt *p = port->wire_head;
+	FAB_ASSERT(p == port->wire_head);
 	port->wire_head = p->next;
-	if (port->wire_head)
-		fab_eq_push_seq(&s->c.eq, p->arrive_ps, p->key, EV_ARRIVE, port, 0);
+	if (p->next)
+		fab_eq_push_seq(&s->c.eq, p->arrive_ps, p->key, EV_ARRIVE, p->next, port->id);
 	else
 		port->wire_tail = NULL;
 	p->next = NULL;
@@ -196,10 +196,10 @@ void sim_port_enqueue(struct psim *s, struct sim_port *port, struct pkt *p)
 	sim_port_kick(s, port);
 }
 
-static void port_deliver(struct psim *s, struct pkt *p, uint32_t port_id)
+/* p came over from's wire */
+static void port_deliver(struct psim *s, struct pkt *p, struct sim_port *from)
 {
-	struct sim_port *port = &s->ports[port_id];
-	struct sim_port *from = &s->ports[port->peer];
+	struct sim_port *port = &s->ports[from->wire_to];
 	bool nth = from->drop_every && p->kind == PKT_DATA && ++from->data_seen % from->drop_every == 0;
 	if (from->down || nth || (from->loss > 0 && fab_rng_unit(&from->rng) < from->loss)) {
 		/* lost on the wire: the receiver sees a bad frame, or nothing */
@@ -231,10 +231,10 @@ static void port_deliver(struct psim *s, struct pkt *p, uint32_t port_id)
 	qp_transport(pkt_qp(s, p->qp))->on_receive(s, nic, p);
 }
 
-/* EV_ARRIVE: the first frame on from's wire reaches the peer */
-void sim_port_arrive(struct psim *s, struct sim_port *from)
+/* EV_ARRIVE: the first frame on from's wire, p, reaches the peer */
+void sim_port_arrive(struct psim *s, struct sim_port *from, struct pkt *p)
 {
-	port_deliver(s, wire_pop(s, from), from->wire_to);
+	port_deliver(s, wire_pop(s, from, p), from);
 }
 
 /* EV_TX_DONE */
