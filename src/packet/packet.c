@@ -273,7 +273,7 @@ struct fab_sim *fab_packet_new(const struct fab_topo *topo, const struct fab_fab
 		s->switches[si].kmin_bytes = fp->ecn.kmin_bytes;
 		s->switches[si].kmax_bytes = fp->ecn.kmax_bytes;
 	}
-	s->ports = fab_xcalloc(topo->nports, sizeof *s->ports);
+	s->ports = fab_xcalloc_aligned(64, topo->nports, sizeof *s->ports);
 	for (uint32_t i = 0; i < topo->nports; i++) {
 		struct sim_port *port = &s->ports[i];
 		const struct fab_port *tp = &topo->ports[i];

@@ -43,73 +43,78 @@ _Static_assert(sizeof(struct pkt) == 64, "a frame is one cache line");
  * and what it told the peer (XOFF sent for its ingress), the frame it has
  * to send next, the watchdog. */
 struct pfc_port {
+	/* what every frame through the port reads: first */
+	uint8_t pending;          /* priorities to put in the next PFC frame */
+	uint8_t xoff_sent;        /* we asked the peer to pause these priorities */
+	uint8_t shift;            /* dynamic thresholds: this port's */
+	bool nic_stalled;         /* NIC port: it is pausing its switch */
+	bool nic_pause_off;       /* NIC watchdog: this NIC sends no PAUSE any more */
+	fab_bytes headroom_bytes; /* above XOFF before dropping (mmu.c sizes it) */
+	uint64_t hdrm[FAB_NPRIO]; /* dynamic thresholds: bytes held in the headroom */
 	fab_time_ps paused_until[FAB_NPRIO];
 	fab_time_ps paused_since[FAB_NPRIO];
-	uint8_t pending; /* priorities to put in the next PFC frame */
 	uint16_t quanta[FAB_NPRIO];
-	uint8_t xoff_sent;                    /* we asked the peer to pause these priorities */
 	uint32_t gen[FAB_NPRIO];              /* refresh timers */
-	fab_bytes headroom_bytes;             /* above XOFF before dropping (mmu.c sizes it) */
-	uint64_t hdrm[FAB_NPRIO];             /* dynamic thresholds: bytes held in the headroom */
-	uint8_t shift;                        /* dynamic thresholds: this port's */
 	fab_time_ps wd_last_pause[FAB_NPRIO]; /* switch watchdog: the last PAUSE while lossy */
-	bool nic_stalled;                     /* NIC port: it is pausing its switch */
 	fab_time_ps nic_stall_since;          /* since then */
-	bool nic_pause_off;                   /* NIC watchdog: this NIC sends no PAUSE any more */
 };
 
 /* InfiniBand's credits on one port (credit.c): what the peer's buffer can
  * still take on each lane, and what this port freed and owes its peer. */
 struct credit_port {
+	uint8_t pending; /* lanes with a credit update to send (read on every frame sent) */
 	int64_t credits[FAB_NPRIO];
 	uint64_t owed[FAB_NPRIO];
-	uint8_t pending; /* lanes with a credit update to send */
 	fab_time_ps blocked_since[FAB_NPRIO];
 };
 
 /* The egress side of an interface plus, for switch ports, the ingress
  * accounting of what arrives on it. */
 struct sim_port {
+	/* what every frame it sends reads and writes: the first two cache
+	 * lines (PFC's and the stats' hot fields lead theirs too) */
 	uint32_t id, node;
-	uint32_t peer; /* global port id at the other end */
-	fab_rate_bps rate_bps;
-	fab_time_ps delay_ps;
+	uint32_t peer;      /* global port id at the other end */
+	uint16_t peer_part; /* a parallel run: the peer's partition */
 	bool is_switch;
 	bool remote;          /* a parallel run: its peer is another partition's (parallel.c) */
-	uint16_t peer_part;   /* that partition */
 	bool busy;            /* serialising a frame */
-	uint8_t paused_mask;  /* priorities the link-level flow control holds */
-	uint8_t dropped_mask; /* priorities it turned lossy (a watchdog): their packets are dropped here */
 	bool tx_new;          /* the kick under way sent a frame (port.c) */
 	bool tx_held;         /* its EV_TX_DONE is held out of the event queue (port.c) */
-	uint32_t held_at;     /* then: its place in the engine's list */
-	fab_time_ps done_ps;  /* and the event's time and key */
-	uint64_t done_key;
-	struct pkt *head[FAB_NPRIO], *tail[FAB_NPRIO];
-	uint64_t qbytes[FAB_NPRIO]; /* egress queue, frame bytes */
-	uint64_t qbytes_total;
+	uint8_t paused_mask;  /* priorities the link-level flow control holds */
+	uint8_t dropped_mask; /* priorities it turned lossy (a watchdog): their packets are dropped here */
+	fab_rate_bps rate_bps;
+	fab_time_ps delay_ps;
+	uint64_t qbytes_total; /* egress queue, frame bytes */
 	fab_time_ps q_changed_ps;
-	uint64_t in_bytes[FAB_NPRIO]; /* ingress accounting (switch ports, mmu.c) */
-	double ecn_scale;             /* its ECN thresholds: the switch's x this (fabric.ecn.ref_rate) */
+	double ecn_scale;    /* its ECN thresholds: the switch's x this (fabric.ecn.ref_rate) */
+	fab_time_ps done_ps; /* its EV_TX_DONE's time and key */
+	uint64_t done_key;
 	struct pfc_port pfc;
+	struct fab_port_stats st __attribute__((aligned(64)));
+	struct pkt *head[FAB_NPRIO] __attribute__((aligned(64)));
+	struct pkt *tail[FAB_NPRIO];
+	uint64_t qbytes[FAB_NPRIO];
+	uint64_t in_bytes[FAB_NPRIO]; /* ingress accounting (switch ports, mmu.c) */
+	uint32_t held_at;             /* held: its place in the engine's list */
+	uint32_t storm_gen;
 	struct credit_port cr;
 	uint64_t series_tx_mark, series_wire_mark;
 	uint64_t series_drop_mark, series_ecn_mark, series_ptx_mark, series_prx_mark;
-	uint32_t storm_gen;
-	struct fab_port_stats st;
 	/* the link toward the peer: what the receiving end reads and writes as
 	 * frames arrive, a cache line away from what the sender writes (in a
 	 * parallel run the peer may be another partition's) */
 	char gap_[FAB_GAP];
-	struct pkt *wire_head, *wire_tail; /* frames on the link */
-	uint32_t wire_to;                  /* = peer */
-	double loss;                       /* frames sent on this port are lost with this probability */
-	uint32_t drop_every, data_seen;    /* and every drop_every-th data frame */
+	struct pkt *wire_head __attribute__((aligned(64))); /* frames on the link */
+	struct pkt *wire_tail;
+	uint32_t wire_to;               /* = peer */
+	uint32_t drop_every, data_seen; /* every drop_every-th data frame sent on this port is lost */
 	bool down;
+	double loss; /* and frames sent on it with this probability */
 	fab_time_ps down_since;
 	struct fab_rng rng;  /* loss draws */
 	char gap2_[FAB_GAP]; /* and the next port's sender */
-};
+} __attribute__((aligned(64)));
 
 struct sim_switch {
 	uint32_t node;

@@ -185,18 +185,19 @@ struct fab_flow_stats {
 };
 
 struct fab_port_stats {
+	/* what every frame counts: one cache line */
 	uint64_t tx_bytes, rx_bytes; /* Ethernet frame bytes (FCS included) */
 	uint64_t tx_pkts, rx_pkts;
 	uint64_t tx_wire_bytes;     /* frames + preamble + IFG: what the line carried */
+	uint64_t tx_data_pkts;      /* data packets sent */
+	uint64_t max_queue_bytes;   /* egress queue peak, all priorities */
+	double queue_area;          /* integral of queue bytes over ps */
 	uint64_t drops, drop_bytes; /* packets dropped at this port's egress queue */
 	uint64_t ecn_marks;
 	uint64_t pause_tx[FAB_NPRIO]; /* PAUSE (non-zero quanta) frames sent for priority */
 	uint64_t pause_rx[FAB_NPRIO];
 	uint64_t resume_tx[FAB_NPRIO];    /* zero-quanta frames */
 	fab_time_ps paused_ps[FAB_NPRIO]; /* time this port's egress was held by PAUSE */
-	uint64_t max_queue_bytes;         /* egress queue peak, all priorities */
-	double queue_area;                /* integral of queue bytes over ps */
-	uint64_t tx_data_pkts;            /* data packets sent */
 	uint64_t rx_errors;               /* frames lost on the link into this port (bad cable, link down) */
 	uint64_t watchdog_trips;          /* PFC watchdog: pauses this port stopped obeying */
 	uint64_t unroutable;              /* arrived here for a NIC no route reaches (links down) */
