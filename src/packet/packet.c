@@ -118,12 +118,11 @@ static int pkt_run(struct fab_sim *sim, fab_time_ps end_ps)
 		stop = s->c.now_ps, s->idle_ps = s->c.now_ps;
 	for (;;) {
 		fab_time_ps t = fab_eq_peek_time(&s->c.eq);
-		if (t >= stop || (end_ps && t > end_ps)) /* the end: the held events before it run first */
+		if (t >= stop || (end_ps && t > end_ps)) {
+			/* the end: the held events before it run first, and the
+			 * earliest left (it ends the run too) says how it ended */
 			t = sim_port_held_settle(s, stop, end_ps, t);
-		if (t >= stop)
-			break;
-		if (end_ps && t > end_ps) {
-			if (stop == FAB_TIME_NEVER) {
+			if (t < stop && stop == FAB_TIME_NEVER) { /* past end_ps */
 				s->c.now_ps = end_ps;
 				s->c.tot.stopped_by_end_time = true;
 			}
