@@ -192,6 +192,90 @@ static void test_eq_edges(void **state)
 	fab_eq_free(&q);
 }
 
+/* Delay lines: events due a line's delay after the last one taken, many
+ * at one instant from different parents (their keys in no order), others
+ * near and far in the heaps, and events pushed late with keys taken
+ * earlier (as a held end of serialisation is): every pop is the least
+ * (time, key) of everything pushed and not yet popped, checked against a
+ * plain scan, and the lines held most of them. */
+static void test_eq_lines(void **state)
+{
+	(void)state;
+	struct fab_eq q;
+	fab_eq_init(&q);
+	static const fab_time_ps delay[] = {83840, 1200, 20960, 4800, 7};
+	for (size_t i = 0; i < sizeof delay / sizeof *delay; i++)
+		fab_eq_line(&q, delay[i]);
+	fab_eq_line(&q, 1200); /* twice: one line */
+	fab_eq_line(&q, 0);    /* none */
+	assert_true(q.nlines >= 3 && q.nlines <= 5);
+	struct fab_rng r;
+	fab_rng_init(&r, 11, 4);
+	enum { M = 8000 };
+	struct ref4 {
+		fab_time_ps t;
+		uint64_t seq;
+		bool live;
+	} *pend = calloc(M + 8, sizeof *pend);
+	/* one event reserved at a time: its key taken now, pushed later */
+	struct {
+		fab_time_ps t;
+		uint64_t seq;
+		bool on;
+	} res = {0};
+	uint32_t n = 0, popped = 0, in_lines = 0;
+	fab_time_ps now = 0;
+	for (int i = 0; i < 4; i++) { /* four parents' worth at one instant */
+		pend[n] = (struct ref4){.t = 1000, .seq = fab_eq_key(&q, 1000), .live = true};
+		fab_eq_push_seq(&q, 1000, pend[n].seq, 1, NULL, n);
+		n++;
+	}
+	struct fab_ev ev;
+	while (fab_eq_pop(&q, &ev)) {
+		uint32_t best = UINT32_MAX;
+		for (uint32_t i = 0; i < n; i++)
+			if (pend[i].live &&
+			    (best == UINT32_MAX || pend[i].t < pend[best].t ||
+			     (pend[i].t == pend[best].t && pend[i].seq < pend[best].seq)))
+				best = i;
+		assert_int_equal(ev.arg, best);
+		pend[best].live = false;
+		assert_true(ev.t_ps >= now);
+		now = ev.t_ps;
+		popped++;
+		/* the reserved one goes in once it is a line's delay away */
+		if (res.on && res.t - now <= delay[1] && n < M) {
+			pend[n] = (struct ref4){.t = res.t, .seq = res.seq, .live = true};
+			fab_eq_push_seq(&q, res.t, res.seq, 1, NULL, n);
+			n++;
+			res.on = false;
+		} else if (!res.on && fab_rng_below(&r, 8) == 0) {
+			res.t = now + 2 * delay[1];
+			res.seq = fab_eq_key(&q, res.t);
+			res.on = true;
+		}
+		for (unsigned k = 1 + (unsigned)fab_rng_below(&r, 2); k > 0 && n < M; k--) {
+			uint64_t u = fab_rng_below(&r, 10);
+			fab_time_ps dt = u < 6 ? delay[fab_rng_below(&r, 5)]
+				: u < 9        ? fab_rng_below(&r, 100000)
+					       : 200 * FAB_PS_PER_US + fab_rng_below(&r, 100 * FAB_PS_PER_US);
+			pend[n] = (struct ref4){.t = now + dt, .seq = fab_eq_key(&q, now + dt), .live = true};
+			fab_eq_push_seq(&q, pend[n].t, pend[n].seq, 1, NULL, n);
+			n++;
+		}
+		uint32_t l = 0;
+		for (uint32_t i = 0; i < q.nlines; i++)
+			l += q.line[i].n;
+		in_lines = l > in_lines ? l : in_lines;
+		assert_int_equal(fab_eq_len(&q), n - popped);
+	}
+	assert_int_equal(popped, n);
+	assert_true(n >= M);
+	assert_true(in_lines > 20); /* the lines were used */
+	free(pend);
+	fab_eq_free(&q);
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -335,6 +419,7 @@ int main(void)
 		cmocka_unit_test(test_eq_interleaved_push_pop),
 		cmocka_unit_test(test_eq_near_far_and_reserved),
 		cmocka_unit_test(test_eq_edges),
+		cmocka_unit_test(test_eq_lines),
 		cmocka_unit_test(test_rng_streams_independent),
 		cmocka_unit_test(test_radix_sorts_match_qsort),
 	};
