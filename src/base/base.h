@@ -94,9 +94,13 @@ char *fab_fmt_rate(fab_rate_bps v, char *buf, size_t len);
 char *fab_fmt_time(fab_time_ps v, char *buf, size_t len);
 char *fab_fmt_bytes(fab_bytes v, char *buf, size_t len);
 
-/* Serialisation time of `bytes` on a link of `rate_bps`, rounded to ps. */
+/* Serialisation time of `bytes` on a link of `rate_bps`, rounded to ps.
+ * (A frame, at most a MiB, at up to 2^62 b/s keeps the dividend within 64
+ * bits: one machine division instead of a 128-bit one, the same value.) */
 static inline fab_time_ps fab_ser_ps(uint64_t bytes, fab_rate_bps rate_bps)
 {
+	if (bytes <= (1u << 20) && rate_bps <= (1ull << 62))
+		return (bytes * 8u * FAB_PS_PER_S + rate_bps / 2) / rate_bps;
 	return (fab_time_ps)(((__uint128_t)bytes * 8u * FAB_PS_PER_S + rate_bps / 2) / rate_bps);
 }
 
