@@ -253,14 +253,17 @@ static const struct sim_engine_ops packet_ops = {
 	.port_pfc = pkt_port_pfc,
 };
 
-/* The event queue's delay lines (eq.h): a full data frame's and an ACK's
- * serialisation at each link rate, the rates with the most ports first.
- * Frames sent back to back end, and arrive, one serialisation apart. */
-void pkt_eq_lines(const struct psim *s, struct fab_eq *q)
+/* The event queue's delay line (eq.h): a full data frame's serialisation
+ * at the link rate most ports have (ties: the lower).  Frames sent back to
+ * back end, and arrive, one serialisation apart: on HPCC's FB_Hadoop run
+ * more than half of what is queued.  (Lines for the other rates and for
+ * ACKs took a few percent more events out of the heap, and cost more in
+ * choosing among the lines at every pop than they saved.) */
+void pkt_eq_line(const struct psim *s, struct fab_eq *q)
 {
 	enum { MAX_RATES = 32 };
 	fab_rate_bps rate[MAX_RATES];
-	uint32_t count[MAX_RATES], n = 0;
+	uint32_t count[MAX_RATES], n = 0, best = 0;
 	for (uint32_t i = 0; i < s->c.topo->nports; i++) {
 		fab_rate_bps r = s->ports[i].rate_bps;
 		uint32_t k = 0;
@@ -274,19 +277,12 @@ void pkt_eq_lines(const struct psim *s, struct fab_eq *q)
 		}
 		count[k]++;
 	}
+	for (uint32_t k = 1; k < n; k++)
+		if (count[k] > count[best] || (count[k] == count[best] && rate[k] < rate[best]))
+			best = k;
 	const struct fab_wire *w = &s->c.wire;
-	for (uint32_t round = 0; round < FAB_EQ_LINES / 2 && round < n; round++) {
-		uint32_t best = round; /* the most ports (ties: the lower rate) first */
-		for (uint32_t k = round + 1; k < n; k++)
-			if (count[k] > count[best] || (count[k] == count[best] && rate[k] < rate[best]))
-				best = k;
-		fab_rate_bps r = rate[best];
-		uint32_t c = count[best];
-		rate[best] = rate[round], count[best] = count[round];
-		rate[round] = r, count[round] = c;
-		fab_eq_line(q, fab_ser_ps(s->c.fp.mtu + w->data_overhead + w->preamble_ifg, rate[round]));
-		fab_eq_line(q, fab_ser_ps(w->ack_frame + w->preamble_ifg, rate[round]));
-	}
+	if (n)
+		fab_eq_line(q, fab_ser_ps(s->c.fp.mtu + w->data_overhead + w->preamble_ifg, rate[best]));
 }
 
 struct fab_sim *fab_packet_new(const struct fab_topo *topo, const struct fab_fabric_params *fp, uint64_t seed,
@@ -338,7 +334,7 @@ struct fab_sim *fab_packet_new(const struct fab_topo *topo, const struct fab_fab
 		pkt_free(&s->c);
 		return NULL;
 	}
-	pkt_eq_lines(s, &s->c.eq);
+	pkt_eq_line(s, &s->c.eq);
 	if (fp->series_interval_ps)
 		fab_eq_push(&s->c.eq, 0, EV_SAMPLE, NULL, 0);
 	return &s->c;

@@ -1,6 +1,6 @@
 /*
  * eq.c - the event queue: two 4-ary min-heaps keyed by (time, sequence)
- * and delay lines.
+ * and a delay line.
  *
  * A 4-ary heap halves the depth of a binary one and keeps the four children
  * of a node in two cache lines; sifting moves a hole instead of swapping.
@@ -32,10 +32,7 @@ void fab_eq_init(struct fab_eq *q)
 {
 	heap_init(&q->near);
 	heap_init(&q->far);
-	memset(q->line, 0, sizeof q->line);
-	memset(q->line_of, 0, sizeof q->line_of);
-	q->nlines = 0;
-	q->first = -1;
+	memset(&q->line, 0, sizeof q->line);
 	q->base = fab_mix64(0x6a09e667f3bcc909ull) & 0xfffffff000ull; /* before any event: the root */
 	q->popped = 0;
 	q->last_ps = 0;
@@ -46,12 +43,8 @@ void fab_eq_free(struct fab_eq *q)
 {
 	free(q->near.ev);
 	free(q->far.ev);
-	for (uint32_t i = 0; i < q->nlines; i++)
-		free(q->line[i].v);
-	memset(q->line, 0, sizeof q->line);
-	memset(q->line_of, 0, sizeof q->line_of);
-	q->nlines = 0;
-	q->first = -1;
+	free(q->line.v);
+	memset(&q->line, 0, sizeof q->line);
 	q->near.ev = q->far.ev = NULL;
 	q->near.len = q->near.cap = q->far.len = q->far.cap = 0;
 }
@@ -103,22 +96,14 @@ static void heap_pop(struct fab_heap *h, struct fab_ev *out)
 	h->ev[i] = last;
 }
 
-/* a delay's slot in line_of */
-static inline uint32_t line_hash(fab_time_ps d)
-{
-	return (uint32_t)((d * 0x9e3779b97f4a7c15ull) >> 58);
-}
-
 void fab_eq_line(struct fab_eq *q, fab_time_ps delay_ps)
 {
-	uint32_t h = line_hash(delay_ps);
-	if (!delay_ps || q->nlines == FAB_EQ_LINES || q->line_of[h])
-		return; /* (a delay whose slot is taken, by it or another, stays in the heap) */
-	q->line_of[h] = (uint8_t)(q->nlines + 1);
-	struct fab_eq_line *l = &q->line[q->nlines++];
-	l->cap = 256;
-	l->v = fab_xcalloc(l->cap, sizeof *l->v);
-	l->head = l->n = 0;
+	struct fab_eq_line *l = &q->line;
+	FAB_ASSERT(!l->n);
+	if (!l->v) {
+		l->cap = 256;
+		l->v = fab_xcalloc(l->cap, sizeof *l->v);
+	}
 	l->delay = delay_ps;
 }
 
@@ -133,11 +118,11 @@ static void line_grow(struct fab_eq_line *l)
 	l->cap *= 2;
 }
 
-/* ev joins line i behind those due before it (those due at its time with
- * a later key, scheduled by another parent at this instant, go behind it) */
-static void line_push(struct fab_eq *q, uint32_t i, const struct fab_ev *ev)
+/* ev joins the line behind those due before it (those due at its time
+ * with a later key, scheduled by another parent at this instant, go
+ * behind it) */
+static void line_push(struct fab_eq_line *l, const struct fab_ev *ev)
 {
-	struct fab_eq_line *l = &q->line[i];
 	if (l->n == l->cap)
 		line_grow(l);
 	uint32_t m = l->cap - 1, k = l->n++;
@@ -149,28 +134,6 @@ static void line_push(struct fab_eq *q, uint32_t i, const struct fab_ev *ev)
 		l->v[(l->head + k) & m] = *p;
 	}
 	l->v[(l->head + k) & m] = *ev;
-	/* a new head (the line was empty) may be the first of all the lines' */
-	if (k == 0 &&
-	    (q->first < 0 || (q->first != (int)i && key < fab_ev_key(&q->line[q->first].v[q->line[q->first].head]))))
-		q->first = (int)i;
-}
-
-/* the line whose head is due first, after line `first` lost its head */
-static void lines_first(struct fab_eq *q)
-{
-	int best = -1;
-	__uint128_t bk = 0;
-	for (uint32_t i = 0; i < q->nlines; i++) {
-		const struct fab_eq_line *l = &q->line[i];
-		if (!l->n)
-			continue;
-		__uint128_t k = fab_ev_key(&l->v[l->head]);
-		if (best < 0 || k < bk) {
-			best = (int)i;
-			bk = k;
-		}
-	}
-	q->first = best;
 }
 
 void fab_eq_push(struct fab_eq *q, fab_time_ps t_ps, uint32_t type, void *obj, uint32_t arg)
@@ -181,13 +144,9 @@ void fab_eq_push(struct fab_eq *q, fab_time_ps t_ps, uint32_t type, void *obj, u
 void fab_eq_push_seq(struct fab_eq *q, fab_time_ps t_ps, uint64_t seq, uint32_t type, void *obj, uint32_t arg)
 {
 	struct fab_ev ev = {t_ps, seq, obj, type, arg};
-	if (t_ps > q->last_ps) {
-		fab_time_ps d = t_ps - q->last_ps;
-		uint32_t i = q->line_of[line_hash(d)];
-		if (i && q->line[i - 1].delay == d) {
-			line_push(q, i - 1, &ev);
-			return;
-		}
+	if (t_ps - q->last_ps == q->line.delay && t_ps > q->last_ps) {
+		line_push(&q->line, &ev);
+		return;
 	}
 	heap_push(t_ps - q->last_ps > FAR_PS && t_ps > q->last_ps ? &q->far : &q->near, &ev);
 }
@@ -218,15 +177,12 @@ bool fab_eq_pop(struct fab_eq *q, struct fab_ev *out)
 	} else if (!h->len || fab_ev_before(&q->far.ev[0], &h->ev[0])) {
 		h = &q->far;
 	}
-	if (q->first >= 0) {
-		struct fab_eq_line *l = &q->line[q->first];
-		if (!h || fab_ev_before(&l->v[l->head], &h->ev[0])) {
-			*out = l->v[l->head];
-			l->head = (l->head + 1) & (l->cap - 1);
-			if (--l->n == 0 || q->nlines > 1)
-				lines_first(q);
-			h = NULL;
-		}
+	struct fab_eq_line *l = &q->line;
+	if (l->n && (!h || fab_ev_before(&l->v[l->head], &h->ev[0]))) {
+		*out = l->v[l->head];
+		l->head = (l->head + 1) & (l->cap - 1);
+		l->n--;
+		h = NULL;
 	} else if (!h) {
 		return false;
 	}

@@ -14,15 +14,15 @@
  * once the array has grown to the run's peak.  Timers are cancelled lazily:
  * the owner keeps a generation number and ignores stale events.
  *
- * Beside the heap, delay lines (fab_eq_line): an event due exactly a
- * line's delay after the last one taken joins that line's FIFO instead.
- * The last event's time never goes back, so a line's events come due in
- * the order they joined it; those due at one picosecond are put in key
- * order as they join.  A pop takes the earliest of the heap's top and the
- * lines' heads: the order is exactly the heap's alone.  The packet engine
- * gives its frames' serialisation times at each link rate: frames sent
- * back to back end and arrive one serialisation apart, more than half of
- * what it schedules.
+ * Beside the heaps, a delay line (fab_eq_line): an event due exactly the
+ * line's delay after the last one taken joins its FIFO instead.  The last
+ * event's time never goes back, so the line's events come due in the
+ * order they joined it; those due at one picosecond are put in key order
+ * as they join.  A pop takes the earlier of the heaps' top and the line's
+ * head: the order is exactly the heaps' alone.  The packet engine gives a
+ * full data frame's serialisation at its commonest link rate: frames sent
+ * back to back end, and arrive, one serialisation apart, and more than
+ * half of what it schedules is due just that long after.
  */
 #ifndef FAB_EQ_H
 #define FAB_EQ_H
@@ -42,22 +42,17 @@ struct fab_heap {
 	size_t len, cap;
 };
 
-#define FAB_EQ_LINES 8
-
 /* events due `delay` after the one that scheduled them, first due first:
  * v[(head + i) & (cap - 1)], i < n */
 struct fab_eq_line {
 	struct fab_ev *v;
 	uint32_t head, n, cap;
-	fab_time_ps delay;
+	fab_time_ps delay; /* 0: none */
 };
 
 struct fab_eq {
 	struct fab_heap near, far; /* due within FAR_PS of the last event taken, and after */
-	struct fab_eq_line line[FAB_EQ_LINES];
-	uint32_t nlines;
-	uint8_t line_of[64]; /* a delay's line + 1 by a hash of the delay (0: none) */
-	int first;           /* the line whose head is due first (-1: all empty) */
+	struct fab_eq_line line;
 	uint64_t base;       /* the running event's children: keys from base, base + 1, ... (fab_eq_key) */
 	uint64_t popped;     /* events processed so far */
 	fab_time_ps last_ps; /* the last event's time */
@@ -67,18 +62,14 @@ struct fab_eq {
 void fab_eq_init(struct fab_eq *q);
 void fab_eq_free(struct fab_eq *q);
 
-/* Events due `delay_ps` after the last one taken go to a line of their
- * own (at most FAB_EQ_LINES, and one a hash slot of line_of; a delay
- * given twice, or 0, is ignored).
- * Lines change no order: they save the heap's sifting. */
+/* Events due `delay_ps` after the last one taken go to the delay line
+ * (one only: a second scan on every pop cost more than the heap saved).
+ * It changes no order: it saves the heap's sifting. */
 void fab_eq_line(struct fab_eq *q, fab_time_ps delay_ps);
 
 static inline size_t fab_eq_len(const struct fab_eq *q)
 {
-	size_t n = q->near.len + q->far.len;
-	for (uint32_t i = 0; i < q->nlines; i++)
-		n += q->line[i].n;
-	return n;
+	return q->near.len + q->far.len + q->line.n;
 }
 
 /* (time, sequence) as one 128-bit key: one branch-free comparison */
@@ -134,9 +125,8 @@ static inline const struct fab_ev *fab_eq_top(const struct fab_eq *q)
 {
 	const struct fab_ev *a = q->near.len ? &q->near.ev[0] : NULL, *b = q->far.len ? &q->far.ev[0] : NULL;
 	a = !a || (b && fab_ev_before(b, a)) ? b : a;
-	if (q->first >= 0) {
-		const struct fab_eq_line *l = &q->line[q->first];
-		b = &l->v[l->head];
+	if (q->line.n) {
+		b = &q->line.v[q->line.head];
 		a = !a || fab_ev_before(b, a) ? b : a;
 	}
 	return a;
@@ -148,11 +138,8 @@ static inline fab_time_ps fab_eq_peek_time(const struct fab_eq *q)
 	fab_time_ps a = q->near.len ? q->near.ev[0].t_ps : FAB_TIME_NEVER;
 	fab_time_ps b = q->far.len ? q->far.ev[0].t_ps : FAB_TIME_NEVER;
 	a = a < b ? a : b;
-	if (q->first >= 0) {
-		b = q->line[q->first].v[q->line[q->first].head].t_ps;
-		a = a < b ? a : b;
-	}
-	return a;
+	b = q->line.n ? q->line.v[q->line.head].t_ps : FAB_TIME_NEVER;
+	return a < b ? a : b;
 }
 
 #endif

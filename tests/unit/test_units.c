@@ -108,9 +108,18 @@ static void test_units_serialisation_time(void **state)
 	/* the 64-bit division against the 128-bit one: each side of its
 	 * limits (a MiB, 2^62 b/s), odd rates whose halves round, and a
 	 * spread of frames and rates (a 64-bit generator: no seed to share) */
-	static const uint64_t bytes[] = {0, 1, 60, 1048, 4178, 65555, (1u << 20) - 1, 1u << 20, (1u << 20) + 1, 1ull << 40};
-	static const uint64_t rates[] = {1, 3, 1000000007ull, 100000000000ull, 400000000000ull, 1600000000001ull,
-					 (1ull << 62) - 1, 1ull << 62, (1ull << 62) + 1, UINT64_MAX / 9};
+	static const uint64_t bytes[] = {0,         1, 60, 1048, 4178, 65555, (1u << 20) - 1, 1u << 20, (1u << 20) + 1,
+					 1ull << 40};
+	static const uint64_t rates[] = {1,
+					 3,
+					 1000000007ull,
+					 100000000000ull,
+					 400000000000ull,
+					 1600000000001ull,
+					 (1ull << 62) - 1,
+					 1ull << 62,
+					 (1ull << 62) + 1,
+					 UINT64_MAX / 9};
 	uint64_t x = 0x9e3779b97f4a7c15ull;
 	for (int k = 0; k < 10000 + 100; k++) {
 		uint64_t b, r;
