@@ -72,6 +72,30 @@ static void test_eq_interleaved_push_pop(void **state)
 	fab_eq_free(&q);
 }
 
+/* an event pushed, for a reference: its (time, key), and whether it is
+ * still to come out */
+struct pend_ev {
+	fab_time_ps t;
+	uint64_t seq;
+	bool live;
+};
+
+/* ev, just popped, is the least (time, key) of those still to come out
+ * (a plain scan), and time did not go back */
+static void took_least(struct pend_ev *pend, uint32_t n, const struct fab_ev *ev, fab_time_ps *now)
+{
+	uint32_t best = UINT32_MAX;
+	for (uint32_t i = 0; i < n; i++)
+		if (pend[i].live &&
+		    (best == UINT32_MAX || pend[i].t < pend[best].t ||
+		     (pend[i].t == pend[best].t && pend[i].seq < pend[best].seq)))
+			best = i;
+	assert_int_equal(ev->arg, best);
+	pend[best].live = false;
+	assert_true(ev->t_ps >= *now);
+	*now = ev->t_ps;
+}
+
 /* Pushes while popping, with times near (ps to 150 us) and far (past 200 us:
  * the second heap), and events pushed late with reserved sequence numbers: every pop
  * is the least (time, sequence) of everything pushed and not yet popped,
@@ -84,11 +108,7 @@ static void test_eq_near_far_and_reserved(void **state)
 	struct fab_rng r;
 	fab_rng_init(&r, 9, 3);
 	enum { M = 6000 };
-	struct ref2 {
-		fab_time_ps t;
-		uint64_t seq;
-		bool live;
-	} *pend = calloc(M + 64, sizeof *pend); /* M random, 50 reserved */
+	struct pend_ev *pend = calloc(M + 64, sizeof *pend); /* M random, 50 reserved */
 	uint32_t n = 0, popped = 0;
 	fab_time_ps now = 0;
 	/* reserved: 50 events with their sequence numbers taken up front, pushed
@@ -97,26 +117,16 @@ static void test_eq_near_far_and_reserved(void **state)
 	for (int i = 1; i < 50; i++)
 		fab_eq_key(&q, 0); /* 50 consecutive keys */
 	uint32_t next_res = 0;
-	pend[n] = (struct ref2){.t = 5 * FAB_PS_PER_US, .seq = seq0, .live = true};
+	pend[n] = (struct pend_ev){.t = 5 * FAB_PS_PER_US, .seq = seq0, .live = true};
 	fab_eq_push_seq(&q, pend[n].t, seq0, 2, NULL, n);
 	n++;
 	next_res = 1;
 	struct fab_ev ev;
 	while (fab_eq_pop(&q, &ev)) {
-		/* the reference: the least live (t, seq) */
-		uint32_t best = UINT32_MAX;
-		for (uint32_t i = 0; i < n; i++)
-			if (pend[i].live &&
-			    (best == UINT32_MAX || pend[i].t < pend[best].t ||
-			     (pend[i].t == pend[best].t && pend[i].seq < pend[best].seq)))
-				best = i;
-		assert_int_equal(ev.arg, best);
-		pend[best].live = false;
-		assert_true(ev.t_ps >= now);
-		now = ev.t_ps;
+		took_least(pend, n, &ev, &now);
 		popped++;
 		if (ev.type == 2 && next_res < 50) { /* the next reserved one, 7 us later */
-			pend[n] = (struct ref2){.t = now + 7 * FAB_PS_PER_US, .seq = seq0 + next_res, .live = true};
+			pend[n] = (struct pend_ev){.t = now + 7 * FAB_PS_PER_US, .seq = seq0 + next_res, .live = true};
 			fab_eq_push_seq(&q, pend[n].t, seq0 + next_res, 2, NULL, n);
 			n++;
 			next_res++;
@@ -128,7 +138,7 @@ static void test_eq_near_far_and_reserved(void **state)
 			fab_time_ps dt = u < 4 ? fab_rng_below(&r, 2000)
 				: u < 8        ? fab_rng_below(&r, 150 * FAB_PS_PER_US)
 					       : 200 * FAB_PS_PER_US + fab_rng_below(&r, 800 * FAB_PS_PER_US);
-			pend[n] = (struct ref2){.t = now + dt, .seq = q.base, .live = true};
+			pend[n] = (struct pend_ev){.t = now + dt, .seq = q.base, .live = true};
 			fab_eq_push(&q, pend[n].t, 1, NULL, n);
 			n++;
 		}
@@ -208,11 +218,7 @@ static void test_eq_lines(void **state)
 	struct fab_rng r;
 	fab_rng_init(&r, 11, 4);
 	enum { M = 8000 };
-	struct ref4 {
-		fab_time_ps t;
-		uint64_t seq;
-		bool live;
-	} *pend = calloc(M + 8, sizeof *pend);
+	struct pend_ev *pend = calloc(M + 8, sizeof *pend);
 	/* one event reserved at a time: its key taken now, pushed later */
 	struct {
 		fab_time_ps t;
@@ -222,28 +228,19 @@ static void test_eq_lines(void **state)
 	uint32_t n = 0, popped = 0, in_lines = 0;
 	fab_time_ps now = 0;
 	for (int i = 0; i < 4; i++) { /* four parents' worth at one instant */
-		pend[n] = (struct ref4){.t = 1000, .seq = fab_eq_key(&q, 1000), .live = true};
+		pend[n] = (struct pend_ev){.t = 1000, .seq = fab_eq_key(&q, 1000), .live = true};
 		fab_eq_push_seq(&q, 1000, pend[n].seq, 1, NULL, n);
 		n++;
 	}
 	struct fab_ev ev;
 	while (fab_eq_pop(&q, &ev)) {
-		uint32_t best = UINT32_MAX;
-		for (uint32_t i = 0; i < n; i++)
-			if (pend[i].live &&
-			    (best == UINT32_MAX || pend[i].t < pend[best].t ||
-			     (pend[i].t == pend[best].t && pend[i].seq < pend[best].seq)))
-				best = i;
-		assert_int_equal(ev.arg, best);
-		pend[best].live = false;
-		assert_true(ev.t_ps >= now);
-		now = ev.t_ps;
+		took_least(pend, n, &ev, &now);
 		popped++;
 		/* the reserved one goes in once it is the line's delay away or less */
 		if (res.on && res.t < now) {
 			res.on = false; /* (passed: never pushed) */
 		} else if (res.on && res.t - now <= delay[0] && n < M) {
-			pend[n] = (struct ref4){.t = res.t, .seq = res.seq, .live = true};
+			pend[n] = (struct pend_ev){.t = res.t, .seq = res.seq, .live = true};
 			fab_eq_push_seq(&q, res.t, res.seq, 1, NULL, n);
 			n++;
 			res.on = false;
@@ -258,7 +255,7 @@ static void test_eq_lines(void **state)
 				: u < 6        ? delay[fab_rng_below(&r, 5)]
 				: u < 9        ? fab_rng_below(&r, 100000)
 					       : 200 * FAB_PS_PER_US + fab_rng_below(&r, 100 * FAB_PS_PER_US);
-			pend[n] = (struct ref4){.t = now + dt, .seq = fab_eq_key(&q, now + dt), .live = true};
+			pend[n] = (struct pend_ev){.t = now + dt, .seq = fab_eq_key(&q, now + dt), .live = true};
 			fab_eq_push_seq(&q, pend[n].t, pend[n].seq, 1, NULL, n);
 			n++;
 		}
