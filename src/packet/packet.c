@@ -259,7 +259,7 @@ static const struct sim_engine_ops packet_ops = {
  * more than half of what is queued.  (Lines for the other rates and for
  * ACKs took a few percent more events out of the heap, and cost more in
  * choosing among the lines at every pop than they saved.) */
-void pkt_eq_line(const struct psim *s, struct fab_eq *q)
+static void pkt_eq_line(const struct psim *s, struct fab_eq *q)
 {
 	enum { MAX_RATES = 32 };
 	fab_rate_bps rate[MAX_RATES];

@@ -244,8 +244,6 @@ static inline fab_time_ps pkt_stop_after(const struct psim *s, fab_time_ps t)
  * books closed: 1; 0 (and nothing run) when threads cannot split it; -1
  * when ranks cannot, or an exchange between them failed */
 int pkt_run_parallel(struct psim *s, fab_time_ps end_ps);
-/* the event queue's delay line for this fabric (packet.c) */
-void pkt_eq_line(const struct psim *s, struct fab_eq *q);
 /* a frame sent on a port whose peer is another partition's */
 void pkt_part_send(struct psim *s, struct sim_port *port, struct pkt *p);
 

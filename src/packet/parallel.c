@@ -691,7 +691,7 @@ int pkt_run_parallel(struct psim *s, fab_time_ps end_ps)
 		memset(&me->s.c.tot, 0, sizeof me->s.c.tot);
 		me->s.c.flows_failed = 0;
 		fab_eq_init(&me->s.c.eq);
-		pkt_eq_line(s, &me->s.c.eq);
+		fab_eq_line(&me->s.c.eq, s->c.eq.line.delay); /* the whole's line */
 		me->id = q;
 		me->par = &par;
 		me->handed_min = FAB_TIME_NEVER;

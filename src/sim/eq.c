@@ -100,7 +100,7 @@ void fab_eq_line(struct fab_eq *q, fab_time_ps delay_ps)
 {
 	struct fab_eq_line *l = &q->line;
 	FAB_ASSERT(!l->n);
-	if (!l->v) {
+	if (delay_ps && !l->v) {
 		l->cap = 256;
 		l->v = fab_xcalloc(l->cap, sizeof *l->v);
 	}

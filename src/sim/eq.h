@@ -64,7 +64,7 @@ void fab_eq_free(struct fab_eq *q);
 
 /* Events due `delay_ps` after the last one taken go to the delay line
  * (one only: a second scan on every pop cost more than the heap saved).
- * It changes no order: it saves the heap's sifting. */
+ * It changes no order: it saves the heap's sifting.  0: none. */
 void fab_eq_line(struct fab_eq *q, fab_time_ps delay_ps);
 
 static inline size_t fab_eq_len(const struct fab_eq *q)
