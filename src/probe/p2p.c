@@ -227,6 +227,10 @@ static bool stream(struct fab_probe *pr, enum fab_probe_test kind, uint32_t peer
 		if (!timed)
 			break;
 	}
+	/* the time ran out after a batch short of an interval's end: that
+	 * last part is an interval too (the intervals add up to the row) */
+	if (lead && !bad && timed && run->interval && iv_bytes > 0)
+		run->interval(run->ctx, peer, iv_start, pr_now_s() - t0, iv_bytes);
 	if (lead && !bad) {
 		res[0] = pr_now_s() - t0;
 		double avg = res[0] > 0 ? (double)bytes * (double)total * dir / res[0] : 0;
