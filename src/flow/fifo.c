@@ -104,7 +104,7 @@ struct fq_port {
 	uint64_t *chg;         /* transfers whose rates changed since: id << 8 | hop */
 	uint32_t cap_chg;
 	uint32_t ph, pcap;
-	struct fq_pend *pend; /* ring buffer: pend[(ph + i) % pcap], i < pn */
+	struct fq_pend *pend; /* ring buffer: pend[(ph + i) & (pcap - 1)], i < pn (pcap a power of 2) */
 	/* PFC: as an egress, what comes in by ingress port; as the upstream
 	 * port of an ingress that holds it, the rate the pause leaves it (0:
 	 * none) and since when */
@@ -383,23 +383,30 @@ static void tok_leave(struct flsim *s, uint32_t i, fab_time_ps t);
 
 /* something waits in the port's queue: it leaves with the bytes that
  * arrive now (never before what waits ahead of it) */
-static void pend_push(struct flsim *s, uint32_t port, struct fq_pend e)
+static void pend_push(struct flsim *s, uint32_t port, uint32_t qp, uint32_t hop, double rate, uint32_t tok)
 {
 	struct fq_port *f = &s->fl->fq[port];
 	if (f->pn == f->pcap) {
 		uint32_t n = f->pcap ? 2 * f->pcap : 16;
 		struct fq_pend *np = fab_xcalloc(n, sizeof *np);
 		for (uint32_t i = 0; i < f->pn; i++)
-			np[i] = f->pend[(f->ph + i) % f->pcap];
+			np[i] = f->pend[(f->ph + i) & (f->pcap - 1)];
 		free(f->pend);
 		f->pend = np;
 		f->pcap = n;
 		f->ph = 0;
 	}
-	e.at = f->served + f->backlog;
-	if (f->pn && f->pend[(f->ph + f->pn - 1) % f->pcap].at > e.at)
-		e.at = f->pend[(f->ph + f->pn - 1) % f->pcap].at;
-	f->pend[(f->ph + f->pn) % f->pcap] = e;
+	double at = f->served + f->backlog;
+	if (f->pn && f->pend[(f->ph + f->pn - 1) & (f->pcap - 1)].at > at)
+		at = f->pend[(f->ph + f->pn - 1) & (f->pcap - 1)].at;
+	/* (the fields one by one: a struct passed by value was built on the
+	 * stack and read back in wider loads than its stores, which stalls) */
+	struct fq_pend *e = &f->pend[(f->ph + f->pn) & (f->pcap - 1)];
+	e->at = at;
+	e->qp = qp;
+	e->hop = hop;
+	e->rate = rate;
+	e->tok = tok;
 	if (!f->pn++)
 		out_due(s, port);
 }
@@ -414,7 +421,7 @@ static bool let_through(struct flsim *s, uint32_t port, bool all)
 	double ahead = s->fl->cc ? FAB_MAX(FQ_EMPTY, FQ_EARLY * f->backlog) : FQ_EMPTY;
 	for (; f->pn && (all || f->pend[f->ph].at <= f->served + ahead); any = true) {
 		struct fq_pend e = f->pend[f->ph];
-		f->ph = (f->ph + 1) % f->pcap;
+		f->ph = (f->ph + 1) & (f->pcap - 1);
 		f->pn--;
 		if (e.tok != NO_POS)
 			tok_leave(s, e.tok, s->c.now_ps);
@@ -790,7 +797,7 @@ static void rate_in(struct flsim *s, uint32_t id, uint32_t h, double r)
 	} else {
 		/* it leaves with the bytes that arrive now */
 		changed(s, id, q, h);
-		pend_push(s, port, (struct fq_pend){.qp = id, .hop = h, .rate = r, .tok = NO_POS});
+		pend_push(s, port, id, h, r, NO_POS);
 	}
 	touch(s, port);
 }
@@ -1434,7 +1441,7 @@ static void tok_arrive(struct flsim *s, uint32_t i)
 			in_of(f, s->ports[q->path[m->hop - 1]].peer)->bytes += m->rate;
 	}
 	if (f->backlog > 0) {
-		pend_push(s, port, (struct fq_pend){.tok = i});
+		pend_push(s, port, 0, 0, 0, i);
 		return;
 	}
 	tok_leave(s, i, s->c.now_ps);

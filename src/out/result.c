@@ -56,7 +56,7 @@ static size_t uplink_loads(const struct fab_sim *s, struct uplink_load *out, siz
 	return n;
 }
 
-void fab_summary_compute(const struct fab_sim *s, struct fab_summary *o)
+static void summary_compute(const struct fab_sim *s, struct fab_summary *o)
 {
 	memset(o, 0, sizeof *o);
 	size_t n;
@@ -107,6 +107,28 @@ void fab_summary_compute(const struct fab_sim *s, struct fab_summary *o)
 		o->ecmp_up_max_bytes = u[0].max_bytes;
 		o->ecmp_up_mean_bytes = (fab_rate_bps)u[0].mean_bytes;
 	}
+}
+
+/* kept with the simulation until it runs on: the document, the text
+ * summary and the command's lines each ask */
+struct summary_memo {
+	uint64_t events;
+	fab_time_ps end_ps;
+	bool set;
+	struct fab_summary sum;
+};
+
+void fab_summary_compute(const struct fab_sim *s, struct fab_summary *o)
+{
+	struct summary_memo *k = fab_sim_memo(s, FAB_MEMO_SUMMARY, sizeof *k);
+	const struct fab_sim_totals *tot = fab_sim_totals(s);
+	if (!k->set || k->events != tot->events || k->end_ps != tot->end_ps) {
+		summary_compute(s, &k->sum);
+		k->events = tot->events;
+		k->end_ps = tot->end_ps;
+		k->set = true;
+	}
+	*o = k->sum;
 }
 
 /* A list of items (flows, generators) as their keys' canonical text. */

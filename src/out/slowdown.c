@@ -88,7 +88,7 @@ struct memo {
  * simulation until it runs on (the document and slowdown.csv both ask). */
 static size_t slowdown_bins(const struct fab_sim *s, struct fab_slowdown_bin *bins, size_t *nflows)
 {
-	struct memo *k = fab_sim_memo(s, sizeof *k);
+	struct memo *k = fab_sim_memo(s, FAB_MEMO_SLOWDOWN, sizeof *k);
 	const struct fab_sim_totals *tot = fab_sim_totals(s);
 	if (!k->nflows || k->events != tot->events || k->end_ps != tot->end_ps) {
 		uint64_t *bytes;

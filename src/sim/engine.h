@@ -123,7 +123,7 @@ struct fab_sim {
 	struct fab_port_stats *port_stats_out;
 	struct fab_flow_stats *flow_stats_out;
 	struct fab_sim_flow *flow_specs_out;
-	void *memo; /* fab_sim_memo */
+	void *memo[FAB_MEMO_SLOTS]; /* fab_sim_memo */
 };
 
 static inline struct sim_flow *sim_flow_at(const struct fab_sim *s, uint32_t i)

@@ -75,8 +75,9 @@ static void test_slowdown_lone_flows_near_one(void **state)
 	trun_free(&t);
 }
 
-/* The bins are derived once per finished run and kept with it: a run
- * that goes on gives new ones (fab_sim_memo is keyed on its totals). */
+/* The bins and the summary are derived once per finished run and kept
+ * with it: a run that goes on gives new ones (fab_sim_memo is keyed on
+ * its totals). */
 static void test_slowdown_follows_a_run_that_goes_on(void **state)
 {
 	(void)state;
@@ -96,11 +97,18 @@ static void test_slowdown_follows_a_run_that_goes_on(void **state)
 	assert_non_null(sd);
 	assert_int_equal(json_integer_value(json_object_get(sd, "flows")), 1);
 	json_decref(sd);
+	struct fab_summary sm;
+	fab_summary_compute(run->sim, &sm); /* (kept the same way) */
+	assert_int_equal(sm.flows_done, 1);
+	assert_int_equal(sm.bytes, 2 * 64 << 10);
 	assert_int_equal(fab_sim_run(run->sim, 0), 0);
 	sd = fab_slowdown_json(run->sim);
 	assert_non_null(sd);
 	assert_int_equal(json_integer_value(json_object_get(sd, "flows")), 2);
 	json_decref(sd);
+	fab_summary_compute(run->sim, &sm);
+	assert_int_equal(sm.flows_done, 2);
+	assert_true(sm.fct_max >= sm.fct_min && sm.fct_min > 0);
 	fab_run_free(run);
 	fab_config_free(cfg);
 }
