@@ -104,12 +104,13 @@ struct fq_port {
 	uint64_t *chg;         /* transfers whose rates changed since: id << 8 | hop */
 	uint32_t cap_chg;
 	uint32_t ph, pcap;
+	/* PFC: as an egress, what comes in by ingress port (in, nin): the
+	 * record of ingress port `first + k` of its switch is in[at[k] - 1],
+	 * at = fl->in_at + in_at (0: none); as the upstream port of an ingress
+	 * that holds it, the rate the pause leaves it (0: none) and since when */
+	uint32_t nin, cap_in, in_at;
 	struct fq_pend *pend; /* ring buffer: pend[(ph + i) & (pcap - 1)], i < pn (pcap a power of 2) */
-	/* PFC: as an egress, what comes in by ingress port; as the upstream
-	 * port of an ingress that holds it, the rate the pause leaves it (0:
-	 * none) and since when */
 	struct fq_in *in;
-	uint32_t nin, cap_in;
 	double pfc_share; /* dynamic thresholds: its XOFF's share of the free buffer */
 	double pfc_rate;
 	fab_time_ps paused_since; /* its pause's rate was set then */
@@ -228,6 +229,16 @@ void fq_init(struct flsim *s)
 			if (t->switch_index[v] != UINT32_MAX)
 				fl->pfc_node[t->switch_index[v]] = v;
 		fl->pfc_scratch = fab_xcalloc(5 * (size_t)radix, sizeof *fl->pfc_scratch);
+		FAB_ASSERT(radix < UINT16_MAX);
+		size_t nat = 0;
+		fl->in_first = fab_xcalloc(t->nports, sizeof *fl->in_first);
+		for (uint32_t i = 0; i < t->nports; i++) {
+			const struct fab_node *nd = &t->nodes[t->ports[i].node];
+			fl->in_first[i] = nd->first_port;
+			fl->fq[i].in_at = (uint32_t)nat;
+			nat += nd->nports;
+		}
+		fl->in_at = fab_xcalloc(nat, sizeof *fl->in_at);
 		for (uint32_t i = 0; i < t->nports; i++)
 			fl->fq[i].pfc_share = 1.0 /
 				(double)(1u << fab_pfc_dyn_shift(&s->c.fp.pfc, s->ports[i].rate_bps));
@@ -261,6 +272,8 @@ void fq_free(struct flsim *s)
 	free(fl->pfc_last);
 	free(fl->pfc_aside);
 	free(fl->pfc_scratch);
+	free(fl->in_first);
+	free(fl->in_at);
 	free(fl->rec);
 	free(fl->touch.v);
 	free(fl->cc_done);
@@ -348,17 +361,29 @@ static void changed(struct flsim *s, uint32_t id, struct fl_qp *q, uint32_t h)
 	f->chg[f->nchg++] = (uint64_t)id << 8 | h;
 }
 
-/* the egress port's record of what comes in from an ingress port */
-static struct fq_in *in_of(struct fq_port *f, uint32_t ingress)
+/* where the egress port's records are kept by ingress port: at[k] for
+ * ingress port first + k of its switch */
+static uint16_t *in_at(const struct fl_state *fl, const struct fq_port *f, uint32_t *first)
 {
-	for (uint32_t j = 0; j < f->nin; j++)
-		if (f->in[j].port == ingress)
-			return &f->in[j];
+	*first = fl->in_first[f - fl->fq];
+	return fl->in_at + f->in_at;
+}
+
+/* the egress port's record of what comes in from an ingress port (of its
+ * switch) */
+static struct fq_in *in_of(struct fl_state *fl, struct fq_port *f, uint32_t ingress)
+{
+	uint32_t first;
+	uint16_t *at = in_at(fl, f, &first);
+	uint32_t k = ingress - first;
+	if (at[k])
+		return &f->in[at[k] - 1];
 	if (f->nin == f->cap_in) {
 		f->cap_in = f->cap_in ? 2 * f->cap_in : 4;
 		f->in = fab_xrealloc(f->in, f->cap_in, sizeof *f->in);
 	}
 	f->in[f->nin] = (struct fq_in){.port = ingress};
+	at[k] = (uint16_t)(f->nin + 1);
 	return &f->in[f->nin++];
 }
 
@@ -369,7 +394,7 @@ static void view_out(struct flsim *s, uint32_t id, uint32_t h, double r)
 	struct fl_qp *q = &fl->qps[id];
 	struct fq_port *f = &fl->fq[q->path[h]];
 	if (fl->pfc && h) {
-		struct fq_in *in = in_of(f, s->ports[q->path[h - 1]].peer);
+		struct fq_in *in = in_of(fl, f, s->ports[q->path[h - 1]].peer);
 		in->out = FAB_MAX(in->out + r - q->fh[3 * h + 1], 0.0);
 	}
 	f->aout += r - q->fh[3 * h + 1];
@@ -443,13 +468,22 @@ static double in_share(const struct fq_port *f, const struct fq_in *in, double c
  * send nothing through it any more leave its records (which a busy port
  * would otherwise keep for every ingress port that ever sent to it, and
  * every settle and PFC check go through) */
-static void in_empty(struct fq_port *f)
+static void in_empty(struct fl_state *fl, struct fq_port *f)
 {
+	if (!f->nin)
+		return;
+	uint32_t first;
+	uint16_t *at = in_at(fl, f, &first);
 	uint32_t k = 0;
 	for (uint32_t j = 0; j < f->nin; j++) {
 		f->in[j].bytes = 0;
-		if (f->in[j].rate > 0 || f->in[j].out > 0)
-			f->in[k++] = f->in[j];
+		if (f->in[j].rate > 0 || f->in[j].out > 0) {
+			f->in[k] = f->in[j];
+			at[f->in[k].port - first] = (uint16_t)(k + 1);
+			k++;
+		} else {
+			at[f->in[j].port - first] = 0;
+		}
 	}
 	f->nin = k;
 }
@@ -461,7 +495,7 @@ static void in_settle(struct fl_state *fl, uint32_t port, double b0, double dt)
 {
 	struct fq_port *f = &fl->fq[port];
 	if (f->backlog <= 0) {
-		in_empty(f);
+		in_empty(fl, f);
 		return;
 	}
 	/* (in_share, its quotient taken once) */
@@ -642,7 +676,7 @@ static bool pass_idle(struct flsim *s, uint32_t id, uint32_t h, double r, fab_ti
 	f->t_backlog = s->c.now_ps;
 	came_to_now(s, port);
 	if (fl->pfc) {
-		struct fq_in *in = in_of(f, s->ports[q->path[h - 1]].peer);
+		struct fq_in *in = in_of(fl, f, s->ports[q->path[h - 1]].peer);
 		in->rate = FAB_MAX(in->rate + r - fh[0], 0.0);
 		in->out = FAB_MAX(in->out + r - fh[1], 0.0);
 	}
@@ -785,7 +819,7 @@ static void rate_in(struct flsim *s, uint32_t id, uint32_t h, double r)
 	settle(s, port);
 	came_to_now(s, port);
 	if (fl->pfc && h) {
-		struct fq_in *in = in_of(f, s->ports[q->path[h - 1]].peer);
+		struct fq_in *in = in_of(fl, f, s->ports[q->path[h - 1]].peer);
 		in->rate = FAB_MAX(in->rate + r - q->fh[3 * h], 0.0);
 	}
 	f->ain += r - q->fh[3 * h];
@@ -1438,7 +1472,7 @@ static void tok_arrive(struct flsim *s, uint32_t i)
 		if ((uint64_t)f->backlog > st->max_queue_bytes)
 			st->max_queue_bytes = (uint64_t)f->backlog;
 		if (fl->pfc)
-			in_of(f, s->ports[q->path[m->hop - 1]].peer)->bytes += m->rate;
+			in_of(fl, f, s->ports[q->path[m->hop - 1]].peer)->bytes += m->rate;
 	}
 	if (f->backlog > 0) {
 		pend_push(s, port, 0, 0, 0, i);
@@ -1520,7 +1554,7 @@ void fq_timer(struct flsim *s, uint32_t i)
 		struct fq_port *f = &fl->fq[i];
 		settle(s, i);
 		f->backlog = 0; /* (what rounding left) */
-		in_empty(f);
+		in_empty(fl, f);
 		emptied(s, i);
 		touch(s, i);
 	} else if (i < fl->tm_pfc) { /* what waits at the head of a port's queue leaves */
