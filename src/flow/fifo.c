@@ -371,8 +371,10 @@ static uint16_t *in_at(const struct fl_state *fl, const struct fq_port *f, uint3
 
 /* the egress port's record of what comes in from an ingress port (of its
  * switch) */
-static struct fq_in *in_of(struct fl_state *fl, struct fq_port *f, uint32_t ingress)
+static struct fq_in *in_of(const struct flsim *s, struct fq_port *f, uint32_t ingress)
 {
+	const struct fl_state *fl = s->fl;
+	FAB_ASSERT(s->c.topo->ports[ingress].node == s->c.topo->ports[f - fl->fq].node);
 	uint32_t first;
 	uint16_t *at = in_at(fl, f, &first);
 	uint32_t k = ingress - first;
@@ -394,7 +396,7 @@ static void view_out(struct flsim *s, uint32_t id, uint32_t h, double r)
 	struct fl_qp *q = &fl->qps[id];
 	struct fq_port *f = &fl->fq[q->path[h]];
 	if (fl->pfc && h) {
-		struct fq_in *in = in_of(fl, f, s->ports[q->path[h - 1]].peer);
+		struct fq_in *in = in_of(s, f, s->ports[q->path[h - 1]].peer);
 		in->out = FAB_MAX(in->out + r - q->fh[3 * h + 1], 0.0);
 	}
 	f->aout += r - q->fh[3 * h + 1];
@@ -676,7 +678,7 @@ static bool pass_idle(struct flsim *s, uint32_t id, uint32_t h, double r, fab_ti
 	f->t_backlog = s->c.now_ps;
 	came_to_now(s, port);
 	if (fl->pfc) {
-		struct fq_in *in = in_of(fl, f, s->ports[q->path[h - 1]].peer);
+		struct fq_in *in = in_of(s, f, s->ports[q->path[h - 1]].peer);
 		in->rate = FAB_MAX(in->rate + r - fh[0], 0.0);
 		in->out = FAB_MAX(in->out + r - fh[1], 0.0);
 	}
@@ -819,7 +821,7 @@ static void rate_in(struct flsim *s, uint32_t id, uint32_t h, double r)
 	settle(s, port);
 	came_to_now(s, port);
 	if (fl->pfc && h) {
-		struct fq_in *in = in_of(fl, f, s->ports[q->path[h - 1]].peer);
+		struct fq_in *in = in_of(s, f, s->ports[q->path[h - 1]].peer);
 		in->rate = FAB_MAX(in->rate + r - q->fh[3 * h], 0.0);
 	}
 	f->ain += r - q->fh[3 * h];
@@ -1472,7 +1474,7 @@ static void tok_arrive(struct flsim *s, uint32_t i)
 		if ((uint64_t)f->backlog > st->max_queue_bytes)
 			st->max_queue_bytes = (uint64_t)f->backlog;
 		if (fl->pfc)
-			in_of(fl, f, s->ports[q->path[m->hop - 1]].peer)->bytes += m->rate;
+			in_of(s, f, s->ports[q->path[m->hop - 1]].peer)->bytes += m->rate;
 	}
 	if (f->backlog > 0) {
 		pend_push(s, port, 0, 0, 0, i);
