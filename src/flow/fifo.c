@@ -1126,7 +1126,7 @@ static struct fl_cc *cc_of(struct flsim *s, uint32_t id)
 	if (q->cc)
 		return q->cc;
 	const struct fab_dcqcn_params *d = &s->c.fp.dcqcn;
-	struct fl_cc *c = q->cc = fab_xcalloc(1, sizeof *q->cc);
+	struct fl_cc *c = q->cc = fl_arena_alloc(s->fl, sizeof *q->cc);
 	c->ops = d->variant == FAB_DCQCN_FIRMWARE ? &fab_cc_dcqcn_nic : &fab_cc_dcqcn;
 	FAB_ASSERT(c->ops->state_size <= sizeof c->st);
 	c->ops->init(c->st, d, (double)s->ports[q->path[0]].rate_bps);

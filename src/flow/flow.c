@@ -76,16 +76,63 @@ static void fl_set_rates(struct flsim *s)
 		fq_caps(s);
 }
 
+/* ---- the arena (flow_int.h) ---- */
+
+#define ARENA_CHUNK (256 << 10)
+#if defined(__SANITIZE_ADDRESS__)
+#define FL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FL_ASAN 1
+#endif
+#endif
+#ifdef FL_ASAN
+#include <sanitizer/asan_interface.h>
+#define ARENA_RED 16 /* a poisoned gap after each block: ASan sees overruns */
+#else
+#define ARENA_RED 0
+#define ASAN_POISON_MEMORY_REGION(p, n) ((void)(p), (void)(n))
+#define ASAN_UNPOISON_MEMORY_REGION(p, n) ((void)(p), (void)(n))
+#endif
+
+void *fl_arena_alloc(struct fl_state *fl, size_t bytes)
+{
+	struct fl_arena *a = &fl->arena;
+	size_t need = ((bytes + 15) & ~(size_t)15) + ARENA_RED;
+	if (need > a->left) {
+		size_t size = FAB_MAX(need, (size_t)ARENA_CHUNK);
+		if (a->n == a->cap) {
+			a->cap = a->cap ? 2 * a->cap : 16;
+			a->chunks = fab_xrealloc(a->chunks, a->cap, sizeof *a->chunks);
+		}
+		a->chunks[a->n++] = a->cur = fab_xcalloc(1, size);
+		a->left = size;
+		ASAN_POISON_MEMORY_REGION(a->cur, size);
+	}
+	void *p = a->cur;
+	ASAN_UNPOISON_MEMORY_REGION(p, bytes); /* (the gap after it stays poisoned) */
+	a->cur += need;
+	a->left -= need;
+	return p;
+}
+
+void fl_arena_free(struct fl_arena *a)
+{
+	for (size_t i = 0; i < a->n; i++)
+		free(a->chunks[i]);
+	free(a->chunks);
+	memset(a, 0, sizeof *a);
+}
+
 static void fl_free(struct flsim *s)
 {
 	struct fl_state *fl = s->fl;
 	if (!fl)
 		return;
-	for (uint32_t i = 0; i < fl->cap_qps; i++) {
-		free(fl->qps[i].q);
-		free(fl->qps[i].path); /* (and pos and fh: one allocation) */
-		free(fl->qps[i].cc);
-	}
+	for (uint32_t i = 0; i < fl->cap_qps; i++)
+		if (fl->qps[i].qcap > FL_Q_FIRST) /* (its first FIFO is the arena's) */
+			free(fl->qps[i].q);
+	fl_arena_free(&fl->arena); /* paths, first FIFOs, congestion controls */
 	fq_free(s);
 	free(fl->qps);
 	for (uint32_t i = 0; i < s->c.topo->nports; i++) {
@@ -284,7 +331,7 @@ static void route(struct flsim *s, uint32_t id, struct fl_qp *q)
 	 * pairs), in one allocation: path, pos, then with fifo queues fh (at
 	 * an even count of uint32_t: aligned for doubles) */
 	size_t nu = ((size_t)q->npath + q->nfwd + 2) & ~(size_t)1, nd = s->fl->fifo ? 3 * (size_t)q->nfwd : 0;
-	double *block = fab_xcalloc(nu / 2 + nd, sizeof *block);
+	double *block = fl_arena_alloc(s->fl, (nu / 2 + nd) * sizeof *block);
 	q->path = (uint32_t *)block;
 	memcpy(q->path, path, q->npath * sizeof *path);
 	q->pos = q->path + q->npath;
@@ -473,9 +520,16 @@ static void fl_post(struct fab_sim *sim, struct sim_conn *sq, fab_bytes bytes, u
 			q->qn -= q->qh;
 			q->qh = 0;
 		}
-		if (q->qn == q->qcap) {
-			q->qcap = q->qcap ? 2 * q->qcap : 4;
-			q->q = fab_xrealloc(q->q, q->qcap, sizeof *q->q);
+		if (!q->qcap) { /* the first FIFO from the arena, longer ones from the heap */
+			q->qcap = FL_Q_FIRST;
+			q->q = fl_arena_alloc(s->fl, FL_Q_FIRST * sizeof *q->q);
+		} else if (q->qn == q->qcap) {
+			struct fl_msg *v = q->qcap == FL_Q_FIRST ? NULL : q->q;
+			q->qcap *= 2;
+			v = fab_xrealloc(v, q->qcap, sizeof *v);
+			if (q->qcap == 2 * FL_Q_FIRST)
+				memcpy(v, q->q, q->qn * sizeof *v);
+			q->q = v;
 		}
 	}
 	if (bytes)
