@@ -126,8 +126,8 @@ struct fl_ser {
 /* Blocks that live as long as the engine (each queue pair's path block,
  * its first message FIFO, its congestion control), carved in order from
  * large zeroed chunks and freed with them: a queue pair cost three
- * allocations and three frees (4.6% of FB_Hadoop's fluid run, whole
- * command), and its blocks now lie together. */
+ * allocations and three frees (2.5% of the instructions of FB_Hadoop's
+ * fluid run, the whole command), and its blocks now lie together. */
 struct fl_arena {
 	char *cur;
 	size_t left;
