@@ -231,10 +231,8 @@ void fq_init(struct flsim *s)
 		fl->pfc_scratch = fab_xcalloc(5 * (size_t)radix, sizeof *fl->pfc_scratch);
 		FAB_ASSERT(radix < UINT16_MAX);
 		size_t nat = 0;
-		fl->in_first = fab_xcalloc(t->nports, sizeof *fl->in_first);
 		for (uint32_t i = 0; i < t->nports; i++) {
 			const struct fab_node *nd = &t->nodes[t->ports[i].node];
-			fl->in_first[i] = nd->first_port;
 			fl->fq[i].in_at = (uint32_t)nat;
 			nat += nd->nports;
 		}
@@ -272,7 +270,6 @@ void fq_free(struct flsim *s)
 	free(fl->pfc_last);
 	free(fl->pfc_aside);
 	free(fl->pfc_scratch);
-	free(fl->in_first);
 	free(fl->in_at);
 	free(fl->rec);
 	free(fl->touch.v);
@@ -363,20 +360,20 @@ static void changed(struct flsim *s, uint32_t id, struct fl_qp *q, uint32_t h)
 
 /* where the egress port's records are kept by ingress port: at[k] for
  * ingress port first + k of its switch */
-static uint16_t *in_at(const struct fl_state *fl, const struct fq_port *f, uint32_t *first)
+static uint16_t *in_at(const struct flsim *s, const struct fq_port *f, uint32_t *first)
 {
-	*first = fl->in_first[f - fl->fq];
-	return fl->in_at + f->in_at;
+	const struct fab_topo *t = s->c.topo;
+	*first = t->nodes[t->ports[f - s->fl->fq].node].first_port;
+	return s->fl->in_at + f->in_at;
 }
 
 /* the egress port's record of what comes in from an ingress port (of its
  * switch) */
 static struct fq_in *in_of(const struct flsim *s, struct fq_port *f, uint32_t ingress)
 {
-	const struct fl_state *fl = s->fl;
-	FAB_ASSERT(s->c.topo->ports[ingress].node == s->c.topo->ports[f - fl->fq].node);
+	FAB_ASSERT(s->c.topo->ports[ingress].node == s->c.topo->ports[f - s->fl->fq].node);
 	uint32_t first;
-	uint16_t *at = in_at(fl, f, &first);
+	uint16_t *at = in_at(s, f, &first);
 	uint32_t k = ingress - first;
 	if (at[k])
 		return &f->in[at[k] - 1];
@@ -470,12 +467,12 @@ static double in_share(const struct fq_port *f, const struct fq_in *in, double c
  * send nothing through it any more leave its records (which a busy port
  * would otherwise keep for every ingress port that ever sent to it, and
  * every settle and PFC check go through) */
-static void in_empty(struct fl_state *fl, struct fq_port *f)
+static void in_empty(const struct flsim *s, struct fq_port *f)
 {
 	if (!f->nin)
 		return;
 	uint32_t first;
-	uint16_t *at = in_at(fl, f, &first);
+	uint16_t *at = in_at(s, f, &first);
 	uint32_t k = 0;
 	for (uint32_t j = 0; j < f->nin; j++) {
 		f->in[j].bytes = 0;
@@ -493,11 +490,12 @@ static void in_empty(struct fl_state *fl, struct fq_port *f)
 /* PFC: each ingress port's bytes in the queue, which held b0 bytes dt ago
  * (before its backlog was brought up to now): in at the rate coming in,
  * out at their share of what leaves; together the backlog */
-static void in_settle(struct fl_state *fl, uint32_t port, double b0, double dt)
+static void in_settle(const struct flsim *s, uint32_t port, double b0, double dt)
 {
+	struct fl_state *fl = s->fl;
 	struct fq_port *f = &fl->fq[port];
 	if (f->backlog <= 0) {
-		in_empty(fl, f);
+		in_empty(s, f);
 		return;
 	}
 	/* (in_share, its quotient taken once) */
@@ -570,7 +568,7 @@ static void settle_queue(struct flsim *s, uint32_t port)
 		f->backlog = b1;
 		f->t_backlog = s->c.now_ps;
 		if (f->nin && (b0 > 0 || b1 > 0)) /* (an empty queue holds nobody's bytes) */
-			in_settle(fl, port, b0, (double)dt);
+			in_settle(s, port, b0, (double)dt);
 	}
 	if (f->backlog == 0)
 		emptied(s, port);
@@ -1556,7 +1554,7 @@ void fq_timer(struct flsim *s, uint32_t i)
 		struct fq_port *f = &fl->fq[i];
 		settle(s, i);
 		f->backlog = 0; /* (what rounding left) */
-		in_empty(fl, f);
+		in_empty(s, f);
 		emptied(s, i);
 		touch(s, i);
 	} else if (i < fl->tm_pfc) { /* what waits at the head of a port's queue leaves */

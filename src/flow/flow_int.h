@@ -202,8 +202,7 @@ struct fl_state {
 	fab_time_ps *pfc_last; /* its last check (FAB_TIME_NEVER: none yet) */
 	double *pfc_aside;     /* the buffer it sets aside: its ports' headroom and reserve */
 	double *pfc_scratch;
-	uint32_t *in_first; /* by port: its switch's first port (fq_port.in_at) */
-	uint16_t *in_at;    /* the egress ports' records by ingress port, each port's nports of them */
+	uint16_t *in_at; /* the egress ports' records by ingress port, each port's nports of them */
 	/* fabric.series_interval: per port, payload bytes sent (fair shares:
 	 * those its transfers' sources sent; fifo: what left its queue) and
 	 * PAUSE episodes as of the last sample */

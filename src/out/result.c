@@ -111,24 +111,13 @@ static void summary_compute(const struct fab_sim *s, struct fab_summary *o)
 
 /* kept with the simulation until it runs on: the document, the text
  * summary and the command's lines each ask */
-struct summary_memo {
-	uint64_t events;
-	fab_time_ps end_ps;
-	bool set;
-	struct fab_summary sum;
-};
-
 void fab_summary_compute(const struct fab_sim *s, struct fab_summary *o)
 {
-	struct summary_memo *k = fab_sim_memo(s, FAB_MEMO_SUMMARY, sizeof *k);
-	const struct fab_sim_totals *tot = fab_sim_totals(s);
-	if (!k->set || k->events != tot->events || k->end_ps != tot->end_ps) {
-		summary_compute(s, &k->sum);
-		k->events = tot->events;
-		k->end_ps = tot->end_ps;
-		k->set = true;
-	}
-	*o = k->sum;
+	bool stale;
+	struct fab_summary *k = fab_sim_memo(s, FAB_MEMO_SUMMARY, sizeof *k, &stale);
+	if (stale)
+		summary_compute(s, k);
+	*o = *k;
 }
 
 /* A list of items (flows, generators) as their keys' canonical text. */

@@ -78,8 +78,6 @@ static void flows_slowdown(const struct fab_sim *s, uint64_t **bytes, double **s
 }
 
 struct memo {
-	uint64_t events;
-	fab_time_ps end_ps;
 	size_t nflows, nb;
 	struct fab_slowdown_bin bins[FAB_SLOWDOWN_BINS];
 };
@@ -88,15 +86,13 @@ struct memo {
  * simulation until it runs on (the document and slowdown.csv both ask). */
 static size_t slowdown_bins(const struct fab_sim *s, struct fab_slowdown_bin *bins, size_t *nflows)
 {
-	struct memo *k = fab_sim_memo(s, FAB_MEMO_SLOWDOWN, sizeof *k);
-	const struct fab_sim_totals *tot = fab_sim_totals(s);
-	if (!k->nflows || k->events != tot->events || k->end_ps != tot->end_ps) {
+	bool stale;
+	struct memo *k = fab_sim_memo(s, FAB_MEMO_SLOWDOWN, sizeof *k, &stale);
+	if (stale) {
 		uint64_t *bytes;
 		double *sd;
 		flows_slowdown(s, &bytes, &sd, &k->nflows);
 		k->nb = fab_slowdown_binning(bytes, sd, k->nflows, k->bins);
-		k->events = tot->events;
-		k->end_ps = tot->end_ps;
 		free(bytes);
 		free(sd);
 	}

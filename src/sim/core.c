@@ -122,7 +122,7 @@ void sim_core_free(struct fab_sim *s)
 	free(s->flow_stats_out);
 	free(s->flow_specs_out);
 	for (unsigned i = 0; i < FAB_MEMO_SLOTS; i++)
-		free(s->memo[i]);
+		free(s->memo[i].p);
 }
 
 struct sim_conn *sim_conn_open(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint8_t prio, int transport)
@@ -429,12 +429,15 @@ const struct fab_flow_stats *fab_sim_flow_stats(const struct fab_sim *s)
 	return m->flow_stats_out;
 }
 
-void *fab_sim_memo(const struct fab_sim *s, enum fab_memo_slot slot, size_t size)
+void *fab_sim_memo(const struct fab_sim *s, enum fab_memo_slot slot, size_t size, bool *stale)
 {
 	struct fab_sim *m = (struct fab_sim *)s;
-	if (!m->memo[slot])
-		m->memo[slot] = fab_xcalloc(1, size);
-	return m->memo[slot];
+	*stale = !m->memo[slot].p || m->memo[slot].events != s->tot.events || m->memo[slot].end_ps != s->tot.end_ps;
+	if (!m->memo[slot].p)
+		m->memo[slot].p = fab_xcalloc(1, size);
+	m->memo[slot].events = s->tot.events;
+	m->memo[slot].end_ps = s->tot.end_ps;
+	return m->memo[slot].p;
 }
 
 const struct fab_sim_flow *fab_sim_flows(const struct fab_sim *s, size_t *n)

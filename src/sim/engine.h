@@ -123,7 +123,11 @@ struct fab_sim {
 	struct fab_port_stats *port_stats_out;
 	struct fab_flow_stats *flow_stats_out;
 	struct fab_sim_flow *flow_specs_out;
-	void *memo[FAB_MEMO_SLOTS]; /* fab_sim_memo */
+	struct {
+		void *p;
+		uint64_t events; /* the run's events and end when it was last asked for */
+		fab_time_ps end_ps;
+	} memo[FAB_MEMO_SLOTS]; /* fab_sim_memo */
 };
 
 static inline struct sim_flow *sim_flow_at(const struct fab_sim *s, uint32_t i)

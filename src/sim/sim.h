@@ -295,12 +295,14 @@ const struct fab_port_stats *fab_sim_port_stats(const struct fab_sim *s);
 const struct fab_flow_stats *fab_sim_flow_stats(const struct fab_sim *s);
 const struct fab_sim_flow *fab_sim_flows(const struct fab_sim *s, size_t *n);
 const struct fab_sim_totals *fab_sim_totals(const struct fab_sim *s);
-/* A block of `size` bytes, zeroed when first asked for, kept with the
- * simulation and freed with it: where the output keeps what it derived
- * from a finished run rather than derive it again for each file.  One
- * block a user (slot); the size must be the same at every call. */
+/* A block of `size` bytes kept with the simulation and freed with it:
+ * where the output keeps what it derived from a finished run rather than
+ * derive it again for each file.  *stale: the block is new, or the run has
+ * gone on since it was last asked for (its events or its end moved), and
+ * the caller fills it.  One block a user (slot); the size must be the
+ * same at every call. */
 enum fab_memo_slot { FAB_MEMO_SLOWDOWN, FAB_MEMO_SUMMARY, FAB_MEMO_SLOTS };
-void *fab_sim_memo(const struct fab_sim *s, enum fab_memo_slot slot, size_t size);
+void *fab_sim_memo(const struct fab_sim *s, enum fab_memo_slot slot, size_t size, bool *stale);
 const struct fab_series_row *fab_sim_series(const struct fab_sim *s, size_t *n);
 const struct fab_flow_series_row *fab_sim_flow_series(const struct fab_sim *s, size_t *n);
 const struct fab_topo *fab_sim_topo(const struct fab_sim *s);
