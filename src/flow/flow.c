@@ -836,7 +836,21 @@ static int fl_run(struct fab_sim *sim, fab_time_ps end_ps)
 			fq_refresh(s);
 			next = next_at(s, &at);
 		}
-		if (!sim_busy(&s->c) || next == FAB_TIME_NEVER)
+		if (!sim_busy(&s->c))
+			break;
+		/* the series' rows, each once all that happens at its instant
+		 * has; outside the event queue, they change nothing: a batch
+		 * ends, and what a refresh left is done, when it would be
+		 * without them */
+		while (fl->sample_at < next && (!end_ps || fl->sample_at <= end_ps)) {
+			s->c.now_ps = fl->sample_at;
+			s->c.eq.popped++; /* counted as an event */
+			fl_sample(s);
+			/* (nothing else will ever happen: sampling stops too) */
+			fl->sample_at = next != FAB_TIME_NEVER ? s->c.now_ps + s->c.fp.series_interval_ps
+							       : FAB_TIME_NEVER;
+		}
+		if (next == FAB_TIME_NEVER)
 			break;
 		if (end_ps && next > end_ps) {
 			s->c.now_ps = end_ps;
@@ -866,8 +880,6 @@ static int fl_run(struct fab_sim *sim, fab_time_ps end_ps)
 			sim_report_progress(&s->c, &next_progress);
 			continue;
 		}
-		uint64_t base = s->c.eq.base; /* (a sample's: see EV_FL_SAMPLE) */
-		fab_time_ps last = s->c.eq.last_ps;
 		fab_eq_pop(&s->c.eq, &ev);
 		if (sim_workload_event(&s->c, &ev)) {
 			sim_report_progress(&s->c, &next_progress);
@@ -882,17 +894,6 @@ static int fl_run(struct fab_sim *sim, fab_time_ps end_ps)
 			break;
 		case EV_FL_DELIVER:
 			on_deliver(s, ev.obj, ev.arg);
-			break;
-		case EV_FL_SAMPLE:
-			fl_sample(s);
-			/* (nothing else will ever happen: sampling stops too) */
-			if (next_at(s, &at) != FAB_TIME_NEVER || fl->dirty.n || fl->touch.n)
-				fab_eq_push(&s->c.eq, s->c.now_ps + s->c.fp.series_interval_ps, EV_FL_SAMPLE, NULL, 0);
-			/* what is scheduled next (by the end of the instant, a
-			 * timer) takes its key from the event before the sample,
-			 * as in a run without series: the same bytes */
-			s->c.eq.base = base;
-			s->c.eq.last_ps = last;
 			break;
 		default:
 			fq_event(s, &ev);
@@ -1002,7 +1003,6 @@ struct fab_sim *fab_flow_new(const struct fab_topo *topo, const struct fab_fabri
 	for (uint32_t i = 0; i < topo->nports; i++)
 		fl_link_rate(s, i, s->ports[i].rate_bps);
 	fl_init(s);
-	if (fp->series_interval_ps)
-		fab_eq_push(&s->c.eq, 0, EV_FL_SAMPLE, NULL, 0);
+	s->fl->sample_at = fp->series_interval_ps ? 0 : FAB_TIME_NEVER;
 	return &s->c;
 }

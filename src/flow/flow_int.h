@@ -156,6 +156,8 @@ struct fl_state {
 	double *ccap, *crate;
 	double ack_frac;      /* ACK wire bytes per data wire byte */
 	fab_time_ps batch_ps; /* flow.batch */
+	fab_time_ps
+		sample_at; /* fabric.series_interval: the time series' next rows are due then (FAB_TIME_NEVER: none) */
 	size_t cap_cp, cap_cq, cap_ci;
 	uint64_t recomputes, comp_qps;
 	/* flow.queues: fifo (fifo.c) */
@@ -224,7 +226,6 @@ enum fl_ev_type {
 	EV_FQ_MARK,                    /* arg record: a message's last byte reaches a switch port */
 	EV_FQ_CC_TICK,                 /* arg queue pair: flow.queues dcqcn, a feedback window ends */
 	EV_FQ_CC_NOTIFY,               /* arg queue pair: a mark's notification reaches the sender */
-	EV_FL_SAMPLE,                  /* fabric.series_interval: the time series' next rows */
 };
 
 /* flow.c */

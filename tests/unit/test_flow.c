@@ -367,22 +367,30 @@ static void test_flow_series(void **state)
 	}
 	/* sampling changes nothing: on the built-in scenario (80 flows,
 	 * pauses, marks) every flow ends at the same picosecond with series
-	 * as without (a sample's event used to set the keys of the events
-	 * scheduled after it: 1 ps apart on two flows) */
-	static const char *const plain[2] = {"engine=flow", "flow.queues=dcqcn"},
-				 *const sampled[3] = {"engine=flow", "flow.queues=dcqcn",
-						      "fabric.series_interval=10us"};
-	struct trun u = trun_yaml_sets(fab_default_scenario, plain, 2),
-		    v = trun_yaml_sets(fab_default_scenario, sampled, 3);
-	size_t nf, nv;
-	fab_sim_flows(u.run->sim, &nf);
-	fab_sim_flows(v.run->sim, &nv);
-	assert_true(nf > 0 && nf == nv);
-	for (size_t f = 0; f < nf; f++)
-		assert_int_equal(fab_sim_flow_stats(u.run->sim)[f].finish_ps,
-				 fab_sim_flow_stats(v.run->sim)[f].finish_ps);
-	trun_free(&u);
-	trun_free(&v);
+	 * as without.  A sample's event used to set the keys of the events
+	 * scheduled after it (1 ps apart on two flows); with flow.batch, to
+	 * end a batch at its instant, not at the event before; with fair
+	 * shares, to have what a recomputation left (ACK loads moved) solved
+	 * at once, not with the next event's changes (all 80 flows moved,
+	 * both) */
+	static const char *const modes[3][2] = {{"flow.queues=dcqcn", "flow.batch=0"},
+						{"flow.queues=dcqcn", "flow.batch=1us"},
+						{"flow.queues=fair", "flow.batch=0"}};
+	for (int b = 0; b < 3; b++) {
+		const char *const plain[3] = {"engine=flow", modes[b][0], modes[b][1]},
+				  *const sampled[4] = {plain[0], plain[1], plain[2], "fabric.series_interval=10us"};
+		struct trun u = trun_yaml_sets(fab_default_scenario, plain, 3),
+			    v = trun_yaml_sets(fab_default_scenario, sampled, 4);
+		size_t nf, nv;
+		fab_sim_flows(u.run->sim, &nf);
+		fab_sim_flows(v.run->sim, &nv);
+		assert_true(nf > 0 && nf == nv);
+		for (size_t f = 0; f < nf; f++)
+			assert_int_equal(fab_sim_flow_stats(u.run->sim)[f].finish_ps,
+					 fab_sim_flow_stats(v.run->sim)[f].finish_ps);
+		trun_free(&u);
+		trun_free(&v);
+	}
 	double qf = qsum[0] / (double)nq[0], qp = qsum[1] / (double)nq[1];
 	print_message("mean queue of the samples: fluid %.0f KiB, packet %.0f KiB\n", qf / 1024, qp / 1024);
 	assert_true(qf < 1.25 * qp && qf > qp / 1.25);
