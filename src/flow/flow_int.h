@@ -154,10 +154,9 @@ struct fl_state {
 	/* component scratch */
 	uint32_t *cports, *cqps, *off, *idx;
 	double *ccap, *crate;
-	double ack_frac;      /* ACK wire bytes per data wire byte */
-	fab_time_ps batch_ps; /* flow.batch */
-	fab_time_ps
-		sample_at; /* fabric.series_interval: the time series' next rows are due then (FAB_TIME_NEVER: none) */
+	double ack_frac;       /* ACK wire bytes per data wire byte */
+	fab_time_ps batch_ps;  /* flow.batch */
+	fab_time_ps sample_at; /* the time series' next rows (FAB_TIME_NEVER: none) */
 	size_t cap_cp, cap_cq, cap_ci;
 	uint64_t recomputes, comp_qps;
 	/* flow.queues: fifo (fifo.c) */

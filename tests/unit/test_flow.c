@@ -376,8 +376,8 @@ static void test_flow_series(void **state)
 	static const char *const modes[3][2] = {{"flow.queues=dcqcn", "flow.batch=0"},
 						{"flow.queues=dcqcn", "flow.batch=1us"},
 						{"flow.queues=fair", "flow.batch=0"}};
-	for (int b = 0; b < 3; b++) {
-		const char *const plain[3] = {"engine=flow", modes[b][0], modes[b][1]},
+	for (int m = 0; m < 3; m++) {
+		const char *const plain[3] = {"engine=flow", modes[m][0], modes[m][1]},
 				  *const sampled[4] = {plain[0], plain[1], plain[2], "fabric.series_interval=10us"};
 		struct trun u = trun_yaml_sets(fab_default_scenario, plain, 3),
 			    v = trun_yaml_sets(fab_default_scenario, sampled, 4);
