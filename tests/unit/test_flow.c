@@ -430,6 +430,9 @@ static void test_flow_series(void **state)
 		      n > 1 ? fr[1].rate_bps / 1e9 : 0);
 	assert_true(full >= 10 && n > 1);
 	assert_true(fabs(fr[1].rate_bps / (LINE_BPS * 4096 / (4096 + ROCE_WIRE)) - 1) < 1e-6);
+	/* the row at 0 is taken once the flow has started there: its share */
+	assert_int_equal(fr[0].t_ps, 0);
+	assert_true(fabs(fr[0].rate_bps / fr[1].rate_bps - 1) < 1e-9);
 	trun_free(&t);
 }
 
