@@ -47,7 +47,8 @@
  *
  * `flow.queues: dcqcn` adds congestion control: each queue pair runs
  * DCQCN's reaction point (src/cc), its NIC shares no more than that rate
- * to it, and every 4 us it learns whether the queues on its path marked
+ * to it, and every 4 us (or once a packet at its rate, if longer) it
+ * learns whether the queues on its path marked
  * any of a window's packets as they reached them (RED on their backlog,
  * drawn from its own stream), one path later; windows where no queue on
  * the path can mark and whose bytes change nothing go unseen (quiet)
@@ -1211,10 +1212,16 @@ static void cc_changed(struct flsim *s, uint32_t id)
 
 static void tok_send(struct flsim *s, uint32_t id, uint8_t kind, uint8_t upto, uint32_t flow, uint32_t cookie);
 
-static void cc_tick_at(struct flsim *s, uint32_t id, fab_time_ps t)
+/* its window ends at t (the usual window: std, in its delay line) */
+static void cc_tick_at(struct flsim *s, uint32_t id, fab_time_ps t, bool std)
 {
-	s->fl->qps[id].cc->tick_ps = t;
-	fl_push(s, t, EV_FQ_CC_TICK, id);
+	struct fl_cc *c = s->fl->qps[id].cc;
+	c->tick_ps = t;
+	c->win_ps = t - s->c.now_ps;
+	if (std)
+		fl_push(s, t, EV_FQ_CC_TICK, id);
+	else
+		fab_eq_push(&s->c.eq, t, EV_FQ_CC_TICK, NULL, id);
 }
 
 /* a queue pair starts sending: its congestion control and its windows */
@@ -1226,7 +1233,7 @@ static void cc_start(struct flsim *s, uint32_t id)
 	if (!c->cap)
 		c->cap = cc_cap(s, c);
 	if (c->tick_ps == FAB_TIME_NEVER)
-		cc_tick_at(s, id, s->c.now_ps + cc_window(s, c));
+		cc_tick_at(s, id, s->c.now_ps + cc_window(s, c), true);
 }
 
 /* A feedback window ends: the bytes it sent meet marks with the
@@ -1239,7 +1246,7 @@ static void cc_tick(struct flsim *s, uint32_t id)
 	struct fl_cc *c = q->cc;
 	if (!c || c->tick_ps != s->c.now_ps)
 		return; /* stale */
-	fab_time_ps w = cc_window(s, c);
+	fab_time_ps w = c->win_ps;
 	double bytes = q->rate * (double)w;
 	if (!q->active || bytes <= 0) {
 		c->tick_ps = FAB_TIME_NEVER; /* idle: it ticks again when it sends */
@@ -1287,10 +1294,19 @@ static void cc_tick(struct flsim *s, uint32_t id)
 		/* no queue on its path can mark and its windows change nothing
 		 * else: they go unseen until one can (cc_wake) */
 		c->quiet = true;
-		c->tick_ps = s->c.now_ps + w;
+		c->tick_ps = s->c.now_ps + cc_window(s, c);
+		c->win_ps = cc_window(s, c);
 		return;
 	}
-	cc_tick_at(s, id, s->c.now_ps + w);
+	/* the next window holds one packet at least: a window without one
+	 * has no packet to mark (a queue pair that sends a packet every 10 us
+	 * behind a queue past kmax is cut once a packet, not once in 4 us) */
+	fab_time_ps wn = cc_window(s, c);
+	double one = (double)s->c.fp.mtu / c->cap;
+	if (one > (double)wn)
+		cc_tick_at(s, id, s->c.now_ps + (fab_time_ps)ceil(FAB_MIN(one, 256.0 * (double)wn)), false);
+	else
+		cc_tick_at(s, id, s->c.now_ps + wn, true);
 }
 
 /* The switch port's queue can mark now: the quiet queue pairs through it
@@ -1309,6 +1325,7 @@ static void cc_wake(struct flsim *s, uint32_t port)
 		if (t < s->c.now_ps)
 			t += (s->c.now_ps - t + w - 1) / w * w;
 		c->tick_ps = t; /* (not a window from now: the event queue's) */
+		c->win_ps = w;
 		fab_eq_push(&s->c.eq, t, EV_FQ_CC_TICK, NULL, p->qp[j]);
 	}
 }

@@ -55,6 +55,7 @@ struct fl_cc {
 	const struct fab_cc_ops *ops;
 	double cap;            /* its rate as payload bytes per ps */
 	fab_time_ps tick_ps;   /* the next feedback window's end (FAB_TIME_NEVER: not ticking) */
+	fab_time_ps win_ps;    /* the length of the window that ends then */
 	bool quiet;            /* its windows go unseen (tick_ps: the next) until a queue on its path can mark */
 	fab_time_ps last_note; /* CNPs: the last one sent (at most one an interval) */
 	bool noted;
