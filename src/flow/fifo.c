@@ -141,7 +141,7 @@ struct fq_batch {
 /* relative: smaller changes of a rate are not passed on */
 #define FQ_TOL 1e-3
 /* fl->tol: a port passes on all of its transfers when its scale moves by
- * more than half of it, and a pause's rate moves in steps of it: FQ_TOL
+ * more than half of it: FQ_TOL
  * with FIFO queues alone, 1% with DCQCN, whose queues move all the time
  * (on HPCC's incast run 8% fewer events and 5% fewer instructions; a rate
  * that moved by less than 1% went unseen too for 5% fewer still, but that
@@ -162,6 +162,10 @@ struct fq_batch {
  * predict are checked when due); once it holds a pause, whose rate
  * follows its drain every PFC_INTERVAL_PS anyway, once in that interval */
 #define PFC_INTERVAL_PS (2 * FAB_PS_PER_US)
+/* a held pause's rate moves in steps of this much of itself (1%: on HPCC's
+ * incast run 3% more instructions, the errors within their spread from
+ * seed to seed) */
+#define PFC_STEP 2e-2
 #define PFC_GAP_PS (1 * FAB_PS_PER_US)
 
 static void cap_set(struct fl_state *fl, uint32_t port);
@@ -889,7 +893,7 @@ static unsigned pfc_prio(const struct flsim *s)
 static void pfc_hold(struct flsim *s, uint32_t up, double r)
 {
 	struct fq_port *f = &s->fl->fq[up];
-	if (r == f->pfc_rate || (r > 0 && f->pfc_rate > 0 && fabs(r - f->pfc_rate) <= s->fl->tol * f->pfc_rate))
+	if (r == f->pfc_rate || (r > 0 && f->pfc_rate > 0 && fabs(r - f->pfc_rate) <= PFC_STEP * f->pfc_rate))
 		return;
 	unsigned prio = pfc_prio(s);
 	struct fab_port_stats *st = &s->ports[up].st;
@@ -1192,8 +1196,13 @@ static double mark_prob(const struct flsim *s, uint32_t port)
 {
 	const struct fab_ecn_params *e = &s->c.fp.ecn;
 	const struct fq_port *f = &s->fl->fq[port];
-	double p = 0;
-	int red = e->enabled ? fab_red(f->backlog, f->kmin, f->kmax, e->pmax, &p) : FAB_RED_NONE;
+	double p = 0, q = 0;
+	if (f->backlog > 0 || f->ain > f->c) { /* (read, not settled) */
+		q = f->backlog + (f->ain - f->c) * (double)(s->c.now_ps - f->t_backlog);
+		if (q < FQ_EMPTY)
+			q = 0;
+	}
+	int red = e->enabled ? fab_red(q, f->kmin, f->kmax, e->pmax, &p) : FAB_RED_NONE;
 	return red == FAB_RED_MARK ? 1 : red == FAB_RED_DRAW ? p : 0;
 }
 
@@ -1264,7 +1273,6 @@ static void cc_tick(struct flsim *s, uint32_t id)
 	uint32_t marker = 0; /* the hop likeliest to mark */
 	for (uint32_t h = 1; h < q->nfwd; h++) {
 		const struct fq_port *f = &s->fl->fq[q->path[h]];
-		settle(s, q->path[h]);
 		double rate = on_leaving && f->pfc_rate > 0 ? q->fh[3 * h + 1] * f->scale : q->fh[3 * h];
 		double pm = mark_prob(s, q->path[h]), pkts = rate * (double)w / (double)s->c.fp.mtu;
 		if (pm > 0 && pkts > 0)
