@@ -319,8 +319,8 @@ static fab_time_ps next_at(const struct flsim *s, struct next_at *at)
 	return FAB_MIN(FAB_MIN(fab_eq_peek_time(&s->c.eq), at->done), FAB_MIN(at->timer, at->line));
 }
 
-/* the paths and latencies, at the first message (routes as they are) */
-static void route(struct flsim *s, uint32_t id, struct fl_qp *q)
+/* its ports there and back (the flow engine's routes do not change) */
+static void walk(struct flsim *s, uint32_t id, struct fl_qp *q)
 {
 	uint32_t path[FL_MAX_PATH];
 	const struct sim_conn *sq = s->c.qps[id]; /* (its ACKs: the reverse 5-tuple) */
@@ -335,11 +335,28 @@ static void route(struct flsim *s, uint32_t id, struct fl_qp *q)
 	q->path = (uint32_t *)block;
 	memcpy(q->path, path, q->npath * sizeof *path);
 	q->pos = q->path + q->npath;
-	if (s->fl->fifo) {
+	if (s->fl->fifo)
+		q->fh = block + nu / 2;
+}
+
+/* The queue pairs the run starts with are walked at once, one after the
+ * other: walked at each one's first message, each walk found the routing
+ * tables out of the cache (on HPCC's runs 4-5% of the time, for 1% of the
+ * instructions). */
+static void walk_all(struct flsim *s)
+{
+	for (uint32_t id = 0; id < s->c.nqps; id++)
+		walk(s, id, fq(s, id));
+}
+
+/* the paths and latencies, at the first message (routes as they are) */
+static void route(struct flsim *s, uint32_t id, struct fl_qp *q)
+{
+	if (!q->path)
+		walk(s, id, q);
+	if (s->fl->fifo)
 		for (uint32_t h = 0; h < q->nfwd; h++)
 			q->pos[h] = NO_POS;
-		q->fh = block + nu / 2;
-	}
 	q->tail_ps = q->ack_ps = 0;
 	for (uint32_t h = 0; h < q->npath; h++) {
 		const struct fl_link *p = &s->ports[q->path[h]];
@@ -1004,5 +1021,6 @@ struct fab_sim *fab_flow_new(const struct fab_topo *topo, const struct fab_fabri
 		fl_link_rate(s, i, s->ports[i].rate_bps);
 	fl_init(s);
 	s->fl->sample_at = fp->series_interval_ps ? 0 : FAB_TIME_NEVER;
+	walk_all(s);
 	return &s->c;
 }

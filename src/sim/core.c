@@ -47,6 +47,9 @@ bool sim_core_init(struct fab_sim *s, const struct sim_engine_ops *ops, const st
 		if (si != UINT32_MAX)
 			s->ecmp_seed[si] = fp->ecmp_same_hash ? same : fab_rng_next(&seeds);
 	}
+	s->next_si = fab_xcalloc(topo->nports ? topo->nports : 1, sizeof *s->next_si);
+	for (uint32_t p = 0; p < topo->nports; p++)
+		s->next_si[p] = topo->switch_index[topo->ports[topo->ports[p].peer].node];
 	s->nflows = (uint32_t)nflows;
 	bool apart = fp->threads > 1;
 	s->flow_stride = sizeof(struct sim_flow) + (apart ? FAB_GAP : 0);
@@ -106,6 +109,7 @@ void sim_core_free(struct fab_sim *s)
 {
 	fab_eq_free(&s->eq);
 	free(s->ecmp_seed);
+	free(s->next_si);
 	for (uint32_t i = 0; i < s->nqps; i++)
 		free(s->qps[i]);
 	free(s->qps);
@@ -201,14 +205,15 @@ uint32_t sim_path(const struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, u
 	uint32_t n = 0, port = t->nodes[t->nic_node[src_nic]].first_port;
 	while (n < max) {
 		ports[n++] = port;
-		uint32_t node = t->ports[t->ports[port].peer].node;
-		if (t->nodes[node].kind != FAB_NODE_SWITCH)
+		uint32_t si = s->next_si[port]; /* (one load, not four: the walk is a chain of them) */
+		if (si == UINT32_MAX)
 			break;
-		uint32_t cnt;
-		const uint32_t *hops = fab_topo_routes(t, node, dst_nic, &cnt);
+		size_t i = (size_t)si * t->nnics + dst_nic;
+		uint32_t cnt = t->route_cnt[i];
 		if (!cnt)
 			break;
-		port = cnt == 1 ? hops[0] : hops[sim_ecmp_pick(s, hash, t->switch_index[node], cnt)];
+		const uint32_t *hops = &t->route_ports[t->route_off[i]];
+		port = cnt == 1 ? hops[0] : hops[sim_ecmp_pick(s, hash, si, cnt)];
 	}
 	return n;
 }

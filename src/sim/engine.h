@@ -90,6 +90,7 @@ struct fab_sim {
 	struct fab_eq eq;
 	fab_time_ps now_ps;
 	uint64_t *ecmp_seed;   /* by switch index */
+	uint32_t *next_si;     /* by port: the switch index of the node at its link's other end (UINT32_MAX: a NIC) */
 	struct sim_conn **qps; /* by id; each allocated once, never moved */
 	uint32_t nqps, cap_qps;
 	struct fab_sim_hooks hooks;
