@@ -579,6 +579,16 @@ static void settle_queue(struct flsim *s, uint32_t port)
 		emptied(s, port);
 }
 
+/* the port's queue now, read, not settled (settle_queue's arithmetic on a
+ * copy) */
+static double queue_now(const struct flsim *s, const struct fq_port *f)
+{
+	if (f->backlog == 0 && f->ain <= f->c)
+		return 0;
+	double b = f->backlog + (f->ain - f->c) * (double)(s->c.now_ps - f->t_backlog);
+	return b < FQ_EMPTY ? 0 : b;
+}
+
 /* the payload bytes the port has sent, and its queue, now: what came in
  * less what is queued.  Read, not settled (settle_queue's arithmetic on a
  * copy): a run with series gives the same bytes as one without. */
@@ -586,8 +596,7 @@ double fq_port_sent(const struct flsim *s, uint32_t port, double *queue)
 {
 	const struct fq_port *f = &s->fl->fq[port];
 	const struct fq_came *in = &s->fl->fq_came[port];
-	double b = f->backlog + (f->ain - f->c) * (double)(s->c.now_ps - f->t_backlog);
-	*queue = b < FQ_EMPTY ? 0 : b;
+	*queue = queue_now(s, f);
 	return in->bytes + f->ain * (double)(s->c.now_ps - in->t) - *queue;
 }
 
@@ -1196,13 +1205,8 @@ static double mark_prob(const struct flsim *s, uint32_t port)
 {
 	const struct fab_ecn_params *e = &s->c.fp.ecn;
 	const struct fq_port *f = &s->fl->fq[port];
-	double p = 0, q = 0;
-	if (f->backlog > 0 || f->ain > f->c) { /* (read, not settled) */
-		q = f->backlog + (f->ain - f->c) * (double)(s->c.now_ps - f->t_backlog);
-		if (q < FQ_EMPTY)
-			q = 0;
-	}
-	int red = e->enabled ? fab_red(q, f->kmin, f->kmax, e->pmax, &p) : FAB_RED_NONE;
+	double p = 0;
+	int red = e->enabled ? fab_red(queue_now(s, f), f->kmin, f->kmax, e->pmax, &p) : FAB_RED_NONE;
 	return red == FAB_RED_MARK ? 1 : red == FAB_RED_DRAW ? p : 0;
 }
 
@@ -1221,13 +1225,13 @@ static void cc_changed(struct flsim *s, uint32_t id)
 
 static void tok_send(struct flsim *s, uint32_t id, uint8_t kind, uint8_t upto, uint32_t flow, uint32_t cookie);
 
-/* its window ends at t (the usual window: std, in its delay line) */
-static void cc_tick_at(struct flsim *s, uint32_t id, fab_time_ps t, bool std)
+/* its window ends at t (the usual window's in its delay line) */
+static void cc_tick_at(struct flsim *s, uint32_t id, fab_time_ps t)
 {
 	struct fl_cc *c = s->fl->qps[id].cc;
 	c->tick_ps = t;
 	c->win_ps = t - s->c.now_ps;
-	if (std)
+	if (c->win_ps == cc_window(s, c))
 		fl_push(s, t, EV_FQ_CC_TICK, id);
 	else
 		fab_eq_push(&s->c.eq, t, EV_FQ_CC_TICK, NULL, id);
@@ -1242,7 +1246,7 @@ static void cc_start(struct flsim *s, uint32_t id)
 	if (!c->cap)
 		c->cap = cc_cap(s, c);
 	if (c->tick_ps == FAB_TIME_NEVER)
-		cc_tick_at(s, id, s->c.now_ps + cc_window(s, c), true);
+		cc_tick_at(s, id, s->c.now_ps + cc_window(s, c));
 }
 
 /* A feedback window ends: the bytes it sent meet marks with the
@@ -1309,12 +1313,8 @@ static void cc_tick(struct flsim *s, uint32_t id)
 	/* the next window holds one packet at least: a window without one
 	 * has no packet to mark (a queue pair that sends a packet every 10 us
 	 * behind a queue past kmax is cut once a packet, not once in 4 us) */
-	fab_time_ps wn = cc_window(s, c);
-	double one = (double)s->c.fp.mtu / c->cap;
-	if (one > (double)wn)
-		cc_tick_at(s, id, s->c.now_ps + (fab_time_ps)ceil(FAB_MIN(one, 256.0 * (double)wn)), false);
-	else
-		cc_tick_at(s, id, s->c.now_ps + wn, true);
+	double wn = (double)cc_window(s, c), one = (double)s->c.fp.mtu / c->cap;
+	cc_tick_at(s, id, s->c.now_ps + (fab_time_ps)ceil(FAB_MAX(wn, FAB_MIN(one, 256.0 * wn))));
 }
 
 /* The switch port's queue can mark now: the quiet queue pairs through it
