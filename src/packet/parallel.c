@@ -1,9 +1,10 @@
 /*
- * parallel.c - the packet engine over several partitions, one thread each,
- * with the same result as one.
+ * parallel.c - the packet engine over several partitions, run by several
+ * threads, with the same result as one.
  *
  * The fabric's nodes are split into partitions (NICs in blocks, with the
- * leaf they hang from; the other switches spread to even the ports out).
+ * leaf they hang from; the other switches spread to even the ports out),
+ * several a thread (run.partitions).
  * Each partition is a struct psim of its own: its event queue, clock,
  * totals and frame pool, over the one set of ports, switches, NICs, queue
  * pairs and flows, of which it touches only its own nodes' (a queue pair's
@@ -13,8 +14,11 @@
  *
  * Time advances in windows of the smallest link delay (the grid): a frame
  * sent in a window arrives in a later one, so every partition runs its
- * window's events alone; at the window's end all wait at a barrier, then
- * each puts the frames handed to it on their wires.  Keys (eq.h) are derived
+ * window's events alone.  In each window a thread runs its own partitions,
+ * then takes those another thread has not begun (so a core that runs
+ * faster, or partitions that are busier, even out); at the window's end
+ * all wait at a barrier, and each partition starts its next window by
+ * putting the frames handed to it on their wires.  Keys (eq.h) are derived
  * from ancestry, a frame's arrival key is taken when it is sent, and a run
  * ends at the grid step after its last flow: so each partition takes its
  * events in the order the single queue would, and the result is byte for
@@ -42,6 +46,12 @@
 #include <string.h>
 
 #include "transport.h"
+
+/* threads: partitions a thread unless run.partitions says.  More than one
+ * lets the threads even out their windows; on HPCC's FB_Hadoop run (320
+ * hosts, 2 threads) 4 to 16 a thread ran 10 to 25% faster than 1, and
+ * each partition's frames to another are a copy (doc/model.md) */
+#define PARTS_PER_THREAD 8
 
 /* a frame handed to another partition: the port whose wire it is on and
  * the frame's bytes after its link pointer (as ranks send them, too).  A
@@ -80,13 +90,26 @@ struct pkt_part {
 	fab_time_ps handed_min;       /* the earliest arrival handed over this window */
 	struct part_report report[2]; /* [parity] */
 	uint32_t *starts;             /* its flows, in start order */
+	uint64_t before;              /* its flows settled as of its last event */
+	fab_time_ps idle;             /* when its last flow settled */
+	uint64_t windows;             /* windows it has run */
+	atomic_uint claimed;          /* threads: the last window a worker took it for */
+} __attribute__((aligned(FAB_GAP)));  /* one partition's writes never on another's lines */
+
+/* threads: a worker runs partitions, its own first (first..first+count),
+ * then any another worker has not yet taken in the window */
+struct pkt_worker {
+	struct pkt_par *par;
+	uint32_t id, first, count;
 	pthread_t thread;
-} __attribute__((aligned(FAB_GAP))); /* one partition's writes never on another's lines */
+};
 
 struct pkt_par {
 	struct psim *whole;
-	uint32_t n;                        /* partitions: threads, or ranks */
+	uint32_t n;                        /* partitions (ranks: one a rank) */
 	uint32_t local;                    /* those in this process: n, or 1 (ranks) */
+	uint32_t workers;                  /* threads running them (ranks: 1) */
+	uint64_t next_progress;            /* partition 0's progress line */
 	const struct fab_sim_ranks *ranks; /* NULL: threads */
 	const uint16_t *node_part;
 	struct part_report *rep; /* ranks: every rank's last report */
@@ -94,6 +117,7 @@ struct pkt_par {
 	bool failed;             /* ranks: an exchange failed */
 	struct pkt_part *parts;  /* [local] */
 	fab_time_ps window_ps, end_ps;
+	struct pkt_worker *worker; /* [workers] */
 	/* the barrier: arrivals count up; the last one bumps the generation */
 	_Alignas(FAB_GAP) atomic_uint arrived;
 	_Alignas(FAB_GAP) atomic_uint generation;
@@ -115,7 +139,7 @@ static inline void cpu_relax(void)
 static void barrier_wait(struct pkt_par *par)
 {
 	unsigned gen = atomic_load_explicit(&par->generation, memory_order_acquire);
-	if (atomic_fetch_add_explicit(&par->arrived, 1, memory_order_acq_rel) + 1 == par->n) {
+	if (atomic_fetch_add_explicit(&par->arrived, 1, memory_order_acq_rel) + 1 == par->workers) {
 		atomic_store_explicit(&par->arrived, 0, memory_order_relaxed);
 		atomic_fetch_add_explicit(&par->generation, 1, memory_order_acq_rel);
 		return;
@@ -166,21 +190,14 @@ static uint64_t settled(const struct psim *s)
 	return s->c.tot.flows_done + s->c.flows_failed;
 }
 
-/* threads: the reports through shared memory and a barrier, then the
- * frames handed to this partition in the window onto their wires */
-static void threads_meet(struct pkt_part *me, uint64_t *all, fab_time_ps *next)
+/* every partition's report of the window of `parity`: all workers read
+ * the same and decide alike */
+static void threads_reports(const struct pkt_par *par, unsigned parity, uint64_t *all, fab_time_ps *next)
 {
-	struct pkt_par *par = me->par;
-	barrier_wait(par);
-	/* every partition reads the same reports and decides alike */
 	for (uint32_t q = 0; q < par->n; q++) {
-		*all += par->parts[q].report[me->parity].settled;
-		*next = FAB_MIN(*next, par->parts[q].report[me->parity].next_ps);
+		*all += par->parts[q].report[parity].settled;
+		*next = FAB_MIN(*next, par->parts[q].report[parity].next_ps);
 	}
-	unsigned done_parity = me->parity;
-	me->parity ^= 1u;
-	me->handed_min = FAB_TIME_NEVER;
-	take_handed(me, done_parity);
 }
 
 /* A rank's window message: its report, then the frames for the rank it
@@ -314,59 +331,110 @@ static int ranks_meet(struct pkt_part *me, uint64_t *all, fab_time_ps *next)
 	return 0;
 }
 
-/* one partition's run: windows until every partition agrees it is over */
-static void *part_loop(void *arg)
+/* one partition's window, up to `end`: the frames handed to it in the last
+ * one onto their wires, its events, its report */
+static void part_window(struct pkt_part *me, fab_time_ps end)
 {
-	struct pkt_part *me = arg;
 	struct pkt_par *par = me->par;
 	struct psim *s = &me->s;
-	uint64_t next_progress = 1u << 20;
+	if (me->windows++ && !par->ranks) {
+		unsigned done = me->parity;
+		me->parity ^= 1u;
+		take_handed(me, done);
+	}
+	me->handed_min = FAB_TIME_NEVER;
+	struct fab_ev ev;
+	for (;;) {
+		fab_time_ps t = fab_eq_peek_time(&s->c.eq);
+		if (t >= end || (par->end_ps && t > par->end_ps))
+			break;
+		fab_eq_pop(&s->c.eq, &ev);
+		s->c.now_ps = ev.t_ps;
+		const struct fab_ev *nx = fab_eq_top(&s->c.eq);
+		if (nx && nx->type == EV_ARRIVE)
+			pkt_prefetch_arrival(s, nx);
+		pkt_event(s, &ev);
+		if (me->id == 0)
+			sim_report_progress(&s->c, &par->next_progress);
+		if (settled(s) != me->before) {
+			me->before = settled(s);
+			me->idle = s->c.now_ps;
+		}
+	}
+	struct part_report *r = &me->report[me->parity];
+	r->settled = settled(s);
+	/* the held EV_TX_DONEs of the window count as run (port.c) */
+	fab_time_ps t = sim_port_held_settle(s, end, par->end_ps, fab_eq_peek_time(&s->c.eq));
+	r->next_ps = FAB_MIN(t, me->handed_min);
+	r->idle_ps = me->idle;
+	r->now_ps = s->c.now_ps;
+}
+
+/* after a window's meeting, alike everywhere: whether the run is over
+ * (true), else the next window with anything in it */
+static bool window_next(struct pkt_par *par, uint64_t all, fab_time_ps next, fab_time_ps end, fab_time_ps *win,
+			bool first)
+{
+	if (all == par->whole->c.nflows || next == FAB_TIME_NEVER)
+		return true; /* idle: the grid step after the last flow is this window's end */
+	if (par->end_ps && next > par->end_ps) {
+		if (first)
+			par->stopped_by_end_time = true;
+		return true;
+	}
+	*win = FAB_MAX(end, next / par->window_ps * par->window_ps);
+	return false;
+}
+
+/* a rank's run: its one partition, window after window, meeting the
+ * other ranks at each window's end */
+static void rank_loop(struct pkt_part *me)
+{
+	struct pkt_par *par = me->par;
 	fab_time_ps win = 0; /* the window [win, win + window_ps) */
-	fab_time_ps idle = FAB_TIME_NEVER;
 	for (;;) {
 		fab_time_ps end = win + par->window_ps;
-		uint64_t before = settled(s);
-		struct fab_ev ev;
-		for (;;) {
-			fab_time_ps t = fab_eq_peek_time(&s->c.eq);
-			if (t >= end || (par->end_ps && t > par->end_ps))
-				break;
-			fab_eq_pop(&s->c.eq, &ev);
-			s->c.now_ps = ev.t_ps;
-			const struct fab_ev *nx = fab_eq_top(&s->c.eq);
-			if (nx && nx->type == EV_ARRIVE)
-				pkt_prefetch_arrival(s, nx);
-			pkt_event(s, &ev);
-			if (me->id == 0)
-				sim_report_progress(&s->c, &next_progress);
-			if (settled(s) != before) {
-				before = settled(s);
-				idle = s->c.now_ps;
-			}
-		}
-		struct part_report *r = &me->report[me->parity];
-		r->settled = settled(s);
-		/* the held EV_TX_DONEs of the window count as run (port.c) */
-		fab_time_ps t = sim_port_held_settle(s, end, par->end_ps, fab_eq_peek_time(&s->c.eq));
-		r->next_ps = FAB_MIN(t, me->handed_min);
-		r->idle_ps = idle;
-		r->now_ps = s->c.now_ps;
+		part_window(me, end);
 		uint64_t all = 0;
 		fab_time_ps next = FAB_TIME_NEVER;
-		if (!par->ranks) {
-			threads_meet(me, &all, &next);
-		} else if (ranks_meet(me, &all, &next)) {
+		if (ranks_meet(me, &all, &next) || window_next(par, all, next, end, &win, true))
 			break;
-		}
-		if (all == s->c.nflows || next == FAB_TIME_NEVER)
-			break; /* idle: the grid step after the last flow is this window's end */
-		if (par->end_ps && next > par->end_ps) {
-			if (me->id == 0 || par->ranks)
-				par->stopped_by_end_time = true;
+	}
+}
+
+/* takes partition q for window `gen` unless another worker has */
+static bool claim(struct pkt_part *q, unsigned gen)
+{
+	unsigned was = gen - 1;
+	return atomic_compare_exchange_strong_explicit(&q->claimed, &was, gen, memory_order_acq_rel,
+						       memory_order_relaxed);
+}
+
+/* a worker's run: in each window its own partitions, then those of the
+ * others that are still waiting (the last first: the owner takes its own
+ * from the first), so a faster core takes more; then the barrier, and
+ * every worker reads all the reports and decides alike */
+static void *worker_loop(void *arg)
+{
+	struct pkt_worker *w = arg;
+	struct pkt_par *par = w->par;
+	fab_time_ps win = 0;
+	unsigned parity = 0;
+	for (unsigned gen = 1;; gen++) {
+		fab_time_ps end = win + par->window_ps;
+		for (uint32_t k = 0; k < w->count; k++)
+			if (claim(&par->parts[w->first + k], gen))
+				part_window(&par->parts[w->first + k], end);
+		for (uint32_t q = par->n; q-- > 0;)
+			if ((q < w->first || q >= w->first + w->count) && claim(&par->parts[q], gen))
+				part_window(&par->parts[q], end);
+		barrier_wait(par);
+		uint64_t all = 0;
+		fab_time_ps next = FAB_TIME_NEVER;
+		threads_reports(par, parity, &all, &next);
+		parity ^= 1u;
+		if (window_next(par, all, next, end, &win, w->id == 0))
 			break;
-		}
-		/* on to the next window with anything in it */
-		win = FAB_MAX(end, next / par->window_ps * par->window_ps);
 	}
 	return NULL;
 }
@@ -644,7 +712,12 @@ int pkt_run_parallel(struct psim *s, fab_time_ps end_ps)
 	const struct fab_sim_ranks *rk = s->c.ranks.n > 1 ? &s->c.ranks : NULL;
 	if (!splittable(s) || (rk && rk->n > t->nnics))
 		return rk ? -1 : 0;
-	uint32_t n = rk ? rk->n : FAB_MIN(s->c.fp.threads, t->nnics);
+	/* threads: PARTS_PER_THREAD partitions a thread unless run.partitions
+	 * says, at most one a NIC, and no more threads than partitions */
+	uint32_t n = rk
+		? rk->n
+		: FAB_MIN(s->c.fp.partitions ? s->c.fp.partitions : PARTS_PER_THREAD * s->c.fp.threads, t->nnics);
+	uint32_t workers = rk ? 1 : FAB_MIN(s->c.fp.threads, n);
 	uint32_t local = rk ? 1 : n;
 	uint16_t *node_part = fab_xcalloc(t->nnodes, sizeof *node_part);
 	split(t, n, node_part);
@@ -656,6 +729,8 @@ int pkt_run_parallel(struct psim *s, fab_time_ps end_ps)
 	struct pkt_par par = {.whole = s,
 			      .n = n,
 			      .local = local,
+			      .workers = workers,
+			      .next_progress = 1u << 20,
 			      .ranks = rk,
 			      .node_part = node_part,
 			      .window_ps = s->grid_ps,
@@ -695,6 +770,7 @@ int pkt_run_parallel(struct psim *s, fab_time_ps end_ps)
 		me->id = q;
 		me->par = &par;
 		me->handed_min = FAB_TIME_NEVER;
+		me->idle = FAB_TIME_NEVER;
 		for (int k = 0; k < 2; k++)
 			me->out[k] = fab_xcalloc(n, sizeof *me->out[k]);
 		me->starts = fab_xcalloc(s->c.nflows ? s->c.nflows : 1, sizeof *me->starts);
@@ -721,15 +797,32 @@ int pkt_run_parallel(struct psim *s, fab_time_ps end_ps)
 		me->s.c.next_start = 0;
 		sim_push_next_start(&me->s.c);
 	}
-	for (uint32_t q = 1; q < local; q++) {
-		if (pthread_create(&par.parts[q].thread, NULL, part_loop, &par.parts[q])) {
-			fputs("fabscope: cannot start a thread\n", stderr); /* as out of memory */
-			abort();
+	if (rk) {
+		rank_loop(&par.parts[0]);
+	} else {
+		par.worker = fab_xcalloc(workers, sizeof *par.worker);
+		for (uint32_t k = 0; k < workers; k++) {
+			struct pkt_worker *w = &par.worker[k];
+			*w = (struct pkt_worker){.par = &par, .id = k, .first = k * n / workers};
+			w->count = (k + 1) * n / workers - w->first;
+		}
+		for (uint32_t k = 1; k < workers; k++) {
+			if (pthread_create(&par.worker[k].thread, NULL, worker_loop, &par.worker[k])) {
+				fputs("fabscope: cannot start a thread\n", stderr); /* as out of memory */
+				abort();
+			}
+		}
+		worker_loop(&par.worker[0]);
+		for (uint32_t k = 1; k < workers; k++)
+			pthread_join(par.worker[k].thread, NULL);
+		free(par.worker);
+		/* the frames handed over in the last window, onto their wires */
+		for (uint32_t q = 0; q < n; q++) {
+			unsigned done = par.parts[q].parity;
+			par.parts[q].parity ^= 1u;
+			take_handed(&par.parts[q], done);
 		}
 	}
-	part_loop(&par.parts[0]);
-	for (uint32_t q = 1; q < local; q++)
-		pthread_join(par.parts[q].thread, NULL);
 	/* the books: integer sums, alike in any order */
 	s->idle_ps = FAB_TIME_NEVER;
 	fab_time_ps last = s->c.now_ps, idle = 0;

@@ -113,6 +113,7 @@ struct fab_fabric_params {
 	int flow_ring;               /* enum fab_flow_ring */
 	int flow_queues;             /* enum fab_flow_queues */
 	uint32_t threads;            /* packet engine: partitions run on this many threads (run.threads) */
+	uint32_t partitions;         /* with threads: the fabric split this many ways (run.partitions; 0: 8 a thread) */
 	fab_time_ps flow_batch_ps;   /* flow engine: changes this close together share one recomputation */
 	uint32_t mtu;                /* payload bytes per packet */
 	struct fab_wire_params wire; /* framing overrides */

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The packet engine split over threads (run.threads, --threads): every
 # output file of every scenario here is byte for byte the one thread's, for
-# 2, 3 and 4 threads: a fat tree under Poisson traffic with incast and PFC,
+# 2, 3 and 4 threads and partitions from 2 to one a NIC (run.partitions): a fat tree under Poisson traffic with incast and PFC,
 # a lossy run with go-back-N recovery, TCP beside RoCE, InfiniBand's
 # credits, adaptive routing, a run stopped by run.end, the built-in
 # scenario.  What acts across the fabric at no delay (jobs, faults, series,
@@ -58,13 +58,17 @@ traffic:
     - {kind: permutation, bytes: 2MiB, qps: 2}
 Y
 
-same() { # NAME SCENARIO [--set ...]: --out of 1 thread against 2, 3, 4
+same() { # NAME SCENARIO [--set ...]: --out of 1 thread against 2, 3, 4 (the
+	# default partitions, 8 a thread up to one a NIC), 2 threads on 2
+	# partitions and on 5, 4 threads on 3, 3 on 1,024 (one a NIC)
 	name=$1
 	shift
 	run "$name-1" 0 "$F" sim "$@" --out one -q || return
-	for n in 2 3 4; do
+	for n in 2 3 4 2p2 2p5 4p3 3p1024; do
 		rm -rf many
-		run "$name-$n" 0 "$F" sim "$@" --threads $n --out many -q || continue
+		parts=0
+		case $n in *p*) parts=${n#*p} ;; esac
+		run "$name-$n" 0 "$F" sim "$@" --threads ${n%p*} --set run.partitions=$parts --out many -q || continue
 		if diff -r one many >/dev/null; then
 			ok "$name-$n"
 		else
