@@ -406,6 +406,8 @@ static void rank_loop(struct pkt_part *me)
 static bool claim(struct pkt_part *q, unsigned gen)
 {
 	unsigned was = gen - 1;
+	if (atomic_load_explicit(&q->claimed, memory_order_relaxed) != was)
+		return false; /* (taken: a look, not a write, on its line) */
 	return atomic_compare_exchange_strong_explicit(&q->claimed, &was, gen, memory_order_acq_rel,
 						       memory_order_relaxed);
 }
