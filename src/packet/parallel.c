@@ -371,14 +371,15 @@ static void part_window(struct pkt_part *me, fab_time_ps end)
 }
 
 /* after a window's meeting, alike everywhere: whether the run is over
- * (true), else the next window with anything in it */
+ * (true), else the next window with anything in it; `writer`: this one
+ * records how it ended (one thread, or each rank: its own copy) */
 static bool window_next(struct pkt_par *par, uint64_t all, fab_time_ps next, fab_time_ps end, fab_time_ps *win,
-			bool first)
+			bool writer)
 {
 	if (all == par->whole->c.nflows || next == FAB_TIME_NEVER)
 		return true; /* idle: the grid step after the last flow is this window's end */
 	if (par->end_ps && next > par->end_ps) {
-		if (first)
+		if (writer)
 			par->stopped_by_end_time = true;
 		return true;
 	}

@@ -1,7 +1,8 @@
 #!/bin/sh
 # The packet engine split over threads (run.threads, --threads): every
 # output file of every scenario here is byte for byte the one thread's, for
-# 2, 3 and 4 threads and partitions from 2 to one a NIC (run.partitions): a fat tree under Poisson traffic with incast and PFC,
+# 2, 3 and 4 threads and partitions from 2 to one a NIC (run.partitions):
+# a fat tree under Poisson traffic with incast and PFC,
 # a lossy run with go-back-N recovery, TCP beside RoCE, InfiniBand's
 # credits, adaptive routing, a run stopped by run.end, the built-in
 # scenario.  What acts across the fabric at no delay (jobs, faults, series,
