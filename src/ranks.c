@@ -40,6 +40,7 @@ static const char *unsplittable(const struct fab_config *c)
 		: c->fabric.series_interval_ps        ? "time series (fabric.series_interval)"
 		: c->fabric.engine == FAB_ENGINE_FLOW ? "the flow engine"
 		: c->fabric.threads > 1               ? "run.threads above 1 (one partition a rank)"
+		: c->fabric.partitions                ? "run.partitions (one partition a rank)"
 						      : NULL;
 }
 

@@ -178,6 +178,10 @@ run ranks-no-launcher 2 env -u RANK -u WORLD_SIZE "$F" sim fat.yaml --ranks &&
 run ranks-refuse-jobs 3 env RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=1 FABSCOPE_TOKEN=ranks-test-token \
 	"$F" sim job.yaml --ranks && has "$tmp/err" "--ranks: jobs run in one process" && ok ranks-refuse-jobs ||
 	bad "ranks-refuse-jobs: $(head -c 300 "$tmp/err")"
+run ranks-refuse-partitions 3 env RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=1 \
+	FABSCOPE_TOKEN=ranks-test-token "$F" sim fat.yaml --set run.partitions=4 --ranks &&
+	has "$tmp/err" "run.partitions (one partition a rank)" && ok ranks-refuse-partitions ||
+	bad "ranks-refuse-partitions: $(head -c 300 "$tmp/err")"
 run ranks-too-many 3 env RANK=0 WORLD_SIZE=17 MASTER_ADDR=127.0.0.1 MASTER_PORT=1 FABSCOPE_TOKEN=ranks-test-token \
 	"$F" sim fat.yaml --ranks && has "$tmp/err" "17 ranks for 16 NICs" && ok ranks-too-many ||
 	bad "ranks-too-many: $(head -c 300 "$tmp/err")"
