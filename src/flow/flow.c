@@ -918,6 +918,8 @@ static int fl_run(struct fab_sim *sim, fab_time_ps end_ps)
 		}
 		sim_report_progress(&s->c, &next_progress);
 	}
+	if (fl->fifo)
+		fq_rest(s);
 	/* bytes are counted when a message has left whole: nothing is in
 	 * flight in the books */
 	s->c.tot.events = s->c.eq.popped;

@@ -250,6 +250,7 @@ void fl_books(struct flsim *s, struct fl_qp *q, const struct fl_msg *m);
 void fq_init(struct flsim *s);
 void fq_caps(struct flsim *s); /* the ports' payload rates changed */
 void fq_free(struct flsim *s);
+void fq_rest(struct flsim *s); /* a run stops: what it held only while running goes */
 void fq_nics(struct flsim *s);
 void fq_source_rate(struct flsim *s, uint32_t id, double r);
 void fq_sent(struct flsim *s, uint32_t id, uint32_t flow, uint32_t cookie);
