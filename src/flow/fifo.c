@@ -1324,13 +1324,15 @@ static void cc_tick(struct flsim *s, uint32_t id)
 		/* no queue on its path can mark and its windows change nothing
 		 * else: they go unseen until one can (cc_wake) */
 		c->quiet = true;
-		c->tick_ps = s->c.now_ps + cc_window(s, c);
 		c->win_ps = cc_window(s, c);
+		c->tick_ps = s->c.now_ps + c->win_ps;
 		return;
 	}
 	/* the next window holds one packet at least: a window without one
 	 * has no packet to mark (a queue pair that sends a packet every 10 us
-	 * behind a queue past kmax is cut once a packet, not once in 4 us) */
+	 * behind a queue past kmax is cut once a packet, not once in 4 us);
+	 * at most 256 usual windows (a rate near zero: 1 ms at 4 us), so a
+	 * queue pair that speeds up is heard from again soon */
 	double wn = (double)cc_window(s, c), one = (double)s->c.fp.mtu / c->cap;
 	cc_tick_at(s, id, s->c.now_ps + (fab_time_ps)ceil(FAB_MAX(wn, FAB_MIN(one, 256.0 * wn))));
 }

@@ -208,11 +208,10 @@ uint32_t sim_path(const struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, u
 		uint32_t si = s->next_si[port]; /* (one load, not four: the walk is a chain of them) */
 		if (si == UINT32_MAX)
 			break;
-		size_t i = (size_t)si * t->nnics + dst_nic;
-		uint32_t cnt = t->route_cnt[i];
+		uint32_t cnt;
+		const uint32_t *hops = fab_topo_routes_at(t, si, dst_nic, &cnt);
 		if (!cnt)
 			break;
-		const uint32_t *hops = &t->route_ports[t->route_off[i]];
 		port = cnt == 1 ? hops[0] : hops[sim_ecmp_pick(s, hash, si, cnt)];
 	}
 	return n;

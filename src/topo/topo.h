@@ -122,12 +122,20 @@ static inline uint32_t fab_topo_nic_leaf(const struct fab_topo *t, uint32_t nic)
 	return t->ports[t->ports[n->first_port].peer].node;
 }
 
+/* Equal-cost next hops toward NIC dst from the switch of index si
+ * (switch_index: the table's row). */
+static inline const uint32_t *fab_topo_routes_at(const struct fab_topo *t, uint32_t si, uint32_t dst_nic,
+						 uint32_t *count)
+{
+	size_t i = (size_t)si * t->nnics + dst_nic;
+	*count = t->route_cnt[i];
+	return &t->route_ports[t->route_off[i]];
+}
+
 /* Equal-cost next hops from switch node sw toward NIC dst. */
 static inline const uint32_t *fab_topo_routes(const struct fab_topo *t, uint32_t sw, uint32_t dst_nic, uint32_t *count)
 {
-	size_t i = (size_t)t->switch_index[sw] * t->nnics + dst_nic;
-	*count = t->route_cnt[i];
-	return &t->route_ports[t->route_off[i]];
+	return fab_topo_routes_at(t, t->switch_index[sw], dst_nic, count);
 }
 
 /* "2:1", "1.5:1" */
