@@ -144,7 +144,7 @@ static int write_files(const char *dir, const struct out_spec *specs, size_t n, 
 		fprintf(stderr, "fabscope: %zu files are more than %d into one directory\n", n, MAX_FILES);
 		return FAB_EXIT_INTERNAL;
 	}
-	struct out_file *files = fab_xcalloc(MAX_FILES + 1, sizeof *files);
+	struct out_file *files = fab_xcalloc(n + 1, sizeof *files); /* (8 KiB each) */
 	struct out_spec all[MAX_FILES + 1];
 	char names[8192] = "";
 	memcpy(all, specs, n * sizeof *specs);

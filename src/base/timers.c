@@ -19,7 +19,6 @@ void fab_timers_grow(struct fab_timers *tm, uint32_t n)
 {
 	if (n <= tm->nitems)
 		return;
-	tm->heap = fab_xrealloc(tm->heap, n, sizeof *tm->heap);
 	tm->t = fab_xrealloc(tm->t, n, sizeof *tm->t);
 	tm->pos = fab_xrealloc(tm->pos, n, sizeof *tm->pos);
 	for (uint32_t i = tm->nitems; i < n; i++) {
@@ -124,6 +123,10 @@ void fab_timers_requeue(struct fab_timers *tm, uint32_t i, fab_time_ps t)
 	tm->t[i] = t;
 	struct fab_timer_slot e = {t, tm->next_seq++, i};
 	if (tm->pos[i] == NOT_SET) {
+		if (tm->n == tm->cap) {
+			tm->cap = tm->cap ? 2 * tm->cap : 64;
+			tm->heap = fab_xrealloc(tm->heap, tm->cap, sizeof *tm->heap);
+		}
 		put(tm, tm->n++, e);
 		up(tm, tm->n - 1);
 		return;

@@ -24,6 +24,7 @@ struct fab_timer_slot {
 struct fab_timers {
 	struct fab_timer_slot *heap; /* keys in place: no indirection to compare */
 	uint32_t n;                  /* items set */
+	uint32_t cap;                /* the heap's room (grown as items are set: few are at once) */
 	uint32_t nitems;             /* items 0 .. nitems - 1 */
 	fab_time_ps *t;              /* per item: when due (FAB_TIME_NEVER: not set) */
 	uint32_t *pos;               /* per item: its place in the heap */

@@ -161,7 +161,9 @@ static struct fl_qp *fq(struct flsim *s, uint32_t qp)
 {
 	struct fl_state *fl = s->fl;
 	if (qp >= fl->cap_qps) {
-		uint32_t n = FAB_MAX(s->c.cap_qps, qp + 1);
+		/* the run's queue pairs at first (not the core's room for more:
+		 * a third again, on HPCC's runs); those opened later, half again */
+		uint32_t n = FAB_MAX(FAB_MAX(s->c.nqps, qp + 1), fl->cap_qps + fl->cap_qps / 2);
 		fl->qps = fab_xrealloc(fl->qps, n, sizeof *fl->qps);
 		memset(fl->qps + fl->cap_qps, 0, (n - fl->cap_qps) * sizeof *fl->qps);
 		fab_timers_grow(&fl->done, n);
@@ -719,6 +721,9 @@ static void on_deliver(struct flsim *s, struct sim_flow *f, uint32_t cookie)
 		return;
 	}
 	sim_flow_qp_done(&s->c, f);
+	if (s->fl->cc && f->st.finish_ps != FAB_TIME_NEVER)
+		for (uint32_t k = 0; k < f->nqps; k++)
+			fq_retire(s, f->first_qp + k);
 }
 
 /* port i runs at r from now: a packet's and an ACK's time across it */

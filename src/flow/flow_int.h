@@ -46,20 +46,21 @@ struct fl_qp {
 	double series_mark;  /* fabric.series_interval, fair shares: its bytes sent as of the last sample */
 };
 
-#define FL_Q_FIRST 4
+#define FL_Q_FIRST 1
 
 /* flow.queues dcqcn: a queue pair's DCQCN reaction point, fed ECN marks
  * drawn from the depth of the queues on its path (fifo.c) */
 struct fl_cc {
-	_Alignas(8) uint8_t st[FAB_CC_STATE_MAX];
 	const struct fab_cc_ops *ops;
 	double cap;            /* its rate as payload bytes per ps */
 	fab_time_ps tick_ps;   /* the next feedback window's end (FAB_TIME_NEVER: not ticking) */
 	fab_time_ps win_ps;    /* the length of the window that ends then */
-	bool quiet;            /* its windows go unseen (tick_ps: the next) until a queue on its path can mark */
 	fab_time_ps last_note; /* CNPs: the last one sent (at most one an interval) */
+	bool quiet;            /* its windows go unseen (tick_ps: the next) until a queue on its path can mark */
 	bool noted;
+	bool retired; /* its flow has finished: its state is seen no more (fq_retire) */
 	struct fab_rng rng;
+	_Alignas(16) uint8_t st[]; /* the algorithm's state: ops->state_size bytes */
 };
 
 struct fl_port {
@@ -254,6 +255,7 @@ void fq_rest(struct flsim *s); /* a run stops: what it held only while running g
 void fq_nics(struct flsim *s);
 void fq_source_rate(struct flsim *s, uint32_t id, double r);
 void fq_sent(struct flsim *s, uint32_t id, uint32_t flow, uint32_t cookie);
+void fq_retire(struct flsim *s, uint32_t id); /* its flow has finished */
 void fq_impulse(struct flsim *s, uint32_t id, const struct fl_msg *m);
 void fq_port_rate(struct flsim *s, uint32_t port, double r);
 void fq_event(struct flsim *s, const struct fab_ev *ev);
