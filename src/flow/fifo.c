@@ -1122,6 +1122,7 @@ void fq_source_rate(struct flsim *s, uint32_t id, double r)
 {
 	struct fl_state *fl = s->fl;
 	struct fl_qp *q = &fl->qps[id];
+	FAB_ASSERT(q->fh); /* (it was made active) */
 	if (fl->cc && r > 0)
 		cc_start(s, id);
 	q->rem -= q->rate * (double)(s->c.now_ps - q->t_last);

@@ -330,15 +330,27 @@ static void walk(struct flsim *s, uint32_t id, struct fl_qp *q)
 	q->npath = (uint8_t)(q->nfwd +
 			     sim_path(&s->c, sq->dst_nic, sq->src_nic, sq->hash_rev, path + q->nfwd, FL_MAX_PATH / 2));
 	/* sized to the path (an all-to-all has hundreds of thousands of queue
-	 * pairs), in one allocation: path, pos, then with fifo queues fh (at
-	 * an even count of uint32_t: aligned for doubles) */
-	size_t nu = ((size_t)q->npath + q->nfwd + 2) & ~(size_t)1, nd = s->fl->fifo ? 3 * (size_t)q->nfwd : 0;
-	double *block = fl_arena_alloc(s->fl, (nu / 2 + nd) * sizeof *block);
-	q->path = (uint32_t *)block;
+	 * pairs): path, then pos, in one allocation; with fifo queues pos
+	 * comes with fh when the queue pair first has a rate (fl_rates_of: a
+	 * message of one packet never has one) */
+	size_t nu = (size_t)q->npath + (s->fl->fifo ? 0 : q->nfwd);
+	q->path = fl_arena_alloc(s->fl, nu * sizeof *q->path);
 	memcpy(q->path, path, q->npath * sizeof *path);
-	q->pos = q->path + q->npath;
-	if (s->fl->fifo)
-		q->fh = block + nu / 2;
+	if (!s->fl->fifo)
+		q->pos = q->path + q->npath;
+}
+
+/* flow.queues fifo: its place in each forward hop's list (none yet) and
+ * its rates there (fh: none yet), at an even count of uint32_t (aligned
+ * for doubles), in one allocation */
+void fl_rates_of(struct flsim *s, struct fl_qp *q)
+{
+	size_t nu = ((size_t)q->nfwd + 1) & ~(size_t)1;
+	double *block = fl_arena_alloc(s->fl, (nu / 2 + 3 * (size_t)q->nfwd) * sizeof *block);
+	q->pos = (uint32_t *)block;
+	for (uint32_t h = 0; h < q->nfwd; h++)
+		q->pos[h] = NO_POS;
+	q->fh = block + nu / 2;
 }
 
 /* The queue pairs the run starts with are walked at once, one after the
@@ -356,7 +368,7 @@ static void route(struct flsim *s, uint32_t id, struct fl_qp *q)
 {
 	if (!q->path)
 		walk(s, id, q);
-	if (s->fl->fifo)
+	if (s->fl->fifo && q->pos)
 		for (uint32_t h = 0; h < q->nfwd; h++)
 			q->pos[h] = NO_POS;
 	q->tail_ps = q->ack_ps = 0;
@@ -513,6 +525,8 @@ static void activate(struct flsim *s, uint32_t id, struct fl_qp *q)
 		q->crowd = 0;
 		q->rr = s->fl->rr_next++;
 		if (s->fl->fifo) { /* its NIC shares its rate again, at once */
+			if (!q->fh)
+				fl_rates_of(s, q);
 			fl_member_add(s, id, q, 0);
 			fl_mark_dirty(s, q->path[0]);
 			s->fl->urgent = true;

@@ -23,9 +23,9 @@ struct fl_msg {
 /* (what a change of rate or a token crossing its path reads, in the first
  * 64 bytes) */
 struct fl_qp {
-	uint32_t *path, *pos; /* egress ports; index in each port's list (one allocation, with fh) */
+	uint32_t *path, *pos; /* egress ports; index in each port's list (fifo: NULL until fl_rates_of) */
 	double *fh;           /* flow.queues fifo, per forward hop: rate in, rate of its bytes
-			       * now leaving, rate last sent on (3 x nfwd; in path's allocation) */
+			       * now leaving, rate last sent on (3 x nfwd; in pos's allocation) */
 	struct fl_cc *cc;     /* flow.queues dcqcn: its congestion control (NULL until it sends) */
 	double rem, rate;     /* payload bytes left of the head message; bytes per ps */
 	fab_time_ps t_last;   /* rem is as of then */
@@ -256,6 +256,7 @@ void fq_nics(struct flsim *s);
 void fq_source_rate(struct flsim *s, uint32_t id, double r);
 void fq_sent(struct flsim *s, uint32_t id, uint32_t flow, uint32_t cookie);
 void fq_retire(struct flsim *s, uint32_t id); /* its flow has finished */
+void fl_rates_of(struct flsim *s, struct fl_qp *q);
 void fq_impulse(struct flsim *s, uint32_t id, const struct fl_msg *m);
 void fq_port_rate(struct flsim *s, uint32_t port, double r);
 void fq_event(struct flsim *s, const struct fab_ev *ev);
