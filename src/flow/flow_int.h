@@ -125,8 +125,8 @@ struct fl_ser {
 	uint64_t pause_tx, pause_rx;
 };
 
-/* Blocks that live as long as the engine (each queue pair's path block,
- * its first message FIFO, its congestion control), carved in order from
+/* Blocks that live as long as the engine (each queue pair's path, its
+ * first message FIFO, its rates block, its congestion control), carved in order from
  * large zeroed chunks and freed with them: a queue pair cost three
  * allocations and three frees (2.5% of the instructions of FB_Hadoop's
  * fluid run, the whole command), and its blocks now lie together. */
