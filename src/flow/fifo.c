@@ -1385,8 +1385,8 @@ static void cc_timer(struct flsim *s, uint32_t id)
 /* A queue pair of a flow that has finished never sends again, and its
  * congestion control's rate is read only to share its NIC among active
  * queue pairs: its timers stop (DCQCN's rate recovery would go on firing
- * them for milliseconds: on HPCC's incast run 44,000 of 91,000) and what
- * reaches it later is only counted. */
+ * them for milliseconds: on HPCC's incast run 30,000 of 91,000) and the
+ * notifications that reach it later are only counted. */
 void fq_retire(struct flsim *s, uint32_t id)
 {
 	struct fl_cc *c = s->fl->qps[id].cc;
