@@ -287,13 +287,11 @@ double fab_run_done(const struct fab_run *r)
 	const struct fab_config *c = r->config;
 	if (c->run.end_ps)
 		return FAB_MIN(1.0, (double)fab_sim_now(r->sim) / (double)c->run.end_ps);
-	size_t n;
-	const struct fab_sim_flow *fl = fab_sim_flows(r->sim, &n);
-	const struct fab_flow_stats *st = fab_sim_flow_stats(r->sim);
+	size_t n = fab_sim_nflows(r->sim);
 	double want = 0, got = 0;
 	for (size_t i = 0; i < n; i++) {
-		want += (double)fl[i].bytes;
-		got += (double)st[i].delivered_bytes;
+		want += (double)fab_sim_flow_spec(r->sim, i)->bytes;
+		got += (double)fab_sim_flow_stat(r->sim, i).delivered_bytes;
 	}
 	uint64_t iters = 0, done = 0;
 	for (uint32_t j = 0; j < r->njobs; j++) {

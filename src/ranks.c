@@ -94,8 +94,7 @@ int fab_run_join_ranks(struct fab_run *r, const char *master, double timeout_s, 
 	l->po = fab_xcalloc(l->n, sizeof *l->po);
 	l->pi = fab_xcalloc(l->n, sizeof *l->pi);
 	/* a window's frames or the end's runs: the whole run's state, and room */
-	size_t flows = 0;
-	fab_sim_flows(r->sim, &flows);
+	size_t flows = fab_sim_nflows(r->sim);
 	l->max = ((size_t)256 << 20) + flows * 512 + (size_t)r->topo->nports * 512 + (size_t)fab_sim_nqps(r->sim) * 2;
 	if (l->max > UINT32_MAX)
 		l->max = UINT32_MAX;

@@ -59,23 +59,23 @@ static size_t uplink_loads(const struct fab_sim *s, struct uplink_load *out, siz
 static void summary_compute(const struct fab_sim *s, struct fab_summary *o)
 {
 	memset(o, 0, sizeof *o);
-	size_t n;
-	const struct fab_sim_flow *fl = fab_sim_flows(s, &n);
-	const struct fab_flow_stats *st = fab_sim_flow_stats(s);
+	size_t n = fab_sim_nflows(s);
 	uint64_t *fct = fab_xcalloc(n ? n : 1, sizeof *fct);
 	double sum = 0, gsum = 0;
 	o->flows = n;
 	for (size_t i = 0; i < n; i++) {
-		o->bytes += fl[i].bytes;
-		o->retx_pkts += st[i].retx_pkts;
-		o->cnps += st[i].cnps;
-		o->timeouts += st[i].timeouts;
-		if (st[i].finish_ps == FAB_TIME_NEVER)
+		const struct fab_sim_flow *fl = fab_sim_flow_spec(s, i);
+		struct fab_flow_stats st = fab_sim_flow_stat(s, i);
+		o->bytes += fl->bytes;
+		o->retx_pkts += st.retx_pkts;
+		o->cnps += st.cnps;
+		o->timeouts += st.timeouts;
+		if (st.finish_ps == FAB_TIME_NEVER)
 			continue;
-		uint64_t f = st[i].finish_ps - fl[i].start_ps;
+		uint64_t f = st.finish_ps - fl->start_ps;
 		fct[o->flows_done++] = f;
 		sum += (double)f;
-		gsum += f ? (double)fl[i].bytes * 8e12 / (double)f : 0;
+		gsum += f ? (double)fl->bytes * 8e12 / (double)f : 0;
 	}
 	fab_sort_u64(fct, o->flows_done);
 	if (o->flows_done) {
@@ -513,9 +513,6 @@ struct sink {
 	const struct fab_topo *t;
 	char **names; /* per node: its name as a JSON string, or "" when it has none (NULL: not yet) */
 	bool first;
-	/* the run's tables (fab_sim_flows and fab_sim_flow_stats copy them out) */
-	const struct fab_sim_flow *fl;
-	const struct fab_flow_stats *st;
 	const struct fab_series_row *ser;
 	const struct fab_flow_series_row *fser;
 	const struct fab_sim *s; /* the ports' table */
@@ -624,8 +621,9 @@ static void sk_prio(struct sink *k, const char *key, const uint64_t *v)
 static void flow_row(struct sink *k, size_t i)
 {
 	const struct fab_topo *t = k->t;
-	const struct fab_sim_flow *fl = &k->fl[i];
-	const struct fab_flow_stats *st = &k->st[i];
+	const struct fab_sim_flow *fl = fab_sim_flow_spec(k->s, i);
+	struct fab_flow_stats stv = fab_sim_flow_stat(k->s, i);
+	const struct fab_flow_stats *st = &stv;
 	bool done = st->finish_ps != FAB_TIME_NEVER;
 	uint64_t f = done ? st->finish_ps - fl->start_ps : 0;
 	sk_int(k, "id", fl->id);
@@ -732,8 +730,8 @@ static size_t rows_open(struct sink *k, const struct fab_sim *s, enum rows which
 {
 	k->n = 0;
 	if (which == ROWS_FLOWS) {
-		k->fl = fab_sim_flows(s, &k->n);
-		k->st = fab_sim_flow_stats(s);
+		k->s = s;
+		k->n = fab_sim_nflows(s);
 	} else if (which == ROWS_SERIES) {
 		k->ser = fab_sim_series(s, &k->n);
 	} else if (which == ROWS_PORTS) {
@@ -881,41 +879,41 @@ json_t *fab_result_json_lean(const struct fab_config *c, const struct fab_sim *s
 int fab_result_write_flows_csv(FILE *f, const struct fab_sim *s)
 {
 	const struct fab_topo *t = fab_sim_topo(s);
-	size_t n;
-	const struct fab_sim_flow *fl = fab_sim_flows(s, &n);
-	const struct fab_flow_stats *st = fab_sim_flow_stats(s);
+	size_t n = fab_sim_nflows(s);
 	struct jout *o = fab_xcalloc(1, sizeof *o);
 	o->f = f;
 	static const char head[] = "id,src_gpu,dst_gpu,src_nic,dst_nic,bytes,priority,qps,start_ps,finish_ps,"
 				   "fct_ps,goodput_bps,retx_pkts,timeouts,cnps,qp_errors\n";
 	jo_put(o, head, sizeof head - 1);
 	for (size_t i = 0; i < n; i++) {
-		bool done = st[i].finish_ps != FAB_TIME_NEVER;
-		uint64_t fct = done ? st[i].finish_ps - fl[i].start_ps : 0;
-		const char *src = t->nodes[t->nic_node[fl[i].src_nic]].name;
-		const char *dst = t->nodes[t->nic_node[fl[i].dst_nic]].name;
-		jo_u64c(o, fl[i].id);
-		jo_u64c(o, fl[i].src_gpu);
-		jo_u64c(o, fl[i].dst_gpu);
+		const struct fab_sim_flow *fl = fab_sim_flow_spec(s, i);
+		struct fab_flow_stats st = fab_sim_flow_stat(s, i);
+		bool done = st.finish_ps != FAB_TIME_NEVER;
+		uint64_t fct = done ? st.finish_ps - fl->start_ps : 0;
+		const char *src = t->nodes[t->nic_node[fl->src_nic]].name;
+		const char *dst = t->nodes[t->nic_node[fl->dst_nic]].name;
+		jo_u64c(o, fl->id);
+		jo_u64c(o, fl->src_gpu);
+		jo_u64c(o, fl->dst_gpu);
 		jo_put(o, src, strlen(src));
 		jo_put(o, ",", 1);
 		jo_put(o, dst, strlen(dst));
 		jo_put(o, ",", 1);
-		jo_u64c(o, fl[i].bytes);
-		jo_u64c(o, fl[i].prio);
-		jo_u64c(o, fl[i].qps);
-		jo_u64c(o, fl[i].start_ps);
+		jo_u64c(o, fl->bytes);
+		jo_u64c(o, fl->prio);
+		jo_u64c(o, fl->qps);
+		jo_u64c(o, fl->start_ps);
 		if (done) {
-			jo_u64c(o, st[i].finish_ps);
+			jo_u64c(o, st.finish_ps);
 			jo_u64c(o, fct);
-			jo_u64c(o, goodput_bps(fl[i].bytes, fct));
+			jo_u64c(o, goodput_bps(fl->bytes, fct));
 		} else {
 			jo_put(o, ",,,", 3);
 		}
-		jo_u64c(o, st[i].retx_pkts);
-		jo_u64c(o, st[i].timeouts);
-		jo_u64c(o, st[i].cnps);
-		jo_u64(o, st[i].qp_errors);
+		jo_u64c(o, st.retx_pkts);
+		jo_u64c(o, st.timeouts);
+		jo_u64c(o, st.cnps);
+		jo_u64(o, st.qp_errors);
 		jo_put(o, "\n", 1);
 	}
 	jo_flush(o);

@@ -62,18 +62,18 @@ double fab_ideal_fct_ps(const struct fab_sim *s, uint32_t flow, fab_bytes bytes)
 /* every finished flow's size and slowdown; n set */
 static void flows_slowdown(const struct fab_sim *s, uint64_t **bytes, double **sd, size_t *n)
 {
-	size_t nf;
-	const struct fab_sim_flow *fl = fab_sim_flows(s, &nf);
-	const struct fab_flow_stats *st = fab_sim_flow_stats(s);
+	size_t nf = fab_sim_nflows(s);
 	*bytes = fab_xcalloc(nf ? nf : 1, sizeof **bytes);
 	*sd = fab_xcalloc(nf ? nf : 1, sizeof **sd);
 	*n = 0;
 	for (size_t i = 0; i < nf; i++) {
-		if (st[i].finish_ps == FAB_TIME_NEVER)
+		fab_time_ps finish = fab_sim_flow_stat(s, i).finish_ps;
+		if (finish == FAB_TIME_NEVER)
 			continue;
-		double fct = (double)(st[i].finish_ps - fl[i].start_ps);
-		(*bytes)[*n] = fl[i].bytes;
-		(*sd)[(*n)++] = FAB_MAX(1.0, fct / fab_ideal_fct_ps(s, (uint32_t)i, fl[i].bytes));
+		const struct fab_sim_flow *fl = fab_sim_flow_spec(s, i);
+		double fct = (double)(finish - fl->start_ps);
+		(*bytes)[*n] = fl->bytes;
+		(*sd)[(*n)++] = FAB_MAX(1.0, fct / fab_ideal_fct_ps(s, (uint32_t)i, fl->bytes));
 	}
 }
 

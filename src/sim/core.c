@@ -426,10 +426,8 @@ const struct fab_flow_stats *fab_sim_flow_stats(const struct fab_sim *s)
 	struct fab_sim *m = (struct fab_sim *)s;
 	if (!m->flow_stats_out)
 		m->flow_stats_out = fab_xcalloc(s->nflows ? s->nflows : 1, sizeof *m->flow_stats_out);
-	for (uint32_t i = 0; i < s->nflows; i++) {
-		m->flow_stats_out[i] = sim_flow_at(s, i)->st;
-		m->flow_stats_out[i].delivered_bytes = sim_flow_delivered(s, i);
-	}
+	for (uint32_t i = 0; i < s->nflows; i++)
+		m->flow_stats_out[i] = fab_sim_flow_stat(s, i);
 	return m->flow_stats_out;
 }
 
@@ -442,6 +440,25 @@ void *fab_sim_memo(const struct fab_sim *s, enum fab_memo_slot slot, size_t size
 	m->memo[slot].events = s->tot.events;
 	m->memo[slot].end_ps = s->tot.end_ps;
 	return m->memo[slot].p;
+}
+
+size_t fab_sim_nflows(const struct fab_sim *s)
+{
+	return s->nflows;
+}
+
+const struct fab_sim_flow *fab_sim_flow_spec(const struct fab_sim *s, size_t i)
+{
+	FAB_ASSERT(i < s->nflows);
+	return &sim_flow_at(s, (uint32_t)i)->spec;
+}
+
+struct fab_flow_stats fab_sim_flow_stat(const struct fab_sim *s, size_t i)
+{
+	FAB_ASSERT(i < s->nflows);
+	struct fab_flow_stats st = sim_flow_at(s, (uint32_t)i)->st;
+	st.delivered_bytes = sim_flow_delivered(s, (uint32_t)i);
+	return st;
 }
 
 const struct fab_sim_flow *fab_sim_flows(const struct fab_sim *s, size_t *n)
