@@ -515,7 +515,7 @@ struct sink {
 	bool first;
 	const struct fab_series_row *ser;
 	const struct fab_flow_series_row *fser;
-	const struct fab_sim *s; /* the ports' table */
+	const struct fab_sim *s; /* the flows' and the ports' tables */
 	const struct fab_port_stats *ps;
 	const struct fab_sim_totals *tot;
 	size_t n;
