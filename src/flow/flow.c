@@ -368,9 +368,6 @@ static void route(struct flsim *s, uint32_t id, struct fl_qp *q)
 {
 	if (!q->path)
 		walk(s, id, q);
-	if (s->fl->fifo && q->pos)
-		for (uint32_t h = 0; h < q->nfwd; h++)
-			q->pos[h] = NO_POS;
 	q->tail_ps = q->ack_ps = 0;
 	for (uint32_t h = 0; h < q->npath; h++) {
 		const struct fl_link *p = &s->ports[q->path[h]];

@@ -331,17 +331,23 @@ static int ranks_meet(struct pkt_part *me, uint64_t *all, fab_time_ps *next)
 	return 0;
 }
 
+/* threads: the frames handed to the partition in the window just ended
+ * onto their wires; its reports and hand-overs flip to the other parity */
+static void take_window_handed(struct pkt_part *me)
+{
+	unsigned done = me->parity;
+	me->parity ^= 1u;
+	take_handed(me, done);
+}
+
 /* one partition's window, up to `end`: the frames handed to it in the last
  * one onto their wires, its events, its report */
 static void part_window(struct pkt_part *me, fab_time_ps end)
 {
 	struct pkt_par *par = me->par;
 	struct psim *s = &me->s;
-	if (me->windows++ && !par->ranks) {
-		unsigned done = me->parity;
-		me->parity ^= 1u;
-		take_handed(me, done);
-	}
+	if (me->windows++ && !par->ranks)
+		take_window_handed(me);
 	me->handed_min = FAB_TIME_NEVER;
 	struct fab_ev ev;
 	for (;;) {
@@ -820,11 +826,8 @@ int pkt_run_parallel(struct psim *s, fab_time_ps end_ps)
 			pthread_join(par.worker[k].thread, NULL);
 		free(par.worker);
 		/* the frames handed over in the last window, onto their wires */
-		for (uint32_t q = 0; q < n; q++) {
-			unsigned done = par.parts[q].parity;
-			par.parts[q].parity ^= 1u;
-			take_handed(&par.parts[q], done);
-		}
+		for (uint32_t q = 0; q < n; q++)
+			take_window_handed(&par.parts[q]);
 	}
 	/* the books: integer sums, alike in any order */
 	s->idle_ps = FAB_TIME_NEVER;
