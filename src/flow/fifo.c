@@ -68,10 +68,11 @@
  * has sent `at` bytes (its count: fq_port.served), those ahead of it */
 struct fq_pend {
 	double at;
-	uint32_t qp, hop;
 	double rate;
-	uint32_t tok; /* a token (its record) that leaves then, or NO_POS: a change of rate */
+	uint32_t qp;  /* a change of rate: its transfer; a token: its record */
+	uint32_t hop; /* a change of rate: its hop; a token: PEND_TOK */
 };
+#define PEND_TOK UINT32_MAX
 
 /* what comes into an egress port from one ingress port of its switch:
  * the rate coming in, the rate (of what came in) of its bytes now leaving,
@@ -96,6 +97,7 @@ struct fq_port {
 	bool touched;          /* in the list of ports to refresh at the end of the instant */
 	bool marking;          /* flow.queues dcqcn: its queue was past kmin when last refreshed */
 	bool holding;          /* PFC, as an ingress: it holds its upstream paused */
+	uint32_t sw;           /* its switch's index (UINT32_MAX: a NIC's port) */
 	double aout;           /* the rate of the bytes now leaving */
 	double served;         /* payload bytes it has sent since its queue was last empty */
 	double scale;          /* what leaves / what it left with: C / aout while backed up, else 1 */
@@ -190,6 +192,7 @@ void fq_init(struct flsim *s)
 		fl->fq_came = fab_xcalloc(s->c.topo->nports, sizeof *fl->fq_came);
 	for (uint32_t i = 0; i < s->c.topo->nports; i++) {
 		fl->fq[i].scale = fl->fq[i].scale_sent = 1;
+		fl->fq[i].sw = s->c.topo->switch_index[s->c.topo->ports[i].node];
 		cap_set(fl, i);
 		ecn_set(s, i);
 	}
@@ -251,6 +254,7 @@ void fq_init(struct flsim *s)
 		const struct fab_pfc_params *pf = &s->c.fp.pfc;
 		double xoff = pf->dynamic ? (double)(s->c.fp.buffer_bytes >> pf->dyn_shift) : (double)pf->xoff_bytes;
 		fl->pfc_gate = 0.25 * xoff;
+		fl->pfc_frame = 1 / fab_wire_efficiency(fab_sim_wire(&s->c), s->c.fp.mtu);
 	}
 }
 
@@ -450,10 +454,9 @@ static void pend_push(struct flsim *s, uint32_t port, uint32_t qp, uint32_t hop,
 	 * stack and read back in wider loads than its stores, which stalls) */
 	struct fq_pend *e = &f->pend[(f->ph + f->pn) & (f->pcap - 1)];
 	e->at = at;
-	e->qp = qp;
-	e->hop = hop;
 	e->rate = rate;
-	e->tok = tok;
+	e->qp = tok != NO_POS ? tok : qp;
+	e->hop = tok != NO_POS ? PEND_TOK : hop;
 	if (!f->pn++)
 		out_due(s, port);
 }
@@ -470,8 +473,8 @@ static bool let_through(struct flsim *s, uint32_t port, bool all)
 		struct fq_pend e = f->pend[f->ph];
 		f->ph = (f->ph + 1) & (f->pcap - 1);
 		f->pn--;
-		if (e.tok != NO_POS)
-			tok_leave(s, e.tok, s->c.now_ps);
+		if (e.hop == PEND_TOK)
+			tok_leave(s, e.qp, s->c.now_ps);
 		else
 			view_out(s, e.qp, e.hop, e.rate);
 	}
@@ -799,9 +802,8 @@ static void refresh(struct flsim *s, uint32_t port)
 		out_due(s, port);
 	if (fl->cc && s->c.fp.ecn.enabled && s->ports[port].is_switch)
 		mark_watch(s, port, c);
-	if (fl->pfc && s->ports[port].is_switch) {
-		uint32_t node = s->c.topo->ports[port].node;
-		uint32_t sw = s->c.topo->switch_index[node];
+	if (fl->pfc && f->sw != UINT32_MAX) {
+		uint32_t sw = f->sw;
 		if ((f->backlog > fl->pfc_gate || fl->pfc_holding[sw]) && !fl->pfc_due_flag[sw]) {
 			fab_time_ps at = fl->pfc_last[sw] + (fl->pfc_holding[sw] ? PFC_INTERVAL_PS : PFC_GAP_PS);
 			if (s->c.now_ps >= at || fl->pfc_last[sw] == FAB_TIME_NEVER) {
@@ -972,7 +974,7 @@ static double pfc_scan(struct flsim *s, uint32_t node, bool all, double *dused)
 	double *occ = fl->pfc_scratch, *grow = occ + n, *drain = grow + n, used = 0;
 	memset(occ, 0, 3 * n * sizeof *occ);
 	*dused = 0;
-	double frame = 1 / fab_wire_efficiency(fab_sim_wire(&s->c), s->c.fp.mtu); /* frame bytes a payload byte */
+	double frame = fl->pfc_frame;
 	for (uint32_t k = 0; k < n; k++) {
 		uint32_t e = first + k;
 		struct fq_port *f = &fl->fq[e];
@@ -986,9 +988,7 @@ static double pfc_scan(struct flsim *s, uint32_t node, bool all, double *dused)
 			continue;
 		for (uint32_t j = 0; j < f->nin; j++) {
 			const struct fq_in *in = &f->in[j];
-			if (in->port < first || in->port >= first + n)
-				continue;
-			uint32_t i = in->port - first;
+			uint32_t i = in->port - first; /* (an ingress port of this switch: in_of) */
 			/* what leaves of them: their share, or through an empty queue all */
 			double lv = backed_up ? in_share(f, in, c, f->backlog) : in->rate;
 			occ[i] += in->bytes * frame;
@@ -1074,7 +1074,7 @@ static bool refresh_moot(const struct flsim *s, uint32_t port)
 	return f->backlog == 0 && f->ain <= f->c && !f->pn && !f->nchg && !f->marking && f->scale_sent == 1 &&
 		fab_timers_at(&fl->timers, port) == FAB_TIME_NEVER &&
 		fab_timers_at(&fl->timers, fl->tm_mark + port) == FAB_TIME_NEVER &&
-		(!fl->pfc || !fl->pfc_holding[s->c.topo->switch_index[s->c.topo->ports[port].node]]);
+		(!fl->pfc || f->sw == UINT32_MAX || !fl->pfc_holding[f->sw]);
 }
 
 /* the ACKs crossing a port changed by d: its capacity (a NIC's: its queue

@@ -982,13 +982,6 @@ static void fl_engine_free(struct fab_sim *sim)
 	free(s);
 }
 
-static struct sim_conn *fl_conn_alloc(struct fab_sim *sim, int transport)
-{
-	(void)transport; /* one transport per fabric (the scenario refuses a mix) */
-	(void)sim;
-	return fab_xcalloc(1, sizeof(struct sim_conn));
-}
-
 /* the forward path route() took (the engine never reroutes): the output's
  * ECMP groups and ideal completion times ask for every flow's */
 static uint32_t fl_kept_path(const struct fab_sim *sim, uint32_t qp, uint32_t *ports, uint32_t max)
@@ -1005,7 +998,7 @@ static uint32_t fl_kept_path(const struct fab_sim *sim, uint32_t qp, uint32_t *p
 
 static const struct sim_engine_ops flow_ops = {
 	.name = "flow",
-	.conn_alloc = fl_conn_alloc,
+	.conn_alloc = NULL, /* a bare struct sim_conn from the core's slabs (one transport per fabric) */
 	.post = fl_post,
 	.server_changed = fl_server_changed,
 	.run = fl_run,

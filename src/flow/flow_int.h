@@ -210,8 +210,9 @@ struct fl_state {
 	 * those its transfers' sources sent; fifo: what left its queue) and
 	 * PAUSE episodes as of the last sample */
 	struct fl_ser *ser;
-	bool series;     /* (set before fq_init) */
-	double pfc_gate; /* a queue this long has its switch checked */
+	bool series;      /* (set before fq_init) */
+	double pfc_gate;  /* a queue this long has its switch checked */
+	double pfc_frame; /* frame bytes a payload byte */
 };
 
 /* The flow engine: the shared state first (engine.h), then its own. */

@@ -110,8 +110,12 @@ void sim_core_free(struct fab_sim *s)
 	fab_eq_free(&s->eq);
 	free(s->ecmp_seed);
 	free(s->next_si);
-	for (uint32_t i = 0; i < s->nqps; i++)
-		free(s->qps[i]);
+	if (s->ops->conn_alloc)
+		for (uint32_t i = 0; i < s->nqps; i++)
+			free(s->qps[i]);
+	for (uint32_t i = 0; i < s->nconn_slabs; i++)
+		free(s->conn_slabs[i]);
+	free(s->conn_slabs);
 	free(s->qps);
 	free(s->nvl_free_ps);
 	free(s->flow_mem);
@@ -129,6 +133,21 @@ void sim_core_free(struct fab_sim *s)
 		free(s->memo[i].p);
 }
 
+/* a zeroed struct sim_conn from the slabs: one allocation per
+ * SIM_CONN_SLAB queue pairs, not one each (a flow engine run opens one a
+ * flow) */
+#define SIM_CONN_SLAB 1024u
+
+static struct sim_conn *conn_take(struct fab_sim *s)
+{
+	uint32_t k = s->nqps % SIM_CONN_SLAB;
+	if (k == 0) {
+		s->conn_slabs = fab_xrealloc(s->conn_slabs, s->nconn_slabs + 1, sizeof *s->conn_slabs);
+		s->conn_slabs[s->nconn_slabs++] = fab_xcalloc(SIM_CONN_SLAB, sizeof(struct sim_conn));
+	}
+	return &s->conn_slabs[s->nconn_slabs - 1][k];
+}
+
 struct sim_conn *sim_conn_open(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint8_t prio, int transport)
 {
 	if (transport < 0 || transport >= FAB_TRANSPORT_COUNT)
@@ -137,7 +156,7 @@ struct sim_conn *sim_conn_open(struct fab_sim *s, uint32_t src_nic, uint32_t dst
 		s->cap_qps = s->cap_qps ? 2 * s->cap_qps : 256;
 		s->qps = fab_xrealloc(s->qps, s->cap_qps, sizeof *s->qps);
 	}
-	struct sim_conn *c = s->ops->conn_alloc(s, transport);
+	struct sim_conn *c = s->ops->conn_alloc ? s->ops->conn_alloc(s, transport) : conn_take(s);
 	c->transport = (int8_t)transport;
 	c->id = s->nqps;
 	s->qps[s->nqps++] = c;

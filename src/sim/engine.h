@@ -54,7 +54,8 @@ struct fab_sim;
 
 struct sim_engine_ops {
 	const char *name;
-	/* a new zeroed queue pair, the engine's struct with struct sim_conn first */
+	/* a new zeroed queue pair, the engine's struct with struct sim_conn
+	 * first (NULL: a bare struct sim_conn, from the core's slabs) */
 	struct sim_conn *(*conn_alloc)(struct fab_sim *s, int transport);
 	/* a connection was opened (its struct sim_conn is filled in) */
 	void (*conn_init)(struct fab_sim *s, struct sim_conn *c);
@@ -93,6 +94,8 @@ struct fab_sim {
 	uint32_t *next_si;     /* by port: the switch index of the node at its link's other end (UINT32_MAX: a NIC) */
 	struct sim_conn **qps; /* by id; each allocated once, never moved */
 	uint32_t nqps, cap_qps;
+	struct sim_conn **conn_slabs; /* without ops->conn_alloc: SIM_CONN_SLAB each */
+	uint32_t nconn_slabs;
 	struct fab_sim_hooks hooks;
 	struct fab_server_params server;
 	uint64_t holds;           /* outstanding workload activity */
