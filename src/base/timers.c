@@ -140,10 +140,31 @@ void fab_timers_requeue(struct fab_timers *tm, uint32_t i, fab_time_ps t)
 		down(tm, k);
 }
 
+/* The earliest goes: the hole it leaves sinks along the lesser children
+ * to a leaf (one comparison a level, not two: the last item, put in at the
+ * top, would sink nearly as far anyway), and the last item fills it from
+ * there, rising if it must.  Keys are unique (the order of setting breaks
+ * ties), so the order items come out in is the same as any other sift's. */
 uint32_t fab_timers_pop(struct fab_timers *tm)
 {
 	FAB_ASSERT(tm->n > 0);
 	uint32_t i = tm->heap[0].item;
-	unset(tm, i);
+	tm->pos[i] = NOT_SET;
+	tm->t[i] = FAB_TIME_NEVER;
+	struct fab_timer_slot last = tm->heap[--tm->n];
+	if (tm->n == 0)
+		return i;
+	uint32_t k = 0;
+	for (;;) {
+		uint32_t c = 2 * k + 1;
+		if (c >= tm->n)
+			break;
+		if (c + 1 < tm->n)
+			c += key(&tm->heap[c + 1]) < key(&tm->heap[c]);
+		put(tm, k, tm->heap[c]);
+		k = c;
+	}
+	put(tm, k, last);
+	up(tm, k);
 	return i;
 }
