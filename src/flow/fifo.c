@@ -23,7 +23,10 @@
  * queue is empty, at once.
  * A change in what leaves reaches the next port of each transfer after the
  * link's propagation delay and one packet's store-and-forward (EV_FQ_IN:
- * the changes one port passes on at once ride one event, in order).
+ * the changes one port passes on at once ride one event, in order).  A
+ * last hop (facing the receiving NIC) passes nothing on and keeps only
+ * the sums (send_last): the changes one port passes on to it at once are
+ * one change of that sum.
  *
  * A message's last byte travels on its own (EV_FQ_MARK, a token): at each
  * port it waits in the same FIFO as the changes, leaves with the bytes that
@@ -68,11 +71,15 @@
  * has sent `at` bytes (its count: fq_port.served), those ahead of it */
 struct fq_pend {
 	double at;
-	double rate;
-	uint32_t qp;  /* a change of rate: its transfer; a token: its record */
-	uint32_t hop; /* a change of rate: its hop; a token: PEND_TOK */
+	double rate;  /* a change of rate: the new rate; at a last hop: by how much */
+	uint32_t qp;  /* a change of rate: its transfer; a token: its record; at a last hop: the ingress port */
+	uint32_t hop; /* a change of rate: its hop; a token: PEND_TOK; at a last hop: PEND_LAST */
 };
 #define PEND_TOK UINT32_MAX
+#define PEND_LAST (UINT32_MAX - 1)
+/* fq_rec.hop of a change at a last hop (qp: the port, cookie: the ingress
+ * port, rate: by how much) */
+#define REC_LAST UINT32_MAX
 
 /* what comes into an egress port from one ingress port of its switch:
  * the rate coming in, the rate (of what came in) of its bytes now leaving,
@@ -137,6 +144,7 @@ struct fq_rec {
 struct fq_batch {
 	uint32_t head, tail;
 	fab_time_ps t;
+	uint64_t stamp; /* (fl->batch_stamp when it began) */
 };
 
 #define FQ_EMPTY 1e-3 /* bytes: a queue this short is empty */
@@ -205,6 +213,8 @@ void fq_init(struct flsim *s)
 	fl->tm_cc = fl->tm_mark + s->c.topo->nports;
 	fab_timers_init(&fl->timers, fl->tm_cc);
 	fl->free_rec = UINT32_MAX;
+	fl->agg_rec = fab_xcalloc(s->c.topo->nports, sizeof *fl->agg_rec);
+	fl->agg_stamp = fab_xcalloc(s->c.topo->nports, sizeof *fl->agg_stamp);
 	/* PFC, where DCQCN runs and the fabric is lossless: fluid pauses */
 	const struct fab_topo *t = s->c.topo;
 	fl->pfc = fl->cc && s->c.fp.pfc.enabled && s->c.fp.pfc.prio_mask;
@@ -280,6 +290,8 @@ void fq_free(struct flsim *s)
 	free(fl->pfc_aside);
 	free(fl->pfc_scratch);
 	free(fl->in_at);
+	free(fl->agg_rec);
+	free(fl->agg_stamp);
 	free(fl->rec);
 	free(fl->touch.v);
 	free(fl->cc_done);
@@ -429,6 +441,27 @@ static void view_out(struct flsim *s, uint32_t id, uint32_t h, double r)
 	changed(s, id, q, h);
 }
 
+/* A last hop (a switch's port that faces the receiving NIC) passes no
+ * transfer's rate on, so it keeps no transfer's rates: only their sum, and
+ * with PFC their sums by ingress port.  A change of rates into it is the
+ * change of that sum, one for all the transfers a port upstream moves at
+ * once (send_last), and what leaves moves by as much when the bytes that
+ * came with it leave.  DCQCN's marks there are drawn on the rate the
+ * transfer was last sent to it at (cc_tick). */
+
+/* the bytes coming in from ingress port `ingress` that leave the last hop
+ * `port` now moved by d */
+static void view_out_last(struct flsim *s, uint32_t port, uint32_t ingress, double d)
+{
+	struct fl_state *fl = s->fl;
+	struct fq_port *f = &fl->fq[port];
+	if (fl->pfc) {
+		struct fq_in *in = in_of(s, f, ingress);
+		in->out = FAB_MAX(in->out + d, 0.0);
+	}
+	f->aout = FAB_MAX(f->aout + d, 0.0);
+}
+
 static void tok_leave(struct flsim *s, uint32_t i, fab_time_ps t);
 
 /* something waits in the port's queue: it leaves with the bytes that
@@ -475,6 +508,8 @@ static bool let_through(struct flsim *s, uint32_t port, bool all)
 		f->pn--;
 		if (e.hop == PEND_TOK)
 			tok_leave(s, e.qp, s->c.now_ps);
+		else if (e.hop == PEND_LAST)
+			view_out_last(s, port, e.qp, e.rate);
 		else
 			view_out(s, e.qp, e.hop, e.rate);
 	}
@@ -650,28 +685,80 @@ static void batch_flush(struct flsim *s, struct fq_batch *b)
 }
 
 static bool pass_idle(struct flsim *s, uint32_t id, uint32_t h, double r, fab_time_ps t);
+static bool pass_idle_last(struct flsim *s, uint32_t port, uint32_t ingress, double d);
 
-/* transfer id's rate into hop h is r from t: a change that joins the batch
- * (one due at another time flushes it first), or goes through an idle
- * port at once (pass_idle) */
-static void send_rate(struct flsim *s, struct fq_batch *b, uint32_t id, uint32_t h, double r, fab_time_ps t)
+/* a change due at t for the port: its record, new, joins the batch (one
+ * due at another time flushes it first) */
+static uint32_t batch_add(struct flsim *s, struct fq_batch *b, uint32_t port, fab_time_ps t)
 {
 	struct fl_state *fl = s->fl;
-	if (pass_idle(s, id, h, r, t))
-		return;
-	struct fq_port *f = &fl->fq[fl->qps[id].path[h]];
+	struct fq_port *f = &fl->fq[port];
 	f->in_due = FAB_MAX(f->in_due, t); /* (a change is on its way to it until then) */
 	if (b->head != NO_POS && b->t != t)
 		batch_flush(s, b);
 	uint32_t i = rec_new(fl);
-	fl->rec[i] = (struct fq_rec){.qp = id, .hop = h, .rate = r, .next = NO_POS};
 	if (b->head == NO_POS) {
 		b->head = i;
 		b->t = t;
+		b->stamp = ++fl->batch_stamp;
 	} else {
 		fl->rec[b->tail].next = i;
 	}
 	b->tail = i;
+	return i;
+}
+
+/* transfer id's rate into its last hop h moves from old to r at t: it is
+ * in the port's list while it sends there; the change joins the batch's
+ * change of the sum into that port (every transfer one refresh moves
+ * there, at once), or goes through an idle port at once.  Changes of one
+ * transfer arrive in the order they were sent (its fh[3 h] holds when the
+ * last is due): one passed on through idle ports, due a few hops later,
+ * is not overtaken by the next, passed on from a queue a hop away (a sum
+ * takes differences, which must come in order; a rate taken as it comes,
+ * as at the hops before, ends at the one that came last). */
+static void send_last(struct flsim *s, struct fq_batch *b, uint32_t id, uint32_t h, double old, double r, fab_time_ps t)
+{
+	struct fl_state *fl = s->fl;
+	struct fl_qp *q = &fl->qps[id];
+	uint32_t port = q->path[h], ingress = s->ports[q->path[h - 1]].peer;
+	if (r > 0 && q->pos[h] == NO_POS)
+		fl_member_add(s, id, q, h);
+	else if (r == 0 && q->pos[h] != NO_POS)
+		fl_member_remove(s, q, h);
+	double d = r - old;
+	if ((double)t < q->fh[3 * h])
+		t = (fab_time_ps)q->fh[3 * h];
+	q->fh[3 * h] = (double)t;
+	if (pass_idle_last(s, port, ingress, d))
+		return;
+	if (b->head != NO_POS && b->t == t && fl->agg_stamp[port] == b->stamp) {
+		struct fq_rec *m = &fl->rec[fl->agg_rec[port]];
+		FAB_ASSERT(m->qp == port && m->hop == REC_LAST);
+		if (m->cookie == ingress) {
+			m->rate += d;
+			return;
+		}
+	}
+	uint32_t i = batch_add(s, b, port, t);
+	fl->rec[i] = (struct fq_rec){.qp = port, .hop = REC_LAST, .rate = d, .cookie = ingress, .next = NO_POS};
+	fl->agg_rec[port] = i;
+	fl->agg_stamp[port] = b->stamp;
+}
+
+/* transfer id's rate into hop h moves from old to r at t: a change that
+ * joins the batch, or goes through an idle port at once (pass_idle) */
+static void send_rate(struct flsim *s, struct fq_batch *b, uint32_t id, uint32_t h, double old, double r, fab_time_ps t)
+{
+	struct fl_state *fl = s->fl;
+	if (h + 1u == fl->qps[id].nfwd) {
+		send_last(s, b, id, h, old, r, t);
+		return;
+	}
+	if (pass_idle(s, id, h, r, t))
+		return;
+	uint32_t i = batch_add(s, b, fl->qps[id].path[h], t);
+	fl->rec[i] = (struct fq_rec){.qp = id, .hop = h, .rate = r, .next = NO_POS};
 }
 
 /* transfer id at hop h leaves at its share of what the port sends: passed
@@ -681,8 +768,9 @@ static void pass_on(struct flsim *s, struct fq_batch *b, struct fq_port *f, uint
 	struct fl_qp *q = &s->fl->qps[id];
 	double *fh = q->fh + 3 * h, out = fh[1] * f->scale;
 	if (h + 1 < q->nfwd && moved(fh[2], out)) {
+		double old = fh[2];
 		fh[2] = out;
-		send_rate(s, b, id, h + 1, out, s->c.now_ps + hop_lat(s, q, h));
+		send_rate(s, b, id, h + 1, old, out, s->c.now_ps + hop_lat(s, q, h));
 	}
 	if (fh[0] == 0 && fh[1] == 0)
 		fl_member_remove(s, q, h);
@@ -722,12 +810,33 @@ static bool pass_idle(struct flsim *s, uint32_t id, uint32_t h, double r, fab_ti
 		fl_member_add(s, id, q, h);
 	if (h + 1u < q->nfwd && moved(fh[2], r)) {
 		struct fq_batch b = {.head = NO_POS};
+		double old = fh[2];
 		fh[2] = r;
-		send_rate(s, &b, id, h + 1, r, t + hop_lat(s, q, h));
+		send_rate(s, &b, id, h + 1, old, r, t + hop_lat(s, q, h));
 		batch_flush(s, &b);
 	}
 	if (r == 0)
 		fl_member_remove(s, q, h);
+	return true;
+}
+
+/* pass_idle for a change of d in the rate into a last hop from an ingress
+ * port */
+static bool pass_idle_last(struct flsim *s, uint32_t port, uint32_t ingress, double d)
+{
+	struct fl_state *fl = s->fl;
+	struct fq_port *f = &fl->fq[port];
+	if (f->in_due > s->c.now_ps || f->touched || f->ain + d > f->c || !refresh_moot(s, port))
+		return false;
+	f->t_backlog = s->c.now_ps;
+	came_to_now(s, port);
+	if (fl->pfc) {
+		struct fq_in *in = in_of(s, f, ingress);
+		in->rate = FAB_MAX(in->rate + d, 0.0);
+		in->out = FAB_MAX(in->out + d, 0.0);
+	}
+	f->ain = FAB_MAX(f->ain + d, 0.0);
+	f->aout = FAB_MAX(f->aout + d, 0.0);
 	return true;
 }
 
@@ -867,6 +976,26 @@ static void rate_in(struct flsim *s, uint32_t id, uint32_t h, double r)
 		changed(s, id, q, h);
 		pend_push(s, port, id, h, r, NO_POS);
 	}
+	touch(s, port);
+}
+
+/* the rate into the last hop `port` from ingress port `ingress` moved by d
+ * now */
+static void rate_in_last(struct flsim *s, uint32_t port, uint32_t ingress, double d)
+{
+	struct fl_state *fl = s->fl;
+	struct fq_port *f = &fl->fq[port];
+	settle(s, port);
+	came_to_now(s, port);
+	if (fl->pfc) {
+		struct fq_in *in = in_of(s, f, ingress);
+		in->rate = FAB_MAX(in->rate + d, 0.0);
+	}
+	f->ain = FAB_MAX(f->ain + d, 0.0);
+	if (f->backlog == 0)
+		view_out_last(s, port, ingress, d);
+	else
+		pend_push(s, port, ingress, PEND_LAST, d, NO_POS); /* it leaves with the bytes that arrive now */
 	touch(s, port);
 }
 
@@ -1140,9 +1269,10 @@ void fq_source_rate(struct flsim *s, uint32_t id, double r)
 	else
 		fl_done_clear(fl, id);
 	if (q->nfwd > 1 && moved(q->fh[2], r)) {
+		double old = q->fh[2];
 		q->fh[2] = r;
 		struct fq_batch b = {.head = NO_POS};
-		send_rate(s, &b, id, 1, r, s->c.now_ps + hop_lat(s, q, 0));
+		send_rate(s, &b, id, 1, old, r, s->c.now_ps + hop_lat(s, q, 0));
 		batch_flush(s, &b);
 	}
 }
@@ -1296,7 +1426,9 @@ static void cc_tick(struct flsim *s, uint32_t id)
 	uint32_t marker = 0; /* the hop likeliest to mark */
 	for (uint32_t h = 1; h < q->nfwd; h++) {
 		const struct fq_port *f = &s->fl->fq[q->path[h]];
-		double rate = on_leaving && f->pfc_rate > 0 ? q->fh[3 * h + 1] * f->scale : q->fh[3 * h];
+		double rate = h + 1 == q->nfwd          ? q->fh[3 * h - 1] /* (a last hop: what was sent it) */
+			: on_leaving && f->pfc_rate > 0 ? q->fh[3 * h + 1] * f->scale
+							: q->fh[3 * h];
 		double pm = mark_prob(s, q->path[h]), pkts = rate * (double)w / (double)s->c.fp.mtu;
 		if (pm > 0 && pkts > 0)
 			clear += pm >= 1 ? -INFINITY : pkts * log1p(-pm);
@@ -1589,7 +1721,10 @@ void fq_event(struct flsim *s, const struct fab_ev *ev)
 		for (uint32_t i = ev->arg; i != NO_POS;) {
 			struct fq_rec r = fl->rec[i];
 			rec_free(fl, i);
-			rate_in(s, r.qp, r.hop, r.rate);
+			if (r.hop == REC_LAST)
+				rate_in_last(s, r.qp, r.cookie, r.rate);
+			else
+				rate_in(s, r.qp, r.hop, r.rate);
 			if ((i = r.next) != NO_POS)
 				s->c.eq.popped++;
 		}

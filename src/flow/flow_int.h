@@ -206,6 +206,11 @@ struct fl_state {
 	double *pfc_aside;     /* the buffer it sets aside: its ports' headroom and reserve */
 	double *pfc_scratch;
 	uint16_t *in_at; /* the egress ports' records by ingress port, each port's nports of them */
+	/* a last hop's change of rate in the batch being filled (fifo.c:
+	 * send_last): its record, and the batch's stamp then */
+	uint32_t *agg_rec;
+	uint64_t *agg_stamp;
+	uint64_t batch_stamp;
 	/* fabric.series_interval: per port, payload bytes sent (fair shares:
 	 * those its transfers' sources sent; fifo: what left its queue) and
 	 * PAUSE episodes as of the last sample */
