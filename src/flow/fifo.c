@@ -302,7 +302,7 @@ void fq_free(struct flsim *s)
 /* The ports' lists of what waits in their queues, where empty, go back to
  * the allocator when a run stops (a later run grows them again): the
  * tables the results are written from take their memory, not new pages
- * (on the incast run of HPCC's, 6.7 MB) */
+ * (on the incast run of HPCC's, 2.8 MB) */
 void fq_rest(struct flsim *s)
 {
 	struct fl_state *fl = s->fl;
