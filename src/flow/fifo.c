@@ -711,12 +711,7 @@ static uint32_t batch_add(struct flsim *s, struct fq_batch *b, uint32_t port, fa
 /* transfer id's rate into its last hop h moves from old to r at t: it is
  * in the port's list while it sends there; the change joins the batch's
  * change of the sum into that port (every transfer one refresh moves
- * there, at once), or goes through an idle port at once.  Changes of one
- * transfer arrive in the order they were sent (its fh[3 h] holds when the
- * last is due): one passed on through idle ports, due a few hops later,
- * is not overtaken by the next, passed on from a queue a hop away (a sum
- * takes differences, which must come in order; a rate taken as it comes,
- * as at the hops before, ends at the one that came last). */
+ * there, at once), or goes through an idle port at once */
 static void send_last(struct flsim *s, struct fq_batch *b, uint32_t id, uint32_t h, double old, double r, fab_time_ps t)
 {
 	struct fl_state *fl = s->fl;
@@ -727,9 +722,6 @@ static void send_last(struct flsim *s, struct fq_batch *b, uint32_t id, uint32_t
 	else if (r == 0 && q->pos[h] != NO_POS)
 		fl_member_remove(s, q, h);
 	double d = r - old;
-	if ((double)t < q->fh[3 * h])
-		t = (fab_time_ps)q->fh[3 * h];
-	q->fh[3 * h] = (double)t;
 	if (pass_idle_last(s, port, ingress, d))
 		return;
 	if (b->head != NO_POS && b->t == t && fl->agg_stamp[port] == b->stamp) {
@@ -747,10 +739,19 @@ static void send_last(struct flsim *s, struct fq_batch *b, uint32_t id, uint32_t
 }
 
 /* transfer id's rate into hop h moves from old to r at t: a change that
- * joins the batch, or goes through an idle port at once (pass_idle) */
+ * joins the batch, or goes through an idle port at once (pass_idle).  One
+ * transfer's changes reach a hop in the order they were sent (fh + 3 nfwd
+ * holds when the last one sent to each hop is due): one passed on through
+ * idle ports, due some hops later, is not overtaken by the next, passed on
+ * from a queue a hop away (a hop would end at the older rate; a last
+ * hop's sum, which takes differences, would be off) */
 static void send_rate(struct flsim *s, struct fq_batch *b, uint32_t id, uint32_t h, double old, double r, fab_time_ps t)
 {
 	struct fl_state *fl = s->fl;
+	double *due = fl->qps[id].fh + 3 * fl->qps[id].nfwd + h;
+	if ((double)t < *due)
+		t = (fab_time_ps)*due;
+	*due = (double)t;
 	if (h + 1u == fl->qps[id].nfwd) {
 		send_last(s, b, id, h, old, r, t);
 		return;

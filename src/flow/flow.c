@@ -340,13 +340,14 @@ static void walk(struct flsim *s, uint32_t id, struct fl_qp *q)
 		q->pos = q->path + q->npath;
 }
 
-/* flow.queues fifo: its place in each forward hop's list (none yet) and
- * its rates there (fh: none yet), at an even count of uint32_t (aligned
- * for doubles), in one allocation */
+/* flow.queues fifo: its place in each forward hop's list (none yet), at
+ * an even count of uint32_t (aligned for doubles), its rates there (fh:
+ * none yet) and when the last change of them sent there is due (fh + 3
+ * nfwd: none yet), in one allocation */
 void fl_rates_of(struct flsim *s, struct fl_qp *q)
 {
 	size_t nu = ((size_t)q->nfwd + 1) & ~(size_t)1;
-	double *block = fl_arena_alloc(s->fl, (nu / 2 + 3 * (size_t)q->nfwd) * sizeof *block);
+	double *block = fl_arena_alloc(s->fl, (nu / 2 + 4 * (size_t)q->nfwd) * sizeof *block);
 	q->pos = (uint32_t *)block;
 	for (uint32_t h = 0; h < q->nfwd; h++)
 		q->pos[h] = NO_POS;
