@@ -25,7 +25,9 @@ struct fl_msg {
 struct fl_qp {
 	uint32_t *path, *pos; /* egress ports; index in each port's list (fifo: NULL until fl_rates_of) */
 	double *fh;           /* flow.queues fifo, per forward hop: rate in, rate of its bytes
-			       * now leaving, rate last sent on (3 x nfwd; in pos's allocation) */
+			       * now leaving, rate last sent on (3 x nfwd; unused at the last hop,
+			       * which keeps only sums), then per hop when the last change sent
+			       * to it is due (nfwd; in pos's allocation) */
 	struct fl_cc *cc;     /* flow.queues dcqcn: its congestion control (NULL until it sends) */
 	double rem, rate;     /* payload bytes left of the head message; bytes per ps */
 	fab_time_ps t_last;   /* rem is as of then */
