@@ -465,8 +465,8 @@ static void view_out_last(struct flsim *s, uint32_t port, uint32_t ingress, doub
 static void tok_leave(struct flsim *s, uint32_t i, fab_time_ps t);
 
 /* something waits in the port's queue: it leaves with the bytes that
- * arrive now (never before what waits ahead of it) */
-static void pend_push(struct flsim *s, uint32_t port, uint32_t qp, uint32_t hop, double rate, uint32_t tok)
+ * arrive now (never before what waits ahead of it); fq_pend says what */
+static void pend_push(struct flsim *s, uint32_t port, uint32_t qp, uint32_t hop, double rate)
 {
 	struct fq_port *f = &s->fl->fq[port];
 	if (f->pn == f->pcap) {
@@ -488,8 +488,8 @@ static void pend_push(struct flsim *s, uint32_t port, uint32_t qp, uint32_t hop,
 	struct fq_pend *e = &f->pend[(f->ph + f->pn) & (f->pcap - 1)];
 	e->at = at;
 	e->rate = rate;
-	e->qp = tok != NO_POS ? tok : qp;
-	e->hop = tok != NO_POS ? PEND_TOK : hop;
+	e->qp = qp;
+	e->hop = hop;
 	if (!f->pn++)
 		out_due(s, port);
 }
@@ -975,7 +975,7 @@ static void rate_in(struct flsim *s, uint32_t id, uint32_t h, double r)
 	} else {
 		/* it leaves with the bytes that arrive now */
 		changed(s, id, q, h);
-		pend_push(s, port, id, h, r, NO_POS);
+		pend_push(s, port, id, h, r);
 	}
 	touch(s, port);
 }
@@ -996,7 +996,7 @@ static void rate_in_last(struct flsim *s, uint32_t port, uint32_t ingress, doubl
 	if (f->backlog == 0)
 		view_out_last(s, port, ingress, d);
 	else
-		pend_push(s, port, ingress, PEND_LAST, d, NO_POS); /* it leaves with the bytes that arrive now */
+		pend_push(s, port, ingress, PEND_LAST, d); /* it leaves with the bytes that arrive now */
 	touch(s, port);
 }
 
@@ -1670,7 +1670,7 @@ static void tok_arrive(struct flsim *s, uint32_t i)
 			in_of(s, f, s->ports[q->path[m->hop - 1]].peer)->bytes += m->rate;
 	}
 	if (f->backlog > 0) {
-		pend_push(s, port, 0, 0, 0, i);
+		pend_push(s, port, i, PEND_TOK, 0);
 		return;
 	}
 	tok_leave(s, i, s->c.now_ps);

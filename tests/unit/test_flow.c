@@ -897,7 +897,11 @@ static void test_flow_collectives_vs_packet(void **state)
 				      err_fifo * 100);
 			bool tree = strstr(cases[i].name, "tree") != NULL;
 			assert_true(fabs(err) < (tree || os ? 0.15 : 0.05));
-			assert_true(fabs(err_fifo) < (tree || os ? 0.15 : 0.05));
+			/* FIFO queues at 1:1: within 0.5% measured (ring, hierarchical,
+			 * AllToAll); a hop that kept a transfer's older rate when a
+			 * change overtook it (fifo.c: send_rate) ran the hierarchical
+			 * one 3.3% long */
+			assert_true(fabs(err_fifo) < (tree || os ? 0.15 : 0.02));
 		}
 }
 
