@@ -105,13 +105,6 @@ static void unset(struct fab_timers *tm, uint32_t i)
 	down(tm, tm->pos[last.item]);
 }
 
-void fab_timers_set(struct fab_timers *tm, uint32_t i, fab_time_ps t)
-{
-	if (tm->t[i] == t && t != FAB_TIME_NEVER) /* (set already: it keeps its place) */
-		return;
-	fab_timers_requeue(tm, i, t);
-}
-
 void fab_timers_requeue(struct fab_timers *tm, uint32_t i, fab_time_ps t)
 {
 	FAB_ASSERT(i < tm->nitems);

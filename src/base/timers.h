@@ -35,10 +35,9 @@ void fab_timers_init(struct fab_timers *tm, uint32_t nitems);
 /* items nitems .. n - 1 join, not set */
 void fab_timers_grow(struct fab_timers *tm, uint32_t n);
 void fab_timers_free(struct fab_timers *tm);
-/* item i is due at t from now on (FAB_TIME_NEVER: not at all) */
-void fab_timers_set(struct fab_timers *tm, uint32_t i, fab_time_ps t);
-/* the same, and behind every other item due at t even where it was due
- * at t already (as if set for the first time) */
+/* item i is due at t from now on (fab_timers_set below), and behind every
+ * other item due at t even where it was due at t already (as if set for
+ * the first time) */
 void fab_timers_requeue(struct fab_timers *tm, uint32_t i, fab_time_ps t);
 /* removes the earliest item and returns it (there must be one) */
 uint32_t fab_timers_pop(struct fab_timers *tm);
@@ -52,6 +51,17 @@ static inline fab_time_ps fab_timers_next(const struct fab_timers *tm)
 static inline fab_time_ps fab_timers_at(const struct fab_timers *tm, uint32_t i)
 {
 	return tm->t[i];
+}
+
+/* item i is due at t from now on (FAB_TIME_NEVER: not at all); set again
+ * to its time, it keeps its place.  Inline: two in three calls of the
+ * flow engine's find it so (mostly an item not set, set to never), and
+ * return without a call. */
+static inline void fab_timers_set(struct fab_timers *tm, uint32_t i, fab_time_ps t)
+{
+	FAB_ASSERT(i < tm->nitems);
+	if (tm->t[i] != t) /* (an item not set is due never) */
+		fab_timers_requeue(tm, i, t);
 }
 
 /* the earliest item (there must be one) */

@@ -1568,12 +1568,6 @@ void fq_nics(struct flsim *s)
  * With no queue anywhere a message is delivered at the fair-share engine's
  * closed form, to the picosecond. */
 
-/* the ACKs of queue pair q wait in the data's queues */
-static bool acks_wait(const struct flsim *s, const struct fl_qp *q)
-{
-	return s->c.fp.ctrl_prio == s->c.qps[q - s->fl->qps]->prio;
-}
-
 /* from leaving ACK hop h to the next: propagation, and the ACK's frame */
 static fab_time_ps ack_lat(const struct flsim *s, const struct fl_qp *q, uint32_t h)
 {
@@ -1598,7 +1592,7 @@ static bool tok_waits(const struct flsim *s, const struct fl_qp *q, const struct
 {
 	if (!s->ports[q->path[h]].is_switch)
 		return false;
-	return h < q->nfwd ? m->kind == TOK_DATA || h < m->upto : acks_wait(s, q);
+	return h < q->nfwd ? m->kind == TOK_DATA || h < m->upto : q->acks_wait;
 }
 
 /* token i leaves hop m.hop at t: on to the next hop where it may wait
@@ -1612,7 +1606,7 @@ static void tok_leave(struct flsim *s, uint32_t i, fab_time_ps t)
 	for (uint32_t h = m->hop;; h++) {
 		if (h < q->nfwd) {
 			t += hop_lat(s, q, h);
-			if (h + 1u == q->nfwd && ((m->kind == TOK_DATA && m->flow == NO_FLOW) || !acks_wait(s, q))) {
+			if (h + 1u == q->nfwd && ((m->kind == TOK_DATA && m->flow == NO_FLOW) || !q->acks_wait)) {
 				/* at the receiver: a message of a collective is
 				 * delivered; ACKs that go first are back at once */
 				tok_end(s, m, m->flow == NO_FLOW && m->kind == TOK_DATA ? t : t + q->ack_ps);

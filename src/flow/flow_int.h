@@ -32,7 +32,8 @@ struct fl_qp {
 	double rem, rate;     /* payload bytes left of the head message; bytes per ps */
 	fab_time_ps t_last;   /* rem is as of then */
 	uint8_t npath, nfwd;  /* path[0 .. nfwd): data; path[nfwd .. npath): its ACKs */
-	bool routed, active;
+	bool routed : 1, active : 1;
+	bool acks_wait : 1; /* its ACKs have the data's priority (fabric.control_priority): they wait in its queues */
 	uint32_t qh, qn, qcap; /* FIFO: q[qh .. qn) (FL_Q_FIRST long: the arena's; longer: the heap's) */
 	struct fl_msg *q;
 	fab_time_ps tail_ps; /* last byte leaves the source -> reaches the destination */
