@@ -115,9 +115,10 @@ struct fq_port {
 	uint32_t cap_chg;
 	uint32_t ph, pcap;
 	/* PFC: as an egress, what comes in by ingress port (in, nin): the
-	 * record of ingress port `first + k` of its switch is in[at[k] - 1],
-	 * at = fl->in_at + in_at (0: none); as the upstream port of an ingress
-	 * that holds it, the rate the pause leaves it (0: none) and since when */
+	 * record of ingress port i (of its switch) is in[fl->in_at[in_at + i]
+	 * - 1] (0: none; in_at less the switch's first port, modulo 2^32: no
+	 * lookup of the switch); as the upstream port of an ingress that holds
+	 * it, the rate the pause leaves it (0: none) and since when */
 	uint32_t nin, cap_in, in_at;
 	struct fq_pend *pend; /* ring buffer: pend[(ph + i) & (pcap - 1)], i < pn (pcap a power of 2) */
 	struct fq_in *in;
@@ -251,7 +252,7 @@ void fq_init(struct flsim *s)
 		size_t nat = 0;
 		for (uint32_t i = 0; i < t->nports; i++) {
 			const struct fab_node *nd = &t->nodes[t->ports[i].node];
-			fl->fq[i].in_at = (uint32_t)nat;
+			fl->fq[i].in_at = (uint32_t)nat - nd->first_port;
 			nat += nd->nports;
 		}
 		fl->in_at = fab_xcalloc(nat, sizeof *fl->in_at);
@@ -396,13 +397,11 @@ static void changed(struct flsim *s, uint32_t id, struct fl_qp *q, uint32_t h)
 	f->chg[f->nchg++] = (uint64_t)id << 8 | h;
 }
 
-/* where the egress port's records are kept by ingress port: at[k] for
- * ingress port first + k of its switch */
-static uint16_t *in_at(const struct flsim *s, const struct fq_port *f, uint32_t *first)
+/* where the egress port's record of ingress port i (of its switch) is
+ * kept: in[at - 1] (0: none) */
+static uint16_t *in_at(const struct flsim *s, const struct fq_port *f, uint32_t i)
 {
-	const struct fab_topo *t = s->c.topo;
-	*first = t->nodes[t->ports[f - s->fl->fq].node].first_port;
-	return s->fl->in_at + f->in_at;
+	return s->fl->in_at + (uint32_t)(f->in_at + i);
 }
 
 /* the egress port's record of what comes in from an ingress port (of its
@@ -410,17 +409,15 @@ static uint16_t *in_at(const struct flsim *s, const struct fq_port *f, uint32_t 
 static struct fq_in *in_of(const struct flsim *s, struct fq_port *f, uint32_t ingress)
 {
 	FAB_ASSERT(s->c.topo->ports[ingress].node == s->c.topo->ports[f - s->fl->fq].node);
-	uint32_t first;
-	uint16_t *at = in_at(s, f, &first);
-	uint32_t k = ingress - first;
-	if (at[k])
-		return &f->in[at[k] - 1];
+	uint16_t *at = in_at(s, f, ingress);
+	if (*at)
+		return &f->in[*at - 1];
 	if (f->nin == f->cap_in) {
 		f->cap_in = f->cap_in ? 2 * f->cap_in : 4;
 		f->in = fab_xrealloc(f->in, f->cap_in, sizeof *f->in);
 	}
 	f->in[f->nin] = (struct fq_in){.port = ingress};
-	at[k] = (uint16_t)(f->nin + 1);
+	*at = (uint16_t)(f->nin + 1);
 	return &f->in[f->nin++];
 }
 
@@ -532,17 +529,15 @@ static void in_empty(const struct flsim *s, struct fq_port *f)
 {
 	if (!f->nin)
 		return;
-	uint32_t first;
-	uint16_t *at = in_at(s, f, &first);
 	uint32_t k = 0;
 	for (uint32_t j = 0; j < f->nin; j++) {
 		f->in[j].bytes = 0;
 		if (f->in[j].rate > 0 || f->in[j].out > 0) {
 			f->in[k] = f->in[j];
-			at[f->in[k].port - first] = (uint16_t)(k + 1);
+			*in_at(s, f, f->in[k].port) = (uint16_t)(k + 1);
 			k++;
 		} else {
-			at[f->in[j].port - first] = 0;
+			*in_at(s, f, f->in[j].port) = 0;
 		}
 	}
 	f->nin = k;
@@ -1390,7 +1385,7 @@ static void cc_tick_at(struct flsim *s, uint32_t id, fab_time_ps t)
 /* a queue pair starts sending: its congestion control and its windows */
 static void cc_start(struct flsim *s, uint32_t id)
 {
-	if (s->c.qps[id]->transport != FAB_TRANSPORT_ROCE)
+	if (!s->fl->qps[id].roce)
 		return; /* DCQCN is RoCE's: a TCP or InfiniBand queue pair keeps fifo's rate */
 	struct fl_cc *c = cc_of(s, id);
 	if (!c->cap)

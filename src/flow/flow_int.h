@@ -34,6 +34,7 @@ struct fl_qp {
 	uint8_t npath, nfwd;  /* path[0 .. nfwd): data; path[nfwd .. npath): its ACKs */
 	bool routed : 1, active : 1;
 	bool acks_wait : 1; /* its ACKs have the data's priority (fabric.control_priority): they wait in its queues */
+	bool roce : 1;      /* its transport is RoCE (flow.queues dcqcn: DCQCN runs it) */
 	uint32_t qh, qn, qcap; /* FIFO: q[qh .. qn) (FL_Q_FIRST long: the arena's; longer: the heap's) */
 	struct fl_msg *q;
 	fab_time_ps tail_ps; /* last byte leaves the source -> reaches the destination */
