@@ -27,6 +27,34 @@ static inline void fab_dec8(char *p, uint32_t v)
 	}
 }
 
+/* how many digits v has: from its bit length (times log10 2, 1233 / 4096),
+ * one less where v is under that power of ten (0, 1 to 7: one) */
+static inline unsigned fab_dec_len(uint64_t v)
+{
+	static const uint64_t pow10[20] = {0ull,
+					   10ull,
+					   100ull,
+					   1000ull,
+					   10000ull,
+					   100000ull,
+					   1000000ull,
+					   10000000ull,
+					   100000000ull,
+					   1000000000ull,
+					   10000000000ull,
+					   100000000000ull,
+					   1000000000000ull,
+					   10000000000000ull,
+					   100000000000000ull,
+					   1000000000000000ull,
+					   10000000000000000ull,
+					   100000000000000000ull,
+					   1000000000000000000ull,
+					   10000000000000000000ull};
+	unsigned t = (unsigned)(64 - __builtin_clzll(v | 1)) * 1233 >> 12;
+	return t + 1 - (v < pow10[t]);
+}
+
 /* v's digits, ending just before `end` (at most 20 of them); returns their
  * first */
 static inline char *fab_dec_u64(char *end, uint64_t v)

@@ -467,20 +467,20 @@ static void jo_put(struct jout *o, const char *p, size_t n)
 	}
 }
 
-/* v in decimal, after a minus sign when neg, then c unless it is 0 */
+/* v in decimal, after a minus sign when neg, then c unless it is 0: at
+ * most 22 bytes, written in place, the digits from the last (counted
+ * first: built on the stack and copied, the copy's wide loads waited for
+ * the digits' narrow stores, 3% of the flow engine's incast command) */
 static void jo_dec(struct jout *o, uint64_t v, bool neg, char c)
 {
-	/* at most 22 bytes, ending at d + 24, copied 24 at a time: a copy
-	 * of a known size, in registers (the bytes after them are written
-	 * over next) */
-	char d[48], *e = d + 24, *p = e;
-	if (c)
-		*--p = c;
-	p = fab_dec_u64(p, v);
-	if (neg)
-		*--p = '-';
-	memcpy(jo_room(o, 24), p, 24);
-	o->n += (size_t)(e - p);
+	char *p = jo_room(o, 22), *p0 = p;
+	*p = '-';
+	p += neg;
+	p += fab_dec_len(v);
+	fab_dec_u64(p, v);
+	*p = c;
+	p += c != 0;
+	o->n += (size_t)(p - p0);
 }
 
 /* as jansson writes a json_int_t: "%lld" */

@@ -162,6 +162,7 @@ static void test_units_decimal(void **state)
 		char *p = fab_dec_u64(buf + sizeof buf, v[i]);
 		snprintf(want, sizeof want, "%llu", (unsigned long long)v[i]);
 		assert_int_equal(buf + sizeof buf - p, strlen(want));
+		assert_int_equal(fab_dec_len(v[i]), strlen(want));
 		assert_memory_equal(p, want, strlen(want));
 	}
 	uint64_t x = 88172645463325252ull; /* (xorshift) */
@@ -171,6 +172,7 @@ static void test_units_decimal(void **state)
 		char *p = fab_dec_u64(buf + sizeof buf, u);
 		snprintf(want, sizeof want, "%llu", (unsigned long long)u);
 		assert_int_equal(buf + sizeof buf - p, strlen(want));
+		assert_int_equal(fab_dec_len(u), strlen(want));
 		assert_memory_equal(p, want, strlen(want));
 	}
 	for (uint32_t u = 0; u < 100000000; u += 97) {
