@@ -275,6 +275,7 @@ void fq_free(struct flsim *s)
 	if (!fl->fq)
 		return;
 	free(fl->fq_came);
+	free(fl->cnp_qps);
 	for (uint32_t i = 0; i < s->c.topo->nports; i++) {
 		free(fl->fq[i].pend);
 		free(fl->fq[i].chg);
@@ -307,6 +308,17 @@ void fq_free(struct flsim *s)
 void fq_rest(struct flsim *s)
 {
 	struct fl_state *fl = s->fl;
+	/* the notifications counted for messages still at their queue
+	 * pairs' heads go to their flows */
+	for (uint32_t i = 0; i < fl->ncnp_qps; i++) {
+		const struct fl_qp *q = &fl->qps[fl->cnp_qps[i]];
+		if (!q->cc->cnps)
+			continue;
+		FAB_ASSERT(q->qh < q->qn);
+		sim_flow_at(&s->c, q->q[q->qh].flow)->st.cnps += q->cc->cnps;
+		q->cc->cnps = 0;
+	}
+	fl->ncnp_qps = 0;
 	for (uint32_t i = 0; i < s->c.topo->nports; i++) {
 		struct fq_port *f = &fl->fq[i];
 		if (f->pn)
@@ -1489,10 +1501,18 @@ static void cc_wake(struct flsim *s, uint32_t port)
 
 static void cc_notify(struct flsim *s, uint32_t id)
 {
-	const struct fl_qp *q = &s->fl->qps[id];
+	struct fl_state *fl = s->fl;
+	const struct fl_qp *q = &fl->qps[id];
 	struct fl_cc *c = q->cc;
-	if (q->qh < q->qn && q->q[q->qh].flow != NO_FLOW) /* (the flow it sends, as the packet engine counts) */
-		sim_flow_at(&s->c, q->q[q->qh].flow)->st.cnps++;
+	/* (the flow it sends, as the packet engine counts: its message's when
+	 * that leaves, fl_books) */
+	if (q->qh < q->qn && q->flow_msgs && !c->cnps++) {
+		if (fl->ncnp_qps == fl->cap_cnp_qps) {
+			fl->cap_cnp_qps = fl->cap_cnp_qps ? 2 * fl->cap_cnp_qps : 256;
+			fl->cnp_qps = fab_xrealloc(fl->cnp_qps, fl->cap_cnp_qps, sizeof *fl->cnp_qps);
+		}
+		fl->cnp_qps[fl->ncnp_qps++] = id;
+	}
 	s->c.tot.cnps++;
 	if (c->retired)
 		return; /* (counted: it reached the NIC) */

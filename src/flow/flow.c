@@ -567,6 +567,8 @@ static void fl_post(struct fab_sim *sim, struct sim_conn *sq, fab_bytes bytes, u
 	}
 	if (bytes)
 		sq->used = true;
+	FAB_ASSERT(!q->qn || q->flow_msgs == (flow != NO_FLOW)); /* (a flow's queue pairs carry only its messages) */
+	q->flow_msgs = flow != NO_FLOW;
 	/* a message of at most a packet on an idle queue pair goes out as an
 	 * impulse: its bytes ride its last byte's token (fifo.c) */
 	if (s->fl->fifo && q->nfwd > 1 && q->qn == q->qh && !q->active && bytes && bytes <= s->c.fp.mtu) {
@@ -694,6 +696,10 @@ void fl_books(struct flsim *s, struct fl_qp *q, const struct fl_msg *mp)
 		struct sim_flow *f = sim_flow_at(&s->c, m.flow);
 		f->st.delivered_bytes += m.bytes;
 		f->st.data_pkts += pkts;
+		if (q->cc && q->cc->cnps) { /* (what reached it while m was its head: m leaves) */
+			f->st.cnps += q->cc->cnps;
+			q->cc->cnps = 0;
+		}
 	}
 }
 

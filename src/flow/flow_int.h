@@ -35,6 +35,7 @@ struct fl_qp {
 	bool routed : 1, active : 1;
 	bool acks_wait : 1; /* its ACKs have the data's priority (fabric.control_priority): they wait in its queues */
 	bool roce : 1;      /* its transport is RoCE (flow.queues dcqcn: DCQCN runs it) */
+	bool flow_msgs : 1; /* its messages are a flow's (a workload's have none) */
 	uint32_t qh, qn, qcap; /* FIFO: q[qh .. qn) (FL_Q_FIRST long: the arena's; longer: the heap's) */
 	struct fl_msg *q;
 	fab_time_ps tail_ps; /* last byte leaves the source -> reaches the destination */
@@ -63,6 +64,11 @@ struct fl_cc {
 	bool quiet;            /* its windows go unseen (tick_ps: the next) until a queue on its path can mark */
 	bool noted;
 	bool retired; /* its flow has finished: its state is seen no more (fq_retire) */
+	/* notifications that reached it while a flow's message was at its
+	 * head, not yet in that flow's count: fl_books adds them as the
+	 * message leaves, fq_rest when the run stops (counted here, the
+	 * notification reads neither the message nor the flow) */
+	uint32_t cnps;
 	struct fab_rng rng;
 	_Alignas(16) uint8_t st[]; /* the algorithm's state: ops->state_size bytes */
 };
@@ -181,7 +187,8 @@ struct fl_state {
 	} * fq_came;
 	struct fq_rec *rec; /* what EV_FQ_IN and EV_FQ_MARK carry; a free list */
 	uint32_t nrec, cap_rec, free_rec;
-	struct fl_due touch; /* ports to refresh at the end of the instant */
+	struct fl_due touch;                      /* ports to refresh at the end of the instant */
+	uint32_t *cnp_qps, ncnp_qps, cap_cnp_qps; /* queue pairs whose fl_cc.cnps became non-zero */
 	struct fl_line lines[FL_LINES];
 	fab_time_ps line_t[FL_LINES]; /* each line's head: when due (FAB_TIME_NEVER: empty) */
 	uint64_t line_s[FL_LINES];    /* and its order among those due then */

@@ -279,6 +279,25 @@ static void test_flow_dcqcn(void **state)
 	assert_true(peak[0] > 0.99 * (sa + sb));
 	assert_true(peak[1] < 0.02 * peak[0]);
 	assert_true(cnps > 0);
+	/* stopped halfway, the two long flows still sending: each notification
+	 * is its flow's too (those that reached a message still at its queue
+	 * pair's head are added to the flow when the run stops) */
+	char half[64];
+	snprintf(half, sizeof half, "run.end=%.0fps", end[1] / 2);
+	const char *const mid[2] = {"flow.queues=dcqcn", half};
+	struct trun h = trun_yaml_sets(yaml, mid, 2);
+	uint64_t hsum = 0, hcnps = fab_sim_totals(h.run->sim)->cnps, hopen = 0;
+	for (int f = 0; f < 3; f++) {
+		const struct fab_flow_stats *st = &fab_sim_flow_stats(h.run->sim)[f];
+		hsum += st->cnps;
+		hopen += st->finish_ps == FAB_TIME_NEVER ? st->cnps : 0;
+	}
+	print_message("dcqcn, stopped at %s: %llu notifications, %llu counted for the flows, %llu for those "
+		      "still sending\n",
+		      half + 8, (unsigned long long)hcnps, (unsigned long long)hsum, (unsigned long long)hopen);
+	assert_true(hcnps > 0 && hcnps < cnps && hopen > 0);
+	assert_int_equal(hsum, hcnps);
+	trun_free(&h);
 	assert_true(end[1] > ideal && end[1] < 1.25 * ideal);
 	/* and the packet engine, DCQCN and all: the same order of queue,
 	 * and the same time within 5% (measured: peak 468 KiB against 386,
