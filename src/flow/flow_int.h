@@ -53,6 +53,15 @@ struct fl_qp {
 
 #define FL_Q_FIRST 1
 
+/* flow.queues fifo: what EV_FQ_IN and EV_FQ_MARK carry (fifo.c) */
+struct fq_rec {
+	uint32_t qp, hop;
+	double rate;           /* EV_FQ_IN; a token's bytes riding it (an impulse: fq_impulse) */
+	uint32_t flow, cookie; /* EV_FQ_MARK: a message's last byte */
+	uint8_t kind, upto;    /* EV_FQ_MARK: TOK_DATA or TOK_NOTE (it waits at forward hops before upto) */
+	uint32_t next;         /* free: the next free record; EV_FQ_IN: the next change of its batch (or NO_POS) */
+};
+
 /* flow.queues dcqcn: a queue pair's DCQCN reaction point, fed ECN marks
  * drawn from the depth of the queues on its path (fifo.c) */
 struct fl_cc {
