@@ -463,6 +463,19 @@ static void view_out_last(struct flsim *s, uint32_t port, uint32_t ingress, doub
 	f->aout = FAB_MAX(f->aout + d, 0.0);
 }
 
+/* the bytes coming in from ingress port `ingress` into the last hop
+ * `port` now moved by d (what leaves follows: view_out_last) */
+static void in_last(struct flsim *s, uint32_t port, uint32_t ingress, double d)
+{
+	struct fl_state *fl = s->fl;
+	struct fq_port *f = &fl->fq[port];
+	if (fl->pfc) {
+		struct fq_in *in = in_of(s, f, ingress);
+		in->rate = FAB_MAX(in->rate + d, 0.0);
+	}
+	f->ain = FAB_MAX(f->ain + d, 0.0);
+}
+
 static void tok_leave(struct flsim *s, uint32_t i, fab_time_ps t);
 
 /* something waits in the port's queue: it leaves with the bytes that
@@ -747,17 +760,18 @@ static void send_last(struct flsim *s, struct fq_batch *b, uint32_t id, uint32_t
 static void send_rate(struct flsim *s, struct fq_batch *b, uint32_t id, uint32_t h, double old, double r, fab_time_ps t)
 {
 	struct fl_state *fl = s->fl;
-	double *due = fl->qps[id].fh + 3 * fl->qps[id].nfwd + h;
+	const struct fl_qp *q = &fl->qps[id];
+	double *due = q->fh + 3 * q->nfwd + h;
 	if ((double)t < *due)
 		t = (fab_time_ps)*due;
 	*due = (double)t;
-	if (h + 1u == fl->qps[id].nfwd) {
+	if (h + 1u == q->nfwd) {
 		send_last(s, b, id, h, old, r, t);
 		return;
 	}
 	if (pass_idle(s, id, h, r, t))
 		return;
-	uint32_t i = batch_add(s, b, fl->qps[id].path[h], t);
+	uint32_t i = batch_add(s, b, q->path[h], t);
 	fl->rec[i] = (struct fq_rec){.qp = id, .hop = h, .rate = r, .next = NO_POS};
 }
 
@@ -830,13 +844,8 @@ static bool pass_idle_last(struct flsim *s, uint32_t port, uint32_t ingress, dou
 		return false;
 	f->t_backlog = s->c.now_ps;
 	came_to_now(s, port);
-	if (fl->pfc) {
-		struct fq_in *in = in_of(s, f, ingress);
-		in->rate = FAB_MAX(in->rate + d, 0.0);
-		in->out = FAB_MAX(in->out + d, 0.0);
-	}
-	f->ain = FAB_MAX(f->ain + d, 0.0);
-	f->aout = FAB_MAX(f->aout + d, 0.0);
+	in_last(s, port, ingress, d);
+	view_out_last(s, port, ingress, d);
 	return true;
 }
 
@@ -983,16 +992,10 @@ static void rate_in(struct flsim *s, uint32_t id, uint32_t h, double r)
  * now */
 static void rate_in_last(struct flsim *s, uint32_t port, uint32_t ingress, double d)
 {
-	struct fl_state *fl = s->fl;
-	struct fq_port *f = &fl->fq[port];
 	settle(s, port);
 	came_to_now(s, port);
-	if (fl->pfc) {
-		struct fq_in *in = in_of(s, f, ingress);
-		in->rate = FAB_MAX(in->rate + d, 0.0);
-	}
-	f->ain = FAB_MAX(f->ain + d, 0.0);
-	if (f->backlog == 0)
+	in_last(s, port, ingress, d);
+	if (s->fl->fq[port].backlog == 0)
 		view_out_last(s, port, ingress, d);
 	else
 		pend_push(s, port, ingress, PEND_LAST, d); /* it leaves with the bytes that arrive now */
