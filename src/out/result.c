@@ -1011,6 +1011,25 @@ static const char *ftime(fab_time_ps ps, char *buf, size_t len)
 	return buf;
 }
 
+/* the summary's first line: the flow engine's model, and what it leaves out */
+static const char *engine_label(const struct fab_config *c)
+{
+	if (c->fabric.engine != FAB_ENGINE_FLOW)
+		return "";
+	switch (c->fabric.flow_queues) {
+	case FAB_FLOW_QUEUES_FIFO:
+		return ", flow engine, FIFO queues (no PFC, ECN or drops)";
+	case FAB_FLOW_QUEUES_DCQCN:
+		/* (doc/flow.md: a notification a feedback window at most) */
+		return c->fabric.pfc.enabled ? ", flow engine, fluid queues, DCQCN and pauses (ECN marks not "
+					       "counted, CNPs one a feedback window at most; no drops)"
+					     : ", flow engine, fluid queues and DCQCN (ECN marks not counted, CNPs one "
+					       "a feedback window at most; no PFC or drops)";
+	default:
+		return ", flow engine (no queues, PFC, ECN or drops)";
+	}
+}
+
 int fab_result_write_text(FILE *f, const struct fab_config *c, const struct fab_sim *s)
 {
 	const struct fab_topo *t = fab_sim_topo(s);
@@ -1019,11 +1038,7 @@ int fab_result_write_text(FILE *f, const struct fab_config *c, const struct fab_
 	fab_summary_compute(s, &sm);
 	char a[32], b[32], d[32], e[32];
 	static const char *kinds[] = {"spine-leaf", "fat-tree", "file", "ns3"};
-	fprintf(f, "fabscope sim: %s, seed %llu%s\n", c->origin, (unsigned long long)c->run.seed,
-		c->fabric.engine != FAB_ENGINE_FLOW ? ""
-			: c->fabric.flow_queues == FAB_FLOW_QUEUES_FIFO
-			? ", flow engine, FIFO queues (no PFC, ECN or drops)"
-			: ", flow engine (no queues, PFC, ECN or drops)");
+	fprintf(f, "fabscope sim: %s, seed %llu%s\n", c->origin, (unsigned long long)c->run.seed, engine_label(c));
 	fprintf(f, "topology: %s, %u servers x %u GPUs = %u GPUs, %u NICs, %u switches, %u links\n",
 		kinds[c->topo.kind], t->nservers, t->gpus_per_server, t->ngpus, t->nnics, t->nswitches, t->nports / 2);
 	for (uint32_t i = 0; i < t->ntiers; i++) {
