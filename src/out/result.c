@@ -1016,15 +1016,21 @@ static const char *engine_label(const struct fab_config *c)
 {
 	if (c->fabric.engine != FAB_ENGINE_FLOW)
 		return "";
-	switch (c->fabric.flow_queues) {
+	/* (dcqcn without DCQCN runs FIFO queues alone; pauses need DCQCN:
+	 * fifo.c) */
+	int qm = c->fabric.flow_queues;
+	if (qm == FAB_FLOW_QUEUES_DCQCN && !c->fabric.dcqcn.enabled)
+		qm = FAB_FLOW_QUEUES_FIFO;
+	switch (qm) {
 	case FAB_FLOW_QUEUES_FIFO:
 		return ", flow engine, FIFO queues (no PFC, ECN or drops)";
 	case FAB_FLOW_QUEUES_DCQCN:
 		/* (doc/flow.md: a notification a feedback window at most) */
-		return c->fabric.pfc.enabled ? ", flow engine, fluid queues, DCQCN and pauses (ECN marks not "
-					       "counted, CNPs one a feedback window at most; no drops)"
-					     : ", flow engine, fluid queues and DCQCN (ECN marks not counted, CNPs one "
-					       "a feedback window at most; no PFC or drops)";
+		return c->fabric.pfc.enabled && c->fabric.pfc.prio_mask
+			? ", flow engine, fluid queues, DCQCN and pauses (ECN marks not counted, CNPs one a "
+			  "feedback window at most; no drops)"
+			: ", flow engine, fluid queues and DCQCN (ECN marks not counted, CNPs one a feedback "
+			  "window at most; no PFC or drops)";
 	default:
 		return ", flow engine (no queues, PFC, ECN or drops)";
 	}

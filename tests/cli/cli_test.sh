@@ -124,13 +124,17 @@ run flow-clamp 0 "$F" sim --engine flow --set flow.queues=dcqcn --set fabric.dcq
 run flow-noclamp 0 "$F" sim --engine flow --set flow.queues=dcqcn --format json && {
 	! has "$tmp/out" "clamped target rate" && ok flow-noclamp || bad flow-noclamp; }
 # the summary's first line names the fluid model and what it leaves out
-# (not "no queues": those are the fair shares')
+# (not "no queues": that is the fair shares'), and without DCQCN the FIFO
+# queues it runs
 run flow-dcqcn-text 0 "$F" sim --engine flow --set flow.queues=dcqcn && {
 	has "$tmp/out" 'flow engine, fluid queues, DCQCN and pauses (ECN marks not counted' &&
 		! has "$tmp/out" 'no queues' && ok flow-dcqcn-text || bad flow-dcqcn-text; }
 run flow-dcqcn-nopfc-text 0 "$F" sim --engine flow --set flow.queues=dcqcn --set fabric.pfc.enabled=false && {
 	has "$tmp/out" 'flow engine, fluid queues and DCQCN (ECN marks not counted, CNPs one a feedback window at most; no PFC or drops)' &&
 		ok flow-dcqcn-nopfc-text || bad flow-dcqcn-nopfc-text; }
+run flow-dcqcn-off-text 0 "$F" sim --engine flow --set flow.queues=dcqcn --set fabric.dcqcn.enabled=false && {
+	has "$tmp/out" 'flow engine, FIFO queues (no PFC, ECN or drops)' && ok flow-dcqcn-off-text ||
+		bad flow-dcqcn-off-text; }
 run pfc-uncovered-flow 0 "$F" sim --engine flow --set flow.queues=dcqcn --format json \
 	--set fabric.pfc.threshold=dynamic --set fabric.buffer=2MiB && {
 	has "$tmp/out" 'not to be trusted where the buffer does not cover the headroom' && ok pfc-uncovered-flow ||
