@@ -224,8 +224,8 @@ ranks fbhadoop30-incast || exit 1
 # pauses) on the same run, against the packet engine's slowdowns (the
 # compare above left them in $tmp/packet-NAME.csv): p50 and p95 per bin,
 # CPU against the packet engine's.  With ASSERT, every bin's p50 within
-# 15% and p95 within P95%: 15% on both (measured with incast: 13.8% at
-# seed 1, 20.9 and 11.6% at seeds 2 and 3 against the packet engine's same
+# 15% and p95 within P95%: 15% on both (measured with incast: 13.6% at
+# seed 1, 21.7 and 12.1% at seeds 2 and 3 against the packet engine's same
 # seeds; doc/flow.md), and the slowest flow within 1.5x.
 fluid() {
 	name=$1
