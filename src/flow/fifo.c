@@ -526,9 +526,10 @@ static bool let_through(struct flsim *s, uint32_t port, bool all)
 		ahead = FAB_MAX(FQ_EMPTY, FQ_EARLY * f->backlog);
 		ahead_rate = FAB_MAX(ahead, f->c * (double)s->ports[port].data_hop_ps);
 	}
-	for (; f->pn && (all || f->pend[f->ph].at <= f->served + (f->pend[f->ph].hop == PEND_TOK ? ahead : ahead_rate));
-	     any = true) {
+	for (; f->pn; any = true) {
 		struct fq_pend e = f->pend[f->ph];
+		if (!all && e.at > f->served + (e.hop == PEND_TOK ? ahead : ahead_rate))
+			break;
 		f->ph = (f->ph + 1) & (f->pcap - 1);
 		f->pn--;
 		if (e.hop == PEND_TOK)

@@ -331,6 +331,47 @@ static void test_flow_dcqcn(void **state)
 	assert_true(fabs(end[1] / pend - 1) < 0.05);
 }
 
+/* flow.queues: dcqcn, what waits in a queue: a change of rate behind the
+ * head that leaves may go with it when due within a hop's latency (as one
+ * crossing an idle port takes effect that early), a message's last byte
+ * only within 1% of the backlog.  Two senders fill NIC 3's port; every
+ * 4 us a 16 KiB message at one of them moves its big flow's rate (a
+ * change that waits in the queue), and half a microsecond later NIC 2
+ * sends 1 KiB, whose last byte joins the queue some 6 KB behind that
+ * change: within a hop's latency of it (about 16 KB), past 1% of the
+ * backlog (at most 5 KB while it is under 500 KB).  Without marks or
+ * pauses dcqcn is fifo, which lets nothing through early: each 1 KiB
+ * message ends when fifo's does, to the nanosecond (let through with
+ * the change, the messages ended up to 1.06 us early). */
+static void test_flow_dcqcn_tokens_keep_time(void **state)
+{
+	(void)state;
+	char yaml[4096];
+	int n = snprintf(yaml, sizeof yaml, "%s", FOUR_NICS "traffic:\n  flows:\n" TWO_SENDERS);
+	for (int k = 0; k < 10; k++)
+		n += snprintf(yaml + n, sizeof yaml - (size_t)n,
+			      "    - {src: %d, dst: 3, bytes: 16KiB, start: %dus}\n"
+			      "    - {src: 2, dst: 3, bytes: 1KiB, start: %d.5us}\n",
+			      k % 2, 4 + 4 * k, 4 + 4 * k);
+	assert_true(n < (int)sizeof yaml);
+	static const char *const sets[2][3] = {
+		{"flow.queues=fifo", "fabric.ecn.enabled=false", "fabric.pfc.enabled=false"},
+		{"flow.queues=dcqcn", "fabric.ecn.enabled=false", "fabric.pfc.enabled=false"}};
+	struct trun a = trun_yaml_sets(yaml, sets[0], 3), b = trun_yaml_sets(yaml, sets[1], 3);
+	const struct fab_flow_stats *fa = fab_sim_flow_stats(a.run->sim), *fb = fab_sim_flow_stats(b.run->sim);
+	double worst = 0;
+	for (int k = 0; k < 10; k++) {
+		uint32_t f = 3 + 2 * (uint32_t)k; /* the 1 KiB messages */
+		assert_true(fa[f].finish_ps != FAB_TIME_NEVER && fb[f].finish_ps != FAB_TIME_NEVER);
+		worst = fmax(worst, fabs((double)fb[f].finish_ps - (double)fa[f].finish_ps));
+	}
+	print_message("dcqcn without marks: 1 KiB messages behind changes of rate end within %.3f ns of fifo\n",
+		      worst / 1e3);
+	assert_true(worst < 1e3);
+	trun_free(&a);
+	trun_free(&b);
+}
+
 /* A window holds one packet at least.  Twelve senders at one 10 Gb/s NIC,
  * the firmware's DCQCN (min_rate 1 Gb/s), kmax 8 KB: every queue pair is
  * cut to 1 Gb/s and stays there, 12 Gb/s into 10, the queue past kmax
@@ -1083,6 +1124,7 @@ int main(void)
 		cmocka_unit_test(test_flow_fifo_queues_in_series),
 		cmocka_unit_test(test_flow_series),
 		cmocka_unit_test(test_flow_dcqcn),
+		cmocka_unit_test(test_flow_dcqcn_tokens_keep_time),
 		cmocka_unit_test(test_flow_dcqcn_slow_windows),
 		cmocka_unit_test(test_flow_pfc_victims),
 		cmocka_unit_test(test_flow_pfc_dynamic),
