@@ -189,7 +189,7 @@ void fq_init(struct flsim *s)
 {
 	struct fl_state *fl = s->fl;
 	fl->fifo = true;
-	fl->cc = s->c.fp.flow_queues == FAB_FLOW_QUEUES_DCQCN && s->c.fp.dcqcn.enabled;
+	fl->cc = fab_flow_runs_dcqcn(&s->c.fp);
 	fl->tol = fl->cc ? FQ_TOL_CC : FQ_TOL;
 	fl->fq = fab_xcalloc_aligned(64, s->c.topo->nports, sizeof *fl->fq);
 	if (fl->series)
@@ -213,7 +213,7 @@ void fq_init(struct flsim *s)
 	fl->agg_stamp = fab_xcalloc(s->c.topo->nports, sizeof *fl->agg_stamp);
 	/* PFC, where DCQCN runs and the fabric is lossless: fluid pauses */
 	const struct fab_topo *t = s->c.topo;
-	fl->pfc = fl->cc && s->c.fp.pfc.enabled && s->c.fp.pfc.prio_mask;
+	fl->pfc = fab_flow_runs_pfc(&s->c.fp);
 	if (fl->pfc) {
 		uint32_t radix = 1;
 		for (uint32_t v = 0; v < t->nnodes; v++)
@@ -270,7 +270,6 @@ void fq_free(struct flsim *s)
 	if (!fl->fq)
 		return;
 	free(fl->fq_came);
-	free(fl->cnp_qps);
 	for (uint32_t i = 0; i < s->c.topo->nports; i++) {
 		free(fl->fq[i].pend);
 		free(fl->fq[i].chg);
@@ -304,16 +303,15 @@ void fq_rest(struct flsim *s)
 {
 	struct fl_state *fl = s->fl;
 	/* the notifications counted for messages still at their queue
-	 * pairs' heads go to their flows */
-	for (uint32_t i = 0; i < fl->ncnp_qps; i++) {
-		const struct fl_qp *q = &fl->qps[fl->cnp_qps[i]];
-		if (!q->cc->cnps)
+	 * pairs' heads go to their flows (once a stop: a pass over them all) */
+	for (uint32_t i = 0; fl->cc && i < fl->cap_qps; i++) {
+		const struct fl_qp *q = &fl->qps[i];
+		if (!q->cc || !q->cc->cnps)
 			continue;
 		FAB_ASSERT(q->qh < q->qn);
 		sim_flow_at(&s->c, q->q[q->qh].flow)->st.cnps += q->cc->cnps;
 		q->cc->cnps = 0;
 	}
-	fl->ncnp_qps = 0;
 	for (uint32_t i = 0; i < s->c.topo->nports; i++) {
 		struct fq_port *f = &fl->fq[i];
 		if (f->pn)
@@ -453,30 +451,25 @@ static void view_out(struct flsim *s, uint32_t id, uint32_t h, double r)
  * came with it leave.  DCQCN's marks there are drawn on the rate the
  * transfer was last sent to it at (cc_tick). */
 
-/* the bytes coming in from ingress port `ingress` that leave the last hop
- * `port` now moved by d */
-static void view_out_last(struct flsim *s, uint32_t port, uint32_t ingress, double d)
-{
-	struct fl_state *fl = s->fl;
-	struct fq_port *f = &fl->fq[port];
-	if (fl->pfc) {
-		struct fq_in *in = in_of(s, f, ingress);
-		in->out = FAB_MAX(in->out + d, 0.0);
-	}
-	f->aout = FAB_MAX(f->aout + d, 0.0);
-}
+/* the bytes from ingress port `ingress` at the last hop `port` moved by d:
+ * those coming in (LAST_IN), those now leaving (LAST_OUT), or both */
+enum { LAST_IN = 1, LAST_OUT = 2 };
 
-/* the bytes coming in from ingress port `ingress` into the last hop
- * `port` now moved by d (what leaves follows: view_out_last) */
-static void in_last(struct flsim *s, uint32_t port, uint32_t ingress, double d)
+static inline void last_moved(struct flsim *s, uint32_t port, uint32_t ingress, double d, unsigned views)
 {
 	struct fl_state *fl = s->fl;
 	struct fq_port *f = &fl->fq[port];
 	if (fl->pfc) {
 		struct fq_in *in = in_of(s, f, ingress);
-		in->rate = FAB_MAX(in->rate + d, 0.0);
+		if (views & LAST_IN)
+			in->rate = FAB_MAX(in->rate + d, 0.0);
+		if (views & LAST_OUT)
+			in->out = FAB_MAX(in->out + d, 0.0);
 	}
-	f->ain = FAB_MAX(f->ain + d, 0.0);
+	if (views & LAST_IN)
+		f->ain = FAB_MAX(f->ain + d, 0.0);
+	if (views & LAST_OUT)
+		f->aout = FAB_MAX(f->aout + d, 0.0);
 }
 
 static void tok_leave(struct flsim *s, uint32_t i, fab_time_ps t);
@@ -535,7 +528,7 @@ static bool let_through(struct flsim *s, uint32_t port, bool all)
 		if (e.hop == PEND_TOK)
 			tok_leave(s, e.qp, s->c.now_ps);
 		else if (e.hop == PEND_LAST)
-			view_out_last(s, port, e.qp, e.rate);
+			last_moved(s, port, e.qp, e.rate, LAST_OUT);
 		else
 			view_out(s, e.qp, e.hop, e.rate);
 	}
@@ -856,8 +849,7 @@ static bool pass_idle_last(struct flsim *s, uint32_t port, uint32_t ingress, dou
 		return false;
 	f->t_backlog = s->c.now_ps;
 	came_to_now(s, port);
-	in_last(s, port, ingress, d);
-	view_out_last(s, port, ingress, d);
+	last_moved(s, port, ingress, d, LAST_IN | LAST_OUT);
 	return true;
 }
 
@@ -1006,9 +998,9 @@ static void rate_in_last(struct flsim *s, uint32_t port, uint32_t ingress, doubl
 {
 	settle(s, port);
 	came_to_now(s, port);
-	in_last(s, port, ingress, d);
+	last_moved(s, port, ingress, d, LAST_IN);
 	if (s->fl->fq[port].backlog == 0)
-		view_out_last(s, port, ingress, d);
+		last_moved(s, port, ingress, d, LAST_OUT);
 	else
 		pend_push(s, port, ingress, PEND_LAST, d); /* it leaves with the bytes that arrive now */
 	touch(s, port);
@@ -1513,19 +1505,14 @@ static void cc_notify(struct flsim *s, uint32_t id)
 	struct fl_cc *c = q->cc;
 	/* (the flow it sends, as the packet engine counts: its message's when
 	 * that leaves, fl_books) */
-	if (q->qh < q->qn && q->flow_msgs && !c->cnps++) {
-		if (fl->ncnp_qps == fl->cap_cnp_qps) {
-			fl->cap_cnp_qps = fl->cap_cnp_qps ? 2 * fl->cap_cnp_qps : 256;
-			fl->cnp_qps = fab_xrealloc(fl->cnp_qps, fl->cap_cnp_qps, sizeof *fl->cnp_qps);
-		}
-		fl->cnp_qps[fl->ncnp_qps++] = id;
-	}
+	if (q->qh < q->qn && q->flow_msgs)
+		c->cnps++;
 	s->c.tot.cnps++;
 	if (c->retired)
 		return; /* (counted: it reached the NIC) */
 	fab_time_ps delay = c->ops->on_congestion(c->st, s->c.now_ps);
 	if (delay)
-		fab_timers_set(&s->fl->timers, s->fl->tm_cc + id, s->c.now_ps + delay);
+		fab_timers_set(&fl->timers, fl->tm_cc + id, s->c.now_ps + delay);
 	cc_changed(s, id);
 }
 

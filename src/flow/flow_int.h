@@ -196,8 +196,7 @@ struct fl_state {
 	} * fq_came;
 	struct fq_rec *rec; /* what EV_FQ_IN and EV_FQ_MARK carry; a free list */
 	uint32_t nrec, cap_rec, free_rec;
-	struct fl_due touch;                      /* ports to refresh at the end of the instant */
-	uint32_t *cnp_qps, ncnp_qps, cap_cnp_qps; /* queue pairs whose fl_cc.cnps became non-zero */
+	struct fl_due touch; /* ports to refresh at the end of the instant */
 	struct fl_line lines[FL_LINES];
 	fab_time_ps line_t[FL_LINES]; /* each line's head: when due (FAB_TIME_NEVER: empty) */
 	uint64_t line_s[FL_LINES];    /* and its order among those due then */

@@ -301,8 +301,9 @@ static void flow_engine_json(json_t *doc, const struct fab_config *c, const stru
 						  "faults other than degrade and slow-gpu"};
 	int qm = c->fabric.flow_queues;
 	bool fifo = qm != FAB_FLOW_QUEUES_FAIR; /* its queues are modelled; with dcqcn, DCQCN and fluid PFC too */
+	bool cc = fab_flow_runs_dcqcn(&c->fabric), pfc = fab_flow_runs_pfc(&c->fabric);
 	for (size_t i = fifo ? 1 : 0; i < FAB_ARRAY_LEN(not_modeled); i++) {
-		if (i == 1 && qm == FAB_FLOW_QUEUES_DCQCN && c->fabric.pfc.enabled)
+		if (i == 1 && pfc)
 			json_array_append_new(
 				nm,
 				json_string(fab_sim_pfc_uncovered(s, &(uint32_t){0}, &(double){0})
@@ -310,9 +311,9 @@ static void flow_engine_json(json_t *doc, const struct fab_config *c, const stru
 						      "not to be trusted where the buffer does not cover the "
 						      "headroom and every threshold is 0)"
 						    : "PFC frames (pauses are fluid: rates held, one hop at a time)"));
-		else if (i != 2 || qm != FAB_FLOW_QUEUES_DCQCN)
+		else if (i != 2 || !cc)
 			json_array_append_new(nm, json_string(not_modeled[i]));
-		else if (c->fabric.dcqcn.enabled && c->fabric.dcqcn.variant == FAB_DCQCN_PAPER &&
+		else if (c->fabric.dcqcn.variant == FAB_DCQCN_PAPER &&
 			 c->fabric.dcqcn.clamp_target) /* (doc/flow.md: measured 12-28% long on p50) */
 			json_array_append_new(nm,
 					      json_string("DCQCN's clamped target rate (clamp_target): the fluid "
@@ -1011,29 +1012,20 @@ static const char *ftime(fab_time_ps ps, char *buf, size_t len)
 	return buf;
 }
 
-/* the summary's first line: the flow engine's model, and what it leaves out */
+/* the summary's first line: the flow engine's model, and what it leaves
+ * out (as the document's not_modeled does) */
 static const char *engine_label(const struct fab_config *c)
 {
 	if (c->fabric.engine != FAB_ENGINE_FLOW)
 		return "";
-	/* (dcqcn without DCQCN runs FIFO queues alone; pauses need DCQCN:
-	 * fifo.c) */
-	int qm = c->fabric.flow_queues;
-	if (qm == FAB_FLOW_QUEUES_DCQCN && !c->fabric.dcqcn.enabled)
-		qm = FAB_FLOW_QUEUES_FIFO;
-	switch (qm) {
-	case FAB_FLOW_QUEUES_FIFO:
-		return ", flow engine, FIFO queues (no PFC, ECN or drops)";
-	case FAB_FLOW_QUEUES_DCQCN:
-		/* (doc/flow.md: a notification a feedback window at most) */
-		return c->fabric.pfc.enabled && c->fabric.pfc.prio_mask
-			? ", flow engine, fluid queues, DCQCN and pauses (ECN marks not counted, CNPs one a "
-			  "feedback window at most; no drops)"
-			: ", flow engine, fluid queues and DCQCN (ECN marks not counted, CNPs one a feedback "
-			  "window at most; no PFC or drops)";
-	default:
-		return ", flow engine (no queues, PFC, ECN or drops)";
-	}
+	if (fab_flow_runs_pfc(&c->fabric)) /* (doc/flow.md: a notification a feedback window at most) */
+		return ", flow engine, fluid queues, DCQCN and pauses (ECN marks not counted, CNPs one a feedback "
+		       "window at most; no drops)";
+	if (fab_flow_runs_dcqcn(&c->fabric))
+		return ", flow engine, fluid queues and DCQCN (ECN marks not counted, CNPs one a feedback window at "
+		       "most; no PFC or drops)";
+	return c->fabric.flow_queues == FAB_FLOW_QUEUES_FAIR ? ", flow engine (no queues, PFC, ECN or drops)"
+							     : ", flow engine, FIFO queues (no PFC, ECN or drops)";
 }
 
 int fab_result_write_text(FILE *f, const struct fab_config *c, const struct fab_sim *s)

@@ -137,6 +137,19 @@ struct fab_fabric_params {
 	fab_time_ps nic_watchdog_ps;    /* a NIC pausing this long stops pausing for good; 0 = off */
 };
 
+/* What the flow engine runs under these parameters (its result says so):
+ * DCQCN at the sources with flow.queues dcqcn and DCQCN on (else the FIFO
+ * queues alone), and with it fluid pauses where PFC is on for a priority. */
+static inline bool fab_flow_runs_dcqcn(const struct fab_fabric_params *fp)
+{
+	return fp->flow_queues == FAB_FLOW_QUEUES_DCQCN && fp->dcqcn.enabled;
+}
+
+static inline bool fab_flow_runs_pfc(const struct fab_fabric_params *fp)
+{
+	return fab_flow_runs_dcqcn(fp) && fp->pfc.enabled && fp->pfc.prio_mask;
+}
+
 /* Something broken, from start_ps until end_ps (0: to the end). */
 enum fab_fault_kind {
 	FAB_FAULT_DEGRADE,   /* the link runs at rate_bps; its ports still report their configured speed */

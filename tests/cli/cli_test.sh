@@ -135,6 +135,12 @@ run flow-dcqcn-nopfc-text 0 "$F" sim --engine flow --set flow.queues=dcqcn --set
 run flow-dcqcn-off-text 0 "$F" sim --engine flow --set flow.queues=dcqcn --set fabric.dcqcn.enabled=false && {
 	has "$tmp/out" 'flow engine, FIFO queues (no PFC, ECN or drops)' && ok flow-dcqcn-off-text ||
 		bad flow-dcqcn-off-text; }
+# and the document says the same: neither DCQCN nor pauses (fifo.c and
+# both outputs read one rule: fab_flow_runs_dcqcn, fab_flow_runs_pfc)
+run flow-dcqcn-off-json 0 "$F" sim --engine flow --set flow.queues=dcqcn --set fabric.dcqcn.enabled=false \
+	--format json && {
+	has "$tmp/out" '"ECN and DCQCN"' && has "$tmp/out" '"PFC"' && ! has "$tmp/out" 'PFC frames' &&
+		ok flow-dcqcn-off-json || bad flow-dcqcn-off-json; }
 run pfc-uncovered-flow 0 "$F" sim --engine flow --set flow.queues=dcqcn --format json \
 	--set fabric.pfc.threshold=dynamic --set fabric.buffer=2MiB && {
 	has "$tmp/out" 'not to be trusted where the buffer does not cover the headroom' && ok pfc-uncovered-flow ||
