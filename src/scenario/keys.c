@@ -84,7 +84,7 @@ static const struct fab_key_def keys[] = {
 	 "flow engine: fair: transfers share each port max-min fairly; fifo: NICs send at line rate and switch "
 	 "ports are first-come first-served queues without limit (no congestion control, deep buffers); dcqcn: "
 	 "those queues, and each queue pair's rate set by DCQCN from ECN marks drawn on the queues' depth "
-	 "(experimental, doc/flow.md)"},
+	 "(RoCE; on TCP and InfiniBand fabrics the queues alone; experimental, doc/flow.md)"},
 	{"flow.batch", K_TIME, OFF(fabric.flow_batch_ps), "0", 0, 1e9, NULL,
 	 "flow engine: rates are recomputed once for all changes within this time of the first (0 = at every "
 	 "instant; with flow.queues fifo a new transfer still gets its rate at once); trades exactness for speed "

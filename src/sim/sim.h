@@ -138,11 +138,13 @@ struct fab_fabric_params {
 };
 
 /* What the flow engine runs under these parameters (its result says so):
- * DCQCN at the sources with flow.queues dcqcn and DCQCN on (else the FIFO
- * queues alone), and with it fluid pauses where PFC is on for a priority. */
+ * DCQCN at the sources with flow.queues dcqcn, DCQCN on and RoCE queue
+ * pairs (else the FIFO queues alone: TCP's congestion control and
+ * InfiniBand's credits are not modelled), and with it fluid pauses where
+ * PFC is on for a priority. */
 static inline bool fab_flow_runs_dcqcn(const struct fab_fabric_params *fp)
 {
-	return fp->flow_queues == FAB_FLOW_QUEUES_DCQCN && fp->dcqcn.enabled;
+	return fp->flow_queues == FAB_FLOW_QUEUES_DCQCN && fp->dcqcn.enabled && fp->transport == FAB_TRANSPORT_ROCE;
 }
 
 static inline bool fab_flow_runs_pfc(const struct fab_fabric_params *fp)

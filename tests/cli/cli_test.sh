@@ -141,6 +141,13 @@ run flow-dcqcn-off-json 0 "$F" sim --engine flow --set flow.queues=dcqcn --set f
 	--format json && {
 	has "$tmp/out" '"ECN and DCQCN"' && has "$tmp/out" '"PFC"' && ! has "$tmp/out" 'PFC frames' &&
 		ok flow-dcqcn-off-json || bad flow-dcqcn-off-json; }
+# DCQCN is RoCE's: on a TCP fabric (the built-in scenario gives PFC and
+# DCQCN on) flow.queues dcqcn runs the FIFO queues alone, says so, and its
+# flows end as fifo's do (it ran TCP at DCQCN's rates with fluid pauses)
+run flow-dcqcn-tcp 0 "$F" sim --engine flow --set flow.queues=dcqcn --set fabric.transport=tcp --out "$tmp/fq-d" && {
+	has "$tmp/out" 'flow engine, FIFO queues (no PFC, ECN or drops)' &&
+		"$F" sim --engine flow --set flow.queues=fifo --set fabric.transport=tcp --out "$tmp/fq-f" -q &&
+		cmp -s "$tmp/fq-d/flows.csv" "$tmp/fq-f/flows.csv" && ok flow-dcqcn-tcp || bad flow-dcqcn-tcp; }
 run pfc-uncovered-flow 0 "$F" sim --engine flow --set flow.queues=dcqcn --format json \
 	--set fabric.pfc.threshold=dynamic --set fabric.buffer=2MiB && {
 	has "$tmp/out" 'not to be trusted where the buffer does not cover the headroom' && ok pfc-uncovered-flow ||
