@@ -1028,6 +1028,23 @@ static const char *engine_label(const struct fab_config *c)
 							     : ", flow engine, FIFO queues (no PFC, ECN or drops)";
 }
 
+/* a port by its node's name, and where parallel links join the node to
+ * the same peer, its number on the node (as ports.csv and diagnose number
+ * it): "leaf2 port 31" */
+static void port_label(const struct fab_topo *t, uint32_t port, char *buf, size_t n)
+{
+	const struct fab_port *tp = &t->ports[port];
+	const struct fab_node *nd = &t->nodes[tp->node];
+	uint32_t peer_node = t->ports[tp->peer].node;
+	bool parallel = false;
+	for (uint32_t q = nd->first_port; q < nd->first_port + nd->nports && !parallel; q++)
+		parallel = q != port && t->ports[t->ports[q].peer].node == peer_node;
+	if (parallel)
+		snprintf(buf, n, "%s port %u", nd->name, port - nd->first_port);
+	else
+		snprintf(buf, n, "%s", nd->name);
+}
+
 int fab_result_write_text(FILE *f, const struct fab_config *c, const struct fab_sim *s)
 {
 	const struct fab_topo *t = fab_sim_topo(s);
@@ -1118,8 +1135,10 @@ int fab_result_write_text(FILE *f, const struct fab_config *c, const struct fab_
 				ptx += x->pause_tx[k];
 				prx += x->pause_rx[k];
 			}
+			char from[64];
+			port_label(t, top[i], from, sizeof from);
 			fprintf(f, "  %-14s -> %-14s max queue %-10s  drops %-6llu ECN %-6llu PAUSE tx %llu rx %llu\n",
-				t->nodes[tp->node].name, t->nodes[t->ports[tp->peer].node].name,
+				from, t->nodes[t->ports[tp->peer].node].name,
 				human_bytes(x->max_queue_bytes, a, sizeof a), (unsigned long long)x->drops,
 				(unsigned long long)x->ecn_marks, (unsigned long long)ptx, (unsigned long long)prx);
 		}

@@ -51,6 +51,16 @@ for f in result.json flows.csv ports.csv summary.txt; do
 done
 [ -z "$(ls -A "$tmp/o1" | grep '^\.' | grep -v '^\.fabscope-files$')" ] && ok no-temp-files-left || bad no-temp-files-left
 run demo-csv 0 "$F" sim --format csv && { head -1 "$tmp/out" | grep -q '^id,src_gpu,dst_gpu,src_nic,dst_nic,bytes,' && has "$tmp/out" "node,port,peer,peer_port,rate_bps" && ok demo-csv || bad demo-csv; }
+# the busiest queues: a port joined to its peer by parallel links (4 a
+# leaf and spine here) by its number on the node, which ports.csv gives
+# that peer and those ECN marks; a NIC's one link by the node alone
+awk -F, 'FNR == NR { if (FNR > 1) { peer[$1 " port " $2] = $3; ecn[$1 " port " $2] = $11 }; next }
+	/ port [0-9]+ +-> / { n++; split($0, w, " +-> "); sub(/^ +/, "", w[1]); split(w[2], p, " ");
+		e = $0; sub(/.* ECN +/, "", e); sub(/ .*/, "", e)
+		if (peer[w[1]] != p[1] || ecn[w[1]] != e) bad = 1 }
+	/^  leaf0 +-> server0.nic0 / { nic = 1 }
+	END { exit !(n >= 3 && !bad && nic) }' "$tmp/o1/ports.csv" "$tmp/o1/summary.txt" &&
+	ok busiest-queues-name-ports || bad busiest-queues-name-ports
 run print-scenario 0 "$F" sim --print-scenario && { cmp -s "$tmp/out" examples/default/scenario.yaml && ok print-scenario-is-example || bad print-scenario-is-example; }
 # the built-in scenario is examples/default/scenario.yaml: same results
 if run example-file 0 "$F" sim examples/default/scenario.yaml --format json; then
