@@ -72,7 +72,8 @@ bool sim_core_init(struct fab_sim *s, const struct sim_engine_ops *ops, const st
 		struct sim_flow *f = sim_flow_at(s, i);
 		f->first_qp = s->nqps;
 		for (uint32_t k = 0; k < f->nqps; k++)
-			sim_conn_open(s, f->spec.src_nic, f->spec.dst_nic, f->spec.prio, (int)f->spec.transport - 1);
+			sim_conn_open(s, f->spec.src_nic, f->spec.dst_nic, f->spec.prio, (int)f->spec.transport - 1,
+				      NULL);
 	}
 	/* the start events' places, as if each had been pushed now in flow
 	 * order; then the earliest alone goes into the queue */
@@ -148,7 +149,8 @@ static struct sim_conn *conn_take(struct fab_sim *s)
 	return &s->conn_slabs[s->nconn_slabs - 1][k];
 }
 
-struct sim_conn *sim_conn_open(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint8_t prio, int transport)
+struct sim_conn *sim_conn_open(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint8_t prio, int transport,
+			       const uint64_t *key)
 {
 	if (transport < 0 || transport >= FAB_TRANSPORT_COUNT)
 		transport = s->fp.transport;
@@ -164,7 +166,7 @@ struct sim_conn *sim_conn_open(struct fab_sim *s, uint32_t src_nic, uint32_t dst
 	c->dst_nic = dst_nic;
 	c->prio = prio;
 	/* the UDP source port identifies the connection's 5-tuple */
-	c->sport = (uint16_t)(49152 + fab_mix64(s->seed ^ (0x51ed270bULL + c->id)) % 16384);
+	c->sport = (uint16_t)(49152 + fab_mix64(s->seed ^ (0x51ed270bULL + (key ? *key : c->id))) % 16384);
 	uint64_t ips = ((uint64_t)src_nic << 32) | dst_nic;
 	uint64_t rips = ((uint64_t)dst_nic << 32) | src_nic;
 	uint64_t l4 = ((uint64_t)c->sport << 16) | s->wires[transport].udp_dport;
@@ -297,7 +299,8 @@ uint32_t fab_sim_open(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uin
 	return fab_sim_open_tp(s, src_nic, dst_nic, prio, -1);
 }
 
-uint32_t fab_sim_open_tp(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint8_t prio, int transport)
+static uint32_t open_on(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint8_t prio, int transport,
+			const uint64_t *key)
 {
 	/* NICs with several ports: a new queue pair binds to the port index
 	 * whose slower end is fastest now (a port down or degraded is passed
@@ -316,7 +319,18 @@ uint32_t fab_sim_open_tp(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, 
 		src_nic = sb + best;
 		dst_nic = db + best;
 	}
-	return sim_conn_open(s, src_nic, dst_nic, prio, transport)->id;
+	return sim_conn_open(s, src_nic, dst_nic, prio, transport, key)->id;
+}
+
+uint32_t fab_sim_open_tp(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint8_t prio, int transport)
+{
+	return open_on(s, src_nic, dst_nic, prio, transport, NULL);
+}
+
+uint32_t fab_sim_open_key(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint8_t prio, int transport,
+			  uint64_t key)
+{
+	return open_on(s, src_nic, dst_nic, prio, transport, &key);
 }
 
 void fab_sim_post(struct fab_sim *s, uint32_t conn, fab_bytes bytes, uint32_t cookie)

@@ -165,8 +165,10 @@ bool sim_core_init(struct fab_sim *s, const struct sim_engine_ops *ops, const st
 		   struct fab_err *err);
 /* frees the shared state (the connections included), not s itself */
 void sim_core_free(struct fab_sim *s);
-/* transport: enum fab_transport_kind, or -1 for the fabric's */
-struct sim_conn *sim_conn_open(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint8_t prio, int transport);
+/* transport: enum fab_transport_kind, or -1 for the fabric's; key: what
+ * its UDP source port is drawn from (NULL: the order it is opened in) */
+struct sim_conn *sim_conn_open(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint8_t prio, int transport,
+			       const uint64_t *key);
 /* what a NIC whose port runs at port_bps can send at: that, or its PCIe
  * link's rate if slower */
 /* the equal-cost port (of cnt) switch si gives a packet of 5-tuple hash h */

@@ -340,6 +340,11 @@ void fab_sim_set_server(struct fab_sim *s, const struct fab_server_params *sp);
 uint32_t fab_sim_open(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint8_t prio);
 /* the same, speaking `transport` (enum fab_transport_kind; -1: the fabric's) */
 uint32_t fab_sim_open_tp(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint8_t prio, int transport);
+/* the same, its 5-tuple (the UDP source port ECMP hashes) drawn from key,
+ * not from the order connections are opened in: a communicator's
+ * connection hashes alike whichever operation opens it first */
+uint32_t fab_sim_open_key(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint8_t prio, int transport,
+			  uint64_t key);
 void fab_sim_post(struct fab_sim *s, uint32_t conn, fab_bytes bytes, uint32_t cookie);
 void fab_sim_post_local(struct fab_sim *s, uint32_t src_gpu, uint32_t dst_gpu, fab_bytes bytes, uint32_t cookie);
 void fab_sim_timer(struct fab_sim *s, fab_time_ps at_ps, uint32_t arg);

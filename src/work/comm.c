@@ -99,6 +99,14 @@ static int cmp_key(const void *a, const void *b)
  * the send uses (rail: whether they were chosen rail-aligned), opened on
  * first use: each pair of GPUs has its own queue pairs, as NCCL connects
  * ranks, even where two pairs share NICs (PXN, NICs shared by GPUs). */
+static uint64_t name_hash(const char *n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
+	for (; *n; n++)
+		h = (h ^ (unsigned char)*n) * 0x100000001b3ULL;
+	return h;
+}
+
 static uint32_t conn_slot(struct fab_comm *c, uint32_t src, uint32_t dst, bool rail, uint32_t src_nic, uint32_t dst_nic,
 			  uint32_t ch)
 {
@@ -137,9 +145,14 @@ static uint32_t conn_slot(struct fab_comm *c, uint32_t src, uint32_t dst, bool r
 	 * id; with several ports, queue pair q goes from port q mod P to the
 	 * same port of the peer's NIC */
 	uint32_t P = c->topo->nic_ports ? c->topo->nic_ports : 1;
-	c->conn_val[h] = fab_sim_open_tp(c->w->sim, src_nic, dst_nic, c->prio, c->transport - 1);
+	/* each queue pair's 5-tuple from who connects (the communicator, the
+	 * two ranks, the channel), not from when: a size's time does not hang
+	 * on which sizes, algorithms or channel counts ran before it */
+	uint64_t who = fab_mix64(name_hash(c->name) ^ fab_mix64(key)) | 1ULL << 63;
+	c->conn_val[h] = fab_sim_open_key(c->w->sim, src_nic, dst_nic, c->prio, c->transport - 1, who);
 	for (uint32_t q = 1; q < c->qps_per_conn; q++)
-		fab_sim_open_tp(c->w->sim, src_nic + q % P, dst_nic + q % P, c->prio, c->transport - 1);
+		fab_sim_open_key(c->w->sim, src_nic + q % P, dst_nic + q % P, c->prio, c->transport - 1,
+				 (who + q) | 1ULL << 63);
 	c->nconns++;
 	return h;
 }
