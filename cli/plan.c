@@ -87,7 +87,7 @@ static int w_cmp(FILE *f, void *ctx, int arg)
 		fprintf(f, "# design %s of %s; its workload's run:\n#   fabscope %s %s", c->d[i].name, c->origin,
 			c->command == FAB_GRID_COLL ? "coll" : "sim", c->scenario ? c->scenario : "THIS-FILE");
 		size_t n, nt;
-		char **sets = fab_compare_sets(c, i, &n), **topo = fab_plan_sets(&c->d[i].req, &c->d[i].plan, &nt);
+		char **sets = fab_compare_sets(c, i, 0, &n), **topo = fab_plan_sets(&c->d[i].req, &c->d[i].plan, &nt);
 		for (size_t k = 0; k < nt; k++)
 			free(topo[k]);
 		free(topo);
@@ -101,7 +101,7 @@ static int w_cmp(FILE *f, void *ctx, int arg)
 		fab_plan_write_yaml(f, &c->d[i].req, &c->d[i].plan);
 		return ferror(f) != 0;
 	}
-	return json_write(o->docs[i], f, JSON_INDENT(1)) || fputc('\n', f) == EOF;
+	return json_write(o->docs[i * o->c->nseeds], f, JSON_INDENT(1)) || fputc('\n', f) == EOF;
 }
 
 static int run_compare(const char *path, const char *outdir, const char *format, bool quiet)
@@ -112,24 +112,32 @@ static int run_compare(const char *path, const char *outdir, const char *format,
 		fprintf(stderr, "fabscope: %s\n", err.msg);
 		return fab_err_exit_code(err.code) == FAB_EXIT_IO ? FAB_EXIT_IO : FAB_EXIT_INPUT;
 	}
-	json_t **docs = fab_xcalloc(c->n, sizeof *docs);
-	char **errs = fab_xcalloc(c->n, sizeof *errs);
+	/* each design at each seed: run r of design i is docs[i * nseeds + r] */
+	size_t S = c->nseeds;
+	json_t **docs = fab_xcalloc(c->n * S, sizeof *docs);
+	char **errs = fab_xcalloc(c->n * S, sizeof *errs);
 	int rc = FAB_EXIT_OK;
 	for (size_t i = 0; i < c->n; i++) {
-		size_t n;
-		char **sets = fab_compare_sets(c, i, &n);
 		double t0 = wall_s();
-		struct fab_err e = {0};
-		docs[i] = run_doc(c->command, c->scenario, (const char *const *)sets, n, &e);
-		for (size_t k = 0; k < n; k++)
-			free(sets[k]);
-		free(sets);
-		if (!docs[i]) {
-			errs[i] = fab_xstrdup(e.msg);
-			rc = FAB_EXIT_CHECKS;
+		const char *why = NULL;
+		for (size_t r = 0; r < S && !why; r++) {
+			size_t n;
+			char **sets = fab_compare_sets(c, i, r, &n);
+			struct fab_err e = {0};
+			docs[i * S + r] = run_doc(c->command, c->scenario, (const char *const *)sets, n, &e);
+			for (size_t k = 0; k < n; k++)
+				free(sets[k]);
+			free(sets);
+			if (!docs[i * S + r]) {
+				why = errs[i * S + r] = fab_xstrdup(e.msg);
+				rc = FAB_EXIT_CHECKS;
+			}
 		}
-		if (!quiet)
-			fprintf(stderr, "plan: design %s: %s in %.1f s\n", c->d[i].name, docs[i] ? "ran" : e.msg,
+		if (!quiet && S > 1)
+			fprintf(stderr, "plan: design %s: %s at %zu seeds in %.1f s\n", c->d[i].name, why ? why : "ran",
+				S, wall_s() - t0);
+		else if (!quiet)
+			fprintf(stderr, "plan: design %s: %s in %.1f s\n", c->d[i].name, why ? why : "ran",
 				wall_s() - t0);
 	}
 	struct cmp_out o = {c, fab_compare_json(c, docs, (const char *const *)errs), docs};
@@ -149,7 +157,7 @@ static int run_compare(const char *path, const char *outdir, const char *format,
 			specs[k++] = (struct out_spec){fixed[j], w_cmp, -1 - j};
 		for (size_t i = 0; i < c->n; i++)
 			for (int j = 0; j < 2; j++) {
-				if (j && !docs[i])
+				if (j && !docs[i * S])
 					continue;
 				names[k] = fab_xcalloc(32, 1);
 				snprintf(names[k], 32, "design-%zu.%s", i + 1, j ? "json" : "yaml");
@@ -169,7 +177,7 @@ static int run_compare(const char *path, const char *outdir, const char *format,
 	}
 	if (fflush(stdout) && !rc)
 		rc = FAB_EXIT_IO;
-	for (size_t i = 0; i < c->n; i++) {
+	for (size_t i = 0; i < c->n * S; i++) {
 		json_decref(docs[i]);
 		free(errs[i]);
 	}

@@ -24,6 +24,7 @@ void fab_compare_free(struct fab_compare *c)
 	for (size_t i = 0; i < c->nsets; i++)
 		free(c->sets[i]);
 	free(c->sets);
+	free(c->seeds);
 	free(c->d);
 	free(c->scenario);
 	free(c->origin);
@@ -98,6 +99,44 @@ static int read_prices(struct fab_compare *c, const struct ynode *m, struct fab_
 	return 0;
 }
 
+/* workload.seeds: N (seeds 1 to N) or a list of distinct seeds, at most
+ * COMPARE_MAX_SEEDS */
+#define COMPARE_MAX_SEEDS 100
+static int read_seeds(struct fab_compare *c, const struct ynode *v, struct fab_err *err)
+{
+	const char *what = "workload.seeds: expected a count from 1 to 100, or a list of 1 to 100 seeds";
+	size_t n = v->kind == Y_SEQ ? v->n : 1;
+	unsigned long long x = 0;
+	if ((v->kind != Y_SEQ && v->kind != Y_SCALAR) || n < 1 || n > COMPARE_MAX_SEEDS)
+		return at(err, c, v->line, v->col, what, NULL);
+	if (v->kind == Y_SCALAR) {
+		char *end;
+		x = strtoull(v->scalar, &end, 10);
+		if (!*v->scalar || *end || v->scalar[0] == '-' || x < 1 || x > COMPARE_MAX_SEEDS)
+			return at(err, c, v->line, v->col, what, NULL);
+		n = (size_t)x;
+	}
+	free(c->seeds);
+	c->seeds = fab_xcalloc(n, sizeof *c->seeds);
+	c->nseeds = n;
+	for (size_t i = 0; i < n; i++) {
+		if (v->kind == Y_SCALAR) {
+			c->seeds[i] = i + 1;
+			continue;
+		}
+		const struct ynode *s = v->vals[i];
+		char *end;
+		if (s->kind != Y_SCALAR || !*s->scalar || s->scalar[0] == '-' ||
+		    (x = strtoull(s->scalar, &end, 10), *end))
+			return at(err, c, s->line, s->col, "workload.seeds: expected a whole number", NULL);
+		for (size_t j = 0; j < i; j++)
+			if (c->seeds[j] == x)
+				return at(err, c, s->line, s->col, "workload.seeds: a seed given twice", NULL);
+		c->seeds[i] = x;
+	}
+	return 0;
+}
+
 static int read_workload(struct fab_compare *c, const struct ynode *m, const char *dir, struct fab_err *err)
 {
 	if (m->kind != Y_MAP)
@@ -132,11 +171,19 @@ static int read_workload(struct fab_compare *c, const struct ynode *m, const cha
 				c->sets[c->nsets] = fab_xcalloc(l, 1);
 				snprintf(c->sets[c->nsets++], l, "%s=%s", v->keys[j], x->scalar);
 			}
+		} else if (!strcmp(k, "seeds")) {
+			int rc = read_seeds(c, v, err);
+			if (rc)
+				return rc;
 		} else {
 			return at(err, c, m->key_line[i], m->key_col[i],
-				  "workload: unknown key (expected command, scenario, set): ", k);
+				  "workload: unknown key (expected command, scenario, set, seeds): ", k);
 		}
 	}
+	for (size_t i = 0; c->seeds && i < c->nsets; i++)
+		if (!strncmp(c->sets[i], "run.seed=", 9))
+			return at(err, c, m->line, m->col,
+				  "workload: run.seed under set and seeds: give the seeds in one place", NULL);
 	return 0;
 }
 
@@ -202,6 +249,7 @@ struct fab_compare *fab_compare_load(const char *path, struct fab_err *err)
 	struct fab_compare *c = fab_xcalloc(1, sizeof *c);
 	c->origin = fab_xstrdup(path);
 	c->command = FAB_GRID_COLL;
+	c->nseeds = 1;
 	fab_plan_prices_default(&c->prices);
 	struct ynode *root = NULL;
 	if (fab_read_text(path, "designs", COMPARE_MAX_BYTES, true, &text, &len, err) ||
@@ -225,18 +273,29 @@ fail:
 	return NULL;
 }
 
-char **fab_compare_sets(const struct fab_compare *c, size_t i, size_t *n)
+char **fab_compare_sets(const struct fab_compare *c, size_t i, size_t r, size_t *n)
 {
 	size_t nt;
 	char **t = fab_plan_sets(&c->d[i].req, &c->d[i].plan, &nt);
-	char **s = fab_xcalloc(nt + c->nsets + 2, sizeof *s);
+	char **s = fab_xcalloc(nt + c->nsets + 3, sizeof *s);
 	memcpy(s, t, nt * sizeof *s);
 	free(t);
 	s[nt] = fab_xstrdup("engine=flow"); /* the workload's set may say packet */
 	for (size_t k = 0; k < c->nsets; k++)
 		s[nt + 1 + k] = fab_xstrdup(c->sets[k]);
 	*n = nt + 1 + c->nsets;
+	if (c->seeds) {
+		char b[40];
+		snprintf(b, sizeof b, "run.seed=%llu", (unsigned long long)c->seeds[r]);
+		s[(*n)++] = fab_xstrdup(b);
+	}
 	return s;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
 }
 
 json_t *fab_compare_json(const struct fab_compare *c, json_t *const *docs, const char *const *errors)
@@ -250,17 +309,48 @@ json_t *fab_compare_json(const struct fab_compare *c, json_t *const *docs, const
 			"switches", (json_int_t)p->switches[0] + p->switches[1] + p->switches[2], "transceivers",
 			(json_int_t)optics, "oversubscription", p->oversubscription, "bisection_bps", p->bisection_bps,
 			"usd", p->usd_total, "watts", p->watts_total, "plan", fab_plan_json(&c->d[i].req, p));
-		json_t *v = NULL;
-		if (docs[i])
-			v = c->command == FAB_GRID_COLL ? fab_json_path(docs[i], "collective.avg_busbw_GBps")
-							: fab_json_path(docs[i], "jobs[0].stats.mean_ps");
-		if (v && json_is_number(v))
-			json_object_set_new(d, c->command == FAB_GRID_COLL ? "busbw_GBps" : "step_ms",
-					    json_real(c->command == FAB_GRID_COLL ? json_number_value(v)
-										  : json_number_value(v) / 1e9));
-		json_object_set_new(d, "status", json_string(docs[i] ? (v ? "ok" : "no result") : "failed"));
-		if (!docs[i] && errors[i])
-			json_object_set_new(d, "error", json_string(errors[i]));
+		/* the workload's number at each seed; the design's, their median */
+		const char *metric = c->command == FAB_GRID_COLL ? "busbw_GBps" : "step_ms";
+		double *val = fab_xcalloc(c->nseeds, sizeof *val);
+		const char *status = "ok", *error = NULL;
+		for (size_t r = 0; r < c->nseeds; r++) {
+			json_t *doc = docs[i * c->nseeds + r], *v = NULL;
+			if (!doc) {
+				status = "failed";
+				error = errors[i * c->nseeds + r];
+				break;
+			}
+			v = c->command == FAB_GRID_COLL ? fab_json_path(doc, "collective.avg_busbw_GBps")
+							: fab_json_path(doc, "jobs[0].stats.mean_ps");
+			if (!v || !json_is_number(v)) {
+				status = "no result";
+				break;
+			}
+			val[r] = c->command == FAB_GRID_COLL ? json_number_value(v) : json_number_value(v) / 1e9;
+		}
+		if (!strcmp(status, "ok")) {
+			json_t *vs = json_array();
+			for (size_t r = 0; r < c->nseeds; r++)
+				json_array_append_new(vs, json_real(val[r]));
+			qsort(val, c->nseeds, sizeof *val, cmp_double);
+			size_t h = c->nseeds / 2;
+			json_object_set_new(d, metric, json_real(c->nseeds % 2 ? val[h] : (val[h - 1] + val[h]) / 2));
+			if (c->seeds) {
+				json_t *ss = json_array();
+				for (size_t r = 0; r < c->nseeds; r++)
+					json_array_append_new(ss, json_integer((json_int_t)c->seeds[r]));
+				json_object_set_new(d, "seeds", ss);
+				json_object_set_new(d, "values", vs);
+				json_object_set_new(d, "min", json_real(val[0]));
+				json_object_set_new(d, "max", json_real(val[c->nseeds - 1]));
+			} else {
+				json_decref(vs);
+			}
+		}
+		free(val);
+		json_object_set_new(d, "status", json_string(status));
+		if (error)
+			json_object_set_new(d, "error", json_string(error));
 		json_array_append_new(ds, d);
 	}
 	json_t *sets = json_array();
@@ -280,16 +370,21 @@ static int rows(FILE *f, const json_t *cmp, bool csv)
 	double first = NAN;
 	size_t i;
 	int w = 6;
-	json_array_foreach(ds, i, d) w = FAB_MAX(w, (int)strlen(json_string_value(json_object_get(d, "name"))));
+	bool seeds = false; /* the workload ran at several seeds: its number is their median, with their range */
+	json_array_foreach(ds, i, d)
+	{
+		w = FAB_MAX(w, (int)strlen(json_string_value(json_object_get(d, "name"))));
+		seeds |= json_object_get(d, "seeds") != NULL;
+	}
 	if (csv)
 		fprintf(f,
 			"design,tiers,switches,transceivers,oversubscription,bisection_Tbps,usd,kw,usd_per_gpu,%s,"
-			"vs_first,status\n",
+			"vs_first,status,runs,min,max\n",
 			metric);
 	else
-		fprintf(f, "%-*s %5s %8s %12s %7s %10s %14s %9s %9s %10s %8s\n", w, "design", "tiers", "switches",
+		fprintf(f, "%-*s %5s %8s %12s %7s %10s %14s %9s %9s %10s %8s%s\n", w, "design", "tiers", "switches",
 			"transceivers", "over", "bisection", "cost (USD)", "power kW", "USD/GPU",
-			coll ? "busbw GB/s" : "step ms", "vs 1st");
+			coll ? "busbw GB/s" : "step ms", "vs 1st", seeds ? "  range over seeds" : "");
 	json_array_foreach(ds, i, d)
 	{
 		json_t *plan = json_object_get(d, "plan"), *m = json_object_get(d, metric);
@@ -308,27 +403,36 @@ static int rows(FILE *f, const json_t *cmp, bool csv)
 		if (!m || !isfinite(rel))
 			snprintf(vs, sizeof vs, "%s", csv ? "" : "-");
 		const char *name = json_string_value(json_object_get(d, "name"));
+		json_t *lo = json_object_get(d, "min"), *hi = json_object_get(d, "max");
+		size_t runs = json_array_size(json_object_get(d, "seeds"));
+		char range[64] = "";
+		if (seeds && lo && hi)
+			snprintf(range, sizeof range, "  %.4g to %.4g", json_number_value(lo), json_number_value(hi));
 		if (csv) {
 			bool q = strpbrk(name, ",\"") != NULL;
 			fprintf(f, "%s%s%s", q ? "\"" : "", name, q ? "\"" : "");
-			fprintf(f, ",%lld,%lld,%lld,%.4g,%.6g,%.0f,%.3f,%.0f,%s,%s,%s\n",
+			fprintf(f, ",%lld,%lld,%lld,%.4g,%.6g,%.0f,%.3f,%.0f,%s,%s,%s,%zu,",
 				(long long)json_integer_value(json_object_get(d, "tiers")),
 				(long long)json_integer_value(json_object_get(d, "switches")),
 				(long long)json_integer_value(json_object_get(d, "transceivers")),
 				json_number_value(json_object_get(d, "oversubscription")),
 				json_number_value(json_object_get(d, "bisection_bps")) / 1e12, usd, kw, usd / gpus, vb,
-				vs, json_string_value(json_object_get(d, "status")));
+				vs, json_string_value(json_object_get(d, "status")), runs ? runs : 1);
+			if (lo && hi)
+				fprintf(f, "%.6g,%.6g\n", json_number_value(lo), json_number_value(hi));
+			else
+				fprintf(f, "%s,%s\n", vb, vb);
 		} else {
 			char over[24], bis[24];
 			snprintf(over, sizeof over, "%.3g:1",
 				 json_number_value(json_object_get(d, "oversubscription")));
 			snprintf(bis, sizeof bis, "%.4g Tbps",
 				 json_number_value(json_object_get(d, "bisection_bps")) / 1e12);
-			fprintf(f, "%-*s %5lld %8lld %12lld %7s %10s %14.0f %9.1f %9.0f %10s %8s\n", w, name,
+			fprintf(f, "%-*s %5lld %8lld %12lld %7s %10s %14.0f %9.1f %9.0f %10s %8s%s\n", w, name,
 				(long long)json_integer_value(json_object_get(d, "tiers")),
 				(long long)json_integer_value(json_object_get(d, "switches")),
 				(long long)json_integer_value(json_object_get(d, "transceivers")), over, bis, usd, kw,
-				usd / gpus, vb, vs);
+				usd / gpus, vb, vs, range);
 		}
 	}
 	return ferror(f) ? FAB_EIO : 0;

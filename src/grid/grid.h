@@ -103,6 +103,8 @@ struct fab_compare {
 	char *scenario; /* the workload's base scenario (absolute), NULL: the built-in one */
 	char **sets;    /* the workload's overrides, after the design's topology */
 	size_t nsets;
+	uint64_t *seeds; /* workload.seeds: each design runs at each (run.seed); NULL: once, as the scenario says */
+	size_t nseeds;   /* 1 without seeds */
 };
 
 /* COMPARE.yaml (doc/plan.md): the cluster, the designs, prices, the
@@ -110,11 +112,12 @@ struct fab_compare {
  * error at its place). */
 struct fab_compare *fab_compare_load(const char *path, struct fab_err *err);
 void fab_compare_free(struct fab_compare *c);
-/* design i's scenario overrides: its topology, engine=flow, then the
- * workload's */
-char **fab_compare_sets(const struct fab_compare *c, size_t i, size_t *n);
+/* design i's scenario overrides at its run r (0 .. nseeds-1): its
+ * topology, engine=flow, the workload's, and with seeds run.seed */
+char **fab_compare_sets(const struct fab_compare *c, size_t i, size_t r, size_t *n);
 /* the table: per design its plan (cost, power, switches, failure) and,
- * from docs[i] (NULL: errors[i]), busbw (coll) or step time (sim) */
+ * from its runs' documents docs[i * nseeds + r] (NULL: errors[...]),
+ * busbw (coll) or step time (sim), the median over its seeds */
 json_t *fab_compare_json(const struct fab_compare *c, json_t *const *docs, const char *const *errors);
 int fab_compare_write_text(FILE *f, const json_t *cmp);
 int fab_compare_write_csv(FILE *f, const json_t *cmp);

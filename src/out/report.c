@@ -868,6 +868,9 @@ int fab_report_compare(FILE *f, const json_t *cmp)
 			fprintf(f, "%.4g", json_number_value(m));
 		else
 			esc(f, jstr(d, "status"));
+		if (m && json_object_get(d, "seeds")) /* the median over seeds, and their range */
+			fprintf(f, " (median of %zu seeds: %.4g to %.4g)", json_array_size(json_object_get(d, "seeds")),
+				jnum(d, "min"), jnum(d, "max"));
 		fputs("</td></tr>\n", f);
 	}
 	fputs("</table>\n", f);

@@ -118,23 +118,47 @@ run plan-failure-3 0 "$F" plan --gpus 4096 --radix 64 && {
 # scenario it wrote; the page has the section
 ex=$(cd "$(dirname "$0")/../../examples" && pwd)
 run plan-compare 0 "$F" plan --compare "$ex/plan-4k/designs.yaml" --out "$tmp/cmp" -q && {
-	[ "$(grep -c ',ok$' "$tmp/cmp/compare.csv")" -eq 3 ] && has "$tmp/cmp/compare.html" '<section id="plan-compare">' &&
+	[ "$(grep -c ',ok,5,' "$tmp/cmp/compare.csv")" -eq 3 ] && has "$tmp/cmp/compare.html" '<section id="plan-compare">' &&
 		[ "$(grep -c '<tr><td>' "$tmp/cmp/compare.html")" -eq 3 ] && ok plan-compare || bad "plan-compare: $(cat "$tmp/cmp/compare.csv")"; }
 run plan-compare-cost 0 "$F" plan --gpus 4096 --radix 64 --oversubscription 2:1 --format json && {
 	usd=$(tr -d ' \n' <"$tmp/out" | grep -o '"usd":[0-9.e+]*,"watts":[0-9.e+]*,"failure"' | cut -d, -f1 | cut -d: -f2)
 	row=$(grep '^2:1,' "$tmp/cmp/compare.csv")
 	[ -n "$usd" ] && [ "$(echo "$row" | cut -d, -f7)" = "$(printf '%.0f' "$usd")" ] && ok plan-compare-cost ||
 		bad "plan-compare-cost: plan $usd, compare [$row]"; }
-run plan-compare-reproduce 0 "$F" coll "$tmp/cmp/design-3.yaml" --engine flow -b 1G -e 1G --algo ring --format csv && {
-	bw=$(grep -Eo '^1073741824,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[0-9.]+' "$tmp/out" | awk -F, '{print $NF}')
-	want=$(grep '^rail-optimized,' "$tmp/cmp/compare.csv" | cut -d, -f10)
-	[ -n "$bw" ] && awk -v a="$bw" -v b="$want" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d < 0.01 * b) }' &&
-		ok plan-compare-reproduce || bad "plan-compare-reproduce: coll $bw, table $want"; }
+# the table's number is the median of the runs at seeds 1 to 5 that the
+# file asks for (workload.seeds), each what coll gives on the scenario
+# written; their range beside it
+med=$(for sd in 1 2 3 4 5; do
+	"$F" coll "$tmp/cmp/design-3.yaml" --engine flow -b 1G -e 1G --algo ring --seed $sd --format csv 2>/dev/null |
+		grep -Eo '^1073741824,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[0-9.]+' | awk -F, '{print $NF}'
+done | sort -g | tee "$tmp/runs" | sed -n 3p)
+want=$(grep '^rail-optimized,' "$tmp/cmp/compare.csv" | cut -d, -f10)
+lo=$(grep '^rail-optimized,' "$tmp/cmp/compare.csv" | cut -d, -f14)
+[ "$(wc -l <"$tmp/runs")" -eq 5 ] && awk -v a="$med" -v b="$want" -v l="$lo" -v m="$(head -1 "$tmp/runs")" \
+	'BEGIN { d = a - b; if (d < 0) d = -d; e = l - m; if (e < 0) e = -e; exit !(d < 0.01 * b && e < 0.01 * m) }' &&
+	ok plan-compare-reproduce || bad "plan-compare-reproduce: coll $(tr '\n' ' ' <"$tmp/runs"), table $want (min $lo)"
 # rails keep a ring's server hops under one leaf: faster than 1:1 without
 # (the ring is as fast as its most crowded uplink, so ECMP's draw moves
-# both: at seed 1 98 GB/s against 65, at seeds 2 to 5 178 against 49-65)
-awk -F, '$1 == "1:1" { a = $10 } $1 == "rail-optimized" { b = $10 } END { exit !(b > 1.4 * a) }' "$tmp/cmp/compare.csv" &&
+# both: at seed 1 98 GB/s against 65, at seeds 2 to 5 178 against 49-65;
+# the medians 178 and 65)
+awk -F, '$1 == "1:1" { a = $10 } $1 == "rail-optimized" { b = $10 } END { exit !(b > 2 * a) }' "$tmp/cmp/compare.csv" &&
 	ok plan-compare-rails || bad "plan-compare-rails: $(cut -d, -f1,10 "$tmp/cmp/compare.csv" | tr '\n' ' ')"
+# workload.seeds: a count or a list, refused at its place otherwise, and
+# not with run.seed under set
+for bad_seeds in "0:52" "x:52" "[1, 1]:56" "[1, -2]:56" "101:52"; do
+	val=${bad_seeds%%:*}
+	col=${bad_seeds#*:}
+	printf 'cluster: {gpus: 64}\ndesigns: [{name: a}]\nworkload: {set: {collective.max_bytes: 1M}, seeds: %s}\n' "$val" >"$tmp/s.yaml"
+	run "plan-compare-seeds-$val" 3 "$F" plan --compare "$tmp/s.yaml" -q && {
+		has "$tmp/err" "s.yaml:3:$col: workload.seeds" && ok "plan-compare-seeds-$val" ||
+			bad "plan-compare-seeds-$val: $(cat "$tmp/err")"; }
+done
+printf 'cluster: {gpus: 64}\ndesigns: [{name: a}]\nworkload: {set: {run.seed: 3}, seeds: 2}\n' >"$tmp/s.yaml"
+run plan-compare-seeds-twice 3 "$F" plan --compare "$tmp/s.yaml" -q && {
+	has "$tmp/err" "run.seed under set and seeds" && ok plan-compare-seeds-twice || bad "plan-compare-seeds-twice: $(cat "$tmp/err")"; }
+printf 'cluster: {gpus: 64}\ndesigns: [{name: a}]\nworkload: {set: {collective.max_bytes: 1M}, seeds: [7, 3]}\n' >"$tmp/s.yaml"
+run plan-compare-seeds-list 0 "$F" plan --compare "$tmp/s.yaml" --format json -q && {
+	tr -d ' \n' <"$tmp/out" | grep -q '"seeds":\[7,3\]' && ok plan-compare-seeds-list || bad "plan-compare-seeds-list: $(cat "$tmp/out")"; }
 # a training job as the workload (sim): each design's step time, the
 # oversubscribed one no faster, and what sim gives on the scenario written
 cat >"$tmp/tj.yaml" <<EOF

@@ -40,8 +40,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fab_grid_free(fab_grid_load(path, "fuzz", &err));
 		struct fab_compare *c = fab_compare_load(path, &err);
 		if (c) {
-			json_t **docs = calloc(c->n + 1, sizeof *docs);
-			const char **errs = calloc(c->n + 1, sizeof *errs);
+			json_t **docs = calloc(c->n * c->nseeds + 1, sizeof *docs);
+			const char **errs = calloc(c->n * c->nseeds + 1, sizeof *errs);
 			json_t *m = fab_compare_json(c, docs, errs);
 			fab_compare_write_text(null, m);
 			json_decref(m);
