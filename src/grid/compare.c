@@ -3,6 +3,7 @@
  * ways to build its fabric, prices, one workload), each planned, and the
  * table of cost, power and the workload's result side by side.
  */
+#include <errno.h>
 #include <libgen.h>
 #include <limits.h>
 #include <math.h>
@@ -126,8 +127,9 @@ static int read_seeds(struct fab_compare *c, const struct ynode *v, struct fab_e
 		}
 		const struct ynode *s = v->vals[i];
 		char *end;
+		errno = 0;
 		if (s->kind != Y_SCALAR || !*s->scalar || s->scalar[0] == '-' ||
-		    (x = strtoull(s->scalar, &end, 10), *end))
+		    (x = strtoull(s->scalar, &end, 10), *end) || errno)
 			return at(err, c, s->line, s->col, "workload.seeds: expected a whole number", NULL);
 		for (size_t j = 0; j < i; j++)
 			if (c->seeds[j] == x)
