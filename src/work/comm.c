@@ -95,18 +95,19 @@ static int cmp_key(const void *a, const void *b)
 	return x->rank < y->rank ? -1 : x->rank > y->rank;
 }
 
-/* The connection from GPU src to GPU dst on channel ch, between the NICs
- * the send uses (rail: whether they were chosen rail-aligned), opened on
- * first use: each pair of GPUs has its own queue pairs, as NCCL connects
- * ranks, even where two pairs share NICs (PXN, NICs shared by GPUs). */
+/* a communicator's name, hashed (FNV-1a) */
 static uint64_t name_hash(const char *n)
 {
-	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
+	uint64_t h = 0xcbf29ce484222325ULL;
 	for (; *n; n++)
 		h = (h ^ (unsigned char)*n) * 0x100000001b3ULL;
 	return h;
 }
 
+/* The connection from GPU src to GPU dst on channel ch, between the NICs
+ * the send uses (rail: whether they were chosen rail-aligned), opened on
+ * first use: each pair of GPUs has its own queue pairs, as NCCL connects
+ * ranks, even where two pairs share NICs (PXN, NICs shared by GPUs). */
 static uint32_t conn_slot(struct fab_comm *c, uint32_t src, uint32_t dst, bool rail, uint32_t src_nic, uint32_t dst_nic,
 			  uint32_t ch)
 {
@@ -146,7 +147,7 @@ static uint32_t conn_slot(struct fab_comm *c, uint32_t src, uint32_t dst, bool r
 	 * same port of the peer's NIC */
 	uint32_t P = c->topo->nic_ports ? c->topo->nic_ports : 1;
 	/* each queue pair's 5-tuple from who connects (the communicator, the
-	 * two ranks, the channel), not from when: a size's time does not hang
+	 * two GPUs, the channel), not from when: a size's time does not hang
 	 * on which sizes, algorithms or channel counts ran before it */
 	uint64_t who = fab_mix64(name_hash(c->name) ^ fab_mix64(key)) | 1ULL << 63;
 	c->conn_val[h] = fab_sim_open_key(c->w->sim, src_nic, dst_nic, c->prio, c->transport - 1, who);
