@@ -30,6 +30,16 @@ static inline uint64_t fab_mix64(uint64_t z)
 	return z ^ (z >> 33);
 }
 
+/* A name's 64-bit hash (FNV-1a): what keys a connection's 5-tuple to who
+ * opens it (a communicator, a job). */
+static inline uint64_t fab_name_hash(const char *n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	for (; *n; n++)
+		h = (h ^ (unsigned char)*n) * 0x100000001b3ULL;
+	return h;
+}
+
 static inline void fab_rng_init(struct fab_rng *r, uint64_t seed, uint64_t stream)
 {
 	uint64_t x = seed ^ fab_mix64(stream + 0x632be59bd9b4e019ULL);

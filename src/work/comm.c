@@ -95,15 +95,6 @@ static int cmp_key(const void *a, const void *b)
 	return x->rank < y->rank ? -1 : x->rank > y->rank;
 }
 
-/* a communicator's name, hashed (FNV-1a) */
-static uint64_t name_hash(const char *n)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-	for (; *n; n++)
-		h = (h ^ (unsigned char)*n) * 0x100000001b3ULL;
-	return h;
-}
-
 /* The connection from GPU src to GPU dst on channel ch, between the NICs
  * the send uses (rail: whether they were chosen rail-aligned), opened on
  * first use: each pair of GPUs has its own queue pairs, as NCCL connects
@@ -149,7 +140,7 @@ static uint32_t conn_slot(struct fab_comm *c, uint32_t src, uint32_t dst, bool r
 	/* each queue pair's 5-tuple from who connects (the communicator, the
 	 * two GPUs, the channel), not from when: a size's time does not hang
 	 * on which sizes, algorithms or channel counts ran before it */
-	uint64_t who = fab_mix64(name_hash(c->name) ^ fab_mix64(key)) | 1ULL << 63;
+	uint64_t who = fab_mix64(fab_name_hash(c->name) ^ fab_mix64(key)) | 1ULL << 63;
 	c->conn_val[h] = fab_sim_open_key(c->w->sim, src_nic, dst_nic, c->prio, c->transport - 1, who);
 	for (uint32_t q = 1; q < c->qps_per_conn; q++)
 		fab_sim_open_key(c->w->sim, src_nic + q % P, dst_nic + q % P, c->prio, c->transport - 1,

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/rng.h"
 #include "job.h"
 #include "sweep.h"
 
@@ -610,10 +611,15 @@ int fab_job_init(struct fab_job *j, struct fab_work *w, const struct fab_job_spe
 					size_t ci = (((size_t)s * j->dp + d) * j->tp + x) * 2;
 					if (a == b)
 						continue; /* same NIC: the transfer stays in the server */
-					j->pp_conn[ci] = fab_sim_open_tp(w->sim, a, b, (uint8_t)spec->priority,
-									 spec->transport - 1);
-					j->pp_conn[ci + 1] = fab_sim_open_tp(w->sim, b, a, (uint8_t)spec->priority,
-									     spec->transport - 1);
+					/* 5-tuples from the job and the boundary, as a
+					 * communicator's: not from the jobs before it */
+					uint64_t who = fab_mix64(fab_name_hash(spec->name) ^
+								 fab_mix64(0x70705ULL + ci));
+					j->pp_conn[ci] = fab_sim_open_key(w->sim, a, b, (uint8_t)spec->priority,
+									  spec->transport - 1, who | 1ULL << 63);
+					j->pp_conn[ci + 1] = fab_sim_open_key(w->sim, b, a, (uint8_t)spec->priority,
+									      spec->transport - 1,
+									      (who + 1) | 1ULL << 63);
 				}
 	}
 	free(g);
