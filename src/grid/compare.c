@@ -3,7 +3,6 @@
  * ways to build its fabric, prices, one workload), each planned, and the
  * table of cost, power and the workload's result side by side.
  */
-#include <errno.h>
 #include <libgen.h>
 #include <limits.h>
 #include <math.h>
@@ -15,6 +14,7 @@
 #include "grid.h"
 
 #define COMPARE_MAX_BYTES (1u << 20)
+#define COMPARE_MAX_SEEDS 100 /* workload.seeds: runs a design */
 
 void fab_compare_free(struct fab_compare *c)
 {
@@ -100,45 +100,6 @@ static int read_prices(struct fab_compare *c, const struct ynode *m, struct fab_
 	return 0;
 }
 
-/* workload.seeds: N (seeds 1 to N) or a list of distinct seeds, at most
- * COMPARE_MAX_SEEDS */
-#define COMPARE_MAX_SEEDS 100
-static int read_seeds(struct fab_compare *c, const struct ynode *v, struct fab_err *err)
-{
-	const char *what = "workload.seeds: expected a count from 1 to 100, or a list of 1 to 100 seeds";
-	size_t n = v->kind == Y_SEQ ? v->n : 1;
-	unsigned long long x = 0;
-	if ((v->kind != Y_SEQ && v->kind != Y_SCALAR) || n < 1 || n > COMPARE_MAX_SEEDS)
-		return at(err, c, v->line, v->col, what, NULL);
-	if (v->kind == Y_SCALAR) {
-		char *end;
-		x = strtoull(v->scalar, &end, 10);
-		if (!*v->scalar || *end || v->scalar[0] == '-' || x < 1 || x > COMPARE_MAX_SEEDS)
-			return at(err, c, v->line, v->col, what, NULL);
-		n = (size_t)x;
-	}
-	free(c->seeds);
-	c->seeds = fab_xcalloc(n, sizeof *c->seeds);
-	c->nseeds = n;
-	for (size_t i = 0; i < n; i++) {
-		if (v->kind == Y_SCALAR) {
-			c->seeds[i] = i + 1;
-			continue;
-		}
-		const struct ynode *s = v->vals[i];
-		char *end;
-		errno = 0;
-		if (s->kind != Y_SCALAR || !*s->scalar || s->scalar[0] == '-' ||
-		    (x = strtoull(s->scalar, &end, 10), *end) || errno)
-			return at(err, c, s->line, s->col, "workload.seeds: expected a whole number", NULL);
-		for (size_t j = 0; j < i; j++)
-			if (c->seeds[j] == x)
-				return at(err, c, s->line, s->col, "workload.seeds: a seed given twice", NULL);
-		c->seeds[i] = x;
-	}
-	return 0;
-}
-
 static int read_workload(struct fab_compare *c, const struct ynode *m, const char *dir, struct fab_err *err)
 {
 	if (m->kind != Y_MAP)
@@ -174,9 +135,11 @@ static int read_workload(struct fab_compare *c, const struct ynode *m, const cha
 				snprintf(c->sets[c->nsets++], l, "%s=%s", v->keys[j], x->scalar);
 			}
 		} else if (!strcmp(k, "seeds")) {
-			int rc = read_seeds(c, v, err);
-			if (rc)
-				return rc;
+			const struct ynode *bad;
+			char why[96];
+			free(c->seeds);
+			if (fab_seeds_read(v, COMPARE_MAX_SEEDS, &c->seeds, &c->nseeds, &bad, why, sizeof why))
+				return at(err, c, bad->line, bad->col, "workload.seeds: ", why);
 		} else {
 			return at(err, c, m->key_line[i], m->key_col[i],
 				  "workload: unknown key (expected command, scenario, set, seeds): ", k);
@@ -330,23 +293,22 @@ json_t *fab_compare_json(const struct fab_compare *c, json_t *const *docs, const
 			}
 			val[r] = c->command == FAB_GRID_COLL ? json_number_value(v) : json_number_value(v) / 1e9;
 		}
-		if (!strcmp(status, "ok")) {
-			json_t *vs = json_array();
-			for (size_t r = 0; r < c->nseeds; r++)
+		if (!strcmp(status, "ok") && c->seeds) { /* each seed and its number, in the file's order */
+			json_t *ss = json_array(), *vs = json_array();
+			for (size_t r = 0; r < c->nseeds; r++) {
+				json_array_append_new(ss, json_integer((json_int_t)c->seeds[r]));
 				json_array_append_new(vs, json_real(val[r]));
+			}
+			json_object_set_new(d, "seeds", ss);
+			json_object_set_new(d, "values", vs);
+		}
+		if (!strcmp(status, "ok")) {
 			qsort(val, c->nseeds, sizeof *val, cmp_double);
 			size_t h = c->nseeds / 2;
 			json_object_set_new(d, metric, json_real(c->nseeds % 2 ? val[h] : (val[h - 1] + val[h]) / 2));
 			if (c->seeds) {
-				json_t *ss = json_array();
-				for (size_t r = 0; r < c->nseeds; r++)
-					json_array_append_new(ss, json_integer((json_int_t)c->seeds[r]));
-				json_object_set_new(d, "seeds", ss);
-				json_object_set_new(d, "values", vs);
 				json_object_set_new(d, "min", json_real(val[0]));
 				json_object_set_new(d, "max", json_real(val[c->nseeds - 1]));
-			} else {
-				json_decref(vs);
 			}
 		}
 		free(val);

@@ -225,31 +225,47 @@ static int read_values(struct fab_grid *g, size_t k, const struct ynode *v, stru
 	return 0;
 }
 
-static int read_seeds(struct fab_grid *g, const struct ynode *v, uint64_t **seeds, size_t *n, struct fab_err *err)
+int fab_seeds_read(const struct ynode *v, size_t max, uint64_t **seeds, size_t *n, const struct ynode **at, char *why,
+		   size_t len)
 {
-	char why[160];
+	char w[160];
 	uint64_t x;
+	*seeds = NULL;
+	*n = 0;
+	*at = v;
 	if (v->kind == Y_SCALAR) { /* seeds: N -> 1..N */
-		if (fab_parse_uint(v->scalar, &x, why, sizeof why) || !x || x > GRID_MAX_VALUES)
-			return bad(err, g, v, "seeds: expected a count from 1 to 10000, or a list of seeds", "", NULL);
+		if (fab_parse_uint(v->scalar, &x, w, sizeof w) || !x || x > max) {
+			snprintf(why, len, "expected a count from 1 to %zu, or a list of seeds", max);
+			return -1;
+		}
 		*seeds = fab_xcalloc(x, sizeof **seeds);
 		for (uint64_t i = 0; i < x; i++)
 			(*seeds)[i] = i + 1;
 		*n = x;
 		return 0;
 	}
-	if (v->kind != Y_SEQ || !v->n || v->n > GRID_MAX_VALUES)
-		return bad(err, g, v, "seeds: expected a count, or a list of 1 to 10000 seeds", "", NULL);
+	if (v->kind != Y_SEQ || !v->n || v->n > max) {
+		snprintf(why, len, "expected a count, or a list of 1 to %zu seeds", max);
+		return -1;
+	}
 	*seeds = fab_xcalloc(v->n, sizeof **seeds);
 	for (size_t i = 0; i < v->n; i++) {
 		const struct ynode *s = v->vals[i];
-		if (s->kind != Y_SCALAR || fab_parse_uint(s->scalar, &x, why, sizeof why))
-			return bad(err, g, s, "seeds: expected a whole number", "", NULL);
-		for (size_t j = 0; j < i; j++)
+		const char *wrong = NULL;
+		if (s->kind != Y_SCALAR || fab_parse_uint(s->scalar, &x, w, sizeof w))
+			wrong = "expected a whole number";
+		for (size_t j = 0; !wrong && j < i; j++)
 			if ((*seeds)[j] == x)
-				return bad(err, g, s, "seeds: a seed given twice", "", NULL);
-		(*seeds)[i] = x;
-		(*n)++;
+				wrong = "a seed given twice";
+		if (wrong) {
+			snprintf(why, len, "%s", wrong);
+			free(*seeds);
+			*seeds = NULL;
+			*n = 0;
+			*at = s;
+			return -1;
+		}
+		(*seeds)[(*n)++] = x;
 	}
 	return 0;
 }
@@ -458,8 +474,10 @@ static int parse_grid(struct fab_grid *g, const struct ynode *root, const char *
 	}
 	if (seedn) {
 		g->seeded = true;
-		if (read_seeds(g, seedn, seeds, nseeds, err))
-			return err->code;
+		const struct ynode *at;
+		char why[96];
+		if (fab_seeds_read(seedn, GRID_MAX_VALUES, seeds, nseeds, &at, why, sizeof why))
+			return bad(err, g, at, "seeds: ", why, NULL);
 	} else {
 		*seeds = fab_xcalloc(1, sizeof **seeds);
 		*nseeds = 1;

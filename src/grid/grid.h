@@ -107,6 +107,13 @@ struct fab_compare {
 	size_t nseeds;   /* 1 without seeds */
 };
 
+struct ynode;
+/* a file's seeds: N (seeds 1 to N) or a list of distinct whole numbers, at
+ * most max of them (sweep's `seeds`, plan --compare's `workload.seeds`).
+ * 0, or -1 with what is wrong in why and *at the node it is wrong at */
+int fab_seeds_read(const struct ynode *v, size_t max, uint64_t **seeds, size_t *n, const struct ynode **at, char *why,
+		   size_t len);
+
 /* COMPARE.yaml (doc/plan.md): the cluster, the designs, prices, the
  * workload; every design planned (a design that cannot be built is an
  * error at its place). */
