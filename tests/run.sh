@@ -50,6 +50,11 @@ if [ "${BUILD:-build}" = build ]; then
 else
 	echo "note: the README samples run with the plain build only"
 fi
+# every result of tests/golden/golden.sh against the committed baseline
+# (the plain build only: the same bytes in every build)
+if [ "${BUILD:-build}" = build ]; then
+	suite golden tests/golden/verify.sh "golden results (tests/golden/baseline.sha256)"
+fi
 suite probe tests/cli/probe_test.sh "probe tests (loopback)"
 bin test_physics
 suite cli tests/cli/cli_test.sh "CLI tests"

@@ -3,16 +3,33 @@
 # move any result (a refactoring, an optimisation):
 #   sh tests/golden/golden.sh record DIR [FABSCOPE]   before the change
 #   sh tests/golden/golden.sh check DIR [FABSCOPE]    after: every file equal
+#   sh tests/golden/golden.sh verify [FABSCOPE]       every case's SHA-256
+#       against the committed baseline, tests/golden/baseline.sha256 (make
+#       test runs it: any change of any result fails it)
+#   sh tests/golden/golden.sh bless [FABSCOPE]        rewrites the baseline:
+#       only in a commit that changes results on purpose, saying why
 # The cases: every example as its README runs it, the benchmark scenarios at
 # sizes that run in seconds, both engines and both flow queue models, faults,
 # jobs, the matrix, diagnose and its SVG, the probe's documents.  Wall times
 # and versions are removed before comparing.  Last line: "golden: N same, N
-# differ".  Not run by `make test` (it compares two builds of the program).
+# differ" (verify: "golden: N passed, N failed").
+cd "$(dirname "$0")/../.." || exit 2
 mode=$1
-dir=$2
-F=${3:-./build/fabscope}
-[ "$mode" = record ] || [ "$mode" = check ] || { echo "usage: golden.sh record|check DIR [FABSCOPE]" >&2; exit 2; }
-mkdir -p "$dir"
+base=tests/golden/baseline.sha256
+case $mode in
+record | check)
+	dir=$2
+	F=${3:-./build/fabscope}
+	mkdir -p "$dir"
+	;;
+verify | bless)
+	F=${2:-./build/fabscope}
+	;;
+*)
+	echo "usage: golden.sh record|check DIR [FABSCOPE] | verify|bless [FABSCOPE]" >&2
+	exit 2
+	;;
+esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 same=0
@@ -33,7 +50,18 @@ case_() {
 			for f in $(cd "$tmp/o" && ls); do echo "== $f"; cat "$tmp/o/$f"; done
 		fi
 	} | grep -v '"wall_s"\|"version"\|"generated"\|wall time\|"fabscope_version"' >"$tmp/now"
-	if [ "$mode" = record ]; then
+	if [ "$mode" = bless ]; then
+		echo "$(sha256sum <"$tmp/now" | cut -d' ' -f1)  $name" >>"$tmp/blessed"
+	elif [ "$mode" = verify ]; then
+		want=$(awk -v n="$name" '$2 == n { print $1 }' "$base")
+		if [ "$(sha256sum <"$tmp/now" | cut -d' ' -f1)" = "$want" ]; then
+			same=$((same + 1))
+		else
+			differ=$((differ + 1))
+			echo "FAIL: golden case $name: its output is not the baseline's${want:+ (record the case at the baseline's commit and diff:}${want:- (no baseline line}"
+			[ -n "$want" ] && echo "  sh tests/golden/golden.sh record DIR; then check DIR after the change)"
+		fi
+	elif [ "$mode" = record ]; then
 		cp "$tmp/now" "$dir/$name"
 	elif cmp -s "$tmp/now" "$dir/$name"; then
 		same=$((same + 1))
@@ -100,5 +128,20 @@ case_ faults "$F" sim tests/golden/faults.yaml --format json
 case_ faults-wd "$F" sim tests/golden/faults.yaml --format json --set fabric.pfc.watchdog=20us
 case_ faults-csv "$F" sim tests/golden/faults.yaml --format csv
 case_ watchdog "$F" sim $X/pfc-storm/scenario.yaml --format json --set fabric.pfc.watchdog=100us
-[ "$mode" = record ] && echo "golden: recorded in $dir" || echo "golden: $same same, $differ differ"
+case $mode in
+record) echo "golden: recorded in $dir" ;;
+bless)
+	mv "$tmp/blessed" "$base"
+	echo "golden: $(wc -l <"$base") cases blessed in $base"
+	;;
+verify)
+	n=$(wc -l <"$base")
+	[ $((same + differ)) -eq "$n" ] || {
+		echo "FAIL: the baseline has $n cases, the script ran $((same + differ))"
+		differ=$((differ + 1))
+	}
+	echo "golden: $same passed, $differ failed"
+	;;
+*) echo "golden: $same same, $differ differ" ;;
+esac
 [ "$differ" -eq 0 ]
