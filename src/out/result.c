@@ -8,6 +8,7 @@
 #include "result.h"
 #include "../base/dec.h"
 #include "../base/sort.h"
+#include "../cc/dcqcn.h"
 #include "slowdown.h"
 
 /* Nearest-rank percentile of a sorted array. */
@@ -293,6 +294,14 @@ static json_t *ecmp_groups_json(const struct fab_sim *s)
 }
 
 /* the flow engine: what its numbers leave out, and its work */
+/* the fluid DCQCN runs the paper's with a clamped target rate */
+static bool clamped_dcqcn(const struct fab_fabric_params *fp)
+{
+	const struct fab_cc_ops *ops = fab_cc_of(&fp->cc, FAB_TRANSPORT_ROCE);
+	const struct fab_dcqcn_params *d = fab_cc_params(&fp->cc, ops);
+	return ops == &fab_cc_dcqcn && d->clamp_target;
+}
+
 static void flow_engine_json(json_t *doc, const struct fab_config *c, const struct fab_sim *s)
 {
 	/* what the numbers below do not contain */
@@ -313,8 +322,7 @@ static void flow_engine_json(json_t *doc, const struct fab_config *c, const stru
 						    : "PFC frames (pauses are fluid: rates held, one hop at a time)"));
 		else if (i != 2 || !cc)
 			json_array_append_new(nm, json_string(not_modeled[i]));
-		else if (c->fabric.dcqcn.variant == FAB_DCQCN_PAPER &&
-			 c->fabric.dcqcn.clamp_target) /* (doc/flow.md: measured 12-28% long on p50) */
+		else if (clamped_dcqcn(&c->fabric)) /* (doc/flow.md: measured 12-28% long on p50) */
 			json_array_append_new(nm,
 					      json_string("DCQCN's clamped target rate (clamp_target): the fluid "
 							  "cuts are not to be trusted with it"));
@@ -1067,22 +1075,23 @@ int fab_result_write_text(FILE *f, const struct fab_config *c, const struct fab_
 			fprintf(f, "  %-11s %4u switches  down %s  (top tier)\n", r->name, r->switches,
 				fab_fmt_rate(r->down_bps, a, sizeof a));
 	}
+	const struct fab_cc_ops *cc = fab_cc_of(&c->fabric.cc, c->fabric.transport);
 	if (c->fabric.transport == FAB_TRANSPORT_TCP) {
-		static const char *ccs[] = {"NewReno", "CUBIC", "DCTCP"};
-		fprintf(f, "fabric: TCP (%s), MSS %u, buffer %s/switch, PFC %s, ECN %s\n", ccs[c->fabric.tcp.cc],
-			c->fabric.mtu, fab_fmt_bytes(c->fabric.buffer_bytes, a, sizeof a),
-			c->fabric.pfc.enabled ? "on" : "off", c->fabric.ecn.enabled ? "on" : "off");
+		fprintf(f, "fabric: TCP (%s), MSS %u, buffer %s/switch, PFC %s, ECN %s\n", cc->label, c->fabric.mtu,
+			fab_fmt_bytes(c->fabric.buffer_bytes, a, sizeof a), c->fabric.pfc.enabled ? "on" : "off",
+			c->fabric.ecn.enabled ? "on" : "off");
 	} else if (c->fabric.transport == FAB_TRANSPORT_IB) {
 		char vb[32];
 		fprintf(f,
 			"fabric: InfiniBand, MTU %u, buffer %s/switch, credits %s per lane and port, congestion control %s\n",
 			c->fabric.mtu, fab_fmt_bytes(c->fabric.buffer_bytes, a, sizeof a),
-			fab_fmt_bytes(c->fabric.ib_vl_buffer_bytes, vb, sizeof vb),
-			c->fabric.dcqcn.enabled ? "on" : "off");
+			fab_fmt_bytes(c->fabric.ib_vl_buffer_bytes, vb, sizeof vb), cc != &fab_cc_none ? "on" : "off");
 	} else {
-		fprintf(f, "fabric: MTU %u, buffer %s/switch, PFC %s, ECN %s, DCQCN %s\n", c->fabric.mtu,
+		/* (no congestion control on RoCE: "DCQCN off", as ever) */
+		fprintf(f, "fabric: MTU %u, buffer %s/switch, PFC %s, ECN %s, %s %s\n", c->fabric.mtu,
 			fab_fmt_bytes(c->fabric.buffer_bytes, a, sizeof a), c->fabric.pfc.enabled ? "on" : "off",
-			c->fabric.ecn.enabled ? "on" : "off", c->fabric.dcqcn.enabled ? "on" : "off");
+			c->fabric.ecn.enabled ? "on" : "off", cc == &fab_cc_none ? "DCQCN" : cc->label,
+			cc == &fab_cc_none ? "off" : "on");
 	}
 	fprintf(f, "traffic: %zu flows, %s\n", sm.flows, human_bytes(sm.bytes, a, sizeof a));
 	fprintf(f, "\nresult: %zu of %zu flows done in %s simulated (%llu events)%s\n", sm.flows_done, sm.flows,

@@ -89,14 +89,22 @@ static inline const struct fab_wire *wire(const struct psim *s, const struct roc
 
 static void cc_start(struct psim *s, struct roce_qp *qp)
 {
-	qp->cc->init(qp->cc_state, &s->c.fp.dcqcn, sim_nic_line_bps(&s->c, qp->q.c.src_nic));
+	double line = sim_nic_line_bps(&s->c, qp->q.c.src_nic);
+	qp->cc->init(qp->cc_state, fab_cc_params(&s->c.fp.cc, qp->cc), line);
+	if (qp->cc->attach) {
+		struct fab_cc_env env = {
+			.line_bps = line,
+			.mss = s->c.fp.mtu,
+			.frame_bytes = s->c.fp.mtu + wire(s, qp)->data_overhead,
+		};
+		qp->cc->attach(qp->cc_state, &env);
+	}
 }
 
 static void roce_init(struct psim *s, struct sim_qp *q)
 {
 	struct roce_qp *qp = RQ(q);
-	const struct fab_dcqcn_params *d = &s->c.fp.dcqcn;
-	qp->cc = !d->enabled ? &fab_cc_none : d->variant == FAB_DCQCN_FIRMWARE ? &fab_cc_dcqcn_nic : &fab_cc_dcqcn;
+	qp->cc = fab_cc_of(&s->c.fp.cc, q->c.transport);
 	FAB_ASSERT(qp->cc->state_size <= sizeof qp->cc_state);
 	cc_start(s, qp);
 }
