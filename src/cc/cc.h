@@ -30,7 +30,7 @@
 #include "../base/base.h"
 #include "../base/keydef.h"
 
-#define FAB_CC_STATE_MAX 128
+#define FAB_CC_STATE_MAX 256
 /* the parameters of every family together (registry.c checks) */
 #define FAB_CC_PARAMS_BYTES 512
 
@@ -70,7 +70,7 @@ struct fab_int_hop {
 	uint32_t qlen_bytes;
 	fab_rate_bps rate_bps;
 };
-#define FAB_CC_INT_HOPS 7
+#define FAB_CC_INT_HOPS 5
 
 /* What one acknowledgement tells a model that wants samples. */
 struct fab_cc_sample {
@@ -108,6 +108,8 @@ struct fab_cc_ops {
 	void (*init)(void *st, const void *params, double line_bps);
 	/* after init, where a model needs its path (NULL: it does not) */
 	void (*attach)(void *st, const struct fab_cc_env *env);
+	/* bytes it adds to every data packet and ACK (telemetry; NULL: none) */
+	uint32_t (*header_bytes)(const void *params);
 	void (*on_sent)(void *st, fab_bytes bytes);
 	/* whether on_sent changes nothing in this state (no byte counter
 	 * running); NULL: it may */

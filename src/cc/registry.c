@@ -16,7 +16,8 @@
 	X(dcqcn_nic)                                                                                                   \
 	X(newreno)                                                                                                     \
 	X(cubic)                                                                                                       \
-	X(dctcp)
+	X(dctcp)                                                                                                       \
+	X(hpcc)
 
 #define DECLARE(n) extern const struct fab_cc_ops fab_cc_##n;
 MODELS(DECLARE)

@@ -146,7 +146,8 @@ static json_t *config_json(const struct fab_config *c)
 		char val[256], path[160];
 		/* how the run was carried out, not what it models: a split run's
 		 * document is byte for byte the one thread's */
-		if (!strcmp(keys[i].path, "run.threads") || !strcmp(keys[i].path, "run.partitions"))
+		if (!strcmp(keys[i].path, "run.threads") || !strcmp(keys[i].path, "run.partitions") ||
+		    !fab_config_key_shown(c, i))
 			continue;
 		fab_config_value_text(&keys[i], c, val, sizeof val);
 		snprintf(path, sizeof path, "%s", keys[i].path);

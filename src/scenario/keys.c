@@ -180,6 +180,11 @@ static const struct fab_key_def core_keys[] = {
 	{"fabric.ecn.mark_at", K_ENUM, OFF(fabric.ecn.mark_at), "dequeue", 0, 0, "dequeue|dequeue-after|enqueue",
 	 "dequeue: on the queue with the departing packet; dequeue-after: on the queue it leaves behind (HPCC's ns-3); "
 	 "enqueue: on the queue with the arriving packet"},
+	{"fabric.cc", K_ENUM, OFF(cc_choice), "auto", 0, 0, NULL /* the registry's models (build_keys) */,
+	 "the congestion control of the fabric's queue pairs: auto, the transport's keys (RoCE: DCQCN while "
+	 "fabric.dcqcn.enabled, its variant; TCP: fabric.tcp.cc; InfiniBand: none unless fabric.dcqcn.enabled is "
+	 "given), or a model by name (doc/model.md); a model of another transport is refused"},
+	{"fabric.cc.models", K_MODEL_KEYS, 0, NULL, 0, 0, NULL, NULL},
 	{"fabric.dcqcn", K_MODEL_KEYS, 0, NULL, 0, 0, "fabric.dcqcn", NULL},
 	{"fabric.tcp.cc", K_ENUM, OFF(fabric.tcp.cc), "cubic", 0, 0, "newreno|cubic|dctcp",
 	 "TCP congestion control: newreno (RFC 5681, 6582), cubic (RFC 8312, Linux's default), dctcp (RFC 8257: "
@@ -467,6 +472,7 @@ static const struct fab_key_def fault_keys[] = {
  * names, at the marker for the rest), its offsets moved from the family's
  * struct to the family's place in struct fab_config.  Built once. */
 static struct fab_key_def *all_keys;
+static const struct fab_cc_family **all_keys_family; /* a key's family where the rest's marker placed it */
 static size_t n_all_keys;
 static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
 
@@ -480,26 +486,43 @@ static bool family_placed(const struct fab_cc_family *f)
 }
 
 /* appends a family's keys to the table at out (NULL: counts them) */
-static size_t place_family(const struct fab_cc_family *f, struct fab_key_def *out)
+static size_t place_family(const struct fab_cc_family *f, struct fab_key_def *out, const struct fab_cc_family **fam,
+			   bool rest)
 {
 	size_t base = offsetof(struct fab_config, fabric.cc.params) + fab_cc_family_offset(f);
 	for (size_t k = 0; out && k < f->nkeys; k++) {
 		out[k] = f->keys[k];
 		out[k].off += base;
+		fam[k] = rest ? f : NULL;
 	}
 	return f->nkeys;
 }
 
 /* the families a marker places, appended at out (NULL: counted) */
-static size_t place_marker(const struct fab_key_def *m, struct fab_key_def *out)
+static size_t place_marker(const struct fab_key_def *m, struct fab_key_def *out, const struct fab_cc_family **fam)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < fab_cc_family_count(); i++) {
 		const struct fab_cc_family *f = fab_cc_family_at(i);
 		if (m->choices ? !strcmp(m->choices, f->prefix) : !family_placed(f))
-			n += place_family(f, out ? out + n : NULL);
+			n += place_family(f, out ? out + n : NULL, fam ? fam + n : NULL, !m->choices);
 	}
 	return n;
+}
+
+/* fabric.cc's choices: auto and every model, in the registry's order */
+static char *cc_choices(void)
+{
+	size_t len = sizeof "auto";
+	for (size_t i = 0; i < fab_cc_count(); i++)
+		len += strlen(fab_cc_at(i)->name) + 1;
+	char *c = fab_xcalloc(1, len);
+	strcpy(c, "auto");
+	for (size_t i = 0; i < fab_cc_count(); i++) {
+		strcat(c, "|");
+		strcat(c, fab_cc_at(i)->name);
+	}
+	return c;
 }
 
 static void build_keys(void)
@@ -508,17 +531,37 @@ static void build_keys(void)
 		size_t n = 0;
 		for (size_t i = 0; i < FAB_ARRAY_LEN(core_keys); i++) {
 			if (core_keys[i].type == K_MODEL_KEYS)
-				n += place_marker(&core_keys[i], all_keys ? all_keys + n : NULL);
-			else if (all_keys)
-				all_keys[n++] = core_keys[i];
-			else
+				n += place_marker(&core_keys[i], all_keys ? all_keys + n : NULL,
+						  all_keys ? all_keys_family + n : NULL);
+			else if (all_keys) {
+				all_keys[n] = core_keys[i];
+				if (!strcmp(all_keys[n].path, "fabric.cc"))
+					all_keys[n].choices = cc_choices();
+				n++;
+			} else
 				n++;
 		}
 		if (!all_keys) {
 			n_all_keys = n;
 			all_keys = fab_xcalloc(n, sizeof *all_keys);
+			all_keys_family = fab_xcalloc(n, sizeof *all_keys_family);
 		}
 	}
+}
+
+bool fab_config_key_shown(const struct fab_config *c, size_t i)
+{
+	fab_config_keys(NULL);
+	const struct fab_cc_family *f = all_keys_family[i];
+	if (!f)
+		return true;
+	for (int t = 0; t < FAB_TRANSPORT_COUNT; t++)
+		if (fab_cc_of(&c->fabric.cc, t)->family == f)
+			return true;
+	for (size_t k = 0; k < n_all_keys; k++)
+		if (all_keys_family[k] == f && fab_config_given(c, all_keys[k].path))
+			return true;
+	return false;
 }
 
 const struct fab_key_def *fab_config_keys(size_t *n)

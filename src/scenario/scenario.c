@@ -485,12 +485,44 @@ static void choose_cc(struct fab_config *c)
 	}
 }
 
+/* fabric.cc names the model of the fabric's queue pairs: one of its
+ * transport's; fabric.dcqcn.enabled and variant then say what runs */
+static int choose_named_cc(struct loader *L)
+{
+	struct fab_config *c = L->c;
+	if (!c->cc_choice)
+		return 0;
+	const struct fab_cc_ops *ops = fab_cc_at((size_t)c->cc_choice - 1);
+	if (!(ops->transports & (1u << c->fabric.transport))) {
+		char w[300], tr[32], on[64] = "";
+		fab_config_where(c, "fabric.cc", w, sizeof w);
+		static const char *const names[] = {"roce", "tcp", "ib"};
+		for (int t = 0; t < FAB_TRANSPORT_COUNT; t++)
+			if (ops->transports & (1u << t))
+				snprintf(on + strlen(on), sizeof on - strlen(on), "%s%s", *on ? ", " : "", names[t]);
+		return fab_err_set(L->err, FAB_EINVAL,
+				   "%sfabric.cc: %s does not run on fabric.transport %s (it runs on %s)", w, ops->name,
+				   key_text(c, "fabric.transport", tr, sizeof tr), on);
+	}
+	c->fabric.cc.model[c->fabric.transport] = c->cc_choice - 1;
+	if (c->fabric.transport != FAB_TRANSPORT_TCP) {
+		bool dcqcn = !strncmp(ops->name, "dcqcn", 5);
+		key_set(c, "fabric.dcqcn.enabled", dcqcn ? "true" : "false");
+		if (dcqcn)
+			key_set(c, "fabric.dcqcn.variant", strcmp(ops->name, "dcqcn") ? "firmware" : "paper");
+	}
+	return 0;
+}
+
 /* TCP runs over lossy Ethernet (no PFC unless the scenario asks), and a
  * congestion control such as DCTCP wants its switches to mark at one
  * threshold K */
-static void transport_defaults(struct fab_config *c)
+static int transport_defaults(struct loader *L)
 {
+	struct fab_config *c = L->c;
 	choose_cc(c);
+	if (choose_named_cc(L))
+		return -1;
 	const struct fab_cc_ops *cc = fab_cc_of(&c->fabric.cc, c->fabric.transport);
 	if (cc->wants & FAB_CC_WANTS_STEP && !fab_config_given(c, "fabric.ecn.kmin") &&
 	    !fab_config_given(c, "fabric.ecn.kmax"))
@@ -501,13 +533,14 @@ static void transport_defaults(struct fab_config *c)
 			c->fabric.ecn.enabled = cc != &fab_cc_none;
 		if (!fab_config_given(c, "fabric.wire.preamble_ifg")) /* no Ethernet preamble or gap */
 			c->fabric.wire.preamble_ifg = fab_wire_of(FAB_TRANSPORT_IB)->preamble_ifg;
-		return;
+		return 0;
 	}
 	if (c->fabric.transport != FAB_TRANSPORT_TCP)
-		return;
+		return 0;
 	if (!fab_config_given(c, "fabric.pfc.enabled"))
 		c->fabric.pfc.enabled = false;
 	c->fabric.tcp.mss = c->fabric.mtu;
+	return 0;
 }
 
 static int cross_checks(struct loader *L)
@@ -601,8 +634,7 @@ struct fab_config *fab_config_parse(const char *text, size_t len, const char *or
 	fab_ydom_free(root);
 	if (rc || apply_presets(&L))
 		goto fail;
-	transport_defaults(c);
-	if (cross_checks(&L))
+	if (transport_defaults(&L) || cross_checks(&L))
 		goto fail;
 	/* resolve relative paths against the scenario's folder */
 	char *tf = resolve_path(base_dir, c->topo_file);

@@ -33,6 +33,7 @@ struct fab_key_loc {
 };
 
 struct fab_config {
+	int cc_choice; /* fabric.cc: 0 auto, else 1 + the model's index in the registry */
 	struct fab_topo_params topo;
 	struct fab_fabric_params fabric;
 	struct fab_traffic_params traffic;
@@ -69,6 +70,10 @@ extern const char fab_default_scenario[];
 /* The key table, for the effective configuration and the reference
  * (struct fab_key_def: base/keydef.h). */
 const struct fab_key_def *fab_config_keys(size_t *n);
+/* whether the effective configuration shows key i: every key, but a
+ * congestion-control family's that the table lists with the rest only
+ * where one of its models runs or one of its keys was given */
+bool fab_config_key_shown(const struct fab_config *c, size_t i);
 /* every key, its default, range and meaning, as a Markdown table */
 int fab_config_write_keys(FILE *f);
 const struct fab_key_def *fab_config_flow_keys(size_t *n);

@@ -89,12 +89,43 @@ static void test_cc_chosen_by_transport_keys(void **state)
 	}
 }
 
+/* fabric.cc chooses the fabric's transport's model by name, sets the
+ * DCQCN keys to match, and refuses a model of another transport at its
+ * place */
+static void test_cc_chosen_by_name(void **state)
+{
+	(void)state;
+	struct fab_err err = {0};
+	const char *hp[] = {"fabric.cc=hpcc"};
+	struct fab_config *c = fab_config_parse("{}", 2, "t", NULL, hp, 1, &err);
+	assert_non_null(c);
+	assert_string_equal(fab_cc_of(&c->fabric.cc, FAB_TRANSPORT_ROCE)->name, "hpcc");
+	assert_string_equal(fab_cc_of(&c->fabric.cc, FAB_TRANSPORT_TCP)->name, "cubic");
+	assert_false(fab_config_given(c, "fabric.hpcc.eta"));
+	fab_config_free(c);
+	const char *fw[] = {"fabric.cc=dcqcn-firmware", "fabric.dcqcn.enabled=false"};
+	c = fab_config_parse("{}", 2, "t", NULL, fw, 2, &err);
+	assert_non_null(c);
+	assert_string_equal(fab_cc_of(&c->fabric.cc, FAB_TRANSPORT_ROCE)->name, "dcqcn-firmware");
+	fab_config_free(c);
+	const char *yaml = "fabric:\n  transport: tcp\n  cc: hpcc\n";
+	c = fab_config_parse(yaml, strlen(yaml), "s.yaml", NULL, NULL, 0, &err);
+	assert_null(c);
+	assert_non_null(strstr(
+		err.msg, "s.yaml:3:7: fabric.cc: hpcc does not run on fabric.transport tcp (it runs on roce, ib)"));
+	const char *nope[] = {"fabric.cc=bbr"};
+	c = fab_config_parse("{}", 2, "t", NULL, nope, 1, &err);
+	assert_null(c);
+	assert_non_null(strstr(err.msg, "fabric.cc"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cc_registry_names_and_families),
 		cmocka_unit_test(test_cc_keys_in_scenario),
 		cmocka_unit_test(test_cc_chosen_by_transport_keys),
+		cmocka_unit_test(test_cc_chosen_by_name),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
