@@ -2,9 +2,10 @@
  * registry.c - every congestion-control model, one line each.
  *
  * A model is its own files (its ops table, its parameter family with the
- * scenario keys, its tests) and one line below.  The order is the order of
- * fabric.cc's choices and of the families' keys where the key table does
- * not place them itself (src/scenario/keys.c).
+ * scenario keys, its tests) and one line in the list below (each line
+ * ends with a backslash, so adding one touches no other).  The order is
+ * the order of fabric.cc's choices and of the families' keys where the key
+ * table does not place them itself (src/scenario/keys.c).
  */
 #include <string.h>
 
@@ -17,7 +18,8 @@
 	X(newreno)                                                                                                     \
 	X(cubic)                                                                                                       \
 	X(dctcp)                                                                                                       \
-	X(hpcc)
+	X(hpcc)                                                                                                        \
+	/* one line a model, above */
 
 #define DECLARE(n) extern const struct fab_cc_ops fab_cc_##n;
 MODELS(DECLARE)
