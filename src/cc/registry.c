@@ -19,6 +19,7 @@
 	X(cubic)                                                                                                       \
 	X(dctcp)                                                                                                       \
 	X(hpcc)                                                                                                        \
+	X(swift)                                                                                                       \
 	/* one line a model, above */
 
 #define DECLARE(n) extern const struct fab_cc_ops fab_cc_##n;
