@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "result.h"
-#include "../base/dec.h"
 #include "../base/sort.h"
+#include "jsonw.h"
 #include "slowdown.h"
 
 /* Nearest-rank percentile of a sorted array. */
@@ -407,9 +407,9 @@ static json_t *ecmp_json(const struct fab_sim *s)
  * writes the long tables straight from the run (the ports' too: jansson
  * took 6% of the flow engine's FB_Hadoop command for its 960 ports).
  * Each row is described once (the row functions below) and either built
- * as a jansson object (the document fab_result_json gives) or written as
- * jansson writes that object at JSON_INDENT(2): the same bytes either
- * way. */
+ * as a jansson object (the document fab_result_json gives) or written
+ * through the JSON writer (jsonw.h), which writes what jansson writes of
+ * that object: the same bytes either way. */
 
 /* the lean document's stand-ins for the long tables */
 #define MARK_FLOWS                                                                                                     \
@@ -425,81 +425,7 @@ static json_t *ecmp_json(const struct fab_sim *s)
 	"\x01"                                                                                                         \
 	"fabscope:ports"
 
-enum rows { ROWS_FLOWS, ROWS_SERIES, ROWS_FLOW_SERIES, ROWS_PORTS };
-
-/* bytes to a FILE through one buffer */
-struct jout {
-	FILE *f;
-	size_t n;
-	bool bad;
-	char b[1 << 16];
-};
-
-static void jo_flush(struct jout *o)
-{
-	if (o->n && fwrite(o->b, 1, o->n, o->f) != o->n)
-		o->bad = true;
-	o->n = 0;
-}
-
-/* room for n bytes (at most the buffer's size) at o->b + o->n */
-static char *jo_room(struct jout *o, size_t n)
-{
-	if (sizeof o->b - o->n < n)
-		jo_flush(o);
-	return o->b + o->n;
-}
-
-static void jo_put(struct jout *o, const char *p, size_t n)
-{
-	if (n <= sizeof o->b - o->n) {
-		memcpy(o->b + o->n, p, n);
-		o->n += n;
-		return;
-	}
-	while (n) {
-		if (o->n == sizeof o->b)
-			jo_flush(o);
-		size_t k = FAB_MIN(n, sizeof o->b - o->n);
-		memcpy(o->b + o->n, p, k);
-		o->n += k;
-		p += k;
-		n -= k;
-	}
-}
-
-/* v in decimal, after a minus sign when neg, then c unless it is 0: at
- * most 22 bytes, written in place, the digits from the last (counted
- * first: built on the stack and copied, the copy's wide loads waited for
- * the digits' narrow stores, 3% of the flow engine's incast command) */
-static void jo_dec(struct jout *o, uint64_t v, bool neg, char c)
-{
-	char *p = jo_room(o, 22), *p0 = p;
-	*p = '-';
-	p += neg;
-	p += fab_dec_len(v);
-	fab_dec_u64(p, v);
-	*p = c;
-	p += c != 0;
-	o->n += (size_t)(p - p0);
-}
-
-/* as jansson writes a json_int_t: "%lld" */
-static void jo_int(struct jout *o, long long v)
-{
-	jo_dec(o, v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v, v < 0, 0);
-}
-
-/* "%llu", and the same followed by a comma */
-static void jo_u64(struct jout *o, uint64_t v)
-{
-	jo_dec(o, v, false, 0);
-}
-
-static void jo_u64c(struct jout *o, uint64_t v)
-{
-	jo_dec(o, v, false, ',');
-}
+enum rows { ROWS_FLOWS, ROWS_SERIES, ROWS_FLOW_SERIES, ROWS_PORTS, ROWS_NONE };
 
 /* a finished flow's goodput: its bytes over its completion time, rounded */
 static uint64_t goodput_bps(fab_bytes bytes, uint64_t fct_ps)
@@ -507,13 +433,11 @@ static uint64_t goodput_bps(fab_bytes bytes, uint64_t fct_ps)
 	return fct_ps ? (uint64_t)((double)bytes * 8e12 / (double)fct_ps + 0.5) : 0;
 }
 
-/* A row goes either into a jansson object or out through a jout. */
+/* A row goes either into a jansson object or out through a writer. */
 struct sink {
 	json_t *obj;
-	struct jout *o;
+	struct jw *w;
 	const struct fab_topo *t;
-	char **names; /* per node: its name as a JSON string, or "" when it has none (NULL: not yet) */
-	bool first;
 	const struct fab_series_row *ser;
 	const struct fab_flow_series_row *fser;
 	const struct fab_sim *s; /* the flows' and the ports' tables */
@@ -522,83 +446,47 @@ struct sink {
 	size_t n;
 };
 
-/* a key, written in one piece (keys are short literals) */
-static inline void sk_key(struct sink *k, const char *key)
+JW_INLINE void sk_int(struct sink *k, const char *key, long long v)
 {
-	static const char pad[] = ",\n      \"";
-	size_t n = strlen(key); /* (a literal: folded where inlined) */
-	char *p = jo_room(k->o, sizeof pad + n + 3), *p0 = p;
-	memcpy(p, pad + k->first, sizeof pad - 1);
-	p += sizeof pad - 1 - k->first;
-	k->first = false;
-	memcpy(p, key, n);
-	memcpy(p + n, "\": ", 3);
-	k->o->n += (size_t)(p + n + 3 - p0);
-}
-
-static inline void sk_int(struct sink *k, const char *key, long long v)
-{
-	if (k->obj) {
+	if (k->obj)
 		json_object_set_new(k->obj, key, json_integer(v));
-		return;
-	}
-	sk_key(k, key);
-	jo_int(k->o, v);
+	else
+		jw_kint(k->w, key, v);
 }
 
 /* unsigned counters as json_u64 has them */
-static inline void sk_u64(struct sink *k, const char *key, uint64_t v)
+JW_INLINE void sk_u64(struct sink *k, const char *key, uint64_t v)
 {
 	sk_int(k, key, (long long)v);
 }
 
-static void sk_null(struct sink *k, const char *key)
+JW_INLINE void sk_null(struct sink *k, const char *key)
 {
-	if (k->obj) {
+	if (k->obj)
 		json_object_set_new(k->obj, key, json_null());
-		return;
-	}
-	sk_key(k, key);
-	jo_put(k->o, "null", 4);
+	else
+		jw_knull(k->w, key);
 }
 
 /* a node's name (a name that is not UTF-8 leaves the key out, as
  * json_string does) */
-static void sk_node(struct sink *k, const char *key, uint32_t node)
+JW_INLINE void sk_node(struct sink *k, const char *key, uint32_t node)
 {
 	const char *name = k->t->nodes[node].name;
-	if (k->obj) {
+	if (k->obj)
 		json_object_set_new(k->obj, key, json_string(name));
-		return;
-	}
-	if (!k->names[node]) {
-		json_t *j = json_string(name);
-		k->names[node] = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
-		json_decref(j);
-		if (!k->names[node])
-			k->names[node] = fab_xcalloc(1, 1);
-	}
-	if (!*k->names[node])
-		return;
-	sk_key(k, key);
-	jo_put(k->o, k->names[node], strlen(k->names[node]));
+	else
+		jw_kstr(k->w, key, name);
 }
 
-/* a real as jansson writes it (each through jansson: a port has one) */
 static void sk_real(struct sink *k, const char *key, double v)
 {
-	json_t *j = json_real(v);
 	if (k->obj) {
-		json_object_set_new(k->obj, key, j);
+		json_object_set_new(k->obj, key, json_real(v));
 		return;
 	}
-	char *text = json_dumps(j, JSON_ENCODE_ANY);
-	json_decref(j);
-	if (!text)
-		return;
-	sk_key(k, key);
-	jo_put(k->o, text, strlen(text));
-	free(text);
+	jw_key(k->w, key);
+	jw_real(k->w, v);
 }
 
 /* a port's counters per priority, an array of FAB_NPRIO */
@@ -611,12 +499,11 @@ static void sk_prio(struct sink *k, const char *key, const uint64_t *v)
 		json_object_set_new(k->obj, key, a);
 		return;
 	}
-	sk_key(k, key);
-	for (unsigned i = 0; i < FAB_NPRIO; i++) {
-		jo_put(k->o, i ? ",\n        " : "[\n        ", 10);
-		jo_u64(k->o, v[i]);
-	}
-	jo_put(k->o, "\n      ]", 8);
+	jw_key(k->w, key);
+	jw_arr(k->w);
+	for (unsigned i = 0; i < FAB_NPRIO; i++)
+		jw_int(k->w, (long long)v[i]);
+	jw_arr_end(k->w);
 }
 
 static void flow_row(struct sink *k, size_t i)
@@ -770,69 +657,54 @@ static json_t *rows_json(const struct fab_sim *s, enum rows which)
 	return a;
 }
 
-/* the table as jansson writes it at depth 1 of an object at JSON_INDENT(2) */
+/* the table through the writer, after its key */
 static void rows_write(struct sink *k, const struct fab_sim *s, enum rows which)
 {
-	size_t n = rows_open(k, s, which);
-	if (!n) {
-		jo_put(k->o, "[]", 2);
-		return;
-	}
-	jo_put(k->o, "[", 1);
-	for (size_t i = 0; i < n; i++) {
-		jo_put(k->o, i ? ",\n    {" : "\n    {", i ? 7 : 6);
-		k->first = true;
+	jw_arr(k->w);
+	for (size_t i = 0, n = rows_open(k, s, which); i < n; i++) {
+		jw_obj(k->w);
 		row(k, which, i);
-		jo_put(k->o, "\n    }", 6);
+		jw_obj_end(k->w);
 	}
-	jo_put(k->o, "\n  ]", 4);
+	jw_arr_end(k->w);
 }
 
+/* which table a member of the lean document stands in for */
+static enum rows stand_in(const json_t *v)
+{
+	static const char *const marks[] = {[ROWS_FLOWS] = MARK_FLOWS,
+					    [ROWS_SERIES] = MARK_SERIES,
+					    [ROWS_FLOW_SERIES] = MARK_FLOW_SERIES,
+					    [ROWS_PORTS] = MARK_PORTS};
+	if (json_is_string(v))
+		for (int i = 0; i < ROWS_NONE; i++)
+			if (!strcmp(json_string_value(v), marks[i]))
+				return (enum rows)i;
+	return ROWS_NONE;
+}
+
+/* the lean document walked member by member, each stand-in replaced by its
+ * table written from the run */
 int fab_result_write_json(FILE *f, json_t *lean, const struct fab_sim *s)
 {
-	static const struct {
-		const char *text; /* the stand-in as written */
-		enum rows which;
-	} marks[] = {
-		{"\n  \"flows\": \"\\u0001fabscope:flows\"", ROWS_FLOWS},
-		{"\n  \"series\": \"\\u0001fabscope:series\"", ROWS_SERIES},
-		{"\n  \"flow_series\": \"\\u0001fabscope:flow_series\"", ROWS_FLOW_SERIES},
-		{"\n  \"ports\": \"\\u0001fabscope:ports\"", ROWS_PORTS},
-	};
-	char *text = json_dumps(lean, JSON_INDENT(2));
-	if (!text)
-		return FAB_EIO;
-	const struct fab_topo *t = fab_sim_topo(s);
-	struct jout *o = fab_xcalloc(1, sizeof *o);
-	o->f = f;
-	struct sink k = {.o = o, .t = t, .names = fab_xcalloc(t->nnodes, sizeof *k.names)};
-	const char *at = text;
-	for (;;) {
-		const char *next = NULL;
-		size_t m = 0;
-		for (size_t i = 0; i < sizeof marks / sizeof *marks; i++) {
-			const char *p = strstr(at, marks[i].text);
-			if (p && (!next || p < next)) {
-				next = p;
-				m = i;
-			}
-		}
-		if (!next)
-			break;
-		/* up to the value: the key and ": " stay */
-		size_t key = strchr(next + 4, '"') - next + 3;
-		jo_put(o, at, (size_t)(next - at) + key);
-		rows_write(&k, s, marks[m].which);
-		at = next + strlen(marks[m].text);
+	struct jw *w = fab_xcalloc(1, sizeof *w);
+	jw_init(w, f, JSON_INDENT(2));
+	struct sink k = {.w = w, .t = fab_sim_topo(s)};
+	const char *key;
+	json_t *v;
+	jw_obj(w);
+	json_object_foreach(lean, key, v)
+	{
+		enum rows which = stand_in(v);
+		jw_key(w, key);
+		if (which == ROWS_NONE)
+			jw_json(w, v);
+		else
+			rows_write(&k, s, which);
 	}
-	jo_put(o, at, strlen(at));
-	jo_flush(o);
-	int rc = o->bad ? FAB_EIO : 0;
-	for (uint32_t i = 0; i < t->nnodes; i++)
-		free(k.names[i]);
-	free(k.names);
-	free(o);
-	free(text);
+	jw_obj_end(w);
+	int rc = jw_end(w);
+	free(w);
 	return rc;
 }
 
@@ -881,11 +753,11 @@ int fab_result_write_flows_csv(FILE *f, const struct fab_sim *s)
 {
 	const struct fab_topo *t = fab_sim_topo(s);
 	size_t n = fab_sim_nflows(s);
-	struct jout *o = fab_xcalloc(1, sizeof *o);
-	o->f = f;
+	struct jw_out *o = fab_xcalloc(1, sizeof *o);
+	jw_out_init(o, f);
 	static const char head[] = "id,src_gpu,dst_gpu,src_nic,dst_nic,bytes,priority,qps,start_ps,finish_ps,"
 				   "fct_ps,goodput_bps,retx_pkts,timeouts,cnps,qp_errors\n";
-	jo_put(o, head, sizeof head - 1);
+	jw_out_put(o, head, sizeof head - 1);
 	for (size_t i = 0; i < n; i++) {
 		const struct fab_sim_flow *fl = fab_sim_flow_spec(s, i);
 		struct fab_flow_stats st = fab_sim_flow_stat(s, i);
@@ -893,32 +765,31 @@ int fab_result_write_flows_csv(FILE *f, const struct fab_sim *s)
 		uint64_t fct = done ? st.finish_ps - fl->start_ps : 0;
 		const char *src = t->nodes[t->nic_node[fl->src_nic]].name;
 		const char *dst = t->nodes[t->nic_node[fl->dst_nic]].name;
-		jo_u64c(o, fl->id);
-		jo_u64c(o, fl->src_gpu);
-		jo_u64c(o, fl->dst_gpu);
-		jo_put(o, src, strlen(src));
-		jo_put(o, ",", 1);
-		jo_put(o, dst, strlen(dst));
-		jo_put(o, ",", 1);
-		jo_u64c(o, fl->bytes);
-		jo_u64c(o, fl->prio);
-		jo_u64c(o, fl->qps);
-		jo_u64c(o, fl->start_ps);
+		jw_out_u64c(o, fl->id);
+		jw_out_u64c(o, fl->src_gpu);
+		jw_out_u64c(o, fl->dst_gpu);
+		jw_out_put(o, src, strlen(src));
+		jw_out_put(o, ",", 1);
+		jw_out_put(o, dst, strlen(dst));
+		jw_out_put(o, ",", 1);
+		jw_out_u64c(o, fl->bytes);
+		jw_out_u64c(o, fl->prio);
+		jw_out_u64c(o, fl->qps);
+		jw_out_u64c(o, fl->start_ps);
 		if (done) {
-			jo_u64c(o, st.finish_ps);
-			jo_u64c(o, fct);
-			jo_u64c(o, goodput_bps(fl->bytes, fct));
+			jw_out_u64c(o, st.finish_ps);
+			jw_out_u64c(o, fct);
+			jw_out_u64c(o, goodput_bps(fl->bytes, fct));
 		} else {
-			jo_put(o, ",,,", 3);
+			jw_out_put(o, ",,,", 3);
 		}
-		jo_u64c(o, st.retx_pkts);
-		jo_u64c(o, st.timeouts);
-		jo_u64c(o, st.cnps);
-		jo_u64(o, st.qp_errors);
-		jo_put(o, "\n", 1);
+		jw_out_u64c(o, st.retx_pkts);
+		jw_out_u64c(o, st.timeouts);
+		jw_out_u64c(o, st.cnps);
+		jw_out_u64(o, st.qp_errors);
+		jw_out_put(o, "\n", 1);
 	}
-	jo_flush(o);
-	int rc = o->bad || ferror(f) ? FAB_EIO : 0;
+	int rc = jw_out_end(o) || ferror(f) ? FAB_EIO : 0;
 	free(o);
 	return rc;
 }
