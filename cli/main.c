@@ -1,8 +1,8 @@
 /*
- * fabscope - command line front end.  Parses arguments, calls the library,
- * prints.  Results go to stdout, diagnostics and progress to stderr
- * (progress only when stderr is a terminal).  Exit codes: 0 ok, 1 checks
- * failed, 2 usage, 3 bad input, 4 I/O error, 5 internal error.
+ * main.c - the fabscope command line's front end.  Parses arguments, calls
+ * the library, prints.  Results go to stdout, diagnostics and progress to
+ * stderr (progress only when stderr is a terminal).  Exit codes: 0 ok, 1
+ * checks failed, 2 usage, 3 bad input, 4 I/O error, 5 internal error.
  * This file: the command table and `fabscope sim`; coll.c: coll and
  * matrix; diagnose.c; probe.c; common.c: what they share.
  */
