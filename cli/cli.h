@@ -31,9 +31,9 @@ struct cmd_out {
 };
 #define OUT_DOC (-1)
 /* ctx: a struct cmd_out; what: OUT_DOC or an enum fab_output */
-int w_cmd(FILE *f, void *ctx, int what);
+int cli_w_cmd(FILE *f, void *ctx, int what);
 /* the output of --format (json: the document), then a check of stdout */
-int print_cmd(struct cmd_out *o, const char *format, int csv_what);
+int cli_print_cmd(struct cmd_out *o, const char *format, int csv_what);
 
 /* The files of specs into outdir, each through a temporary file of its own
  * (O_EXCL, never through a symbolic link; removed on SIGINT, SIGTERM or
@@ -41,17 +41,17 @@ int print_cmd(struct cmd_out *o, const char *format, int csv_what);
  * renamed into place only when all are whole; the files of the previous run
  * into outdir that this one does not write are removed (the directory's
  * manifest, .fabscope-files, lists them).  An exit status. */
-int write_out_dir(const char *outdir, const struct out_spec *specs, size_t n, void *ctx);
+int cli_write_out_dir(const char *outdir, const struct out_spec *specs, size_t n, void *ctx);
 /* The same for one file that the user names (no manifest, nothing else
  * touched): path's directory, path's name. */
-int write_out_file(const char *path, const struct out_spec *spec, void *ctx);
+int cli_write_out_file(const char *path, const struct out_spec *spec, void *ctx);
 
 /* common.c */
-double wall_s(void);
+double cli_wall_s(void);
 /* json_dumpf's bytes, written in large blocks: 0, or -1 */
-int json_write(json_t *j, FILE *f, size_t flags);
+int cli_json_write(json_t *j, FILE *f, size_t flags);
 /* seconds, more than 0 and at most a day: 0, or -1 */
-int parse_seconds(const char *s, double *out);
+int cli_parse_seconds(const char *s, double *out);
 struct progress_ctx {
 	double t0;
 	bool shown;
@@ -61,14 +61,14 @@ struct progress_ctx {
 };
 /* on a terminal: simulated time, events, events per second, and where the
  * work can be measured the share done and the time left */
-void progress(void *vctx, fab_time_ps now_ps, uint64_t events);
+void cli_progress(void *vctx, fab_time_ps now_ps, uint64_t events);
 /* "text", "json" or "csv" among allowed ("text|json|csv"); false after a message */
-bool format_ok(const char *format, const char *allowed);
-/* main() starts the clock that report_speed's whole-command time counts from */
+bool cli_format_ok(const char *format, const char *allowed);
+/* main() starts the clock that cli_report_speed's whole-command time counts from */
 void cli_clock_start(void);
 /* The run's events in run_s seconds, then the whole command's wall time and
  * peak memory so far: stderr, never the results.  Called last. */
-void report_speed(uint64_t events, double run_s);
+void cli_report_speed(uint64_t events, double run_s);
 
 /* What sim, coll and matrix share on the command line: --seed, --set,
  * --format, --out, -q, and options that stand for a scenario key. */
@@ -101,9 +101,9 @@ json_t *cli_load_doc(const char *path, int *rc);
 /* a scenario (NULL: the built-in one) with sets, run as sim, coll or
  * matrix (enum fab_grid_cmd), quietly: its result document, or NULL and
  * err */
-json_t *run_doc(int command, const char *scenario, const char *const *sets, size_t n, struct fab_err *err);
+json_t *cli_run_doc(int command, const char *scenario, const char *const *sets, size_t n, struct fab_err *err);
 
-/* the commands */
+/* the commands: cmd_NAME runs `fabscope NAME` (main.c's table) */
 int cmd_sim(int argc, char **argv);
 int cmd_coll(int argc, char **argv);
 int cmd_matrix(int argc, char **argv);

@@ -277,7 +277,7 @@ int cmd_coll(int argc, char **argv)
 	}
 	if (fab_coll_run_warning(r))
 		fprintf(stderr, "fabscope: warning: %s\n", fab_coll_run_warning(r));
-	struct progress_ctx pctx = {wall_s(), false, coll_done, r};
+	struct progress_ctx pctx = {cli_wall_s(), false, coll_done, r};
 	bool tty = isatty(STDERR_FILENO) && !cm.quiet;
 	/* the text table streams: its head now, each row as its size is done */
 	struct row_stream rs = {r, &pctx, algo_col};
@@ -287,7 +287,7 @@ int cmd_coll(int argc, char **argv)
 		fflush(stdout);
 		fab_coll_run_set_row_hook(r, print_row, &rs);
 	}
-	int erc = fab_coll_run_exec(r, tty ? progress : NULL, &pctx, &err);
+	int erc = fab_coll_run_exec(r, tty ? cli_progress : NULL, &pctx, &err);
 	if (pctx.shown)
 		fputs("\r\033[K", stderr);
 	if (debug)
@@ -297,23 +297,23 @@ int cmd_coll(int argc, char **argv)
 		rc = fab_err_exit_code(erc);
 		goto out;
 	}
-	double run_s = wall_s() - pctx.t0;
+	double run_s = cli_wall_s() - pctx.t0;
 	doc = fab_coll_run_json(r);
 	int text = algo_col ? FAB_OUT_TEXT_ALGO : FAB_OUT_TEXT;
 	struct cmd_out co = {doc, 2, r, write_coll, text};
 	if (cm.outdir) {
-		const struct out_spec specs[] = {{"result.json", w_cmd, OUT_DOC},
-						 {"coll.txt", w_cmd, text},
-						 {"coll.csv", w_cmd, FAB_OUT_ROWS_CSV},
-						 {"ports.csv", w_cmd, FAB_OUT_PORTS_CSV},
-						 {"coll.log", w_cmd, FAB_OUT_LOG}};
-		rc = write_out_dir(cm.outdir, specs, FAB_ARRAY_LEN(specs), &co);
+		const struct out_spec specs[] = {{"result.json", cli_w_cmd, OUT_DOC},
+						 {"coll.txt", cli_w_cmd, text},
+						 {"coll.csv", cli_w_cmd, FAB_OUT_ROWS_CSV},
+						 {"ports.csv", cli_w_cmd, FAB_OUT_PORTS_CSV},
+						 {"coll.log", cli_w_cmd, FAB_OUT_LOG}};
+		rc = cli_write_out_dir(cm.outdir, specs, FAB_ARRAY_LEN(specs), &co);
 		if (rc)
 			goto out;
 	}
 	if (json_file) { /* nccl-tests' -J: the result document */
-		const struct out_spec spec = {"", w_cmd, OUT_DOC};
-		if ((rc = write_out_file(json_file, &spec, &co)))
+		const struct out_spec spec = {"", cli_w_cmd, OUT_DOC};
+		if ((rc = cli_write_out_file(json_file, &spec, &co)))
 			goto out;
 	}
 	if (stream) {
@@ -323,7 +323,7 @@ int cmd_coll(int argc, char **argv)
 			rc = FAB_EXIT_IO;
 		}
 	} else if (!cm.quiet) {
-		rc = print_cmd(&co, cm.format, FAB_OUT_ROWS_CSV);
+		rc = cli_print_cmd(&co, cm.format, FAB_OUT_ROWS_CSV);
 	}
 	/* NCCL_TESTS_MIN_BW, as nccl-tests checks it */
 	double min_bw = fab_nccl_min_bw(),
@@ -334,7 +334,7 @@ int cmd_coll(int argc, char **argv)
 		rc = FAB_EXIT_CHECKS;
 	}
 	if (!cm.quiet && !rc)
-		report_speed(fab_coll_run_events(r), run_s);
+		cli_report_speed(fab_coll_run_events(r), run_s);
 out:
 	json_decref(doc);
 	fab_coll_run_free(r);
@@ -394,9 +394,9 @@ int cmd_matrix(int argc, char **argv)
 	}
 	if (fab_matrix_run_warning(r))
 		fprintf(stderr, "fabscope: warning: %s\n", fab_matrix_run_warning(r));
-	struct progress_ctx pctx = {wall_s(), false, NULL, NULL};
+	struct progress_ctx pctx = {cli_wall_s(), false, NULL, NULL};
 	bool tty = isatty(STDERR_FILENO) && !cm.quiet;
-	int erc = fab_matrix_run_exec(r, tty ? progress : NULL, &pctx, &err);
+	int erc = fab_matrix_run_exec(r, tty ? cli_progress : NULL, &pctx, &err);
 	if (pctx.shown)
 		fputs("\r\033[K", stderr);
 	if (erc) {
@@ -407,15 +407,15 @@ int cmd_matrix(int argc, char **argv)
 	doc = fab_matrix_run_json(r);
 	struct cmd_out mo = {doc, 1, r, write_matrix, FAB_OUT_TEXT};
 	if (cm.outdir) {
-		static const struct out_spec specs[] = {{"result.json", w_cmd, OUT_DOC},
-							{"matrix.txt", w_cmd, FAB_OUT_TEXT},
-							{"ports.csv", w_cmd, FAB_OUT_PORTS_CSV}};
-		rc = write_out_dir(cm.outdir, specs, FAB_ARRAY_LEN(specs), &mo);
+		static const struct out_spec specs[] = {{"result.json", cli_w_cmd, OUT_DOC},
+							{"matrix.txt", cli_w_cmd, FAB_OUT_TEXT},
+							{"ports.csv", cli_w_cmd, FAB_OUT_PORTS_CSV}};
+		rc = cli_write_out_dir(cm.outdir, specs, FAB_ARRAY_LEN(specs), &mo);
 		if (rc)
 			goto out;
 	}
 	if (!cm.quiet)
-		rc = print_cmd(&mo, cm.format, FAB_OUT_TEXT);
+		rc = cli_print_cmd(&mo, cm.format, FAB_OUT_TEXT);
 out:
 	json_decref(doc);
 	fab_matrix_run_free(r);

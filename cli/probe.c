@@ -113,7 +113,7 @@ static int w_json(FILE *f, void *ctx, int arg)
 {
 	(void)arg;
 	struct report *r = ctx;
-	return json_write(r->doc, f, JSON_INDENT(1) | JSON_REAL_PRECISION(9)) || fputc('\n', f) == EOF;
+	return cli_json_write(r->doc, f, JSON_INDENT(1) | JSON_REAL_PRECISION(9)) || fputc('\n', f) == EOF;
 }
 
 static int w_text(FILE *f, void *ctx, int arg)
@@ -137,11 +137,11 @@ static int finish_report(struct report *r, const struct probe_opts *o, const cha
 		json_object_set_new(r->doc, "error", json_string(error));
 	if (r->doc && o->json) {
 		struct out_spec spec = {"", w_json, 0};
-		rc = write_out_file(o->json, &spec, r);
+		rc = cli_write_out_file(o->json, &spec, r);
 	}
 	if (r->doc && o->outdir && !rc) {
 		struct out_spec specs[] = {{"result.json", w_json, 0}, {"probe.txt", w_text, 0}};
-		rc = write_out_dir(o->outdir, specs, FAB_ARRAY_LEN(specs), r);
+		rc = cli_write_out_dir(o->outdir, specs, FAB_ARRAY_LEN(specs), r);
 	}
 	free(r->text);
 	json_decref(r->doc);
@@ -603,7 +603,7 @@ static int probe_opt(struct probe_cli *pc, int c)
 		return -1;
 	case 'T':
 	case 'Y':
-		if (parse_seconds(optarg, c == 'T' ? &pc->pp.timeout_s : &pc->o.pair_timeout_s)) {
+		if (cli_parse_seconds(optarg, c == 'T' ? &pc->pp.timeout_s : &pc->o.pair_timeout_s)) {
 			fprintf(stderr, "fabscope: --%s %s: expected seconds (more than 0, at most 86400)\n",
 				c == 'T' ? "timeout" : "pair-timeout", optarg);
 			return FAB_EXIT_USAGE;
@@ -615,7 +615,7 @@ static int probe_opt(struct probe_cli *pc, int c)
 		/* iperf3's: a run of -t seconds, a report every -i (0: none) */
 		if (c == 'i' && !strcmp(optarg, "0")) {
 			pc->o.interval_s = 0;
-		} else if (parse_seconds(optarg, c == 't' ? &pc->o.duration_s : &pc->o.interval_s)) {
+		} else if (cli_parse_seconds(optarg, c == 't' ? &pc->o.duration_s : &pc->o.interval_s)) {
 			fprintf(stderr, "fabscope: -%c %s: expected seconds (more than 0, at most 86400%s)\n", c,
 				optarg, c == 'i' ? ", or 0: no interval reports" : "");
 			return FAB_EXIT_USAGE;

@@ -109,7 +109,7 @@ int cmd_sim(int argc, char **argv)
 			master = optarg;
 			continue;
 		} else if (c == 'W') {
-			if (parse_seconds(optarg, &timeout_s)) {
+			if (cli_parse_seconds(optarg, &timeout_s)) {
 				fprintf(stderr,
 					"fabscope: sim: --timeout: expected seconds (0 < S <= 86400), got \"%s\"\n",
 					optarg);
@@ -143,10 +143,10 @@ int cmd_sim(int argc, char **argv)
 		rc = fab_err_exit_code(err.code);
 		goto out;
 	}
-	struct progress_ctx pctx = {wall_s(), false, sim_done, run};
+	struct progress_ctx pctx = {cli_wall_s(), false, sim_done, run};
 	bool tty = isatty(STDERR_FILENO) && !cm.quiet && rank == 0;
 	o.run = run;
-	if (fab_run_exec(run, tty ? progress : NULL, &pctx)) {
+	if (fab_run_exec(run, tty ? cli_progress : NULL, &pctx)) {
 		const char *why = fab_run_rank_error(run);
 		fprintf(stderr, "fabscope: %s\n", why ? why : "the run failed");
 		rc = why ? FAB_EXIT_IO : FAB_EXIT_INTERNAL;
@@ -158,22 +158,22 @@ int cmd_sim(int argc, char **argv)
 		fputs("\r\033[K", stderr);
 	if (debug)
 		fab_run_write(stderr, run, FAB_OUT_LOG);
-	double run_s = wall_s() - pctx.t0;
+	double run_s = cli_wall_s() - pctx.t0;
 	static const struct out_spec specs[] = {
-		{"result.json", w_cmd, OUT_DOC},
-		{"flows.csv", w_cmd, FAB_OUT_FLOWS_CSV},
-		{"ports.csv", w_cmd, FAB_OUT_PORTS_CSV},
-		{"summary.txt", w_cmd, FAB_OUT_TEXT},
-		{"slowdown.csv", w_cmd, FAB_OUT_SLOWDOWN_CSV},
-		{"series.csv", w_cmd, FAB_OUT_SERIES_CSV},
-		{"series.jsonl", w_cmd, FAB_OUT_SERIES_JSONL},
+		{"result.json", cli_w_cmd, OUT_DOC},
+		{"flows.csv", cli_w_cmd, FAB_OUT_FLOWS_CSV},
+		{"ports.csv", cli_w_cmd, FAB_OUT_PORTS_CSV},
+		{"summary.txt", cli_w_cmd, FAB_OUT_TEXT},
+		{"slowdown.csv", cli_w_cmd, FAB_OUT_SLOWDOWN_CSV},
+		{"series.csv", cli_w_cmd, FAB_OUT_SERIES_CSV},
+		{"series.jsonl", cli_w_cmd, FAB_OUT_SERIES_JSONL},
 	};
-	if (cm.outdir && (rc = write_out_dir(cm.outdir, specs, fab_run_has_series(run) ? 7 : 5, &o)))
+	if (cm.outdir && (rc = cli_write_out_dir(cm.outdir, specs, fab_run_has_series(run) ? 7 : 5, &o)))
 		goto out;
 	if (!cm.quiet)
-		rc = print_cmd(&o, cm.format, OUT_TABLES);
+		rc = cli_print_cmd(&o, cm.format, OUT_TABLES);
 	if (!cm.quiet && !rc)
-		report_speed(fab_run_events(run), run_s);
+		cli_report_speed(fab_run_events(run), run_s);
 out:
 	json_decref(o.doc);
 	fab_run_free(run);

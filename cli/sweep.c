@@ -98,7 +98,7 @@ static void point_path(const struct sweep *s, size_t i, const char *ext, char *b
 
 static int w_json(FILE *f, void *ctx, int indent)
 {
-	return json_write(ctx, f, JSON_INDENT(indent)) || fputc('\n', f) == EOF;
+	return cli_json_write(ctx, f, JSON_INDENT(indent)) || fputc('\n', f) == EOF;
 }
 
 static int w_str(FILE *f, void *ctx, int arg)
@@ -110,7 +110,7 @@ static int w_str(FILE *f, void *ctx, int arg)
 static int write_json_file(const char *path, json_t *doc, int indent)
 {
 	struct out_spec spec = {"", w_json, indent};
-	return write_out_file(path, &spec, doc);
+	return cli_write_out_file(path, &spec, doc);
 }
 
 /* the point's run, in the child: its document, or NULL and err */
@@ -118,7 +118,7 @@ static json_t *run_point(const struct fab_grid *g, size_t i, struct fab_err *err
 {
 	size_t n;
 	char **sets = fab_grid_sets(g, i, &n);
-	json_t *doc = run_doc(g->command, g->scenario, (const char *const *)sets, n, err);
+	json_t *doc = cli_run_doc(g->command, g->scenario, (const char *const *)sets, n, err);
 	fab_grid_sets_free(sets, n);
 	return doc;
 }
@@ -140,7 +140,7 @@ static int child(struct sweep *s, size_t i)
 	snprintf(msg, sizeof msg, "%s\n", err.msg[0] ? err.msg : "the run failed");
 	point_path(s, i, "failed", path, sizeof path);
 	struct out_spec spec = {"", w_str, 0};
-	rc = write_out_file(path, &spec, msg);
+	rc = cli_write_out_file(path, &spec, msg);
 	return rc ? FAB_EXIT_IO : 1;
 }
 
@@ -174,7 +174,7 @@ static void tell(struct sweep *s, size_t i, bool ok, double took, size_t running
 	fab_grid_sets_free(sets, n);
 	char a[32], b[32];
 	fmt_s(took, a, sizeof a);
-	double el = wall_s() - s->t0, left = s->done ? el / (double)s->done * (double)(s->todo - s->done) : 0;
+	double el = cli_wall_s() - s->t0, left = s->done ? el / (double)s->done * (double)(s->todo - s->done) : 0;
 	fmt_s(left, b, sizeof b);
 	fprintf(stderr, "): %s in %s; %zu/%zu done, %zu failed, %zu running, about %s left\n", ok ? "ok" : "FAILED", a,
 		s->done, s->todo, s->failed, running, b);
@@ -207,7 +207,7 @@ static int run_share(struct sweep *s)
 	struct slot *sl = fab_xcalloc(s->jobs, sizeof *sl);
 	size_t next = 0, running = 0;
 	int rc = 0;
-	s->t0 = wall_s();
+	s->t0 = cli_wall_s();
 	struct sigaction sa = {0}, old_int, old_term;
 	sa.sa_handler = on_stop;
 	sigaction(SIGINT, &sa, &old_int);
@@ -237,7 +237,7 @@ static int run_share(struct sweep *s)
 			size_t k = 0;
 			while (sl[k].pid)
 				k++;
-			sl[k] = (struct slot){pid, i, wall_s()};
+			sl[k] = (struct slot){pid, i, cli_wall_s()};
 			running++;
 		}
 		int st;
@@ -253,7 +253,7 @@ static int run_share(struct sweep *s)
 		if (k == s->jobs)
 			continue;
 		size_t i = sl[k].point;
-		double took = wall_s() - sl[k].t0;
+		double took = cli_wall_s() - sl[k].t0;
 		sl[k].pid = 0;
 		running--;
 		point_path(s, i, "json", path, sizeof path);
@@ -269,7 +269,7 @@ static int run_share(struct sweep *s)
 					snprintf(msg, sizeof msg, "the point's process exited %d without a result\n",
 						 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 				struct out_spec spec = {"", w_str, 0};
-				write_out_file(path, &spec, msg);
+				cli_write_out_file(path, &spec, msg);
 			}
 		}
 		if (stop_sig && !ok)
@@ -341,7 +341,7 @@ static int merge(const struct fab_grid *g, const char *dir)
 	}
 	struct merged m = {fab_grid_merge(g, docs, (const char *const *)errs), g};
 	static const struct out_spec specs[] = {{"sweep.json", w_merged, 0}, {"sweep.csv", w_merged, 1}};
-	rc = write_out_dir(dir, specs, 2, &m);
+	rc = cli_write_out_dir(dir, specs, 2, &m);
 	if (!rc) {
 		fab_grid_write_text(stdout, m.doc);
 		printf("table: %s/sweep.csv, %s/sweep.json\n", dir, dir);
@@ -438,13 +438,13 @@ static size_t points_done(const char *dir)
 static int wait_ranks(const char *dir, const char *job, uint32_t size, bool quiet, double timeout_s)
 {
 	char path[PATH_MAX];
-	double t0 = wall_s(), told = 0, looked = t0, moved = t0;
+	double t0 = cli_wall_s(), told = 0, looked = t0, moved = t0;
 	size_t seen = timeout_s > 0 ? points_done(dir) : 0;
 	for (uint32_t r = 1; r < size;) {
 		snprintf(path, sizeof path, "%s/ranks/%s.%u.done", dir, job, r);
 		if (exists(path)) {
 			r++;
-			moved = wall_s();
+			moved = cli_wall_s();
 			continue;
 		}
 		snprintf(path, sizeof path, "%s/ranks/%s.%u.failed", dir, job, r);
@@ -457,7 +457,7 @@ static int wait_ranks(const char *dir, const char *job, uint32_t size, bool quie
 		}
 		if (stop_sig)
 			return 128 + stop_sig;
-		double now = wall_s();
+		double now = cli_wall_s();
 		if (!quiet && now - t0 > told + 30) {
 			told = now - t0;
 			fprintf(stderr, "sweep: rank 0 waits for rank %u of %u\n", r, size);
@@ -500,7 +500,7 @@ static int mark_rank(const char *dir, const char *job, uint32_t rank, const char
 	}
 	snprintf(path, sizeof path, "%s/ranks/%s.%u.%s", dir, job, rank, what);
 	struct out_spec spec = {"", w_str, 0};
-	return write_out_file(path, &spec, "done\n");
+	return cli_write_out_file(path, &spec, "done\n");
 }
 
 /* s in single quotes for the shell (a ' as '\\'') */
@@ -555,7 +555,7 @@ static int write_sbatch(const struct fab_grid *g, const char *dir, uint32_t task
 	snprintf(logs, sizeof logs, "%s/logs", adir);
 	snprintf(path, sizeof path, "%s/sweep.sbatch", adir);
 	struct out_spec spec = {"", w_str, 0};
-	int rc = mkdir_p(logs) ? FAB_EXIT_IO : write_out_file(path, &spec, s);
+	int rc = mkdir_p(logs) ? FAB_EXIT_IO : cli_write_out_file(path, &spec, s);
 	free(s);
 	if (!rc) {
 		chmod(path, 0755);
