@@ -103,6 +103,28 @@ json_t *cli_load_doc(const char *path, int *rc);
  * err */
 json_t *cli_run_doc(int command, const char *scenario, const char *const *sets, size_t n, struct fab_err *err);
 
+/* fabscope probe: probe.c (options), probe_local.c (--local N), probe_run.c
+ * (a rank's run) */
+/* what --test runs: PROBE_COLL, PROBE_MATRIX, else an enum fab_probe_test */
+enum { PROBE_COLL = -1, PROBE_MATRIX = 100 };
+struct probe_opts {
+	int op, algo;
+	fab_bytes minb, maxb;
+	uint32_t factor, iters, warmup, channels;
+	int test; /* PROBE_COLL, PROBE_MATRIX, else enum fab_probe_test */
+	bool check, serial;
+	double pair_timeout_s, retest;
+	double duration_s, interval_s; /* bw: -t, -i (iperf3's) */
+	const char *json, *outdir, *launcher;
+	uint32_t local_ranks; /* ranks on this machine (--local N), 0: from the launcher */
+};
+/* this process as rank pp->rank of pp->nranks: connect, run the test; rank
+ * 0 prints and writes the document.  An exit status. */
+int cli_probe_rank(struct fab_probe_params *pp, const struct probe_opts *o);
+/* local ranks started here (fork), met at a rendezvous socket of this process;
+ * one failing stops the others.  An exit status. */
+int cli_probe_local(struct fab_probe_params *pp, struct probe_opts *o, uint32_t local);
+
 /* the commands: cmd_NAME runs `fabscope NAME` (main.c's table) */
 int cmd_sim(int argc, char **argv);
 int cmd_coll(int argc, char **argv);

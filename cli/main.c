@@ -5,8 +5,9 @@
  * is a terminal).  Exit codes: 0 ok, 1 checks failed, 2 usage, 3 bad
  * input, 4 I/O error, 5 internal error.
  *
- * sim.c: sim; coll.c: coll and matrix; diagnose.c; probe.c; report.c;
- * plan.c; sweep.c; common.c and out.c: what they share.
+ * sim.c: sim; coll.c: coll and matrix; diagnose.c; probe.c (with
+ * probe_local.c, probe_run.c); report.c; plan.c; sweep.c; common.c and
+ * out.c: what they share.
  */
 #include <stdio.h>
 #include <string.h>
