@@ -125,6 +125,38 @@ int cli_probe_rank(struct fab_probe_params *pp, const struct probe_opts *o);
  * one failing stops the others.  An exit status. */
 int cli_probe_local(struct fab_probe_params *pp, struct probe_opts *o, uint32_t local);
 
+/* fabscope sweep: sweep.c (the command, the sweep's directory, the merge,
+ * the Slurm array's script), sweep_run.c (the points run) */
+struct sweep {
+	struct fab_grid *g;
+	const char *dir;
+	uint32_t share, shares; /* this process runs the points i with i % shares == share */
+	uint32_t jobs;
+	bool quiet;
+	/* progress of this share */
+	size_t todo, done, failed, skipped;
+	double t0;
+};
+/* this share's points, jobs at a time, each in a process of its own; 0,
+ * or an exit status when the sweep could not go on (interrupted, cannot
+ * fork) */
+int cli_sweep_share(struct sweep *s);
+/* rank and size under a launcher (no MPI library: the launcher's
+ * variables), and a name for this launch that every rank shares; true
+ * when there are several ranks */
+bool cli_sweep_launcher(uint32_t *rank, uint32_t *size, char *job, size_t len);
+/* rank 0: the other ranks' marks (an exit status: one failed, --timeout) */
+int cli_sweep_wait_ranks(const char *dir, const char *job, uint32_t size, bool quiet, double timeout_s);
+/* what a rank leaves for rank 0: DIR/ranks/JOB.RANK.what */
+int cli_sweep_mark_rank(const char *dir, const char *job, uint32_t rank, const char *what);
+/* sweep.c's files, for both: mkdir -p (0, or -1 and errno); a regular
+ * file at path; a writer_fn of the string ctx; doc into path, whole or not
+ * at all (an exit status) */
+int cli_mkdir_p(const char *path);
+bool cli_is_file(const char *path);
+int cli_w_str(FILE *f, void *ctx, int arg);
+int cli_write_json_file(const char *path, json_t *doc, int indent);
+
 /* the commands: cmd_NAME runs `fabscope NAME` (main.c's table) */
 int cmd_sim(int argc, char **argv);
 int cmd_coll(int argc, char **argv);

@@ -6,8 +6,8 @@
  * input, 4 I/O error, 5 internal error.
  *
  * sim.c: sim; coll.c: coll and matrix; diagnose.c; probe.c (with
- * probe_local.c, probe_run.c); report.c; plan.c; sweep.c; common.c and
- * out.c: what they share.
+ * probe_local.c, probe_run.c); report.c; plan.c; sweep.c (with sweep_run.c);
+ * common.c and out.c: what they share.
  */
 #include <stdio.h>
 #include <string.h>
