@@ -303,9 +303,6 @@ struct fab_server_params {
 	fab_rate_bps pcie_bps; /* GPU to NIC: caps a NIC's sending rate */
 };
 
-/* Copies what it needs from flows; topo must outlive the sim. */
-struct fab_sim *fab_sim_new(const struct fab_topo *topo, const struct fab_fabric_params *fp, uint64_t seed,
-			    const struct fab_sim_flow *flows, size_t nflows, struct fab_err *err);
 void fab_sim_set_progress(struct fab_sim *s, fab_progress_fn fn, void *ctx);
 
 /* A run split over processes (ranks; the packet engine's flows only): each
