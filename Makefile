@@ -126,11 +126,13 @@ bench: deps
 
 # long validations, asserted (minutes): the flow engine against the packet
 # engine on 256 GPUs; the packet engine against HPCC's ns-3 on its own run
-# (shared/reference/hpcc-ns3, skipped where it is absent)
+# (shared/reference/hpcc-ns3, skipped where it is absent), with DCQCN and
+# with HPCC (tests/validate/hpcc-cc)
 validate: deps
 	@$(MAKE) --no-print-directory all
 	sh tests/validate/flow.sh ./$(BIN)
 	sh tests/validate/hpcc.sh ./$(BIN)
+	sh tests/validate/hpcc_cc.sh ./$(BIN)
 
 # ---- install: PREFIX (default /usr/local), DESTDIR for staging ----
 PREFIX ?= /usr/local
