@@ -264,13 +264,14 @@ void fl_member_remove(struct flsim *s, struct fl_qp *q, uint32_t h);
 void fl_done_set(struct fl_state *fl, uint32_t id, fab_time_ps t);
 void fl_done_clear(struct fl_state *fl, uint32_t id);
 bool fl_done_due(const struct fl_state *fl, uint32_t id); /* its head message's end is set */
-/* `bytes` zeroed, 16-aligned, from fl->arena: freed with the engine
- * (fl_arena_free: every block at once) */
-void *fl_arena_alloc(struct fl_state *fl, size_t bytes);
-void fl_arena_free(struct fl_arena *a);
 fab_time_ps fl_finish_at(const struct flsim *s, const struct fl_qp *q);
 void fl_rank_nic(struct flsim *s, uint32_t port, double sum);
 void fl_books(struct flsim *s, struct fl_qp *q, const struct fl_msg *m);
+
+/* arena.c: `bytes` zeroed, 16-aligned, from fl->arena: freed with the
+ * engine (fl_arena_free: every block at once) */
+void *fl_arena_alloc(struct fl_state *fl, size_t bytes);
+void fl_arena_free(struct fl_arena *a);
 
 /* fifo.c */
 void fq_init(struct flsim *s);
