@@ -66,7 +66,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flow_int.h"
+#include "fifo.h"
 
 /* a change of rate waiting in a queue: it starts to leave once the port
  * has sent `at` bytes (its count: fq_port.served), those ahead of it */
@@ -188,7 +188,6 @@ static void ecn_set(struct flsim *s, uint32_t port)
 void fq_init(struct flsim *s)
 {
 	struct fl_state *fl = s->fl;
-	fl->fifo = true;
 	fl->cc = fab_flow_runs_dcqcn(&s->c.fp);
 	fl->tol = fl->cc ? FQ_TOL_CC : FQ_TOL;
 	fl->fq = fab_xcalloc_aligned(64, s->c.topo->nports, sizeof *fl->fq);
@@ -302,16 +301,6 @@ void fq_free(struct flsim *s)
 void fq_rest(struct flsim *s)
 {
 	struct fl_state *fl = s->fl;
-	/* the notifications counted for messages still at their queue
-	 * pairs' heads go to their flows (once a stop: a pass over them all) */
-	for (uint32_t i = 0; fl->cc && i < fl->cap_qps; i++) {
-		const struct fl_qp *q = &fl->qps[i];
-		if (!q->cc || !q->cc->cnps)
-			continue;
-		FAB_ASSERT(q->qh < q->qn);
-		sim_flow_at(&s->c, q->q[q->qh].flow)->st.cnps += q->cc->cnps;
-		q->cc->cnps = 0;
-	}
 	for (uint32_t i = 0; i < s->c.topo->nports; i++) {
 		struct fq_port *f = &fl->fq[i];
 		if (f->pn)
@@ -1529,7 +1518,7 @@ static void cc_timer(struct flsim *s, uint32_t id)
  * queue pairs: its timers stop (DCQCN's rate recovery would go on firing
  * them for milliseconds: on HPCC's incast run 30,000 of 91,000) and the
  * notifications that reach it later are only counted. */
-void fq_retire(struct flsim *s, uint32_t id)
+static void fq_retire(struct flsim *s, uint32_t id)
 {
 	struct fl_cc *c = s->fl->qps[id].cc;
 	if (!c)
@@ -1565,6 +1554,38 @@ void fq_nics(struct flsim *s)
 		fl->comp_qps += p->n;
 	}
 	fl->dirty.n = 0;
+}
+
+/* flow.queues fifo: its place in each forward hop's list (none yet), at
+ * an even count of uint32_t (aligned for doubles), its rates there (fh:
+ * none yet) and when the last change of them sent there is due (fh + 3
+ * nfwd: none yet), in one allocation */
+static void fl_rates_of(struct flsim *s, struct fl_qp *q)
+{
+	size_t nu = ((size_t)q->nfwd + 1) & ~(size_t)1;
+	double *block = fl_arena_alloc(s->fl, (nu / 2 + 4 * (size_t)q->nfwd) * sizeof *block);
+	q->pos = (uint32_t *)block;
+	for (uint32_t h = 0; h < q->nfwd; h++)
+		q->pos[h] = NO_POS;
+	q->fh = block + nu / 2;
+}
+
+/* a queue pair's transfer starts: its NIC shares its rate again, at once */
+void fq_start(struct flsim *s, uint32_t id, struct fl_qp *q)
+{
+	if (!q->fh)
+		fl_rates_of(s, q);
+	fl_member_add(s, id, q, 0);
+	fl_mark_dirty(s, q->path[0]);
+	s->fl->urgent = true;
+}
+
+/* its last transfer has ended: it leaves its NIC, which shares again */
+void fq_stop(struct flsim *s, uint32_t id, struct fl_qp *q)
+{
+	fl_member_remove(s, q, 0);
+	fl_mark_dirty(s, q->path[0]);
+	fq_source_rate(s, id, 0);
 }
 
 /* ---- tokens: a message's last byte, a congestion notification ----
@@ -1690,9 +1711,12 @@ static void tok_send(struct flsim *s, uint32_t id, uint8_t kind, uint8_t upto, u
 
 /* the last byte of a message leaves its NIC (a little early where the
  * NIC's round robin puts it ahead: fl_finish_at) */
-void fq_sent(struct flsim *s, uint32_t id, uint32_t flow, uint32_t cookie)
+bool fq_sent(struct flsim *s, uint32_t id, struct fl_qp *q, const struct fl_msg *m)
 {
-	tok_send(s, id, TOK_DATA, 0, flow, cookie);
+	if (q->nfwd < 2)
+		return false; /* (no switch on the way: the engine's closed form) */
+	tok_send(s, id, TOK_DATA, 0, m->flow, m->cookie);
+	return true;
 }
 
 /* A message of at most a packet on an idle queue pair: it leaves its NIC
@@ -1703,10 +1727,11 @@ void fq_sent(struct flsim *s, uint32_t id, uint32_t flow, uint32_t cookie)
  * nanoseconds and back (that was half of the events of HPCC's FB_Hadoop
  * run, whose flows are 60% of a packet or less).  The bytes in the queues
  * are the same; no rate moves. */
-void fq_impulse(struct flsim *s, uint32_t id, const struct fl_msg *m)
+bool fq_impulse(struct flsim *s, uint32_t id, struct fl_qp *q, const struct fl_msg *m)
 {
 	struct fl_state *fl = s->fl;
-	struct fl_qp *q = &fl->qps[id];
+	if (q->nfwd < 2 || m->bytes > s->c.fp.mtu)
+		return false;
 	uint32_t nic = q->path[0];
 	double share = cap(fl, nic) / (double)(fl->ports[nic].n + 1);
 	fab_time_ps t = s->c.now_ps + (fab_time_ps)ceil((double)m->bytes / share);
@@ -1715,6 +1740,7 @@ void fq_impulse(struct flsim *s, uint32_t id, const struct fl_msg *m)
 	fl->rec[i] = (struct fq_rec){
 		.qp = id, .hop = 0, .rate = (double)m->bytes, .flow = m->flow, .cookie = m->cookie, .kind = TOK_DATA};
 	tok_leave(s, i, t);
+	return true;
 }
 
 void fq_event(struct flsim *s, const struct fab_ev *ev)
@@ -1773,3 +1799,76 @@ void fq_timer(struct flsim *s, uint32_t i)
 		cc_timer(s, i - fl->tm_cc);
 	}
 }
+
+const struct fl_queue_ops fl_queues_fifo = {
+	.name = "fifo",
+	.init = fq_init,
+	.free = fq_free,
+	.caps = fq_caps,
+	.start = fq_start,
+	.stop = fq_stop,
+	.impulse = fq_impulse,
+	.sent = fq_sent,
+	.rates = fq_nics,
+	.refresh = fq_refresh,
+	.event = fq_event,
+	.timer = fq_timer,
+	.port_rate = fq_port_rate,
+	.port_sent = fq_port_sent,
+	.port_pfc = fq_port_pfc,
+	.rest = fq_rest,
+};
+
+/* flow dcqcn: its queue pairs stop their congestion control's timers */
+static void dcqcn_flow_done(struct flsim *s, const struct sim_flow *f)
+{
+	for (uint32_t k = 0; k < f->nqps; k++)
+		fq_retire(s, f->first_qp + k);
+}
+
+/* the time series' rate of queue pair q: DCQCN's (the line rate before it
+ * first sends, as the packet engine's) */
+static double dcqcn_qp_rate_bps(const struct flsim *s, const struct fl_qp *q)
+{
+	return q->cc                     ? q->cc->ops->rate_bps(q->cc->st)
+		: s->fl->cc && q->routed ? (double)s->ports[q->path[0]].rate_bps /* (DCQCN starts there) */
+					 : q->rate * 8e12;
+}
+
+/* a run stops: the notifications counted for messages still at their
+ * queue pairs' heads go to their flows (once a stop: a pass over them
+ * all), and fifo's rest */
+static void dcqcn_rest(struct flsim *s)
+{
+	struct fl_state *fl = s->fl;
+	for (uint32_t i = 0; fl->cc && i < fl->cap_qps; i++) {
+		const struct fl_qp *q = &fl->qps[i];
+		if (!q->cc || !q->cc->cnps)
+			continue;
+		FAB_ASSERT(q->qh < q->qn);
+		sim_flow_at(&s->c, q->q[q->qh].flow)->st.cnps += q->cc->cnps;
+		q->cc->cnps = 0;
+	}
+	fq_rest(s);
+}
+
+const struct fl_queue_ops fl_queues_dcqcn = {
+	.name = "dcqcn",
+	.init = fq_init,
+	.free = fq_free,
+	.caps = fq_caps,
+	.start = fq_start,
+	.stop = fq_stop,
+	.impulse = fq_impulse,
+	.sent = fq_sent,
+	.rates = fq_nics,
+	.refresh = fq_refresh,
+	.event = fq_event,
+	.timer = fq_timer,
+	.port_rate = fq_port_rate,
+	.flow_done = dcqcn_flow_done,
+	.port_sent = fq_port_sent,
+	.qp_rate_bps = dcqcn_qp_rate_bps,
+	.port_pfc = fq_port_pfc,
+	.rest = dcqcn_rest,
+};

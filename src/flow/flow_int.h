@@ -1,7 +1,8 @@
 /*
- * flow_int.h - the flow engine's state, shared by flow.c (transfers, fair
- * shares, completions) and fifo.c (flow.queues: fifo, first-come
- * first-served switch queues).
+ * flow_int.h - the flow engine's state, shared by the engine (flow.c:
+ * transfers, completions, the run loop; arena.c) and its queue models
+ * (queue.h: fair.c, fair shares; fifo.c and beside it, fluid FIFO queues,
+ * DCQCN and PFC), and the helpers of the engine's that the models call.
  */
 #ifndef FAB_FLOW_INT_H
 #define FAB_FLOW_INT_H
@@ -156,7 +157,10 @@ struct fl_arena {
 	size_t n, cap;
 };
 
+struct fl_queue_ops;
+
 struct fl_state {
+	const struct fl_queue_ops *ops; /* its queue model (flow.queues: queue.h) */
 	struct fl_arena arena;
 	/* When each queue pair's head message's last byte leaves, a timer per
 	 * queue pair id (ties: in the order the times were set): a new rate
@@ -180,9 +184,8 @@ struct fl_state {
 	fab_time_ps sample_at; /* the time series' next rows (FAB_TIME_NEVER: none) */
 	size_t cap_cp, cap_cq, cap_ci;
 	uint64_t recomputes, comp_qps;
-	/* flow.queues: fifo (fifo.c) */
-	bool fifo;
-	bool cc;       /* flow.queues: dcqcn */
+	/* flow.queues: fifo and dcqcn (fifo.c) */
+	bool cc;       /* flow.queues: dcqcn, where DCQCN runs (fab_flow_runs_dcqcn) */
 	bool *cc_done; /* its NIC shares' scratch */
 	uint32_t cap_cc_done;
 	bool urgent;        /* a NIC has a new transfer: its rates now, flow.batch or not */
@@ -267,28 +270,13 @@ bool fl_done_due(const struct fl_state *fl, uint32_t id); /* its head message's 
 fab_time_ps fl_finish_at(const struct flsim *s, const struct fl_qp *q);
 void fl_rank_nic(struct flsim *s, uint32_t port, double sum);
 void fl_books(struct flsim *s, struct fl_qp *q, const struct fl_msg *m);
+/* the payload bytes queue pair q has sent: its whole messages, and of the
+ * one in progress what has left */
+double fl_qp_sent(const struct flsim *s, const struct fl_qp *q);
 
 /* arena.c: `bytes` zeroed, 16-aligned, from fl->arena: freed with the
  * engine (fl_arena_free: every block at once) */
 void *fl_arena_alloc(struct fl_state *fl, size_t bytes);
 void fl_arena_free(struct fl_arena *a);
-
-/* fifo.c */
-void fq_init(struct flsim *s);
-void fq_caps(struct flsim *s); /* the ports' payload rates changed */
-void fq_free(struct flsim *s);
-void fq_rest(struct flsim *s); /* a run stops: what it held only while running goes */
-void fq_nics(struct flsim *s);
-void fq_source_rate(struct flsim *s, uint32_t id, double r);
-void fq_sent(struct flsim *s, uint32_t id, uint32_t flow, uint32_t cookie);
-void fq_retire(struct flsim *s, uint32_t id); /* its flow has finished */
-void fl_rates_of(struct flsim *s, struct fl_qp *q);
-void fq_impulse(struct flsim *s, uint32_t id, const struct fl_msg *m);
-void fq_port_rate(struct flsim *s, uint32_t port, double r);
-void fq_event(struct flsim *s, const struct fab_ev *ev);
-void fq_refresh(struct flsim *s);
-void fq_timer(struct flsim *s, uint32_t i);
-void fq_port_pfc(const struct flsim *s, uint32_t port, fab_bytes *headroom, fab_bytes *xoff);
-double fq_port_sent(const struct flsim *s, uint32_t port, double *queue);
 
 #endif
