@@ -13,7 +13,9 @@
  * (flow.queues: dcqcn).  This file keeps what every model shares: the
  * queue pairs, their paths and messages, the transfer at each one's head,
  * its NIC's round robin (fl_finish_at, fl_rank_nic), the completions, the
- * books (fl_books), degraded links, the run loop and the engine's table.
+ * books (fl_books), degraded links, the engine's table, and the run loop:
+ * what is due next of the event queue, the completions, the model's timers
+ * and the delay lines (lines.c).
  * A message's last byte, where the model does not carry it through queues,
  * reaches the destination after the path's propagation delays plus the
  * store-and-forward of its last packet at every switch; a flow finishes
@@ -22,7 +24,8 @@
  * Not modelled: drops and retransmission (and, with fair shares, queues,
  * PFC, ECN and DCQCN).  Faults: link degradation only (the run refuses the
  * others).  The time series (fabric.series_interval) are sampled from the
- * fluid (fl_sample).
+ * fluid (sample.c: fl_sample); the blocks that live as long as the engine
+ * come from its arena (arena.c).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -95,8 +98,7 @@ static void fl_free(struct flsim *s)
 	free(fl->ports);
 	free(fl->dirty.v);
 	fab_timers_free(&fl->done);
-	for (uint32_t i = 0; i < fl->nlines; i++)
-		free(fl->lines[i].v);
+	fl_lines_free(fl);
 	free(fl->rrkey);
 	free(fl->ser);
 	free(fl);
@@ -160,107 +162,6 @@ static fab_time_ps done_next(const struct fl_state *fl)
 	return fab_timers_next(&fl->done);
 }
 
-/* --- delay lines (flow_int.h) --- */
-
-static bool line_before(const struct fl_state *fl, uint32_t a, uint32_t b)
-{
-	return fl->line_t[a] < fl->line_t[b] || (fl->line_t[a] == fl->line_t[b] && fl->line_s[a] < fl->line_s[b]);
-}
-
-/* line i has a head now (it had none): it joins the order */
-static void line_join(struct fl_state *fl, uint32_t i)
-{
-	uint32_t k = fl->nbusy++;
-	for (; k && line_before(fl, i, fl->line_order[k - 1]); k--)
-		fl->line_order[k] = fl->line_order[k - 1];
-	fl->line_order[k] = (uint8_t)i;
-}
-
-/* the first line's head was taken: it moves back to its place in the
- * order, or leaves it if it is empty */
-static void line_took(struct fl_state *fl, bool empty)
-{
-	uint32_t i = fl->line_order[0], k = 0;
-	if (empty) {
-		memmove(fl->line_order, fl->line_order + 1, --fl->nbusy);
-	} else {
-		for (; k + 1 < fl->nbusy && line_before(fl, fl->line_order[k + 1], i); k++)
-			fl->line_order[k] = fl->line_order[k + 1];
-		fl->line_order[k] = (uint8_t)i;
-	}
-}
-
-/* an event of the engine's own, due at t */
-void fl_push(struct flsim *s, fab_time_ps t, uint32_t type, uint32_t arg)
-{
-	struct fl_state *fl = s->fl;
-	fab_time_ps d = t - s->c.now_ps;
-	uint8_t *hint = &fl->line_of[(d ^ d >> 6 ^ d >> 12) & 63];
-	uint32_t i = *hint ? *hint - 1u : 0;
-	if (!*hint || fl->lines[i].delay != d) {
-		for (i = 0; i < fl->nlines && fl->lines[i].delay != d;)
-			i++;
-		if (i == fl->nlines) {
-			if (i == FL_LINES || t < s->c.now_ps) {
-				fab_eq_push(&s->c.eq, t, type, NULL, arg);
-				return;
-			}
-			fl->line_t[fl->nlines] = FAB_TIME_NEVER;
-			fl->lines[fl->nlines++].delay = d;
-		}
-		*hint = (uint8_t)(i + 1);
-	}
-	struct fl_line *l = &fl->lines[i];
-	if (l->n == l->cap) {
-		uint32_t n = l->cap ? 2 * l->cap : 64;
-		struct fl_lev *v = fab_xcalloc(n, sizeof *v);
-		for (uint32_t k = 0; k < l->n; k++)
-			v[k] = l->v[(l->head + k) & (l->cap - 1)];
-		free(l->v);
-		l->v = v;
-		l->cap = n;
-		l->head = 0;
-	}
-	struct fl_lev *e = &l->v[(l->head + l->n++) & (l->cap - 1)]; /* (cap: a power of 2) */
-	*e = (struct fl_lev){t, fl->line_seq++, type, arg};
-	if (l->n == 1) {
-		fl->line_t[i] = t;
-		fl->line_s[i] = e->seq;
-		line_join(fl, i);
-	}
-}
-
-static fab_time_ps line_next(const struct fl_state *fl)
-{
-	return fl->nbusy ? fl->line_t[fl->line_order[0]] : FAB_TIME_NEVER;
-}
-
-/* takes the first line's head as an event */
-static void line_pop(struct fl_state *fl, struct fab_ev *ev)
-{
-	uint32_t i = fl->line_order[0];
-	struct fl_line *l = &fl->lines[i];
-	const struct fl_lev *e = &l->v[l->head];
-	*ev = (struct fab_ev){.t_ps = e->t, .seq = e->seq, .type = e->type, .arg = e->arg};
-	l->head = (l->head + 1) & (l->cap - 1);
-	if (--l->n) {
-		const struct fl_lev *nx = &l->v[l->head];
-		fl->line_t[i] = nx->t;
-		fl->line_s[i] = nx->seq;
-		/* what the line's next event reads first, fetched into the
-		 * cache while the events between run: a window's queue pair, a
-		 * change's or a token's record (on HPCC's incast run fq_event
-		 * went from 10.5% to 9.0% of the samples) */
-		if (nx->type == EV_FQ_CC_TICK)
-			__builtin_prefetch(&fl->qps[nx->arg]);
-		else if (nx->type == EV_FQ_IN || nx->type == EV_FQ_MARK)
-			__builtin_prefetch(&fl->rec[nx->arg]);
-	} else {
-		fl->line_t[i] = FAB_TIME_NEVER;
-	}
-	line_took(fl, !l->n);
-}
-
 /* when the next completion, timer and delayed event (flow.queues fifo)
  * are due; the return: the earliest of them and the event queue's */
 struct next_at {
@@ -272,7 +173,7 @@ static fab_time_ps next_at(const struct flsim *s, struct next_at *at)
 	const struct fl_state *fl = s->fl;
 	at->done = done_next(fl);
 	at->timer = fab_timers_next(&fl->timers);
-	at->line = line_next(fl);
+	at->line = fl_line_next(fl);
 	return FAB_MIN(FAB_MIN(fab_eq_peek_time(&s->c.eq), at->done), FAB_MIN(at->timer, at->line));
 }
 
@@ -556,76 +457,6 @@ static void on_fault(struct flsim *s, const struct fab_fault *f, int what)
 	s->fl->ops->port_rate(s, b, payload_rate(s, b));
 }
 
-/* the payload bytes queue pair q has sent: its whole messages, and of
- * the one in progress what has left */
-double fl_qp_sent(const struct flsim *s, const struct fl_qp *q)
-{
-	double sent = q->sent;
-	if (q->active && q->qh < q->qn)
-		sent += (double)q->q[q->qh].bytes - FAB_MAX(q->rem - q->rate * (double)(s->c.now_ps - q->t_last), 0.0);
-	return sent;
-}
-
-/* fabric.series_interval: the rows the packet engine samples (counters.c),
- * from the fluid.  A switch port's queue (payload bytes; fair shares keep
- * none) and the data it sent in the interval as frames and on the wire
- * (its payload with each packet's headers; ACKs are not counted), and the
- * PAUSE episodes that began at it; an unfinished flow's payload that left
- * its NICs in the interval and its queue pairs' mean rate: DCQCN's with
- * flow.queues dcqcn (the line rate before it first sends, as the packet
- * engine's), else the share the engine gives them. */
-static void fl_sample(struct flsim *s)
-{
-	struct fl_state *fl = s->fl;
-	const struct fab_topo *topo = s->c.topo;
-	if (!fl->ser)
-		fl->ser = fab_xcalloc(topo->nports, sizeof *fl->ser);
-	const struct fl_queue_ops *ops = fl->ops;
-	if (ops->sample)
-		ops->sample(s);
-	const struct fab_wire *w = fab_sim_wire(&s->c);
-	double mtu = s->c.fp.mtu, frame = (mtu + w->data_overhead) / mtu,
-	       wire = (mtu + w->data_overhead + s->c.wire.preamble_ifg) / mtu;
-	for (uint32_t i = 0; i < topo->nports; i++) {
-		if (!s->ports[i].is_switch)
-			continue;
-		struct fl_ser *r = &fl->ser[i];
-		double queue;
-		r->tx = ops->port_sent(s, i, &queue);
-		double d = FAB_MAX(r->tx - r->mark, 0.0);
-		r->mark = r->tx;
-		uint64_t ptx, prx;
-		sim_port_pauses(&s->ports[i].st, &ptx, &prx);
-		*sim_series_row(&s->c) = (struct fab_series_row){
-			.t_ps = s->c.now_ps,
-			.port = i,
-			.queue_bytes = (uint64_t)llround(queue),
-			.tx_bytes = (uint64_t)llround(d * frame),
-			.tx_wire_bytes = (uint64_t)llround(d * wire),
-			.pause_tx = (uint32_t)(ptx - r->pause_tx),
-			.pause_rx = (uint32_t)(prx - r->pause_rx),
-		};
-		r->pause_tx = ptx;
-		r->pause_rx = prx;
-	}
-	for (uint32_t i = 0; i < s->c.nflows; i++) {
-		struct sim_flow *f = sim_flow_at(&s->c, i);
-		if (f->spec.start_ps > s->c.now_ps || f->st.finish_ps != FAB_TIME_NEVER)
-			continue;
-		double sent = (double)f->st.delivered_bytes, rate = 0;
-		for (uint32_t k = 0; k < f->nqps && f->first_qp + k < fl->cap_qps; k++) {
-			const struct fl_qp *q = &fl->qps[f->first_qp + k];
-			if (q->active && q->qh < q->qn && q->q[q->qh].flow == i)
-				sent += fl_qp_sent(s, q) - q->sent;
-			rate += ops->qp_rate_bps ? ops->qp_rate_bps(s, q) : q->rate * 8e12;
-		}
-		uint64_t now = (uint64_t)llround(sent);
-		*sim_flow_series_row(&s->c) = (struct fab_flow_series_row){
-			s->c.now_ps, i, now > f->series_mark ? now - f->series_mark : 0, f->nqps ? rate / f->nqps : 0};
-		f->series_mark = FAB_MAX(now, f->series_mark);
-	}
-}
-
 static int fl_run(struct fab_sim *sim, fab_time_ps end_ps)
 {
 	struct flsim *s = (struct flsim *)sim;
@@ -684,7 +515,7 @@ static int fl_run(struct fab_sim *sim, fab_time_ps end_ps)
 		}
 		if (at.line == next) {
 			s->c.eq.popped++;
-			line_pop(fl, &ev);
+			fl_line_pop(fl, &ev);
 			fl->ops->event(s, &ev);
 			sim_report_progress(&s->c, &next_progress);
 			continue;

@@ -259,7 +259,6 @@ enum fl_ev_type {
 
 /* flow.c */
 void fl_link_rate(struct flsim *s, uint32_t port, fab_rate_bps r);
-void fl_push(struct flsim *s, fab_time_ps t, uint32_t type, uint32_t arg);
 void fl_due_add(struct fl_due *d, bool *flag, uint32_t port, fab_time_ps now);
 void fl_mark_dirty(struct flsim *s, uint32_t port);
 void fl_member_add(struct flsim *s, uint32_t id, struct fl_qp *q, uint32_t h);
@@ -270,6 +269,21 @@ bool fl_done_due(const struct fl_state *fl, uint32_t id); /* its head message's 
 fab_time_ps fl_finish_at(const struct flsim *s, const struct fl_qp *q);
 void fl_rank_nic(struct flsim *s, uint32_t port, double sum);
 void fl_books(struct flsim *s, struct fl_qp *q, const struct fl_msg *m);
+
+/* lines.c: an event of the engine's own, due at t (a delay line's, or the
+ * event queue's) */
+void fl_push(struct flsim *s, fab_time_ps t, uint32_t type, uint32_t arg);
+void fl_line_pop(struct fl_state *fl, struct fab_ev *ev); /* takes the first line's head */
+void fl_lines_free(struct fl_state *fl);
+
+/* when the first line's head is due (FAB_TIME_NEVER: none) */
+static inline fab_time_ps fl_line_next(const struct fl_state *fl)
+{
+	return fl->nbusy ? fl->line_t[fl->line_order[0]] : FAB_TIME_NEVER;
+}
+
+/* sample.c: the time series' rows, now */
+void fl_sample(struct flsim *s);
 /* the payload bytes queue pair q has sent: its whole messages, and of the
  * one in progress what has left */
 double fl_qp_sent(const struct flsim *s, const struct fl_qp *q);
