@@ -28,11 +28,11 @@
  * the sums (send_last): the changes one port passes on to it at once are
  * one change of that sum.
  *
- * A message's last byte travels on its own (EV_FQ_MARK, a token): at each
- * port it waits in the same FIFO as the changes, leaves with the bytes that
- * arrived with it, and the message is delivered when it leaves the last
- * (and its ACK is back).  With no queue anywhere that is the fair-share
- * engine's closed form to the picosecond.
+ * A message's last byte travels on its own (EV_FQ_MARK, a token:
+ * fifo_tok.c): at each port it waits in the same FIFO as the changes,
+ * leaves with the bytes that arrived with it, and the message is delivered
+ * when it leaves the last (and its ACK is back).  With no queue anywhere
+ * that is the fair-share engine's closed form to the picosecond.
  *
  * What it gives up for speed: a change at a backed-up port moves every
  * transfer through it, and all of theirs further on.  A rate is passed on
@@ -68,99 +68,6 @@
 
 #include "fifo.h"
 
-/* a change of rate waiting in a queue: it starts to leave once the port
- * has sent `at` bytes (its count: fq_port.served), those ahead of it */
-struct fq_pend {
-	double at;
-	double rate;  /* a change of rate: the new rate; at a last hop: by how much */
-	uint32_t qp;  /* a change of rate: its transfer; a token: its record; at a last hop: the ingress port */
-	uint32_t hop; /* a change of rate: its hop; a token: PEND_TOK; at a last hop: PEND_LAST */
-};
-#define PEND_TOK UINT32_MAX
-#define PEND_LAST (UINT32_MAX - 1)
-/* fq_rec.hop of a change at a last hop (qp: the port, cookie: the ingress
- * port, rate: by how much) */
-#define REC_LAST UINT32_MAX
-
-/* what comes into an egress port from one ingress port of its switch:
- * the rate coming in, the rate (of what came in) of its bytes now leaving,
- * and its bytes in the queue */
-struct fq_in {
-	uint32_t port;
-	double rate, out, bytes;
-};
-
-/* (the fields that settle, refresh and a token's or a change's crossing
- * read, in the first 64 bytes: one cache line a port, of arrays aligned
- * to it; the rest in the next two) */
-struct fq_port {
-	double backlog;        /* payload bytes queued */
-	double c;              /* what it serves data at now (cap_set) */
-	double ain;            /* the rate coming in (bytes per ps) */
-	fab_time_ps t_backlog; /* backlog as of */
-	fab_time_ps in_due;    /* the last change of rate sent to it is due then (EV_FQ_IN) */
-	double scale_sent;     /* the scale its rates were last all passed on at */
-	uint32_t pn;           /* changes waiting in its queue (pend) */
-	uint32_t nchg;         /* transfers whose rates changed since (chg) */
-	bool touched;          /* in the list of ports to refresh at the end of the instant */
-	bool marking;          /* flow.queues dcqcn: its queue was past kmin when last refreshed */
-	bool holding;          /* PFC, as an ingress: it holds its upstream paused */
-	uint32_t sw;           /* its switch's index (UINT32_MAX: a NIC's port) */
-	double aout;           /* the rate of the bytes now leaving */
-	double served;         /* payload bytes it has sent since its queue was last empty */
-	double scale;          /* what leaves / what it left with: C / aout while backed up, else 1 */
-	double kmin, kmax;     /* ECN's thresholds, in proportion to its rate (ecn_set) */
-	double ack;            /* ACKs that cross it, bytes per ps */
-	double ack_used;       /* as its capacity counts them (switch), its NIC's rates (NIC) */
-	uint64_t *chg;         /* transfers whose rates changed since: id << 8 | hop */
-	uint32_t cap_chg;
-	uint32_t ph, pcap;
-	/* PFC: as an egress, what comes in by ingress port (in, nin): the
-	 * record of ingress port i (of its switch) is in[fl->in_at[in_at + i]
-	 * - 1] (0: none; in_at less the switch's first port, modulo 2^32: no
-	 * lookup of the switch); as the upstream port of an ingress that holds
-	 * it, the rate the pause leaves it (0: none) and since when */
-	uint32_t nin, cap_in, in_at;
-	struct fq_pend *pend; /* ring buffer: pend[(ph + i) & (pcap - 1)], i < pn (pcap a power of 2) */
-	struct fq_in *in;
-	double pfc_share; /* dynamic thresholds: its XOFF's share of the free buffer */
-	double pfc_rate;
-	fab_time_ps paused_since; /* its pause's rate was set then */
-};
-_Static_assert(sizeof(struct fq_port) % 64 == 0, "each port starts a cache line");
-
-/* what a token carries */
-enum { TOK_DATA, TOK_NOTE };
-
-/* the changes of rate one refresh passes on, due at one time: a chain of
- * records (fq_rec.next), one event (they would be consecutive events: the
- * same time, and sequence numbers taken one after the other) */
-struct fq_batch {
-	uint32_t head, tail;
-	fab_time_ps t;
-	uint64_t stamp; /* (fl->batch_stamp when it began) */
-};
-
-#define FQ_EMPTY 1e-3 /* bytes: a queue this short is empty */
-/* relative: smaller changes of a rate are not passed on */
-#define FQ_TOL 1e-3
-/* fl->tol: a port passes on all of its transfers when its scale moves by
- * more than half of it: FQ_TOL
- * with FIFO queues alone, 1% with DCQCN, whose queues move all the time
- * (on HPCC's incast run 8% fewer events and 5% fewer instructions; a rate
- * that moved by less than 1% went unseen too for 5% fewer still, but that
- * let DCQCN's additive steps of a few thousandths of a percent lag: two
- * senders' mean queue 12 KiB against 11, the packet engine's 9) */
-#define FQ_TOL_CC 1e-2
-/* flow.queues dcqcn: what waits in a queue behind the head that leaves
- * goes with it if due within this much of the backlog (a hundredth of
- * the queueing delay early at most: on HPCC's incast run, where queues
- * hold milliseconds and DCQCN moves rates every few microseconds, 18%
- * fewer events and 13% fewer instructions, the largest p95 error within
- * 1.1 points of before); a change of rate also if due within a hop's
- * latency (let_through: 7.6% fewer events and 5.5% fewer instructions
- * again, the errors within the seeds' spread) */
-#define FQ_EARLY 1e-2
 /* flow.queues dcqcn with PFC: a switch's thresholds are checked at most
  * once in this time, however often its queues' rates change (a crossing
  * that a change of rates brings forward is seen this late at most: at
@@ -173,8 +80,6 @@ struct fq_batch {
  * seed to seed) */
 #define PFC_STEP 2e-2
 #define PFC_GAP_PS (1 * FAB_PS_PER_US)
-
-static void cap_set(struct fl_state *fl, uint32_t port);
 
 /* ECN's kmin and kmax on a switch port, in proportion to its rate */
 static void ecn_set(struct flsim *s, uint32_t port)
@@ -311,53 +216,10 @@ void fq_rest(struct flsim *s)
 	}
 }
 
-static uint32_t rec_new(struct fl_state *fl)
-{
-	if (fl->free_rec != UINT32_MAX) {
-		uint32_t i = fl->free_rec;
-		fl->free_rec = fl->rec[i].next;
-		return i;
-	}
-	if (fl->nrec == fl->cap_rec) {
-		fl->cap_rec = fl->cap_rec ? 2 * fl->cap_rec : 256;
-		fl->rec = fab_xrealloc(fl->rec, fl->cap_rec, sizeof *fl->rec);
-	}
-	return fl->nrec++;
-}
-
-static void rec_free(struct fl_state *fl, uint32_t i)
-{
-	fl->rec[i].next = fl->free_rec;
-	fl->free_rec = i;
-}
-
-/* what a port serves data at: its payload rate less the ACKs ahead of it,
- * no more than a pause lets it; kept in fq_port.c, set again whenever one
- * of them changes */
-static void cap_set(struct fl_state *fl, uint32_t port)
-{
-	double c = fl->ports[port].payload_per_ps, r = fl->fq[port].pfc_rate;
-	c = FAB_MAX(c - fl->fq[port].ack_used, 1e-3 * c);
-	fl->fq[port].c = r > 0 ? FAB_MIN(c, r) : c;
-}
-
-static double cap(const struct fl_state *fl, uint32_t port)
-{
-	return fl->fq[port].c;
-}
-
 void fq_caps(struct flsim *s)
 {
 	for (uint32_t i = 0; i < s->c.topo->nports; i++)
 		cap_set(s->fl, i);
-}
-
-/* from leaving hop h to arriving at hop h + 1: propagation, and a packet's
- * store-and-forward out of a switch (as fl's tail_ps adds them up) */
-static fab_time_ps hop_lat(const struct flsim *s, const struct fl_qp *q, uint32_t h)
-{
-	const struct fl_link *p = &s->ports[q->path[h]];
-	return h ? p->data_hop_ps : p->delay_ps;
 }
 
 /* when the head of what waits in the port's queue starts to leave, at
@@ -391,30 +253,6 @@ static void changed(struct flsim *s, uint32_t id, struct fl_qp *q, uint32_t h)
 	f->chg[f->nchg++] = (uint64_t)id << 8 | h;
 }
 
-/* where the egress port's record of ingress port i (of its switch) is
- * kept: in[at - 1] (0: none) */
-static uint16_t *in_at(const struct flsim *s, const struct fq_port *f, uint32_t i)
-{
-	return s->fl->in_at + (uint32_t)(f->in_at + i);
-}
-
-/* the egress port's record of what comes in from an ingress port (of its
- * switch) */
-static struct fq_in *in_of(const struct flsim *s, struct fq_port *f, uint32_t ingress)
-{
-	FAB_ASSERT(s->c.topo->ports[ingress].node == s->c.topo->ports[f - s->fl->fq].node);
-	uint16_t *at = in_at(s, f, ingress);
-	if (*at)
-		return &f->in[*at - 1];
-	if (f->nin == f->cap_in) {
-		f->cap_in = f->cap_in ? 2 * f->cap_in : 4;
-		f->in = fab_xrealloc(f->in, f->cap_in, sizeof *f->in);
-	}
-	f->in[f->nin] = (struct fq_in){.port = ingress};
-	*at = (uint16_t)(f->nin + 1);
-	return &f->in[f->nin++];
-}
-
 /* the bytes of transfer id at hop h now leave with rate r (of what came in) */
 static void view_out(struct flsim *s, uint32_t id, uint32_t h, double r)
 {
@@ -432,40 +270,9 @@ static void view_out(struct flsim *s, uint32_t id, uint32_t h, double r)
 	changed(s, id, q, h);
 }
 
-/* A last hop (a switch's port that faces the receiving NIC) passes no
- * transfer's rate on, so it keeps no transfer's rates: only their sum, and
- * with PFC their sums by ingress port.  A change of rates into it is the
- * change of that sum, one for all the transfers a port upstream moves at
- * once (send_last), and what leaves moves by as much when the bytes that
- * came with it leave.  DCQCN's marks there are drawn on the rate the
- * transfer was last sent to it at (cc_tick). */
-
-/* the bytes from ingress port `ingress` at the last hop `port` moved by d:
- * those coming in (LAST_IN), those now leaving (LAST_OUT), or both */
-enum { LAST_IN = 1, LAST_OUT = 2 };
-
-static inline void last_moved(struct flsim *s, uint32_t port, uint32_t ingress, double d, unsigned views)
-{
-	struct fl_state *fl = s->fl;
-	struct fq_port *f = &fl->fq[port];
-	if (fl->pfc) {
-		struct fq_in *in = in_of(s, f, ingress);
-		if (views & LAST_IN)
-			in->rate = FAB_MAX(in->rate + d, 0.0);
-		if (views & LAST_OUT)
-			in->out = FAB_MAX(in->out + d, 0.0);
-	}
-	if (views & LAST_IN)
-		f->ain = FAB_MAX(f->ain + d, 0.0);
-	if (views & LAST_OUT)
-		f->aout = FAB_MAX(f->aout + d, 0.0);
-}
-
-static void tok_leave(struct flsim *s, uint32_t i, fab_time_ps t);
-
 /* something waits in the port's queue: it leaves with the bytes that
  * arrive now (never before what waits ahead of it); fq_pend says what */
-static void pend_push(struct flsim *s, uint32_t port, uint32_t qp, uint32_t hop, double rate)
+void fq_pend_push(struct flsim *s, uint32_t port, uint32_t qp, uint32_t hop, double rate)
 {
 	struct fq_port *f = &s->fl->fq[port];
 	if (f->pn == f->pcap) {
@@ -515,7 +322,7 @@ static bool let_through(struct flsim *s, uint32_t port, bool all)
 		f->ph = (f->ph + 1) & (f->pcap - 1);
 		f->pn--;
 		if (e.hop == PEND_TOK)
-			tok_leave(s, e.qp, s->c.now_ps);
+			fq_tok_leave(s, e.qp, s->c.now_ps);
 		else if (e.hop == PEND_LAST)
 			last_moved(s, port, e.qp, e.rate, LAST_OUT);
 		else
@@ -583,8 +390,6 @@ static void in_settle(const struct flsim *s, uint32_t port, double b0, double dt
 	}
 }
 
-static void touch(struct flsim *s, uint32_t port);
-
 /* the port's queue is empty: what waited in it goes through (and the port
  * is refreshed at the end of the instant) */
 static void emptied(struct flsim *s, uint32_t port)
@@ -599,25 +404,7 @@ static void emptied(struct flsim *s, uint32_t port)
 	f->served = 0;
 }
 
-static void settle_queue(struct flsim *s, uint32_t port);
-
-/* the backlog brought up to now; an emptied queue lets every waiting change
- * through (and is refreshed at the end of the instant) */
-static inline void settle(struct flsim *s, uint32_t port)
-{
-	struct fq_port *f = &s->fl->fq[port];
-	/* empty, and it stays so (an empty queue has nothing waiting in it and
-	 * has served nothing since it emptied: emptied() has run) */
-	if (f->backlog == 0 && (f->t_backlog == s->c.now_ps || f->ain <= f->c)) {
-		FAB_ASSERT(!f->pn && f->served == 0);
-		f->t_backlog = s->c.now_ps;
-	} else {
-		settle_queue(s, port);
-	}
-}
-
-/* settle() for a queue that holds bytes, or fills */
-static void settle_queue(struct flsim *s, uint32_t port)
+void fq_settle_queue(struct flsim *s, uint32_t port)
 {
 	struct fl_state *fl = s->fl;
 	struct fq_port *f = &fl->fq[port];
@@ -641,16 +428,6 @@ static void settle_queue(struct flsim *s, uint32_t port)
 		emptied(s, port);
 }
 
-/* the port's queue now, read, not settled (settle_queue's arithmetic on a
- * copy) */
-static double queue_now(const struct flsim *s, const struct fq_port *f)
-{
-	if (f->backlog == 0 && f->ain <= f->c)
-		return 0;
-	double b = f->backlog + (f->ain - f->c) * (double)(s->c.now_ps - f->t_backlog);
-	return b < FQ_EMPTY ? 0 : b;
-}
-
 /* the payload bytes the port has sent, and its queue, now: what came in
  * less what is queued.  Read, not settled (settle_queue's arithmetic on a
  * copy): a run with series gives the same bytes as one without. */
@@ -660,18 +437,6 @@ double fq_port_sent(const struct flsim *s, uint32_t port, double *queue)
 	const struct fq_came *in = &s->fl->fq_came[port];
 	*queue = queue_now(s, f);
 	return in->bytes + f->ain * (double)(s->c.now_ps - in->t) - *queue;
-}
-
-/* fabric.series_interval: the bytes that came into the port brought up to
- * now, before the rate they come in at changes */
-static void came_to_now(struct flsim *s, uint32_t port)
-{
-	struct fl_state *fl = s->fl;
-	if (!fl->series)
-		return;
-	struct fq_came *in = &fl->fq_came[port];
-	in->bytes += fl->fq[port].ain * (double)(s->c.now_ps - in->t);
-	in->t = s->c.now_ps;
 }
 
 /* A rate passed on changes when it starts, stops or moves by more than
@@ -786,7 +551,6 @@ static void pass_on(struct flsim *s, struct fq_batch *b, struct fq_port *f, uint
 
 static void pfc_check(struct flsim *s, uint32_t node);
 static void cc_wake(struct flsim *s, uint32_t port);
-static bool refresh_moot(const struct flsim *s, uint32_t port);
 
 /* A change of transfer id's rate into hop h, due at t, where that port is
  * idle and stays so with it (no queue, nothing waiting or to pass on, no
@@ -927,13 +691,6 @@ static void refresh(struct flsim *s, uint32_t port)
 	}
 }
 
-/* the port is refreshed once at the end of the instant, however many
- * changes reach it at it (with flow.batch, once within that time) */
-static void touch(struct flsim *s, uint32_t port)
-{
-	fl_due_add(&s->fl->touch, &s->fl->fq[port].touched, port, s->c.now_ps);
-}
-
 void fq_refresh(struct flsim *s)
 {
 	struct fl_state *fl = s->fl;
@@ -976,7 +733,7 @@ static void rate_in(struct flsim *s, uint32_t id, uint32_t h, double r)
 	} else {
 		/* it leaves with the bytes that arrive now */
 		changed(s, id, q, h);
-		pend_push(s, port, id, h, r);
+		fq_pend_push(s, port, id, h, r);
 	}
 	touch(s, port);
 }
@@ -991,7 +748,7 @@ static void rate_in_last(struct flsim *s, uint32_t port, uint32_t ingress, doubl
 	if (s->fl->fq[port].backlog == 0)
 		last_moved(s, port, ingress, d, LAST_OUT);
 	else
-		pend_push(s, port, ingress, PEND_LAST, d); /* it leaves with the bytes that arrive now */
+		fq_pend_push(s, port, ingress, PEND_LAST, d); /* it leaves with the bytes that arrive now */
 	touch(s, port);
 }
 
@@ -1188,20 +945,6 @@ static void pfc_check(struct flsim *s, uint32_t node)
 	}
 }
 
-/* whether refreshing the switch port would change nothing: an idle queue
- * that stays so, with nothing waiting, due or to pass on, whose scale is
- * 1 already, in a switch that holds no pause (whose check a refresh would
- * bring forward) */
-static bool refresh_moot(const struct flsim *s, uint32_t port)
-{
-	const struct fl_state *fl = s->fl;
-	const struct fq_port *f = &fl->fq[port];
-	return f->backlog == 0 && f->ain <= f->c && !f->pn && !f->nchg && !f->marking && f->scale_sent == 1 &&
-		fab_timers_at(&fl->timers, port) == FAB_TIME_NEVER &&
-		fab_timers_at(&fl->timers, fl->tm_mark + port) == FAB_TIME_NEVER &&
-		(!fl->pfc || f->sw == UINT32_MAX || !fl->pfc_holding[f->sw]);
-}
-
 /* the ACKs crossing a port changed by d: its capacity (a NIC's: its queue
  * pairs' rates) */
 static void ack_changed(struct flsim *s, uint32_t port, double d)
@@ -1368,8 +1111,6 @@ static void cc_changed(struct flsim *s, uint32_t id)
 	}
 }
 
-static void tok_send(struct flsim *s, uint32_t id, uint8_t kind, uint8_t upto, uint32_t flow, uint32_t cookie);
-
 /* its window ends at t (the usual window's in its delay line) */
 static void cc_tick_at(struct flsim *s, uint32_t id, fab_time_ps t)
 {
@@ -1446,7 +1187,7 @@ static void cc_tick(struct flsim *s, uint32_t id)
 		 * marking at enqueue behind its own queue too; the rest of the
 		 * way without waiting, and back */
 		uint32_t upto = marker + (s->c.fp.ecn.mark_at == FAB_ECN_ENQUEUE);
-		tok_send(s, id, TOK_NOTE, (uint8_t)upto, NO_FLOW, 0);
+		fq_tok_send(s, id, TOK_NOTE, (uint8_t)upto, NO_FLOW, 0);
 	}
 	cc_changed(s, id);
 	if (top == 0 && c->ops->sent_ignored && c->ops->sent_ignored(c->st)) {
@@ -1588,161 +1329,6 @@ void fq_stop(struct flsim *s, uint32_t id, struct fl_qp *q)
 	fq_source_rate(s, id, 0);
 }
 
-/* ---- tokens: a message's last byte, a congestion notification ----
- *
- * A token travels its queue pair's path, forward hops then (where ACKs
- * share the data's priority and wait in its queues) the ACK's hops.  At a
- * hop where it waits behind the queue it joins the queue's list of what
- * waits (pend_push): it leaves with the bytes that arrived with it, at
- * whatever rate the port runs meanwhile (a pause held or let go: out_due).
- * With no queue anywhere a message is delivered at the fair-share engine's
- * closed form, to the picosecond. */
-
-/* from leaving ACK hop h to the next: propagation, and the ACK's frame */
-static fab_time_ps ack_lat(const struct flsim *s, const struct fl_qp *q, uint32_t h)
-{
-	return s->ports[q->path[h]].ack_hop_ps;
-}
-
-/* its journey is over at t */
-static void tok_end(struct flsim *s, const struct fq_rec *m, fab_time_ps t)
-{
-	if (m->kind == TOK_NOTE)
-		fab_eq_push(&s->c.eq, t, EV_FQ_CC_NOTIFY, NULL, m->qp);
-	else if (m->flow != NO_FLOW)
-		fab_eq_push(&s->c.eq, t, EV_FL_DELIVER, sim_flow_at(&s->c, m->flow), 0);
-	else
-		fab_eq_push(&s->c.eq, t, EV_FL_DELIVER, NULL, m->cookie);
-}
-
-/* whether token m can find a queue to wait in at hop h: a switch's port,
- * forward for a message's last byte or a notification before its marking
- * hop, back where ACKs wait in the data's queues */
-static bool tok_waits(const struct flsim *s, const struct fl_qp *q, const struct fq_rec *m, uint32_t h)
-{
-	if (!s->ports[q->path[h]].is_switch)
-		return false;
-	return h < q->nfwd ? m->kind == TOK_DATA || h < m->upto : q->acks_wait;
-}
-
-/* token i leaves hop m.hop at t: on to the next hop where it may wait
- * (passing the others at once), or home */
-static void tok_leave(struct flsim *s, uint32_t i, fab_time_ps t)
-{
-	struct fl_state *fl = s->fl;
-	struct fq_rec *m = &fl->rec[i];
-	const struct fl_qp *q = &fl->qps[m->qp];
-	bool fixed = t == s->c.now_ps; /* (an impulse leaves its NIC later) */
-	for (uint32_t h = m->hop;; h++) {
-		if (h < q->nfwd) {
-			t += hop_lat(s, q, h);
-			if (h + 1u == q->nfwd && ((m->kind == TOK_DATA && m->flow == NO_FLOW) || !q->acks_wait)) {
-				/* at the receiver: a message of a collective is
-				 * delivered; ACKs that go first are back at once */
-				tok_end(s, m, m->flow == NO_FLOW && m->kind == TOK_DATA ? t : t + q->ack_ps);
-				rec_free(fl, i);
-				return;
-			}
-		} else {
-			t += ack_lat(s, q, h);
-		}
-		if (h + 1u == q->npath) {
-			tok_end(s, m, t);
-			rec_free(fl, i);
-			return;
-		}
-		if (tok_waits(s, q, m, h + 1)) {
-			uint32_t np = q->path[h + 1];
-			const struct fq_port *f = &fl->fq[np];
-			if (f->backlog == 0 && f->ain <= f->c && !f->pn && f->in_due <= s->c.now_ps) {
-				/* an idle queue with no change of rate on its way
-				 * to it: the token crosses it now (one that a change
-				 * sent after now builds before the token is there
-				 * is missed) */
-				if (fl->series && h + 1 < q->nfwd)
-					fl->fq_came[np].bytes += m->rate;
-				continue;
-			}
-			m->hop = h + 1;
-			if (fixed) /* (a sum of hops' latencies) */
-				fl_push(s, t, EV_FQ_MARK, i);
-			else
-				fab_eq_push(&s->c.eq, t, EV_FQ_MARK, NULL, i);
-			return;
-		}
-	}
-}
-
-/* token i reaches hop m.hop: it waits behind the queue there, or goes on */
-static void tok_arrive(struct flsim *s, uint32_t i)
-{
-	struct fl_state *fl = s->fl;
-	const struct fq_rec *m = &fl->rec[i];
-	const struct fl_qp *q = &fl->qps[m->qp];
-	uint32_t port = q->path[m->hop];
-	struct fq_port *f = &fl->fq[port];
-	settle(s, port);
-	if (fl->series && m->hop < q->nfwd) /* (an impulse's bytes come in) */
-		fl->fq_came[port].bytes += m->rate;
-	if (m->rate > 0 && m->hop < q->nfwd && f->backlog > 0) { /* an impulse's bytes join a queue */
-		touch(s, port);
-		f->backlog += m->rate;
-		struct fab_port_stats *st = &s->ports[port].st;
-		if ((uint64_t)f->backlog > st->max_queue_bytes)
-			st->max_queue_bytes = (uint64_t)f->backlog;
-		if (fl->pfc)
-			in_of(s, f, s->ports[q->path[m->hop - 1]].peer)->bytes += m->rate;
-	}
-	if (f->backlog > 0) {
-		pend_push(s, port, i, PEND_TOK, 0);
-		return;
-	}
-	tok_leave(s, i, s->c.now_ps);
-}
-
-/* a token of queue pair id sets out from its NIC now */
-static void tok_send(struct flsim *s, uint32_t id, uint8_t kind, uint8_t upto, uint32_t flow, uint32_t cookie)
-{
-	struct fl_state *fl = s->fl;
-	uint32_t i = rec_new(fl);
-	fl->rec[i] = (struct fq_rec){.qp = id, .hop = 0, .flow = flow, .cookie = cookie, .kind = kind, .upto = upto};
-	tok_leave(s, i, s->c.now_ps);
-}
-
-/* the last byte of a message leaves its NIC (a little early where the
- * NIC's round robin puts it ahead: fl_finish_at) */
-bool fq_sent(struct flsim *s, uint32_t id, struct fl_qp *q, const struct fl_msg *m)
-{
-	if (q->nfwd < 2)
-		return false; /* (no switch on the way: the engine's closed form) */
-	tok_send(s, id, TOK_DATA, 0, m->flow, m->cookie);
-	return true;
-}
-
-/* A message of at most a packet on an idle queue pair: it leaves its NIC
- * in the time its round robin's share gives it (an equal share of the
- * line, as the next in turn), and its bytes ride its token, joining each
- * queue it reaches, instead of being a transfer whose rate every queue on
- * the path and every other transfer of its NIC would follow for those few
- * nanoseconds and back (that was half of the events of HPCC's FB_Hadoop
- * run, whose flows are 60% of a packet or less).  The bytes in the queues
- * are the same; no rate moves. */
-bool fq_impulse(struct flsim *s, uint32_t id, struct fl_qp *q, const struct fl_msg *m)
-{
-	struct fl_state *fl = s->fl;
-	if (q->nfwd < 2 || m->bytes > s->c.fp.mtu)
-		return false;
-	uint32_t nic = q->path[0];
-	double share = cap(fl, nic) / (double)(fl->ports[nic].n + 1);
-	fab_time_ps t = s->c.now_ps + (fab_time_ps)ceil((double)m->bytes / share);
-	fl_books(s, q, m);
-	uint32_t i = rec_new(fl);
-	fl->rec[i] = (struct fq_rec){
-		.qp = id, .hop = 0, .rate = (double)m->bytes, .flow = m->flow, .cookie = m->cookie, .kind = TOK_DATA};
-	tok_leave(s, i, t);
-	return true;
-}
-
 void fq_event(struct flsim *s, const struct fab_ev *ev)
 {
 	struct fl_state *fl = s->fl;
@@ -1760,7 +1346,7 @@ void fq_event(struct flsim *s, const struct fab_ev *ev)
 		}
 		break;
 	case EV_FQ_MARK:
-		tok_arrive(s, ev->arg);
+		fq_tok_arrive(s, ev->arg);
 		break;
 	case EV_FQ_CC_TICK:
 		cc_tick(s, ev->arg);
