@@ -8,6 +8,7 @@
  *
  *   fifo.c        a port's fluid FIFO queue: its backlog, what waits in it,
  *                 the rates coming in and leaving; its events and timers
+ *   fifo_pfc.c    PFC, fluid: pauses held to the rate their bytes drain at
  *   fifo_tok.c    tokens: a message's last byte, a congestion notification
  */
 #ifndef FAB_FLOW_FIFO_H
@@ -289,6 +290,15 @@ void fq_source_rate(struct flsim *s, uint32_t id, double r);
 
 /* fifo.c */
 void fq_pend_push(struct flsim *s, uint32_t port, uint32_t qp, uint32_t hop, double rate);
+
+/* fifo_pfc.c */
+void fq_pfc_init(struct flsim *s);
+void fq_pfc_free(struct flsim *s);
+void fq_pfc_watch(struct flsim *s, uint32_t port);
+void fq_pfc_checks(struct flsim *s);
+void fq_pfc_check(struct flsim *s, uint32_t node); /* the switch at node */
+void fq_in_settle(const struct flsim *s, uint32_t port, double b0, double dt);
+void fq_in_empty(const struct flsim *s, struct fq_port *f);
 
 /* fifo_tok.c */
 void fq_tok_leave(struct flsim *s, uint32_t i, fab_time_ps t);
