@@ -8,6 +8,7 @@
  *
  *   fifo.c        a port's fluid FIFO queue: its backlog, what waits in it,
  *                 the rates coming in and leaving; its events and timers
+ *   fifo_dcqcn.c  DCQCN at the sources, ECN marks; flow.queues dcqcn's table
  *   fifo_pfc.c    PFC, fluid: pauses held to the rate their bytes drain at
  *   fifo_tok.c    tokens: a message's last byte, a congestion notification
  */
@@ -290,6 +291,14 @@ void fq_source_rate(struct flsim *s, uint32_t id, double r);
 
 /* fifo.c */
 void fq_pend_push(struct flsim *s, uint32_t port, uint32_t qp, uint32_t hop, double rate);
+
+/* fifo_dcqcn.c */
+void fq_cc_start(struct flsim *s, uint32_t id);             /* queue pair id sends */
+void fq_cc_share(struct flsim *s, uint32_t port, double c); /* NIC port's rate c, shared */
+void fq_cc_tick(struct flsim *s, uint32_t id);
+void fq_cc_notify(struct flsim *s, uint32_t id);
+void fq_cc_timer(struct flsim *s, uint32_t id);
+void fq_mark_watch(struct flsim *s, uint32_t port, double c);
 
 /* fifo_pfc.c */
 void fq_pfc_init(struct flsim *s);
