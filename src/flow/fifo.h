@@ -8,6 +8,7 @@
  *
  *   fifo.c        a port's fluid FIFO queue: its backlog, what waits in it,
  *                 the rates coming in and leaving; its events and timers
+ *   fifo_rate.c   rates: set at the sources, passed on from port to port
  *   fifo_dcqcn.c  DCQCN at the sources, ECN marks; flow.queues dcqcn's table
  *   fifo_pfc.c    PFC, fluid: pauses held to the rate their bytes drain at
  *   fifo_tok.c    tokens: a message's last byte, a congestion notification
@@ -290,6 +291,7 @@ void fq_port_pfc(const struct flsim *s, uint32_t port, fab_bytes *headroom, fab_
 void fq_source_rate(struct flsim *s, uint32_t id, double r);
 
 /* fifo.c */
+void fq_out_due(struct flsim *s, uint32_t port); /* the head of what waits in its queue: when */
 void fq_pend_push(struct flsim *s, uint32_t port, uint32_t qp, uint32_t hop, double rate);
 
 /* fifo_dcqcn.c */
