@@ -120,43 +120,6 @@ static struct fl_qp *fq(struct flsim *s, uint32_t qp)
 	return &fl->qps[qp];
 }
 
-void fl_due_add(struct fl_due *d, bool *flag, uint32_t port, fab_time_ps now)
-{
-	if (*flag)
-		return;
-	*flag = true;
-	if (!d->n)
-		d->since = now;
-	if (d->n == d->cap) {
-		d->cap = d->cap ? 2 * d->cap : 64;
-		d->v = fab_xrealloc(d->v, d->cap, sizeof *d->v);
-	}
-	d->v[d->n++] = port;
-}
-
-void fl_mark_dirty(struct flsim *s, uint32_t port)
-{
-	fl_due_add(&s->fl->dirty, &s->fl->ports[port].dirty, port, s->c.now_ps);
-}
-
-/* --- completions (fl->done) --- */
-
-/* the head message of queue pair id now ends at t */
-void fl_done_set(struct fl_state *fl, uint32_t id, fab_time_ps t)
-{
-	fab_timers_requeue(&fl->done, id, t);
-}
-
-void fl_done_clear(struct fl_state *fl, uint32_t id)
-{
-	fab_timers_set(&fl->done, id, FAB_TIME_NEVER);
-}
-
-bool fl_done_due(const struct fl_state *fl, uint32_t id)
-{
-	return fab_timers_at(&fl->done, id) != FAB_TIME_NEVER;
-}
-
 static fab_time_ps done_next(const struct fl_state *fl)
 {
 	return fab_timers_next(&fl->done);
@@ -436,7 +399,7 @@ static void on_deliver(struct flsim *s, struct sim_flow *f, uint32_t cookie)
 }
 
 /* port i runs at r from now: a packet's and an ACK's time across it */
-void fl_link_rate(struct flsim *s, uint32_t i, fab_rate_bps r)
+static void fl_link_rate(struct flsim *s, uint32_t i, fab_rate_bps r)
 {
 	const struct fab_wire *w = fab_sim_wire(&s->c);
 	struct fl_link *p = &s->ports[i];

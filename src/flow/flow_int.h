@@ -257,15 +257,48 @@ enum fl_ev_type {
 	EV_FQ_CC_NOTIFY,               /* arg queue pair: a mark's notification reaches the sender */
 };
 
-/* flow.c */
-void fl_link_rate(struct flsim *s, uint32_t port, fab_rate_bps r);
-void fl_due_add(struct fl_due *d, bool *flag, uint32_t port, fab_time_ps now);
-void fl_mark_dirty(struct flsim *s, uint32_t port);
+/* port joins list d (once: its flag says so) at now */
+static inline void fl_due_add(struct fl_due *d, bool *flag, uint32_t port, fab_time_ps now)
+{
+	if (*flag)
+		return;
+	*flag = true;
+	if (!d->n)
+		d->since = now;
+	if (d->n == d->cap) {
+		d->cap = d->cap ? 2 * d->cap : 64;
+		d->v = fab_xrealloc(d->v, d->cap, sizeof *d->v);
+	}
+	d->v[d->n++] = port;
+}
+
+/* the port's transfers are due new rates (fl->dirty: queue.h, rates) */
+static inline void fl_mark_dirty(struct flsim *s, uint32_t port)
+{
+	fl_due_add(&s->fl->dirty, &s->fl->ports[port].dirty, port, s->c.now_ps);
+}
+
+/* completions (fl->done): the head message of queue pair id now ends at
+ * t, or at no known time, or whether its end is set */
+static inline void fl_done_set(struct fl_state *fl, uint32_t id, fab_time_ps t)
+{
+	fab_timers_requeue(&fl->done, id, t);
+}
+
+static inline void fl_done_clear(struct fl_state *fl, uint32_t id)
+{
+	fab_timers_set(&fl->done, id, FAB_TIME_NEVER);
+}
+
+static inline bool fl_done_due(const struct fl_state *fl, uint32_t id)
+{
+	return fab_timers_at(&fl->done, id) != FAB_TIME_NEVER;
+}
+
+/* flow.c: the ports' lists of their transfers (fl_port.qp), the NIC's
+ * round robin, the books */
 void fl_member_add(struct flsim *s, uint32_t id, struct fl_qp *q, uint32_t h);
 void fl_member_remove(struct flsim *s, struct fl_qp *q, uint32_t h);
-void fl_done_set(struct fl_state *fl, uint32_t id, fab_time_ps t);
-void fl_done_clear(struct fl_state *fl, uint32_t id);
-bool fl_done_due(const struct fl_state *fl, uint32_t id); /* its head message's end is set */
 fab_time_ps fl_finish_at(const struct flsim *s, const struct fl_qp *q);
 void fl_rank_nic(struct flsim *s, uint32_t port, double sum);
 void fl_books(struct flsim *s, struct fl_qp *q, const struct fl_msg *m);
