@@ -54,7 +54,8 @@ struct fl_qp {
 
 #define FL_Q_FIRST 1
 
-/* flow.queues fifo: what EV_FQ_IN and EV_FQ_MARK carry (fifo.c) */
+/* flow.queues fifo: what EV_FQ_IN and EV_FQ_MARK carry (fifo_rate.c,
+ * fifo_tok.c) */
 struct fq_rec {
 	uint32_t qp, hop;
 	double rate;           /* EV_FQ_IN; a token's bytes riding it (an impulse: fq_impulse) */
@@ -64,7 +65,7 @@ struct fq_rec {
 };
 
 /* flow.queues dcqcn: a queue pair's DCQCN reaction point, fed ECN marks
- * drawn from the depth of the queues on its path (fifo.c) */
+ * drawn from the depth of the queues on its path (fifo_dcqcn.c) */
 struct fl_cc {
 	const struct fab_cc_ops *ops;
 	double cap;            /* its rate as payload bytes per ps */
@@ -76,7 +77,7 @@ struct fl_cc {
 	bool retired; /* its flow has finished: its state is seen no more (fq_retire) */
 	/* notifications that reached it while a flow's message was at its
 	 * head, not yet in that flow's count: fl_books adds them as the
-	 * message leaves, fq_rest when the run stops (counted here, the
+	 * message leaves, dcqcn_rest when the run stops (counted here, the
 	 * notification reads neither the message nor the flow) */
 	uint32_t cnps;
 	struct fab_rng rng;
@@ -173,7 +174,7 @@ struct fl_state {
 	struct fl_due dirty; /* ports whose rates are to be solved again (fifo: NICs) */
 	uint32_t stamp;
 	uint64_t rr_next;
-	uint64_t *rrkey; /* rank_nics scratch */
+	uint64_t *rrkey; /* fl_rank_nic scratch */
 	uint32_t cap_rr;
 	struct fab_maxmin mm;
 	/* component scratch */
@@ -184,12 +185,12 @@ struct fl_state {
 	fab_time_ps sample_at; /* the time series' next rows (FAB_TIME_NEVER: none) */
 	size_t cap_cp, cap_cq, cap_ci;
 	uint64_t recomputes, comp_qps;
-	/* flow.queues: fifo and dcqcn (fifo.c) */
+	/* flow.queues: fifo and dcqcn (fifo.c and the fifo_*.c) */
 	bool cc;       /* flow.queues: dcqcn, where DCQCN runs (fab_flow_runs_dcqcn) */
 	bool *cc_done; /* its NIC shares' scratch */
 	uint32_t cap_cc_done;
 	bool urgent;        /* a NIC has a new transfer: its rates now, flow.batch or not */
-	double tol;         /* a port's scale and a pause's rate move in steps of this (fifo.c) */
+	double tol;         /* a port's scale moves in steps of this (fifo_rate.c: refresh) */
 	struct fq_port *fq; /* per port */
 	/* fabric.series_interval: per port, the payload bytes that came in as
 	 * of t (what it sent: those less its queue) */
@@ -215,7 +216,7 @@ struct fl_state {
 	 * due (tm_cc + queue pair): fq_timer */
 	struct fab_timers timers;
 	uint32_t tm_out, tm_pfc, tm_mark, tm_cc;
-	/* flow.queues dcqcn with PFC (fifo.c): per switch, how many of its
+	/* flow.queues dcqcn with PFC (fifo_pfc.c): per switch, how many of its
 	 * ingress ports hold their upstream paused (its next check: its timer,
 	 * tm_pfc); scratch for a check */
 	bool pfc;
@@ -228,7 +229,7 @@ struct fl_state {
 	double *pfc_aside;     /* the buffer it sets aside: its ports' headroom and reserve */
 	double *pfc_scratch;
 	uint16_t *in_at; /* the egress ports' records by ingress port, each port's nports of them */
-	/* a last hop's change of rate in the batch being filled (fifo.c:
+	/* a last hop's change of rate in the batch being filled (fifo_rate.c:
 	 * send_last): its record, and the batch's stamp then */
 	uint32_t *agg_rec;
 	uint64_t *agg_stamp;

@@ -1,7 +1,7 @@
 /*
  * queue.h - the flow engine's queue models (flow.queues), behind one table.
  *
- * The engine (flow.c, run.c) keeps the queue pairs, their messages, the
+ * The engine (flow.c, lines.c, sample.c) keeps the queue pairs, their messages, the
  * transfer at each one's head, its NIC's round robin, the completions and
  * the books; a queue model decides the rates those transfers get and what
  * their bytes meet on the way: fair shares (fair.c: max-min over the
