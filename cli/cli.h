@@ -31,9 +31,9 @@ struct cmd_out {
 };
 #define OUT_DOC (-1)
 /* ctx: a struct cmd_out; what: OUT_DOC or an enum fab_output */
-int w_cmd(FILE *f, void *ctx, int what);
+int cli_w_cmd(FILE *f, void *ctx, int what);
 /* the output of --format (json: the document), then a check of stdout */
-int print_cmd(struct cmd_out *o, const char *format, int csv_what);
+int cli_print_cmd(struct cmd_out *o, const char *format, int csv_what);
 
 /* The files of specs into outdir, each through a temporary file of its own
  * (O_EXCL, never through a symbolic link; removed on SIGINT, SIGTERM or
@@ -41,17 +41,17 @@ int print_cmd(struct cmd_out *o, const char *format, int csv_what);
  * renamed into place only when all are whole; the files of the previous run
  * into outdir that this one does not write are removed (the directory's
  * manifest, .fabscope-files, lists them).  An exit status. */
-int write_out_dir(const char *outdir, const struct out_spec *specs, size_t n, void *ctx);
+int cli_write_out_dir(const char *outdir, const struct out_spec *specs, size_t n, void *ctx);
 /* The same for one file that the user names (no manifest, nothing else
  * touched): path's directory, path's name. */
-int write_out_file(const char *path, const struct out_spec *spec, void *ctx);
+int cli_write_out_file(const char *path, const struct out_spec *spec, void *ctx);
 
 /* common.c */
-double wall_s(void);
+double cli_wall_s(void);
 /* json_dumpf's bytes, written in large blocks: 0, or -1 */
-int json_write(json_t *j, FILE *f, size_t flags);
+int cli_json_write(json_t *j, FILE *f, size_t flags);
 /* seconds, more than 0 and at most a day: 0, or -1 */
-int parse_seconds(const char *s, double *out);
+int cli_parse_seconds(const char *s, double *out);
 struct progress_ctx {
 	double t0;
 	bool shown;
@@ -61,14 +61,14 @@ struct progress_ctx {
 };
 /* on a terminal: simulated time, events, events per second, and where the
  * work can be measured the share done and the time left */
-void progress(void *vctx, fab_time_ps now_ps, uint64_t events);
+void cli_progress(void *vctx, fab_time_ps now_ps, uint64_t events);
 /* "text", "json" or "csv" among allowed ("text|json|csv"); false after a message */
-bool format_ok(const char *format, const char *allowed);
-/* main() starts the clock that report_speed's whole-command time counts from */
+bool cli_format_ok(const char *format, const char *allowed);
+/* main() starts the clock that cli_report_speed's whole-command time counts from */
 void cli_clock_start(void);
 /* The run's events in run_s seconds, then the whole command's wall time and
  * peak memory so far: stderr, never the results.  Called last. */
-void report_speed(uint64_t events, double run_s);
+void cli_report_speed(uint64_t events, double run_s);
 
 /* What sim, coll and matrix share on the command line: --seed, --set,
  * --format, --out, -q, and options that stand for a scenario key. */
@@ -101,9 +101,63 @@ json_t *cli_load_doc(const char *path, int *rc);
 /* a scenario (NULL: the built-in one) with sets, run as sim, coll or
  * matrix (enum fab_grid_cmd), quietly: its result document, or NULL and
  * err */
-json_t *run_doc(int command, const char *scenario, const char *const *sets, size_t n, struct fab_err *err);
+json_t *cli_run_doc(int command, const char *scenario, const char *const *sets, size_t n, struct fab_err *err);
 
-/* the commands */
+/* fabscope probe: probe.c (options), probe_local.c (--local N), probe_run.c
+ * (a rank's run) */
+/* what --test runs: PROBE_COLL, PROBE_MATRIX, else an enum fab_probe_test */
+enum { PROBE_COLL = -1, PROBE_MATRIX = 100 };
+struct probe_opts {
+	int op, algo;
+	fab_bytes minb, maxb;
+	uint32_t factor, iters, warmup, channels;
+	int test; /* PROBE_COLL, PROBE_MATRIX, else enum fab_probe_test */
+	bool check, serial;
+	double pair_timeout_s, retest;
+	double duration_s, interval_s; /* bw: -t, -i (iperf3's) */
+	const char *json, *outdir, *launcher;
+	uint32_t local_ranks; /* ranks on this machine (--local N), 0: from the launcher */
+};
+/* this process as rank pp->rank of pp->nranks: connect, run the test; rank
+ * 0 prints and writes the document.  An exit status. */
+int cli_probe_rank(struct fab_probe_params *pp, const struct probe_opts *o);
+/* local ranks started here (fork), met at a rendezvous socket of this process;
+ * one failing stops the others.  An exit status. */
+int cli_probe_local(struct fab_probe_params *pp, struct probe_opts *o, uint32_t local);
+
+/* fabscope sweep: sweep.c (the command, the sweep's directory, the merge,
+ * the Slurm array's script), sweep_run.c (the points run) */
+struct sweep {
+	struct fab_grid *g;
+	const char *dir;
+	uint32_t share, shares; /* this process runs the points i with i % shares == share */
+	uint32_t jobs;
+	bool quiet;
+	/* progress of this share */
+	size_t todo, done, failed, skipped;
+	double t0;
+};
+/* this share's points, jobs at a time, each in a process of its own; 0,
+ * or an exit status when the sweep could not go on (interrupted, cannot
+ * fork) */
+int cli_sweep_share(struct sweep *s);
+/* rank and size under a launcher (no MPI library: the launcher's
+ * variables), and a name for this launch that every rank shares; true
+ * when there are several ranks */
+bool cli_sweep_launcher(uint32_t *rank, uint32_t *size, char *job, size_t len);
+/* rank 0: the other ranks' marks (an exit status: one failed, --timeout) */
+int cli_sweep_wait_ranks(const char *dir, const char *job, uint32_t size, bool quiet, double timeout_s);
+/* what a rank leaves for rank 0: DIR/ranks/JOB.RANK.what */
+int cli_sweep_mark_rank(const char *dir, const char *job, uint32_t rank, const char *what);
+/* sweep.c's files, for both: mkdir -p (0, or -1 and errno); a regular
+ * file at path; a writer_fn of the string ctx; doc into path, whole or not
+ * at all (an exit status) */
+int cli_mkdir_p(const char *path);
+bool cli_is_file(const char *path);
+int cli_w_str(FILE *f, void *ctx, int arg);
+int cli_write_json_file(const char *path, json_t *doc, int indent);
+
+/* the commands: cmd_NAME runs `fabscope NAME` (main.c's table) */
 int cmd_sim(int argc, char **argv);
 int cmd_coll(int argc, char **argv);
 int cmd_matrix(int argc, char **argv);

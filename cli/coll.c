@@ -172,149 +172,152 @@ static int write_coll(FILE *f, const void *run, enum fab_output what)
 	return fab_coll_run_write(f, run, what);
 }
 
-int cmd_coll(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{"op", required_argument, NULL, 'O'},
-		{"coll", required_argument, NULL, 'Q'},
-		{"algo", required_argument, NULL, 'A'},
-		{"check", required_argument, NULL, 'c'},
-		{"nthreads", required_argument, NULL, 't'},
-		{"ngpus", required_argument, NULL, 'g'},
-		{"average", required_argument, NULL, 'a'},
-		{"blocking", required_argument, NULL, 'z'},
-		{"cudagraph", required_argument, NULL, 'G'},
-		{"agg_iters", required_argument, NULL, 'm'},
-		{"stream_null", required_argument, NULL, 'y'},
-		{"report_cputime", required_argument, NULL, 'C'},
-		{"report_timestamps", required_argument, NULL, 'S'},
-		{"timeout", required_argument, NULL, 'X'},
-		{"output_file", required_argument, NULL, 'J'},
-		{"algo-column", no_argument, NULL, 'L'},
-		{"minbytes", required_argument, NULL, 'b'},
-		{"maxbytes", required_argument, NULL, 'e'},
-		{"stepfactor", required_argument, NULL, 'f'},
-		{"stepbytes", required_argument, NULL, 'i'},
-		{"iters", required_argument, NULL, 'n'},
-		{"warmup_iters", required_argument, NULL, 'w'},
-		{"datatype", required_argument, NULL, 'd'},
-		{"root", required_argument, NULL, 'r'},
-		{"gpus", required_argument, NULL, 'g'},
-		{"channels", required_argument, NULL, 'H'},
-		{"placement", required_argument, NULL, 'P'},
-		{"ring-order", required_argument, NULL, 'R'},
-		{"proto", required_argument, NULL, 'Y'},
-		{"seed", required_argument, NULL, 's'},
-		{"engine", required_argument, NULL, 'E'},
-		{"set", required_argument, NULL, 'S'},
-		{"format", required_argument, NULL, 'F'},
-		{"out", required_argument, NULL, 'U'},
-		{"quiet", no_argument, NULL, 'q'},
-		{"debug", no_argument, NULL, 'D'},
-		{"help", no_argument, NULL, 'h'},
-		{0, 0, 0, 0},
-	};
-	static const struct {
-		int opt;
-		const char *key;
-	} keymap[] = {{'Q', "collective.op"},          {'A', "collective.algo"},
-		      {'b', "collective.min_bytes"},   {'e', "collective.max_bytes"},
-		      {'f', "collective.step_factor"}, {'i', "collective.step_bytes"},
-		      {'n', "collective.iters"},       {'w', "collective.warmup"},
-		      {'d', "collective.datatype"},    {'r', "collective.root"},
-		      {'H', "collective.channels"},    {'P', "collective.placement"},
-		      {'R', "collective.ring_order"},  {'Y', "nccl.proto"}};
+/* what coll's command line says: the options every simulation command
+ * takes, and coll's own */
+struct coll_cli {
 	struct cli_common cm;
-	cli_common_init(&cm, argc);
-	bool debug = false;
+	bool debug, algo_col;
+	uint64_t threads; /* nccl-tests' -t */
+	const char *json_file, *gpus;
+};
+
+static const struct option coll_opts[] = {
+	{"op", required_argument, NULL, 'O'},
+	{"coll", required_argument, NULL, 'Q'},
+	{"algo", required_argument, NULL, 'A'},
+	{"check", required_argument, NULL, 'c'},
+	{"nthreads", required_argument, NULL, 't'},
+	{"ngpus", required_argument, NULL, 'g'},
+	{"average", required_argument, NULL, 'a'},
+	{"blocking", required_argument, NULL, 'z'},
+	{"cudagraph", required_argument, NULL, 'G'},
+	{"agg_iters", required_argument, NULL, 'm'},
+	{"stream_null", required_argument, NULL, 'y'},
+	{"report_cputime", required_argument, NULL, 'C'},
+	{"report_timestamps", required_argument, NULL, 'S'},
+	{"timeout", required_argument, NULL, 'X'},
+	{"output_file", required_argument, NULL, 'J'},
+	{"algo-column", no_argument, NULL, 'L'},
+	{"minbytes", required_argument, NULL, 'b'},
+	{"maxbytes", required_argument, NULL, 'e'},
+	{"stepfactor", required_argument, NULL, 'f'},
+	{"stepbytes", required_argument, NULL, 'i'},
+	{"iters", required_argument, NULL, 'n'},
+	{"warmup_iters", required_argument, NULL, 'w'},
+	{"datatype", required_argument, NULL, 'd'},
+	{"root", required_argument, NULL, 'r'},
+	{"gpus", required_argument, NULL, 'g'},
+	{"channels", required_argument, NULL, 'H'},
+	{"placement", required_argument, NULL, 'P'},
+	{"ring-order", required_argument, NULL, 'R'},
+	{"proto", required_argument, NULL, 'Y'},
+	{"seed", required_argument, NULL, 's'},
+	{"engine", required_argument, NULL, 'E'},
+	{"set", required_argument, NULL, 'S'},
+	{"format", required_argument, NULL, 'F'},
+	{"out", required_argument, NULL, 'U'},
+	{"quiet", no_argument, NULL, 'q'},
+	{"debug", no_argument, NULL, 'D'},
+	{"help", no_argument, NULL, 'h'},
+	{0, 0, 0, 0},
+};
+/* the options that stand for a scenario key */
+static const struct {
+	int opt;
+	const char *key;
+} coll_keys[] = {{'Q', "collective.op"},          {'A', "collective.algo"},
+		 {'b', "collective.min_bytes"},   {'e', "collective.max_bytes"},
+		 {'f', "collective.step_factor"}, {'i', "collective.step_bytes"},
+		 {'n', "collective.iters"},       {'w', "collective.warmup"},
+		 {'d', "collective.datatype"},    {'r', "collective.root"},
+		 {'H', "collective.channels"},    {'P', "collective.placement"},
+		 {'R', "collective.ring_order"},  {'Y', "nccl.proto"}};
+
+/* the options into cc, the scenario keys among them as --set; -1: go on,
+ * else an exit status (help, or a usage error) */
+static int coll_parse(struct coll_cli *cc, int argc, char **argv)
+{
 	int c, rc = FAB_EXIT_OK;
-	struct fab_config *cfg = NULL;
-	struct fab_coll_run *r = NULL;
-	json_t *doc = NULL;
-	uint64_t threads = 0;
-	const char *json_file = NULL, *gpus = NULL;
-	bool algo_col = false;
-	while ((c = cli_next_opt(&cm, argc, argv, "a:b:e:f:i:n:w:d:r:g:o:t:c:z:G:m:y:C:S:T:J:F:K:qh", opts,
+	while ((c = cli_next_opt(&cc->cm, argc, argv, "a:b:e:f:i:n:w:d:r:g:o:t:c:z:G:m:y:C:S:T:J:F:K:qh", coll_opts,
 				 "text|json|csv", usage_coll, &rc)) >= 0) {
 		if (c == 'D')
-			debug = true;
+			cc->debug = true;
 		else if (c == 'L')
-			algo_col = true;
+			cc->algo_col = true;
 		else if (c == 'g')
-			gpus = optarg;
+			cc->gpus = optarg;
 		else if (c == 'T')
 			c = 'X'; /* -T is nccl-tests' timeout */
-		for (size_t k = 0; k < FAB_ARRAY_LEN(keymap); k++)
-			if (keymap[k].opt == c)
-				cli_set(&cm, keymap[k].key, optarg);
-		if ((rc = nccl_opt(&cm, c, &threads, &json_file)) >= 0)
-			goto out;
-		rc = FAB_EXIT_OK;
+		for (size_t k = 0; k < FAB_ARRAY_LEN(coll_keys); k++)
+			if (coll_keys[k].opt == c)
+				cli_set(&cc->cm, coll_keys[k].key, optarg);
+		if ((rc = nccl_opt(&cc->cm, c, &cc->threads, &cc->json_file)) >= 0)
+			return rc;
 	}
 	if (c == CLI_OPTS_STOP)
-		goto out;
-	if (threads) { /* nccl-tests: -t threads of -g GPUs each */
+		return rc;
+	if (cc->threads) { /* nccl-tests: -t threads of -g GPUs each */
 		uint64_t g = 1;
 		char why[160], n[32];
-		if (gpus && fab_parse_uint(gpus, &g, why, sizeof why)) {
-			fprintf(stderr, "fabscope: -g %s: %s\n", gpus, why);
-			rc = FAB_EXIT_USAGE;
-			goto out;
+		if (cc->gpus && fab_parse_uint(cc->gpus, &g, why, sizeof why)) {
+			fprintf(stderr, "fabscope: -g %s: %s\n", cc->gpus, why);
+			return FAB_EXIT_USAGE;
 		}
-		snprintf(n, sizeof n, "%llu", (unsigned long long)(threads * g));
-		cli_set(&cm, "collective.gpus", n);
-	} else if (gpus) {
-		cli_set(&cm, "collective.gpus", gpus);
+		snprintf(n, sizeof n, "%llu", (unsigned long long)(cc->threads * g));
+		cli_set(&cc->cm, "collective.gpus", n);
+	} else if (cc->gpus) {
+		cli_set(&cc->cm, "collective.gpus", cc->gpus);
 	}
+	return -1;
+}
+
+/* the run: on a terminal its progress line; with stream, the text table's
+ * head now and each row as its size is done; --debug's log after it.  0,
+ * or an exit status; *run_s, the run's wall time */
+static int coll_exec(const struct coll_cli *cc, struct fab_coll_run *r, bool stream, double *run_s)
+{
 	struct fab_err err = {0};
-	if (!(cfg = cli_load(&cm, argc, argv, "coll", &rc)))
-		goto out;
-	r = fab_coll_run_new(cfg, debug || cm.outdir, &err);
-	if (!r) {
-		fprintf(stderr, "fabscope: %s\n", err.msg);
-		rc = fab_err_exit_code(err.code);
-		goto out;
-	}
-	if (fab_coll_run_warning(r))
-		fprintf(stderr, "fabscope: warning: %s\n", fab_coll_run_warning(r));
-	struct progress_ctx pctx = {wall_s(), false, coll_done, r};
-	bool tty = isatty(STDERR_FILENO) && !cm.quiet;
-	/* the text table streams: its head now, each row as its size is done */
-	struct row_stream rs = {r, &pctx, algo_col};
-	bool stream = !cm.quiet && !strcmp(cm.format, "text");
+	struct progress_ctx pctx = {cli_wall_s(), false, coll_done, r};
+	bool tty = isatty(STDERR_FILENO) && !cc->cm.quiet;
+	struct row_stream rs = {r, &pctx, cc->algo_col};
 	if (stream) {
-		fab_coll_run_write_head(stdout, r, algo_col);
+		fab_coll_run_write_head(stdout, r, cc->algo_col);
 		fflush(stdout);
 		fab_coll_run_set_row_hook(r, print_row, &rs);
 	}
-	int erc = fab_coll_run_exec(r, tty ? progress : NULL, &pctx, &err);
+	int erc = fab_coll_run_exec(r, tty ? cli_progress : NULL, &pctx, &err);
+	fab_coll_run_set_row_hook(r, NULL, NULL); /* rs ends here */
 	if (pctx.shown)
 		fputs("\r\033[K", stderr);
-	if (debug)
+	if (cc->debug)
 		fab_coll_run_write(stderr, r, FAB_OUT_LOG);
 	if (erc) {
 		fprintf(stderr, "fabscope: %s\n", err.msg);
-		rc = fab_err_exit_code(erc);
-		goto out;
+		return fab_err_exit_code(erc);
 	}
-	double run_s = wall_s() - pctx.t0;
-	doc = fab_coll_run_json(r);
-	int text = algo_col ? FAB_OUT_TEXT_ALGO : FAB_OUT_TEXT;
+	*run_s = cli_wall_s() - pctx.t0;
+	return FAB_EXIT_OK;
+}
+
+/* the outputs: --out DIR, -J FILE, then stdout (the streamed table's end,
+ * or what --format asks for).  0, or an exit status */
+static int coll_write(const struct coll_cli *cc, const struct fab_coll_run *r, json_t *doc, bool stream)
+{
+	int rc = FAB_EXIT_OK, text = cc->algo_col ? FAB_OUT_TEXT_ALGO : FAB_OUT_TEXT;
 	struct cmd_out co = {doc, 2, r, write_coll, text};
-	if (cm.outdir) {
-		const struct out_spec specs[] = {{"result.json", w_cmd, OUT_DOC},
-						 {"coll.txt", w_cmd, text},
-						 {"coll.csv", w_cmd, FAB_OUT_ROWS_CSV},
-						 {"ports.csv", w_cmd, FAB_OUT_PORTS_CSV},
-						 {"coll.log", w_cmd, FAB_OUT_LOG}};
-		rc = write_out_dir(cm.outdir, specs, FAB_ARRAY_LEN(specs), &co);
-		if (rc)
-			goto out;
+	if (cc->cm.outdir) {
+		const struct out_spec specs[] = {{"result.json", cli_w_cmd, OUT_DOC},
+						 {"coll.txt", cli_w_cmd, text},
+						 {"coll.csv", cli_w_cmd, FAB_OUT_ROWS_CSV},
+						 {"ports.csv", cli_w_cmd, FAB_OUT_PORTS_CSV},
+						 {"coll.log", cli_w_cmd, FAB_OUT_LOG}};
+		if ((rc = cli_write_out_dir(cc->cm.outdir, specs, FAB_ARRAY_LEN(specs), &co)))
+			return rc;
 	}
-	if (json_file) { /* nccl-tests' -J: the result document */
-		const struct out_spec spec = {"", w_cmd, OUT_DOC};
-		if ((rc = write_out_file(json_file, &spec, &co)))
-			goto out;
+	if (cc->json_file) { /* nccl-tests' -J: the result document */
+		const struct out_spec spec = {"", cli_w_cmd, OUT_DOC};
+		if ((rc = cli_write_out_file(cc->json_file, &spec, &co)))
+			return rc;
 	}
 	if (stream) {
 		fab_coll_run_write_end(stdout, r);
@@ -322,24 +325,61 @@ int cmd_coll(int argc, char **argv)
 			fprintf(stderr, "fabscope: writing to stdout failed\n");
 			rc = FAB_EXIT_IO;
 		}
-	} else if (!cm.quiet) {
-		rc = print_cmd(&co, cm.format, FAB_OUT_ROWS_CSV);
+	} else if (!cc->cm.quiet) {
+		rc = cli_print_cmd(&co, cc->cm.format, FAB_OUT_ROWS_CSV);
 	}
-	/* NCCL_TESTS_MIN_BW, as nccl-tests checks it */
+	return rc;
+}
+
+/* NCCL_TESTS_MIN_BW, as nccl-tests checks it: the document's average bus
+ * bandwidth at least 0.9 x its value */
+static int coll_min_bw(json_t *doc)
+{
 	double min_bw = fab_nccl_min_bw(),
 	       avg = json_real_value(json_object_get(json_object_get(doc, "collective"), "avg_busbw_GBps"));
-	if (!rc && min_bw >= 0 && avg < 0.9 * min_bw) {
+	if (min_bw >= 0 && avg < 0.9 * min_bw) {
 		fprintf(stderr, "fabscope: average bus bandwidth %g GB/s is under 0.9 x NCCL_TESTS_MIN_BW (%g)\n", avg,
 			min_bw);
-		rc = FAB_EXIT_CHECKS;
+		return FAB_EXIT_CHECKS;
 	}
-	if (!cm.quiet && !rc)
-		report_speed(fab_coll_run_events(r), run_s);
+	return FAB_EXIT_OK;
+}
+
+int cmd_coll(int argc, char **argv)
+{
+	struct coll_cli cc = {.debug = false};
+	cli_common_init(&cc.cm, argc);
+	struct fab_config *cfg = NULL;
+	struct fab_coll_run *r = NULL;
+	json_t *doc = NULL;
+	struct fab_err err = {0};
+	double run_s = 0;
+	int rc = coll_parse(&cc, argc, argv);
+	if (rc >= 0)
+		goto out;
+	if (!(cfg = cli_load(&cc.cm, argc, argv, "coll", &rc)))
+		goto out;
+	if (!(r = fab_coll_run_new(cfg, cc.debug || cc.cm.outdir, &err))) {
+		fprintf(stderr, "fabscope: %s\n", err.msg);
+		rc = fab_err_exit_code(err.code);
+		goto out;
+	}
+	if (fab_coll_run_warning(r))
+		fprintf(stderr, "fabscope: warning: %s\n", fab_coll_run_warning(r));
+	/* the text table streams */
+	bool stream = !cc.cm.quiet && !strcmp(cc.cm.format, "text");
+	if ((rc = coll_exec(&cc, r, stream, &run_s)))
+		goto out;
+	doc = fab_coll_run_json(r);
+	if ((rc = coll_write(&cc, r, doc, stream)) || (rc = coll_min_bw(doc)))
+		goto out;
+	if (!cc.cm.quiet)
+		cli_report_speed(fab_coll_run_events(r), run_s);
 out:
 	json_decref(doc);
 	fab_coll_run_free(r);
 	fab_config_free(cfg);
-	cli_common_free(&cm);
+	cli_common_free(&cc.cm);
 	return rc;
 }
 
@@ -394,9 +434,9 @@ int cmd_matrix(int argc, char **argv)
 	}
 	if (fab_matrix_run_warning(r))
 		fprintf(stderr, "fabscope: warning: %s\n", fab_matrix_run_warning(r));
-	struct progress_ctx pctx = {wall_s(), false, NULL, NULL};
+	struct progress_ctx pctx = {cli_wall_s(), false, NULL, NULL};
 	bool tty = isatty(STDERR_FILENO) && !cm.quiet;
-	int erc = fab_matrix_run_exec(r, tty ? progress : NULL, &pctx, &err);
+	int erc = fab_matrix_run_exec(r, tty ? cli_progress : NULL, &pctx, &err);
 	if (pctx.shown)
 		fputs("\r\033[K", stderr);
 	if (erc) {
@@ -407,15 +447,15 @@ int cmd_matrix(int argc, char **argv)
 	doc = fab_matrix_run_json(r);
 	struct cmd_out mo = {doc, 1, r, write_matrix, FAB_OUT_TEXT};
 	if (cm.outdir) {
-		static const struct out_spec specs[] = {{"result.json", w_cmd, OUT_DOC},
-							{"matrix.txt", w_cmd, FAB_OUT_TEXT},
-							{"ports.csv", w_cmd, FAB_OUT_PORTS_CSV}};
-		rc = write_out_dir(cm.outdir, specs, FAB_ARRAY_LEN(specs), &mo);
+		static const struct out_spec specs[] = {{"result.json", cli_w_cmd, OUT_DOC},
+							{"matrix.txt", cli_w_cmd, FAB_OUT_TEXT},
+							{"ports.csv", cli_w_cmd, FAB_OUT_PORTS_CSV}};
+		rc = cli_write_out_dir(cm.outdir, specs, FAB_ARRAY_LEN(specs), &mo);
 		if (rc)
 			goto out;
 	}
 	if (!cm.quiet)
-		rc = print_cmd(&mo, cm.format, FAB_OUT_TEXT);
+		rc = cli_print_cmd(&mo, cm.format, FAB_OUT_TEXT);
 out:
 	json_decref(doc);
 	fab_matrix_run_free(r);

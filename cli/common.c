@@ -17,17 +17,17 @@
 #include "../include/fabscope.h"
 #include "cli.h"
 
-double wall_s(void)
+double cli_wall_s(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-void progress(void *vctx, fab_time_ps now_ps, uint64_t events)
+void cli_progress(void *vctx, fab_time_ps now_ps, uint64_t events)
 {
 	struct progress_ctx *ctx = vctx;
-	double el = wall_s() - ctx->t0, f = ctx->done ? ctx->done(ctx->run) : -1;
+	double el = cli_wall_s() - ctx->t0, f = ctx->done ? ctx->done(ctx->run) : -1;
 	fprintf(stderr, "\r\033[Kfabscope: simulated %.3f ms, %.1fM events, %.1fM events/s", (double)now_ps / 1e9,
 		(double)events / 1e6, el > 0 ? (double)events / el / 1e6 : 0);
 	if (f > 0.001 && f < 1)
@@ -36,7 +36,7 @@ void progress(void *vctx, fab_time_ps now_ps, uint64_t events)
 }
 
 /* "text", "json" or "csv" among allowed ("text|json|csv"); false after a message */
-bool format_ok(const char *format, const char *allowed)
+bool cli_format_ok(const char *format, const char *allowed)
 {
 	size_t n = strlen(format);
 	for (const char *a = allowed; *a;) {
@@ -54,15 +54,15 @@ static double t_start;
 
 void cli_clock_start(void)
 {
-	t_start = wall_s();
+	t_start = cli_wall_s();
 }
 
 /* The run's events and their rate, then the whole command's wall time
  * (setup, run, results, output) and peak memory: stderr, never the
  * results. */
-void report_speed(uint64_t events, double run_s)
+void cli_report_speed(uint64_t events, double run_s)
 {
-	double el = wall_s() - t_start;
+	double el = cli_wall_s() - t_start;
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	fprintf(stderr,
@@ -98,7 +98,6 @@ void cli_set(struct cli_common *cm, const char *key, const char *val)
 }
 
 /* 1: handled; 0: not a common option; -1: bad value (message printed) */
-/* 1: handled; 0: not a common option; -1: bad value (message printed) */
 static int cli_common_opt(struct cli_common *cm, int c, const char *formats)
 {
 	switch (c) {
@@ -113,7 +112,7 @@ static int cli_common_opt(struct cli_common *cm, int c, const char *formats)
 		return 1;
 	case 'F':
 		cm->format = optarg;
-		return format_ok(optarg, formats) ? 1 : -1;
+		return cli_format_ok(optarg, formats) ? 1 : -1;
 	case 'U': /* --out (-o is nccl-tests' reduction operation in coll) */
 		cm->outdir = optarg;
 		return 1;
@@ -179,7 +178,7 @@ static int json_buf_put(const char *p, size_t len, void *ctx)
 	return 0;
 }
 
-int json_write(json_t *j, FILE *f, size_t flags)
+int cli_json_write(json_t *j, FILE *f, size_t flags)
 {
 	struct json_buf *jb = malloc(sizeof *jb);
 	if (!jb)
@@ -195,24 +194,24 @@ int json_write(json_t *j, FILE *f, size_t flags)
 	return rc;
 }
 
-int w_cmd(FILE *f, void *ctx, int what)
+int cli_w_cmd(FILE *f, void *ctx, int what)
 {
 	struct cmd_out *o = ctx;
 	if (what == OUT_DOC && !o->doc) /* a sim's document, written as it is built */
 		return o->write(f, o->run, FAB_OUT_JSON) || fputc('\n', f) == EOF;
 	if (what == OUT_DOC)
-		return json_write(o->doc, f, JSON_INDENT(o->indent)) || fputc('\n', f) == EOF;
+		return cli_json_write(o->doc, f, JSON_INDENT(o->indent)) || fputc('\n', f) == EOF;
 	return o->write(f, o->run, (enum fab_output)what);
 }
 
-int print_cmd(struct cmd_out *o, const char *format, int csv_what)
+int cli_print_cmd(struct cmd_out *o, const char *format, int csv_what)
 {
 	if (!strcmp(format, "json")) {
-		w_cmd(stdout, o, OUT_DOC);
+		cli_w_cmd(stdout, o, OUT_DOC);
 	} else if (!strcmp(format, "csv")) {
-		w_cmd(stdout, o, csv_what);
+		cli_w_cmd(stdout, o, csv_what);
 	} else {
-		w_cmd(stdout, o, o->text);
+		cli_w_cmd(stdout, o, o->text);
 	}
 	if (fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, "fabscope: writing to stdout failed\n");
@@ -237,7 +236,7 @@ struct fab_config *cli_load(const struct cli_common *cm, int argc, char **argv, 
 	return cfg;
 }
 
-json_t *run_doc(int command, const char *scenario, const char *const *sets, size_t n, struct fab_err *err)
+json_t *cli_run_doc(int command, const char *scenario, const char *const *sets, size_t n, struct fab_err *err)
 {
 	struct fab_config *c = fab_config_load(scenario, sets, n, err);
 	json_t *doc = NULL;
@@ -265,7 +264,7 @@ json_t *run_doc(int command, const char *scenario, const char *const *sets, size
 	return doc;
 }
 
-int parse_seconds(const char *s, double *out)
+int cli_parse_seconds(const char *s, double *out)
 {
 	char *end;
 	errno = 0;

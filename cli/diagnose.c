@@ -107,7 +107,7 @@ int cmd_diagnose(int argc, char **argv)
 			break;
 		case 'F':
 			format = optarg;
-			if (!format_ok(format, "text|json"))
+			if (!cli_format_ok(format, "text|json"))
 				return FAB_EXIT_USAGE;
 			break;
 		case 'G':
@@ -145,7 +145,7 @@ int cmd_diagnose(int argc, char **argv)
 	if (!rc && svg) {
 		struct svg_ctx sc = {docs, ndocs, &d, 0};
 		struct out_spec spec = {"", w_svg, 0};
-		int wrc = write_out_file(svg, &spec, &sc);
+		int wrc = cli_write_out_file(svg, &spec, &sc);
 		if (sc.rc == FAB_EINVAL) {
 			fprintf(stderr, "fabscope: --svg: no matrix in the documents\n");
 			rc = FAB_EXIT_INPUT;
@@ -156,7 +156,7 @@ int cmd_diagnose(int argc, char **argv)
 	if (!rc) {
 		if (!strcmp(format, "json")) {
 			json_t *j = fab_diagnosis_json(&d);
-			json_write(j, stdout, JSON_INDENT(2));
+			cli_json_write(j, stdout, JSON_INDENT(2));
 			fputc('\n', stdout);
 			json_decref(j);
 		} else {

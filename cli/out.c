@@ -208,7 +208,7 @@ static int write_files(const char *dir, const struct out_spec *specs, size_t n, 
 	return FAB_EXIT_OK;
 }
 
-int write_out_dir(const char *outdir, const struct out_spec *specs, size_t n, void *ctx)
+int cli_write_out_dir(const char *outdir, const struct out_spec *specs, size_t n, void *ctx)
 {
 	if (mkdir(outdir, 0777) && errno != EEXIST) {
 		fprintf(stderr, "fabscope: --out %s: %s\n", outdir, strerror(errno));
@@ -222,7 +222,7 @@ int write_out_dir(const char *outdir, const struct out_spec *specs, size_t n, vo
 	return write_files(outdir, specs, n, ctx, true);
 }
 
-int write_out_file(const char *path, const struct out_spec *spec, void *ctx)
+int cli_write_out_file(const char *path, const struct out_spec *spec, void *ctx)
 {
 	char dir[4096];
 	snprintf(dir, sizeof dir, "%s", path);

@@ -73,7 +73,7 @@ static int w_cmp(FILE *f, void *ctx, int arg)
 {
 	struct cmp_out *o = ctx;
 	if (arg == -1)
-		return json_write(o->table, f, JSON_INDENT(1)) || fputc('\n', f) == EOF;
+		return cli_json_write(o->table, f, JSON_INDENT(1)) || fputc('\n', f) == EOF;
 	if (arg == -2)
 		return fab_compare_write_csv(f, o->table) != 0;
 	if (arg == -3)
@@ -101,7 +101,7 @@ static int w_cmp(FILE *f, void *ctx, int arg)
 		fab_plan_write_yaml(f, &c->d[i].req, &c->d[i].plan);
 		return ferror(f) != 0;
 	}
-	return json_write(o->docs[i * o->c->nseeds], f, JSON_INDENT(1)) || fputc('\n', f) == EOF;
+	return cli_json_write(o->docs[i * o->c->nseeds], f, JSON_INDENT(1)) || fputc('\n', f) == EOF;
 }
 
 static int run_compare(const char *path, const char *outdir, const char *format, bool quiet)
@@ -118,13 +118,13 @@ static int run_compare(const char *path, const char *outdir, const char *format,
 	char **errs = fab_xcalloc(c->n * S, sizeof *errs);
 	int rc = FAB_EXIT_OK;
 	for (size_t i = 0; i < c->n; i++) {
-		double t0 = wall_s();
+		double t0 = cli_wall_s();
 		const char *why = NULL;
 		for (size_t r = 0; r < S && !why; r++) {
 			size_t n;
 			char **sets = fab_compare_sets(c, i, r, &n);
 			struct fab_err e = {0};
-			docs[i * S + r] = run_doc(c->command, c->scenario, (const char *const *)sets, n, &e);
+			docs[i * S + r] = cli_run_doc(c->command, c->scenario, (const char *const *)sets, n, &e);
 			for (size_t k = 0; k < n; k++)
 				free(sets[k]);
 			free(sets);
@@ -135,14 +135,14 @@ static int run_compare(const char *path, const char *outdir, const char *format,
 		}
 		if (!quiet && S > 1)
 			fprintf(stderr, "plan: design %s: %s at %zu seeds in %.1f s\n", c->d[i].name, why ? why : "ran",
-				S, wall_s() - t0);
+				S, cli_wall_s() - t0);
 		else if (!quiet)
 			fprintf(stderr, "plan: design %s: %s in %.1f s\n", c->d[i].name, why ? why : "ran",
-				wall_s() - t0);
+				cli_wall_s() - t0);
 	}
 	struct cmp_out o = {c, fab_compare_json(c, docs, (const char *const *)errs), docs};
 	if (!strcmp(format, "json")) {
-		json_write(o.table, stdout, JSON_INDENT(1));
+		cli_json_write(o.table, stdout, JSON_INDENT(1));
 		fputc('\n', stdout);
 	} else {
 		fab_compare_write_text(stdout, o.table);
@@ -164,7 +164,7 @@ static int run_compare(const char *path, const char *outdir, const char *format,
 				specs[k] = (struct out_spec){names[k], w_cmp, (int)(2 * i) + j};
 				k++;
 			}
-		int wrc = write_out_dir(outdir, specs, k, &o);
+		int wrc = cli_write_out_dir(outdir, specs, k, &o);
 		if (wrc)
 			rc = wrc;
 		else if (strcmp(format, "json"))
@@ -295,7 +295,7 @@ int cmd_plan(int argc, char **argv)
 			quiet = true;
 			break;
 		case 'F':
-			if (!format_ok(optarg, "text|json"))
+			if (!cli_format_ok(optarg, "text|json"))
 				return FAB_EXIT_USAGE;
 			format = optarg;
 			break;
@@ -339,7 +339,7 @@ int cmd_plan(int argc, char **argv)
 	}
 	if (!strcmp(format, "json")) {
 		json_t *j = fab_plan_json(&r, &p);
-		json_write(j, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+		cli_json_write(j, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
 		fputc('\n', stdout);
 		json_decref(j);
 	} else {
@@ -348,7 +348,7 @@ int cmd_plan(int argc, char **argv)
 	if (out) {
 		struct plan_out o = {&r, &p};
 		struct out_spec spec = {"", w_yaml, 0};
-		int rc = write_out_file(out, &spec, &o);
+		int rc = cli_write_out_file(out, &spec, &o);
 		if (rc)
 			return rc;
 		if (strcmp(format, "json"))

@@ -89,7 +89,7 @@ int cmd_report(int argc, char **argv)
 	}
 	if (!rc && out) {
 		struct out_spec spec = {"", w_page, 0};
-		rc = write_out_file(out, &spec, &p);
+		rc = cli_write_out_file(out, &spec, &p);
 	} else if (!rc && (w_page(stdout, &p, 0) || fflush(stdout))) {
 		rc = FAB_EXIT_IO;
 	}

@@ -9,18 +9,18 @@
  * hash of what it computes), so a run that finds it skips it: an
  * interrupted sweep resumes where it stopped, and ranks or array tasks
  * that share the directory never redo each other's work.
+ *
+ * This file: the command (its options, then one step for each way to run:
+ * a new sweep here or under a launcher, --slurm, --run, --merge), the
+ * sweep's directory (plan.json), the merge and the Slurm array's script.
+ * Running the points and waiting for a launcher's ranks: sweep_run.c.
  */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/types.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -58,25 +58,7 @@ static const char *usage_sweep = "usage: fabscope sweep GRID.yaml [-o DIR] [-j N
 				 "exit status: 0 every point ok, 1 some point failed (the table says which),\n"
 				 "2 usage, 3 bad grid, 4 I/O error or (rank 0) a rank failed or --timeout passed\n";
 
-struct sweep {
-	struct fab_grid *g;
-	const char *dir;
-	uint32_t share, shares; /* this process runs the points i with i % shares == share */
-	uint32_t jobs;
-	bool quiet;
-	/* progress of this share */
-	size_t todo, done, failed, skipped;
-	double t0;
-};
-
-static volatile sig_atomic_t stop_sig;
-
-static void on_stop(int sig)
-{
-	stop_sig = sig;
-}
-
-static int mkdir_p(const char *path)
+int cli_mkdir_p(const char *path)
 {
 	char b[PATH_MAX];
 	if (snprintf(b, sizeof b, "%s", path) >= (int)sizeof b)
@@ -91,205 +73,27 @@ static int mkdir_p(const char *path)
 	return mkdir(b, 0777) && errno != EEXIST ? -1 : 0;
 }
 
-static void point_path(const struct sweep *s, size_t i, const char *ext, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s/points/%s.%s", s->dir, s->g->pt[i].id, ext);
-}
-
 static int w_json(FILE *f, void *ctx, int indent)
 {
-	return json_write(ctx, f, JSON_INDENT(indent)) || fputc('\n', f) == EOF;
+	return cli_json_write(ctx, f, JSON_INDENT(indent)) || fputc('\n', f) == EOF;
 }
 
-static int w_str(FILE *f, void *ctx, int arg)
+int cli_w_str(FILE *f, void *ctx, int arg)
 {
 	(void)arg;
 	return fputs(ctx, f) == EOF;
 }
 
-static int write_json_file(const char *path, json_t *doc, int indent)
+int cli_write_json_file(const char *path, json_t *doc, int indent)
 {
 	struct out_spec spec = {"", w_json, indent};
-	return write_out_file(path, &spec, doc);
+	return cli_write_out_file(path, &spec, doc);
 }
 
-/* the point's run, in the child: its document, or NULL and err */
-static json_t *run_point(const struct fab_grid *g, size_t i, struct fab_err *err)
-{
-	size_t n;
-	char **sets = fab_grid_sets(g, i, &n);
-	json_t *doc = run_doc(g->command, g->scenario, (const char *const *)sets, n, err);
-	fab_grid_sets_free(sets, n);
-	return doc;
-}
-
-/* the child: point i's document, or its failure, into DIR/points */
-static int child(struct sweep *s, size_t i)
-{
-	char path[PATH_MAX];
-	struct fab_err err = {0};
-	json_t *doc = run_point(s->g, i, &err);
-	int rc;
-	if (doc) {
-		point_path(s, i, "json", path, sizeof path);
-		rc = write_json_file(path, doc, 1);
-		json_decref(doc);
-		return rc ? FAB_EXIT_IO : 0;
-	}
-	char msg[sizeof err.msg + 2];
-	snprintf(msg, sizeof msg, "%s\n", err.msg[0] ? err.msg : "the run failed");
-	point_path(s, i, "failed", path, sizeof path);
-	struct out_spec spec = {"", w_str, 0};
-	rc = write_out_file(path, &spec, msg);
-	return rc ? FAB_EXIT_IO : 1;
-}
-
-static bool exists(const char *path)
+bool cli_is_file(const char *path)
 {
 	struct stat st;
 	return !stat(path, &st) && S_ISREG(st.st_mode);
-}
-
-static void fmt_s(double s, char *b, size_t len)
-{
-	if (s < 10)
-		snprintf(b, len, "%.1f s", s);
-	else if (s < 120)
-		snprintf(b, len, "%.0f s", s);
-	else if (s < 7200)
-		snprintf(b, len, "%.0f min", s / 60);
-	else
-		snprintf(b, len, "%.1f h", s / 3600);
-}
-
-static void tell(struct sweep *s, size_t i, bool ok, double took, size_t running)
-{
-	if (s->quiet)
-		return;
-	size_t n;
-	char **sets = fab_grid_sets(s->g, i, &n);
-	fprintf(stderr, "sweep: point %zu (", i);
-	for (size_t k = s->g->nfixed; k < n; k++)
-		fprintf(stderr, "%s%s", k > s->g->nfixed ? " " : "", sets[k]);
-	fab_grid_sets_free(sets, n);
-	char a[32], b[32];
-	fmt_s(took, a, sizeof a);
-	double el = wall_s() - s->t0, left = s->done ? el / (double)s->done * (double)(s->todo - s->done) : 0;
-	fmt_s(left, b, sizeof b);
-	fprintf(stderr, "): %s in %s; %zu/%zu done, %zu failed, %zu running, about %s left\n", ok ? "ok" : "FAILED", a,
-		s->done, s->todo, s->failed, running, b);
-}
-
-struct slot {
-	pid_t pid;
-	size_t point;
-	double t0;
-};
-
-/* this share's points, jobs at a time; 0, or an exit status when the
- * sweep could not go on (interrupted, cannot fork) */
-static int run_share(struct sweep *s)
-{
-	size_t *todo = fab_xcalloc(s->g->npts + 1, sizeof *todo);
-	char path[PATH_MAX];
-	for (size_t i = s->share; i < s->g->npts; i += s->shares) {
-		point_path(s, i, "json", path, sizeof path);
-		if (exists(path)) {
-			s->skipped++;
-			continue;
-		}
-		todo[s->todo++] = i;
-	}
-	if (!s->quiet)
-		fprintf(stderr, "sweep: %zu points%s%s: %zu to run, %zu already done, %u at a time\n",
-			s->todo + s->skipped, s->shares > 1 ? " in this share" : "",
-			s->shares > 1 ? "" : " in the grid", s->todo, s->skipped, s->jobs);
-	struct slot *sl = fab_xcalloc(s->jobs, sizeof *sl);
-	size_t next = 0, running = 0;
-	int rc = 0;
-	s->t0 = wall_s();
-	struct sigaction sa = {0}, old_int, old_term;
-	sa.sa_handler = on_stop;
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
-	while ((next < s->todo && !stop_sig) || running) {
-		while (next < s->todo && running < s->jobs && !stop_sig) {
-			size_t i = todo[next++];
-			point_path(s, i, "failed", path, sizeof path);
-			unlink(path); /* tried again */
-			fflush(NULL);
-			pid_t pid = fork();
-			if (pid < 0) {
-				fprintf(stderr, "fabscope: sweep: fork: %s\n", strerror(errno));
-				rc = FAB_EXIT_INTERNAL;
-				stop_sig = SIGTERM;
-				break;
-			}
-			if (!pid) {
-				sigaction(SIGINT, &old_int, NULL);
-				sigaction(SIGTERM, &old_term, NULL);
-				int crc = child(s, i);
-				fab_grid_free(s->g);
-				free(todo);
-				free(sl);
-				exit(crc);
-			}
-			size_t k = 0;
-			while (sl[k].pid)
-				k++;
-			sl[k] = (struct slot){pid, i, wall_s()};
-			running++;
-		}
-		int st;
-		pid_t pid = waitpid(-1, &st, 0);
-		if (pid < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		size_t k = 0;
-		while (k < s->jobs && sl[k].pid != pid)
-			k++;
-		if (k == s->jobs)
-			continue;
-		size_t i = sl[k].point;
-		double took = wall_s() - sl[k].t0;
-		sl[k].pid = 0;
-		running--;
-		point_path(s, i, "json", path, sizeof path);
-		bool ok = exists(path);
-		if (!ok) {
-			point_path(s, i, "failed", path, sizeof path);
-			if (!exists(path) && !stop_sig) {
-				char msg[128];
-				if (WIFSIGNALED(st))
-					snprintf(msg, sizeof msg, "the point's process ended by signal %d\n",
-						 WTERMSIG(st));
-				else
-					snprintf(msg, sizeof msg, "the point's process exited %d without a result\n",
-						 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-				struct out_spec spec = {"", w_str, 0};
-				write_out_file(path, &spec, msg);
-			}
-		}
-		if (stop_sig && !ok)
-			continue; /* interrupted: neither done nor failed */
-		s->done++;
-		s->failed += !ok;
-		tell(s, i, ok, took, running);
-	}
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	if (stop_sig && !rc) {
-		fprintf(stderr,
-			"fabscope: sweep: interrupted; %zu of %zu points of this share done (run it again to "
-			"go on)\n",
-			s->skipped + s->done - s->failed, s->todo + s->skipped);
-		rc = 128 + stop_sig;
-	}
-	free(sl);
-	free(todo);
-	return rc;
 }
 
 static char *read_small(const char *path, size_t max)
@@ -329,7 +133,7 @@ static int merge(const struct fab_grid *g, const char *dir)
 	size_t bad = 0;
 	for (size_t i = 0; i < g->npts; i++) {
 		snprintf(path, sizeof path, "%s/points/%s.json", dir, g->pt[i].id);
-		if (exists(path)) {
+		if (cli_is_file(path)) {
 			int lrc;
 			if (!(docs[i] = cli_load_doc(path, &lrc)))
 				errs[i] = fab_xstrdup("its document is not a result document");
@@ -341,7 +145,7 @@ static int merge(const struct fab_grid *g, const char *dir)
 	}
 	struct merged m = {fab_grid_merge(g, docs, (const char *const *)errs), g};
 	static const struct out_spec specs[] = {{"sweep.json", w_merged, 0}, {"sweep.csv", w_merged, 1}};
-	rc = write_out_dir(dir, specs, 2, &m);
+	rc = cli_write_out_dir(dir, specs, 2, &m);
 	if (!rc) {
 		fab_grid_write_text(stdout, m.doc);
 		printf("table: %s/sweep.csv, %s/sweep.json\n", dir, dir);
@@ -386,121 +190,6 @@ static struct fab_grid *load_plan(const char *dir, int *rc)
 		*rc = FAB_EXIT_INPUT;
 	}
 	return g;
-}
-
-/* rank and size under a launcher (no MPI library: the launcher's
- * variables), and a name for this launch that every rank shares */
-static bool launcher(uint32_t *rank, uint32_t *size, char *job, size_t len)
-{
-	static const char *const v[][2] = {{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
-					   {"PMI_RANK", "PMI_SIZE"},
-					   {"SLURM_PROCID", "SLURM_NTASKS"}};
-	for (size_t i = 0; i < 3; i++) {
-		const char *r = getenv(v[i][0]), *n = getenv(v[i][1]);
-		if (!r || !n || (i == 2 && !getenv("SLURM_STEP_ID")))
-			continue; /* Slurm: ranks of a step (srun), not a batch script */
-		char *e1, *e2;
-		unsigned long a = strtoul(r, &e1, 10), b = strtoul(n, &e2, 10);
-		if (*e1 || *e2 || !*r || !*n || !b || a >= b || b > 100000)
-			continue;
-		*rank = (uint32_t)a;
-		*size = (uint32_t)b;
-		struct fab_probe_params p = {0};
-		const char *src;
-		char why[200];
-		if (fab_probe_env_token(&p, &src, why, sizeof why))
-			snprintf(job, len, "%s", "job");
-		else
-			snprintf(job, len, "%02x%02x%02x%02x%02x%02x%02x%02x", p.token[0], p.token[1], p.token[2],
-				 p.token[3], p.token[4], p.token[5], p.token[6], p.token[7]);
-		return b > 1;
-	}
-	return false;
-}
-
-/* the point documents in DIR/points: what rank 0 watches for progress */
-static size_t points_done(const char *dir)
-{
-	char path[PATH_MAX];
-	snprintf(path, sizeof path, "%s/points", dir);
-	DIR *d = opendir(path);
-	size_t n = 0;
-	for (struct dirent *e; d && (e = readdir(d));)
-		n += e->d_name[0] != '.';
-	if (d)
-		closedir(d);
-	return n;
-}
-
-/* rank 0: every other rank's mark that its share is done; a rank's mark
- * that it failed ends the wait, and so do timeout_s
- * seconds (0: none) in which no point was finished and no rank done */
-static int wait_ranks(const char *dir, const char *job, uint32_t size, bool quiet, double timeout_s)
-{
-	char path[PATH_MAX];
-	double t0 = wall_s(), told = 0, looked = t0, moved = t0;
-	size_t seen = timeout_s > 0 ? points_done(dir) : 0;
-	for (uint32_t r = 1; r < size;) {
-		snprintf(path, sizeof path, "%s/ranks/%s.%u.done", dir, job, r);
-		if (exists(path)) {
-			r++;
-			moved = wall_s();
-			continue;
-		}
-		snprintf(path, sizeof path, "%s/ranks/%s.%u.failed", dir, job, r);
-		if (exists(path)) {
-			fprintf(stderr,
-				"fabscope: sweep: rank %u of %u failed; the table is not merged: run the sweep "
-				"again to resume\n",
-				r, size);
-			return FAB_EXIT_IO;
-		}
-		if (stop_sig)
-			return 128 + stop_sig;
-		double now = wall_s();
-		if (!quiet && now - t0 > told + 30) {
-			told = now - t0;
-			fprintf(stderr, "sweep: rank 0 waits for rank %u of %u\n", r, size);
-		}
-		if (timeout_s > 0 && now - looked >= 1) { /* progress: a point finished anywhere */
-			size_t n = points_done(dir);
-			looked = now;
-			if (n != seen) {
-				seen = n;
-				moved = now;
-			}
-			if (now - moved > timeout_s) {
-				fprintf(stderr,
-					"fabscope: sweep: rank %u of %u has not finished its share, and no point was "
-					"finished for %.0f s (--timeout); the table is not merged: run the sweep again "
-					"to resume\n",
-					r, size, timeout_s);
-				return FAB_EXIT_IO;
-			}
-		}
-		usleep(100000);
-	}
-	for (uint32_t r = 1; r < size; r++) {
-		snprintf(path, sizeof path, "%s/ranks/%s.%u.done", dir, job, r);
-		unlink(path);
-	}
-	snprintf(path, sizeof path, "%s/ranks", dir);
-	rmdir(path);
-	return 0;
-}
-
-/* what a rank leaves for rank 0: DIR/ranks/JOB.RANK.what */
-static int mark_rank(const char *dir, const char *job, uint32_t rank, const char *what)
-{
-	char path[PATH_MAX];
-	snprintf(path, sizeof path, "%s/ranks", dir);
-	if (mkdir_p(path)) {
-		fprintf(stderr, "fabscope: %s: %s\n", path, strerror(errno));
-		return FAB_EXIT_IO;
-	}
-	snprintf(path, sizeof path, "%s/ranks/%s.%u.%s", dir, job, rank, what);
-	struct out_spec spec = {"", w_str, 0};
-	return write_out_file(path, &spec, "done\n");
 }
 
 /* s in single quotes for the shell (a ' as '\\'') */
@@ -554,8 +243,8 @@ static int write_sbatch(const struct fab_grid *g, const char *dir, uint32_t task
 	char path[PATH_MAX], logs[PATH_MAX];
 	snprintf(logs, sizeof logs, "%s/logs", adir);
 	snprintf(path, sizeof path, "%s/sweep.sbatch", adir);
-	struct out_spec spec = {"", w_str, 0};
-	int rc = mkdir_p(logs) ? FAB_EXIT_IO : write_out_file(path, &spec, s);
+	struct out_spec spec = {"", cli_w_str, 0};
+	int rc = cli_mkdir_p(logs) ? FAB_EXIT_IO : cli_write_out_file(path, &spec, s);
 	free(s);
 	if (!rc) {
 		chmod(path, 0755);
@@ -577,49 +266,55 @@ static int parse_count(const char *opt, const char *s, uint32_t max, uint32_t *o
 	return 0;
 }
 
-int cmd_sweep(int argc, char **argv)
+/* what sweep's command line says */
+struct sweep_cli {
+	struct sweep s;
+	const char *run_dir, *merge_dir;
+	bool slurm;
+	uint32_t tasks, timeout_s;
+};
+
+static const struct option sweep_opts[] = {
+	{"out", required_argument, NULL, 'o'},     {"jobs", required_argument, NULL, 'j'},
+	{"slurm", no_argument, NULL, 'S'},         {"tasks", required_argument, NULL, 'T'},
+	{"run", required_argument, NULL, 'R'},     {"merge", required_argument, NULL, 'M'},
+	{"timeout", required_argument, NULL, 'W'}, {"quiet", no_argument, NULL, 'q'},
+	{"help", no_argument, NULL, 'h'},          {0, 0, 0, 0},
+};
+
+/* the options into sc, and the arguments they go with; -1: go on, else
+ * an exit status (help, or a usage error) */
+static int sweep_parse(struct sweep_cli *sc, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"out", required_argument, NULL, 'o'},     {"jobs", required_argument, NULL, 'j'},
-		{"slurm", no_argument, NULL, 'S'},         {"tasks", required_argument, NULL, 'T'},
-		{"run", required_argument, NULL, 'R'},     {"merge", required_argument, NULL, 'M'},
-		{"timeout", required_argument, NULL, 'W'}, {"quiet", no_argument, NULL, 'q'},
-		{"help", no_argument, NULL, 'h'},          {0, 0, 0, 0},
-	};
-	struct sweep s = {.jobs = 1, .shares = 1};
-	const char *run_dir = NULL, *merge_dir = NULL;
-	bool slurm = false;
-	uint32_t tasks = 0, timeout_s = 0;
-	char defdir[PATH_MAX];
-	int c, rc = FAB_EXIT_OK;
-	while ((c = getopt_long(argc, argv, "o:j:qh", opts, NULL)) != -1) {
+	int c;
+	while ((c = getopt_long(argc, argv, "o:j:qh", sweep_opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
-			s.dir = optarg;
+			sc->s.dir = optarg;
 			break;
 		case 'j':
-			if (parse_count("-j", optarg, 1024, &s.jobs))
+			if (parse_count("-j", optarg, 1024, &sc->s.jobs))
 				return FAB_EXIT_USAGE;
 			break;
 		case 'S':
-			slurm = true;
+			sc->slurm = true;
 			break;
 		case 'T':
-			if (parse_count("--tasks", optarg, 100000, &tasks))
+			if (parse_count("--tasks", optarg, 100000, &sc->tasks))
 				return FAB_EXIT_USAGE;
 			break;
 		case 'R':
-			run_dir = optarg;
+			sc->run_dir = optarg;
 			break;
 		case 'M':
-			merge_dir = optarg;
+			sc->merge_dir = optarg;
 			break;
 		case 'W':
-			if (parse_count("--timeout", optarg, 1000000, &timeout_s))
+			if (parse_count("--timeout", optarg, 1000000, &sc->timeout_s))
 				return FAB_EXIT_USAGE;
 			break;
 		case 'q':
-			s.quiet = true;
+			sc->s.quiet = true;
 			break;
 		case 'h':
 			fputs(usage_sweep, stdout);
@@ -630,105 +325,137 @@ int cmd_sweep(int argc, char **argv)
 		}
 	}
 	int nargs = argc - optind;
-	if ((run_dir || merge_dir) ? nargs != 0 || (run_dir && merge_dir) || slurm : nargs != 1) {
+	bool in_dir = sc->run_dir || sc->merge_dir;
+	if (in_dir ? nargs != 0 || (sc->run_dir && sc->merge_dir) || sc->slurm : nargs != 1) {
 		fprintf(stderr, "fabscope: sweep: %s\n%s",
-			(run_dir || merge_dir) ? "--run and --merge take a directory and no grid (one of them)"
-					       : "one GRID.yaml is needed",
+			in_dir ? "--run and --merge take a directory and no grid (one of them)"
+			       : "one GRID.yaml is needed",
 			usage_sweep);
 		return FAB_EXIT_USAGE;
 	}
-	if (run_dir && !tasks) {
+	if (sc->run_dir && !sc->tasks) {
 		fprintf(stderr, "fabscope: sweep: --run needs --tasks N (the array's size)\n");
 		return FAB_EXIT_USAGE;
 	}
-	stop_sig = 0;
-	if (merge_dir || run_dir) {
-		s.dir = merge_dir ? merge_dir : run_dir;
-		if (!(s.g = load_plan(s.dir, &rc)))
-			return rc;
-		if (merge_dir) {
-			rc = merge(s.g, s.dir);
-			fab_grid_free(s.g);
-			return rc;
-		}
-		const char *id = getenv("SLURM_ARRAY_TASK_ID"), *cnt = getenv("SLURM_ARRAY_TASK_COUNT");
-		char *e = NULL;
-		unsigned long task = id && *id && *id != '-' ? strtoul(id, &e, 10) : 0;
-		if (!id || !*id || *e || *id == '-') {
-			fprintf(stderr,
-				"fabscope: sweep --run: SLURM_ARRAY_TASK_ID (the task's index) is not "
-				"set or not a number\n");
-			fab_grid_free(s.g);
-			return FAB_EXIT_USAGE;
-		}
-		if (task >= tasks || (cnt && strtoul(cnt, NULL, 10) > tasks)) {
-			fprintf(stderr, "fabscope: sweep --run: array task %lu is not among the %u of --tasks\n", task,
-				tasks);
-			fab_grid_free(s.g);
-			return FAB_EXIT_USAGE;
-		}
-		s.share = (uint32_t)task;
-		s.shares = tasks;
-		rc = run_share(&s);
-		if (!rc && s.failed)
-			rc = FAB_EXIT_CHECKS;
-		fab_grid_free(s.g);
-		return rc;
+	return -1;
+}
+
+/* --run DIR: the share of array task SLURM_ARRAY_TASK_ID of tasks */
+static int sweep_task(struct sweep *s, uint32_t tasks)
+{
+	const char *id = getenv("SLURM_ARRAY_TASK_ID"), *cnt = getenv("SLURM_ARRAY_TASK_COUNT");
+	char *e = NULL;
+	unsigned long task = id && *id && *id != '-' ? strtoul(id, &e, 10) : 0;
+	if (!id || !*id || *e || *id == '-') {
+		fprintf(stderr,
+			"fabscope: sweep --run: SLURM_ARRAY_TASK_ID (the task's index) is not "
+			"set or not a number\n");
+		return FAB_EXIT_USAGE;
 	}
-	const char *grid = argv[optind];
+	if (task >= tasks || (cnt && strtoul(cnt, NULL, 10) > tasks)) {
+		fprintf(stderr, "fabscope: sweep --run: array task %lu is not among the %u of --tasks\n", task, tasks);
+		return FAB_EXIT_USAGE;
+	}
+	s->share = (uint32_t)task;
+	s->shares = tasks;
+	int rc = cli_sweep_share(s);
+	if (!rc && s->failed)
+		rc = FAB_EXIT_CHECKS;
+	return rc;
+}
+
+/* --merge DIR or --run DIR: a sweep's directory, by its plan.json */
+static int sweep_in_dir(struct sweep_cli *sc)
+{
+	int rc = FAB_EXIT_OK;
+	sc->s.dir = sc->merge_dir ? sc->merge_dir : sc->run_dir;
+	if (!(sc->s.g = load_plan(sc->s.dir, &rc)))
+		return rc;
+	rc = sc->merge_dir ? merge(sc->s.g, sc->s.dir) : sweep_task(&sc->s, sc->tasks);
+	fab_grid_free(sc->s.g);
+	return rc;
+}
+
+/* a new sweep of grid: its directory (default: the grid's name + .sweep,
+ * into defdir), DIR/points and DIR/plan.json.  0, or an exit status (s->g
+ * NULL: the grid did not load) */
+static int sweep_new(struct sweep *s, const char *grid, char *defdir, size_t len)
+{
 	struct fab_err err = {0};
-	if (!(s.g = fab_grid_load(grid, fab_version_string(), &err))) {
+	if (!(s->g = fab_grid_load(grid, fab_version_string(), &err))) {
 		fprintf(stderr, "fabscope: %s\n", err.msg);
 		return fab_err_exit_code(err.code);
 	}
-	if (!s.dir) {
+	if (!s->dir) {
 		const char *b = strrchr(grid, '/');
 		b = b ? b + 1 : grid;
 		size_t l = strcspn(b, ".");
-		snprintf(defdir, sizeof defdir, "%.*s.sweep", (int)(l ? l : strlen(b)), b);
-		s.dir = defdir;
+		snprintf(defdir, len, "%.*s.sweep", (int)(l ? l : strlen(b)), b);
+		s->dir = defdir;
 	}
 	char path[PATH_MAX];
-	snprintf(path, sizeof path, "%s/points", s.dir);
-	if (mkdir_p(path)) {
+	snprintf(path, sizeof path, "%s/points", s->dir);
+	if (cli_mkdir_p(path)) {
 		fprintf(stderr, "fabscope: %s: %s\n", path, strerror(errno));
-		fab_grid_free(s.g);
 		return FAB_EXIT_IO;
 	}
-	json_t *plan = fab_grid_plan_json(s.g);
-	snprintf(path, sizeof path, "%s/plan.json", s.dir);
-	rc = write_json_file(path, plan, 1);
+	json_t *plan = fab_grid_plan_json(s->g);
+	snprintf(path, sizeof path, "%s/plan.json", s->dir);
+	int rc = cli_write_json_file(path, plan, 1);
 	json_decref(plan);
-	if (rc)
-		goto out;
-	if (slurm) {
-		if (!tasks)
-			tasks = (uint32_t)FAB_MIN(s.g->npts, 1000);
-		rc = write_sbatch(s.g, s.dir, (uint32_t)FAB_MIN(tasks, s.g->npts), s.jobs);
-		goto out;
-	}
+	return rc;
+}
+
+/* --slurm: the job array's script, of tasks tasks (0: one a point, at most
+ * 1000) */
+static int sweep_slurm(const struct sweep *s, uint32_t tasks)
+{
+	if (!tasks)
+		tasks = (uint32_t)FAB_MIN(s->g->npts, 1000);
+	return write_sbatch(s->g, s->dir, (uint32_t)FAB_MIN(tasks, s->g->npts), s->jobs);
+}
+
+/* the points run from here: all of them, or under a launcher this rank's
+ * share, rank 0 waiting for the others' before it merges */
+static int sweep_here(struct sweep *s, uint32_t timeout_s)
+{
 	char job[40];
 	uint32_t rank = 0, size = 1;
-	if (launcher(&rank, &size, job, sizeof job)) {
-		s.share = rank;
-		s.shares = size;
+	if (cli_sweep_launcher(&rank, &size, job, sizeof job)) {
+		s->share = rank;
+		s->shares = size;
 	}
-	rc = run_share(&s);
+	int rc = cli_sweep_share(s);
 	if (rc) {
 		if (size > 1 && rank) /* rank 0 stops waiting for this share */
-			mark_rank(s.dir, job, rank, "failed");
-		goto out;
+			cli_sweep_mark_rank(s->dir, job, rank, "failed");
+		return rc;
 	}
 	if (size > 1 && rank) {
-		rc = mark_rank(s.dir, job, rank, "done");
-		if (!rc && s.failed)
+		rc = cli_sweep_mark_rank(s->dir, job, rank, "done");
+		if (!rc && s->failed)
 			rc = FAB_EXIT_CHECKS;
-		goto out;
+		return rc;
 	}
-	if (size > 1 && (rc = wait_ranks(s.dir, job, size, s.quiet, timeout_s)))
-		goto out;
-	rc = merge(s.g, s.dir);
-out:
-	fab_grid_free(s.g);
+	if (size > 1 && (rc = cli_sweep_wait_ranks(s->dir, job, size, s->quiet, timeout_s)))
+		return rc;
+	return merge(s->g, s->dir);
+}
+
+int cmd_sweep(int argc, char **argv)
+{
+	struct sweep_cli sc = {.s = {.jobs = 1, .shares = 1}};
+	char defdir[PATH_MAX];
+	int rc = sweep_parse(&sc, argc, argv);
+	if (rc >= 0)
+		return rc;
+	if (sc.merge_dir || sc.run_dir)
+		return sweep_in_dir(&sc);
+	rc = sweep_new(&sc.s, argv[optind], defdir, sizeof defdir);
+	if (!sc.s.g)
+		return rc;
+	if (!rc)
+		rc = sc.slurm ? sweep_slurm(&sc.s, sc.tasks) : sweep_here(&sc.s, sc.timeout_s);
+	fab_grid_free(sc.s.g);
 	return rc;
 }

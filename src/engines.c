@@ -3,6 +3,7 @@
  * `engine: flow` (fabric.engine) selects which one fab_sim_new builds.
  * Everything after that goes through sim.h.
  */
+#include "engines.h"
 #include "flow/flow.h"
 #include "packet/packet.h"
 

@@ -8,6 +8,7 @@
 #include <yaml.h>
 
 #include "base/rng.h"
+#include "engines.h"
 #include "run.h"
 
 const char *fab_version_string(void)

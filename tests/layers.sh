@@ -2,7 +2,9 @@
 # The layers of doc/ARCHITECTURE.md, checked on the sources: a file includes
 # headers of its own folder and of lower layers only; the two engines
 # (src/packet, src/flow) never include each other; the command line
-# includes nothing of the library but include/fabscope.h.  Last line:
+# includes nothing of the library but include/fabscope.h; the simulation
+# interface (src/sim/sim.h, engine.h) knows no model by name: of src/cc/ it
+# includes the interface cc.h alone, never a model's header.  Last line:
 # "layers: N passed, N failed".
 cd "$(dirname "$0")/.." || exit 1
 rank() {
@@ -40,6 +42,15 @@ for f in src/*/*.c src/*/*.h src/*.c src/*.h; do
 	done
 	if [ -n "$bad" ]; then
 		echo "FAIL: $f ($layer) includes a layer not below it:$bad"
+		failed=$((failed + 1))
+	else
+		passed=$((passed + 1))
+	fi
+done
+for f in src/sim/*.h; do
+	models=$(sed -n 's/^#include "\.\.\/cc\/\([^"]*\)".*/\1/p' "$f" | grep -v '^cc\.h$')
+	if [ -n "$models" ]; then
+		echo "FAIL: $f includes a model's header (the registry, src/cc/cc.h, is the way to one): $models"
 		failed=$((failed + 1))
 	else
 		passed=$((passed + 1))

@@ -31,14 +31,17 @@
 #ifndef FAB_DCQCN_H
 #define FAB_DCQCN_H
 
-#include "../base/base.h"
+#include "cc.h"
 
 /* Which DCQCN: the paper's reaction point, or the NIC firmware's as HPCC's
  * ns-3 models it (dcqcn_nic.c). */
 enum fab_dcqcn_variant { FAB_DCQCN_PAPER, FAB_DCQCN_FIRMWARE };
+/* fabric.dcqcn.preset: the published configurations (dcqcn.c) */
+enum fab_dcqcn_preset { FAB_DCQCN_PRESET_NONE, FAB_DCQCN_PRESET_PAPER, FAB_DCQCN_PRESET_FIRMWARE };
 
 struct fab_dcqcn_params {
-	bool enabled;
+	bool enabled;                   /* the scenario's fabric.dcqcn.enabled, or the model fabric.cc chose */
+	int preset;                     /* enum fab_dcqcn_preset */
 	int variant;                    /* enum fab_dcqcn_variant */
 	fab_time_ps decrease_period_ps; /* firmware: the rate is cut at most once per this, 4us */
 	double g;                       /* alpha gain, 1/256 */
@@ -65,6 +68,11 @@ struct fab_dcqcn {
 	fab_bytes bytes_since;    /* bytes sent since the last byte step */
 	uint64_t cuts;            /* CNP reactions so far */
 };
+
+/* the parameters of both DCQCNs (fabric.dcqcn.*) */
+extern const struct fab_cc_family fab_dcqcn_family;
+extern const struct fab_cc_ops fab_cc_dcqcn;
+extern const struct fab_cc_ops fab_cc_dcqcn_nic;
 
 void fab_dcqcn_init(struct fab_dcqcn *rp, const struct fab_dcqcn_params *p, double line_bps);
 /* Brings alpha up to now: one (1-g) factor per whole period since the last update. */

@@ -170,6 +170,10 @@ static uint64_t nic_window(const void *st)
 
 const struct fab_cc_ops fab_cc_dcqcn_nic = {
 	.name = "dcqcn-firmware",
+	.label = "DCQCN",
+	.transports = FAB_CC_ON_ROCE | FAB_CC_ON_IB,
+	.flow_model = true,
+	.family = &fab_dcqcn_family,
 	.state_size = sizeof(struct cc_nic),
 	.feedback = FAB_CC_FEEDBACK_ECHO,
 	.init = nic_init,

@@ -40,6 +40,8 @@ static uint64_t none_window(const void *st)
 
 const struct fab_cc_ops fab_cc_none = {
 	.name = "none",
+	.label = "none",
+	.transports = FAB_CC_ON_ROCE | FAB_CC_ON_TCP | FAB_CC_ON_IB,
 	.state_size = sizeof(struct cc_none),
 	.feedback = FAB_CC_FEEDBACK_NONE,
 	.init = none_init,

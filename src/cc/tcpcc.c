@@ -2,11 +2,12 @@
  * tcpcc.c - NewReno, CUBIC and DCTCP as cc.h state machines (tcpcc.h).
  */
 #include <math.h>
+#include <stddef.h>
 
 #include "tcpcc.h"
 
 struct tcpcc {
-	const struct fab_tcp_params *p;
+	const struct fab_tcpcc_params *p;
 	uint8_t kind;    /* enum fab_tcp_cc */
 	bool cwr;        /* reduced for ECN in this window */
 	double cwnd;     /* bytes */
@@ -26,13 +27,19 @@ _Static_assert(sizeof(struct tcpcc) <= FAB_CC_STATE_MAX, "tcpcc state too big");
 static void init(void *st, const void *params, double line_bps, int kind)
 {
 	struct tcpcc *c = st;
-	const struct fab_tcp_params *p = params;
-	*c = (struct tcpcc){.p = p, .kind = (uint8_t)kind, .mss = p->mss, .line_bps = line_bps};
-	c->cwnd = (double)p->init_cwnd * c->mss;
+	*c = (struct tcpcc){.p = params, .kind = (uint8_t)kind, .line_bps = line_bps};
 	c->ssthresh = 1e18;
-	c->window_end = c->cwnd;
 	c->alpha = 1; /* DCTCP starts cautious (RFC 8257) */
 	c->epoch_ps = FAB_TIME_NEVER;
+}
+
+/* the segment size and the initial window (RFC 6928), from the transport */
+static void attach(void *st, const struct fab_cc_env *env)
+{
+	struct tcpcc *c = st;
+	c->mss = env->mss;
+	c->cwnd = (double)env->init_cwnd * c->mss;
+	c->window_end = c->cwnd;
 }
 
 static void newreno_init(void *st, const void *params, double line_bps)
@@ -132,7 +139,7 @@ static void on_loss(void *st, fab_time_ps now)
 	c->cwr = true; /* no second reduction for ECN in this window */
 }
 
-void fab_tcpcc_on_rto(void *st, fab_time_ps now)
+static void on_rto(void *st, fab_time_ps now)
 {
 	struct tcpcc *c = st;
 	double before = c->cwnd;
@@ -160,13 +167,31 @@ static uint64_t window(const void *st)
 	return (uint64_t)((const struct tcpcc *)st)->cwnd;
 }
 
-#define TCPCC(NAME, INIT)                                                                                              \
+#define OFF(field) offsetof(struct fab_tcpcc_params, field)
+
+static const struct fab_key_def tcpcc_keys[] = {
+	{"fabric.tcp.dctcp_g", K_DOUBLE, OFF(dctcp_g), "1/16", 1e-6, 1, NULL, "DCTCP's gain g (RFC 8257)"},
+	{"fabric.tcp.cubic_c", K_DOUBLE, OFF(cubic_c), "0.4", 1e-3, 100, NULL, "CUBIC's C (RFC 8312)"},
+	{"fabric.tcp.cubic_beta", K_DOUBLE, OFF(cubic_beta), "0.7", 0.1, 0.99, NULL,
+	 "CUBIC's multiplicative decrease (RFC 8312)"},
+};
+
+const struct fab_cc_family fab_tcpcc_family = {
+	.prefix = "fabric.tcp",
+	.size = sizeof(struct fab_tcpcc_params),
+	.keys = tcpcc_keys,
+	.nkeys = FAB_ARRAY_LEN(tcpcc_keys),
+};
+
+#define TCPCC(NAME, LABEL, WANTS, INIT)                                                                                \
 	{                                                                                                              \
-		.name = NAME, .state_size = sizeof(struct tcpcc), .feedback = FAB_CC_FEEDBACK_ECHO, .init = INIT,      \
-		.on_sent = on_sent, .on_ack = on_ack, .on_congestion = on_congestion, .on_loss = on_loss,              \
-		.on_timer = on_timer, .rate_bps = rate, .window_bytes = window,                                        \
+		.name = NAME, .label = LABEL, .transports = FAB_CC_ON_TCP, .wants = WANTS,                             \
+		.family = &fab_tcpcc_family, .state_size = sizeof(struct tcpcc), .feedback = FAB_CC_FEEDBACK_ECHO,     \
+		.init = INIT, .attach = attach, .on_sent = on_sent, .on_ack = on_ack, .on_congestion = on_congestion,  \
+		.on_loss = on_loss, .on_rto = on_rto, .on_timer = on_timer, .rate_bps = rate, .window_bytes = window,  \
 	}
 
-const struct fab_cc_ops fab_cc_newreno = TCPCC("newreno", newreno_init);
-const struct fab_cc_ops fab_cc_cubic = TCPCC("cubic", cubic_init);
-const struct fab_cc_ops fab_cc_dctcp = TCPCC("dctcp", dctcp_init);
+const struct fab_cc_ops fab_cc_newreno = TCPCC("newreno", "NewReno", 0, newreno_init);
+const struct fab_cc_ops fab_cc_cubic = TCPCC("cubic", "CUBIC", 0, cubic_init);
+/* ECN on every segment, and switches that mark at one threshold */
+const struct fab_cc_ops fab_cc_dctcp = TCPCC("dctcp", "DCTCP", FAB_CC_WANTS_ECT | FAB_CC_WANTS_STEP, dctcp_init);

@@ -7,7 +7,7 @@
  * line rate within it (rate_bps).  The transport calls, per acknowledgement
  * of new data outside loss recovery, on_ack(acked bytes) and then, when the
  * ACK echoes ECN (ECE), on_congestion; on a fast retransmit on_loss; on a
- * retransmission timeout the on_rto below.
+ * retransmission timeout on_rto.
  * - NewReno: slow start (cwnd += acked, at most 2 MSS an ACK: RFC 3465
  *   with L = 2) up to ssthresh, then one MSS per window; a loss or an ECN
  *   echo (once a window, RFC 3168) halves it.
@@ -26,26 +26,13 @@
 
 enum fab_tcp_cc { FAB_TCP_NEWRENO, FAB_TCP_CUBIC, FAB_TCP_DCTCP };
 
-struct fab_tcp_params {
-	int cc;                 /* enum fab_tcp_cc */
-	uint32_t mss;           /* payload bytes per segment (the fabric's MTU) */
-	uint32_t init_cwnd;     /* segments (RFC 6928: 10) */
-	fab_bytes rwnd_bytes;   /* the receiver's window: it holds this much out of order, and no more is in flight */
-	fab_time_ps min_rto_ps; /* the retransmission timeout's floor, and its value before an RTT sample */
-	uint32_t dupack_threshold;  /* duplicate ACKs that trigger a fast retransmit (3) */
-	bool delayed_ack;           /* acknowledge every second segment, or after delack_ps */
-	fab_time_ps delack_ps;      /* the delayed-ACK timer */
-	bool ecn;                   /* ECN-capable segments (DCTCP: always) */
+/* the parameters of the three (fabric.tcp.dctcp_g, cubic_c, cubic_beta);
+ * the window's start and the segment size come with the path (attach) */
+struct fab_tcpcc_params {
 	double dctcp_g;             /* DCTCP's gain (1/16) */
 	double cubic_c, cubic_beta; /* CUBIC's C (0.4) and beta (0.7) */
-	/* the host's cost of the stack */
-	fab_time_ps cpu_packet_ps; /* CPU time per segment or ACK, at each end */
-	double cpu_byte_ps;        /* CPU time per payload byte, at each end (copies, checksums) */
-	fab_time_ps kernel_ps;     /* per message: system call, stack and wake-up before the data moves */
 };
-
-/* a retransmission timeout: the window collapses to one segment */
-void fab_tcpcc_on_rto(void *st, fab_time_ps now);
+extern const struct fab_cc_family fab_tcpcc_family;
 
 extern const struct fab_cc_ops fab_cc_newreno;
 extern const struct fab_cc_ops fab_cc_cubic;

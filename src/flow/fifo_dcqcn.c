@@ -19,6 +19,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "../cc/dcqcn.h"
 #include "fifo.h"
 
 /* a queue pair's congestion control, made when it first sends: DCQCN as
@@ -28,8 +29,9 @@ static struct fl_cc *cc_of(struct flsim *s, uint32_t id)
 	struct fl_qp *q = &s->fl->qps[id];
 	if (q->cc)
 		return q->cc;
-	const struct fab_dcqcn_params *d = &s->c.fp.dcqcn;
-	const struct fab_cc_ops *ops = d->variant == FAB_DCQCN_FIRMWARE ? &fab_cc_dcqcn_nic : &fab_cc_dcqcn;
+	const struct fab_cc_ops *ops = fab_cc_of(&s->c.fp.cc,
+						 FAB_TRANSPORT_ROCE); /* a flow_model: fab_flow_runs_dcqcn */
+	const void *d = fab_cc_params(&s->c.fp.cc, ops);
 	struct fl_cc *c = q->cc = fl_arena_alloc(s->fl, sizeof *q->cc + ops->state_size);
 	c->ops = ops;
 	c->ops->init(c->st, d, (double)s->ports[q->path[0]].rate_bps);
@@ -87,7 +89,8 @@ void fq_cc_share(struct flsim *s, uint32_t port, double c)
 
 static fab_time_ps cc_window(const struct flsim *s, const struct fl_cc *c)
 {
-	fab_time_ps w = c->ops->feedback == FAB_CC_FEEDBACK_ECHO ? s->c.fp.dcqcn.decrease_period_ps : CC_WINDOW_PS;
+	const struct fab_dcqcn_params *d = fab_cc_params(&s->c.fp.cc, c->ops);
+	fab_time_ps w = c->ops->feedback == FAB_CC_FEEDBACK_ECHO ? d->decrease_period_ps : CC_WINDOW_PS;
 	return w ? w : CC_WINDOW_PS;
 }
 

@@ -1,124 +1,15 @@
 /*
- * result.c - build the result document, CSV tables and the text summary
- * from a finished run.
+ * result.c - the result document of a finished run: its parts in order,
+ * as jansson values (fab_result_json) or written as they are produced
+ * (fab_result_write_json: the long tables from the run, result_rows.c).
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "result.h"
-#include "../base/dec.h"
-#include "../base/sort.h"
+#include "result_int.h"
+#include "jsonw.h"
+#include "../cc/dcqcn.h"
 #include "slowdown.h"
-
-/* Nearest-rank percentile of a sorted array. */
-static uint64_t pct(const uint64_t *v, size_t n, double p)
-{
-	return n ? v[fab_nearest_rank(n, p / 100.0)] : 0;
-}
-
-struct uplink_load {
-	uint32_t tier;
-	size_t ports, unused;
-	uint64_t max_bytes;
-	double mean_bytes;
-	uint32_t busiest; /* port id */
-};
-
-/* Bytes sent up by the switches of each tier, over their up-facing ports. */
-static size_t uplink_loads(const struct fab_sim *s, struct uplink_load *out, size_t max)
-{
-	const struct fab_topo *t = fab_sim_topo(s);
-	const struct fab_port_stats *ps = fab_sim_port_stats(s);
-	size_t n = 0;
-	for (uint32_t tier = 1; tier <= 3 && n < max; tier++) {
-		struct uplink_load u = {.tier = tier};
-		double sum = 0;
-		for (uint32_t p = 0; p < t->nports; p++) {
-			const struct fab_port *fp = &t->ports[p];
-			if (t->nodes[fp->node].kind != FAB_NODE_SWITCH || t->nodes[fp->node].tier != tier)
-				continue;
-			if (t->nodes[t->ports[fp->peer].node].tier <= tier)
-				continue;
-			u.ports++;
-			sum += (double)ps[p].tx_bytes;
-			if (ps[p].tx_bytes > u.max_bytes) {
-				u.max_bytes = ps[p].tx_bytes;
-				u.busiest = p;
-			}
-			if (ps[p].tx_data_pkts == 0)
-				u.unused++;
-		}
-		if (!u.ports)
-			continue;
-		u.mean_bytes = sum / (double)u.ports;
-		out[n++] = u;
-	}
-	return n;
-}
-
-static void summary_compute(const struct fab_sim *s, struct fab_summary *o)
-{
-	memset(o, 0, sizeof *o);
-	size_t n = fab_sim_nflows(s);
-	uint64_t *fct = fab_xcalloc(n ? n : 1, sizeof *fct);
-	double sum = 0, gsum = 0;
-	o->flows = n;
-	for (size_t i = 0; i < n; i++) {
-		const struct fab_sim_flow *fl = fab_sim_flow_spec(s, i);
-		struct fab_flow_stats st = fab_sim_flow_stat(s, i);
-		o->bytes += fl->bytes;
-		o->retx_pkts += st.retx_pkts;
-		o->cnps += st.cnps;
-		o->timeouts += st.timeouts;
-		if (st.finish_ps == FAB_TIME_NEVER)
-			continue;
-		uint64_t f = st.finish_ps - fl->start_ps;
-		fct[o->flows_done++] = f;
-		sum += (double)f;
-		gsum += f ? (double)fl->bytes * 8e12 / (double)f : 0;
-	}
-	fab_sort_u64(fct, o->flows_done);
-	if (o->flows_done) {
-		o->fct_min = fct[0];
-		o->fct_max = fct[o->flows_done - 1];
-		o->fct_p50 = pct(fct, o->flows_done, 50);
-		o->fct_p99 = pct(fct, o->flows_done, 99);
-		o->fct_mean = sum / (double)o->flows_done;
-		o->goodput_mean_bps = gsum / (double)o->flows_done;
-	}
-	free(fct);
-	const struct fab_topo *t = fab_sim_topo(s);
-	const struct fab_port_stats *ps = fab_sim_port_stats(s);
-	for (uint32_t p = 0; p < t->nports; p++) {
-		o->drops += ps[p].drops;
-		o->ecn_marks += ps[p].ecn_marks;
-		for (unsigned k = 0; k < FAB_NPRIO; k++)
-			o->pause_frames += ps[p].pause_tx[k];
-	}
-	/* every queue pair's, flows' and workloads' alike */
-	o->retx_pkts = fab_sim_totals(s)->retx_pkts;
-	o->timeouts = fab_sim_totals(s)->timeouts;
-	o->qp_errors = fab_sim_totals(s)->qp_errors;
-	o->cnps = fab_sim_totals(s)->cnps;
-	struct uplink_load u[3];
-	size_t nu = uplink_loads(s, u, 3);
-	if (nu && u[0].mean_bytes > 0) {
-		o->ecmp_max_over_mean = (double)u[0].max_bytes / u[0].mean_bytes;
-		o->ecmp_up_max_bytes = u[0].max_bytes;
-		o->ecmp_up_mean_bytes = (fab_rate_bps)u[0].mean_bytes;
-	}
-}
-
-/* kept with the simulation until it runs on: the document, the text
- * summary and the command's lines each ask */
-void fab_summary_compute(const struct fab_sim *s, struct fab_summary *o)
-{
-	bool stale;
-	struct fab_summary *k = fab_sim_memo(s, FAB_MEMO_SUMMARY, sizeof *k, &stale);
-	if (stale)
-		summary_compute(s, k);
-	*o = *k;
-}
 
 /* A list of items (flows, generators) as their keys' canonical text. */
 static json_t *items_json(const struct fab_key_def *keys, size_t nkeys, const void *items, size_t stride, size_t n)
@@ -145,7 +36,8 @@ static json_t *config_json(const struct fab_config *c)
 		char val[256], path[160];
 		/* how the run was carried out, not what it models: a split run's
 		 * document is byte for byte the one thread's */
-		if (!strcmp(keys[i].path, "run.threads") || !strcmp(keys[i].path, "run.partitions"))
+		if (!strcmp(keys[i].path, "run.threads") || !strcmp(keys[i].path, "run.partitions") ||
+		    !fab_config_key_shown(c, i))
 			continue;
 		fab_config_value_text(&keys[i], c, val, sizeof val);
 		snprintf(path, sizeof path, "%s", keys[i].path);
@@ -211,88 +103,15 @@ static json_t *topology_json(const struct fab_topo *t)
 	return o;
 }
 
-static json_t *json_u64(uint64_t v)
-{
-	return json_integer((json_int_t)v);
-}
-
-/* Path balance per ECMP group: each switch's uplinks (ports toward a higher
- * tier) with the bytes they sent and the queue pairs hashed onto them;
- * groups whose busiest member carries 1.5x the mean list the queue pairs
- * that collide there. */
-static json_t *ecmp_groups_json(const struct fab_sim *s)
-{
-	const struct fab_topo *t = fab_sim_topo(s);
-	const struct fab_port_stats *ps = fab_sim_port_stats(s);
-	uint32_t *qps_on = fab_xcalloc(t->nports, sizeof *qps_on), path[64];
-	uint32_t nq = fab_sim_nqps(s);
-	for (uint32_t q = 0; q < nq; q++) {
-		if (!fab_sim_qp_used(s, q))
-			continue;
-		uint32_t n = fab_sim_qp_path(s, q, path, 64);
-		for (uint32_t i = 0; i < n; i++)
-			qps_on[path[i]]++;
-	}
-	json_t *groups = json_array();
-	for (uint32_t nd = 0; nd < t->nnodes; nd++) {
-		const struct fab_node *node = &t->nodes[nd];
-		if (node->kind != FAB_NODE_SWITCH)
-			continue;
-		uint32_t members = 0, busiest = 0;
-		double sum = 0, mx = 0;
-		for (uint32_t p = node->first_port; p < node->first_port + node->nports; p++) {
-			if (t->nodes[t->ports[t->ports[p].peer].node].tier <= node->tier)
-				continue;
-			members++;
-			sum += (double)ps[p].tx_bytes;
-			if ((double)ps[p].tx_bytes >= mx) {
-				mx = (double)ps[p].tx_bytes;
-				busiest = p;
-			}
-		}
-		if (members < 2 || sum <= 0)
-			continue;
-		double mean = sum / members;
-		json_t *g = json_object(), *mem = json_array();
-		json_object_set_new(g, "switch", json_string(node->name));
-		json_object_set_new(g, "max_over_mean", json_real(mx / mean));
-		for (uint32_t p = node->first_port; p < node->first_port + node->nports; p++) {
-			if (t->nodes[t->ports[t->ports[p].peer].node].tier <= node->tier)
-				continue;
-			json_t *m = json_object();
-			json_object_set_new(m, "port", json_integer(p - node->first_port));
-			json_object_set_new(m, "peer", json_string(t->nodes[t->ports[t->ports[p].peer].node].name));
-			json_object_set_new(m, "tx_bytes", json_u64(ps[p].tx_bytes));
-			json_object_set_new(m, "qps", json_integer(qps_on[p]));
-			json_array_append_new(mem, m);
-		}
-		json_object_set_new(g, "members", mem);
-		if (mx >= 1.5 * mean) {
-			/* who collides on the busiest member */
-			json_t *col = json_array();
-			for (uint32_t q = 0; q < nq && json_array_size(col) < 32; q++) {
-				if (!fab_sim_qp_used(s, q))
-					continue;
-				uint32_t n = fab_sim_qp_path(s, q, path, 64), a, b;
-				for (uint32_t i = 0; i < n; i++)
-					if (path[i] == busiest) {
-						fab_sim_qp_ends(s, q, &a, &b);
-						char buf[96];
-						snprintf(buf, sizeof buf, "qp %u: %s -> %s", q,
-							 t->nodes[t->nic_node[a]].name, t->nodes[t->nic_node[b]].name);
-						json_array_append_new(col, json_string(buf));
-						break;
-					}
-			}
-			json_object_set_new(g, "colliding", col);
-		}
-		json_array_append_new(groups, g);
-	}
-	free(qps_on);
-	return groups;
-}
-
 /* the flow engine: what its numbers leave out, and its work */
+/* the fluid DCQCN runs the paper's with a clamped target rate */
+static bool clamped_dcqcn(const struct fab_fabric_params *fp)
+{
+	const struct fab_cc_ops *ops = fab_cc_of(&fp->cc, FAB_TRANSPORT_ROCE);
+	const struct fab_dcqcn_params *d = fab_cc_params(&fp->cc, ops);
+	return ops == &fab_cc_dcqcn && d->clamp_target;
+}
+
 static void flow_engine_json(json_t *doc, const struct fab_config *c, const struct fab_sim *s)
 {
 	/* what the numbers below do not contain */
@@ -313,8 +132,7 @@ static void flow_engine_json(json_t *doc, const struct fab_config *c, const stru
 						    : "PFC frames (pauses are fluid: rates held, one hop at a time)"));
 		else if (i != 2 || !cc)
 			json_array_append_new(nm, json_string(not_modeled[i]));
-		else if (c->fabric.dcqcn.variant == FAB_DCQCN_PAPER &&
-			 c->fabric.dcqcn.clamp_target) /* (doc/flow.md: measured 12-28% long on p50) */
+		else if (clamped_dcqcn(&c->fabric)) /* (doc/flow.md: measured 12-28% long on p50) */
 			json_array_append_new(nm,
 					      json_string("DCQCN's clamped target rate (clamp_target): the fluid "
 							  "cuts are not to be trusted with it"));
@@ -331,86 +149,6 @@ static void flow_engine_json(json_t *doc, const struct fab_config *c, const stru
 				      "recomputes", (json_int_t)rec, "mean_component_transfers", comp));
 }
 
-static json_t *summary_json(const struct fab_sim *s, const struct fab_summary *smp)
-{
-	const struct fab_sim_totals *tot = fab_sim_totals(s);
-	struct fab_summary sm = *smp;
-	json_t *sum = json_object();
-	json_object_set_new(sum, "events", json_u64(tot->events));
-	json_object_set_new(sum, "sim_time_ps", json_u64(tot->end_ps));
-	json_object_set_new(sum, "stopped_by_end_time", json_boolean(tot->stopped_by_end_time));
-	json_object_set_new(sum, "flows", json_u64(sm.flows));
-	json_object_set_new(sum, "flows_done", json_u64(sm.flows_done));
-	json_object_set_new(sum, "bytes", json_u64(sm.bytes));
-	json_object_set_new(sum, "data_pkts", json_u64(tot->data_pkts));
-	json_object_set_new(sum, "drops", json_u64(sm.drops));
-	json_object_set_new(sum, "wire_losses", json_u64(tot->wire_losses));
-	json_object_set_new(sum, "failovers", json_u64(tot->failovers));
-	json_object_set_new(sum, "reordered", json_u64(tot->reordered));
-	json_object_set_new(sum, "retx_pkts", json_u64(sm.retx_pkts));
-	json_object_set_new(sum, "timeouts", json_u64(sm.timeouts));
-	json_object_set_new(sum, "qp_errors", json_u64(sm.qp_errors));
-	json_object_set_new(sum, "ecn_marks", json_u64(sm.ecn_marks));
-	json_object_set_new(sum, "cnps", json_u64(sm.cnps));
-	json_object_set_new(sum, "pause_frames", json_u64(sm.pause_frames));
-	if (tot->host_cpu_ps > 0) /* a transport through the kernel (TCP) */
-		json_object_set_new(sum, "host_cpu_s", json_real(tot->host_cpu_ps / 1e12));
-	json_t *fct = json_object();
-	json_object_set_new(fct, "min", json_u64(sm.fct_min));
-	json_object_set_new(fct, "p50", json_u64(sm.fct_p50));
-	json_object_set_new(fct, "p99", json_u64(sm.fct_p99));
-	json_object_set_new(fct, "max", json_u64(sm.fct_max));
-	json_object_set_new(fct, "mean", json_u64((uint64_t)(sm.fct_mean + 0.5)));
-	json_object_set_new(sum, "fct_ps", fct);
-	json_object_set_new(sum, "goodput_mean_bps", json_u64((uint64_t)(sm.goodput_mean_bps + 0.5)));
-	json_t *cons = json_object();
-	json_object_set_new(cons, "sent_bytes", json_u64(tot->data_tx_bytes));
-	json_object_set_new(cons, "delivered_bytes", json_u64(tot->data_rx_bytes));
-	json_object_set_new(cons, "dropped_bytes", json_u64(tot->data_drop_bytes));
-	json_object_set_new(cons, "inflight_bytes", json_u64(tot->data_inflight_bytes));
-	json_object_set_new(sum, "conservation", cons);
-	return sum;
-}
-
-/* per tier, the uplinks' load: how evenly ECMP spread it */
-static json_t *ecmp_json(const struct fab_sim *s)
-{
-	const struct fab_topo *t = fab_sim_topo(s);
-	json_t *ecmp = json_array();
-	struct uplink_load u[3];
-	size_t nu = uplink_loads(s, u, 3);
-	for (size_t i = 0; i < nu; i++) {
-		json_t *x = json_object();
-		json_object_set_new(x, "tier", json_integer(u[i].tier));
-		json_object_set_new(x, "uplinks", json_u64(u[i].ports));
-		json_object_set_new(x, "unused", json_u64(u[i].unused));
-		json_object_set_new(x, "max_tx_bytes", json_u64(u[i].max_bytes));
-		json_object_set_new(x, "mean_tx_bytes", json_u64((uint64_t)(u[i].mean_bytes + 0.5)));
-		json_object_set_new(x, "max_over_mean",
-				    json_real(u[i].mean_bytes > 0 ? (double)u[i].max_bytes / u[i].mean_bytes : 0));
-		const struct fab_port *bp = &t->ports[u[i].busiest];
-		const struct fab_node *bn = &t->nodes[bp->node];
-		json_t *b = json_object();
-		json_object_set_new(b, "node", json_string(bn->name));
-		json_object_set_new(b, "port", json_integer(u[i].busiest - bn->first_port));
-		json_object_set_new(b, "peer", json_string(t->nodes[t->ports[bp->peer].node].name));
-		json_object_set_new(x, "busiest", b);
-		json_array_append_new(ecmp, x);
-	}
-	return ecmp;
-}
-
-/* ---- the long tables: flows, series, flow series and ports ----
- *
- * A 50,000-flow run's table as jansson values took longer to build, write
- * and free than the flow engine took to run it, so fab_result_write_json
- * writes the long tables straight from the run (the ports' too: jansson
- * took 6% of the flow engine's FB_Hadoop command for its 960 ports).
- * Each row is described once (the row functions below) and either built
- * as a jansson object (the document fab_result_json gives) or written as
- * jansson writes that object at JSON_INDENT(2): the same bytes either
- * way. */
-
 /* the lean document's stand-ins for the long tables */
 #define MARK_FLOWS                                                                                                     \
 	"\x01"                                                                                                         \
@@ -424,417 +162,6 @@ static json_t *ecmp_json(const struct fab_sim *s)
 #define MARK_PORTS                                                                                                     \
 	"\x01"                                                                                                         \
 	"fabscope:ports"
-
-enum rows { ROWS_FLOWS, ROWS_SERIES, ROWS_FLOW_SERIES, ROWS_PORTS };
-
-/* bytes to a FILE through one buffer */
-struct jout {
-	FILE *f;
-	size_t n;
-	bool bad;
-	char b[1 << 16];
-};
-
-static void jo_flush(struct jout *o)
-{
-	if (o->n && fwrite(o->b, 1, o->n, o->f) != o->n)
-		o->bad = true;
-	o->n = 0;
-}
-
-/* room for n bytes (at most the buffer's size) at o->b + o->n */
-static char *jo_room(struct jout *o, size_t n)
-{
-	if (sizeof o->b - o->n < n)
-		jo_flush(o);
-	return o->b + o->n;
-}
-
-static void jo_put(struct jout *o, const char *p, size_t n)
-{
-	if (n <= sizeof o->b - o->n) {
-		memcpy(o->b + o->n, p, n);
-		o->n += n;
-		return;
-	}
-	while (n) {
-		if (o->n == sizeof o->b)
-			jo_flush(o);
-		size_t k = FAB_MIN(n, sizeof o->b - o->n);
-		memcpy(o->b + o->n, p, k);
-		o->n += k;
-		p += k;
-		n -= k;
-	}
-}
-
-/* v in decimal, after a minus sign when neg, then c unless it is 0: at
- * most 22 bytes, written in place, the digits from the last (counted
- * first: built on the stack and copied, the copy's wide loads waited for
- * the digits' narrow stores, 3% of the flow engine's incast command) */
-static void jo_dec(struct jout *o, uint64_t v, bool neg, char c)
-{
-	char *p = jo_room(o, 22), *p0 = p;
-	*p = '-';
-	p += neg;
-	p += fab_dec_len(v);
-	fab_dec_u64(p, v);
-	*p = c;
-	p += c != 0;
-	o->n += (size_t)(p - p0);
-}
-
-/* as jansson writes a json_int_t: "%lld" */
-static void jo_int(struct jout *o, long long v)
-{
-	jo_dec(o, v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v, v < 0, 0);
-}
-
-/* "%llu", and the same followed by a comma */
-static void jo_u64(struct jout *o, uint64_t v)
-{
-	jo_dec(o, v, false, 0);
-}
-
-static void jo_u64c(struct jout *o, uint64_t v)
-{
-	jo_dec(o, v, false, ',');
-}
-
-/* a finished flow's goodput: its bytes over its completion time, rounded */
-static uint64_t goodput_bps(fab_bytes bytes, uint64_t fct_ps)
-{
-	return fct_ps ? (uint64_t)((double)bytes * 8e12 / (double)fct_ps + 0.5) : 0;
-}
-
-/* A row goes either into a jansson object or out through a jout. */
-struct sink {
-	json_t *obj;
-	struct jout *o;
-	const struct fab_topo *t;
-	char **names; /* per node: its name as a JSON string, or "" when it has none (NULL: not yet) */
-	bool first;
-	const struct fab_series_row *ser;
-	const struct fab_flow_series_row *fser;
-	const struct fab_sim *s; /* the flows' and the ports' tables */
-	const struct fab_port_stats *ps;
-	const struct fab_sim_totals *tot;
-	size_t n;
-};
-
-/* a key, written in one piece (keys are short literals) */
-static inline void sk_key(struct sink *k, const char *key)
-{
-	static const char pad[] = ",\n      \"";
-	size_t n = strlen(key); /* (a literal: folded where inlined) */
-	char *p = jo_room(k->o, sizeof pad + n + 3), *p0 = p;
-	memcpy(p, pad + k->first, sizeof pad - 1);
-	p += sizeof pad - 1 - k->first;
-	k->first = false;
-	memcpy(p, key, n);
-	memcpy(p + n, "\": ", 3);
-	k->o->n += (size_t)(p + n + 3 - p0);
-}
-
-static inline void sk_int(struct sink *k, const char *key, long long v)
-{
-	if (k->obj) {
-		json_object_set_new(k->obj, key, json_integer(v));
-		return;
-	}
-	sk_key(k, key);
-	jo_int(k->o, v);
-}
-
-/* unsigned counters as json_u64 has them */
-static inline void sk_u64(struct sink *k, const char *key, uint64_t v)
-{
-	sk_int(k, key, (long long)v);
-}
-
-static void sk_null(struct sink *k, const char *key)
-{
-	if (k->obj) {
-		json_object_set_new(k->obj, key, json_null());
-		return;
-	}
-	sk_key(k, key);
-	jo_put(k->o, "null", 4);
-}
-
-/* a node's name (a name that is not UTF-8 leaves the key out, as
- * json_string does) */
-static void sk_node(struct sink *k, const char *key, uint32_t node)
-{
-	const char *name = k->t->nodes[node].name;
-	if (k->obj) {
-		json_object_set_new(k->obj, key, json_string(name));
-		return;
-	}
-	if (!k->names[node]) {
-		json_t *j = json_string(name);
-		k->names[node] = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
-		json_decref(j);
-		if (!k->names[node])
-			k->names[node] = fab_xcalloc(1, 1);
-	}
-	if (!*k->names[node])
-		return;
-	sk_key(k, key);
-	jo_put(k->o, k->names[node], strlen(k->names[node]));
-}
-
-/* a real as jansson writes it (each through jansson: a port has one) */
-static void sk_real(struct sink *k, const char *key, double v)
-{
-	json_t *j = json_real(v);
-	if (k->obj) {
-		json_object_set_new(k->obj, key, j);
-		return;
-	}
-	char *text = json_dumps(j, JSON_ENCODE_ANY);
-	json_decref(j);
-	if (!text)
-		return;
-	sk_key(k, key);
-	jo_put(k->o, text, strlen(text));
-	free(text);
-}
-
-/* a port's counters per priority, an array of FAB_NPRIO */
-static void sk_prio(struct sink *k, const char *key, const uint64_t *v)
-{
-	if (k->obj) {
-		json_t *a = json_array();
-		for (unsigned i = 0; i < FAB_NPRIO; i++)
-			json_array_append_new(a, json_u64(v[i]));
-		json_object_set_new(k->obj, key, a);
-		return;
-	}
-	sk_key(k, key);
-	for (unsigned i = 0; i < FAB_NPRIO; i++) {
-		jo_put(k->o, i ? ",\n        " : "[\n        ", 10);
-		jo_u64(k->o, v[i]);
-	}
-	jo_put(k->o, "\n      ]", 8);
-}
-
-static void flow_row(struct sink *k, size_t i)
-{
-	const struct fab_topo *t = k->t;
-	const struct fab_sim_flow *fl = fab_sim_flow_spec(k->s, i);
-	struct fab_flow_stats stv = fab_sim_flow_stat(k->s, i);
-	const struct fab_flow_stats *st = &stv;
-	bool done = st->finish_ps != FAB_TIME_NEVER;
-	uint64_t f = done ? st->finish_ps - fl->start_ps : 0;
-	sk_int(k, "id", fl->id);
-	sk_int(k, "src", fl->src_gpu);
-	sk_int(k, "dst", fl->dst_gpu);
-	sk_node(k, "src_nic", t->nic_node[fl->src_nic]);
-	sk_node(k, "dst_nic", t->nic_node[fl->dst_nic]);
-	sk_u64(k, "bytes", fl->bytes);
-	sk_int(k, "priority", fl->prio);
-	sk_int(k, "qps", fl->qps);
-	sk_u64(k, "start_ps", fl->start_ps);
-	if (done) {
-		sk_u64(k, "finish_ps", st->finish_ps);
-		sk_u64(k, "fct_ps", f);
-	} else {
-		sk_null(k, "finish_ps");
-		sk_null(k, "fct_ps");
-	}
-	if (done && f)
-		sk_u64(k, "goodput_bps", goodput_bps(fl->bytes, f));
-	else
-		sk_null(k, "goodput_bps");
-	sk_u64(k, "delivered_bytes", st->delivered_bytes);
-	sk_u64(k, "data_pkts", st->data_pkts);
-	sk_u64(k, "retx_pkts", st->retx_pkts);
-	sk_u64(k, "timeouts", st->timeouts);
-	sk_u64(k, "qp_errors", st->qp_errors);
-	sk_u64(k, "cnps", st->cnps);
-}
-
-static void series_row(struct sink *k, size_t i)
-{
-	const struct fab_series_row *r = &k->ser[i];
-	const struct fab_port *tp = &k->t->ports[r->port];
-	sk_u64(k, "t_ps", r->t_ps);
-	sk_node(k, "node", tp->node);
-	sk_int(k, "port", r->port - k->t->nodes[tp->node].first_port);
-	sk_u64(k, "queue_bytes", r->queue_bytes);
-	sk_u64(k, "tx_bytes", r->tx_bytes);
-	sk_u64(k, "tx_wire_bytes", r->tx_wire_bytes);
-	sk_u64(k, "drops", r->drops);
-	sk_u64(k, "ecn_marks", r->ecn_marks);
-	sk_u64(k, "pause_tx", r->pause_tx);
-	sk_u64(k, "pause_rx", r->pause_rx);
-}
-
-static void flow_series_row(struct sink *k, size_t i)
-{
-	const struct fab_flow_series_row *r = &k->fser[i];
-	sk_u64(k, "t_ps", r->t_ps);
-	sk_int(k, "flow", r->flow);
-	sk_u64(k, "delivered_bytes", r->delivered_bytes);
-	sk_u64(k, "rate_bps", (uint64_t)(r->rate_bps + 0.5));
-}
-
-static void port_row(struct sink *k, size_t p)
-{
-	const struct fab_topo *t = k->t;
-	const struct fab_port *tp = &t->ports[p];
-	const struct fab_node *n = &t->nodes[tp->node];
-	const struct fab_port *peer = &t->ports[tp->peer];
-	const struct fab_port_stats *x = &k->ps[p];
-	uint64_t ptx = 0, prx = 0, paused = 0;
-	for (unsigned j = 0; j < FAB_NPRIO; j++) {
-		ptx += x->pause_tx[j];
-		prx += x->pause_rx[j];
-		paused += x->paused_ps[j];
-	}
-	sk_node(k, "node", tp->node);
-	sk_int(k, "port", (long long)(p - n->first_port));
-	sk_node(k, "peer", peer->node);
-	sk_int(k, "peer_port", (long long)(tp->peer - t->nodes[peer->node].first_port));
-	sk_u64(k, "rate_bps", tp->rate_bps);
-	sk_u64(k, "tx_bytes", x->tx_bytes);
-	sk_u64(k, "rx_bytes", x->rx_bytes);
-	sk_u64(k, "tx_pkts", x->tx_pkts);
-	sk_u64(k, "rx_pkts", x->rx_pkts);
-	sk_u64(k, "drops", x->drops);
-	sk_u64(k, "rx_errors", x->rx_errors);
-	sk_u64(k, "ecn_marks", x->ecn_marks);
-	sk_u64(k, "pause_tx", ptx);
-	sk_u64(k, "pause_rx", prx);
-	sk_u64(k, "paused_ps", paused);
-	sk_u64(k, "max_queue_bytes", x->max_queue_bytes);
-	sk_u64(k, "mean_queue_bytes", k->tot->end_ps ? (uint64_t)(x->queue_area / (double)k->tot->end_ps + 0.5) : 0);
-	sk_real(k, "utilization",
-		k->tot->end_ps ? (double)x->tx_wire_bytes * 8e12 / ((double)tp->rate_bps * (double)k->tot->end_ps)
-			       : 0.0);
-	sk_u64(k, "watchdog_trips", x->watchdog_trips);
-	sk_u64(k, "unroutable", x->unroutable);
-	if (n->kind == FAB_NODE_SWITCH) {
-		fab_bytes hr, xoff;
-		fab_sim_port_pfc(k->s, (uint32_t)p, &hr, &xoff);
-		sk_u64(k, "pfc_headroom_bytes", hr);
-		sk_u64(k, "pfc_xoff_bytes", xoff);
-	}
-	sk_prio(k, "pause_tx_by_prio", x->pause_tx);
-	sk_prio(k, "pause_rx_by_prio", x->pause_rx);
-	sk_prio(k, "paused_ps_by_prio", x->paused_ps);
-}
-
-/* the table's rows into k; how many */
-static size_t rows_open(struct sink *k, const struct fab_sim *s, enum rows which)
-{
-	k->n = 0;
-	if (which == ROWS_FLOWS) {
-		k->s = s;
-		k->n = fab_sim_nflows(s);
-	} else if (which == ROWS_SERIES) {
-		k->ser = fab_sim_series(s, &k->n);
-	} else if (which == ROWS_PORTS) {
-		k->s = s;
-		k->ps = fab_sim_port_stats(s);
-		k->tot = fab_sim_totals(s);
-		k->n = k->t->nports;
-	} else {
-		k->fser = fab_sim_flow_series(s, &k->n);
-	}
-	return k->n;
-}
-
-static void row(struct sink *k, enum rows which, size_t i)
-{
-	if (which == ROWS_FLOWS)
-		flow_row(k, i);
-	else if (which == ROWS_SERIES)
-		series_row(k, i);
-	else if (which == ROWS_PORTS)
-		port_row(k, i);
-	else
-		flow_series_row(k, i);
-}
-
-static json_t *rows_json(const struct fab_sim *s, enum rows which)
-{
-	json_t *a = json_array();
-	struct sink k = {.t = fab_sim_topo(s)};
-	for (size_t i = 0, n = rows_open(&k, s, which); i < n; i++) {
-		k.obj = json_object();
-		row(&k, which, i);
-		json_array_append_new(a, k.obj);
-	}
-	return a;
-}
-
-/* the table as jansson writes it at depth 1 of an object at JSON_INDENT(2) */
-static void rows_write(struct sink *k, const struct fab_sim *s, enum rows which)
-{
-	size_t n = rows_open(k, s, which);
-	if (!n) {
-		jo_put(k->o, "[]", 2);
-		return;
-	}
-	jo_put(k->o, "[", 1);
-	for (size_t i = 0; i < n; i++) {
-		jo_put(k->o, i ? ",\n    {" : "\n    {", i ? 7 : 6);
-		k->first = true;
-		row(k, which, i);
-		jo_put(k->o, "\n    }", 6);
-	}
-	jo_put(k->o, "\n  ]", 4);
-}
-
-int fab_result_write_json(FILE *f, json_t *lean, const struct fab_sim *s)
-{
-	static const struct {
-		const char *text; /* the stand-in as written */
-		enum rows which;
-	} marks[] = {
-		{"\n  \"flows\": \"\\u0001fabscope:flows\"", ROWS_FLOWS},
-		{"\n  \"series\": \"\\u0001fabscope:series\"", ROWS_SERIES},
-		{"\n  \"flow_series\": \"\\u0001fabscope:flow_series\"", ROWS_FLOW_SERIES},
-		{"\n  \"ports\": \"\\u0001fabscope:ports\"", ROWS_PORTS},
-	};
-	char *text = json_dumps(lean, JSON_INDENT(2));
-	if (!text)
-		return FAB_EIO;
-	const struct fab_topo *t = fab_sim_topo(s);
-	struct jout *o = fab_xcalloc(1, sizeof *o);
-	o->f = f;
-	struct sink k = {.o = o, .t = t, .names = fab_xcalloc(t->nnodes, sizeof *k.names)};
-	const char *at = text;
-	for (;;) {
-		const char *next = NULL;
-		size_t m = 0;
-		for (size_t i = 0; i < sizeof marks / sizeof *marks; i++) {
-			const char *p = strstr(at, marks[i].text);
-			if (p && (!next || p < next)) {
-				next = p;
-				m = i;
-			}
-		}
-		if (!next)
-			break;
-		/* up to the value: the key and ": " stay */
-		size_t key = strchr(next + 4, '"') - next + 3;
-		jo_put(o, at, (size_t)(next - at) + key);
-		rows_write(&k, s, marks[m].which);
-		at = next + strlen(marks[m].text);
-	}
-	jo_put(o, at, strlen(at));
-	jo_flush(o);
-	int rc = o->bad ? FAB_EIO : 0;
-	for (uint32_t i = 0; i < t->nnodes; i++)
-		free(k.names[i]);
-	free(k.names);
-	free(o);
-	free(text);
-	return rc;
-}
 
 static json_t *result_doc(const struct fab_config *c, const struct fab_sim *s, bool lean)
 {
@@ -851,18 +178,18 @@ static json_t *result_doc(const struct fab_config *c, const struct fab_sim *s, b
 	json_object_set_new(doc, "seed", json_u64(c->run.seed));
 	json_object_set_new(doc, "config", config_json(c));
 	json_object_set_new(doc, "topology", topology_json(fab_sim_topo(s)));
-	json_object_set_new(doc, "summary", summary_json(s, &sm));
-	json_object_set_new(doc, "ecmp", ecmp_json(s));
-	json_object_set_new(doc, "ecmp_groups", ecmp_groups_json(s));
-	json_object_set_new(doc, "flows", lean ? json_string(MARK_FLOWS) : rows_json(s, ROWS_FLOWS));
+	json_object_set_new(doc, "summary", res_summary_json(s, &sm));
+	json_object_set_new(doc, "ecmp", res_ecmp_json(s));
+	json_object_set_new(doc, "ecmp_groups", res_ecmp_groups_json(s));
+	json_object_set_new(doc, "flows", lean ? json_string(MARK_FLOWS) : res_rows_json(s, ROWS_FLOWS));
 	json_t *sd = fab_slowdown_json(s);
 	if (sd)
 		json_object_set_new(doc, "slowdown", sd);
-	json_object_set_new(doc, "ports", lean ? json_string(MARK_PORTS) : rows_json(s, ROWS_PORTS));
+	json_object_set_new(doc, "ports", lean ? json_string(MARK_PORTS) : res_rows_json(s, ROWS_PORTS));
 	if (c->fabric.series_interval_ps) {
-		json_object_set_new(doc, "series", lean ? json_string(MARK_SERIES) : rows_json(s, ROWS_SERIES));
+		json_object_set_new(doc, "series", lean ? json_string(MARK_SERIES) : res_rows_json(s, ROWS_SERIES));
 		json_object_set_new(doc, "flow_series",
-				    lean ? json_string(MARK_FLOW_SERIES) : rows_json(s, ROWS_FLOW_SERIES));
+				    lean ? json_string(MARK_FLOW_SERIES) : res_rows_json(s, ROWS_FLOW_SERIES));
 	}
 	return doc;
 }
@@ -877,271 +204,40 @@ json_t *fab_result_json_lean(const struct fab_config *c, const struct fab_sim *s
 	return result_doc(c, s, true);
 }
 
-int fab_result_write_flows_csv(FILE *f, const struct fab_sim *s)
+/* which table a member of the lean document stands in for */
+static enum res_rows stand_in(const json_t *v)
 {
-	const struct fab_topo *t = fab_sim_topo(s);
-	size_t n = fab_sim_nflows(s);
-	struct jout *o = fab_xcalloc(1, sizeof *o);
-	o->f = f;
-	static const char head[] = "id,src_gpu,dst_gpu,src_nic,dst_nic,bytes,priority,qps,start_ps,finish_ps,"
-				   "fct_ps,goodput_bps,retx_pkts,timeouts,cnps,qp_errors\n";
-	jo_put(o, head, sizeof head - 1);
-	for (size_t i = 0; i < n; i++) {
-		const struct fab_sim_flow *fl = fab_sim_flow_spec(s, i);
-		struct fab_flow_stats st = fab_sim_flow_stat(s, i);
-		bool done = st.finish_ps != FAB_TIME_NEVER;
-		uint64_t fct = done ? st.finish_ps - fl->start_ps : 0;
-		const char *src = t->nodes[t->nic_node[fl->src_nic]].name;
-		const char *dst = t->nodes[t->nic_node[fl->dst_nic]].name;
-		jo_u64c(o, fl->id);
-		jo_u64c(o, fl->src_gpu);
-		jo_u64c(o, fl->dst_gpu);
-		jo_put(o, src, strlen(src));
-		jo_put(o, ",", 1);
-		jo_put(o, dst, strlen(dst));
-		jo_put(o, ",", 1);
-		jo_u64c(o, fl->bytes);
-		jo_u64c(o, fl->prio);
-		jo_u64c(o, fl->qps);
-		jo_u64c(o, fl->start_ps);
-		if (done) {
-			jo_u64c(o, st.finish_ps);
-			jo_u64c(o, fct);
-			jo_u64c(o, goodput_bps(fl->bytes, fct));
-		} else {
-			jo_put(o, ",,,", 3);
-		}
-		jo_u64c(o, st.retx_pkts);
-		jo_u64c(o, st.timeouts);
-		jo_u64c(o, st.cnps);
-		jo_u64(o, st.qp_errors);
-		jo_put(o, "\n", 1);
-	}
-	jo_flush(o);
-	int rc = o->bad || ferror(f) ? FAB_EIO : 0;
-	free(o);
-	return rc;
+	static const char *const marks[] = {[ROWS_FLOWS] = MARK_FLOWS,
+					    [ROWS_SERIES] = MARK_SERIES,
+					    [ROWS_FLOW_SERIES] = MARK_FLOW_SERIES,
+					    [ROWS_PORTS] = MARK_PORTS};
+	if (json_is_string(v))
+		for (int i = 0; i < ROWS_NONE; i++)
+			if (!strcmp(json_string_value(v), marks[i]))
+				return (enum res_rows)i;
+	return ROWS_NONE;
 }
 
-int fab_result_write_ports_csv(FILE *f, const struct fab_sim *s)
+/* the lean document walked member by member, each stand-in replaced by its
+ * table written from the run */
+int fab_result_write_json(FILE *f, json_t *lean, const struct fab_sim *s)
 {
-	const struct fab_topo *t = fab_sim_topo(s);
-	const struct fab_port_stats *ps = fab_sim_port_stats(s);
-	fprintf(f,
-		"node,port,peer,peer_port,rate_bps,tx_bytes,rx_bytes,tx_pkts,rx_pkts,drops,"
-		"ecn_marks,pause_tx,pause_rx,paused_ps,max_queue_bytes,rx_errors\n");
-	for (uint32_t p = 0; p < t->nports; p++) {
-		const struct fab_port *tp = &t->ports[p];
-		const struct fab_node *n = &t->nodes[tp->node];
-		const struct fab_node *pn = &t->nodes[t->ports[tp->peer].node];
-		const struct fab_port_stats *x = &ps[p];
-		uint64_t ptx = 0, prx = 0, paused = 0;
-		for (unsigned k = 0; k < FAB_NPRIO; k++) {
-			ptx += x->pause_tx[k];
-			prx += x->pause_rx[k];
-			paused += x->paused_ps[k];
-		}
-		fprintf(f, "%s,%u,%s,%u,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n", n->name,
-			p - n->first_port, pn->name, tp->peer - pn->first_port, (unsigned long long)tp->rate_bps,
-			(unsigned long long)x->tx_bytes, (unsigned long long)x->rx_bytes,
-			(unsigned long long)x->tx_pkts, (unsigned long long)x->rx_pkts, (unsigned long long)x->drops,
-			(unsigned long long)x->ecn_marks, (unsigned long long)ptx, (unsigned long long)prx,
-			(unsigned long long)paused, (unsigned long long)x->max_queue_bytes,
-			(unsigned long long)x->rx_errors);
-	}
-	return ferror(f) ? FAB_EIO : 0;
-}
-
-int fab_result_write_series_jsonl(FILE *f, const struct fab_sim *s)
-{
-	const struct fab_topo *t = fab_sim_topo(s);
-	size_t n;
-	const struct fab_series_row *r = fab_sim_series(s, &n);
-	for (size_t i = 0; i < n; i++) {
-		const struct fab_node *nd = &t->nodes[t->ports[r[i].port].node];
-		fprintf(f,
-			"{\"t_ps\": %llu, \"node\": \"%s\", \"port\": %u, \"queue_bytes\": %llu, \"tx_bytes\": %llu, "
-			"\"drops\": %u, \"ecn_marks\": %u, \"pause_tx\": %u, \"pause_rx\": %u}\n",
-			(unsigned long long)r[i].t_ps, nd->name, r[i].port - nd->first_port,
-			(unsigned long long)r[i].queue_bytes, (unsigned long long)r[i].tx_bytes, r[i].drops,
-			r[i].ecn_marks, r[i].pause_tx, r[i].pause_rx);
-	}
-	return ferror(f) ? FAB_EIO : 0;
-}
-
-int fab_result_write_series_csv(FILE *f, const struct fab_sim *s)
-{
-	const struct fab_topo *t = fab_sim_topo(s);
-	size_t n;
-	const struct fab_series_row *r = fab_sim_series(s, &n);
-	fprintf(f, "t_ps,node,port,queue_bytes,tx_bytes,tx_wire_bytes,drops,ecn_marks,pause_tx,pause_rx\n");
-	for (size_t i = 0; i < n; i++) {
-		const struct fab_node *nd = &t->nodes[t->ports[r[i].port].node];
-		fprintf(f, "%llu,%s,%u,%llu,%llu,%llu,%u,%u,%u,%u\n", (unsigned long long)r[i].t_ps, nd->name,
-			r[i].port - nd->first_port, (unsigned long long)r[i].queue_bytes,
-			(unsigned long long)r[i].tx_bytes, (unsigned long long)r[i].tx_wire_bytes, r[i].drops,
-			r[i].ecn_marks, r[i].pause_tx, r[i].pause_rx);
-	}
-	return ferror(f) ? FAB_EIO : 0;
-}
-
-static const char *human_bytes(uint64_t b, char *buf, size_t len)
-{
-	if (b >= (1ull << 30))
-		snprintf(buf, len, "%.2f GiB", (double)b / (double)(1ull << 30));
-	else if (b >= (1ull << 20))
-		snprintf(buf, len, "%.2f MiB", (double)b / (double)(1ull << 20));
-	else if (b >= 1024)
-		snprintf(buf, len, "%.1f KiB", (double)b / 1024.0);
-	else
-		snprintf(buf, len, "%llu B", (unsigned long long)b);
-	return buf;
-}
-
-static const char *ftime(fab_time_ps ps, char *buf, size_t len)
-{
-	double v = (double)ps;
-	if (ps >= FAB_PS_PER_S)
-		snprintf(buf, len, "%.3f s", v / 1e12);
-	else if (ps >= FAB_PS_PER_MS)
-		snprintf(buf, len, "%.3f ms", v / 1e9);
-	else if (ps >= FAB_PS_PER_US)
-		snprintf(buf, len, "%.3f us", v / 1e6);
-	else
-		snprintf(buf, len, "%.3f ns", v / 1e3);
-	return buf;
-}
-
-/* the summary's first line: the flow engine's model, and what it leaves
- * out (as the document's not_modeled does) */
-static const char *engine_label(const struct fab_config *c)
-{
-	if (c->fabric.engine != FAB_ENGINE_FLOW)
-		return "";
-	if (fab_flow_runs_pfc(&c->fabric)) /* (doc/flow.md: a notification a feedback window at most) */
-		return ", flow engine, fluid queues, DCQCN and pauses (ECN marks not counted, CNPs one a feedback "
-		       "window at most; no drops)";
-	if (fab_flow_runs_dcqcn(&c->fabric))
-		return ", flow engine, fluid queues and DCQCN (ECN marks not counted, CNPs one a feedback window at "
-		       "most; no PFC or drops)";
-	return c->fabric.flow_queues == FAB_FLOW_QUEUES_FAIR ? ", flow engine (no queues, PFC, ECN or drops)"
-							     : ", flow engine, FIFO queues (no PFC, ECN or drops)";
-}
-
-/* a port by its node's name, and where parallel links join the node to
- * the same peer, its number on the node (as ports.csv and diagnose number
- * it): "leaf2 port 31" */
-static void port_label(const struct fab_topo *t, uint32_t port, char *buf, size_t n)
-{
-	const struct fab_port *tp = &t->ports[port];
-	const struct fab_node *nd = &t->nodes[tp->node];
-	uint32_t peer_node = t->ports[tp->peer].node;
-	bool parallel = false;
-	for (uint32_t q = nd->first_port; q < nd->first_port + nd->nports && !parallel; q++)
-		parallel = q != port && t->ports[t->ports[q].peer].node == peer_node;
-	if (parallel)
-		snprintf(buf, n, "%s port %u", nd->name, port - nd->first_port);
-	else
-		snprintf(buf, n, "%s", nd->name);
-}
-
-int fab_result_write_text(FILE *f, const struct fab_config *c, const struct fab_sim *s)
-{
-	const struct fab_topo *t = fab_sim_topo(s);
-	const struct fab_sim_totals *tot = fab_sim_totals(s);
-	struct fab_summary sm;
-	fab_summary_compute(s, &sm);
-	char a[32], b[32], d[32], e[32];
-	static const char *kinds[] = {"spine-leaf", "fat-tree", "file", "ns3"};
-	fprintf(f, "fabscope sim: %s, seed %llu%s\n", c->origin, (unsigned long long)c->run.seed, engine_label(c));
-	fprintf(f, "topology: %s, %u servers x %u GPUs = %u GPUs, %u NICs, %u switches, %u links\n",
-		kinds[c->topo.kind], t->nservers, t->gpus_per_server, t->ngpus, t->nnics, t->nswitches, t->nports / 2);
-	for (uint32_t i = 0; i < t->ntiers; i++) {
-		const struct fab_tier_report *r = &t->tiers[i];
-		char ratio[32];
-		if (r->up_bps)
-			fprintf(f, "  %-11s %4u switches  down %s  up %s  oversubscription %s\n", r->name, r->switches,
-				fab_fmt_rate(r->down_bps, a, sizeof a), fab_fmt_rate(r->up_bps, b, sizeof b),
-				fab_topo_fmt_ratio(r->down_bps, r->up_bps, ratio, sizeof ratio));
+	struct jw *w = fab_xcalloc(1, sizeof *w);
+	jw_init(w, f, JSON_INDENT(2));
+	const char *key;
+	json_t *v;
+	jw_obj(w);
+	json_object_foreach(lean, key, v)
+	{
+		enum res_rows which = stand_in(v);
+		jw_key(w, key);
+		if (which == ROWS_NONE)
+			jw_json(w, v);
 		else
-			fprintf(f, "  %-11s %4u switches  down %s  (top tier)\n", r->name, r->switches,
-				fab_fmt_rate(r->down_bps, a, sizeof a));
+			res_rows_write(w, s, which);
 	}
-	if (c->fabric.transport == FAB_TRANSPORT_TCP) {
-		static const char *ccs[] = {"NewReno", "CUBIC", "DCTCP"};
-		fprintf(f, "fabric: TCP (%s), MSS %u, buffer %s/switch, PFC %s, ECN %s\n", ccs[c->fabric.tcp.cc],
-			c->fabric.mtu, fab_fmt_bytes(c->fabric.buffer_bytes, a, sizeof a),
-			c->fabric.pfc.enabled ? "on" : "off", c->fabric.ecn.enabled ? "on" : "off");
-	} else if (c->fabric.transport == FAB_TRANSPORT_IB) {
-		char vb[32];
-		fprintf(f,
-			"fabric: InfiniBand, MTU %u, buffer %s/switch, credits %s per lane and port, congestion control %s\n",
-			c->fabric.mtu, fab_fmt_bytes(c->fabric.buffer_bytes, a, sizeof a),
-			fab_fmt_bytes(c->fabric.ib_vl_buffer_bytes, vb, sizeof vb),
-			c->fabric.dcqcn.enabled ? "on" : "off");
-	} else {
-		fprintf(f, "fabric: MTU %u, buffer %s/switch, PFC %s, ECN %s, DCQCN %s\n", c->fabric.mtu,
-			fab_fmt_bytes(c->fabric.buffer_bytes, a, sizeof a), c->fabric.pfc.enabled ? "on" : "off",
-			c->fabric.ecn.enabled ? "on" : "off", c->fabric.dcqcn.enabled ? "on" : "off");
-	}
-	fprintf(f, "traffic: %zu flows, %s\n", sm.flows, human_bytes(sm.bytes, a, sizeof a));
-	fprintf(f, "\nresult: %zu of %zu flows done in %s simulated (%llu events)%s\n", sm.flows_done, sm.flows,
-		ftime(tot->end_ps, a, sizeof a), (unsigned long long)tot->events,
-		tot->stopped_by_end_time ? ", stopped at run.end" : "");
-	if (sm.flows_done) {
-		fprintf(f, "  FCT       min %s  p50 %s  p99 %s  max %s\n", ftime(sm.fct_min, a, sizeof a),
-			ftime(sm.fct_p50, b, sizeof b), ftime(sm.fct_p99, d, sizeof d), ftime(sm.fct_max, e, sizeof e));
-		fprintf(f, "  goodput   %.2f Gbps mean per flow\n", sm.goodput_mean_bps / 1e9);
-	}
-	fprintf(f, "  drops %llu, lost on links %llu, retransmitted packets %llu, timeouts %llu\n",
-		(unsigned long long)sm.drops, (unsigned long long)tot->wire_losses, (unsigned long long)sm.retx_pkts,
-		(unsigned long long)sm.timeouts);
-	if (sm.qp_errors)
-		fprintf(f, "  queue pairs failed (retry count exceeded, their flows never finish): %llu\n",
-			(unsigned long long)sm.qp_errors);
-	if (c->fabric.transport == FAB_TRANSPORT_TCP)
-		fprintf(f, "  ECN marks %llu, ECN echoes %llu, PAUSE frames %llu; host CPU %.6f s\n",
-			(unsigned long long)sm.ecn_marks, (unsigned long long)sm.cnps,
-			(unsigned long long)sm.pause_frames, tot->host_cpu_ps / 1e12);
-	else
-		fprintf(f, "  ECN marks %llu, CNPs %llu, PAUSE frames %llu\n", (unsigned long long)sm.ecn_marks,
-			(unsigned long long)sm.cnps, (unsigned long long)sm.pause_frames);
-	if (sm.ecmp_max_over_mean > 0)
-		fprintf(f, "  ECMP: busiest leaf uplink carried %.2fx the mean\n", sm.ecmp_max_over_mean);
-
-	/* the ports where something happened, busiest queue first */
-	const struct fab_port_stats *ps = fab_sim_port_stats(s);
-	uint32_t top[5];
-	size_t ntop = 0;
-	for (uint32_t p = 0; p < t->nports; p++) {
-		if (!ps[p].max_queue_bytes)
-			continue;
-		size_t k = ntop < 5 ? ntop++ : 5;
-		while (k > 0 && ps[top[k - 1]].max_queue_bytes < ps[p].max_queue_bytes) {
-			if (k < 5)
-				top[k] = top[k - 1];
-			k--;
-		}
-		if (k < 5)
-			top[k] = p;
-	}
-	if (ntop) {
-		fprintf(f, "\nbusiest queues:\n");
-		for (size_t i = 0; i < ntop; i++) {
-			const struct fab_port *tp = &t->ports[top[i]];
-			const struct fab_port_stats *x = &ps[top[i]];
-			uint64_t ptx = 0, prx = 0;
-			for (unsigned k = 0; k < FAB_NPRIO; k++) {
-				ptx += x->pause_tx[k];
-				prx += x->pause_rx[k];
-			}
-			char from[64];
-			port_label(t, top[i], from, sizeof from);
-			fprintf(f, "  %-14s -> %-14s max queue %-10s  drops %-6llu ECN %-6llu PAUSE tx %llu rx %llu\n",
-				from, t->nodes[t->ports[tp->peer].node].name,
-				human_bytes(x->max_queue_bytes, a, sizeof a), (unsigned long long)x->drops,
-				(unsigned long long)x->ecn_marks, (unsigned long long)ptx, (unsigned long long)prx);
-		}
-	}
-	return ferror(f) ? FAB_EIO : 0;
+	jw_obj_end(w);
+	int rc = jw_end(w);
+	free(w);
+	return rc;
 }

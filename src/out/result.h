@@ -33,10 +33,12 @@ void fab_summary_compute(const struct fab_sim *s, struct fab_summary *out);
 
 /* The whole document (caller json_decref's it). */
 json_t *fab_result_json(const struct fab_config *c, const struct fab_sim *s);
-/* The same with stand-ins for the long tables (flows, series, flow
- * series), and the document written from it: the bytes of the whole
- * document at JSON_INDENT(2), without building the tables as jansson
- * values. */
+/* The same with stand-ins for the long tables (flows, ports, series,
+ * flow series), and the document written from it through the streaming
+ * writer (jsonw.h), each stand-in's table from the run: the bytes of the
+ * whole document at JSON_INDENT(2), without building the tables as
+ * jansson values.  Members added to the lean document (jobs) are written
+ * where they are. */
 json_t *fab_result_json_lean(const struct fab_config *c, const struct fab_sim *s);
 int fab_result_write_json(FILE *f, json_t *lean, const struct fab_sim *s);
 

@@ -45,6 +45,10 @@ struct pkt *sim_pkt_alloc(struct psim *s)
 
 void sim_pkt_free(struct psim *s, struct pkt *p)
 {
+	if (p->tel) {
+		pkt_tel_free(s, p->tel);
+		p->tel = 0;
+	}
 	if (p->kind == PKT_DATA) {
 		FAB_ASSERT(s->live_data_payload >= p->payload);
 		s->live_data_payload -= p->payload;
@@ -228,6 +232,7 @@ static void pkt_free(struct fab_sim *sim)
 		s->slabs = next;
 	}
 	free(s->held);
+	free(s->tels);
 	free(s->ports);
 	for (uint32_t i = 0; s->switches && i < s->c.topo->nswitches; i++)
 		free(s->switches[i].flowlets);

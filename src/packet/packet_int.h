@@ -32,6 +32,7 @@ struct pkt {
 	uint8_t prio;
 	uint8_t ecn;      /* enum ecn_bits */
 	uint8_t pfc_mask; /* PKT_PFC: priorities it carries */
+	uint32_t tel;     /* its telemetry record (telemetry.c), 0: none */
 	/* sent: when it reaches the peer, and its arrival event's key (taken
 	 * when it was sent); on a wire behind another, the next frame's */
 	fab_time_ps arrive_ps;
@@ -182,6 +183,18 @@ enum pkt_ev_type {
 	EV_PFC_WD,   /* obj port, arg priority: the switch watchdog checks it */
 };
 
+/* What a data packet of a queue pair whose congestion control wants
+ * samples carries beside the packet (telemetry.c): when it was sent,
+ * whether it was resent, and each switch egress's telemetry when the model
+ * wants it; its ACK carries it back. */
+struct pkt_tel {
+	fab_time_ps sent_ps;
+	uint32_t next_free;
+	uint8_t nhops;
+	bool resent, want_hops;
+	struct fab_int_hop hop[FAB_CC_INT_HOPS];
+};
+
 struct pkt_slab {
 	struct pkt_slab *next;
 	struct pkt pkts[4096];
@@ -208,6 +221,10 @@ struct psim {
 	uint32_t nheld, held_cap;
 	uint64_t holds_total; /* EV_TX_DONEs held so far */
 	bool hold_off;        /* queue every EV_TX_DONE (tests compare the two) */
+	/* telemetry records (telemetry.c): slot 0 unused, a free list */
+	struct pkt_tel *tels;
+	uint32_t ntels, cap_tels, free_tel;
+	uint32_t rx_tel; /* the data packet being received: its record, for the ACK it draws */
 };
 
 /* the switch a switch port belongs to */
@@ -224,6 +241,16 @@ static inline struct sim_qp *pkt_qp(const struct psim *s, uint32_t id)
 /* packet.c */
 struct pkt *sim_pkt_alloc(struct psim *s);
 void sim_pkt_free(struct psim *s, struct pkt *p);
+
+/* telemetry.c */
+uint32_t pkt_tel_new(struct psim *s, bool want_hops);
+void pkt_tel_free(struct psim *s, uint32_t tel);
+/* a switch egress sends p: its telemetry, as the port stands before it */
+void pkt_tel_stamp(struct psim *s, const struct sim_port *port, struct pkt *p);
+static inline struct pkt_tel *pkt_tel_at(const struct psim *s, uint32_t tel)
+{
+	return &s->tels[tel];
+}
 
 /* packet.c: one event of the run */
 void pkt_event(struct psim *s, const struct fab_ev *ev);

@@ -451,15 +451,25 @@ static void *worker_loop(void *arg)
 /* Whether the run can be split: the scenario's flows alone (no workload's
  * callbacks, timers or queue pairs, no faults, no series), a fresh run,
  * two NICs or more. */
+/* a congestion control that wants samples reads records the run keeps
+ * whole (telemetry.c) */
+static bool wants_samples(const struct fab_fabric_params *fp)
+{
+	for (int t = 0; t < FAB_TRANSPORT_COUNT; t++)
+		if (fab_cc_of(&fp->cc, t)->wants & FAB_CC_WANTS_SAMPLE)
+			return true;
+	return false;
+}
+
 static bool splittable(const struct psim *s)
 {
 	const struct fab_sim *c = &s->c;
 	uint32_t flow_qps = 0;
 	for (uint32_t i = 0; i < c->nflows; i++)
 		flow_qps += sim_flow_at(c, i)->nqps;
-	return !c->hooks.timer && !c->hooks.delivered && !c->holds && !c->nfaults && !c->fp.series_interval_ps &&
-		flow_qps == c->nqps && c->next_start <= 1 && c->nstarts == c->nflows && fab_eq_len(&c->eq) <= 1 &&
-		!c->now_ps && c->topo->nnics >= 2;
+	return !wants_samples(&c->fp) && !c->hooks.timer && !c->hooks.delivered && !c->holds && !c->nfaults &&
+		!c->fp.series_interval_ps && flow_qps == c->nqps && c->next_start <= 1 && c->nstarts == c->nflows &&
+		fab_eq_len(&c->eq) <= 1 && !c->now_ps && c->topo->nnics >= 2;
 }
 
 /* Nodes to partitions: NICs in blocks of consecutive indices (servers

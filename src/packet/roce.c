@@ -53,6 +53,8 @@ struct roce_qp {
 	uint32_t retries; /* recoveries since the last progress */
 	bool failed;      /* retries exceeded: the QP is in the error state */
 	const struct fab_cc_ops *cc;
+	uint32_t win_pkts; /* its congestion control's window in packets (UINT32_MAX: none, rate alone) */
+	uint16_t cc_hdr;   /* bytes its congestion control adds to each data packet and ACK */
 	_Alignas(16) unsigned char cc_state[FAB_CC_STATE_MAX];
 	/* the messages, read at both ends (posted by the sender), and the
 	 * receiver's state: each a cache line away from the other's writes */
@@ -87,16 +89,56 @@ static inline const struct fab_wire *wire(const struct psim *s, const struct roc
 	return &s->c.wires[qp->q.c.transport];
 }
 
+/* a model with a window: the packets it lets be in flight */
+static void window_update(struct psim *s, struct roce_qp *qp)
+{
+	if (!(qp->cc->wants & FAB_CC_WANTS_SAMPLE))
+		return;
+	uint64_t w = qp->cc->window_bytes(qp->cc_state);
+	qp->win_pkts = w == UINT64_MAX
+		? UINT32_MAX
+		: (uint32_t)FAB_MAX(FAB_MIN((w + s->c.fp.mtu - 1) / s->c.fp.mtu, UINT32_MAX - 1), 1);
+}
+
+/* a full data packet out and its ACK back through empty queues */
+static fab_time_ps base_rtt(struct psim *s, const struct roce_qp *qp)
+{
+	uint32_t ports[32];
+	fab_time_ps t = 0;
+	uint32_t data = s->c.fp.mtu + wire(s, qp)->data_overhead + qp->cc_hdr;
+	uint32_t ack = wire(s, qp)->ack_frame + qp->cc_hdr;
+	uint32_t n = sim_path(&s->c, qp->q.c.src_nic, qp->q.c.dst_nic, qp->q.c.hash_fwd, ports, 32);
+	for (uint32_t i = 0; i < n; i++)
+		t += s->ports[ports[i]].delay_ps + fab_ser_ps(data, s->ports[ports[i]].rate_bps);
+	n = sim_path(&s->c, qp->q.c.dst_nic, qp->q.c.src_nic, qp->q.c.hash_rev, ports, 32);
+	for (uint32_t i = 0; i < n; i++)
+		t += s->ports[ports[i]].delay_ps + fab_ser_ps(ack, s->ports[ports[i]].rate_bps);
+	return t;
+}
+
 static void cc_start(struct psim *s, struct roce_qp *qp)
 {
-	qp->cc->init(qp->cc_state, &s->c.fp.dcqcn, sim_nic_line_bps(&s->c, qp->q.c.src_nic));
+	double line = sim_nic_line_bps(&s->c, qp->q.c.src_nic);
+	const void *params = fab_cc_params(&s->c.fp.cc, qp->cc);
+	qp->cc->init(qp->cc_state, params, line);
+	qp->cc_hdr = (uint16_t)(qp->cc->header_bytes ? qp->cc->header_bytes(params) : 0);
+	if (qp->cc->attach) {
+		struct fab_cc_env env = {
+			.line_bps = line,
+			.mss = s->c.fp.mtu,
+			.frame_bytes = s->c.fp.mtu + wire(s, qp)->data_overhead + qp->cc_hdr,
+			.base_rtt_ps = base_rtt(s, qp),
+		};
+		qp->cc->attach(qp->cc_state, &env);
+	}
+	qp->win_pkts = UINT32_MAX;
+	window_update(s, qp);
 }
 
 static void roce_init(struct psim *s, struct sim_qp *q)
 {
 	struct roce_qp *qp = RQ(q);
-	const struct fab_dcqcn_params *d = &s->c.fp.dcqcn;
-	qp->cc = !d->enabled ? &fab_cc_none : d->variant == FAB_DCQCN_FIRMWARE ? &fab_cc_dcqcn_nic : &fab_cc_dcqcn;
+	qp->cc = fab_cc_of(&s->c.fp.cc, q->c.transport);
 	FAB_ASSERT(qp->cc->state_size <= sizeof qp->cc_state);
 	cc_start(s, qp);
 }
@@ -122,7 +164,12 @@ static void send_ctrl(struct psim *s, struct roce_qp *qp, int kind, uint32_t psn
 	p->dst_nic = qp->q.c.src_nic;
 	p->hash = qp->q.c.hash_rev;
 	p->prio = s->c.fp.ctrl_prio;
-	p->frame_bytes = (uint16_t)(kind == PKT_NOTIFY ? wire(s, qp)->notify_frame : wire(s, qp)->ack_frame);
+	p->frame_bytes = (uint16_t)(kind == PKT_NOTIFY ? wire(s, qp)->notify_frame
+						       : wire(s, qp)->ack_frame + qp->cc_hdr);
+	if (kind != PKT_NOTIFY && s->rx_tel) { /* the telemetry of the data packet it answers */
+		p->tel = s->rx_tel;
+		s->rx_tel = 0;
+	}
 	if (kind != PKT_NOTIFY && qp->echo_pending) {
 		p->ecn = ECN_CE; /* the echo; control packets are not ECN-capable, so no switch marks them */
 		qp->echo_pending = false;
@@ -182,7 +229,8 @@ static struct fab_flow_stats *acked_flow(struct psim *s, const struct roce_qp *q
 
 static bool roce_has_data(const struct sim_qp *q)
 {
-	return !CRQ(q)->failed && CRQ(q)->snd_nxt < CRQ(q)->npkts;
+	const struct roce_qp *qp = CRQ(q);
+	return !qp->failed && qp->snd_nxt < qp->npkts && qp->snd_nxt - qp->snd_una < qp->win_pkts;
 }
 
 /* the first PSN of message m */
@@ -250,8 +298,12 @@ static struct pkt *roce_next_packet(struct psim *s, struct sim_qp *q)
 	p->prio = q->c.prio;
 	p->ecn = ECN_ECT0;
 	p->payload = p->psn + 1 == m->end_psn ? m->last_payload : (uint16_t)s->c.fp.mtu;
-	p->frame_bytes = (uint16_t)(p->payload + wire(s, qp)->data_overhead);
+	p->frame_bytes = (uint16_t)(p->payload + wire(s, qp)->data_overhead + qp->cc_hdr);
 	struct fab_flow_stats *fst = m->flow != NO_FLOW ? &sim_flow_at(&s->c, m->flow)->st : NULL;
+	if (qp->cc->wants & FAB_CC_WANTS_SAMPLE) {
+		p->tel = pkt_tel_new(s, qp->cc->wants & FAB_CC_WANTS_INT);
+		pkt_tel_at(s, p->tel)->resent = qp->snd_nxt < qp->snd_max;
+	}
 	if (qp->snd_nxt < qp->snd_max) {
 		if (fst)
 			fst->retx_pkts++;
@@ -409,10 +461,33 @@ static void receive_cnp(struct psim *s, struct roce_qp *qp)
 	}
 }
 
+/* what an ACK or NAK tells a model that wants samples */
+static void sample(struct psim *s, struct roce_qp *qp, const struct pkt *p, uint32_t una_before)
+{
+	const struct pkt_tel *r = pkt_tel_at(s, p->tel);
+	fab_bytes acked = (fab_bytes)(qp->snd_una - una_before) * s->c.fp.mtu;
+	struct fab_cc_sample smp = {
+		.now_ps = s->c.now_ps,
+		.rtt_ps = r->resent ? 0 : s->c.now_ps - r->sent_ps,
+		.acked_bytes = acked,
+		.marked_bytes = p->ecn == ECN_CE ? acked : 0,
+		.acked_seq = (uint64_t)qp->snd_una * s->c.fp.mtu,
+		.sent_seq = (uint64_t)qp->snd_nxt * s->c.fp.mtu,
+		.nhops = r->nhops,
+		.hops = r->hop,
+	};
+	qp->cc->on_sample(qp->cc_state, &smp);
+	uint32_t before = qp->win_pkts;
+	window_update(s, qp);
+	if (qp->win_pkts > before || qp->snd_una > una_before)
+		nic_qp_make_ready(s, &qp->q); /* the window opened */
+}
+
 static void roce_on_receive(struct psim *s, struct sim_nic *nic, struct pkt *p)
 {
 	(void)nic;
 	struct roce_qp *qp = RQ(pkt_qp(s, p->qp));
+	uint32_t una_before = p->kind == PKT_DATA ? 0 : qp->snd_una; /* (data: the sender's line unread) */
 	if (p->kind != PKT_DATA &&
 	    qp->failed) {           /* (the kind first: data at the receiver never reads the sender's line) */
 		sim_pkt_free(s, p); /* a failed sender hears nothing */
@@ -420,7 +495,13 @@ static void roce_on_receive(struct psim *s, struct sim_nic *nic, struct pkt *p)
 	}
 	switch (p->kind) {
 	case PKT_DATA:
+		s->rx_tel = p->tel; /* for the ACK it draws (send_ctrl), if any */
+		p->tel = 0;
 		receive_data(s, qp, p);
+		if (s->rx_tel) {
+			pkt_tel_free(s, s->rx_tel);
+			s->rx_tel = 0;
+		}
 		break;
 	case PKT_ACK:
 		sender_ack(s, qp, p->psn);
@@ -440,6 +521,8 @@ static void roce_on_receive(struct psim *s, struct sim_nic *nic, struct pkt *p)
 		receive_cnp(s, qp);
 		break;
 	}
+	if (p->tel && p->kind != PKT_DATA && !qp->failed)
+		sample(s, qp, p, una_before);
 	sim_pkt_free(s, p);
 }
 

@@ -67,6 +67,8 @@ void switch_start_tx(struct psim *s, struct sim_port *port)
 		FAB_ASSERT(port->qbytes[prio] >= p->frame_bytes);
 		port->qbytes[prio] -= p->frame_bytes;
 		port->qbytes_total -= p->frame_bytes;
+		if (p->tel)
+			pkt_tel_stamp(s, port, p);
 		mmu_release(s, sw, p);
 		sim_port_transmit(s, port, p);
 		return;

@@ -85,15 +85,24 @@ static const struct fab_tcp_params *P(const struct psim *s)
 
 static void cc_start(struct psim *s, struct tcp_qp *qp)
 {
-	qp->cc->init(qp->cc_state, P(s), sim_nic_line_bps(&s->c, qp->q.c.src_nic));
+	double line = sim_nic_line_bps(&s->c, qp->q.c.src_nic);
+	qp->cc->init(qp->cc_state, fab_cc_params(&s->c.fp.cc, qp->cc), line);
+	if (qp->cc->attach) {
+		struct fab_cc_env env = {
+			.line_bps = line,
+			.mss = P(s)->mss,
+			.frame_bytes = P(s)->mss + s->c.wires[FAB_TRANSPORT_TCP].data_overhead,
+			.init_cwnd = P(s)->init_cwnd,
+		};
+		qp->cc->attach(qp->cc_state, &env);
+	}
 }
 
 static void tcp_init(struct psim *s, struct sim_qp *q)
 {
 	struct tcp_qp *qp = TQ(q);
-	static const struct fab_cc_ops *const by_kind[] = {
-		[FAB_TCP_NEWRENO] = &fab_cc_newreno, [FAB_TCP_CUBIC] = &fab_cc_cubic, [FAB_TCP_DCTCP] = &fab_cc_dctcp};
-	qp->cc = by_kind[P(s)->cc];
+	qp->cc = fab_cc_of(&s->c.fp.cc, FAB_TRANSPORT_TCP);
+	FAB_ASSERT(qp->cc->state_size <= sizeof qp->cc_state);
 	s->c.fp.tcp.mss = s->c.fp.mtu; /* a segment carries what a RoCE packet does */
 	qp->mss = P(s)->mss;
 	qp->rwnd = (uint32_t)FAB_MAX(P(s)->rwnd_bytes / qp->mss, 4);
@@ -264,7 +273,7 @@ static struct pkt *tcp_next_packet(struct psim *s, struct sim_qp *q)
 	p->dst_nic = q->c.dst_nic;
 	p->hash = q->c.hash_fwd;
 	p->prio = q->c.prio;
-	p->ecn = P(s)->ecn || P(s)->cc == FAB_TCP_DCTCP ? ECN_ECT0 : ECN_NOT_ECT;
+	p->ecn = P(s)->ecn || qp->cc->wants & FAB_CC_WANTS_ECT ? ECN_ECT0 : ECN_NOT_ECT;
 	p->payload = (uint16_t)seg_payload(s, m, seg);
 	p->frame_bytes = (uint16_t)(p->payload + s->c.wires[FAB_TRANSPORT_TCP].data_overhead);
 	struct fab_flow_stats *fst = m->flow != NO_FLOW ? &sim_flow_at(&s->c, m->flow)->st : NULL;
@@ -480,7 +489,8 @@ static void on_rto(struct psim *s, struct tcp_qp *qp, uint32_t gen)
 		s->c.tot.qp_errors++;
 		return;
 	}
-	fab_tcpcc_on_rto(qp->cc_state, s->c.now_ps);
+	if (qp->cc->on_rto)
+		qp->cc->on_rto(qp->cc_state, s->c.now_ps);
 	qp->rto_ps = FAB_MIN(2 * qp->rto_ps, MAX_RTO_PS);
 	qp->recover = qp->snd_max;
 	qp->in_recovery = false;

@@ -5,15 +5,17 @@
  * overrides, the effective configuration in results, `fabscope sim --keys`
  * and doc/scenario.md all come from here, so they cannot disagree.
  */
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "scenario.h"
 
 #define OFF(field) offsetof(struct fab_config, field)
 #define BIG 1e18
 
-static const struct fab_key_def keys[] = {
+static const struct fab_key_def core_keys[] = {
 	/* topology */
 	{"topology.kind", K_ENUM, OFF(topo.kind), "spine-leaf", 0, 0, "spine-leaf|fat-tree|file|ns3",
 	 "fabric shape: 2-tier spine-leaf, 3-tier k-ary fat-tree, an edge-list file, or HPCC's ns-3 topology file"},
@@ -178,35 +180,12 @@ static const struct fab_key_def keys[] = {
 	{"fabric.ecn.mark_at", K_ENUM, OFF(fabric.ecn.mark_at), "dequeue", 0, 0, "dequeue|dequeue-after|enqueue",
 	 "dequeue: on the queue with the departing packet; dequeue-after: on the queue it leaves behind (HPCC's ns-3); "
 	 "enqueue: on the queue with the arriving packet"},
-	{"fabric.dcqcn.enabled", K_BOOL, OFF(fabric.dcqcn.enabled), "true", 0, 0, NULL,
-	 "DCQCN rate control (CNPs from receivers, rate cuts at senders)"},
-	{"fabric.dcqcn.preset", K_ENUM, OFF(dcqcn_preset), "none", 0, 0, "none|paper|firmware",
-	 "sets every fabric.dcqcn key to a published configuration (doc/model.md): paper, Zhu et al. 2015; firmware, "
-	 "NIC firmware as HPCC's ns-3 configures it at 100G (and one ACK per packet); keys given beside it win"},
-	{"fabric.dcqcn.variant", K_ENUM, OFF(fabric.dcqcn.variant), "paper", 0, 0, "paper|firmware",
-	 "paper: CNPs paced per queue pair, a cut on every CNP, timer and byte counter; firmware: CE echoed on ACKs, "
-	 "alpha updated per alpha_period, at most one cut per decrease_period, the first CNP cutting nothing"},
-	{"fabric.dcqcn.decrease_period", K_TIME, OFF(fabric.dcqcn.decrease_period_ps), "4us", 1e3, 1e12, NULL,
-	 "firmware: the rate-decrease interval (a cut at most once per period, if a CNP arrived)"},
-	{"fabric.dcqcn.g", K_DOUBLE, OFF(fabric.dcqcn.g), "1/256", 1e-6, 1, NULL, "alpha gain g"},
-	{"fabric.dcqcn.initial_alpha", K_DOUBLE, OFF(fabric.dcqcn.initial_alpha), "1", 0, 1, NULL,
-	 "alpha of a new queue pair"},
-	{"fabric.dcqcn.alpha_period", K_TIME, OFF(fabric.dcqcn.alpha_period_ps), "55us", 1e3, 1e12, NULL,
-	 "alpha decays by (1-g) each period without a CNP (firmware: the alpha-resume interval)"},
-	{"fabric.dcqcn.rate_period", K_TIME, OFF(fabric.dcqcn.rate_period_ps), "55us", 1e3, 1e12, NULL,
-	 "rate-increase timer T"},
-	{"fabric.dcqcn.byte_counter", K_BYTES, OFF(fabric.dcqcn.byte_counter), "10MB", 0, 1e12, NULL,
-	 "rate-increase byte counter B (0 = off)"},
-	{"fabric.dcqcn.fast_recovery_steps", K_U32, OFF(fabric.dcqcn.fast_recovery_steps), "1", 0, 1000, NULL,
-	 "F: increase steps spent in fast recovery"},
-	{"fabric.dcqcn.rai", K_RATE, OFF(fabric.dcqcn.rai_bps), "80Mbps", 0, 1.6e12, NULL,
-	 "additive increase step R_AI"},
-	{"fabric.dcqcn.rhai", K_RATE, OFF(fabric.dcqcn.rhai_bps), "800Mbps", 0, 1.6e12, NULL,
-	 "hyper increase step R_HAI"},
-	{"fabric.dcqcn.min_rate", K_RATE, OFF(fabric.dcqcn.min_rate_bps), "100Mbps", 1e3, 1.6e12, NULL,
-	 "lowest rate a cut can reach"},
-	{"fabric.dcqcn.clamp_target", K_BOOL, OFF(fabric.dcqcn.clamp_target), "false", 0, 0, NULL,
-	 "every cut sets the target rate to the current rate (the paper); false: only a cut after a timer increase does (the NIC default)"},
+	{"fabric.cc", K_ENUM, OFF(cc_choice), "auto", 0, 0, NULL /* the registry's models (build_keys) */,
+	 "the congestion control of the fabric's queue pairs: auto, the transport's keys (RoCE: DCQCN while "
+	 "fabric.dcqcn.enabled, its variant; TCP: fabric.tcp.cc; InfiniBand: none unless fabric.dcqcn.enabled is "
+	 "given), or a model by name (doc/model.md); a model of another transport is refused"},
+	{"fabric.cc.models", K_MODEL_KEYS, 0, NULL, 0, 0, NULL, NULL},
+	{"fabric.dcqcn", K_MODEL_KEYS, 0, NULL, 0, 0, "fabric.dcqcn", NULL},
 	{"fabric.tcp.cc", K_ENUM, OFF(fabric.tcp.cc), "cubic", 0, 0, "newreno|cubic|dctcp",
 	 "TCP congestion control: newreno (RFC 5681, 6582), cubic (RFC 8312, Linux's default), dctcp (RFC 8257: "
 	 "ECN on every segment; switches mark at one threshold, fabric.ecn.kmin = kmax, 100KiB unless given)"},
@@ -227,10 +206,7 @@ static const struct fab_key_def keys[] = {
 	 "the delayed-ACK timer (Linux's TCP_DELACK_MIN)"},
 	{"fabric.tcp.ecn", K_BOOL, OFF(fabric.tcp.ecn), "false", 0, 0, NULL,
 	 "segments are ECN-capable and CE halves the window once a round trip (RFC 3168); dctcp: always"},
-	{"fabric.tcp.dctcp_g", K_DOUBLE, OFF(fabric.tcp.dctcp_g), "1/16", 1e-6, 1, NULL, "DCTCP's gain g (RFC 8257)"},
-	{"fabric.tcp.cubic_c", K_DOUBLE, OFF(fabric.tcp.cubic_c), "0.4", 1e-3, 100, NULL, "CUBIC's C (RFC 8312)"},
-	{"fabric.tcp.cubic_beta", K_DOUBLE, OFF(fabric.tcp.cubic_beta), "0.7", 0.1, 0.99, NULL,
-	 "CUBIC's multiplicative decrease (RFC 8312)"},
+	{"fabric.tcp", K_MODEL_KEYS, 0, NULL, 0, 0, "fabric.tcp", NULL},
 	{"fabric.tcp.cpu_per_packet", K_TIME, OFF(fabric.tcp.cpu_packet_ps), "800ns", 0, 1e9, NULL,
 	 "CPU time per segment or ACK at each end; with cpu_per_byte, one core of either end moves 42 Gbps at "
 	 "9000-byte segments (Cai et al., SIGCOMM 2021, Linux with TSO/GRO)"},
@@ -490,7 +466,111 @@ static const struct fab_key_def fault_keys[] = {
 			*n = FAB_ARRAY_LEN(tab);                                                                       \
 		return tab;                                                                                            \
 	}
-KEY_TABLE(fab_config_keys, keys)
+
+/* The table of every key: the core's, with each congestion-control
+ * family's fragment placed at its marker (or, for a family no marker
+ * names, at the marker for the rest), its offsets moved from the family's
+ * struct to the family's place in struct fab_config.  Built once. */
+static struct fab_key_def *all_keys;
+static const struct fab_cc_family **all_keys_family; /* a key's family where the rest's marker placed it */
+static size_t n_all_keys;
+static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
+
+static bool family_placed(const struct fab_cc_family *f)
+{
+	for (size_t i = 0; i < FAB_ARRAY_LEN(core_keys); i++)
+		if (core_keys[i].type == K_MODEL_KEYS && core_keys[i].choices &&
+		    !strcmp(core_keys[i].choices, f->prefix))
+			return true;
+	return false;
+}
+
+/* appends a family's keys to the table at out (NULL: counts them) */
+static size_t place_family(const struct fab_cc_family *f, struct fab_key_def *out, const struct fab_cc_family **fam,
+			   bool rest)
+{
+	size_t base = offsetof(struct fab_config, fabric.cc.params) + fab_cc_family_offset(f);
+	for (size_t k = 0; out && k < f->nkeys; k++) {
+		out[k] = f->keys[k];
+		out[k].off += base;
+		fam[k] = rest ? f : NULL;
+	}
+	return f->nkeys;
+}
+
+/* the families a marker places, appended at out (NULL: counted) */
+static size_t place_marker(const struct fab_key_def *m, struct fab_key_def *out, const struct fab_cc_family **fam)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < fab_cc_family_count(); i++) {
+		const struct fab_cc_family *f = fab_cc_family_at(i);
+		if (m->choices ? !strcmp(m->choices, f->prefix) : !family_placed(f))
+			n += place_family(f, out ? out + n : NULL, fam ? fam + n : NULL, !m->choices);
+	}
+	return n;
+}
+
+/* fabric.cc's choices: auto and every model, in the registry's order */
+static char *cc_choices(void)
+{
+	size_t len = sizeof "auto";
+	for (size_t i = 0; i < fab_cc_count(); i++)
+		len += strlen(fab_cc_at(i)->name) + 1;
+	char *c = fab_xcalloc(1, len);
+	strcpy(c, "auto");
+	for (size_t i = 0; i < fab_cc_count(); i++) {
+		strcat(c, "|");
+		strcat(c, fab_cc_at(i)->name);
+	}
+	return c;
+}
+
+static void build_keys(void)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		size_t n = 0;
+		for (size_t i = 0; i < FAB_ARRAY_LEN(core_keys); i++) {
+			if (core_keys[i].type == K_MODEL_KEYS)
+				n += place_marker(&core_keys[i], all_keys ? all_keys + n : NULL,
+						  all_keys ? all_keys_family + n : NULL);
+			else if (all_keys) {
+				all_keys[n] = core_keys[i];
+				if (!strcmp(all_keys[n].path, "fabric.cc"))
+					all_keys[n].choices = cc_choices();
+				n++;
+			} else
+				n++;
+		}
+		if (!all_keys) {
+			n_all_keys = n;
+			all_keys = fab_xcalloc(n, sizeof *all_keys);
+			all_keys_family = fab_xcalloc(n, sizeof *all_keys_family);
+		}
+	}
+}
+
+bool fab_config_key_shown(const struct fab_config *c, size_t i)
+{
+	fab_config_keys(NULL);
+	const struct fab_cc_family *f = all_keys_family[i];
+	if (!f)
+		return true;
+	for (int t = 0; t < FAB_TRANSPORT_COUNT; t++)
+		if (fab_cc_of(&c->fabric.cc, t)->family == f)
+			return true;
+	for (size_t k = 0; k < n_all_keys; k++)
+		if (all_keys_family[k] == f && fab_config_given(c, all_keys[k].path))
+			return true;
+	return false;
+}
+
+const struct fab_key_def *fab_config_keys(size_t *n)
+{
+	pthread_once(&keys_once, build_keys);
+	if (n)
+		*n = n_all_keys;
+	return all_keys;
+}
 KEY_TABLE(fab_config_flow_keys, flow_keys)
 KEY_TABLE(fab_config_gen_keys, gen_keys)
 KEY_TABLE(fab_config_job_keys, job_keys)
@@ -562,43 +642,4 @@ int fab_config_write_keys(FILE *f)
 		}
 	}
 	return ferror(f) ? FAB_EIO : 0;
-}
-
-/* The paper: Zhu et al., "Congestion Control for Large-Scale RDMA
- * Deployments", SIGCOMM 2015 (its parameters, at 40 Gb/s).  The firmware:
- * the DCQCN configuration HPCC's ns-3 generates for its 100G runs (`CC_MODE
- * 1`, github.com/alibaba-edu/High-Precision-Congestion-Control), ACKs per
- * packet included since they carry the echoes. */
-static const struct fab_preset_value dcqcn_paper[] = {
-	{"fabric.dcqcn.variant", "paper"},         {"fabric.dcqcn.g", "1/256"},
-	{"fabric.dcqcn.initial_alpha", "1"},       {"fabric.dcqcn.alpha_period", "55us"},
-	{"fabric.dcqcn.rate_period", "55us"},      {"fabric.dcqcn.byte_counter", "10MB"},
-	{"fabric.dcqcn.fast_recovery_steps", "5"}, {"fabric.dcqcn.rai", "40Mbps"},
-	{"fabric.dcqcn.rhai", "400Mbps"},          {"fabric.dcqcn.min_rate", "100Mbps"},
-	{"fabric.dcqcn.clamp_target", "true"},     {"fabric.nic.cnp_interval", "50us"},
-};
-
-static const struct fab_preset_value dcqcn_firmware[] = {
-	{"fabric.dcqcn.variant", "firmware"},  {"fabric.dcqcn.g", "1/256"},
-	{"fabric.dcqcn.initial_alpha", "1"},   {"fabric.dcqcn.alpha_period", "1us"},
-	{"fabric.dcqcn.rate_period", "300us"}, {"fabric.dcqcn.decrease_period", "4us"},
-	{"fabric.dcqcn.byte_counter", "0"},    {"fabric.dcqcn.fast_recovery_steps", "1"},
-	{"fabric.dcqcn.rai", "20Mbps"},        {"fabric.dcqcn.rhai", "200Mbps"},
-	{"fabric.dcqcn.min_rate", "1000Mbps"}, {"fabric.dcqcn.clamp_target", "false"},
-	{"fabric.nic.ack_every", "1"},
-};
-
-const struct fab_preset_value *fab_config_dcqcn_preset(int preset, size_t *n)
-{
-	switch (preset) {
-	case FAB_DCQCN_PRESET_PAPER:
-		*n = FAB_ARRAY_LEN(dcqcn_paper);
-		return dcqcn_paper;
-	case FAB_DCQCN_PRESET_FIRMWARE:
-		*n = FAB_ARRAY_LEN(dcqcn_firmware);
-		return dcqcn_firmware;
-	default:
-		*n = 0;
-		return NULL;
-	}
 }

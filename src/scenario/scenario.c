@@ -415,11 +415,11 @@ static char *resolve_path(const char *base_dir, const char *p)
 	return out;
 }
 
-/* A preset sets the keys the scenario did not give. */
-static int apply_presets(struct loader *L)
+/* A family's preset sets the keys the scenario did not give. */
+static int apply_preset(struct loader *L, const struct fab_cc_family *fam)
 {
 	size_t n;
-	const struct fab_preset_value *pv = fab_config_dcqcn_preset(L->c->dcqcn_preset, &n);
+	const struct fab_preset_value *pv = fam->preset(fab_cc_params_rw(&L->c->fabric.cc, fam), &n);
 	for (size_t i = 0; i < n; i++) {
 		int ki = key_index(pv[i].path);
 		char why[200] = "no such key";
@@ -432,29 +432,115 @@ static int apply_presets(struct loader *L)
 	return 0;
 }
 
-/* TCP runs over lossy Ethernet (no PFC unless the scenario asks), and
- * DCTCP wants its switches to mark at one threshold K */
-static void transport_defaults(struct fab_config *c)
+static int apply_presets(struct loader *L)
 {
-	if (c->fabric.transport == FAB_TRANSPORT_IB) {
-		/* credits, not PFC; InfiniBand's congestion control (FECN/BECN, as
-		 * DCQCN's marking and CNPs) only when asked */
-		if (!fab_config_given(c, "fabric.dcqcn.enabled"))
-			c->fabric.dcqcn.enabled = false;
-		if (!fab_config_given(c, "fabric.ecn.enabled"))
-			c->fabric.ecn.enabled = c->fabric.dcqcn.enabled;
-		if (!fab_config_given(c, "fabric.wire.preamble_ifg")) /* no Ethernet preamble or gap */
-			c->fabric.wire.preamble_ifg = fab_wire_of(FAB_TRANSPORT_IB)->preamble_ifg;
-		return;
+	for (size_t f = 0; f < fab_cc_family_count(); f++) {
+		const struct fab_cc_family *fam = fab_cc_family_at(f);
+		if (fam->preset && apply_preset(L, fam))
+			return -1;
 	}
-	if (c->fabric.transport != FAB_TRANSPORT_TCP)
-		return;
-	if (!fab_config_given(c, "fabric.pfc.enabled"))
-		c->fabric.pfc.enabled = false;
-	if (c->fabric.tcp.cc == FAB_TCP_DCTCP && !fab_config_given(c, "fabric.ecn.kmin") &&
+	return 0;
+}
+
+/* a key's value as text (the key exists: the table's own) */
+static const char *key_text(const struct fab_config *c, const char *path, char *buf, size_t len)
+{
+	int ki = key_index(path);
+	FAB_ASSERT(ki >= 0);
+	fab_config_value_text(&KEYS[ki], c, buf, len);
+	return buf;
+}
+
+static void key_set(struct fab_config *c, const char *path, const char *text)
+{
+	char why[200];
+	int ki = key_index(path);
+	FAB_ASSERT(ki >= 0);
+	int rc = fab_config_parse_value(&KEYS[ki], c, text, why, sizeof why);
+	FAB_ASSERT(rc == 0);
+	(void)rc;
+}
+
+/* The congestion control of each transport's queue pairs, from the
+ * transports' keys: TCP's fabric.tcp.cc names a model; RoCE and
+ * InfiniBand run DCQCN, the variant fabric.dcqcn.variant names, while
+ * fabric.dcqcn.enabled (on an InfiniBand fabric, whose congestion control,
+ * FECN/BECN as DCQCN's marking and CNPs, is off unless it is given), else
+ * none. */
+static void choose_cc(struct fab_config *c)
+{
+	char tcp[64], rdma[64], v[64];
+	if (c->fabric.transport == FAB_TRANSPORT_IB && !fab_config_given(c, "fabric.dcqcn.enabled"))
+		key_set(c, "fabric.dcqcn.enabled", "false");
+	key_text(c, "fabric.tcp.cc", tcp, sizeof tcp);
+	if (strcmp(key_text(c, "fabric.dcqcn.enabled", v, sizeof v), "true"))
+		snprintf(rdma, sizeof rdma, "none");
+	else
+		snprintf(rdma, sizeof rdma, "dcqcn%s",
+			 strcmp(key_text(c, "fabric.dcqcn.variant", v, sizeof v), "firmware") ? "" : "-firmware");
+	for (int t = 0; t < FAB_TRANSPORT_COUNT; t++) {
+		const struct fab_cc_ops *ops = fab_cc_find(t == FAB_TRANSPORT_TCP ? tcp : rdma);
+		FAB_ASSERT(ops);
+		c->fabric.cc.model[t] = fab_cc_index(ops);
+	}
+}
+
+/* fabric.cc names the model of the fabric's queue pairs: one of its
+ * transport's; fabric.dcqcn.enabled and variant then say what runs */
+static int choose_named_cc(struct loader *L)
+{
+	struct fab_config *c = L->c;
+	if (!c->cc_choice)
+		return 0;
+	const struct fab_cc_ops *ops = fab_cc_at((size_t)c->cc_choice - 1);
+	if (!(ops->transports & (1u << c->fabric.transport))) {
+		char w[300], tr[32], on[64] = "";
+		fab_config_where(c, "fabric.cc", w, sizeof w);
+		static const char *const names[] = {"roce", "tcp", "ib"};
+		for (int t = 0; t < FAB_TRANSPORT_COUNT; t++)
+			if (ops->transports & (1u << t))
+				snprintf(on + strlen(on), sizeof on - strlen(on), "%s%s", *on ? ", " : "", names[t]);
+		return fab_err_set(L->err, FAB_EINVAL,
+				   "%sfabric.cc: %s does not run on fabric.transport %s (it runs on %s)", w, ops->name,
+				   key_text(c, "fabric.transport", tr, sizeof tr), on);
+	}
+	c->fabric.cc.model[c->fabric.transport] = c->cc_choice - 1;
+	if (c->fabric.transport != FAB_TRANSPORT_TCP) {
+		bool dcqcn = !strncmp(ops->name, "dcqcn", 5);
+		key_set(c, "fabric.dcqcn.enabled", dcqcn ? "true" : "false");
+		if (dcqcn)
+			key_set(c, "fabric.dcqcn.variant", strcmp(ops->name, "dcqcn") ? "firmware" : "paper");
+	}
+	return 0;
+}
+
+/* TCP runs over lossy Ethernet (no PFC unless the scenario asks), and a
+ * congestion control such as DCTCP wants its switches to mark at one
+ * threshold K */
+static int transport_defaults(struct loader *L)
+{
+	struct fab_config *c = L->c;
+	choose_cc(c);
+	if (choose_named_cc(L))
+		return -1;
+	const struct fab_cc_ops *cc = fab_cc_of(&c->fabric.cc, c->fabric.transport);
+	if (cc->wants & FAB_CC_WANTS_STEP && !fab_config_given(c, "fabric.ecn.kmin") &&
 	    !fab_config_given(c, "fabric.ecn.kmax"))
 		c->fabric.ecn.kmax_bytes = c->fabric.ecn.kmin_bytes;
+	if (c->fabric.transport == FAB_TRANSPORT_IB) {
+		/* credits, not PFC */
+		if (!fab_config_given(c, "fabric.ecn.enabled"))
+			c->fabric.ecn.enabled = cc != &fab_cc_none;
+		if (!fab_config_given(c, "fabric.wire.preamble_ifg")) /* no Ethernet preamble or gap */
+			c->fabric.wire.preamble_ifg = fab_wire_of(FAB_TRANSPORT_IB)->preamble_ifg;
+		return 0;
+	}
+	if (c->fabric.transport != FAB_TRANSPORT_TCP)
+		return 0;
+	if (!fab_config_given(c, "fabric.pfc.enabled"))
+		c->fabric.pfc.enabled = false;
 	c->fabric.tcp.mss = c->fabric.mtu;
+	return 0;
 }
 
 static int cross_checks(struct loader *L)
@@ -548,8 +634,7 @@ struct fab_config *fab_config_parse(const char *text, size_t len, const char *or
 	fab_ydom_free(root);
 	if (rc || apply_presets(&L))
 		goto fail;
-	transport_defaults(c);
-	if (cross_checks(&L))
+	if (transport_defaults(&L) || cross_checks(&L))
 		goto fail;
 	/* resolve relative paths against the scenario's folder */
 	char *tf = resolve_path(base_dir, c->topo_file);

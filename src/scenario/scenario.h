@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "../base/base.h"
+#include "../base/keydef.h"
 #include "../sim/sim.h"
 #include "../topo/topo.h"
 #include "../work/fault.h"
@@ -32,6 +33,7 @@ struct fab_key_loc {
 };
 
 struct fab_config {
+	int cc_choice; /* fabric.cc: 0 auto, else 1 + the model's index in the registry */
 	struct fab_topo_params topo;
 	struct fab_fabric_params fabric;
 	struct fab_traffic_params traffic;
@@ -44,7 +46,6 @@ struct fab_config {
 	size_t nfaults;
 	struct fab_matrix_params matrix;
 	struct fab_nccl_params nccl;
-	int dcqcn_preset;        /* enum fab_dcqcn_preset (keys.c: the values it sets) */
 	char *origin;            /* the scenario's name in messages */
 	char *topo_file;         /* owned; topo.file points here */
 	struct fab_key_loc *loc; /* per key of the table */
@@ -66,44 +67,13 @@ void fab_config_free(struct fab_config *c);
 /* The built-in default scenario's YAML text. */
 extern const char fab_default_scenario[];
 
-/* The key table, for the effective configuration and the reference. */
-enum fab_key_type {
-	K_U32,
-	K_U64,
-	K_RATE,
-	K_TIME,
-	K_BYTES,
-	K_BOOL,
-	K_DOUBLE,
-	K_ENUM,
-	K_RATIO,
-	K_PRIOMASK,
-	K_PATH,
-	K_U8,
-	K_STR32,
-	K_U32LIST,
-};
-
-enum fab_dcqcn_preset { FAB_DCQCN_PRESET_NONE, FAB_DCQCN_PRESET_PAPER, FAB_DCQCN_PRESET_FIRMWARE };
-
-/* A named preset: keys and their values, applied where the scenario did
- * not give the key itself. */
-struct fab_preset_value {
-	const char *path, *value;
-};
-const struct fab_preset_value *fab_config_dcqcn_preset(int preset, size_t *n);
-
-struct fab_key_def {
-	const char *path;    /* "topology.spines" */
-	int type;            /* enum fab_key_type */
-	size_t off;          /* offset in struct fab_config (or in a list item) */
-	const char *def;     /* default, as a user would write it */
-	double min, max;     /* range for numbers (rates, times, bytes included) */
-	const char *choices; /* K_ENUM: "spine-leaf|fat-tree|file" */
-	const char *doc;
-};
-
+/* The key table, for the effective configuration and the reference
+ * (struct fab_key_def: base/keydef.h). */
 const struct fab_key_def *fab_config_keys(size_t *n);
+/* whether the effective configuration shows key i: every key, but a
+ * congestion-control family's that the table lists with the rest only
+ * where one of its models runs or one of its keys was given */
+bool fab_config_key_shown(const struct fab_config *c, size_t i);
 /* every key, its default, range and meaning, as a Markdown table */
 int fab_config_write_keys(FILE *f);
 const struct fab_key_def *fab_config_flow_keys(size_t *n);

@@ -12,8 +12,7 @@
 
 #include "../base/base.h"
 #include "../topo/topo.h"
-#include "../cc/dcqcn.h"
-#include "../cc/tcpcc.h"
+#include "../cc/cc.h"
 #include "wire.h"
 
 #define FAB_NPRIO 8
@@ -95,6 +94,26 @@ struct fab_nic_params {
 	fab_time_ps cnp_interval_ps; /* at most one CNP per QP per interval */
 };
 
+_Static_assert(FAB_CC_TRANSPORTS == FAB_TRANSPORT_COUNT, "a congestion control per transport");
+
+/* The TCP transport's parameters (fabric.tcp.*; its congestion controls'
+ * are models of their own, src/cc/). */
+struct fab_tcp_params {
+	int cc;                 /* fabric.tcp.cc: the index of its value (a model's name) */
+	uint32_t mss;           /* payload bytes per segment (the fabric's MTU) */
+	uint32_t init_cwnd;     /* segments (RFC 6928: 10) */
+	fab_bytes rwnd_bytes;   /* the receiver's window: it holds this much out of order, and no more is in flight */
+	fab_time_ps min_rto_ps; /* the retransmission timeout's floor, and its value before an RTT sample */
+	uint32_t dupack_threshold; /* duplicate ACKs that trigger a fast retransmit (3) */
+	bool delayed_ack;          /* acknowledge every second segment, or after delack_ps */
+	fab_time_ps delack_ps;     /* the delayed-ACK timer */
+	bool ecn;                  /* ECN-capable segments (DCTCP: always) */
+	/* the host's cost of the stack */
+	fab_time_ps cpu_packet_ps; /* CPU time per segment or ACK, at each end */
+	double cpu_byte_ps;        /* CPU time per payload byte, at each end (copies, checksums) */
+	fab_time_ps kernel_ps;     /* per message: system call, stack and wake-up before the data moves */
+};
+
 enum fab_engine { FAB_ENGINE_PACKET, FAB_ENGINE_FLOW };
 /* how the flow engine runs ring collectives */
 enum fab_flow_ring { FAB_FLOW_RING_AUTO, FAB_FLOW_RING_STEPS, FAB_FLOW_RING_AGGREGATE };
@@ -127,7 +146,8 @@ struct fab_fabric_params {
 	fab_time_ps flowlet_gap_ps;  /* adaptive routing by flowlets: a flow changes port after this much silence */
 	struct fab_pfc_params pfc;
 	struct fab_ecn_params ecn;
-	struct fab_dcqcn_params dcqcn;
+	struct fab_cc_choice
+		cc; /* the congestion control (fabric.cc, or the transport's keys) and every model's parameters */
 	struct fab_tcp_params tcp;    /* fabric.transport tcp */
 	fab_bytes ib_vl_buffer_bytes; /* fabric.transport ib: each port's buffer per lane, credited to its peer */
 	struct fab_nic_params nic;
@@ -138,13 +158,15 @@ struct fab_fabric_params {
 };
 
 /* What the flow engine runs under these parameters (its result says so):
- * DCQCN at the sources with flow.queues dcqcn, DCQCN on and RoCE queue
- * pairs (else the FIFO queues alone: TCP's congestion control and
+ * DCQCN at the sources with flow.queues dcqcn, a congestion control the
+ * fluid model has (DCQCN, either variant) and RoCE queue pairs (else the
+ * FIFO queues alone: other models, TCP's congestion control and
  * InfiniBand's credits are not modelled), and with it fluid pauses where
  * PFC is on for a priority. */
 static inline bool fab_flow_runs_dcqcn(const struct fab_fabric_params *fp)
 {
-	return fp->flow_queues == FAB_FLOW_QUEUES_DCQCN && fp->dcqcn.enabled && fp->transport == FAB_TRANSPORT_ROCE;
+	return fp->flow_queues == FAB_FLOW_QUEUES_DCQCN && fab_cc_of(&fp->cc, FAB_TRANSPORT_ROCE)->flow_model &&
+		fp->transport == FAB_TRANSPORT_ROCE;
 }
 
 static inline bool fab_flow_runs_pfc(const struct fab_fabric_params *fp)
@@ -281,9 +303,6 @@ struct fab_server_params {
 	fab_rate_bps pcie_bps; /* GPU to NIC: caps a NIC's sending rate */
 };
 
-/* Copies what it needs from flows; topo must outlive the sim. */
-struct fab_sim *fab_sim_new(const struct fab_topo *topo, const struct fab_fabric_params *fp, uint64_t seed,
-			    const struct fab_sim_flow *flows, size_t nflows, struct fab_err *err);
 void fab_sim_set_progress(struct fab_sim *s, fab_progress_fn fn, void *ctx);
 
 /* A run split over processes (ranks; the packet engine's flows only): each

@@ -58,8 +58,11 @@ case_() {
 			same=$((same + 1))
 		else
 			differ=$((differ + 1))
-			echo "FAIL: golden case $name: its output is not the baseline's${want:+ (record the case at the baseline's commit and diff:}${want:- (no baseline line}"
-			[ -n "$want" ] && echo "  sh tests/golden/golden.sh record DIR; then check DIR after the change)"
+			if [ -n "$want" ]; then
+				echo "FAIL: golden case $name: its output is not the baseline's (to see what moved: golden.sh record DIR at the baseline's commit, then golden.sh check DIR)"
+			else
+				echo "FAIL: golden case $name: not in the baseline"
+			fi
 		fi
 	elif [ "$mode" = record ]; then
 		cp "$tmp/now" "$dir/$name"

@@ -1,5 +1,12 @@
 /* Scenario loading: defaults, overrides, and errors that point at the input. */
 #include "testutil.h"
+#include "../../src/cc/dcqcn.h"
+
+/* the DCQCN parameters of a scenario */
+static const struct fab_dcqcn_params *dcqcn_of(const struct fab_config *c)
+{
+	return fab_cc_params(&c->fabric.cc, &fab_cc_dcqcn);
+}
 
 static struct fab_config *load(const char *yaml, const char *const *sets, size_t n, struct fab_err *err)
 {
@@ -15,9 +22,9 @@ static void test_scenario_builtin_defaults(void **state)
 	assert_int_equal(c->fabric.mtu, 4096);
 	assert_int_equal(c->topo.host_bps, 400000000000ULL);
 	assert_int_equal(c->fabric.pfc.prio_mask, 1u << 3);
-	assert_true(c->fabric.pfc.enabled && c->fabric.ecn.enabled && c->fabric.dcqcn.enabled);
-	assert_true(c->fabric.dcqcn.g == 1.0 / 256);
-	assert_int_equal(c->fabric.dcqcn.alpha_period_ps, 55 * FAB_PS_PER_US);
+	assert_true(c->fabric.pfc.enabled && c->fabric.ecn.enabled && dcqcn_of(c)->enabled);
+	assert_true(dcqcn_of(c)->g == 1.0 / 256);
+	assert_int_equal(dcqcn_of(c)->alpha_period_ps, 55 * FAB_PS_PER_US);
 	assert_int_equal(c->traffic.ngens, 2);
 	assert_int_equal(c->traffic.gens[0].kind, FAB_GEN_INCAST);
 	assert_int_equal(c->traffic.gens[1].kind, FAB_GEN_PERMUTATION);
@@ -186,7 +193,7 @@ static void test_scenario_dcqcn_presets(void **state)
 	const char *sets[] = {"fabric.dcqcn.preset=firmware", "fabric.nic.ack_every=4"};
 	struct fab_config *c = load(yaml, sets, 2, &err);
 	assert_non_null(c);
-	const struct fab_dcqcn_params *d = &c->fabric.dcqcn;
+	const struct fab_dcqcn_params *d = dcqcn_of(c);
 	assert_int_equal(d->variant, FAB_DCQCN_FIRMWARE);
 	assert_int_equal(d->rate_period_ps, 300 * FAB_PS_PER_US);
 	assert_int_equal(d->alpha_period_ps, FAB_PS_PER_US);
@@ -200,7 +207,7 @@ static void test_scenario_dcqcn_presets(void **state)
 	const char *paper[] = {"fabric.dcqcn.preset=paper"};
 	c = load("", paper, 1, &err);
 	assert_non_null(c);
-	d = &c->fabric.dcqcn;
+	d = dcqcn_of(c);
 	assert_int_equal(d->variant, FAB_DCQCN_PAPER);
 	assert_int_equal(d->fast_recovery_steps, 5);
 	assert_true(d->clamp_target);

@@ -283,11 +283,11 @@ static void test_tcp_mixed_transports(void **state)
 static void test_tcp_cubic_window(void **state)
 {
 	(void)state;
-	struct fab_tcp_params p = {
-		.cc = FAB_TCP_CUBIC, .mss = 1000, .init_cwnd = 10, .cubic_c = 0.4, .cubic_beta = 0.7};
+	struct fab_tcpcc_params p = {.cubic_c = 0.4, .cubic_beta = 0.7};
 	_Alignas(16) unsigned char st[FAB_CC_STATE_MAX];
 	const struct fab_cc_ops *cc = &fab_cc_cubic;
 	cc->init(st, &p, 1e9);
+	cc->attach(st, &(struct fab_cc_env){.line_bps = 1e9, .mss = 1000, .init_cwnd = 10});
 	/* slow start to 100 segments, then a loss */
 	fab_time_ps now = 0;
 	while (cc->window_bytes(st) < 100 * 1000) {

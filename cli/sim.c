@@ -1,46 +1,13 @@
 /*
- * fabscope - command line front end.  Parses arguments, calls the library,
- * prints.  Results go to stdout, diagnostics and progress to stderr
- * (progress only when stderr is a terminal).  Exit codes: 0 ok, 1 checks
- * failed, 2 usage, 3 bad input, 4 I/O error, 5 internal error.
- * This file: the command table and `fabscope sim`; coll.c: coll and
- * matrix; diagnose.c; probe.c; common.c: what they share.
+ * sim.c - `fabscope sim`: a scenario run packet by packet (or by the flow
+ * engine), over threads or a launcher's ranks; its document, tables and
+ * summary on stdout or into --out DIR.
  */
-#include <errno.h>
-#include <getopt.h>
-#include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../include/fabscope.h"
 #include "cli.h"
-
-static const char *usage_main =
-	"usage: fabscope <command> [options]\n"
-	"\n"
-	"Simulate, measure and diagnose the network of an AI training cluster.\n"
-	"\n"
-	"commands:\n"
-	"  sim [SCENARIO.yaml]   run a packet-level simulation (built-in scenario if none)\n"
-	"  coll [SCENARIO.yaml]  nccl-tests in simulation: a collective over a range of sizes\n"
-	"  matrix [SCENARIO.yaml]  every NIC pair's latency and bandwidth, in simulation\n"
-	"  diagnose RESULT.json...  name the suspect node, link or port from result documents\n"
-	"  probe                 collectives on the real network over TCP (--local N: on this machine)\n"
-	"  report                one HTML page from result documents (pictures, suspects)\n"
-	"  plan                  design the fabric for N GPUs (optics, cost, power), compare designs\n"
-	"  sweep GRID.yaml       every point of a design space (-j N, mpirun, Slurm), one table\n"
-	"\n"
-	"options:\n"
-	"  -h, --help            show this help\n"
-	"  -V, --version         show the version and library versions\n"
-	"\n"
-	"Run 'fabscope sim --help' for the options of a command.\n"
-	"exit status: 0 ok, 1 checks failed, 2 usage, 3 bad input, 4 I/O error, 5 internal error\n";
 
 static const char *usage_sim =
 	"usage: fabscope sim [SCENARIO.yaml] [options]\n"
@@ -142,7 +109,7 @@ int cmd_sim(int argc, char **argv)
 			master = optarg;
 			continue;
 		} else if (c == 'W') {
-			if (parse_seconds(optarg, &timeout_s)) {
+			if (cli_parse_seconds(optarg, &timeout_s)) {
 				fprintf(stderr,
 					"fabscope: sim: --timeout: expected seconds (0 < S <= 86400), got \"%s\"\n",
 					optarg);
@@ -176,10 +143,10 @@ int cmd_sim(int argc, char **argv)
 		rc = fab_err_exit_code(err.code);
 		goto out;
 	}
-	struct progress_ctx pctx = {wall_s(), false, sim_done, run};
+	struct progress_ctx pctx = {cli_wall_s(), false, sim_done, run};
 	bool tty = isatty(STDERR_FILENO) && !cm.quiet && rank == 0;
 	o.run = run;
-	if (fab_run_exec(run, tty ? progress : NULL, &pctx)) {
+	if (fab_run_exec(run, tty ? cli_progress : NULL, &pctx)) {
 		const char *why = fab_run_rank_error(run);
 		fprintf(stderr, "fabscope: %s\n", why ? why : "the run failed");
 		rc = why ? FAB_EXIT_IO : FAB_EXIT_INTERNAL;
@@ -191,69 +158,26 @@ int cmd_sim(int argc, char **argv)
 		fputs("\r\033[K", stderr);
 	if (debug)
 		fab_run_write(stderr, run, FAB_OUT_LOG);
-	double run_s = wall_s() - pctx.t0;
+	double run_s = cli_wall_s() - pctx.t0;
 	static const struct out_spec specs[] = {
-		{"result.json", w_cmd, OUT_DOC},
-		{"flows.csv", w_cmd, FAB_OUT_FLOWS_CSV},
-		{"ports.csv", w_cmd, FAB_OUT_PORTS_CSV},
-		{"summary.txt", w_cmd, FAB_OUT_TEXT},
-		{"slowdown.csv", w_cmd, FAB_OUT_SLOWDOWN_CSV},
-		{"series.csv", w_cmd, FAB_OUT_SERIES_CSV},
-		{"series.jsonl", w_cmd, FAB_OUT_SERIES_JSONL},
+		{"result.json", cli_w_cmd, OUT_DOC},
+		{"flows.csv", cli_w_cmd, FAB_OUT_FLOWS_CSV},
+		{"ports.csv", cli_w_cmd, FAB_OUT_PORTS_CSV},
+		{"summary.txt", cli_w_cmd, FAB_OUT_TEXT},
+		{"slowdown.csv", cli_w_cmd, FAB_OUT_SLOWDOWN_CSV},
+		{"series.csv", cli_w_cmd, FAB_OUT_SERIES_CSV},
+		{"series.jsonl", cli_w_cmd, FAB_OUT_SERIES_JSONL},
 	};
-	if (cm.outdir && (rc = write_out_dir(cm.outdir, specs, fab_run_has_series(run) ? 7 : 5, &o)))
+	if (cm.outdir && (rc = cli_write_out_dir(cm.outdir, specs, fab_run_has_series(run) ? 7 : 5, &o)))
 		goto out;
 	if (!cm.quiet)
-		rc = print_cmd(&o, cm.format, OUT_TABLES);
+		rc = cli_print_cmd(&o, cm.format, OUT_TABLES);
 	if (!cm.quiet && !rc)
-		report_speed(fab_run_events(run), run_s);
+		cli_report_speed(fab_run_events(run), run_s);
 out:
 	json_decref(o.doc);
 	fab_run_free(run);
 	fab_config_free(cfg);
 	cli_common_free(&cm);
 	return rc;
-}
-
-int main(int argc, char **argv)
-{
-	cli_clock_start();
-	fab_alloc_tune();
-	if (argc < 2) {
-		fputs(usage_main, stderr);
-		return FAB_EXIT_USAGE;
-	}
-	const char *cmd = argv[1];
-	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
-		fputs(usage_main, stdout);
-		return FAB_EXIT_OK;
-	}
-	if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version")) {
-		printf("%s\n", fab_version_string());
-		return FAB_EXIT_OK;
-	}
-	/* --version on every command, wherever it stands among the options */
-	for (int i = 2; i < argc && strcmp(argv[i], "--"); i++)
-		if (!strcmp(argv[i], "--version")) {
-			printf("%s\n", fab_version_string());
-			return FAB_EXIT_OK;
-		}
-	if (!strcmp(cmd, "sim"))
-		return cmd_sim(argc - 1, argv + 1);
-	if (!strcmp(cmd, "coll"))
-		return cmd_coll(argc - 1, argv + 1);
-	if (!strcmp(cmd, "matrix"))
-		return cmd_matrix(argc - 1, argv + 1);
-	if (!strcmp(cmd, "diagnose"))
-		return cmd_diagnose(argc - 1, argv + 1);
-	if (!strcmp(cmd, "probe"))
-		return cmd_probe(argc - 1, argv + 1);
-	if (!strcmp(cmd, "report"))
-		return cmd_report(argc - 1, argv + 1);
-	if (!strcmp(cmd, "plan"))
-		return cmd_plan(argc - 1, argv + 1);
-	if (!strcmp(cmd, "sweep"))
-		return cmd_sweep(argc - 1, argv + 1);
-	fprintf(stderr, "fabscope: unknown command '%s'\n\n%s", cmd, usage_main);
-	return FAB_EXIT_USAGE;
 }
