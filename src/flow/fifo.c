@@ -1,15 +1,14 @@
 /*
- * fifo.c - `flow.queues: fifo`: the flow engine with first-come,
- * first-served switch queues in place of fair shares.
+ * fifo.c - `flow.queues: fifo`: first-come, first-served switch queues in
+ * place of fair shares: a port's fluid FIFO queue, and the model's table.
  *
  * This is what a fabric without congestion control and with deep buffers
  * does.  A NIC sends its active queue pairs round robin at its line rate,
- * whatever lies ahead (the rate is the NIC's payload rate, less the ACKs it
- * sends, shared equally).  Every switch egress port is a fluid FIFO queue
- * of capacity C (its payload rate, less the ACKs that cross it: they go
- * first, at strict priority).  Its backlog B grows at A - C while the
- * arriving rate A exceeds C, and drains at C - A after.  A byte that arrives
- * at t leaves at D(t) = t + B(t)/C, whoever sent it.
+ * whatever lies ahead (fifo_rate.c).  Every switch egress port is a fluid
+ * FIFO queue of capacity C (its payload rate, less the ACKs that cross it:
+ * they go first, at strict priority).  Its backlog B grows at A - C while
+ * the arriving rate A exceeds C, and drains at C - A after.  A byte that
+ * arrives at t leaves at D(t) = t + B(t)/C, whoever sent it.
  *
  * The rates a port sends on are exact for such a queue: while it is backed
  * up, the bytes leaving at D(t) arrived at t, so transfer i leaves at
@@ -19,163 +18,28 @@
  * reaches the second view at D(t), once the B(t) bytes ahead of it have
  * left: the changes wait in a FIFO of their own, each with the count of
  * bytes the port will have sent by then (whatever rate it sends at
- * meanwhile: a pause, a fault), the head on a timer (out_due); when the
- * queue is empty, at once.
- * A change in what leaves reaches the next port of each transfer after the
- * link's propagation delay and one packet's store-and-forward (EV_FQ_IN:
- * the changes one port passes on at once ride one event, in order).  A
- * last hop (facing the receiving NIC) passes nothing on and keeps only
- * the sums (send_last): the changes one port passes on to it at once are
- * one change of that sum.
+ * meanwhile: a pause, a fault), the head on a timer (fq_out_due); when the
+ * queue is empty, at once.  How a change in what leaves reaches the next
+ * port, and what is given up for speed on the way: fifo_rate.c.
  *
- * A message's last byte travels on its own (EV_FQ_MARK, a token): at each
- * port it waits in the same FIFO as the changes, leaves with the bytes that
- * arrived with it, and the message is delivered when it leaves the last
- * (and its ACK is back).  With no queue anywhere that is the fair-share
- * engine's closed form to the picosecond.
+ * A message's last byte travels on its own (EV_FQ_MARK, a token:
+ * fifo_tok.c): at each port it waits in the same FIFO as the changes,
+ * leaves with the bytes that arrived with it, and the message is delivered
+ * when it leaves the last (and its ACK is back).  With no queue anywhere
+ * that is the fair-share engine's closed form to the picosecond.  Where
+ * ACKs share the data's priority, a flow's last ACK waits behind the
+ * backlog on its way back.
  *
- * What it gives up for speed: a change at a backed-up port moves every
- * transfer through it, and all of theirs further on.  A rate is passed on
- * when it starts, stops or moves by more than FQ_TOL of itself; a port
- * passes on all of its transfers only when its scale moved by more than
- * half fl->tol since it last did (else only those whose rates changed); ACK
- * loads move a capacity in steps of 1e-4 of the line.  Changes reaching a
- * port at one instant are passed on once, at the end of it (touch); with
- * flow.batch, once within that time, as a NIC's shares after a transfer
- * leaves (a new transfer gets its share at once: fl->urgent).  A change
- * or a token passed on to an idle queue with nothing on its way to it
- * crosses it at once (pass_idle, tok_leave), a hop's latency early.
  * With DCQCN, what waits behind the head of a queue's list goes with it
  * if due within FQ_EARLY of the backlog, a change of rate also within a
- * hop's latency (let_through).
- *
- * `flow.queues: dcqcn` adds congestion control: each queue pair runs
- * DCQCN's reaction point (src/cc), its NIC shares no more than that rate
- * to it, and every 4 us (or once a packet at its rate, if longer) it
- * learns whether the queues on its path marked
- * any of a window's packets as they reached them (RED on their backlog,
- * drawn from its own stream), one path later; windows where no queue on
- * the path can mark and whose bytes change nothing go unseen (quiet)
- * until one passes kmin (mark_watch, cc_wake).  Where ACKs share the data's priority, a flow's
- * last ACK waits behind the backlog on its way back (fifo as well).  With
- * PFC, an ingress port whose bytes in its switch's queues reach XOFF
- * holds its upstream port to the rate its bytes drain at (pfc_check): the
- * upstream queue builds, and the link's other traffic waits in it.
+ * hop's latency (let_through).  `flow.queues: dcqcn` is these queues with
+ * DCQCN at the sources (fifo_dcqcn.c) and fluid PFC pauses (fifo_pfc.c).
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../cc/dcqcn.h"
-#include "flow_int.h"
-
-/* a change of rate waiting in a queue: it starts to leave once the port
- * has sent `at` bytes (its count: fq_port.served), those ahead of it */
-struct fq_pend {
-	double at;
-	double rate;  /* a change of rate: the new rate; at a last hop: by how much */
-	uint32_t qp;  /* a change of rate: its transfer; a token: its record; at a last hop: the ingress port */
-	uint32_t hop; /* a change of rate: its hop; a token: PEND_TOK; at a last hop: PEND_LAST */
-};
-#define PEND_TOK UINT32_MAX
-#define PEND_LAST (UINT32_MAX - 1)
-/* fq_rec.hop of a change at a last hop (qp: the port, cookie: the ingress
- * port, rate: by how much) */
-#define REC_LAST UINT32_MAX
-
-/* what comes into an egress port from one ingress port of its switch:
- * the rate coming in, the rate (of what came in) of its bytes now leaving,
- * and its bytes in the queue */
-struct fq_in {
-	uint32_t port;
-	double rate, out, bytes;
-};
-
-/* (the fields that settle, refresh and a token's or a change's crossing
- * read, in the first 64 bytes: one cache line a port, of arrays aligned
- * to it; the rest in the next two) */
-struct fq_port {
-	double backlog;        /* payload bytes queued */
-	double c;              /* what it serves data at now (cap_set) */
-	double ain;            /* the rate coming in (bytes per ps) */
-	fab_time_ps t_backlog; /* backlog as of */
-	fab_time_ps in_due;    /* the last change of rate sent to it is due then (EV_FQ_IN) */
-	double scale_sent;     /* the scale its rates were last all passed on at */
-	uint32_t pn;           /* changes waiting in its queue (pend) */
-	uint32_t nchg;         /* transfers whose rates changed since (chg) */
-	bool touched;          /* in the list of ports to refresh at the end of the instant */
-	bool marking;          /* flow.queues dcqcn: its queue was past kmin when last refreshed */
-	bool holding;          /* PFC, as an ingress: it holds its upstream paused */
-	uint32_t sw;           /* its switch's index (UINT32_MAX: a NIC's port) */
-	double aout;           /* the rate of the bytes now leaving */
-	double served;         /* payload bytes it has sent since its queue was last empty */
-	double scale;          /* what leaves / what it left with: C / aout while backed up, else 1 */
-	double kmin, kmax;     /* ECN's thresholds, in proportion to its rate (ecn_set) */
-	double ack;            /* ACKs that cross it, bytes per ps */
-	double ack_used;       /* as its capacity counts them (switch), its NIC's rates (NIC) */
-	uint64_t *chg;         /* transfers whose rates changed since: id << 8 | hop */
-	uint32_t cap_chg;
-	uint32_t ph, pcap;
-	/* PFC: as an egress, what comes in by ingress port (in, nin): the
-	 * record of ingress port i (of its switch) is in[fl->in_at[in_at + i]
-	 * - 1] (0: none; in_at less the switch's first port, modulo 2^32: no
-	 * lookup of the switch); as the upstream port of an ingress that holds
-	 * it, the rate the pause leaves it (0: none) and since when */
-	uint32_t nin, cap_in, in_at;
-	struct fq_pend *pend; /* ring buffer: pend[(ph + i) & (pcap - 1)], i < pn (pcap a power of 2) */
-	struct fq_in *in;
-	double pfc_share; /* dynamic thresholds: its XOFF's share of the free buffer */
-	double pfc_rate;
-	fab_time_ps paused_since; /* its pause's rate was set then */
-};
-_Static_assert(sizeof(struct fq_port) % 64 == 0, "each port starts a cache line");
-
-/* what a token carries */
-enum { TOK_DATA, TOK_NOTE };
-
-/* the changes of rate one refresh passes on, due at one time: a chain of
- * records (fq_rec.next), one event (they would be consecutive events: the
- * same time, and sequence numbers taken one after the other) */
-struct fq_batch {
-	uint32_t head, tail;
-	fab_time_ps t;
-	uint64_t stamp; /* (fl->batch_stamp when it began) */
-};
-
-#define FQ_EMPTY 1e-3 /* bytes: a queue this short is empty */
-/* relative: smaller changes of a rate are not passed on */
-#define FQ_TOL 1e-3
-/* fl->tol: a port passes on all of its transfers when its scale moves by
- * more than half of it: FQ_TOL
- * with FIFO queues alone, 1% with DCQCN, whose queues move all the time
- * (on HPCC's incast run 8% fewer events and 5% fewer instructions; a rate
- * that moved by less than 1% went unseen too for 5% fewer still, but that
- * let DCQCN's additive steps of a few thousandths of a percent lag: two
- * senders' mean queue 12 KiB against 11, the packet engine's 9) */
-#define FQ_TOL_CC 1e-2
-/* flow.queues dcqcn: what waits in a queue behind the head that leaves
- * goes with it if due within this much of the backlog (a hundredth of
- * the queueing delay early at most: on HPCC's incast run, where queues
- * hold milliseconds and DCQCN moves rates every few microseconds, 18%
- * fewer events and 13% fewer instructions, the largest p95 error within
- * 1.1 points of before); a change of rate also if due within a hop's
- * latency (let_through: 7.6% fewer events and 5.5% fewer instructions
- * again, the errors within the seeds' spread) */
-#define FQ_EARLY 1e-2
-/* flow.queues dcqcn with PFC: a switch's thresholds are checked at most
- * once in this time, however often its queues' rates change (a crossing
- * that a change of rates brings forward is seen this late at most: at
- * 100 Gb/s, 12.5 KB past thresholds of megabytes; the crossings its rates
- * predict are checked when due); once it holds a pause, whose rate
- * follows its drain every PFC_INTERVAL_PS anyway, once in that interval */
-#define PFC_INTERVAL_PS (2 * FAB_PS_PER_US)
-/* a held pause's rate moves in steps of this much of itself (1%: on HPCC's
- * incast run 3% more instructions, the errors within their spread from
- * seed to seed) */
-#define PFC_STEP 2e-2
-#define PFC_GAP_PS (1 * FAB_PS_PER_US)
-
-static void cap_set(struct fl_state *fl, uint32_t port);
+#include "fifo.h"
 
 /* ECN's kmin and kmax on a switch port, in proportion to its rate */
 static void ecn_set(struct flsim *s, uint32_t port)
@@ -189,7 +53,6 @@ static void ecn_set(struct flsim *s, uint32_t port)
 void fq_init(struct flsim *s)
 {
 	struct fl_state *fl = s->fl;
-	fl->fifo = true;
 	fl->cc = fab_flow_runs_dcqcn(&s->c.fp);
 	fl->tol = fl->cc ? FQ_TOL_CC : FQ_TOL;
 	fl->fq = fab_xcalloc_aligned(64, s->c.topo->nports, sizeof *fl->fq);
@@ -212,57 +75,7 @@ void fq_init(struct flsim *s)
 	fl->free_rec = UINT32_MAX;
 	fl->agg_rec = fab_xcalloc(s->c.topo->nports, sizeof *fl->agg_rec);
 	fl->agg_stamp = fab_xcalloc(s->c.topo->nports, sizeof *fl->agg_stamp);
-	/* PFC, where DCQCN runs and the fabric is lossless: fluid pauses */
-	const struct fab_topo *t = s->c.topo;
-	fl->pfc = fab_flow_runs_pfc(&s->c.fp);
-	if (fl->pfc) {
-		uint32_t radix = 1;
-		for (uint32_t v = 0; v < t->nnodes; v++)
-			radix = FAB_MAX(radix, t->nodes[v].nports);
-		fl->pfc_holding = fab_xcalloc(t->nswitches ? t->nswitches : 1, sizeof *fl->pfc_holding);
-		fl->pfc_node = fab_xcalloc(t->nswitches ? t->nswitches : 1, sizeof *fl->pfc_node);
-		fl->pfc_moved = fab_xcalloc(t->nswitches ? t->nswitches : 1, sizeof *fl->pfc_moved);
-		fl->pfc_due = fab_xcalloc(t->nswitches ? t->nswitches : 1, sizeof *fl->pfc_due);
-		fl->pfc_due_flag = fab_xcalloc(t->nswitches ? t->nswitches : 1, sizeof *fl->pfc_due_flag);
-		fl->pfc_last = fab_xcalloc(t->nswitches ? t->nswitches : 1, sizeof *fl->pfc_last);
-		fl->pfc_aside = fab_xcalloc(t->nswitches ? t->nswitches : 1, sizeof *fl->pfc_aside);
-		/* what the packet engine's switch sets aside of its buffer: each
-		 * port's headroom and reserve */
-		const struct fab_pfc_params *pp = &s->c.fp.pfc;
-		for (uint32_t i = 0; i < t->nports; i++) {
-			uint32_t sw = t->switch_index[t->ports[i].node];
-			if (sw != UINT32_MAX)
-				fl->pfc_aside[sw] += (double)(fab_pfc_headroom(pp->headroom_bytes, pp->headroom_delays,
-									       s->c.fp.mtu, &s->c.wire,
-									       t->ports[i].rate_bps,
-									       t->ports[i].delay_ps) +
-							      pp->reserve_bytes);
-		}
-		for (uint32_t i = 0; i < t->nswitches; i++)
-			fl->pfc_last[i] = FAB_TIME_NEVER;
-		for (uint32_t v = 0; v < t->nnodes; v++)
-			if (t->switch_index[v] != UINT32_MAX)
-				fl->pfc_node[t->switch_index[v]] = v;
-		fl->pfc_scratch = fab_xcalloc(5 * (size_t)radix, sizeof *fl->pfc_scratch);
-		FAB_ASSERT(radix < UINT16_MAX);
-		size_t nat = 0;
-		for (uint32_t i = 0; i < t->nports; i++) {
-			const struct fab_node *nd = &t->nodes[t->ports[i].node];
-			fl->fq[i].in_at = (uint32_t)nat - nd->first_port;
-			nat += nd->nports;
-		}
-		fl->in_at = fab_xcalloc(nat, sizeof *fl->in_at);
-		for (uint32_t i = 0; i < t->nports; i++)
-			fl->fq[i].pfc_share = 1.0 /
-				(double)(1u << fab_pfc_dyn_shift(&s->c.fp.pfc, s->ports[i].rate_bps));
-		/* a quarter of the threshold an empty switch has at the
-		 * reference speed: a switch is checked once a queue of it is
-		 * this long (or while it holds a pause) */
-		const struct fab_pfc_params *pf = &s->c.fp.pfc;
-		double xoff = pf->dynamic ? (double)(s->c.fp.buffer_bytes >> pf->dyn_shift) : (double)pf->xoff_bytes;
-		fl->pfc_gate = 0.25 * xoff;
-		fl->pfc_frame = 1 / fab_wire_efficiency(fab_sim_wire(&s->c), s->c.fp.mtu);
-	}
+	fq_pfc_init(s); /* PFC, where DCQCN runs and the fabric is lossless: fluid pauses */
 }
 
 void fq_free(struct flsim *s)
@@ -278,15 +91,7 @@ void fq_free(struct flsim *s)
 	}
 	free(fl->fq);
 	fab_timers_free(&fl->timers);
-	free(fl->pfc_holding);
-	free(fl->pfc_node);
-	free(fl->pfc_moved);
-	free(fl->pfc_due);
-	free(fl->pfc_due_flag);
-	free(fl->pfc_last);
-	free(fl->pfc_aside);
-	free(fl->pfc_scratch);
-	free(fl->in_at);
+	fq_pfc_free(s);
 	free(fl->agg_rec);
 	free(fl->agg_stamp);
 	free(fl->rec);
@@ -303,16 +108,6 @@ void fq_free(struct flsim *s)
 void fq_rest(struct flsim *s)
 {
 	struct fl_state *fl = s->fl;
-	/* the notifications counted for messages still at their queue
-	 * pairs' heads go to their flows (once a stop: a pass over them all) */
-	for (uint32_t i = 0; fl->cc && i < fl->cap_qps; i++) {
-		const struct fl_qp *q = &fl->qps[i];
-		if (!q->cc || !q->cc->cnps)
-			continue;
-		FAB_ASSERT(q->qh < q->qn);
-		sim_flow_at(&s->c, q->q[q->qh].flow)->st.cnps += q->cc->cnps;
-		q->cc->cnps = 0;
-	}
 	for (uint32_t i = 0; i < s->c.topo->nports; i++) {
 		struct fq_port *f = &fl->fq[i];
 		if (f->pn)
@@ -323,59 +118,16 @@ void fq_rest(struct flsim *s)
 	}
 }
 
-static uint32_t rec_new(struct fl_state *fl)
-{
-	if (fl->free_rec != UINT32_MAX) {
-		uint32_t i = fl->free_rec;
-		fl->free_rec = fl->rec[i].next;
-		return i;
-	}
-	if (fl->nrec == fl->cap_rec) {
-		fl->cap_rec = fl->cap_rec ? 2 * fl->cap_rec : 256;
-		fl->rec = fab_xrealloc(fl->rec, fl->cap_rec, sizeof *fl->rec);
-	}
-	return fl->nrec++;
-}
-
-static void rec_free(struct fl_state *fl, uint32_t i)
-{
-	fl->rec[i].next = fl->free_rec;
-	fl->free_rec = i;
-}
-
-/* what a port serves data at: its payload rate less the ACKs ahead of it,
- * no more than a pause lets it; kept in fq_port.c, set again whenever one
- * of them changes */
-static void cap_set(struct fl_state *fl, uint32_t port)
-{
-	double c = fl->ports[port].payload_per_ps, r = fl->fq[port].pfc_rate;
-	c = FAB_MAX(c - fl->fq[port].ack_used, 1e-3 * c);
-	fl->fq[port].c = r > 0 ? FAB_MIN(c, r) : c;
-}
-
-static double cap(const struct fl_state *fl, uint32_t port)
-{
-	return fl->fq[port].c;
-}
-
 void fq_caps(struct flsim *s)
 {
 	for (uint32_t i = 0; i < s->c.topo->nports; i++)
 		cap_set(s->fl, i);
 }
 
-/* from leaving hop h to arriving at hop h + 1: propagation, and a packet's
- * store-and-forward out of a switch (as fl's tail_ps adds them up) */
-static fab_time_ps hop_lat(const struct flsim *s, const struct fl_qp *q, uint32_t h)
-{
-	const struct fl_link *p = &s->ports[q->path[h]];
-	return h ? p->data_hop_ps : p->delay_ps;
-}
-
 /* when the head of what waits in the port's queue starts to leave, at
  * the rate it sends now: its timer (a pause held or let go, a fault, moves
  * it and everything behind it alike) */
-static void out_due(struct flsim *s, uint32_t port)
+void fq_out_due(struct flsim *s, uint32_t port)
 {
 	struct fl_state *fl = s->fl;
 	const struct fq_port *f = &fl->fq[port];
@@ -403,30 +155,6 @@ static void changed(struct flsim *s, uint32_t id, struct fl_qp *q, uint32_t h)
 	f->chg[f->nchg++] = (uint64_t)id << 8 | h;
 }
 
-/* where the egress port's record of ingress port i (of its switch) is
- * kept: in[at - 1] (0: none) */
-static uint16_t *in_at(const struct flsim *s, const struct fq_port *f, uint32_t i)
-{
-	return s->fl->in_at + (uint32_t)(f->in_at + i);
-}
-
-/* the egress port's record of what comes in from an ingress port (of its
- * switch) */
-static struct fq_in *in_of(const struct flsim *s, struct fq_port *f, uint32_t ingress)
-{
-	FAB_ASSERT(s->c.topo->ports[ingress].node == s->c.topo->ports[f - s->fl->fq].node);
-	uint16_t *at = in_at(s, f, ingress);
-	if (*at)
-		return &f->in[*at - 1];
-	if (f->nin == f->cap_in) {
-		f->cap_in = f->cap_in ? 2 * f->cap_in : 4;
-		f->in = fab_xrealloc(f->in, f->cap_in, sizeof *f->in);
-	}
-	f->in[f->nin] = (struct fq_in){.port = ingress};
-	*at = (uint16_t)(f->nin + 1);
-	return &f->in[f->nin++];
-}
-
 /* the bytes of transfer id at hop h now leave with rate r (of what came in) */
 static void view_out(struct flsim *s, uint32_t id, uint32_t h, double r)
 {
@@ -444,40 +172,9 @@ static void view_out(struct flsim *s, uint32_t id, uint32_t h, double r)
 	changed(s, id, q, h);
 }
 
-/* A last hop (a switch's port that faces the receiving NIC) passes no
- * transfer's rate on, so it keeps no transfer's rates: only their sum, and
- * with PFC their sums by ingress port.  A change of rates into it is the
- * change of that sum, one for all the transfers a port upstream moves at
- * once (send_last), and what leaves moves by as much when the bytes that
- * came with it leave.  DCQCN's marks there are drawn on the rate the
- * transfer was last sent to it at (cc_tick). */
-
-/* the bytes from ingress port `ingress` at the last hop `port` moved by d:
- * those coming in (LAST_IN), those now leaving (LAST_OUT), or both */
-enum { LAST_IN = 1, LAST_OUT = 2 };
-
-static inline void last_moved(struct flsim *s, uint32_t port, uint32_t ingress, double d, unsigned views)
-{
-	struct fl_state *fl = s->fl;
-	struct fq_port *f = &fl->fq[port];
-	if (fl->pfc) {
-		struct fq_in *in = in_of(s, f, ingress);
-		if (views & LAST_IN)
-			in->rate = FAB_MAX(in->rate + d, 0.0);
-		if (views & LAST_OUT)
-			in->out = FAB_MAX(in->out + d, 0.0);
-	}
-	if (views & LAST_IN)
-		f->ain = FAB_MAX(f->ain + d, 0.0);
-	if (views & LAST_OUT)
-		f->aout = FAB_MAX(f->aout + d, 0.0);
-}
-
-static void tok_leave(struct flsim *s, uint32_t i, fab_time_ps t);
-
 /* something waits in the port's queue: it leaves with the bytes that
  * arrive now (never before what waits ahead of it); fq_pend says what */
-static void pend_push(struct flsim *s, uint32_t port, uint32_t qp, uint32_t hop, double rate)
+void fq_pend_push(struct flsim *s, uint32_t port, uint32_t qp, uint32_t hop, double rate)
 {
 	struct fq_port *f = &s->fl->fq[port];
 	if (f->pn == f->pcap) {
@@ -502,7 +199,7 @@ static void pend_push(struct flsim *s, uint32_t port, uint32_t qp, uint32_t hop,
 	e->qp = qp;
 	e->hop = hop;
 	if (!f->pn++)
-		out_due(s, port);
+		fq_out_due(s, port);
 }
 
 /* the changes waiting in the port's queue whose bytes have left (all of
@@ -527,7 +224,7 @@ static bool let_through(struct flsim *s, uint32_t port, bool all)
 		f->ph = (f->ph + 1) & (f->pcap - 1);
 		f->pn--;
 		if (e.hop == PEND_TOK)
-			tok_leave(s, e.qp, s->c.now_ps);
+			fq_tok_leave(s, e.qp, s->c.now_ps);
 		else if (e.hop == PEND_LAST)
 			last_moved(s, port, e.qp, e.rate, LAST_OUT);
 		else
@@ -535,67 +232,6 @@ static bool let_through(struct flsim *s, uint32_t port, bool all)
 	}
 	return any;
 }
-
-/* the rate the bytes from ingress record `in` leave a backed-up queue of
- * capacity c and b bytes at: their share of what leaves (of its bytes when
- * nothing is known to leave) */
-static double in_share(const struct fq_port *f, const struct fq_in *in, double c, double b)
-{
-	return f->aout > 0 ? c * in->out / f->aout : b > 0 ? c * in->bytes / b : 0;
-}
-
-/* the queue is empty: no ingress port has bytes in it, and those that
- * send nothing through it any more leave its records (which a busy port
- * would otherwise keep for every ingress port that ever sent to it, and
- * every settle and PFC check go through) */
-static void in_empty(const struct flsim *s, struct fq_port *f)
-{
-	if (!f->nin)
-		return;
-	uint32_t k = 0;
-	for (uint32_t j = 0; j < f->nin; j++) {
-		f->in[j].bytes = 0;
-		if (f->in[j].rate > 0 || f->in[j].out > 0) {
-			f->in[k] = f->in[j];
-			*in_at(s, f, f->in[k].port) = (uint16_t)(k + 1);
-			k++;
-		} else {
-			*in_at(s, f, f->in[j].port) = 0;
-		}
-	}
-	f->nin = k;
-}
-
-/* PFC: each ingress port's bytes in the queue, which held b0 bytes dt ago
- * (before its backlog was brought up to now): in at the rate coming in,
- * out at their share of what leaves; together the backlog */
-static void in_settle(const struct flsim *s, uint32_t port, double b0, double dt)
-{
-	struct fl_state *fl = s->fl;
-	struct fq_port *f = &fl->fq[port];
-	if (f->backlog <= 0) {
-		in_empty(s, f);
-		return;
-	}
-	/* (in_share, its quotient taken once) */
-	double c = cap(fl, port), sum = 0, k = f->aout > 0 ? c / f->aout : b0 > 0 ? c / b0 : 0;
-	for (uint32_t j = 0; j < f->nin; j++) {
-		struct fq_in *in = &f->in[j];
-		double lv = k * (f->aout > 0 ? in->out : in->bytes);
-		in->bytes = FAB_MAX(in->bytes + (in->rate - lv) * dt, 0.0);
-		sum += in->bytes;
-	}
-	if (sum > 0) {
-		double scale = f->backlog / sum;
-		for (uint32_t j = 0; j < f->nin; j++)
-			f->in[j].bytes *= scale;
-	} else {
-		for (uint32_t j = 0; j < f->nin; j++)
-			f->in[j].bytes = f->backlog / f->nin;
-	}
-}
-
-static void touch(struct flsim *s, uint32_t port);
 
 /* the port's queue is empty: what waited in it goes through (and the port
  * is refreshed at the end of the instant) */
@@ -611,25 +247,7 @@ static void emptied(struct flsim *s, uint32_t port)
 	f->served = 0;
 }
 
-static void settle_queue(struct flsim *s, uint32_t port);
-
-/* the backlog brought up to now; an emptied queue lets every waiting change
- * through (and is refreshed at the end of the instant) */
-static inline void settle(struct flsim *s, uint32_t port)
-{
-	struct fq_port *f = &s->fl->fq[port];
-	/* empty, and it stays so (an empty queue has nothing waiting in it and
-	 * has served nothing since it emptied: emptied() has run) */
-	if (f->backlog == 0 && (f->t_backlog == s->c.now_ps || f->ain <= f->c)) {
-		FAB_ASSERT(!f->pn && f->served == 0);
-		f->t_backlog = s->c.now_ps;
-	} else {
-		settle_queue(s, port);
-	}
-}
-
-/* settle() for a queue that holds bytes, or fills */
-static void settle_queue(struct flsim *s, uint32_t port)
+void fq_settle_queue(struct flsim *s, uint32_t port)
 {
 	struct fl_state *fl = s->fl;
 	struct fq_port *f = &fl->fq[port];
@@ -647,20 +265,10 @@ static void settle_queue(struct flsim *s, uint32_t port)
 		f->backlog = b1;
 		f->t_backlog = s->c.now_ps;
 		if (f->nin && (b0 > 0 || b1 > 0)) /* (an empty queue holds nobody's bytes) */
-			in_settle(s, port, b0, (double)dt);
+			fq_in_settle(s, port, b0, (double)dt);
 	}
 	if (f->backlog == 0)
 		emptied(s, port);
-}
-
-/* the port's queue now, read, not settled (settle_queue's arithmetic on a
- * copy) */
-static double queue_now(const struct flsim *s, const struct fq_port *f)
-{
-	if (f->backlog == 0 && f->ain <= f->c)
-		return 0;
-	double b = f->backlog + (f->ain - f->c) * (double)(s->c.now_ps - f->t_backlog);
-	return b < FQ_EMPTY ? 0 : b;
 }
 
 /* the payload bytes the port has sent, and its queue, now: what came in
@@ -672,298 +280,6 @@ double fq_port_sent(const struct flsim *s, uint32_t port, double *queue)
 	const struct fq_came *in = &s->fl->fq_came[port];
 	*queue = queue_now(s, f);
 	return in->bytes + f->ain * (double)(s->c.now_ps - in->t) - *queue;
-}
-
-/* fabric.series_interval: the bytes that came into the port brought up to
- * now, before the rate they come in at changes */
-static void came_to_now(struct flsim *s, uint32_t port)
-{
-	struct fl_state *fl = s->fl;
-	if (!fl->series)
-		return;
-	struct fq_came *in = &fl->fq_came[port];
-	in->bytes += fl->fq[port].ain * (double)(s->c.now_ps - in->t);
-	in->t = s->c.now_ps;
-}
-
-/* A rate passed on changes when it starts, stops or moves by more than
- * FQ_TOL of itself: a port's change of rate moves every transfer through
- * it, and all of theirs further on. */
-static bool moved(double sent, double r)
-{
-	return r != sent && (r == 0 || sent == 0 || fabs(r - sent) > FQ_TOL * sent);
-}
-
-/* the batch's event, if it holds any change */
-static void batch_flush(struct flsim *s, struct fq_batch *b)
-{
-	if (b->head != NO_POS)
-		fl_push(s, b->t, EV_FQ_IN, b->head);
-	b->head = NO_POS;
-}
-
-static bool pass_idle(struct flsim *s, uint32_t id, uint32_t h, double r, fab_time_ps t);
-static bool pass_idle_last(struct flsim *s, uint32_t port, uint32_t ingress, double d);
-
-/* a change due at t for the port: its record, new, joins the batch (one
- * due at another time flushes it first) */
-static uint32_t batch_add(struct flsim *s, struct fq_batch *b, uint32_t port, fab_time_ps t)
-{
-	struct fl_state *fl = s->fl;
-	struct fq_port *f = &fl->fq[port];
-	f->in_due = FAB_MAX(f->in_due, t); /* (a change is on its way to it until then) */
-	if (b->head != NO_POS && b->t != t)
-		batch_flush(s, b);
-	uint32_t i = rec_new(fl);
-	if (b->head == NO_POS) {
-		b->head = i;
-		b->t = t;
-		b->stamp = ++fl->batch_stamp;
-	} else {
-		fl->rec[b->tail].next = i;
-	}
-	b->tail = i;
-	return i;
-}
-
-/* transfer id's rate into its last hop h moves from old to r at t: it is
- * in the port's list while it sends there; the change joins the batch's
- * change of the sum into that port (every transfer one refresh moves
- * there, at once), or goes through an idle port at once */
-static void send_last(struct flsim *s, struct fq_batch *b, uint32_t id, uint32_t h, double old, double r, fab_time_ps t)
-{
-	struct fl_state *fl = s->fl;
-	struct fl_qp *q = &fl->qps[id];
-	uint32_t port = q->path[h], ingress = s->ports[q->path[h - 1]].peer;
-	if (r > 0 && q->pos[h] == NO_POS)
-		fl_member_add(s, id, q, h);
-	else if (r == 0 && q->pos[h] != NO_POS)
-		fl_member_remove(s, q, h);
-	double d = r - old;
-	if (pass_idle_last(s, port, ingress, d))
-		return;
-	if (b->head != NO_POS && b->t == t && fl->agg_stamp[port] == b->stamp) {
-		struct fq_rec *m = &fl->rec[fl->agg_rec[port]];
-		FAB_ASSERT(m->qp == port && m->hop == REC_LAST);
-		if (m->cookie == ingress) {
-			m->rate += d;
-			return;
-		}
-	}
-	uint32_t i = batch_add(s, b, port, t);
-	fl->rec[i] = (struct fq_rec){.qp = port, .hop = REC_LAST, .rate = d, .cookie = ingress, .next = NO_POS};
-	fl->agg_rec[port] = i;
-	fl->agg_stamp[port] = b->stamp;
-}
-
-/* transfer id's rate into hop h moves from old to r at t: a change that
- * joins the batch, or goes through an idle port at once (pass_idle).  One
- * transfer's changes reach a hop in the order they were sent (fh + 3 nfwd
- * holds when the last one sent to each hop is due): one passed on through
- * idle ports, due some hops later, is not overtaken by the next, passed on
- * from a queue a hop away (a hop would end at the older rate; a last
- * hop's sum, which takes differences, would be off) */
-static void send_rate(struct flsim *s, struct fq_batch *b, uint32_t id, uint32_t h, double old, double r, fab_time_ps t)
-{
-	struct fl_state *fl = s->fl;
-	const struct fl_qp *q = &fl->qps[id];
-	double *due = q->fh + 3 * q->nfwd + h;
-	if ((double)t < *due)
-		t = (fab_time_ps)*due;
-	*due = (double)t;
-	if (h + 1u == q->nfwd) {
-		send_last(s, b, id, h, old, r, t);
-		return;
-	}
-	if (pass_idle(s, id, h, r, t))
-		return;
-	uint32_t i = batch_add(s, b, q->path[h], t);
-	fl->rec[i] = (struct fq_rec){.qp = id, .hop = h, .rate = r, .next = NO_POS};
-}
-
-/* transfer id at hop h leaves at its share of what the port sends: passed
- * on to its next port if that moved */
-static void pass_on(struct flsim *s, struct fq_batch *b, struct fq_port *f, uint32_t id, uint32_t h)
-{
-	struct fl_qp *q = &s->fl->qps[id];
-	double *fh = q->fh + 3 * h, out = fh[1] * f->scale;
-	if (h + 1 < q->nfwd && moved(fh[2], out)) {
-		double old = fh[2];
-		fh[2] = out;
-		send_rate(s, b, id, h + 1, old, out, s->c.now_ps + hop_lat(s, q, h));
-	}
-	if (fh[0] == 0 && fh[1] == 0)
-		fl_member_remove(s, q, h);
-}
-
-static void pfc_check(struct flsim *s, uint32_t node);
-static void cc_wake(struct flsim *s, uint32_t port);
-static bool refresh_moot(const struct flsim *s, uint32_t port);
-
-/* A change of transfer id's rate into hop h, due at t, where that port is
- * idle and stays so with it (no queue, nothing waiting or to pass on, no
- * change of rate on its way to it): it takes effect now, and goes on
- * (rate_in, refresh and pass_on for an idle port, as they would at t, a
- * hop's latency early).  Most changes cross idle ports: this saves an
- * event and a refresh each (a queue that a change sent after now would
- * build there before t is missed). */
-static bool pass_idle(struct flsim *s, uint32_t id, uint32_t h, double r, fab_time_ps t)
-{
-	struct fl_state *fl = s->fl;
-	struct fl_qp *q = &fl->qps[id];
-	uint32_t port = q->path[h];
-	struct fq_port *f = &fl->fq[port];
-	double *fh = q->fh + 3 * h;
-	if (f->in_due > s->c.now_ps || f->touched || f->ain - fh[0] + r > f->c || !refresh_moot(s, port))
-		return false;
-	f->t_backlog = s->c.now_ps;
-	came_to_now(s, port);
-	if (fl->pfc) {
-		struct fq_in *in = in_of(s, f, s->ports[q->path[h - 1]].peer);
-		in->rate = FAB_MAX(in->rate + r - fh[0], 0.0);
-		in->out = FAB_MAX(in->out + r - fh[1], 0.0);
-	}
-	f->ain = FAB_MAX(f->ain + r - fh[0], 0.0);
-	f->aout = FAB_MAX(f->aout + r - fh[1], 0.0);
-	fh[0] = fh[1] = r;
-	if (q->pos[h] == NO_POS)
-		fl_member_add(s, id, q, h);
-	if (h + 1u < q->nfwd && moved(fh[2], r)) {
-		struct fq_batch b = {.head = NO_POS};
-		double old = fh[2];
-		fh[2] = r;
-		send_rate(s, &b, id, h + 1, old, r, t + hop_lat(s, q, h));
-		batch_flush(s, &b);
-	}
-	if (r == 0)
-		fl_member_remove(s, q, h);
-	return true;
-}
-
-/* pass_idle for a change of d in the rate into a last hop from an ingress
- * port */
-static bool pass_idle_last(struct flsim *s, uint32_t port, uint32_t ingress, double d)
-{
-	struct fl_state *fl = s->fl;
-	struct fq_port *f = &fl->fq[port];
-	if (f->in_due > s->c.now_ps || f->touched || f->ain + d > f->c || !refresh_moot(s, port))
-		return false;
-	f->t_backlog = s->c.now_ps;
-	came_to_now(s, port);
-	last_moved(s, port, ingress, d, LAST_IN | LAST_OUT);
-	return true;
-}
-
-/* whether switch sw's next check may be set to t: none is due, or a later
- * one (the check that is due now is taking place) */
-static bool pfc_due_after(const struct flsim *s, uint32_t sw, fab_time_ps t)
-{
-	fab_time_ps at = fab_timers_at(&s->fl->timers, s->fl->tm_pfc + sw);
-	return at == FAB_TIME_NEVER || at <= s->c.now_ps || at > t;
-}
-
-/* flow.queues dcqcn: a switch port whose queue is past kmin (it can mark)
- * wakes the quiet queue pairs through it; one short of it, growing, is
- * due to then */
-static void mark_watch(struct flsim *s, uint32_t port, double c)
-{
-	struct fl_state *fl = s->fl;
-	struct fq_port *f = &fl->fq[port];
-	double kmin = f->kmin;
-	fab_time_ps t = FAB_TIME_NEVER;
-	if (f->backlog > kmin) {
-		if (!f->marking) {
-			f->marking = true;
-			cc_wake(s, port);
-		}
-	} else {
-		f->marking = false;
-		if (f->ain > c) {
-			double dt = floor((kmin - f->backlog) / (f->ain - c)) + 1;
-			if (dt < 1e16)
-				t = s->c.now_ps + (fab_time_ps)dt;
-		}
-	}
-	fab_timers_set(&fl->timers, fl->tm_mark + port, t);
-}
-
-/* The port's transfers leave at their share of what it sends.  When its
- * scale moved (by more than half the tolerance since they were all last
- * passed on), every one of them moves; otherwise only those that changed. */
-static void refresh(struct flsim *s, uint32_t port)
-{
-	struct fl_state *fl = s->fl;
-	struct fq_port *f = &fl->fq[port];
-	struct fl_port *p = &fl->ports[port];
-	double c = cap(fl, port);
-	bool backed_up = f->backlog > 0 || f->ain > c;
-	f->scale = backed_up && f->aout > 0 ? c / f->aout : 1;
-	/* (a port that faces a NIC is its transfers' last hop: they have no
-	 * next port to pass a rate on to, only their lists to leave) */
-	bool last = !s->ports[s->ports[port].peer].is_switch;
-	struct fq_batch b = {.head = NO_POS};
-	if (!last &&
-	    ((f->scale == 1) != (f->scale_sent == 1) ||
-	     fabs(f->scale - f->scale_sent) > 0.5 * fl->tol * f->scale_sent)) {
-		f->scale_sent = f->scale;
-		for (uint32_t j = p->n; j-- > 0;)
-			pass_on(s, &b, f, p->qp[j], p->hop[j]);
-	} else {
-		for (uint32_t i = 0; i < f->nchg; i++) {
-			uint32_t id = (uint32_t)(f->chg[i] >> 8), h = f->chg[i] & 0xff;
-			if (fl->qps[id].pos[h] != NO_POS) /* (not gone already) */
-				pass_on(s, &b, f, id, h);
-		}
-	}
-	batch_flush(s, &b);
-	f->nchg = 0;
-	/* when it empties, if nothing changes */
-	double dt = f->backlog > 0 && f->ain < c ? ceil(f->backlog / (c - f->ain)) : INFINITY;
-	fab_time_ps t = dt < 1e16 ? s->c.now_ps + (fab_time_ps)dt : FAB_TIME_NEVER; /* (ain a hair under c: never) */
-	fab_timers_set(&fl->timers, port, t);
-	if (f->pn) /* (its capacity may have moved) */
-		out_due(s, port);
-	if (fl->cc && s->c.fp.ecn.enabled && s->ports[port].is_switch)
-		mark_watch(s, port, c);
-	if (fl->pfc && f->sw != UINT32_MAX) {
-		uint32_t sw = f->sw;
-		if ((f->backlog > fl->pfc_gate || fl->pfc_holding[sw]) && !fl->pfc_due_flag[sw]) {
-			fab_time_ps at = fl->pfc_last[sw] + (fl->pfc_holding[sw] ? PFC_INTERVAL_PS : PFC_GAP_PS);
-			if (s->c.now_ps >= at || fl->pfc_last[sw] == FAB_TIME_NEVER) {
-				fl->pfc_due_flag[sw] = true; /* checked once the instant's ports are refreshed */
-				fl->pfc_due[fl->npfc_due++] = sw;
-			} else if (pfc_due_after(s, sw, at)) {
-				fab_timers_set(&fl->timers, fl->tm_pfc + sw, at); /* checked then: at most once a gap */
-			}
-		}
-	}
-}
-
-/* the port is refreshed once at the end of the instant, however many
- * changes reach it at it (with flow.batch, once within that time) */
-static void touch(struct flsim *s, uint32_t port)
-{
-	fl_due_add(&s->fl->touch, &s->fl->fq[port].touched, port, s->c.now_ps);
-}
-
-void fq_refresh(struct flsim *s)
-{
-	struct fl_state *fl = s->fl;
-	do {
-		for (uint32_t i = 0; i < fl->touch.n; i++) {
-			fl->fq[fl->touch.v[i]].touched = false;
-			settle(s, fl->touch.v[i]); /* (later than the change, with flow.batch) */
-			refresh(s, fl->touch.v[i]);
-		}
-		fl->touch.n = 0;
-		/* then their switches' thresholds, once each (a pause they
-		 * change touches its upstream port: round again) */
-		for (uint32_t i = 0; i < fl->npfc_due; i++) {
-			fl->pfc_due_flag[fl->pfc_due[i]] = false;
-			pfc_check(s, fl->pfc_node[fl->pfc_due[i]]);
-		}
-		fl->npfc_due = 0;
-	} while (fl->touch.n);
 }
 
 /* transfer id's rate into hop h is r from now */
@@ -988,7 +304,7 @@ static void rate_in(struct flsim *s, uint32_t id, uint32_t h, double r)
 	} else {
 		/* it leaves with the bytes that arrive now */
 		changed(s, id, q, h);
-		pend_push(s, port, id, h, r);
+		fq_pend_push(s, port, id, h, r);
 	}
 	touch(s, port);
 }
@@ -1003,237 +319,8 @@ static void rate_in_last(struct flsim *s, uint32_t port, uint32_t ingress, doubl
 	if (s->fl->fq[port].backlog == 0)
 		last_moved(s, port, ingress, d, LAST_OUT);
 	else
-		pend_push(s, port, ingress, PEND_LAST, d); /* it leaves with the bytes that arrive now */
+		fq_pend_push(s, port, ingress, PEND_LAST, d); /* it leaves with the bytes that arrive now */
 	touch(s, port);
-}
-
-/* ---- PFC, fluid: an ingress port whose bytes in its switch reach XOFF
- * holds its upstream port to the rate those bytes leave at ---- */
-
-/* the ingress port's XOFF and XON as the packet engine's switch sets them
- * (dynamic: a share of the buffer left by every port's headroom and
- * reserve and the payload in use) */
-static void pfc_thresholds(const struct flsim *s, uint32_t sw, uint32_t port, double used, double *xoff, double *xon)
-{
-	const struct fab_pfc_params *pf = &s->c.fp.pfc;
-	if (!pf->dynamic) {
-		*xoff = (double)pf->xoff_bytes;
-		*xon = (double)pf->xon_bytes;
-		return;
-	}
-	double free = FAB_MAX((double)s->c.fp.buffer_bytes - s->fl->pfc_aside[sw] - used, 0.0);
-	*xoff = (double)pf->reserve_bytes + free * s->fl->fq[port].pfc_share;
-	*xon = FAB_MAX(*xoff - (double)pf->resume_offset, 0.0);
-}
-
-/* a switch port's PFC headroom and its threshold on an empty switch, as
- * the packet engine's reports them (0, 0 where pauses are not modelled) */
-void fq_port_pfc(const struct flsim *s, uint32_t port, fab_bytes *headroom, fab_bytes *xoff)
-{
-	const struct fl_state *fl = s->fl;
-	*headroom = *xoff = 0;
-	if (!fl->fq || !fl->pfc || !s->ports[port].is_switch)
-		return;
-	const struct fab_pfc_params *pf = &s->c.fp.pfc;
-	*headroom = fab_pfc_headroom(pf->headroom_bytes, pf->headroom_delays, s->c.fp.mtu, &s->c.wire,
-				     s->ports[port].rate_bps, s->ports[port].delay_ps);
-	if (!pf->dynamic) {
-		*xoff = pf->xoff_bytes;
-		return;
-	}
-	double buf = (double)s->c.fp.buffer_bytes,
-	       aside = fl->pfc_aside[s->c.topo->switch_index[s->c.topo->ports[port].node]];
-	*xoff = buf > aside ? (fab_bytes)((buf - aside) * fl->fq[port].pfc_share) : 0;
-}
-
-/* the first lossless priority: where pauses are counted */
-static unsigned pfc_prio(const struct flsim *s)
-{
-	unsigned p = 0;
-	while (p + 1 < FAB_NPRIO && !(s->c.fp.pfc.prio_mask >> p & 1))
-		p++;
-	return p;
-}
-
-/* the upstream port `up` sends at most r (0: as it likes) */
-static void pfc_hold(struct flsim *s, uint32_t up, double r)
-{
-	struct fq_port *f = &s->fl->fq[up];
-	if (r == f->pfc_rate || (r > 0 && f->pfc_rate > 0 && fabs(r - f->pfc_rate) <= PFC_STEP * f->pfc_rate))
-		return;
-	unsigned prio = pfc_prio(s);
-	struct fab_port_stats *st = &s->ports[up].st;
-	if (f->pfc_rate > 0) {
-		/* the time it was held at that rate, as the time PAUSE frames
-		 * that start and stop it would have it stopped to send at that
-		 * rate on the mean: the packet engine's paused_ps */
-		double full = FAB_MAX(s->fl->ports[up].payload_per_ps - f->ack_used,
-				      1e-3 * s->fl->ports[up].payload_per_ps);
-		double stopped = 1 - FAB_MIN(f->pfc_rate, full) / full;
-		st->paused_ps[prio] += (fab_time_ps)llround(stopped * (double)(s->c.now_ps - f->paused_since));
-	}
-	if (r > 0 && f->pfc_rate == 0) {
-		st->pause_rx[prio]++;
-		s->ports[s->ports[up].peer].st.pause_tx[prio]++;
-	}
-	f->paused_since = s->c.now_ps; /* (the time held at the rate set now, from now) */
-	bool sw = s->ports[up].is_switch;
-	if (sw)
-		settle(s, up); /* the queue so far at the old rate */
-	f->pfc_rate = r;
-	cap_set(s->fl, up);
-	if (sw)
-		touch(s, up); /* (refresh: what waits in it moves, out_due) */
-	else
-		fl_mark_dirty(s, up); /* its NIC shares again */
-}
-
-/* whether an ingress port's bytes in its switch reach XOFF (within a
- * byte: a crossing due now, not a picosecond on); a port with no bytes
- * there never does, however low the threshold (dynamic thresholds fall to
- * the reserve once the shared buffer is full: an empty port paused and
- * let go at every check) */
-static bool pfc_reached(double occ, double xoff)
-{
-	return occ >= 1 && occ >= xoff - 1;
-}
-
-/* The switch's ingress ports' bytes in its queues (occ), how fast they
- * grow, and the rate they leave at (drain); the payload it holds (the
- * return) and how fast that grows (*dused).  An empty queue holds no one's
- * bytes and none grow in it: it counts only for the rate a held pause's
- * bytes drain at, and is skipped unless `all`. */
-static double pfc_scan(struct flsim *s, uint32_t node, bool all, double *dused)
-{
-	struct fl_state *fl = s->fl;
-	const struct fab_node *nd = &s->c.topo->nodes[node];
-	uint32_t first = nd->first_port, n = nd->nports;
-	double *occ = fl->pfc_scratch, *grow = occ + n, *drain = grow + n, used = 0;
-	memset(occ, 0, 3 * n * sizeof *occ);
-	*dused = 0;
-	double frame = fl->pfc_frame;
-	for (uint32_t k = 0; k < n; k++) {
-		uint32_t e = first + k;
-		struct fq_port *f = &fl->fq[e];
-		settle(s, e);
-		used += f->backlog * frame;
-		double c = cap(fl, e);
-		bool backed_up = f->backlog > 0 || f->ain > c;
-		if (backed_up)
-			*dused += (f->ain - c) * frame;
-		if (!all && !backed_up)
-			continue;
-		for (uint32_t j = 0; j < f->nin; j++) {
-			const struct fq_in *in = &f->in[j];
-			uint32_t i = in->port - first; /* (an ingress port of this switch: in_of) */
-			/* what leaves of them: their share, or through an empty queue all */
-			double lv = backed_up ? in_share(f, in, c, f->backlog) : in->rate;
-			occ[i] += in->bytes * frame;
-			if (backed_up)
-				grow[i] += (in->rate - lv) * frame;
-			drain[i] += lv;
-		}
-	}
-	return used;
-}
-
-/* A switch's ingress ports against their thresholds: each ingress port's
- * bytes in every egress queue (in_settle), which leave at their share of
- * what the queue sends (in_share).  One that reaches XOFF holds its upstream port to
- * the rate its bytes leave at (a fluid pause: the upstream queue takes the
- * rest, behind which the other traffic of that link waits too) until they
- * fall to XON.  The next crossing is checked when it is due: where the
- * thresholds are dynamic they move too, down by the port's share of what
- * the whole buffer takes (16 ports filling at once meet a threshold that
- * is half the free buffer 9 times sooner than it stood). */
-static void pfc_check(struct flsim *s, uint32_t node)
-{
-	struct fl_state *fl = s->fl;
-	const struct fab_node *nd = &s->c.topo->nodes[node];
-	uint32_t first = nd->first_port, n = nd->nports, sw = s->c.topo->switch_index[node];
-	double *occ = fl->pfc_scratch, *grow = occ + n, *drain = grow + n, *xoff = drain + n, *xon = xoff + n;
-	bool all = fl->pfc_holding[sw] > 0, starts = false;
-	double dused, used = pfc_scan(s, node, all, &dused);
-	for (uint32_t k = 0; k < n; k++) {
-		pfc_thresholds(s, sw, first + k, used, &xoff[k], &xon[k]);
-		starts = starts || (!fl->fq[first + k].holding && pfc_reached(occ[k], xoff[k]));
-	}
-	if (!all && starts) /* a port that starts to hold needs its drain whole */
-		pfc_scan(s, node, true, &dused);
-	const struct fab_pfc_params *pf = &s->c.fp.pfc;
-	bool moving = pf->dynamic && (double)s->c.fp.buffer_bytes - fl->pfc_aside[sw] - used > 0;
-	double next = INFINITY;
-	bool moved = false;
-	for (uint32_t k = 0; k < n; k++) {
-		uint32_t ip = first + k, up = s->ports[ip].peer;
-		struct fq_port *fi = &fl->fq[ip];
-		if (!fi->holding && pfc_reached(occ[k], xoff[k])) {
-			fi->holding = true;
-			fl->pfc_holding[sw]++;
-		} else if (fi->holding && occ[k] < xon[k] + 1) {
-			fi->holding = false;
-			fl->pfc_holding[sw]--;
-			pfc_hold(s, up, 0);
-		}
-		/* a pause's rate follows its bytes' drain once an interval (it
-		 * acts a link later: set at every change, the loop rings) */
-		if (fi->holding && (fl->fq[up].pfc_rate == 0 || s->c.now_ps >= fl->pfc_moved[sw] + PFC_INTERVAL_PS)) {
-			pfc_hold(s, up, FAB_MAX(drain[k], 1e-3 * fl->ports[up].payload_per_ps));
-			moved = true;
-		}
-		/* the bytes against the threshold: their growth and its fall */
-		double closing = grow[k] + (moving ? fi->pfc_share * dused : 0);
-		if (!fi->holding && closing > 0)
-			next = FAB_MIN(next, (xoff[k] - occ[k]) / closing);
-		else if (fi->holding && closing < 0)
-			next = FAB_MIN(next, (occ[k] - xon[k]) / -closing);
-	}
-	if (moved)
-		fl->pfc_moved[sw] = s->c.now_ps;
-	if (fl->pfc_holding[sw]) /* (the pauses' rates follow their drains then) */
-		next = FAB_MIN(next, (double)(fl->pfc_moved[sw] + PFC_INTERVAL_PS - s->c.now_ps));
-	fl->pfc_last[sw] = s->c.now_ps;
-	if (next < 1e15) {
-		fab_time_ps t = s->c.now_ps + (fab_time_ps)ceil(FAB_MAX(next, 1000.0)); /* at most every ns */
-		if (pfc_due_after(s, sw, t))
-			fab_timers_set(&fl->timers, fl->tm_pfc + sw, t);
-	}
-}
-
-/* whether refreshing the switch port would change nothing: an idle queue
- * that stays so, with nothing waiting, due or to pass on, whose scale is
- * 1 already, in a switch that holds no pause (whose check a refresh would
- * bring forward) */
-static bool refresh_moot(const struct flsim *s, uint32_t port)
-{
-	const struct fl_state *fl = s->fl;
-	const struct fq_port *f = &fl->fq[port];
-	return f->backlog == 0 && f->ain <= f->c && !f->pn && !f->nchg && !f->marking && f->scale_sent == 1 &&
-		fab_timers_at(&fl->timers, port) == FAB_TIME_NEVER &&
-		fab_timers_at(&fl->timers, fl->tm_mark + port) == FAB_TIME_NEVER &&
-		(!fl->pfc || f->sw == UINT32_MAX || !fl->pfc_holding[f->sw]);
-}
-
-/* the ACKs crossing a port changed by d: its capacity (a NIC's: its queue
- * pairs' rates) */
-static void ack_changed(struct flsim *s, uint32_t port, double d)
-{
-	struct fl_state *fl = s->fl;
-	struct fq_port *f = &fl->fq[port];
-	f->ack = FAB_MAX(f->ack + d, 0.0);
-	/* changes under 1e-4 of the line wait for more (the ACK load of every
-	 * transfer would otherwise ripple through every queue it crosses) */
-	if (fabs(f->ack - f->ack_used) <= 1e-4 * fl->ports[port].payload_per_ps)
-		return;
-	if (!s->ports[port].is_switch) { /* a NIC: its queue pairs' rates */
-		fl_mark_dirty(s, port);
-		return;
-	}
-	settle(s, port);
-	f->ack_used = f->ack;
-	cap_set(fl, port);
-	if (!refresh_moot(s, port))
-		touch(s, port);
 }
 
 /* a degraded link: the port's payload rate is r from now */
@@ -1250,474 +337,6 @@ void fq_port_rate(struct flsim *s, uint32_t port, double r)
 	cap_set(s->fl, port);
 	ecn_set(s, port);
 	touch(s, port); /* (refresh: what waits in it moves, out_due) */
-}
-
-/* the source sends queue pair id at r: its ACKs come back at that rate */
-static void cc_start(struct flsim *s, uint32_t id);
-
-void fq_source_rate(struct flsim *s, uint32_t id, double r)
-{
-	struct fl_state *fl = s->fl;
-	struct fl_qp *q = &fl->qps[id];
-	FAB_ASSERT(q->fh); /* (it was made active) */
-	if (fl->cc && r > 0)
-		cc_start(s, id);
-	q->rem -= q->rate * (double)(s->c.now_ps - q->t_last);
-	if (q->rem < 0)
-		q->rem = 0;
-	q->t_last = s->c.now_ps;
-	if (r == q->rate && (r == 0 || fl_done_due(fl, id)))
-		return;
-	double d = fl->ack_frac * (r - q->rate);
-	for (uint32_t h = q->nfwd; h < q->npath; h++)
-		ack_changed(s, q->path[h], d);
-	q->rate = q->next_rate = r;
-	if (r > 0)
-		fl_done_set(fl, id, fl_finish_at(s, q));
-	else
-		fl_done_clear(fl, id);
-	if (q->nfwd > 1 && moved(q->fh[2], r)) {
-		double old = q->fh[2];
-		q->fh[2] = r;
-		struct fq_batch b = {.head = NO_POS};
-		send_rate(s, &b, id, 1, old, r, s->c.now_ps + hop_lat(s, q, 0));
-		batch_flush(s, &b);
-	}
-}
-
-/* ---- flow.queues dcqcn: the sources' congestion control ---- */
-
-/* a queue pair's congestion control, made when it first sends: DCQCN as
- * the packet engine's RoCE runs it (the paper's or the firmware's) */
-static struct fl_cc *cc_of(struct flsim *s, uint32_t id)
-{
-	struct fl_qp *q = &s->fl->qps[id];
-	if (q->cc)
-		return q->cc;
-	const struct fab_cc_ops *ops = fab_cc_of(&s->c.fp.cc,
-						 FAB_TRANSPORT_ROCE); /* a flow_model: fab_flow_runs_dcqcn */
-	const void *d = fab_cc_params(&s->c.fp.cc, ops);
-	struct fl_cc *c = q->cc = fl_arena_alloc(s->fl, sizeof *q->cc + ops->state_size);
-	c->ops = ops;
-	c->ops->init(c->st, d, (double)s->ports[q->path[0]].rate_bps);
-	c->tick_ps = FAB_TIME_NEVER;
-	fab_timers_grow(&s->fl->timers, s->fl->tm_cc + s->fl->cap_qps);
-	fab_rng_init(&c->rng, s->c.seed, fab_rng_stream(FAB_RNG_FLUID_MARK, id));
-	return c;
-}
-
-/* its rate as payload bytes per ps (DCQCN paces frames) */
-static double cc_cap(const struct flsim *s, const struct fl_cc *c)
-{
-	const struct fab_wire *w = fab_sim_wire(&s->c);
-	double eff = (double)s->c.fp.mtu / (double)fab_wire_data_bytes(w, s->c.fp.mtu);
-	return c->ops->rate_bps(c->st) / 8e12 * eff;
-}
-
-/* the NIC's payload rate c shared round robin, no queue pair above its
- * congestion control's rate: what one cannot use goes to the others */
-static void cc_share(struct flsim *s, uint32_t port, double c)
-{
-	struct fl_state *fl = s->fl;
-	struct fl_port *p = &fl->ports[port];
-	uint32_t n = p->n, left = n;
-	double rest = c;
-	if (fl->cap_cc_done < n) { /* scratch, kept: this runs at every change of a NIC's transfers */
-		fl->cap_cc_done = n + n / 2 + 16;
-		fl->cc_done = fab_xrealloc(fl->cc_done, fl->cap_cc_done, sizeof *fl->cc_done);
-	}
-	bool *done = fl->cc_done;
-	memset(done, 0, n * sizeof *done);
-	for (bool moved = true; moved && left;) {
-		moved = false;
-		double fair = rest / left;
-		for (uint32_t j = 0; j < n; j++) {
-			struct fl_qp *q = &fl->qps[p->qp[j]];
-			if (done[j] || !q->cc || q->cc->cap >= fair)
-				continue;
-			done[j] = true;
-			left--;
-			rest -= q->cc->cap;
-			moved = true;
-			fq_source_rate(s, p->qp[j], q->cc->cap);
-		}
-	}
-	for (uint32_t j = 0; j < n; j++)
-		if (!done[j])
-			fq_source_rate(s, p->qp[j], left ? rest / left : 0);
-}
-
-/* The receiver looks at what arrives in windows of 4 us (the firmware's
- * decrease period, when marks are echoed on ACKs); with CNPs it sends one
- * at the first mark, then at most one an interval (the receiver's rule). */
-#define CC_WINDOW_PS (4 * FAB_PS_PER_US)
-
-static fab_time_ps cc_window(const struct flsim *s, const struct fl_cc *c)
-{
-	const struct fab_dcqcn_params *d = fab_cc_params(&s->c.fp.cc, c->ops);
-	fab_time_ps w = c->ops->feedback == FAB_CC_FEEDBACK_ECHO ? d->decrease_period_ps : CC_WINDOW_PS;
-	return w ? w : CC_WINDOW_PS;
-}
-
-/* RED on a switch port's backlog, kmin and kmax in proportion to its rate */
-static double mark_prob(const struct flsim *s, uint32_t port)
-{
-	const struct fab_ecn_params *e = &s->c.fp.ecn;
-	const struct fq_port *f = &s->fl->fq[port];
-	double p = 0;
-	int red = e->enabled ? fab_red(queue_now(s, f), f->kmin, f->kmax, e->pmax, &p) : FAB_RED_NONE;
-	return red == FAB_RED_MARK ? 1 : red == FAB_RED_DRAW ? p : 0;
-}
-
-/* its rate changed: its NIC shares again (an idle queue pair's, when it
- * sends again) */
-static void cc_changed(struct flsim *s, uint32_t id)
-{
-	struct fl_qp *q = &s->fl->qps[id];
-	double cap = cc_cap(s, q->cc);
-	if (cap != q->cc->cap) {
-		q->cc->cap = cap;
-		if (q->active)
-			fl_mark_dirty(s, q->path[0]);
-	}
-}
-
-static void tok_send(struct flsim *s, uint32_t id, uint8_t kind, uint8_t upto, uint32_t flow, uint32_t cookie);
-
-/* its window ends at t (the usual window's in its delay line) */
-static void cc_tick_at(struct flsim *s, uint32_t id, fab_time_ps t)
-{
-	struct fl_cc *c = s->fl->qps[id].cc;
-	c->tick_ps = t;
-	c->win_ps = t - s->c.now_ps;
-	if (c->win_ps == cc_window(s, c))
-		fl_push(s, t, EV_FQ_CC_TICK, id);
-	else
-		fab_eq_push(&s->c.eq, t, EV_FQ_CC_TICK, NULL, id);
-}
-
-/* a queue pair starts sending: its congestion control and its windows */
-static void cc_start(struct flsim *s, uint32_t id)
-{
-	if (!s->fl->qps[id].roce)
-		return; /* DCQCN is RoCE's: a TCP or InfiniBand queue pair keeps fifo's rate */
-	struct fl_cc *c = cc_of(s, id);
-	if (!c->cap)
-		c->cap = cc_cap(s, c);
-	if (c->tick_ps == FAB_TIME_NEVER)
-		cc_tick_at(s, id, s->c.now_ps + cc_window(s, c));
-}
-
-/* A feedback window ends: the bytes it sent meet marks with the
- * probability the queues on its path give, each packet on its own; one
- * mark or more is congestion (a CNP, or an echo the firmware acts on once
- * a window). */
-static void cc_tick(struct flsim *s, uint32_t id)
-{
-	struct fl_qp *q = &s->fl->qps[id];
-	struct fl_cc *c = q->cc;
-	if (!c || c->tick_ps != s->c.now_ps)
-		return; /* stale */
-	fab_time_ps w = c->win_ps;
-	double bytes = q->rate * (double)w;
-	if (!q->active || bytes <= 0) {
-		c->tick_ps = FAB_TIME_NEVER; /* idle: it ticks again when it sends */
-		return;
-	}
-	c->ops->on_sent(c->st, (fab_bytes)bytes);
-	/* a window's worth of its packets as they reach each hop (at the rate
-	 * coming in there: none yet where its bytes have not arrived, few
-	 * behind a pause), each marked with the hop's probability: the log of
-	 * the chance that none is.  A hop that a pause holds and that marks
-	 * packets as they leave (fabric.ecn.mark_at dequeue, dequeue-after)
-	 * marks only those it lets go. */
-	bool on_leaving = s->c.fp.ecn.mark_at != FAB_ECN_ENQUEUE;
-	double clear = 0, top = 0;
-	uint32_t marker = 0; /* the hop likeliest to mark */
-	for (uint32_t h = 1; h < q->nfwd; h++) {
-		const struct fq_port *f = &s->fl->fq[q->path[h]];
-		double rate = h + 1 == q->nfwd          ? q->fh[3 * h - 1] /* (a last hop: what was sent it) */
-			: on_leaving && f->pfc_rate > 0 ? q->fh[3 * h + 1] * f->scale
-							: q->fh[3 * h];
-		double pm = mark_prob(s, q->path[h]), pkts = rate * (double)w / (double)s->c.fp.mtu;
-		if (pm > 0 && pkts > 0)
-			clear += pm >= 1 ? -INFINITY : pkts * log1p(-pm);
-		if (pm > top) {
-			top = pm;
-			marker = h;
-		}
-	}
-	/* the notification reaches the sender when the marked bytes' ACK
-	 * would: through the queues ahead of them to the receiver, and back
-	 * (behind the queues there too where ACKs share the data's priority) */
-	bool cnp = c->ops->feedback == FAB_CC_FEEDBACK_CNP;
-	if (clear < 0 && (!cnp || !c->noted || s->c.now_ps - c->last_note >= s->c.fp.nic.cnp_interval_ps) &&
-	    fab_rng_unit(&c->rng) < -expm1(clear)) {
-		c->noted = true;
-		c->last_note = s->c.now_ps;
-		/* marked bytes are those that reach the marking hop: behind the
-		 * queues before it (a paused hop holds them there), and with
-		 * marking at enqueue behind its own queue too; the rest of the
-		 * way without waiting, and back */
-		uint32_t upto = marker + (s->c.fp.ecn.mark_at == FAB_ECN_ENQUEUE);
-		tok_send(s, id, TOK_NOTE, (uint8_t)upto, NO_FLOW, 0);
-	}
-	cc_changed(s, id);
-	if (top == 0 && c->ops->sent_ignored && c->ops->sent_ignored(c->st)) {
-		/* no queue on its path can mark and its windows change nothing
-		 * else: they go unseen until one can (cc_wake) */
-		c->quiet = true;
-		c->win_ps = cc_window(s, c);
-		c->tick_ps = s->c.now_ps + c->win_ps;
-		return;
-	}
-	/* the next window holds one packet at least: a window without one
-	 * has no packet to mark (a queue pair that sends a packet every 10 us
-	 * behind a queue past kmax is cut once a packet, not once in 4 us);
-	 * at most 256 usual windows (a rate near zero: 1 ms at 4 us), so a
-	 * queue pair that speeds up is heard from again soon */
-	double wn = (double)cc_window(s, c), one = (double)s->c.fp.mtu / c->cap;
-	cc_tick_at(s, id, s->c.now_ps + (fab_time_ps)ceil(FAB_MAX(wn, FAB_MIN(one, 256.0 * wn))));
-}
-
-/* The switch port's queue can mark now: the quiet queue pairs through it
- * tick again, at the next end of a window as they would have */
-static void cc_wake(struct flsim *s, uint32_t port)
-{
-	struct fl_state *fl = s->fl;
-	const struct fl_port *p = &fl->ports[port];
-	for (uint32_t j = 0; j < p->n; j++) {
-		struct fl_qp *q = &fl->qps[p->qp[j]];
-		struct fl_cc *c = q->cc;
-		if (!c || !c->quiet || p->hop[j] == 0 || p->hop[j] >= q->nfwd)
-			continue;
-		c->quiet = false;
-		fab_time_ps w = cc_window(s, c), t = c->tick_ps;
-		if (t < s->c.now_ps)
-			t += (s->c.now_ps - t + w - 1) / w * w;
-		c->tick_ps = t; /* (not a window from now: the event queue's) */
-		c->win_ps = w;
-		fab_eq_push(&s->c.eq, t, EV_FQ_CC_TICK, NULL, p->qp[j]);
-	}
-}
-
-static void cc_notify(struct flsim *s, uint32_t id)
-{
-	struct fl_state *fl = s->fl;
-	const struct fl_qp *q = &fl->qps[id];
-	struct fl_cc *c = q->cc;
-	/* (the flow it sends, as the packet engine counts: its message's when
-	 * that leaves, fl_books) */
-	if (q->qh < q->qn && q->flow_msgs)
-		c->cnps++;
-	s->c.tot.cnps++;
-	if (c->retired)
-		return; /* (counted: it reached the NIC) */
-	fab_time_ps delay = c->ops->on_congestion(c->st, s->c.now_ps);
-	if (delay)
-		fab_timers_set(&fl->timers, fl->tm_cc + id, s->c.now_ps + delay);
-	cc_changed(s, id);
-}
-
-static void cc_timer(struct flsim *s, uint32_t id)
-{
-	struct fl_cc *c = s->fl->qps[id].cc;
-	fab_time_ps delay = c->ops->on_timer(c->st, s->c.now_ps);
-	fab_timers_set(&s->fl->timers, s->fl->tm_cc + id, delay ? s->c.now_ps + delay : FAB_TIME_NEVER);
-	cc_changed(s, id);
-}
-
-/* A queue pair of a flow that has finished never sends again, and its
- * congestion control's rate is read only to share its NIC among active
- * queue pairs: its timers stop (DCQCN's rate recovery would go on firing
- * them for milliseconds: on HPCC's incast run 30,000 of 91,000) and the
- * notifications that reach it later are only counted. */
-void fq_retire(struct flsim *s, uint32_t id)
-{
-	struct fl_cc *c = s->fl->qps[id].cc;
-	if (!c)
-		return;
-	c->retired = true;
-	fab_timers_set(&s->fl->timers, s->fl->tm_cc + id, FAB_TIME_NEVER);
-}
-
-/* The NICs whose queue pairs changed: each sends its active ones round
- * robin, an equal share of its payload rate less the ACKs it sends.  A
- * rate changes the ACKs other NICs send, and so theirs: those join the
- * list (changes under 1e-4 of the line are let be). */
-void fq_nics(struct flsim *s)
-{
-	struct fl_state *fl = s->fl;
-	for (uint32_t i = 0; i < fl->dirty.n; i++) {
-		uint32_t port = fl->dirty.v[i];
-		struct fl_port *p = &fl->ports[port];
-		p->dirty = false;
-		if (s->ports[port].is_switch)
-			continue;
-		fl->fq[port].ack_used = fl->fq[port].ack;
-		cap_set(fl, port);
-		double c = cap(fl, port), r = p->n ? c / p->n : 0;
-		fl_rank_nic(s, port, c);
-		if (fl->cc) {
-			cc_share(s, port, c);
-		} else {
-			for (uint32_t j = 0; j < p->n; j++)
-				fq_source_rate(s, p->qp[j], r);
-		}
-		fl->recomputes++;
-		fl->comp_qps += p->n;
-	}
-	fl->dirty.n = 0;
-}
-
-/* ---- tokens: a message's last byte, a congestion notification ----
- *
- * A token travels its queue pair's path, forward hops then (where ACKs
- * share the data's priority and wait in its queues) the ACK's hops.  At a
- * hop where it waits behind the queue it joins the queue's list of what
- * waits (pend_push): it leaves with the bytes that arrived with it, at
- * whatever rate the port runs meanwhile (a pause held or let go: out_due).
- * With no queue anywhere a message is delivered at the fair-share engine's
- * closed form, to the picosecond. */
-
-/* from leaving ACK hop h to the next: propagation, and the ACK's frame */
-static fab_time_ps ack_lat(const struct flsim *s, const struct fl_qp *q, uint32_t h)
-{
-	return s->ports[q->path[h]].ack_hop_ps;
-}
-
-/* its journey is over at t */
-static void tok_end(struct flsim *s, const struct fq_rec *m, fab_time_ps t)
-{
-	if (m->kind == TOK_NOTE)
-		fab_eq_push(&s->c.eq, t, EV_FQ_CC_NOTIFY, NULL, m->qp);
-	else if (m->flow != NO_FLOW)
-		fab_eq_push(&s->c.eq, t, EV_FL_DELIVER, sim_flow_at(&s->c, m->flow), 0);
-	else
-		fab_eq_push(&s->c.eq, t, EV_FL_DELIVER, NULL, m->cookie);
-}
-
-/* whether token m can find a queue to wait in at hop h: a switch's port,
- * forward for a message's last byte or a notification before its marking
- * hop, back where ACKs wait in the data's queues */
-static bool tok_waits(const struct flsim *s, const struct fl_qp *q, const struct fq_rec *m, uint32_t h)
-{
-	if (!s->ports[q->path[h]].is_switch)
-		return false;
-	return h < q->nfwd ? m->kind == TOK_DATA || h < m->upto : q->acks_wait;
-}
-
-/* token i leaves hop m.hop at t: on to the next hop where it may wait
- * (passing the others at once), or home */
-static void tok_leave(struct flsim *s, uint32_t i, fab_time_ps t)
-{
-	struct fl_state *fl = s->fl;
-	struct fq_rec *m = &fl->rec[i];
-	const struct fl_qp *q = &fl->qps[m->qp];
-	bool fixed = t == s->c.now_ps; /* (an impulse leaves its NIC later) */
-	for (uint32_t h = m->hop;; h++) {
-		if (h < q->nfwd) {
-			t += hop_lat(s, q, h);
-			if (h + 1u == q->nfwd && ((m->kind == TOK_DATA && m->flow == NO_FLOW) || !q->acks_wait)) {
-				/* at the receiver: a message of a collective is
-				 * delivered; ACKs that go first are back at once */
-				tok_end(s, m, m->flow == NO_FLOW && m->kind == TOK_DATA ? t : t + q->ack_ps);
-				rec_free(fl, i);
-				return;
-			}
-		} else {
-			t += ack_lat(s, q, h);
-		}
-		if (h + 1u == q->npath) {
-			tok_end(s, m, t);
-			rec_free(fl, i);
-			return;
-		}
-		if (tok_waits(s, q, m, h + 1)) {
-			uint32_t np = q->path[h + 1];
-			const struct fq_port *f = &fl->fq[np];
-			if (f->backlog == 0 && f->ain <= f->c && !f->pn && f->in_due <= s->c.now_ps) {
-				/* an idle queue with no change of rate on its way
-				 * to it: the token crosses it now (one that a change
-				 * sent after now builds before the token is there
-				 * is missed) */
-				if (fl->series && h + 1 < q->nfwd)
-					fl->fq_came[np].bytes += m->rate;
-				continue;
-			}
-			m->hop = h + 1;
-			if (fixed) /* (a sum of hops' latencies) */
-				fl_push(s, t, EV_FQ_MARK, i);
-			else
-				fab_eq_push(&s->c.eq, t, EV_FQ_MARK, NULL, i);
-			return;
-		}
-	}
-}
-
-/* token i reaches hop m.hop: it waits behind the queue there, or goes on */
-static void tok_arrive(struct flsim *s, uint32_t i)
-{
-	struct fl_state *fl = s->fl;
-	const struct fq_rec *m = &fl->rec[i];
-	const struct fl_qp *q = &fl->qps[m->qp];
-	uint32_t port = q->path[m->hop];
-	struct fq_port *f = &fl->fq[port];
-	settle(s, port);
-	if (fl->series && m->hop < q->nfwd) /* (an impulse's bytes come in) */
-		fl->fq_came[port].bytes += m->rate;
-	if (m->rate > 0 && m->hop < q->nfwd && f->backlog > 0) { /* an impulse's bytes join a queue */
-		touch(s, port);
-		f->backlog += m->rate;
-		struct fab_port_stats *st = &s->ports[port].st;
-		if ((uint64_t)f->backlog > st->max_queue_bytes)
-			st->max_queue_bytes = (uint64_t)f->backlog;
-		if (fl->pfc)
-			in_of(s, f, s->ports[q->path[m->hop - 1]].peer)->bytes += m->rate;
-	}
-	if (f->backlog > 0) {
-		pend_push(s, port, i, PEND_TOK, 0);
-		return;
-	}
-	tok_leave(s, i, s->c.now_ps);
-}
-
-/* a token of queue pair id sets out from its NIC now */
-static void tok_send(struct flsim *s, uint32_t id, uint8_t kind, uint8_t upto, uint32_t flow, uint32_t cookie)
-{
-	struct fl_state *fl = s->fl;
-	uint32_t i = rec_new(fl);
-	fl->rec[i] = (struct fq_rec){.qp = id, .hop = 0, .flow = flow, .cookie = cookie, .kind = kind, .upto = upto};
-	tok_leave(s, i, s->c.now_ps);
-}
-
-/* the last byte of a message leaves its NIC (a little early where the
- * NIC's round robin puts it ahead: fl_finish_at) */
-void fq_sent(struct flsim *s, uint32_t id, uint32_t flow, uint32_t cookie)
-{
-	tok_send(s, id, TOK_DATA, 0, flow, cookie);
-}
-
-/* A message of at most a packet on an idle queue pair: it leaves its NIC
- * in the time its round robin's share gives it (an equal share of the
- * line, as the next in turn), and its bytes ride its token, joining each
- * queue it reaches, instead of being a transfer whose rate every queue on
- * the path and every other transfer of its NIC would follow for those few
- * nanoseconds and back (that was half of the events of HPCC's FB_Hadoop
- * run, whose flows are 60% of a packet or less).  The bytes in the queues
- * are the same; no rate moves. */
-void fq_impulse(struct flsim *s, uint32_t id, const struct fl_msg *m)
-{
-	struct fl_state *fl = s->fl;
-	struct fl_qp *q = &fl->qps[id];
-	uint32_t nic = q->path[0];
-	double share = cap(fl, nic) / (double)(fl->ports[nic].n + 1);
-	fab_time_ps t = s->c.now_ps + (fab_time_ps)ceil((double)m->bytes / share);
-	fl_books(s, q, m);
-	uint32_t i = rec_new(fl);
-	fl->rec[i] = (struct fq_rec){
-		.qp = id, .hop = 0, .rate = (double)m->bytes, .flow = m->flow, .cookie = m->cookie, .kind = TOK_DATA};
-	tok_leave(s, i, t);
 }
 
 void fq_event(struct flsim *s, const struct fab_ev *ev)
@@ -1737,13 +356,13 @@ void fq_event(struct flsim *s, const struct fab_ev *ev)
 		}
 		break;
 	case EV_FQ_MARK:
-		tok_arrive(s, ev->arg);
+		fq_tok_arrive(s, ev->arg);
 		break;
 	case EV_FQ_CC_TICK:
-		cc_tick(s, ev->arg);
+		fq_cc_tick(s, ev->arg);
 		break;
 	case EV_FQ_CC_NOTIFY:
-		cc_notify(s, ev->arg);
+		fq_cc_notify(s, ev->arg);
 		break;
 	default:
 		break;
@@ -1758,21 +377,40 @@ void fq_timer(struct flsim *s, uint32_t i)
 		struct fq_port *f = &fl->fq[i];
 		settle(s, i);
 		f->backlog = 0; /* (what rounding left) */
-		in_empty(s, f);
+		fq_in_empty(s, f);
 		emptied(s, i);
 		touch(s, i);
 	} else if (i < fl->tm_pfc) { /* what waits at the head of a port's queue leaves */
 		uint32_t port = i - fl->tm_out;
 		settle(s, port); /* (an emptied queue let them all through) */
 		let_through(s, port, false);
-		out_due(s, port); /* the new head's turn */
+		fq_out_due(s, port); /* the new head's turn */
 		touch(s, port);
 	} else if (i < fl->tm_mark) { /* a switch's thresholds */
-		pfc_check(s, fl->pfc_node[i - fl->tm_pfc]);
+		fq_pfc_check(s, fl->pfc_node[i - fl->tm_pfc]);
 	} else if (i < fl->tm_cc) { /* a port's queue reaches kmin */
 		settle(s, i - fl->tm_mark);
 		touch(s, i - fl->tm_mark); /* (refresh: mark_watch) */
 	} else {
-		cc_timer(s, i - fl->tm_cc);
+		fq_cc_timer(s, i - fl->tm_cc);
 	}
 }
+
+const struct fl_queue_ops fl_queues_fifo = {
+	.name = "fifo",
+	.init = fq_init,
+	.free = fq_free,
+	.caps = fq_caps,
+	.start = fq_start,
+	.stop = fq_stop,
+	.impulse = fq_impulse,
+	.sent = fq_sent,
+	.rates = fq_nics,
+	.refresh = fq_refresh,
+	.event = fq_event,
+	.timer = fq_timer,
+	.port_rate = fq_port_rate,
+	.port_sent = fq_port_sent,
+	.port_pfc = fq_port_pfc,
+	.rest = fq_rest,
+};

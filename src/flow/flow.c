@@ -5,34 +5,27 @@
  * The topology, the queue pairs, their 5-tuple hashes and so their ECMP
  * paths are the packet engine's (fab_sim_qp_path).  A queue pair carries
  * its messages in order; the message at its head is a transfer that crosses
- * the egress ports of its path.  Transfers share ports max-min fairly
- * (maxmin.c), each port's capacity being its payload rate: line rate (a
- * NIC's capped by PCIe) x MTU / (MTU + 82 bytes of headers, preamble and
- * gap).  Its ACKs take their share of the ports on the way back (86 wire
- * bytes per `ack_every` data packets, on the reverse 5-tuple's path): a
- * port offers data its capacity less the ACK load of the transfers whose
- * ACKs cross it, at their current rates.  That load is updated when their
- * rates change, and re-solves a port's component when it moves by more
- * than 1e-4 of the port: a fixed point reached in a round or two, which
- * keeps ACK paths out of components (with them, a ring would be one).
- * When transfers start or finish, only the connected component of
- * ports and transfers they touch is recomputed, once per instant however
- * many changed at it (or, with flow.batch, within that time of each other:
- * new transfers wait that long for a rate, finished ones leave their share
- * unused that long).  A transfer's last byte then reaches the destination
- * after the path's propagation delays plus the store-and-forward of its last
- * packet at every switch; a flow finishes when its ACK is back.
+ * the egress ports of its path, at the rate its queue model gives it
+ * (flow.queues, behind the table in queue.h, chosen once in fl_init):
+ * max-min fair shares of the ports it crosses (fair.c), or its NIC's
+ * round robin at line rate into first-come first-served switch queues
+ * (fifo.c), with DCQCN at the sources and fluid PFC pauses between hops
+ * (flow.queues: dcqcn).  This file keeps what every model shares: the
+ * queue pairs, their paths and messages, the transfer at each one's head,
+ * its NIC's round robin (fl_finish_at, fl_rank_nic), the completions, the
+ * books (fl_books), degraded links, the engine's table, and the run loop:
+ * what is due next of the event queue, the completions, the model's timers
+ * and the delay lines (lines.c).
+ * A message's last byte, where the model does not carry it through queues,
+ * reaches the destination after the path's propagation delays plus the
+ * store-and-forward of its last packet at every switch; a flow finishes
+ * when its ACK is back.
  *
- * With `flow.queues: fifo` the rates are not max-min: NICs send at line
- * rate and switch ports are first-come first-served queues (fifo.c); this
- * file then keeps the queue pairs, their NICs' round robin and the
- * completions, and fifo.c the rest.  `flow.queues: dcqcn` is fifo with
- * DCQCN at the sources, fed marks drawn on the queues' depth (fifo.c).
- *
- * Not modelled: queueing delay (but with fifo, dcqcn), PFC, ECN and DCQCN
- * (but with dcqcn), drops and retransmission.  Faults: link degradation
- * only (the run refuses the others).  The time series (fabric.series_interval)
- * are sampled from the fluid (fl_sample).
+ * Not modelled: drops and retransmission (and, with fair shares, queues,
+ * PFC, ECN and DCQCN).  Faults: link degradation only (the run refuses the
+ * others).  The time series (fabric.series_interval) are sampled from the
+ * fluid (sample.c: fl_sample); the blocks that live as long as the engine
+ * come from its arena (arena.c).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -40,6 +33,7 @@
 
 #include "flow.h"
 #include "flow_int.h"
+#include "queue.h"
 
 static double payload_rate(const struct flsim *s, uint32_t port)
 {
@@ -49,7 +43,25 @@ static double payload_rate(const struct flsim *s, uint32_t port)
 	return bps * eff / 8 / 1e12;
 }
 
-static void fl_set_rates(struct flsim *s);
+/* the ports' payload rates (again when the server's PCIe cap is set) */
+static void fl_set_rates(struct flsim *s)
+{
+	for (uint32_t i = 0; i < s->c.topo->nports; i++)
+		s->fl->ports[i].payload_per_ps = payload_rate(s, i);
+}
+
+/* the queue model flow.queues names: the one place it is chosen */
+static const struct fl_queue_ops *queue_model(int flow_queues)
+{
+	switch (flow_queues) {
+	case FAB_FLOW_QUEUES_FAIR:
+		return &fl_queues_fair;
+	case FAB_FLOW_QUEUES_DCQCN:
+		return &fl_queues_dcqcn;
+	default:
+		return &fl_queues_fifo;
+	}
+}
 
 static void fl_init(struct flsim *s)
 {
@@ -57,71 +69,14 @@ static void fl_init(struct flsim *s)
 	fl->ports = fab_xcalloc(s->c.topo->nports, sizeof *fl->ports);
 	s->fl = fl;
 	fl_set_rates(s);
-	fab_maxmin_init(&fl->mm);
 	fl->batch_ps = s->c.fp.flow_batch_ps;
 	fl->series = s->c.fp.series_interval_ps > 0;
-	if (s->c.fp.flow_queues != FAB_FLOW_QUEUES_FAIR)
-		fq_init(s);
+	fl->ops = queue_model(s->c.fp.flow_queues);
+	if (fl->ops->init)
+		fl->ops->init(s);
 	const struct fab_wire *w = fab_sim_wire(&s->c);
 	fl->ack_frac = (double)(w->ack_frame + w->preamble_ifg) /
 		((double)FAB_MAX(s->c.fp.nic.ack_every, 1u) * (double)fab_wire_data_bytes(w, s->c.fp.mtu));
-}
-
-/* the ports' payload rates (again when the server's PCIe cap is set) */
-static void fl_set_rates(struct flsim *s)
-{
-	for (uint32_t i = 0; i < s->c.topo->nports; i++)
-		s->fl->ports[i].payload_per_ps = payload_rate(s, i);
-	if (s->fl->fq)
-		fq_caps(s);
-}
-
-/* ---- the arena (flow_int.h) ---- */
-
-#define ARENA_CHUNK (256 << 10)
-#if defined(__SANITIZE_ADDRESS__)
-#define FL_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define FL_ASAN 1
-#endif
-#endif
-#ifdef FL_ASAN
-#include <sanitizer/asan_interface.h>
-#define ARENA_RED 16 /* a poisoned gap after each block: ASan sees overruns */
-#else
-#define ARENA_RED 0
-#define ASAN_POISON_MEMORY_REGION(p, n) ((void)(p), (void)(n))
-#define ASAN_UNPOISON_MEMORY_REGION(p, n) ((void)(p), (void)(n))
-#endif
-
-void *fl_arena_alloc(struct fl_state *fl, size_t bytes)
-{
-	struct fl_arena *a = &fl->arena;
-	size_t need = ((bytes + 15) & ~(size_t)15) + ARENA_RED;
-	if (need > a->left) {
-		size_t size = FAB_MAX(need, (size_t)ARENA_CHUNK);
-		if (a->n == a->cap) {
-			a->cap = a->cap ? 2 * a->cap : 16;
-			a->chunks = fab_xrealloc(a->chunks, a->cap, sizeof *a->chunks);
-		}
-		a->chunks[a->n++] = a->cur = fab_xcalloc(1, size);
-		a->left = size;
-		ASAN_POISON_MEMORY_REGION(a->cur, size);
-	}
-	void *p = a->cur;
-	ASAN_UNPOISON_MEMORY_REGION(p, bytes); /* (the gap after it stays poisoned) */
-	a->cur += need;
-	a->left -= need;
-	return p;
-}
-
-void fl_arena_free(struct fl_arena *a)
-{
-	for (size_t i = 0; i < a->n; i++)
-		free(a->chunks[i]);
-	free(a->chunks);
-	memset(a, 0, sizeof *a);
 }
 
 static void fl_free(struct flsim *s)
@@ -133,7 +88,8 @@ static void fl_free(struct flsim *s)
 		if (fl->qps[i].qcap > FL_Q_FIRST) /* (its first FIFO is the arena's) */
 			free(fl->qps[i].q);
 	fl_arena_free(&fl->arena); /* paths, first FIFOs, congestion controls */
-	fq_free(s);
+	if (fl->ops->free)
+		fl->ops->free(s);
 	free(fl->qps);
 	for (uint32_t i = 0; i < s->c.topo->nports; i++) {
 		free(fl->ports[i].qp);
@@ -142,15 +98,7 @@ static void fl_free(struct flsim *s)
 	free(fl->ports);
 	free(fl->dirty.v);
 	fab_timers_free(&fl->done);
-	for (uint32_t i = 0; i < fl->nlines; i++)
-		free(fl->lines[i].v);
-	fab_maxmin_free(&fl->mm);
-	free(fl->cports);
-	free(fl->cqps);
-	free(fl->off);
-	free(fl->idx);
-	free(fl->ccap);
-	free(fl->crate);
+	fl_lines_free(fl);
 	free(fl->rrkey);
 	free(fl->ser);
 	free(fl);
@@ -172,147 +120,9 @@ static struct fl_qp *fq(struct flsim *s, uint32_t qp)
 	return &fl->qps[qp];
 }
 
-void fl_due_add(struct fl_due *d, bool *flag, uint32_t port, fab_time_ps now)
-{
-	if (*flag)
-		return;
-	*flag = true;
-	if (!d->n)
-		d->since = now;
-	if (d->n == d->cap) {
-		d->cap = d->cap ? 2 * d->cap : 64;
-		d->v = fab_xrealloc(d->v, d->cap, sizeof *d->v);
-	}
-	d->v[d->n++] = port;
-}
-
-void fl_mark_dirty(struct flsim *s, uint32_t port)
-{
-	fl_due_add(&s->fl->dirty, &s->fl->ports[port].dirty, port, s->c.now_ps);
-}
-
-/* --- completions (fl->done) --- */
-
-/* the head message of queue pair id now ends at t */
-void fl_done_set(struct fl_state *fl, uint32_t id, fab_time_ps t)
-{
-	fab_timers_requeue(&fl->done, id, t);
-}
-
-void fl_done_clear(struct fl_state *fl, uint32_t id)
-{
-	fab_timers_set(&fl->done, id, FAB_TIME_NEVER);
-}
-
-bool fl_done_due(const struct fl_state *fl, uint32_t id)
-{
-	return fab_timers_at(&fl->done, id) != FAB_TIME_NEVER;
-}
-
 static fab_time_ps done_next(const struct fl_state *fl)
 {
 	return fab_timers_next(&fl->done);
-}
-
-/* --- delay lines (flow_int.h) --- */
-
-static bool line_before(const struct fl_state *fl, uint32_t a, uint32_t b)
-{
-	return fl->line_t[a] < fl->line_t[b] || (fl->line_t[a] == fl->line_t[b] && fl->line_s[a] < fl->line_s[b]);
-}
-
-/* line i has a head now (it had none): it joins the order */
-static void line_join(struct fl_state *fl, uint32_t i)
-{
-	uint32_t k = fl->nbusy++;
-	for (; k && line_before(fl, i, fl->line_order[k - 1]); k--)
-		fl->line_order[k] = fl->line_order[k - 1];
-	fl->line_order[k] = (uint8_t)i;
-}
-
-/* the first line's head was taken: it moves back to its place in the
- * order, or leaves it if it is empty */
-static void line_took(struct fl_state *fl, bool empty)
-{
-	uint32_t i = fl->line_order[0], k = 0;
-	if (empty) {
-		memmove(fl->line_order, fl->line_order + 1, --fl->nbusy);
-	} else {
-		for (; k + 1 < fl->nbusy && line_before(fl, fl->line_order[k + 1], i); k++)
-			fl->line_order[k] = fl->line_order[k + 1];
-		fl->line_order[k] = (uint8_t)i;
-	}
-}
-
-/* an event of the engine's own, due at t */
-void fl_push(struct flsim *s, fab_time_ps t, uint32_t type, uint32_t arg)
-{
-	struct fl_state *fl = s->fl;
-	fab_time_ps d = t - s->c.now_ps;
-	uint8_t *hint = &fl->line_of[(d ^ d >> 6 ^ d >> 12) & 63];
-	uint32_t i = *hint ? *hint - 1u : 0;
-	if (!*hint || fl->lines[i].delay != d) {
-		for (i = 0; i < fl->nlines && fl->lines[i].delay != d;)
-			i++;
-		if (i == fl->nlines) {
-			if (i == FL_LINES || t < s->c.now_ps) {
-				fab_eq_push(&s->c.eq, t, type, NULL, arg);
-				return;
-			}
-			fl->line_t[fl->nlines] = FAB_TIME_NEVER;
-			fl->lines[fl->nlines++].delay = d;
-		}
-		*hint = (uint8_t)(i + 1);
-	}
-	struct fl_line *l = &fl->lines[i];
-	if (l->n == l->cap) {
-		uint32_t n = l->cap ? 2 * l->cap : 64;
-		struct fl_lev *v = fab_xcalloc(n, sizeof *v);
-		for (uint32_t k = 0; k < l->n; k++)
-			v[k] = l->v[(l->head + k) & (l->cap - 1)];
-		free(l->v);
-		l->v = v;
-		l->cap = n;
-		l->head = 0;
-	}
-	struct fl_lev *e = &l->v[(l->head + l->n++) & (l->cap - 1)]; /* (cap: a power of 2) */
-	*e = (struct fl_lev){t, fl->line_seq++, type, arg};
-	if (l->n == 1) {
-		fl->line_t[i] = t;
-		fl->line_s[i] = e->seq;
-		line_join(fl, i);
-	}
-}
-
-static fab_time_ps line_next(const struct fl_state *fl)
-{
-	return fl->nbusy ? fl->line_t[fl->line_order[0]] : FAB_TIME_NEVER;
-}
-
-/* takes the first line's head as an event */
-static void line_pop(struct fl_state *fl, struct fab_ev *ev)
-{
-	uint32_t i = fl->line_order[0];
-	struct fl_line *l = &fl->lines[i];
-	const struct fl_lev *e = &l->v[l->head];
-	*ev = (struct fab_ev){.t_ps = e->t, .seq = e->seq, .type = e->type, .arg = e->arg};
-	l->head = (l->head + 1) & (l->cap - 1);
-	if (--l->n) {
-		const struct fl_lev *nx = &l->v[l->head];
-		fl->line_t[i] = nx->t;
-		fl->line_s[i] = nx->seq;
-		/* what the line's next event reads first, fetched into the
-		 * cache while the events between run: a window's queue pair, a
-		 * change's or a token's record (on HPCC's incast run fq_event
-		 * went from 10.5% to 9.0% of the samples) */
-		if (nx->type == EV_FQ_CC_TICK)
-			__builtin_prefetch(&fl->qps[nx->arg]);
-		else if (nx->type == EV_FQ_IN || nx->type == EV_FQ_MARK)
-			__builtin_prefetch(&fl->rec[nx->arg]);
-	} else {
-		fl->line_t[i] = FAB_TIME_NEVER;
-	}
-	line_took(fl, !l->n);
 }
 
 /* when the next completion, timer and delayed event (flow.queues fifo)
@@ -326,7 +136,7 @@ static fab_time_ps next_at(const struct flsim *s, struct next_at *at)
 	const struct fl_state *fl = s->fl;
 	at->done = done_next(fl);
 	at->timer = fab_timers_next(&fl->timers);
-	at->line = line_next(fl);
+	at->line = fl_line_next(fl);
 	return FAB_MIN(FAB_MIN(fab_eq_peek_time(&s->c.eq), at->done), FAB_MIN(at->timer, at->line));
 }
 
@@ -342,27 +152,14 @@ static void walk(struct flsim *s, uint32_t id, struct fl_qp *q)
 			     sim_path(&s->c, sq->dst_nic, sq->src_nic, sq->hash_rev, path + q->nfwd, FL_MAX_PATH / 2));
 	/* sized to the path (an all-to-all has hundreds of thousands of queue
 	 * pairs): path, then pos, in one allocation; with fifo queues pos
-	 * comes with fh when the queue pair first has a rate (fl_rates_of: a
+	 * comes with fh when the queue pair first has a rate (fifo.c: a
 	 * message of one packet never has one) */
-	size_t nu = (size_t)q->npath + (s->fl->fifo ? 0 : q->nfwd);
+	bool pos = s->fl->ops->pos_with_path;
+	size_t nu = (size_t)q->npath + (pos ? q->nfwd : 0);
 	q->path = fl_arena_alloc(s->fl, nu * sizeof *q->path);
 	memcpy(q->path, path, q->npath * sizeof *path);
-	if (!s->fl->fifo)
+	if (pos)
 		q->pos = q->path + q->npath;
-}
-
-/* flow.queues fifo: its place in each forward hop's list (none yet), at
- * an even count of uint32_t (aligned for doubles), its rates there (fh:
- * none yet) and when the last change of them sent there is due (fh + 3
- * nfwd: none yet), in one allocation */
-void fl_rates_of(struct flsim *s, struct fl_qp *q)
-{
-	size_t nu = ((size_t)q->nfwd + 1) & ~(size_t)1;
-	double *block = fl_arena_alloc(s->fl, (nu / 2 + 4 * (size_t)q->nfwd) * sizeof *block);
-	q->pos = (uint32_t *)block;
-	for (uint32_t h = 0; h < q->nfwd; h++)
-		q->pos[h] = NO_POS;
-	q->fh = block + nu / 2;
 }
 
 /* The queue pairs the run starts with are walked at once, one after the
@@ -391,22 +188,6 @@ static void route(struct flsim *s, uint32_t id, struct fl_qp *q)
 	q->routed = true;
 }
 
-/* a transfer's rate changes to r: its ACKs load the reverse path so much */
-static void set_ack_load(struct flsim *s, struct fl_qp *q, double r)
-{
-	double d = s->fl->ack_frac * (r - q->rate);
-	if (d == 0)
-		return;
-	for (uint32_t h = q->nfwd; h < q->npath; h++) {
-		struct fl_port *p = &s->fl->ports[q->path[h]];
-		p->ack_load += d;
-		if (p->ack_load < 0)
-			p->ack_load = 0;
-		if (fabs(d) > 1e-2 * p->payload_per_ps)
-			fl_mark_dirty(s, q->path[h]);
-	}
-}
-
 /* transfer id joins the list of the port at its hop h */
 void fl_member_add(struct flsim *s, uint32_t id, struct fl_qp *q, uint32_t h)
 {
@@ -431,23 +212,6 @@ void fl_member_remove(struct flsim *s, struct fl_qp *q, uint32_t h)
 		s->fl->qps[p->qp[i]].pos[p->hop[i]] = i;
 	}
 	q->pos[h] = NO_POS;
-}
-
-static void port_add(struct flsim *s, uint32_t id, struct fl_qp *q)
-{
-	for (uint32_t h = 0; h < q->nfwd; h++) {
-		fl_member_add(s, id, q, h);
-		fl_mark_dirty(s, q->path[h]);
-	}
-}
-
-static void port_remove(struct flsim *s, struct fl_qp *q)
-{
-	set_ack_load(s, q, 0);
-	for (uint32_t h = 0; h < q->nfwd; h++) {
-		fl_member_remove(s, q, h);
-		fl_mark_dirty(s, q->path[h]);
-	}
 }
 
 /* When the head message's last byte leaves.  The NIC serves its queue
@@ -509,20 +273,6 @@ void fl_rank_nic(struct flsim *s, uint32_t port, double sum)
 	}
 }
 
-static void rank_nics(struct flsim *s, uint32_t np)
-{
-	struct fl_state *fl = s->fl;
-	for (uint32_t i = 0; i < np; i++) {
-		const struct fl_port *p = &fl->ports[fl->cports[i]];
-		if (s->ports[fl->cports[i]].is_switch)
-			continue;
-		double sum = 0;
-		for (uint32_t j = 0; j < p->n; j++)
-			sum += fl->crate[fl->qps[p->qp[j]].local];
-		fl_rank_nic(s, fl->cports[i], sum);
-	}
-}
-
 /* the head message becomes the transfer in progress */
 static void activate(struct flsim *s, uint32_t id, struct fl_qp *q)
 {
@@ -533,15 +283,7 @@ static void activate(struct flsim *s, uint32_t id, struct fl_qp *q)
 		q->active = true;
 		q->crowd = 0;
 		q->rr = s->fl->rr_next++;
-		if (s->fl->fifo) { /* its NIC shares its rate again, at once */
-			if (!q->fh)
-				fl_rates_of(s, q);
-			fl_member_add(s, id, q, 0);
-			fl_mark_dirty(s, q->path[0]);
-			s->fl->urgent = true;
-		} else {
-			port_add(s, id, q);
-		}
+		s->fl->ops->start(s, id, q);
 	} else {
 		/* the next message of a busy queue pair: nothing else changes */
 		q->rate = q->next_rate;
@@ -579,106 +321,14 @@ static void fl_post(struct fab_sim *sim, struct sim_conn *sq, fab_bytes bytes, u
 	FAB_ASSERT(!q->qn || q->flow_msgs == (flow != NO_FLOW)); /* (a flow's queue pairs carry only its messages) */
 	q->flow_msgs = flow != NO_FLOW;
 	/* a message of at most a packet on an idle queue pair goes out as an
-	 * impulse: its bytes ride its last byte's token (fifo.c) */
-	if (s->fl->fifo && q->nfwd > 1 && q->qn == q->qh && !q->active && bytes && bytes <= s->c.fp.mtu) {
-		fq_impulse(s, sq->id, &(struct fl_msg){bytes, flow, cookie});
+	 * impulse: its bytes ride its last byte's token (fifo_tok.c) */
+	const struct fl_queue_ops *ops = s->fl->ops;
+	if (ops->impulse && q->qn == q->qh && !q->active && bytes &&
+	    ops->impulse(s, sq->id, q, &(struct fl_msg){bytes, flow, cookie}))
 		return;
-	}
 	q->q[q->qn++] = (struct fl_msg){bytes, flow, cookie};
 	if (q->qn - q->qh == 1)
 		activate(s, sq->id, q);
-}
-
-static void grow_u32(uint32_t **p, size_t *cap, size_t need)
-{
-	if (*cap >= need)
-		return;
-	*cap = need + need / 2 + 64;
-	*p = fab_xrealloc(*p, *cap, sizeof **p);
-}
-
-/* a port joins the component being gathered (once) */
-static void comp_port(struct fl_state *fl, uint32_t port, uint32_t st, uint32_t *np, size_t *cap_p)
-{
-	struct fl_port *p = &fl->ports[port];
-	if (p->stamp == st)
-		return;
-	p->stamp = st;
-	grow_u32(&fl->cports, cap_p, *np + 1);
-	p->local = *np;
-	fl->cports[(*np)++] = port;
-}
-
-/* New rates for the component of the dirty ports: the ports and transfers
- * reachable from them through shared ports. */
-static void recompute(struct flsim *s)
-{
-	struct fl_state *fl = s->fl;
-	uint32_t st = ++fl->stamp, np = 0, nq = 0;
-	size_t cap_p = fl->cap_cp, cap_q = fl->cap_cq;
-	for (uint32_t i = 0; i < fl->dirty.n; i++) {
-		fl->ports[fl->dirty.v[i]].dirty = false;
-		comp_port(fl, fl->dirty.v[i], st, &np, &cap_p);
-	}
-	fl->dirty.n = 0;
-	/* breadth first over ports: their transfers, those transfers' ports */
-	for (uint32_t i = 0; i < np; i++) {
-		struct fl_port *p = &fl->ports[fl->cports[i]];
-		for (uint32_t k = 0; k < p->n; k++) {
-			struct fl_qp *q = &fl->qps[p->qp[k]];
-			if (q->stamp == st)
-				continue;
-			q->stamp = st;
-			grow_u32(&fl->cqps, &cap_q, nq + 1);
-			q->local = nq;
-			fl->cqps[nq++] = p->qp[k];
-			for (uint32_t h = 0; h < q->nfwd; h++)
-				comp_port(fl, q->path[h], st, &np, &cap_p);
-		}
-	}
-	fl->cap_cp = cap_p;
-	fl->cap_cq = cap_q;
-	fl->recomputes++;
-	fl->comp_qps += nq;
-	if (!nq)
-		return;
-	/* the problem in local indices */
-	size_t ne = 0;
-	fl->off = fab_xrealloc(fl->off, nq + 1, sizeof *fl->off);
-	fl->crate = fab_xrealloc(fl->crate, nq, sizeof *fl->crate);
-	fl->ccap = fab_xrealloc(fl->ccap, np, sizeof *fl->ccap);
-	for (uint32_t i = 0; i < np; i++) {
-		const struct fl_port *p = &fl->ports[fl->cports[i]];
-		fl->ccap[i] = FAB_MAX(p->payload_per_ps - p->ack_load, 0.0);
-	}
-	for (uint32_t k = 0; k < nq; k++) {
-		struct fl_qp *q = &fl->qps[fl->cqps[k]];
-		fl->off[k] = (uint32_t)ne;
-		grow_u32(&fl->idx, &fl->cap_ci, ne + q->nfwd);
-		for (uint32_t h = 0; h < q->nfwd; h++)
-			fl->idx[ne++] = fl->ports[q->path[h]].local;
-	}
-	fl->off[nq] = (uint32_t)ne;
-	fab_maxmin_solve(&fl->mm, np, fl->ccap, nq, fl->off, fl->idx, fl->crate);
-	rank_nics(s, np);
-	for (uint32_t k = 0; k < nq; k++) {
-		uint32_t id = fl->cqps[k];
-		struct fl_qp *q = &fl->qps[id];
-		double r = fl->crate[k];
-		q->rem -= q->rate * (double)(s->c.now_ps - q->t_last);
-		if (q->rem < 0)
-			q->rem = 0;
-		q->t_last = s->c.now_ps;
-		/* an unchanged rate keeps its completion time */
-		if (r == q->rate && fl_done_due(fl, id))
-			continue;
-		set_ack_load(s, q, r);
-		q->rate = q->next_rate = r;
-		if (r > 0)
-			fl_done_set(fl, id, fl_finish_at(s, q));
-		else
-			fl_done_clear(fl, id);
-	}
 }
 
 /* a message has left its NIC whole: the counters the packet engine keeps
@@ -719,8 +369,9 @@ static void on_done(struct flsim *s, uint32_t id)
 	fl_done_clear(s->fl, id);
 	struct fl_msg m = q->q[q->qh++];
 	fl_books(s, q, &m);
-	if (s->fl->fifo && q->nfwd > 1) /* its last byte goes through the queues */
-		fq_sent(s, id, m.flow, m.cookie);
+	const struct fl_queue_ops *ops = s->fl->ops;
+	if (ops->sent && ops->sent(s, id, q, &m))
+		; /* its last byte goes through the queues */
 	else if (m.flow != NO_FLOW)
 		fab_eq_push(&s->c.eq, s->c.now_ps + q->tail_ps + q->ack_ps, EV_FL_DELIVER, sim_flow_at(&s->c, m.flow),
 			    0);
@@ -728,16 +379,9 @@ static void on_done(struct flsim *s, uint32_t id)
 		fab_eq_push(&s->c.eq, s->c.now_ps + q->tail_ps, EV_FL_DELIVER, NULL, m.cookie);
 	if (q->qh < q->qn) {
 		activate(s, id, q);
-	} else if (s->fl->fifo) {
-		q->active = false;
-		fl_member_remove(s, q, 0);
-		fl_mark_dirty(s, q->path[0]);
-		fq_source_rate(s, id, 0);
-		q->qh = q->qn = 0;
 	} else {
 		q->active = false;
-		port_remove(s, q); /* (its ACK load goes with its rate) */
-		q->rate = q->next_rate = 0;
+		ops->stop(s, id, q);
 		q->qh = q->qn = 0;
 	}
 }
@@ -750,13 +394,12 @@ static void on_deliver(struct flsim *s, struct sim_flow *f, uint32_t cookie)
 		return;
 	}
 	sim_flow_qp_done(&s->c, f);
-	if (s->fl->cc && f->st.finish_ps != FAB_TIME_NEVER)
-		for (uint32_t k = 0; k < f->nqps; k++)
-			fq_retire(s, f->first_qp + k);
+	if (s->fl->ops->flow_done && f->st.finish_ps != FAB_TIME_NEVER)
+		s->fl->ops->flow_done(s, f);
 }
 
 /* port i runs at r from now: a packet's and an ACK's time across it */
-void fl_link_rate(struct flsim *s, uint32_t i, fab_rate_bps r)
+static void fl_link_rate(struct flsim *s, uint32_t i, fab_rate_bps r)
 {
 	const struct fab_wire *w = fab_sim_wire(&s->c);
 	struct fl_link *p = &s->ports[i];
@@ -773,96 +416,8 @@ static void on_fault(struct flsim *s, const struct fab_fault *f, int what)
 	uint32_t a = f->port, b = s->ports[a].peer;
 	fl_link_rate(s, a, r);
 	fl_link_rate(s, b, r);
-	if (s->fl->fifo) {
-		fq_port_rate(s, a, payload_rate(s, a));
-		fq_port_rate(s, b, payload_rate(s, b));
-		return;
-	}
-	s->fl->ports[a].payload_per_ps = payload_rate(s, a);
-	s->fl->ports[b].payload_per_ps = payload_rate(s, b);
-	fl_mark_dirty(s, a);
-	fl_mark_dirty(s, b);
-}
-
-/* the payload bytes queue pair q has sent: its whole messages, and of
- * the one in progress what has left */
-static double qp_sent(const struct flsim *s, const struct fl_qp *q)
-{
-	double sent = q->sent;
-	if (q->active && q->qh < q->qn)
-		sent += (double)q->q[q->qh].bytes - FAB_MAX(q->rem - q->rate * (double)(s->c.now_ps - q->t_last), 0.0);
-	return sent;
-}
-
-/* fabric.series_interval: the rows the packet engine samples (counters.c),
- * from the fluid.  A switch port's queue (payload bytes; fair shares keep
- * none) and the data it sent in the interval as frames and on the wire
- * (its payload with each packet's headers; ACKs are not counted), and the
- * PAUSE episodes that began at it; an unfinished flow's payload that left
- * its NICs in the interval and its queue pairs' mean rate: DCQCN's with
- * flow.queues dcqcn (the line rate before it first sends, as the packet
- * engine's), else the share the engine gives them. */
-static void fl_sample(struct flsim *s)
-{
-	struct fl_state *fl = s->fl;
-	const struct fab_topo *topo = s->c.topo;
-	if (!fl->ser)
-		fl->ser = fab_xcalloc(topo->nports, sizeof *fl->ser);
-	if (!fl->fifo) { /* no queues: what a source sends crosses its path at once */
-		for (uint32_t id = 0; id < fl->cap_qps; id++) {
-			struct fl_qp *q = &fl->qps[id];
-			if (!q->routed)
-				continue;
-			double sent = qp_sent(s, q), d = sent - q->series_mark;
-			q->series_mark = sent;
-			for (uint32_t h = 0; d > 0 && h < q->nfwd; h++)
-				fl->ser[q->path[h]].tx += d;
-		}
-	}
-	const struct fab_wire *w = fab_sim_wire(&s->c);
-	double mtu = s->c.fp.mtu, frame = (mtu + w->data_overhead) / mtu,
-	       wire = (mtu + w->data_overhead + s->c.wire.preamble_ifg) / mtu;
-	for (uint32_t i = 0; i < topo->nports; i++) {
-		if (!s->ports[i].is_switch)
-			continue;
-		struct fl_ser *r = &fl->ser[i];
-		double queue = 0;
-		if (fl->fifo)
-			r->tx = fq_port_sent(s, i, &queue);
-		double d = FAB_MAX(r->tx - r->mark, 0.0);
-		r->mark = r->tx;
-		uint64_t ptx, prx;
-		sim_port_pauses(&s->ports[i].st, &ptx, &prx);
-		*sim_series_row(&s->c) = (struct fab_series_row){
-			.t_ps = s->c.now_ps,
-			.port = i,
-			.queue_bytes = (uint64_t)llround(queue),
-			.tx_bytes = (uint64_t)llround(d * frame),
-			.tx_wire_bytes = (uint64_t)llround(d * wire),
-			.pause_tx = (uint32_t)(ptx - r->pause_tx),
-			.pause_rx = (uint32_t)(prx - r->pause_rx),
-		};
-		r->pause_tx = ptx;
-		r->pause_rx = prx;
-	}
-	for (uint32_t i = 0; i < s->c.nflows; i++) {
-		struct sim_flow *f = sim_flow_at(&s->c, i);
-		if (f->spec.start_ps > s->c.now_ps || f->st.finish_ps != FAB_TIME_NEVER)
-			continue;
-		double sent = (double)f->st.delivered_bytes, rate = 0;
-		for (uint32_t k = 0; k < f->nqps && f->first_qp + k < fl->cap_qps; k++) {
-			const struct fl_qp *q = &fl->qps[f->first_qp + k];
-			if (q->active && q->qh < q->qn && q->q[q->qh].flow == i)
-				sent += qp_sent(s, q) - q->sent;
-			rate += q->cc                 ? q->cc->ops->rate_bps(q->cc->st)
-				: fl->cc && q->routed ? (double)s->ports[q->path[0]].rate_bps /* (DCQCN starts there) */
-						      : q->rate * 8e12;
-		}
-		uint64_t now = (uint64_t)llround(sent);
-		*sim_flow_series_row(&s->c) = (struct fab_flow_series_row){
-			s->c.now_ps, i, now > f->series_mark ? now - f->series_mark : 0, f->nqps ? rate / f->nqps : 0};
-		f->series_mark = FAB_MAX(now, f->series_mark);
-	}
+	s->fl->ops->port_rate(s, a, payload_rate(s, a));
+	s->fl->ops->port_rate(s, b, payload_rate(s, b));
 }
 
 static int fl_run(struct fab_sim *sim, fab_time_ps end_ps)
@@ -877,14 +432,11 @@ static int fl_run(struct fab_sim *sim, fab_time_ps end_ps)
 		fab_time_ps next = next_at(s, &at);
 		if (fl->dirty.n && next > FAB_MAX(s->c.now_ps, fl->dirty.since + (fl->urgent ? 0 : fl->batch_ps))) {
 			fl->urgent = false;
-			if (fl->fifo)
-				fq_nics(s);
-			else
-				recompute(s);
+			fl->ops->rates(s);
 			next = next_at(s, &at);
 		}
 		if (fl->touch.n && next > FAB_MAX(s->c.now_ps, fl->touch.since + fl->batch_ps)) {
-			fq_refresh(s);
+			fl->ops->refresh(s);
 			next = next_at(s, &at);
 		}
 		if (!sim_busy(&s->c))
@@ -920,14 +472,14 @@ static int fl_run(struct fab_sim *sim, fab_time_ps end_ps)
 		/* then a timer, then what the delay lines hold */
 		if (at.timer == next) {
 			s->c.eq.popped++;
-			fq_timer(s, fab_timers_pop(&fl->timers));
+			fl->ops->timer(s, fab_timers_pop(&fl->timers));
 			sim_report_progress(&s->c, &next_progress);
 			continue;
 		}
 		if (at.line == next) {
 			s->c.eq.popped++;
-			line_pop(fl, &ev);
-			fq_event(s, &ev);
+			fl_line_pop(fl, &ev);
+			fl->ops->event(s, &ev);
 			sim_report_progress(&s->c, &next_progress);
 			continue;
 		}
@@ -947,13 +499,14 @@ static int fl_run(struct fab_sim *sim, fab_time_ps end_ps)
 			on_deliver(s, ev.obj, ev.arg);
 			break;
 		default:
-			fq_event(s, &ev);
+			if (fl->ops->event)
+				fl->ops->event(s, &ev);
 			break;
 		}
 		sim_report_progress(&s->c, &next_progress);
 	}
-	if (fl->fifo)
-		fq_rest(s);
+	if (fl->ops->rest)
+		fl->ops->rest(s);
 	/* bytes are counted when a message has left whole: nothing is in
 	 * flight in the books */
 	s->c.tot.events = s->c.eq.popped;
@@ -971,7 +524,10 @@ static void fl_stats(const struct fab_sim *sim, uint64_t *recomputes, double *me
 
 static void fl_server_changed(struct fab_sim *sim)
 {
-	fl_set_rates((struct flsim *)sim);
+	struct flsim *s = (struct flsim *)sim;
+	fl_set_rates(s);
+	if (s->fl->ops->caps)
+		s->fl->ops->caps(s);
 }
 
 static void fl_port_stats(const struct fab_sim *sim, struct fab_port_stats *out)
@@ -983,7 +539,10 @@ static void fl_port_stats(const struct fab_sim *sim, struct fab_port_stats *out)
 
 static void fl_port_pfc(const struct fab_sim *sim, uint32_t port, fab_bytes *headroom, fab_bytes *xoff)
 {
-	fq_port_pfc((const struct flsim *)sim, port, headroom, xoff);
+	const struct flsim *s = (const struct flsim *)sim;
+	*headroom = *xoff = 0;
+	if (s->fl->ops->port_pfc)
+		s->fl->ops->port_pfc(s, port, headroom, xoff);
 }
 
 static fab_rate_bps fl_port_rate(const struct fab_sim *sim, uint32_t port)

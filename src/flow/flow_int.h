@@ -1,7 +1,8 @@
 /*
- * flow_int.h - the flow engine's state, shared by flow.c (transfers, fair
- * shares, completions) and fifo.c (flow.queues: fifo, first-come
- * first-served switch queues).
+ * flow_int.h - the flow engine's state, shared by the engine (flow.c:
+ * transfers, completions, the run loop; arena.c) and its queue models
+ * (queue.h: fair.c, fair shares; fifo.c and beside it, fluid FIFO queues,
+ * DCQCN and PFC), and the helpers of the engine's that the models call.
  */
 #ifndef FAB_FLOW_INT_H
 #define FAB_FLOW_INT_H
@@ -53,7 +54,8 @@ struct fl_qp {
 
 #define FL_Q_FIRST 1
 
-/* flow.queues fifo: what EV_FQ_IN and EV_FQ_MARK carry (fifo.c) */
+/* flow.queues fifo: what EV_FQ_IN and EV_FQ_MARK carry (fifo_rate.c,
+ * fifo_tok.c) */
 struct fq_rec {
 	uint32_t qp, hop;
 	double rate;           /* EV_FQ_IN; a token's bytes riding it (an impulse: fq_impulse) */
@@ -63,7 +65,7 @@ struct fq_rec {
 };
 
 /* flow.queues dcqcn: a queue pair's DCQCN reaction point, fed ECN marks
- * drawn from the depth of the queues on its path (fifo.c) */
+ * drawn from the depth of the queues on its path (fifo_dcqcn.c) */
 struct fl_cc {
 	const struct fab_cc_ops *ops;
 	double cap;            /* its rate as payload bytes per ps */
@@ -75,7 +77,7 @@ struct fl_cc {
 	bool retired; /* its flow has finished: its state is seen no more (fq_retire) */
 	/* notifications that reached it while a flow's message was at its
 	 * head, not yet in that flow's count: fl_books adds them as the
-	 * message leaves, fq_rest when the run stops (counted here, the
+	 * message leaves, dcqcn_rest when the run stops (counted here, the
 	 * notification reads neither the message nor the flow) */
 	uint32_t cnps;
 	struct fab_rng rng;
@@ -156,7 +158,10 @@ struct fl_arena {
 	size_t n, cap;
 };
 
+struct fl_queue_ops;
+
 struct fl_state {
+	const struct fl_queue_ops *ops; /* its queue model (flow.queues: queue.h) */
 	struct fl_arena arena;
 	/* When each queue pair's head message's last byte leaves, a timer per
 	 * queue pair id (ties: in the order the times were set): a new rate
@@ -169,7 +174,7 @@ struct fl_state {
 	struct fl_due dirty; /* ports whose rates are to be solved again (fifo: NICs) */
 	uint32_t stamp;
 	uint64_t rr_next;
-	uint64_t *rrkey; /* rank_nics scratch */
+	uint64_t *rrkey; /* fl_rank_nic scratch */
 	uint32_t cap_rr;
 	struct fab_maxmin mm;
 	/* component scratch */
@@ -180,13 +185,12 @@ struct fl_state {
 	fab_time_ps sample_at; /* the time series' next rows (FAB_TIME_NEVER: none) */
 	size_t cap_cp, cap_cq, cap_ci;
 	uint64_t recomputes, comp_qps;
-	/* flow.queues: fifo (fifo.c) */
-	bool fifo;
-	bool cc;       /* flow.queues: dcqcn */
+	/* flow.queues: fifo and dcqcn (fifo.c and the fifo_*.c) */
+	bool cc;       /* flow.queues: dcqcn, where DCQCN runs (fab_flow_runs_dcqcn) */
 	bool *cc_done; /* its NIC shares' scratch */
 	uint32_t cap_cc_done;
 	bool urgent;        /* a NIC has a new transfer: its rates now, flow.batch or not */
-	double tol;         /* a port's scale and a pause's rate move in steps of this (fifo.c) */
+	double tol;         /* a port's scale moves in steps of this (fifo_rate.c: refresh) */
 	struct fq_port *fq; /* per port */
 	/* fabric.series_interval: per port, the payload bytes that came in as
 	 * of t (what it sent: those less its queue) */
@@ -212,7 +216,7 @@ struct fl_state {
 	 * due (tm_cc + queue pair): fq_timer */
 	struct fab_timers timers;
 	uint32_t tm_out, tm_pfc, tm_mark, tm_cc;
-	/* flow.queues dcqcn with PFC (fifo.c): per switch, how many of its
+	/* flow.queues dcqcn with PFC (fifo_pfc.c): per switch, how many of its
 	 * ingress ports hold their upstream paused (its next check: its timer,
 	 * tm_pfc); scratch for a check */
 	bool pfc;
@@ -225,7 +229,7 @@ struct fl_state {
 	double *pfc_aside;     /* the buffer it sets aside: its ports' headroom and reserve */
 	double *pfc_scratch;
 	uint16_t *in_at; /* the egress ports' records by ingress port, each port's nports of them */
-	/* a last hop's change of rate in the batch being filled (fifo.c:
+	/* a last hop's change of rate in the batch being filled (fifo_rate.c:
 	 * send_last): its record, and the batch's stamp then */
 	uint32_t *agg_rec;
 	uint64_t *agg_stamp;
@@ -254,40 +258,73 @@ enum fl_ev_type {
 	EV_FQ_CC_NOTIFY,               /* arg queue pair: a mark's notification reaches the sender */
 };
 
-/* flow.c */
-void fl_link_rate(struct flsim *s, uint32_t port, fab_rate_bps r);
-void fl_push(struct flsim *s, fab_time_ps t, uint32_t type, uint32_t arg);
-void fl_due_add(struct fl_due *d, bool *flag, uint32_t port, fab_time_ps now);
-void fl_mark_dirty(struct flsim *s, uint32_t port);
+/* port joins list d (once: its flag says so) at now */
+static inline void fl_due_add(struct fl_due *d, bool *flag, uint32_t port, fab_time_ps now)
+{
+	if (*flag)
+		return;
+	*flag = true;
+	if (!d->n)
+		d->since = now;
+	if (d->n == d->cap) {
+		d->cap = d->cap ? 2 * d->cap : 64;
+		d->v = fab_xrealloc(d->v, d->cap, sizeof *d->v);
+	}
+	d->v[d->n++] = port;
+}
+
+/* the port's transfers are due new rates (fl->dirty: queue.h, rates) */
+static inline void fl_mark_dirty(struct flsim *s, uint32_t port)
+{
+	fl_due_add(&s->fl->dirty, &s->fl->ports[port].dirty, port, s->c.now_ps);
+}
+
+/* completions (fl->done): the head message of queue pair id now ends at
+ * t, or at no known time, or whether its end is set */
+static inline void fl_done_set(struct fl_state *fl, uint32_t id, fab_time_ps t)
+{
+	fab_timers_requeue(&fl->done, id, t);
+}
+
+static inline void fl_done_clear(struct fl_state *fl, uint32_t id)
+{
+	fab_timers_set(&fl->done, id, FAB_TIME_NEVER);
+}
+
+static inline bool fl_done_due(const struct fl_state *fl, uint32_t id)
+{
+	return fab_timers_at(&fl->done, id) != FAB_TIME_NEVER;
+}
+
+/* flow.c: the ports' lists of their transfers (fl_port.qp), the NIC's
+ * round robin, the books */
 void fl_member_add(struct flsim *s, uint32_t id, struct fl_qp *q, uint32_t h);
 void fl_member_remove(struct flsim *s, struct fl_qp *q, uint32_t h);
-void fl_done_set(struct fl_state *fl, uint32_t id, fab_time_ps t);
-void fl_done_clear(struct fl_state *fl, uint32_t id);
-bool fl_done_due(const struct fl_state *fl, uint32_t id); /* its head message's end is set */
-/* `bytes` zeroed, 16-aligned, from fl->arena: freed with the engine
- * (fl_arena_free: every block at once) */
-void *fl_arena_alloc(struct fl_state *fl, size_t bytes);
-void fl_arena_free(struct fl_arena *a);
 fab_time_ps fl_finish_at(const struct flsim *s, const struct fl_qp *q);
 void fl_rank_nic(struct flsim *s, uint32_t port, double sum);
 void fl_books(struct flsim *s, struct fl_qp *q, const struct fl_msg *m);
 
-/* fifo.c */
-void fq_init(struct flsim *s);
-void fq_caps(struct flsim *s); /* the ports' payload rates changed */
-void fq_free(struct flsim *s);
-void fq_rest(struct flsim *s); /* a run stops: what it held only while running goes */
-void fq_nics(struct flsim *s);
-void fq_source_rate(struct flsim *s, uint32_t id, double r);
-void fq_sent(struct flsim *s, uint32_t id, uint32_t flow, uint32_t cookie);
-void fq_retire(struct flsim *s, uint32_t id); /* its flow has finished */
-void fl_rates_of(struct flsim *s, struct fl_qp *q);
-void fq_impulse(struct flsim *s, uint32_t id, const struct fl_msg *m);
-void fq_port_rate(struct flsim *s, uint32_t port, double r);
-void fq_event(struct flsim *s, const struct fab_ev *ev);
-void fq_refresh(struct flsim *s);
-void fq_timer(struct flsim *s, uint32_t i);
-void fq_port_pfc(const struct flsim *s, uint32_t port, fab_bytes *headroom, fab_bytes *xoff);
-double fq_port_sent(const struct flsim *s, uint32_t port, double *queue);
+/* lines.c: an event of the engine's own, due at t (a delay line's, or the
+ * event queue's) */
+void fl_push(struct flsim *s, fab_time_ps t, uint32_t type, uint32_t arg);
+void fl_line_pop(struct fl_state *fl, struct fab_ev *ev); /* takes the first line's head */
+void fl_lines_free(struct fl_state *fl);
+
+/* when the first line's head is due (FAB_TIME_NEVER: none) */
+static inline fab_time_ps fl_line_next(const struct fl_state *fl)
+{
+	return fl->nbusy ? fl->line_t[fl->line_order[0]] : FAB_TIME_NEVER;
+}
+
+/* sample.c: the time series' rows, now */
+void fl_sample(struct flsim *s);
+/* the payload bytes queue pair q has sent: its whole messages, and of the
+ * one in progress what has left */
+double fl_qp_sent(const struct flsim *s, const struct fl_qp *q);
+
+/* arena.c: `bytes` zeroed, 16-aligned, from fl->arena: freed with the
+ * engine (fl_arena_free: every block at once) */
+void *fl_arena_alloc(struct fl_state *fl, size_t bytes);
+void fl_arena_free(struct fl_arena *a);
 
 #endif

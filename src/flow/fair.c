@@ -1,0 +1,241 @@
+/*
+ * fair.c - `flow.queues: fair`: transfers at max-min fair shares of the
+ * ports they cross, with no queues (the queue model's table: queue.h).
+ *
+ * Transfers share ports max-min fairly (maxmin.c), each port's capacity
+ * being its payload rate: line rate (a NIC's capped by PCIe) x MTU / (MTU
+ * + 82 bytes of headers, preamble and gap).  Their ACKs take their share
+ * of the ports on the way back (86 wire bytes per `ack_every` data
+ * packets, on the reverse 5-tuple's path): a port offers data its capacity
+ * less the ACK load of the transfers whose ACKs cross it, at their current
+ * rates.  That load is updated when their rates change, and re-solves a
+ * port's component when one change moves it by more than 1% of the port's
+ * payload rate: a fixed point reached in a round or two, which keeps ACK
+ * paths out of components (with them, a ring would be one).  When
+ * transfers start or finish, only the connected component of ports and
+ * transfers they touch is recomputed, once per instant however many
+ * changed at it (or, with flow.batch, within that time of each other: new
+ * transfers wait that long for a rate, finished ones leave their share
+ * unused that long).  With no queue on the way, a message's last byte
+ * reaches the destination after the path's latencies (flow.c: on_done).
+ *
+ * Not modelled: queueing delay, PFC, ECN and DCQCN (fifo.c, fifo_dcqcn.c).
+ * In the time series what a source sends crosses its whole path at once.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "flow_int.h"
+#include "queue.h"
+
+static void fair_init(struct flsim *s)
+{
+	fab_maxmin_init(&s->fl->mm);
+}
+
+static void fair_free(struct flsim *s)
+{
+	struct fl_state *fl = s->fl;
+	fab_maxmin_free(&fl->mm);
+	free(fl->cports);
+	free(fl->cqps);
+	free(fl->off);
+	free(fl->idx);
+	free(fl->ccap);
+	free(fl->crate);
+}
+
+/* a transfer's rate changes to r: its ACKs load the reverse path so much */
+static void set_ack_load(struct flsim *s, struct fl_qp *q, double r)
+{
+	double d = s->fl->ack_frac * (r - q->rate);
+	if (d == 0)
+		return;
+	for (uint32_t h = q->nfwd; h < q->npath; h++) {
+		struct fl_port *p = &s->fl->ports[q->path[h]];
+		p->ack_load += d;
+		if (p->ack_load < 0)
+			p->ack_load = 0;
+		if (fabs(d) > 1e-2 * p->payload_per_ps)
+			fl_mark_dirty(s, q->path[h]);
+	}
+}
+
+static void port_add(struct flsim *s, uint32_t id, struct fl_qp *q)
+{
+	for (uint32_t h = 0; h < q->nfwd; h++) {
+		fl_member_add(s, id, q, h);
+		fl_mark_dirty(s, q->path[h]);
+	}
+}
+
+static void port_remove(struct flsim *s, struct fl_qp *q)
+{
+	set_ack_load(s, q, 0);
+	for (uint32_t h = 0; h < q->nfwd; h++) {
+		fl_member_remove(s, q, h);
+		fl_mark_dirty(s, q->path[h]);
+	}
+}
+
+static void rank_nics(struct flsim *s, uint32_t np)
+{
+	struct fl_state *fl = s->fl;
+	for (uint32_t i = 0; i < np; i++) {
+		const struct fl_port *p = &fl->ports[fl->cports[i]];
+		if (s->ports[fl->cports[i]].is_switch)
+			continue;
+		double sum = 0;
+		for (uint32_t j = 0; j < p->n; j++)
+			sum += fl->crate[fl->qps[p->qp[j]].local];
+		fl_rank_nic(s, fl->cports[i], sum);
+	}
+}
+
+static void grow_u32(uint32_t **p, size_t *cap, size_t need)
+{
+	if (*cap >= need)
+		return;
+	*cap = need + need / 2 + 64;
+	*p = fab_xrealloc(*p, *cap, sizeof **p);
+}
+
+/* a port joins the component being gathered (once) */
+static void comp_port(struct fl_state *fl, uint32_t port, uint32_t st, uint32_t *np, size_t *cap_p)
+{
+	struct fl_port *p = &fl->ports[port];
+	if (p->stamp == st)
+		return;
+	p->stamp = st;
+	grow_u32(&fl->cports, cap_p, *np + 1);
+	p->local = *np;
+	fl->cports[(*np)++] = port;
+}
+
+/* New rates for the component of the dirty ports: the ports and transfers
+ * reachable from them through shared ports. */
+static void recompute(struct flsim *s)
+{
+	struct fl_state *fl = s->fl;
+	uint32_t st = ++fl->stamp, np = 0, nq = 0;
+	size_t cap_p = fl->cap_cp, cap_q = fl->cap_cq;
+	for (uint32_t i = 0; i < fl->dirty.n; i++) {
+		fl->ports[fl->dirty.v[i]].dirty = false;
+		comp_port(fl, fl->dirty.v[i], st, &np, &cap_p);
+	}
+	fl->dirty.n = 0;
+	/* breadth first over ports: their transfers, those transfers' ports */
+	for (uint32_t i = 0; i < np; i++) {
+		struct fl_port *p = &fl->ports[fl->cports[i]];
+		for (uint32_t k = 0; k < p->n; k++) {
+			struct fl_qp *q = &fl->qps[p->qp[k]];
+			if (q->stamp == st)
+				continue;
+			q->stamp = st;
+			grow_u32(&fl->cqps, &cap_q, nq + 1);
+			q->local = nq;
+			fl->cqps[nq++] = p->qp[k];
+			for (uint32_t h = 0; h < q->nfwd; h++)
+				comp_port(fl, q->path[h], st, &np, &cap_p);
+		}
+	}
+	fl->cap_cp = cap_p;
+	fl->cap_cq = cap_q;
+	fl->recomputes++;
+	fl->comp_qps += nq;
+	if (!nq)
+		return;
+	/* the problem in local indices */
+	size_t ne = 0;
+	fl->off = fab_xrealloc(fl->off, nq + 1, sizeof *fl->off);
+	fl->crate = fab_xrealloc(fl->crate, nq, sizeof *fl->crate);
+	fl->ccap = fab_xrealloc(fl->ccap, np, sizeof *fl->ccap);
+	for (uint32_t i = 0; i < np; i++) {
+		const struct fl_port *p = &fl->ports[fl->cports[i]];
+		fl->ccap[i] = FAB_MAX(p->payload_per_ps - p->ack_load, 0.0);
+	}
+	for (uint32_t k = 0; k < nq; k++) {
+		struct fl_qp *q = &fl->qps[fl->cqps[k]];
+		fl->off[k] = (uint32_t)ne;
+		grow_u32(&fl->idx, &fl->cap_ci, ne + q->nfwd);
+		for (uint32_t h = 0; h < q->nfwd; h++)
+			fl->idx[ne++] = fl->ports[q->path[h]].local;
+	}
+	fl->off[nq] = (uint32_t)ne;
+	fab_maxmin_solve(&fl->mm, np, fl->ccap, nq, fl->off, fl->idx, fl->crate);
+	rank_nics(s, np);
+	for (uint32_t k = 0; k < nq; k++) {
+		uint32_t id = fl->cqps[k];
+		struct fl_qp *q = &fl->qps[id];
+		double r = fl->crate[k];
+		q->rem -= q->rate * (double)(s->c.now_ps - q->t_last);
+		if (q->rem < 0)
+			q->rem = 0;
+		q->t_last = s->c.now_ps;
+		/* an unchanged rate keeps its completion time */
+		if (r == q->rate && fl_done_due(fl, id))
+			continue;
+		set_ack_load(s, q, r);
+		q->rate = q->next_rate = r;
+		if (r > 0)
+			fl_done_set(fl, id, fl_finish_at(s, q));
+		else
+			fl_done_clear(fl, id);
+	}
+}
+
+/* a queue pair's transfer starts: it joins every port of its path */
+static void fair_start(struct flsim *s, uint32_t id, struct fl_qp *q)
+{
+	port_add(s, id, q);
+}
+
+/* its last transfer has ended */
+static void fair_stop(struct flsim *s, uint32_t id, struct fl_qp *q)
+{
+	(void)id;
+	port_remove(s, q); /* (its ACK load goes with its rate) */
+	q->rate = q->next_rate = 0;
+}
+
+/* a degraded link: the port's capacity is r from now, its component
+ * solved again */
+static void fair_port_rate(struct flsim *s, uint32_t port, double r)
+{
+	s->fl->ports[port].payload_per_ps = r;
+	fl_mark_dirty(s, port);
+}
+
+/* no queues: what a source sends crosses its path at once */
+static void fair_sample(struct flsim *s)
+{
+	struct fl_state *fl = s->fl;
+	for (uint32_t id = 0; id < fl->cap_qps; id++) {
+		struct fl_qp *q = &fl->qps[id];
+		if (!q->routed)
+			continue;
+		double sent = fl_qp_sent(s, q), d = sent - q->series_mark;
+		q->series_mark = sent;
+		for (uint32_t h = 0; d > 0 && h < q->nfwd; h++)
+			fl->ser[q->path[h]].tx += d;
+	}
+}
+
+static double fair_port_sent(const struct flsim *s, uint32_t port, double *queue)
+{
+	*queue = 0;
+	return s->fl->ser[port].tx;
+}
+
+const struct fl_queue_ops fl_queues_fair = {
+	.name = "fair",
+	.pos_with_path = true,
+	.init = fair_init,
+	.free = fair_free,
+	.start = fair_start,
+	.stop = fair_stop,
+	.rates = recompute,
+	.port_rate = fair_port_rate,
+	.sample = fair_sample,
+	.port_sent = fair_port_sent,
+};
