@@ -133,11 +133,28 @@ static void test_hpcc_incast_at_eta(void **state)
 	trun_free(&d);
 }
 
+/* a run whose model wants samples keeps its records whole: on 2 threads it
+ * runs on one, the same flows finishing at the same picoseconds */
+static void test_hpcc_threads_same(void **state)
+{
+	(void)state;
+	const char *one[] = {"fabric.cc=hpcc"}, *two[] = {"fabric.cc=hpcc", "run.threads=2"};
+	struct trun a = trun_yaml_sets(incast, one, 1), b = trun_yaml_sets(incast, two, 2);
+	size_t n;
+	fab_sim_flows(a.run->sim, &n);
+	const struct fab_flow_stats *sa = fab_sim_flow_stats(a.run->sim), *sb = fab_sim_flow_stats(b.run->sim);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(sa[i].finish_ps, sb[i].finish_ps);
+	trun_free(&a);
+	trun_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hpcc_window_law),
 		cmocka_unit_test(test_hpcc_incast_at_eta),
+		cmocka_unit_test(test_hpcc_threads_same),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
