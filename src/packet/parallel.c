@@ -239,9 +239,6 @@ static void *worker_loop(void *arg)
 	return NULL;
 }
 
-/* Whether the run can be split: the scenario's flows alone (no workload's
- * callbacks, timers or queue pairs, no faults, no series), a fresh run,
- * two NICs or more. */
 /* a congestion control that wants samples reads records the run keeps
  * whole (telemetry.c) */
 static bool wants_samples(const struct fab_fabric_params *fp)
@@ -252,6 +249,9 @@ static bool wants_samples(const struct fab_fabric_params *fp)
 	return false;
 }
 
+/* Whether the run can be split: the scenario's flows alone (no workload's
+ * callbacks, timers or queue pairs, no faults, no series, no congestion
+ * control that wants samples), a fresh run, two NICs or more. */
 static bool splittable(const struct psim *s)
 {
 	const struct fab_sim *c = &s->c;
