@@ -1,7 +1,7 @@
 /*
  * ranks.c - a run split over the processes a launcher started (mpirun,
  * srun, RANK/WORLD_SIZE): the probe's rendezvous and mesh (src/probe/)
- * carry the packet engine's window messages (src/packet/parallel.c).
+ * carry the packet engine's window messages (src/packet/parallel_ranks.c).
  * Every rank builds the same run from the same scenario; each runs its
  * partition of the fabric; rank 0 ends with the whole run's results.
  */

@@ -25,12 +25,8 @@
  * byte that of one thread (tests/cli/parallel_test.sh).
  *
  * Over processes (fabscope sim --ranks: src/ranks.c) it is the same
- * with one partition a process: at a window's end each rank sends every
- * other rank its report and the frames handed to it (their bytes, checked
- * on the way in as anything from a socket is), and at the run's end each
- * sends rank 0 its totals and what it changed in the flows, the ports'
- * counters and the queue pairs (runs of bytes against a copy taken at the
- * start: every byte has one writer, the partition that owns it).
+ * with one partition a process; what the ranks send each other, at each
+ * window's end and at the run's, is parallel_ranks.c's.
  *
  * What runs split: the scenario's flows (lists, CSV, generators, HPCC's
  * flow files).  Workloads (collectives, jobs: their callbacks act across
@@ -38,92 +34,18 @@
  * one thread (the scenario layer and the facade refuse them above one:
  * here they simply run alone).
  */
-#include <pthread.h>
 #include <sched.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "transport.h"
+#include "parallel_int.h"
 
 /* threads: partitions a thread unless run.partitions says.  More than one
  * lets the threads even out their windows; on HPCC's FB_Hadoop run (320
  * hosts, 2 threads) 4 to 16 a thread ran 10 to 25% faster than 1, and
  * each partition's frames to another are a copy (doc/model.md) */
 #define PARTS_PER_THREAD 8
-
-/* a frame handed to another partition: the port whose wire it is on and
- * the frame's bytes after its link pointer (as ranks send them, too).  A
- * copy, not the frame: the sender's frame stays in its pool, hot in its
- * core's cache, and the receiver reads the boxes in order (streamed). */
-#define FRAME_BYTES (sizeof(struct pkt) - offsetof(struct pkt, qp))
-struct hand {
-	uint32_t port;
-	uint8_t frame[FRAME_BYTES];
-} __attribute__((packed));
-#define HAND_BYTES sizeof(struct hand)
-_Static_assert(sizeof(struct hand) == 4 + FRAME_BYTES, "a handed frame is its port and its bytes");
-
-struct hand_box {
-	struct hand *v;
-	size_t len, cap;
-};
-
-/* What a partition tells the others at a window's end (two slots, by the
- * window's parity: one is read while the next is written). */
-struct part_report {
-	uint64_t settled;    /* its flows done or failed */
-	fab_time_ps next_ps; /* its next event, or the earliest frame it handed over */
-	fab_time_ps idle_ps; /* when its last flow settled */
-	fab_time_ps now_ps;  /* its clock */
-};
-
-struct pkt_par;
-
-struct pkt_part {
-	struct psim s; /* first: the engine's functions take it as theirs */
-	uint32_t id;
-	struct pkt_par *par;
-	unsigned parity;
-	struct hand_box *out[2];      /* [parity][destination partition] */
-	fab_time_ps handed_min;       /* the earliest arrival handed over this window */
-	struct part_report report[2]; /* [parity] */
-	uint32_t *starts;             /* its flows, in start order */
-	uint64_t before;              /* its flows settled as of its last event */
-	fab_time_ps idle;             /* when its last flow settled */
-	uint64_t windows;             /* windows it has run */
-	atomic_uint claimed;          /* threads: the last window a worker took it for */
-} __attribute__((aligned(FAB_GAP)));  /* one partition's writes never on another's lines */
-
-/* threads: a worker runs partitions, its own first (first..first+count),
- * then any another worker has not yet taken in the window */
-struct pkt_worker {
-	struct pkt_par *par;
-	uint32_t id, first, count;
-	pthread_t thread;
-};
-
-struct pkt_par {
-	struct psim *whole;
-	uint32_t n;                        /* partitions (ranks: one a rank) */
-	uint32_t local;                    /* those in this process: n, or 1 (ranks) */
-	uint32_t workers;                  /* threads running them (ranks: 1) */
-	uint64_t next_progress;            /* partition 0's progress line */
-	const struct fab_sim_ranks *ranks; /* NULL: threads */
-	const uint16_t *node_part;
-	struct part_report *rep; /* ranks: every rank's last report */
-	uint32_t tag;            /* ranks: exchanges so far */
-	bool failed;             /* ranks: an exchange failed */
-	struct pkt_part *parts;  /* [local] */
-	fab_time_ps window_ps, end_ps;
-	struct pkt_worker *worker; /* [workers] */
-	/* the barrier: arrivals count up; the last one bumps the generation */
-	_Alignas(FAB_GAP) atomic_uint arrived;
-	_Alignas(FAB_GAP) atomic_uint generation;
-	/* the outcome, identical in every partition */
-	bool stopped_by_end_time;
-};
 
 /* a spinning wait's pause: the core's other hardware thread (or the
  * hypervisor's) keeps the execution units */
@@ -200,137 +122,6 @@ static void threads_reports(const struct pkt_par *par, unsigned parity, uint64_t
 	}
 }
 
-/* A rank's window message: its report, then the frames for the rank it
- * goes to, as its hand box holds them. */
-#define REPORT_WORDS 5
-
-static void put_u64(uint8_t **w, uint64_t v)
-{
-	memcpy(*w, &v, 8);
-	*w += 8;
-}
-
-static uint64_t get_u64(const uint8_t **r)
-{
-	uint64_t v;
-	memcpy(&v, *r, 8);
-	*r += 8;
-	return v;
-}
-
-/* a frame from rank `from` as the engine could have sent it: a link from
- * that rank's node to one of this rank's, after the window, in order on
- * its wire, with fields in range */
-static bool frame_ok(const struct pkt_par *par, uint32_t from, uint32_t port, const struct pkt *p, fab_time_ps now)
-{
-	const struct psim *s = par->whole;
-	const struct fab_topo *t = s->c.topo;
-	if (port >= t->nports)
-		return false;
-	const struct sim_port *sp = &s->ports[port];
-	if (par->node_part[sp->node] != from || sp->peer_part != par->ranks->me || !sp->remote)
-		return false;
-	if (p->arrive_ps < now || (sp->wire_tail && p->arrive_ps < sp->wire_tail->arrive_ps))
-		return false;
-	if (p->kind > PKT_PFC || p->prio >= FAB_NPRIO || p->payload > p->frame_bytes)
-		return false;
-	if (p->kind == PKT_PFC)
-		return true;
-	if (p->qp >= s->c.nqps || p->src_nic >= t->nnics || p->dst_nic >= t->nnics)
-		return false;
-	/* its ends are its queue pair's (data one way, the rest back), and a
-	 * NIC takes only its own: so where it lands, the queue pair's end there
-	 * is this rank's own, with its state */
-	const struct sim_conn *c = s->c.qps[p->qp];
-	bool fwd = p->kind == PKT_DATA;
-	if (p->src_nic != (fwd ? c->src_nic : c->dst_nic) || p->dst_nic != (fwd ? c->dst_nic : c->src_nic))
-		return false;
-	uint32_t into = t->ports[sp->peer].node;
-	return t->nodes[into].kind != FAB_NODE_NIC || t->nic_node[p->dst_nic] == into;
-}
-
-/* ranks: this rank's report and handed frames to each other rank, theirs
- * to it; their frames onto their wires, in rank order as threads take them */
-static int ranks_meet(struct pkt_part *me, uint64_t *all, fab_time_ps *next)
-{
-	struct pkt_par *par = me->par;
-	struct psim *s = &me->s;
-	uint32_t n = par->n;
-	struct fab_sim_msg *out = fab_xcalloc(n, sizeof *out), *in = fab_xcalloc(n, sizeof *in);
-	const struct part_report *r = &me->report[me->parity];
-	for (uint32_t q = 0; q < n; q++) {
-		if (q == me->id)
-			continue;
-		struct hand_box *b = &me->out[me->parity][q];
-		out[q].len = REPORT_WORDS * 8 + b->len * HAND_BYTES;
-		out[q].data = fab_xcalloc(out[q].len, 1);
-		uint8_t *w = out[q].data;
-		put_u64(&w, r->settled);
-		put_u64(&w, r->next_ps);
-		put_u64(&w, r->idle_ps);
-		put_u64(&w, r->now_ps);
-		put_u64(&w, b->len);
-		if (b->len)
-			memcpy(w, b->v, b->len * HAND_BYTES);
-		b->len = 0;
-	}
-	par->rep[me->id] = *r;
-	int rc = par->ranks->exchange(par->ranks->ctx, out, in);
-	fab_time_ps now = s->c.now_ps;
-	for (uint32_t q = 0; q < n && !rc; q++) {
-		if (q == me->id)
-			continue;
-		const uint8_t *rd = in[q].data;
-		if (in[q].len < REPORT_WORDS * 8) {
-			rc = -1;
-			break;
-		}
-		struct part_report *pr = &par->rep[q];
-		pr->settled = get_u64(&rd);
-		pr->next_ps = get_u64(&rd);
-		pr->idle_ps = get_u64(&rd);
-		pr->now_ps = get_u64(&rd);
-		uint64_t nf = get_u64(&rd);
-		if (nf > (in[q].len - REPORT_WORDS * 8) / HAND_BYTES ||
-		    in[q].len != REPORT_WORDS * 8 + nf * HAND_BYTES || pr->settled > s->c.nflows) {
-			rc = -1;
-			break;
-		}
-		for (uint64_t i = 0; i < nf; i++, rd += HAND_BYTES) {
-			uint32_t port;
-			memcpy(&port, rd, 4);
-			struct pkt *p = sim_pkt_alloc(s);
-			memcpy((uint8_t *)p + offsetof(struct pkt, qp), rd + 4, FRAME_BYTES);
-			if (!frame_ok(par, q, port, p, now)) {
-				p->kind = PKT_PFC; /* not on the books */
-				sim_pkt_free(s, p);
-				rc = -1;
-				break;
-			}
-			if (p->kind == PKT_DATA)
-				s->live_data_payload += p->payload;
-			sim_port_wire_append(s, &s->ports[port], p);
-		}
-	}
-	for (uint32_t q = 0; q < n; q++) {
-		free(out[q].data);
-		free(in[q].data);
-	}
-	free(out);
-	free(in);
-	me->handed_min = FAB_TIME_NEVER;
-	me->parity ^= 1u;
-	if (rc) {
-		par->failed = true;
-		return -1;
-	}
-	for (uint32_t q = 0; q < n; q++) {
-		*all += par->rep[q].settled;
-		*next = FAB_MIN(*next, par->rep[q].next_ps);
-	}
-	return 0;
-}
-
 /* threads: the frames handed to the partition in the window just ended
  * onto their wires; its reports and hand-overs flip to the other parity */
 static void take_window_handed(struct pkt_part *me)
@@ -404,7 +195,7 @@ static void rank_loop(struct pkt_part *me)
 		part_window(me, end);
 		uint64_t all = 0;
 		fab_time_ps next = FAB_TIME_NEVER;
-		if (ranks_meet(me, &all, &next) || window_next(par, all, next, end, &win, true))
+		if (pkt_ranks_meet(me, &all, &next) || window_next(par, all, next, end, &win, true))
 			break;
 	}
 }
@@ -448,9 +239,6 @@ static void *worker_loop(void *arg)
 	return NULL;
 }
 
-/* Whether the run can be split: the scenario's flows alone (no workload's
- * callbacks, timers or queue pairs, no faults, no series), a fresh run,
- * two NICs or more. */
 /* a congestion control that wants samples reads records the run keeps
  * whole (telemetry.c) */
 static bool wants_samples(const struct fab_fabric_params *fp)
@@ -461,6 +249,9 @@ static bool wants_samples(const struct fab_fabric_params *fp)
 	return false;
 }
 
+/* Whether the run can be split: the scenario's flows alone (no workload's
+ * callbacks, timers or queue pairs, no faults, no series, no congestion
+ * control that wants samples), a fresh run, two NICs or more. */
 static bool splittable(const struct psim *s)
 {
 	const struct fab_sim *c = &s->c;
@@ -561,97 +352,8 @@ static void split(const struct fab_topo *t, uint32_t n, uint16_t *node_part)
 	free(votes);
 }
 
-/* What a rank changed in an array since the copy taken at the start, as
- * runs: offset, length, bytes (only the partition owning a byte writes it,
- * so rank 0 lays each rank's runs over its own). */
-static void put_runs(uint8_t **buf, size_t *len, size_t *cap, const uint8_t *was, const uint8_t *now, size_t n)
-{
-	for (size_t i = 0; i < n;) {
-		if (was[i] == now[i]) {
-			i++;
-			continue;
-		}
-		size_t j = i;
-		/* changed bytes only: an unchanged one may be another rank's */
-		while (j < n && was[j] != now[j])
-			j++;
-		size_t need = *len + 16 + (j - i);
-		if (need > *cap) {
-			*cap = FAB_MAX(need, 2 * *cap);
-			*buf = fab_xrealloc(*buf, *cap, 1);
-		}
-		uint64_t off = i, run = j - i;
-		memcpy(*buf + *len, &off, 8);
-		memcpy(*buf + *len + 8, &run, 8);
-		memcpy(*buf + *len + 16, now + i, j - i);
-		*len = need;
-		i = j;
-	}
-	/* the end of this array's runs */
-	size_t need = *len + 16;
-	if (need > *cap) {
-		*cap = FAB_MAX(need, 2 * *cap);
-		*buf = fab_xrealloc(*buf, *cap, 1);
-	}
-	memset(*buf + *len, 0xff, 16);
-	*len = need;
-}
-
-/* lays the runs at *r over dst (n bytes); false: malformed */
-static bool take_runs(const uint8_t **r, const uint8_t *end, uint8_t *dst, size_t n)
-{
-	for (;;) {
-		uint64_t off, run;
-		if (end - *r < 16)
-			return false;
-		memcpy(&off, *r, 8);
-		memcpy(&run, *r + 8, 8);
-		*r += 16;
-		if (off == UINT64_MAX && run == UINT64_MAX)
-			return true;
-		if (off > n || run > n - off || run > (uint64_t)(end - *r))
-			return false;
-		memcpy(dst + off, *r, run);
-		*r += run;
-	}
-}
-
-/* the arrays rank 0 gathers: the flows, their receivers' counts, the
- * ports' counters, the queue pairs' used marks, each as bytes */
-struct gathered {
-	uint8_t *flows, *rx, *ports, *used;
-	size_t nflows, nrx, nports, nused;
-};
-
-static void gather_take(const struct psim *s, struct gathered *g)
-{
-	g->nflows = s->c.nflows * s->c.flow_stride;
-	g->flows = fab_xcalloc(g->nflows ? g->nflows : 1, 1);
-	memcpy(g->flows, s->c.flow_mem, g->nflows);
-	g->nrx = s->c.nflows * s->c.rx_stride * sizeof *s->c.flow_rx;
-	g->rx = fab_xcalloc(g->nrx ? g->nrx : 1, 1);
-	memcpy(g->rx, s->c.flow_rx, g->nrx);
-	g->nports = s->c.topo->nports * sizeof(struct fab_port_stats);
-	g->ports = fab_xcalloc(g->nports ? g->nports : 1, 1);
-	for (uint32_t i = 0; i < s->c.topo->nports; i++)
-		memcpy(g->ports + i * sizeof(struct fab_port_stats), &s->ports[i].st, sizeof(struct fab_port_stats));
-	g->nused = s->c.nqps;
-	g->used = fab_xcalloc(g->nused ? g->nused : 1, 1);
-	for (uint32_t i = 0; i < s->c.nqps; i++)
-		g->used[i] = s->c.qps[i]->used;
-}
-
-static void gather_free(struct gathered *g)
-{
-	free(g->flows);
-	free(g->rx);
-	free(g->ports);
-	free(g->used);
-}
-
 /* the counters a partition adds to the whole's, and a rank to rank 0's */
-#define SUM_WORDS 19
-static void sum_words(struct psim *s, uint64_t *v[SUM_WORDS])
+void pkt_sum_words(struct psim *s, uint64_t *v[SUM_WORDS])
 {
 	struct fab_sim_totals *t = &s->c.tot;
 	uint64_t *w[SUM_WORDS] = {&t->data_tx_bytes, &t->data_rx_bytes,  &t->data_drop_bytes, &t->data_pkts,
@@ -662,67 +364,138 @@ static void sum_words(struct psim *s, uint64_t *v[SUM_WORDS])
 	memcpy(v, w, sizeof w);
 }
 
-/* ranks: each sends rank 0 its counters and its runs; rank 0 adds and lays
- * them over its own, then closes the books again on the sums */
-static int ranks_gather(struct psim *s, const struct fab_sim_ranks *rk, struct gathered *was)
+/* partition me, number q, as a copy of the whole: its own event queue,
+ * frame pool and totals over the one fabric, and its own flows to start */
+static void part_init(struct pkt_par *par, struct pkt_part *me, uint32_t q)
 {
-	uint32_t n = rk->n;
-	struct fab_sim_msg *out = fab_xcalloc(n, sizeof *out), *in = fab_xcalloc(n, sizeof *in);
-	uint64_t *v[SUM_WORDS];
-	sum_words(s, v);
-	if (rk->me) {
-		struct gathered now;
-		gather_take(s, &now);
-		size_t len = SUM_WORDS * 8, cap = len + 64;
-		uint8_t *b = fab_xcalloc(cap, 1);
+	struct psim *s = par->whole;
+	const struct fab_topo *t = s->c.topo;
+	const struct fab_sim_ranks *rk = par->ranks;
+	const uint16_t *node_part = par->node_part;
+	me->s = *s;
+	me->s.part = me;
+	me->s.free_pkts = NULL;
+	me->s.slabs = NULL;
+	me->s.live_data_payload = 0;
+	me->s.held = NULL;
+	me->s.nheld = me->s.held_cap = 0;
+	me->s.holds_total = 0;
+	me->s.host_pkts = me->s.host_bytes = 0;
+	memset(&me->s.c.tot, 0, sizeof me->s.c.tot);
+	me->s.c.flows_failed = 0;
+	fab_eq_init(&me->s.c.eq);
+	fab_eq_line(&me->s.c.eq, s->c.eq.line.delay); /* the whole's line */
+	me->id = q;
+	me->par = par;
+	me->handed_min = FAB_TIME_NEVER;
+	me->idle = FAB_TIME_NEVER;
+	for (int k = 0; k < 2; k++)
+		me->out[k] = fab_xcalloc(par->n, sizeof *me->out[k]);
+	me->starts = fab_xcalloc(s->c.nflows ? s->c.nflows : 1, sizeof *me->starts);
+	uint32_t m = 0;
+	for (uint32_t i = 0; i < s->c.nflows; i++) {
+		uint32_t f = s->c.start_order[i];
+		if (node_part[t->nic_node[sim_flow_at(&s->c, f)->spec.src_nic]] == q)
+			me->starts[m++] = f;
+	}
+	/* a rank's receivers know the messages other ranks' senders post */
+	for (uint32_t f = 0; rk && f < s->c.nflows; f++) {
+		const struct sim_flow *fl = sim_flow_at(&s->c, f);
+		if (node_part[t->nic_node[fl->spec.src_nic]] == q || node_part[t->nic_node[fl->spec.dst_nic]] != q)
+			continue;
+		for (uint32_t k = 0; k < fl->nqps; k++) {
+			struct sim_qp *qp = pkt_qp(s, fl->first_qp + k);
+			qp->tp->expect(s, qp, sim_flow_share(fl, k), f, fl->spec.start_ps);
+		}
+	}
+	/* only its own flows start here */
+	me->s.c.start_order = me->starts;
+	me->s.c.nstarts = m;
+	me->s.c.next_start = 0;
+	sim_push_next_start(&me->s.c);
+}
+
+/* threads: the workers started, run to the end and joined; then the
+ * frames handed over in the last window, onto their wires */
+static void run_threads(struct pkt_par *par)
+{
+	uint32_t n = par->n, workers = par->workers;
+	par->worker = fab_xcalloc(workers, sizeof *par->worker);
+	for (uint32_t k = 0; k < workers; k++) {
+		struct pkt_worker *w = &par->worker[k];
+		*w = (struct pkt_worker){.par = par, .id = k, .first = k * n / workers};
+		w->count = (k + 1) * n / workers - w->first;
+	}
+	for (uint32_t k = 1; k < workers; k++) {
+		if (pthread_create(&par->worker[k].thread, NULL, worker_loop, &par->worker[k])) {
+			fputs("fabscope: cannot start a thread\n", stderr); /* as out of memory */
+			abort();
+		}
+	}
+	worker_loop(&par->worker[0]);
+	for (uint32_t k = 1; k < workers; k++)
+		pthread_join(par->worker[k].thread, NULL);
+	free(par->worker);
+	for (uint32_t q = 0; q < n; q++)
+		take_window_handed(&par->parts[q]);
+}
+
+/* the books: every partition's counters added to the whole's (integer
+ * sums, alike in any order), its frames' memory handed to the whole and
+ * the rest freed; the whole run's clock, idle time and how it ended */
+static void whole_books(struct pkt_par *par)
+{
+	struct psim *s = par->whole;
+	uint32_t n = par->n;
+	s->idle_ps = FAB_TIME_NEVER;
+	fab_time_ps last = s->c.now_ps, idle = 0;
+	uint64_t settled_all = 0;
+	for (uint32_t q = 0; q < par->local; q++) {
+		struct pkt_part *me = &par->parts[q];
+		uint64_t *w[SUM_WORDS], *v[SUM_WORDS];
+		pkt_sum_words(s, w);
+		pkt_sum_words(&me->s, v);
 		for (int k = 0; k < SUM_WORDS; k++)
-			memcpy(b + 8 * k, v[k], 8);
-		put_runs(&b, &len, &cap, was->flows, now.flows, now.nflows);
-		put_runs(&b, &len, &cap, was->rx, now.rx, now.nrx);
-		put_runs(&b, &len, &cap, was->ports, now.ports, now.nports);
-		put_runs(&b, &len, &cap, was->used, now.used, now.nused);
-		out[0] = (struct fab_sim_msg){b, len};
-		gather_free(&now);
-	}
-	int rc = rk->exchange(rk->ctx, out, in);
-	if (!rc && rk->me == 0) {
-		struct gathered all;
-		gather_take(s, &all);
-		for (uint32_t q = 1; q < n && !rc; q++) {
-			const uint8_t *r = in[q].data, *end = r + in[q].len;
-			if (in[q].len < SUM_WORDS * 8) {
-				rc = -1;
-				break;
-			}
-			for (int k = 0; k < SUM_WORDS; k++, r += 8) {
-				uint64_t x;
-				memcpy(&x, r, 8);
-				*v[k] += x;
-			}
-			if (!take_runs(&r, end, all.flows, all.nflows) || !take_runs(&r, end, all.rx, all.nrx) ||
-			    !take_runs(&r, end, all.ports, all.nports) || !take_runs(&r, end, all.used, all.nused) ||
-			    r != end)
-				rc = -1;
+			*w[k] += *v[k];
+		settled_all += settled(&me->s);
+		last = FAB_MAX(last, me->s.c.now_ps);
+		if (me->report[me->parity ^ 1u].idle_ps != FAB_TIME_NEVER)
+			idle = FAB_MAX(idle, me->report[me->parity ^ 1u].idle_ps);
+		/* its frames' memory: the whole frees it */
+		while (me->s.slabs) {
+			struct pkt_slab *next = me->s.slabs->next;
+			me->s.slabs->next = s->slabs;
+			s->slabs = me->s.slabs;
+			me->s.slabs = next;
 		}
-		if (!rc) {
-			memcpy(s->c.flow_mem, all.flows, all.nflows);
-			memcpy(s->c.flow_rx, all.rx, all.nrx);
-			for (uint32_t i = 0; i < s->c.topo->nports; i++)
-				memcpy(&s->ports[i].st, all.ports + i * sizeof(struct fab_port_stats),
-				       sizeof(struct fab_port_stats));
-			for (uint32_t i = 0; i < s->c.nqps; i++)
-				s->c.qps[i]->used = all.used[i] != 0;
-			counters_books(s);
+		fab_eq_free(&me->s.c.eq);
+		for (uint32_t i = 0; i < me->s.nheld; i++) /* due after the end, as the queue's left */
+			me->s.held[i]->tx_held = false;
+		free(me->s.held);
+		for (int k = 0; k < 2; k++) {
+			for (uint32_t d = 0; d < n; d++)
+				free(me->out[k][d].v);
+			free(me->out[k]);
 		}
-		gather_free(&all);
+		free(me->starts);
 	}
-	for (uint32_t q = 0; q < n; q++) {
-		free(out[q].data);
-		free(in[q].data);
+	if (par->ranks) { /* the whole run's clock, idle time and count, from every rank's last report */
+		settled_all = 0;
+		for (uint32_t q = 0; q < n; q++) {
+			settled_all += par->rep[q].settled;
+			last = FAB_MAX(last, par->rep[q].now_ps);
+			if (par->rep[q].idle_ps != FAB_TIME_NEVER)
+				idle = FAB_MAX(idle, par->rep[q].idle_ps);
+		}
 	}
-	free(out);
-	free(in);
-	return rc;
+	s->c.now_ps = last;
+	s->c.next_start = s->c.nflows;
+	if (par->stopped_by_end_time) {
+		s->c.now_ps = par->end_ps;
+		s->c.tot.stopped_by_end_time = true;
+	} else if (settled_all == s->c.nflows) {
+		s->idle_ps = idle;
+	}
 }
 
 int pkt_run_parallel(struct psim *s, fab_time_ps end_ps)
@@ -757,7 +530,7 @@ int pkt_run_parallel(struct psim *s, fab_time_ps end_ps)
 	struct gathered was = {0};
 	if (rk) {
 		par.rep = fab_xcalloc(n, sizeof *par.rep);
-		gather_take(s, &was);
+		pkt_gather_take(s, &was);
 	}
 	if (posix_memalign((void **)&par.parts, FAB_GAP, local * sizeof *par.parts)) {
 		fputs("fabscope: out of memory\n", stderr);
@@ -770,136 +543,24 @@ int pkt_run_parallel(struct psim *s, fab_time_ps end_ps)
 		FAB_ASSERT(first.type == EV_FLOW_START);
 		s->c.eq.popped--; /* taken away, not run */
 	}
-	for (uint32_t l = 0; l < local; l++) {
-		struct pkt_part *me = &par.parts[l];
-		uint32_t q = rk ? rk->me : l;
-		me->s = *s;
-		me->s.part = me;
-		me->s.free_pkts = NULL;
-		me->s.slabs = NULL;
-		me->s.live_data_payload = 0;
-		me->s.held = NULL;
-		me->s.nheld = me->s.held_cap = 0;
-		me->s.holds_total = 0;
-		me->s.host_pkts = me->s.host_bytes = 0;
-		memset(&me->s.c.tot, 0, sizeof me->s.c.tot);
-		me->s.c.flows_failed = 0;
-		fab_eq_init(&me->s.c.eq);
-		fab_eq_line(&me->s.c.eq, s->c.eq.line.delay); /* the whole's line */
-		me->id = q;
-		me->par = &par;
-		me->handed_min = FAB_TIME_NEVER;
-		me->idle = FAB_TIME_NEVER;
-		for (int k = 0; k < 2; k++)
-			me->out[k] = fab_xcalloc(n, sizeof *me->out[k]);
-		me->starts = fab_xcalloc(s->c.nflows ? s->c.nflows : 1, sizeof *me->starts);
-		uint32_t m = 0;
-		for (uint32_t i = 0; i < s->c.nflows; i++) {
-			uint32_t f = s->c.start_order[i];
-			if (node_part[t->nic_node[sim_flow_at(&s->c, f)->spec.src_nic]] == q)
-				me->starts[m++] = f;
-		}
-		/* a rank's receivers know the messages other ranks' senders post */
-		for (uint32_t f = 0; rk && f < s->c.nflows; f++) {
-			const struct sim_flow *fl = sim_flow_at(&s->c, f);
-			if (node_part[t->nic_node[fl->spec.src_nic]] == q ||
-			    node_part[t->nic_node[fl->spec.dst_nic]] != q)
-				continue;
-			for (uint32_t k = 0; k < fl->nqps; k++) {
-				struct sim_qp *qp = pkt_qp(s, fl->first_qp + k);
-				qp->tp->expect(s, qp, sim_flow_share(fl, k), f, fl->spec.start_ps);
-			}
-		}
-		/* only its own flows start here */
-		me->s.c.start_order = me->starts;
-		me->s.c.nstarts = m;
-		me->s.c.next_start = 0;
-		sim_push_next_start(&me->s.c);
-	}
-	if (rk) {
+	for (uint32_t l = 0; l < local; l++)
+		part_init(&par, &par.parts[l], rk ? rk->me : l);
+	if (rk)
 		rank_loop(&par.parts[0]);
-	} else {
-		par.worker = fab_xcalloc(workers, sizeof *par.worker);
-		for (uint32_t k = 0; k < workers; k++) {
-			struct pkt_worker *w = &par.worker[k];
-			*w = (struct pkt_worker){.par = &par, .id = k, .first = k * n / workers};
-			w->count = (k + 1) * n / workers - w->first;
-		}
-		for (uint32_t k = 1; k < workers; k++) {
-			if (pthread_create(&par.worker[k].thread, NULL, worker_loop, &par.worker[k])) {
-				fputs("fabscope: cannot start a thread\n", stderr); /* as out of memory */
-				abort();
-			}
-		}
-		worker_loop(&par.worker[0]);
-		for (uint32_t k = 1; k < workers; k++)
-			pthread_join(par.worker[k].thread, NULL);
-		free(par.worker);
-		/* the frames handed over in the last window, onto their wires */
-		for (uint32_t q = 0; q < n; q++)
-			take_window_handed(&par.parts[q]);
-	}
-	/* the books: integer sums, alike in any order */
-	s->idle_ps = FAB_TIME_NEVER;
-	fab_time_ps last = s->c.now_ps, idle = 0;
-	uint64_t settled_all = 0;
-	for (uint32_t q = 0; q < local; q++) {
-		struct pkt_part *me = &par.parts[q];
-		uint64_t *w[SUM_WORDS], *v[SUM_WORDS];
-		sum_words(s, w);
-		sum_words(&me->s, v);
-		for (int k = 0; k < SUM_WORDS; k++)
-			*w[k] += *v[k];
-		settled_all += settled(&me->s);
-		last = FAB_MAX(last, me->s.c.now_ps);
-		if (me->report[me->parity ^ 1u].idle_ps != FAB_TIME_NEVER)
-			idle = FAB_MAX(idle, me->report[me->parity ^ 1u].idle_ps);
-		/* its frames' memory: the whole frees it */
-		while (me->s.slabs) {
-			struct pkt_slab *next = me->s.slabs->next;
-			me->s.slabs->next = s->slabs;
-			s->slabs = me->s.slabs;
-			me->s.slabs = next;
-		}
-		fab_eq_free(&me->s.c.eq);
-		for (uint32_t i = 0; i < me->s.nheld; i++) /* due after the end, as the queue's left */
-			me->s.held[i]->tx_held = false;
-		free(me->s.held);
-		for (int k = 0; k < 2; k++) {
-			for (uint32_t d = 0; d < n; d++)
-				free(me->out[k][d].v);
-			free(me->out[k]);
-		}
-		free(me->starts);
-	}
-	if (rk) { /* the whole run's clock, idle time and count, from every rank's last report */
-		settled_all = 0;
-		for (uint32_t q = 0; q < n; q++) {
-			settled_all += par.rep[q].settled;
-			last = FAB_MAX(last, par.rep[q].now_ps);
-			if (par.rep[q].idle_ps != FAB_TIME_NEVER)
-				idle = FAB_MAX(idle, par.rep[q].idle_ps);
-		}
-	}
-	s->c.now_ps = last;
-	s->c.next_start = s->c.nflows;
-	if (par.stopped_by_end_time) {
-		s->c.now_ps = end_ps;
-		s->c.tot.stopped_by_end_time = true;
-	} else if (settled_all == s->c.nflows) {
-		s->idle_ps = idle;
-	}
+	else
+		run_threads(&par);
+	whole_books(&par);
 	for (uint32_t i = 0; i < t->nports; i++)
 		s->ports[i].remote = false;
 	int rc = par.failed ? -1 : 1;
 	if (rk && !par.failed) {
 		counters_close(s);
-		if (ranks_gather(s, rk, &was))
+		if (pkt_ranks_gather(s, rk, &was))
 			rc = -1;
 	} else if (!rk) {
 		counters_close(s);
 	}
-	gather_free(&was);
+	pkt_gather_free(&was);
 	free(par.rep);
 	free(node_part);
 	free(par.parts);

@@ -1,8 +1,8 @@
 /*
  * draft.h - a topology under construction, inside the topology layer: the
  * builders (topo.c) and the file readers (topo.c's edge list, ns3.c) add
- * nodes and links to a draft, and finishing it lays out the ports and
- * computes the routes.
+ * nodes and links to a draft (draft.c), and finishing it lays out the
+ * ports and computes the routes (routes.c).
  */
 #ifndef FAB_TOPO_DRAFT_H
 #define FAB_TOPO_DRAFT_H

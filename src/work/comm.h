@@ -94,7 +94,7 @@ struct fab_comm {
 	bool aggregate;
 	uint32_t agg_left;        /* transfers still travelling */
 	fab_time_ps agg_floor_ps; /* the end no sooner than this: every step at full rate plus its latency */
-	/* SHARP: parts of the buffer through three stages (comm.c) */
+	/* SHARP: parts of the buffer through three stages (comm_run.c) */
 	uint32_t sh_parts, sh_next;
 	uint32_t *sh_left, *sh_stage; /* per part: transfers of its stage still travelling; the stage */
 	uint64_t sh_bytes;            /* bytes of a part */

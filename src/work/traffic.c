@@ -381,9 +381,128 @@ static char *trim(char *s)
 	return s;
 }
 
+/* the columns of a flow list, as colmap numbers them */
+static const char *const csv_cols[] = {"src", "dst", "bytes", "start", "priority", "qps"};
+
+/* a line's fields: l (the line trimmed) split at its commas, each trimmed,
+ * into fields[0..*nf), with their columns in line (from 1) in fcol */
+static int csv_fields(const char *path, unsigned lineno, char *line, char *l, char *fields[8], unsigned fcol[8],
+		      unsigned *nf, struct fab_err *err)
+{
+	unsigned k = 0;
+	for (char *q = l;;) {
+		if (k == 8)
+			return fab_err_set(err, FAB_EINVAL, "%s:%u:%u: too many columns", path, lineno,
+					   (unsigned)(q - line) + 1);
+		fcol[k] = (unsigned)(q - line) + 1;
+		fields[k++] = q;
+		char *comma = strchr(q, ',');
+		if (!comma)
+			break;
+		*comma = 0;
+		q = comma + 1;
+	}
+	for (unsigned i = 0; i < k; i++) {
+		char *tr = trim(fields[i]);
+		fcol[i] += (unsigned)(tr - fields[i]);
+		fields[i] = tr;
+	}
+	*nf = k;
+	return 0;
+}
+
+/* the header line: each field a column's name (colmap[i]: which column),
+ * none twice, src, dst and bytes among them */
+static int csv_header(const char *path, unsigned lineno, char *const *fields, const unsigned *fcol, unsigned nf,
+		      int *colmap, struct fab_err *err)
+{
+	for (unsigned i = 0; i < nf; i++) {
+		colmap[i] = -1;
+		for (unsigned c = 0; c < FAB_ARRAY_LEN(csv_cols); c++)
+			if (!strcmp(fields[i], csv_cols[c]))
+				colmap[i] = (int)c;
+		if (colmap[i] < 0)
+			return fab_err_set(
+				err, FAB_EINVAL,
+				"%s:%u:%u: unknown column '%s' (expected src, dst, bytes, start, priority, qps)", path,
+				lineno, fcol[i], fields[i]);
+	}
+	bool have[6] = {0};
+	for (unsigned i = 0; i < nf; i++) {
+		if (have[colmap[i]])
+			return fab_err_set(err, FAB_EINVAL, "%s:%u:%u: column '%s' appears twice", path, lineno,
+					   fcol[i], fields[i]);
+		have[colmap[i]] = true;
+	}
+	if (!have[0] || !have[1] || !have[2])
+		return fab_err_set(err, FAB_EINVAL, "%s:%u:1: the header needs at least src, dst and bytes", path,
+				   lineno);
+	return 0;
+}
+
+/* a flow's line: its fields, by the header's colmap, into fs (priority 3
+ * and one queue pair unless they say) */
+static int csv_flow(const char *path, unsigned lineno, char *const *fields, const unsigned *fcol, unsigned nf,
+		    const int *colmap, struct fab_flow_spec *fs, struct fab_err *err)
+{
+	memset(fs, 0, sizeof *fs);
+	fs->priority = 3;
+	fs->qps = 1;
+	fs->loc.origin = NULL;
+	for (unsigned i = 0; i < nf; i++) {
+		char why[160];
+		uint64_t v = 0;
+		int prc = 0;
+		switch (colmap[i]) {
+		case 0:
+		case 1:
+		case 4:
+		case 5:
+			prc = fab_parse_uint(fields[i], &v, why, sizeof why);
+			if (!prc && colmap[i] == 4 && v >= FAB_NPRIO) {
+				snprintf(why, sizeof why, "priority must be 0..7, got %s", fields[i]);
+				prc = FAB_EINVAL;
+			}
+			if (!prc && colmap[i] == 5 && (v < 1 || v > 1024)) {
+				snprintf(why, sizeof why, "qps must be 1..1024, got %s", fields[i]);
+				prc = FAB_EINVAL;
+			}
+			if (!prc && v > UINT32_MAX) {
+				snprintf(why, sizeof why, "value too large: %s", fields[i]);
+				prc = FAB_EINVAL;
+			}
+			if (colmap[i] == 0)
+				fs->src = (uint32_t)v;
+			else if (colmap[i] == 1)
+				fs->dst = (uint32_t)v;
+			else if (colmap[i] == 4)
+				fs->priority = (uint32_t)v;
+			else
+				fs->qps = (uint32_t)v;
+			break;
+		case 2:
+			prc = fab_parse_bytes(fields[i], &fs->bytes, why, sizeof why);
+			if (!prc && !fs->bytes) {
+				snprintf(why, sizeof why, "bytes must be at least 1");
+				prc = FAB_EINVAL;
+			}
+			break;
+		case 3:
+			prc = fab_parse_time(fields[i], &fs->start_ps, why, sizeof why);
+			break;
+		}
+		if (prc)
+			return fab_err_set(err, FAB_EINVAL, "%s:%u:%u: %s: %s", path, lineno, fcol[i],
+					   csv_cols[colmap[i]], why);
+	}
+	fs->loc.line = lineno;
+	fs->loc.col = 1;
+	snprintf(fs->loc.what, sizeof fs->loc.what, "flow");
+	return 0;
+}
+
 int fab_traffic_read_csv(const char *path, struct fab_flow_spec **flows, size_t *n, struct fab_err *err)
 {
-	static const char *cols[] = {"src", "dst", "bytes", "start", "priority", "qps"};
 	char *text;
 	size_t tlen;
 	*flows = NULL;
@@ -410,53 +529,13 @@ int fab_traffic_read_csv(const char *path, struct fab_flow_spec **flows, size_t 
 			continue;
 		char *fields[8];
 		unsigned fcol[8], nf = 0;
-		for (char *q = l;;) {
-			if (nf == 8) {
-				rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: too many columns", path, lineno,
-						 (unsigned)(q - line) + 1);
-				goto out;
-			}
-			fcol[nf] = (unsigned)(q - line) + 1;
-			fields[nf++] = q;
-			char *comma = strchr(q, ',');
-			if (!comma)
-				break;
-			*comma = 0;
-			q = comma + 1;
-		}
-		for (unsigned i = 0; i < nf; i++) {
-			char *tr = trim(fields[i]);
-			fcol[i] += (unsigned)(tr - fields[i]);
-			fields[i] = tr;
-		}
+		rc = csv_fields(path, lineno, line, l, fields, fcol, &nf, err);
+		if (rc)
+			goto out;
 		if (!ncols) { /* the header */
-			for (unsigned i = 0; i < nf; i++) {
-				colmap[i] = -1;
-				for (unsigned c = 0; c < FAB_ARRAY_LEN(cols); c++)
-					if (!strcmp(fields[i], cols[c]))
-						colmap[i] = (int)c;
-				if (colmap[i] < 0) {
-					rc = fab_err_set(
-						err, FAB_EINVAL,
-						"%s:%u:%u: unknown column '%s' (expected src, dst, bytes, start, priority, qps)",
-						path, lineno, fcol[i], fields[i]);
-					goto out;
-				}
-			}
-			bool have[6] = {0};
-			for (unsigned i = 0; i < nf; i++) {
-				if (have[colmap[i]]) {
-					rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: column '%s' appears twice", path,
-							 lineno, fcol[i], fields[i]);
-					goto out;
-				}
-				have[colmap[i]] = true;
-			}
-			if (!have[0] || !have[1] || !have[2]) {
-				rc = fab_err_set(err, FAB_EINVAL,
-						 "%s:%u:1: the header needs at least src, dst and bytes", path, lineno);
+			rc = csv_header(path, lineno, fields, fcol, nf, colmap, err);
+			if (rc)
 				goto out;
-			}
 			ncols = nf;
 			continue;
 		}
@@ -469,62 +548,9 @@ int fab_traffic_read_csv(const char *path, struct fab_flow_spec **flows, size_t 
 			cap = cap ? 2 * cap : 64;
 			*flows = fab_xrealloc(*flows, cap, sizeof **flows);
 		}
-		struct fab_flow_spec *fs = &(*flows)[*n];
-		memset(fs, 0, sizeof *fs);
-		fs->priority = 3;
-		fs->qps = 1;
-		fs->loc.origin = NULL;
-		for (unsigned i = 0; i < nf; i++) {
-			char why[160];
-			uint64_t v = 0;
-			int prc = 0;
-			switch (colmap[i]) {
-			case 0:
-			case 1:
-			case 4:
-			case 5:
-				prc = fab_parse_uint(fields[i], &v, why, sizeof why);
-				if (!prc && colmap[i] == 4 && v >= FAB_NPRIO) {
-					snprintf(why, sizeof why, "priority must be 0..7, got %s", fields[i]);
-					prc = FAB_EINVAL;
-				}
-				if (!prc && colmap[i] == 5 && (v < 1 || v > 1024)) {
-					snprintf(why, sizeof why, "qps must be 1..1024, got %s", fields[i]);
-					prc = FAB_EINVAL;
-				}
-				if (!prc && v > UINT32_MAX) {
-					snprintf(why, sizeof why, "value too large: %s", fields[i]);
-					prc = FAB_EINVAL;
-				}
-				if (colmap[i] == 0)
-					fs->src = (uint32_t)v;
-				else if (colmap[i] == 1)
-					fs->dst = (uint32_t)v;
-				else if (colmap[i] == 4)
-					fs->priority = (uint32_t)v;
-				else
-					fs->qps = (uint32_t)v;
-				break;
-			case 2:
-				prc = fab_parse_bytes(fields[i], &fs->bytes, why, sizeof why);
-				if (!prc && !fs->bytes) {
-					snprintf(why, sizeof why, "bytes must be at least 1");
-					prc = FAB_EINVAL;
-				}
-				break;
-			case 3:
-				prc = fab_parse_time(fields[i], &fs->start_ps, why, sizeof why);
-				break;
-			}
-			if (prc) {
-				rc = fab_err_set(err, FAB_EINVAL, "%s:%u:%u: %s: %s", path, lineno, fcol[i],
-						 cols[colmap[i]], why);
-				goto out;
-			}
-		}
-		fs->loc.line = lineno;
-		fs->loc.col = 1;
-		snprintf(fs->loc.what, sizeof fs->loc.what, "flow");
+		rc = csv_flow(path, lineno, fields, fcol, nf, colmap, &(*flows)[*n], err);
+		if (rc)
+			goto out;
 		(*n)++;
 	}
 	if (!ncols)

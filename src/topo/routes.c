@@ -1,0 +1,415 @@
+/*
+ * routes.c - a topology draft finished (draft.h): its ports laid out, its
+ * switches' tiers and the oversubscription between them, and
+ * shortest-path ECMP routing.
+ *
+ * Finishing the draft lays each node's ports out contiguously in link
+ * order.  Routing runs one breadth-first search per destination NIC
+ * (NICs never forward) and keeps every neighbour one hop closer; equal lists
+ * for consecutive destinations are shared, which keeps a 1024-NIC fat-tree's
+ * tables small.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "draft.h"
+
+/* Multi-source BFS from all NICs gives each switch its tier when the
+ * builder did not say (explicit files). */
+static void assign_tiers(struct fab_topo *t)
+{
+	uint32_t *queue = fab_xcalloc(t->nnodes, sizeof *queue);
+	uint32_t head = 0, tail = 0;
+	uint32_t *dist = fab_xcalloc(t->nnodes, sizeof *dist);
+	for (uint32_t i = 0; i < t->nnodes; i++)
+		dist[i] = UINT32_MAX;
+	for (uint32_t i = 0; i < t->nnics; i++) {
+		dist[t->nic_node[i]] = 0;
+		queue[tail++] = t->nic_node[i];
+	}
+	while (head < tail) {
+		uint32_t u = queue[head++];
+		const struct fab_node *n = &t->nodes[u];
+		for (uint32_t p = n->first_port; p < n->first_port + n->nports; p++) {
+			uint32_t v = t->ports[t->ports[p].peer].node;
+			if (dist[v] == UINT32_MAX) {
+				dist[v] = dist[u] + 1;
+				queue[tail++] = v;
+			}
+		}
+	}
+	for (uint32_t i = 0; i < t->nnodes; i++)
+		if (t->nodes[i].kind == FAB_NODE_SWITCH && t->nodes[i].tier == 0)
+			t->nodes[i].tier = dist[i] == UINT32_MAX ? 1 : dist[i];
+	free(queue);
+	free(dist);
+}
+
+static void report_tiers(struct fab_topo *t)
+{
+	static const char *names2[] = {"nic", "leaf", "spine", "core"};
+	static const char *names3[] = {"nic", "edge", "aggregation", "core"};
+	uint32_t maxtier = 0;
+	for (uint32_t i = 0; i < t->nnodes; i++)
+		maxtier = FAB_MAX(maxtier, t->nodes[i].tier);
+	if (maxtier > 3)
+		maxtier = 3;
+	t->ntiers = 0;
+	for (uint32_t tier = 1; tier <= maxtier; tier++) {
+		struct fab_tier_report *r = &t->tiers[t->ntiers++];
+		memset(r, 0, sizeof *r);
+		r->tier = tier;
+		snprintf(r->name, sizeof r->name, "%s", maxtier >= 3 ? names3[tier] : names2[tier]);
+		for (uint32_t i = 0; i < t->nnodes; i++) {
+			const struct fab_node *n = &t->nodes[i];
+			if (n->kind != FAB_NODE_SWITCH || n->tier != tier)
+				continue;
+			r->switches++;
+			for (uint32_t p = n->first_port; p < n->first_port + n->nports; p++) {
+				uint32_t peer_tier = t->nodes[t->ports[t->ports[p].peer].node].tier;
+				if (peer_tier < tier)
+					r->down_bps += t->ports[p].rate_bps;
+				else if (peer_tier > tier)
+					r->up_bps += t->ports[p].rate_bps;
+			}
+		}
+	}
+}
+
+/* down (may be NULL): ports whose links are out; then a switch that cannot
+ * reach a NIC gets no route to it instead of an error. */
+static void put_hops(struct fab_topo *t, size_t *cap, const uint32_t *hops, uint32_t nh, uint32_t *off)
+{
+	if (t->nroute_ports + nh > *cap) {
+		while (t->nroute_ports + nh > *cap)
+			*cap *= 2;
+		t->route_ports = fab_xrealloc(t->route_ports, *cap, sizeof *t->route_ports);
+	}
+	*off = (uint32_t)t->nroute_ports;
+	memcpy(&t->route_ports[t->nroute_ports], hops, nh * sizeof *hops);
+	t->nroute_ports += nh;
+}
+
+/* When every NIC hangs off one switch: one breadth-first search from each
+ * such switch serves all of its NICs, since NICs do not forward: beyond
+ * that switch their routes are the switch's, and at it, the NIC's port.
+ * The same tables as a search from every NIC, k^2/2 searches instead of
+ * k^3/4 on a fat-tree. */
+static int routes_by_switch(struct fab_topo *t, const uint8_t *down, uint32_t *dist, uint32_t *queue, size_t *cap,
+			    struct fab_err *err)
+{
+	uint32_t *first = fab_xcalloc((size_t)t->nnodes + 1, sizeof *first),
+		 *nics = fab_xcalloc(t->nnics, sizeof *nics);
+	for (uint32_t d = 0; d < t->nnics; d++)
+		first[t->ports[t->ports[t->nodes[t->nic_node[d]].first_port].peer].node + 1]++;
+	for (uint32_t i = 0; i < t->nnodes; i++)
+		first[i + 1] += first[i];
+	uint32_t *fill = fab_xcalloc(t->nnodes, sizeof *fill);
+	for (uint32_t d = 0; d < t->nnics; d++) {
+		uint32_t sw = t->ports[t->ports[t->nodes[t->nic_node[d]].first_port].peer].node;
+		nics[first[sw] + fill[sw]++] = d;
+	}
+	free(fill);
+	uint32_t hops[256];
+	uint32_t *last_off = fab_xcalloc(t->nnodes, sizeof *last_off),
+		 *last_cnt = fab_xcalloc(t->nnodes, sizeof *last_cnt);
+	int rc = 0;
+	for (uint32_t sw = 0; sw < t->nnodes && !rc; sw++) {
+		if (first[sw] == first[sw + 1])
+			continue;
+		for (uint32_t i = 0; i < t->nnodes; i++)
+			dist[i] = UINT32_MAX;
+		uint32_t head = 0, tail = 0;
+		dist[sw] = 0;
+		queue[tail++] = sw;
+		while (head < tail) {
+			const struct fab_node *n = &t->nodes[queue[head++]];
+			for (uint32_t p = n->first_port; p < n->first_port + n->nports; p++) {
+				uint32_t v = t->ports[t->ports[p].peer].node;
+				if ((down && down[p]) || t->nodes[v].kind != FAB_NODE_SWITCH || dist[v] != UINT32_MAX)
+					continue;
+				dist[v] = dist[t->ports[p].node] + 1;
+				queue[tail++] = v;
+			}
+		}
+		for (uint32_t s = 0; s < t->nnodes && !rc; s++) {
+			const struct fab_node *n = &t->nodes[s];
+			if (n->kind != FAB_NODE_SWITCH)
+				continue;
+			size_t row = (size_t)t->switch_index[s] * t->nnics;
+			if (s == sw) { /* the last hop: each NIC's own port */
+				for (uint32_t k = first[sw]; k < first[sw + 1]; k++) {
+					uint32_t d = nics[k], np = t->nodes[t->nic_node[d]].first_port,
+						 q = t->ports[np].peer;
+					bool cut = down && (down[np] || down[q]);
+					t->route_cnt[row + d] = cut ? 0 : 1;
+					if (!cut)
+						put_hops(t, cap, &q, 1, &t->route_off[row + d]);
+				}
+				continue;
+			}
+			uint32_t nh = 0, off = 0;
+			if (dist[s] == UINT32_MAX && !down) {
+				rc = fab_err_set(err, FAB_ETOPO,
+						 "topology: %s cannot reach %s: the graph is not connected", n->name,
+						 t->nodes[t->nic_node[nics[first[sw]]]].name);
+				break;
+			}
+			for (uint32_t p = n->first_port; dist[s] != UINT32_MAX && p < n->first_port + n->nports; p++) {
+				uint32_t v = t->ports[t->ports[p].peer].node;
+				if ((down && down[p]) || t->nodes[v].kind != FAB_NODE_SWITCH || dist[v] + 1 != dist[s])
+					continue;
+				if (nh == FAB_ARRAY_LEN(hops)) {
+					rc = fab_err_set(err, FAB_ETOPO,
+							 "topology: %s has more than %zu equal-cost paths", n->name,
+							 FAB_ARRAY_LEN(hops));
+					break;
+				}
+				hops[nh++] = p;
+			}
+			/* the same list as toward the previous switch (upper tiers
+			 * reach a whole pod the same way): shared */
+			if (nh && last_cnt[s] == nh && !memcmp(&t->route_ports[last_off[s]], hops, nh * sizeof *hops))
+				off = last_off[s];
+			else if (nh)
+				put_hops(t, cap, hops, nh, &off);
+			last_off[s] = off;
+			last_cnt[s] = nh;
+			for (uint32_t k = first[sw]; k < first[sw + 1]; k++) {
+				uint32_t d = nics[k];
+				bool cut = down && down[t->nodes[t->nic_node[d]].first_port];
+				t->route_off[row + d] = off;
+				t->route_cnt[row + d] = cut ? 0 : (uint8_t)nh;
+			}
+		}
+	}
+	free(first);
+	free(nics);
+	free(last_off);
+	free(last_cnt);
+	return rc;
+}
+
+static int compute_routes(struct fab_topo *t, const uint8_t *down, struct fab_err *err)
+{
+	free(t->switch_index);
+	free(t->route_off);
+	free(t->route_cnt);
+	free(t->route_ports);
+	t->switch_index = fab_xcalloc(t->nnodes, sizeof *t->switch_index);
+	t->nswitches = 0;
+	for (uint32_t i = 0; i < t->nnodes; i++)
+		t->switch_index[i] = t->nodes[i].kind == FAB_NODE_SWITCH ? t->nswitches++ : UINT32_MAX;
+	size_t cells = (size_t)t->nswitches * t->nnics;
+	t->route_off = fab_xcalloc(cells, sizeof *t->route_off);
+	t->route_cnt = fab_xcalloc(cells, sizeof *t->route_cnt);
+	size_t cap = 1024;
+	t->route_ports = fab_xcalloc(cap, sizeof *t->route_ports);
+	t->nroute_ports = 0;
+
+	uint32_t *dist = fab_xcalloc(t->nnodes, sizeof *dist);
+	uint32_t *queue = fab_xcalloc(t->nnodes, sizeof *queue);
+	uint32_t hops[256];
+	bool single = true; /* every NIC on one link to a switch */
+	for (uint32_t d = 0; d < t->nnics && single; d++) {
+		const struct fab_node *n = &t->nodes[t->nic_node[d]];
+		single = n->nports == 1 &&
+			t->nodes[t->ports[t->ports[n->first_port].peer].node].kind == FAB_NODE_SWITCH;
+	}
+	if (single) {
+		int rc = routes_by_switch(t, down, dist, queue, &cap, err);
+		free(dist);
+		free(queue);
+		return rc ? FAB_ETOPO : 0;
+	}
+	for (uint32_t d = 0; d < t->nnics; d++) {
+		for (uint32_t i = 0; i < t->nnodes; i++)
+			dist[i] = UINT32_MAX;
+		uint32_t head = 0, tail = 0, dn = t->nic_node[d];
+		dist[dn] = 0;
+		queue[tail++] = dn;
+		while (head < tail) {
+			uint32_t u = queue[head++];
+			const struct fab_node *n = &t->nodes[u];
+			if (n->kind == FAB_NODE_NIC && u != dn)
+				continue; /* NICs do not forward */
+			for (uint32_t p = n->first_port; p < n->first_port + n->nports; p++) {
+				uint32_t v = t->ports[t->ports[p].peer].node;
+				if (down && down[p])
+					continue;
+				if (dist[v] == UINT32_MAX) {
+					dist[v] = dist[u] + 1;
+					queue[tail++] = v;
+				}
+			}
+		}
+		for (uint32_t s = 0; s < t->nnodes; s++) {
+			const struct fab_node *n = &t->nodes[s];
+			if (n->kind != FAB_NODE_SWITCH)
+				continue;
+			size_t cell = (size_t)t->switch_index[s] * t->nnics + d;
+			if (dist[s] == UINT32_MAX && down) {
+				t->route_off[cell] = 0;
+				t->route_cnt[cell] = 0; /* unreachable while the links are out */
+				continue;
+			}
+			if (dist[s] == UINT32_MAX) {
+				fab_err_set(err, FAB_ETOPO, "topology: %s cannot reach %s: the graph is not connected",
+					    n->name, t->nodes[dn].name);
+				goto fail;
+			}
+			uint32_t nh = 0;
+			for (uint32_t p = n->first_port; p < n->first_port + n->nports; p++) {
+				uint32_t v = t->ports[t->ports[p].peer].node;
+				if (down && down[p])
+					continue;
+				if (dist[v] + 1 == dist[s] && (t->nodes[v].kind == FAB_NODE_SWITCH || v == dn)) {
+					if (nh == FAB_ARRAY_LEN(hops)) {
+						fab_err_set(err, FAB_ETOPO,
+							    "topology: %s has more than %zu equal-cost paths", n->name,
+							    FAB_ARRAY_LEN(hops));
+						goto fail;
+					}
+					hops[nh++] = p;
+				}
+			}
+			/* share the list with the previous destination when equal */
+			if (d > 0 && t->route_cnt[cell - 1] == nh &&
+			    !memcmp(&t->route_ports[t->route_off[cell - 1]], hops, nh * sizeof *hops)) {
+				t->route_off[cell] = t->route_off[cell - 1];
+				t->route_cnt[cell] = (uint8_t)nh;
+				continue;
+			}
+			if (t->nroute_ports + nh > cap) {
+				while (t->nroute_ports + nh > cap)
+					cap *= 2;
+				t->route_ports = fab_xrealloc(t->route_ports, cap, sizeof *t->route_ports);
+			}
+			t->route_off[cell] = (uint32_t)t->nroute_ports;
+			t->route_cnt[cell] = (uint8_t)nh;
+			memcpy(&t->route_ports[t->nroute_ports], hops, nh * sizeof *hops);
+			t->nroute_ports += nh;
+		}
+	}
+	free(dist);
+	free(queue);
+	return 0;
+fail:
+	free(dist);
+	free(queue);
+	return FAB_ETOPO;
+}
+
+/* Memory a topology takes, estimated before it is built: the routing
+ * tables (per switch and NIC a next-hop entry and its ports: 17.6 to 23
+ * bytes measured on fat-trees of k = 40 and 48, 20 taken), the nodes, and
+ * the ports with their queues and counters in an engine.  A fabric that would not fit in this machine's available
+ * memory is refused, not left to die half-built. */
+uint64_t fab_topo_estimate_bytes(uint64_t nswitches, uint64_t nnics, uint64_t nnodes, uint64_t nlinks)
+{
+	return 20 * nswitches * nnics + nnodes * (sizeof(struct fab_node) + 64) + 2 * nlinks * 1024;
+}
+
+static int check_fits(const struct draft *d, struct fab_err *err)
+{
+	uint64_t sw = 0, nics = 0;
+	for (uint32_t i = 0; i < d->nnodes; i++) {
+		sw += d->nodes[i].kind == FAB_NODE_SWITCH;
+		nics += d->nodes[i].kind == FAB_NODE_NIC;
+	}
+	uint64_t need = fab_topo_estimate_bytes(sw, nics, d->nnodes, d->nlinks), avail = fab_mem_available();
+	if (avail && need > avail / 10 * 8)
+		return fab_err_set(err, FAB_ETOPO,
+				   "topology: %llu switches, %llu NICs and %u links need about %.1f GiB (routing "
+				   "tables: a next hop per switch and NIC), more than this machine's %.1f GiB "
+				   "available; choose a smaller fabric (fewer switches or NICs) or a machine with more "
+				   "memory",
+				   (unsigned long long)sw, (unsigned long long)nics, d->nlinks,
+				   (double)need / (1 << 30), (double)avail / (1 << 30));
+	return 0;
+}
+
+/* Lays out ports from the draft and routes.  Takes the draft's arrays. */
+struct fab_topo *fab_draft_finish(struct draft *d, const struct fab_topo_params *p, struct fab_err *err)
+{
+	if (check_fits(d, err))
+		return NULL;
+	struct fab_topo *t = fab_xcalloc(1, sizeof *t);
+	t->nodes = d->nodes;
+	t->nnodes = d->nnodes;
+	d->nodes = NULL;
+	uint32_t *deg = fab_xcalloc(t->nnodes, sizeof *deg);
+	for (uint32_t i = 0; i < d->nlinks; i++) {
+		deg[d->links[i].a]++;
+		deg[d->links[i].b]++;
+	}
+	uint32_t off = 0;
+	for (uint32_t i = 0; i < t->nnodes; i++) {
+		t->nodes[i].first_port = off;
+		t->nodes[i].nports = 0;
+		off += deg[i];
+	}
+	t->nports = off;
+	t->ports = fab_xcalloc(t->nports, sizeof *t->ports);
+	for (uint32_t i = 0; i < d->nlinks; i++) {
+		const struct draft_link *l = &d->links[i];
+		struct fab_node *a = &t->nodes[l->a], *b = &t->nodes[l->b];
+		uint32_t pa = a->first_port + a->nports++;
+		uint32_t pb = b->first_port + b->nports++;
+		t->ports[pa] = (struct fab_port){l->a, pb, l->rate_bps, l->delay_ps};
+		t->ports[pb] = (struct fab_port){l->b, pa, l->rate_bps, l->delay_ps};
+	}
+	free(deg);
+
+	t->nnics = 0;
+	for (uint32_t i = 0; i < t->nnodes; i++)
+		if (t->nodes[i].kind == FAB_NODE_NIC)
+			t->nnics++;
+	t->nic_node = fab_xcalloc(t->nnics, sizeof *t->nic_node);
+	for (uint32_t i = 0, k = 0; i < t->nnodes; i++)
+		if (t->nodes[i].kind == FAB_NODE_NIC) {
+			t->nodes[i].nic = (int32_t)k;
+			t->nic_node[k++] = i;
+		}
+	t->gpus_per_server = p->gpus_per_server;
+	t->nic_ports = p->kind == FAB_TOPO_SPINE_LEAF && p->nic_ports ? p->nic_ports : 1;
+	t->nics_per_server = p->nics_per_server * t->nic_ports;
+	for (uint32_t i = 0; i < t->nnics; i++) {
+		struct fab_node *n = &t->nodes[t->nic_node[i]];
+		n->server = (int32_t)(i / t->nics_per_server);
+		if (n->nports != 1) {
+			fab_err_set(err, FAB_ETOPO, "topology: NIC %s has %u links; a NIC has exactly one", n->name,
+				    n->nports);
+			goto fail;
+		}
+	}
+	if (t->nnics % t->nics_per_server) {
+		fab_err_set(err, FAB_ETOPO, "topology: %u NICs do not divide into servers of %u NICs", t->nnics,
+			    t->nics_per_server);
+		goto fail;
+	}
+	t->nservers = t->nnics / t->nics_per_server;
+	t->ngpus = t->nservers * t->gpus_per_server;
+	for (uint32_t i = 0; i < t->nnodes; i++) {
+		const struct fab_node *n = &t->nodes[i];
+		if (n->kind == FAB_NODE_SWITCH && p->radix && n->nports > p->radix) {
+			fab_err_set(err, FAB_ETOPO, "topology.radix: switch %s needs %u ports but the radix is %u",
+				    n->name, n->nports, p->radix);
+			goto fail;
+		}
+	}
+	assign_tiers(t);
+	report_tiers(t);
+	if (compute_routes(t, NULL, err))
+		goto fail;
+	return t;
+fail:
+	fab_topo_free(t);
+	return NULL;
+}
+
+void fab_topo_reroute(struct fab_topo *t, const uint8_t *down)
+{
+	compute_routes(t, down, NULL);
+}
