@@ -79,6 +79,7 @@ for t in $binaries; do
 	grep -qxF "bin|$t" "$list" || echo "bin|$t" >>"$list"
 done
 suite layers tests/layers.sh "layer rules"
+suite size tests/size.sh "file and function sizes (800 and 150 lines)"
 
 # run_bin PATH: a cmocka binary; "passed failed" into $work/$n.n
 run_bin() {
