@@ -25,6 +25,7 @@
 # each packet run on 1 thread, and each pair's ratio printed.  Some
 # minutes.
 F=${1:-./build/fabscope}
+. "$(dirname "$0")/ref_bins.sh"
 REF=${HPCC_REF:-$(dirname "$0")/../../../shared/reference/hpcc-ns3}
 if [ ! -f "$REF/fbhadoop30.fct.csv.gz" ]; then
 	echo "hpcc: no reference data in $REF (set HPCC_REF), skipped"
@@ -82,22 +83,8 @@ EOF
 	}
 	set -- "$@" $(tail -1 "$tmp/time")
 	events=$(sed -n 's/^fabscope: \([0-9]*\) events in.*/\1/p' "$tmp/time")
-	# the reference's bins by the same definitions (its README): slowdown =
-	# fct / standalone fct, floored at 1; sorted by size, then slowdown
-	gzip -dc "$REF/$name.fct.csv.gz" |
-		awk -F, 'NR > 1 { s = $7 / $8; if (s < 1) s = 1; printf "%d %.17g\n", $5, s }' |
-		sort -k1,1n -k2,2g |
-		awk '{ b[NR] = $1; s[NR] = $2 } END {
-			n = NR
-			for (i = 0; i < 20; i++) {
-				lo = int(i * 5 * n / 100); hi = int((i + 1) * 5 * n / 100); k = hi - lo
-				m = 0
-				for (j = lo + 1; j <= hi; j++) v[++m] = s[j]
-				# the bin by slowdown (insertion sort: a bin is sorted by size already)
-				for (a = 2; a <= m; a++) { x = v[a]; c = a - 1; while (c > 0 && v[c] > x) { v[c + 1] = v[c]; c-- } v[c + 1] = x }
-				printf "%d %d %.4f %.4f %.4f\n", i, b[hi], v[int(k * 0.5) + 1], v[int(k * 0.95) + 1], v[int(k * 0.99) + 1]
-			}
-		}' >"$tmp/ref.txt"
+	# the reference's bins by the same definitions (its README)
+	ref_bins "$REF/$name.fct.csv.gz" >"$tmp/ref.txt"
 	tail -n +2 "$tmp/out/slowdown.csv" | tr ',' ' ' >"$tmp/ours.txt"
 	cp "$tmp/out/slowdown.csv" "$tmp/packet-$name.csv"
 	cp "$tmp/out/flows.csv" "$tmp/packet-$name-flows.csv"

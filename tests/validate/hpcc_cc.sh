@@ -17,6 +17,7 @@
 # over the 20 bins, at least 18 bins within 20%, no PAUSE frame and no drop
 # (the reference has none).  Two minutes or so.
 F=${1:-./build/fabscope}
+. "$(dirname "$0")/ref_bins.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 REF=${HPCC_REF:-$here/../../../shared/reference/hpcc-ns3}
 CC_REF=$here/hpcc-cc
@@ -61,21 +62,7 @@ YAML
 		return 1
 	}
 	# the reference's bins by the same definitions as fabscope's slowdown.csv
-	# (doc/results.md): slowdown = fct / standalone fct, floored at 1; 20 bins
-	# of equal count by size, each sorted by slowdown
-	gzip -dc "$CC_REF/$1-hpcc.fct.csv.gz" |
-		awk -F, 'NR > 1 { s = $7 / $8; if (s < 1) s = 1; printf "%d %.17g\n", $5, s }' |
-		sort -k1,1n -k2,2g |
-		awk '{ b[NR] = $1; s[NR] = $2 } END {
-			n = NR
-			for (i = 0; i < 20; i++) {
-				lo = int(i * 5 * n / 100); hi = int((i + 1) * 5 * n / 100); k = hi - lo
-				m = 0
-				for (j = lo + 1; j <= hi; j++) v[++m] = s[j]
-				for (a = 2; a <= m; a++) { x = v[a]; c = a - 1; while (c > 0 && v[c] > x) { v[c + 1] = v[c]; c-- } v[c + 1] = x }
-				printf "%d %d %.4f %.4f %.4f\n", i, b[hi], v[int(k * 0.5) + 1], v[int(k * 0.95) + 1], v[int(k * 0.99) + 1]
-			}
-		}' >"$tmp/ref.txt"
+	ref_bins "$CC_REF/$1-hpcc.fct.csv.gz" >"$tmp/ref.txt"
 	tail -n +2 "$tmp/out/slowdown.csv" | tr ',' ' ' >"$tmp/ours.txt"
 	pause=$(grep -m1 '"pause_frames"' "$tmp/out/result.json" | tr -dc '0-9')
 	drops=$(grep -m1 '"drops"' "$tmp/out/result.json" | tr -dc '0-9')
