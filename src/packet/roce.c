@@ -1,7 +1,9 @@
 /*
  * roce.c - the RoCEv2 transport: reliable-connected queue pairs with
- * go-back-N, ACK coalescing, CNPs, and a congestion control (DCQCN, or none
- * when fabric.dcqcn.enabled is false) that sets the pace.
+ * go-back-N, ACK coalescing, CNPs, and a congestion control (the model the
+ * registry chose for the transport: DCQCN by default, fabric.cc otherwise)
+ * that sets the pace, and for a model that wants samples the window and the
+ * per-ACK samples (round trip, telemetry) it reads.
  *
  * A flow's bytes are split evenly over its queue pairs; each QP segments its
  * share into MTU packets numbered by PSN.  The receiver accepts only the next
