@@ -50,4 +50,19 @@ struct fab_preset_value {
 	const char *path, *value;
 };
 
+/* A model's parameters: its struct, its scenario keys (a fragment whose
+ * offsets are into the struct) with their defaults, and its presets.
+ * Models that read the same parameters share a family (DCQCN as the paper
+ * has it and as NIC firmware runs it).  A registry places each family's
+ * struct in a block of the fabric's parameters, and the scenario layer
+ * places its keys in the key table. */
+struct fab_param_family {
+	const char *prefix;             /* its keys' common prefix: "fabric.dcqcn" */
+	size_t size;                    /* its struct */
+	const struct fab_key_def *keys; /* offsets into its struct */
+	size_t nkeys;
+	/* the values its preset key asks for (none: *n = 0); NULL: no presets */
+	const struct fab_preset_value *(*preset)(const void *params, size_t *n);
+};
+
 #endif

@@ -84,23 +84,13 @@ struct fab_cc_sample {
 	const struct fab_int_hop *hops;
 };
 
-/* A family of parameters, shared by the models that read it. */
-struct fab_cc_family {
-	const char *prefix;             /* its keys' common prefix: "fabric.dcqcn" */
-	size_t size;                    /* its struct */
-	const struct fab_key_def *keys; /* offsets into its struct */
-	size_t nkeys;
-	/* the values its preset key asks for (none: *n = 0); NULL: no presets */
-	const struct fab_preset_value *(*preset)(const void *params, size_t *n);
-};
-
 struct fab_cc_ops {
 	const char *name;  /* fabric.cc's value */
 	const char *label; /* in the text summary: "DCQCN" */
 	unsigned transports;
 	unsigned wants;
-	bool flow_model;                    /* the flow engine's flow.queues dcqcn runs it (fluid) */
-	const struct fab_cc_family *family; /* NULL: no parameters */
+	bool flow_model;                       /* the flow engine's flow.queues dcqcn runs it (fluid) */
+	const struct fab_param_family *family; /* NULL: no parameters */
 	size_t state_size;
 	int feedback; /* enum fab_cc_feedback */
 	/* params: the family's struct, kept by pointer; line_bps: the most the
@@ -147,9 +137,9 @@ const struct fab_cc_ops *fab_cc_find(const char *name);
 int fab_cc_index(const struct fab_cc_ops *ops);
 /* the distinct families, in the order of the first model that names each */
 size_t fab_cc_family_count(void);
-const struct fab_cc_family *fab_cc_family_at(size_t i);
+const struct fab_param_family *fab_cc_family_at(size_t i);
 /* where a family's parameters start in fab_cc_choice.params */
-size_t fab_cc_family_offset(const struct fab_cc_family *f);
+size_t fab_cc_family_offset(const struct fab_param_family *f);
 
 /* the model a queue pair of transport kind t runs */
 static inline const struct fab_cc_ops *fab_cc_of(const struct fab_cc_choice *ch, int t)
@@ -163,7 +153,7 @@ static inline const void *fab_cc_params(const struct fab_cc_choice *ch, const st
 	return ops->family ? ch->params + fab_cc_family_offset(ops->family) : NULL;
 }
 
-static inline void *fab_cc_params_rw(struct fab_cc_choice *ch, const struct fab_cc_family *f)
+static inline void *fab_cc_params_rw(struct fab_cc_choice *ch, const struct fab_param_family *f)
 {
 	return ch->params + fab_cc_family_offset(f);
 }

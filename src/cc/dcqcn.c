@@ -225,7 +225,7 @@ static const struct fab_preset_value *dcqcn_preset(const void *params, size_t *n
 	}
 }
 
-const struct fab_cc_family fab_dcqcn_family = {
+const struct fab_param_family fab_dcqcn_family = {
 	.prefix = "fabric.dcqcn",
 	.size = sizeof(struct fab_dcqcn_params),
 	.keys = dcqcn_keys,

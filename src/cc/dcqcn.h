@@ -70,7 +70,7 @@ struct fab_dcqcn {
 };
 
 /* the parameters of both DCQCNs (fabric.dcqcn.*) */
-extern const struct fab_cc_family fab_dcqcn_family;
+extern const struct fab_param_family fab_dcqcn_family;
 extern const struct fab_cc_ops fab_cc_dcqcn;
 extern const struct fab_cc_ops fab_cc_dcqcn_nic;
 

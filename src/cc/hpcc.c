@@ -163,7 +163,7 @@ static const struct fab_key_def hpcc_keys[] = {
 	 "HPCC: bytes of in-band telemetry on every data packet and ACK (HPCC's ns-3: 2 + 8 per hop for 5 hops)"},
 };
 
-static const struct fab_cc_family hpcc_family = {
+static const struct fab_param_family hpcc_family = {
 	.prefix = "fabric.hpcc",
 	.size = sizeof(struct fab_hpcc_params),
 	.keys = hpcc_keys,

@@ -73,7 +73,7 @@ size_t fab_cc_family_count(void)
 	return n;
 }
 
-const struct fab_cc_family *fab_cc_family_at(size_t k)
+const struct fab_param_family *fab_cc_family_at(size_t k)
 {
 	for (size_t i = 0; i < FAB_ARRAY_LEN(models); i++)
 		if (first_of_family(i) && k-- == 0)
@@ -83,7 +83,7 @@ const struct fab_cc_family *fab_cc_family_at(size_t k)
 }
 
 /* each family's struct at a multiple of 16 after the one before */
-size_t fab_cc_family_offset(const struct fab_cc_family *f)
+size_t fab_cc_family_offset(const struct fab_param_family *f)
 {
 	size_t off = 0;
 	for (size_t i = 0; i < FAB_ARRAY_LEN(models); i++) {

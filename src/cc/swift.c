@@ -144,7 +144,7 @@ static const struct fab_key_def swift_keys[] = {
 	 "Swift: the largest window, packets; 0: the path's bandwidth-delay product"},
 };
 
-static const struct fab_cc_family swift_family = {
+static const struct fab_param_family swift_family = {
 	.prefix = "fabric.swift",
 	.size = sizeof(struct fab_swift_params),
 	.keys = swift_keys,

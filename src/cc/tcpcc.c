@@ -176,7 +176,7 @@ static const struct fab_key_def tcpcc_keys[] = {
 	 "CUBIC's multiplicative decrease (RFC 8312)"},
 };
 
-const struct fab_cc_family fab_tcpcc_family = {
+const struct fab_param_family fab_tcpcc_family = {
 	.prefix = "fabric.tcp",
 	.size = sizeof(struct fab_tcpcc_params),
 	.keys = tcpcc_keys,

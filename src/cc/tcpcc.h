@@ -32,7 +32,7 @@ struct fab_tcpcc_params {
 	double dctcp_g;             /* DCTCP's gain (1/16) */
 	double cubic_c, cubic_beta; /* CUBIC's C (0.4) and beta (0.7) */
 };
-extern const struct fab_cc_family fab_tcpcc_family;
+extern const struct fab_param_family fab_tcpcc_family;
 
 extern const struct fab_cc_ops fab_cc_newreno;
 extern const struct fab_cc_ops fab_cc_cubic;

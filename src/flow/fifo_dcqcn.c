@@ -29,8 +29,8 @@ static struct fl_cc *cc_of(struct flsim *s, uint32_t id)
 	struct fl_qp *q = &s->fl->qps[id];
 	if (q->cc)
 		return q->cc;
-	const struct fab_cc_ops *ops = fab_cc_of(&s->c.fp.cc,
-						 FAB_TRANSPORT_ROCE); /* a flow_model: fab_flow_runs_dcqcn */
+	/* (a flow_model on a transport with fluid_cc: fab_flow_runs_dcqcn) */
+	const struct fab_cc_ops *ops = fab_cc_of(&s->c.fp.cc, s->c.qps[id]->transport);
 	const void *d = fab_cc_params(&s->c.fp.cc, ops);
 	struct fl_cc *c = q->cc = fl_arena_alloc(s->fl, sizeof *q->cc + ops->state_size);
 	c->ops = ops;
@@ -132,7 +132,7 @@ static void cc_tick_at(struct flsim *s, uint32_t id, fab_time_ps t)
 /* a queue pair starts sending: its congestion control and its windows */
 void fq_cc_start(struct flsim *s, uint32_t id)
 {
-	if (!s->fl->qps[id].roce)
+	if (!s->fl->qps[id].fluid_cc)
 		return; /* DCQCN is RoCE's: a TCP or InfiniBand queue pair keeps fifo's rate */
 	struct fl_cc *c = cc_of(s, id);
 	if (!c->cap)

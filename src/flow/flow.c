@@ -146,7 +146,7 @@ static void walk(struct flsim *s, uint32_t id, struct fl_qp *q)
 	uint32_t path[FL_MAX_PATH];
 	const struct sim_conn *sq = s->c.qps[id]; /* (its ACKs: the reverse 5-tuple) */
 	q->acks_wait = s->c.fp.ctrl_prio == sq->prio;
-	q->roce = sq->transport == FAB_TRANSPORT_ROCE;
+	q->fluid_cc = fab_transport_at(sq->transport)->flags & FAB_TP_FLUID_CC;
 	q->nfwd = (uint8_t)sim_path(&s->c, sq->src_nic, sq->dst_nic, sq->hash_fwd, path, FL_MAX_PATH / 2);
 	q->npath = (uint8_t)(q->nfwd +
 			     sim_path(&s->c, sq->dst_nic, sq->src_nic, sq->hash_rev, path + q->nfwd, FL_MAX_PATH / 2));

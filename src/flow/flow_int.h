@@ -35,7 +35,7 @@ struct fl_qp {
 	uint8_t npath, nfwd;  /* path[0 .. nfwd): data; path[nfwd .. npath): its ACKs */
 	bool routed : 1, active : 1;
 	bool acks_wait : 1; /* its ACKs have the data's priority (fabric.control_priority): they wait in its queues */
-	bool roce : 1;      /* its transport is RoCE (flow.queues dcqcn: DCQCN runs it) */
+	bool fluid_cc : 1;  /* its transport's queue pairs run the fluid DCQCN (flow.queues dcqcn) */
 	bool flow_msgs : 1; /* its messages are a flow's (a workload's have none) */
 	uint32_t qh, qn, qcap; /* FIFO: q[qh .. qn) (FL_Q_FIRST long: the arena's; longer: the heap's) */
 	struct fl_msg *q;

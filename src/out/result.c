@@ -107,7 +107,7 @@ static json_t *topology_json(const struct fab_topo *t)
 /* the fluid DCQCN runs the paper's with a clamped target rate */
 static bool clamped_dcqcn(const struct fab_fabric_params *fp)
 {
-	const struct fab_cc_ops *ops = fab_cc_of(&fp->cc, FAB_TRANSPORT_ROCE);
+	const struct fab_cc_ops *ops = fab_cc_of(&fp->cc, fp->transport);
 	const struct fab_dcqcn_params *d = fab_cc_params(&fp->cc, ops);
 	return ops == &fab_cc_dcqcn && d->clamp_target;
 }

@@ -199,23 +199,10 @@ int fab_result_write_text(FILE *f, const struct fab_config *c, const struct fab_
 				fab_fmt_rate(r->down_bps, a, sizeof a));
 	}
 	const struct fab_cc_ops *cc = fab_cc_of(&c->fabric.cc, c->fabric.transport);
-	if (c->fabric.transport == FAB_TRANSPORT_TCP) {
-		fprintf(f, "fabric: TCP (%s), MSS %u, buffer %s/switch, PFC %s, ECN %s\n", cc->label, c->fabric.mtu,
-			fab_fmt_bytes(c->fabric.buffer_bytes, a, sizeof a), c->fabric.pfc.enabled ? "on" : "off",
-			c->fabric.ecn.enabled ? "on" : "off");
-	} else if (c->fabric.transport == FAB_TRANSPORT_IB) {
-		char vb[32];
-		fprintf(f,
-			"fabric: InfiniBand, MTU %u, buffer %s/switch, credits %s per lane and port, congestion control %s\n",
-			c->fabric.mtu, fab_fmt_bytes(c->fabric.buffer_bytes, a, sizeof a),
-			fab_fmt_bytes(c->fabric.ib_vl_buffer_bytes, vb, sizeof vb), cc != &fab_cc_none ? "on" : "off");
-	} else {
-		/* (no congestion control on RoCE: "DCQCN off", as ever) */
-		fprintf(f, "fabric: MTU %u, buffer %s/switch, PFC %s, ECN %s, %s %s\n", c->fabric.mtu,
-			fab_fmt_bytes(c->fabric.buffer_bytes, a, sizeof a), c->fabric.pfc.enabled ? "on" : "off",
-			c->fabric.ecn.enabled ? "on" : "off", cc == &fab_cc_none ? "DCQCN" : cc->label,
-			cc == &fab_cc_none ? "off" : "on");
-	}
+	const struct fab_transport_info *tr = fab_transport_at(c->fabric.transport);
+	char line[300];
+	tr->describe(&c->fabric, cc->label, cc != &fab_cc_none, line, sizeof line);
+	fprintf(f, "fabric: %s\n", line);
 	fprintf(f, "traffic: %zu flows, %s\n", sm.flows, human_bytes(sm.bytes, a, sizeof a));
 	fprintf(f, "\nresult: %zu of %zu flows done in %s simulated (%llu events)%s\n", sm.flows_done, sm.flows,
 		ftime(tot->end_ps, a, sizeof a), (unsigned long long)tot->events,
@@ -231,13 +218,11 @@ int fab_result_write_text(FILE *f, const struct fab_config *c, const struct fab_
 	if (sm.qp_errors)
 		fprintf(f, "  queue pairs failed (retry count exceeded, their flows never finish): %llu\n",
 			(unsigned long long)sm.qp_errors);
-	if (c->fabric.transport == FAB_TRANSPORT_TCP)
-		fprintf(f, "  ECN marks %llu, ECN echoes %llu, PAUSE frames %llu; host CPU %.6f s\n",
-			(unsigned long long)sm.ecn_marks, (unsigned long long)sm.cnps,
-			(unsigned long long)sm.pause_frames, tot->host_cpu_ps / 1e12);
-	else
-		fprintf(f, "  ECN marks %llu, CNPs %llu, PAUSE frames %llu\n", (unsigned long long)sm.ecn_marks,
-			(unsigned long long)sm.cnps, (unsigned long long)sm.pause_frames);
+	fprintf(f, "  ECN marks %llu, %s %llu, PAUSE frames %llu", (unsigned long long)sm.ecn_marks, tr->notify_counter,
+		(unsigned long long)sm.cnps, (unsigned long long)sm.pause_frames);
+	if (tr->host_latency) /* a host's stack */
+		fprintf(f, "; host CPU %.6f s", tot->host_cpu_ps / 1e12);
+	fprintf(f, "\n");
 	if (sm.ecmp_max_over_mean > 0)
 		fprintf(f, "  ECMP: busiest leaf uplink carried %.2fx the mean\n", sm.ecmp_max_over_mean);
 

@@ -5,6 +5,7 @@
  * flow's delivered bytes and mean rate) and the books closed at the end of
  * the run (queue-depth integrals and paused time up to the last event).
  */
+#include "../sim/tp_tcp.h"
 #include "llfc.h"
 #include "transport.h"
 
@@ -66,6 +67,8 @@ void counters_books(struct psim *s)
 	/* the end: when the last flow finished, or when the run was stopped */
 	s->c.tot.end_ps = s->idle_ps != FAB_TIME_NEVER ? s->idle_ps : s->c.now_ps;
 	s->c.tot.data_inflight_bytes = s->live_data_payload;
-	s->c.tot.host_cpu_ps = (double)s->host_pkts * (double)s->c.fp.tcp.cpu_packet_ps +
-		(double)s->host_bytes * s->c.fp.tcp.cpu_byte_ps;
+	/* (the host's stack: TCP's, the one transport that counts host packets) */
+	const struct fab_tcp_params *tcp = fab_transport_params(&s->c.fp, FAB_TRANSPORT_TCP);
+	s->c.tot.host_cpu_ps = (double)s->host_pkts * (double)tcp->cpu_packet_ps +
+		(double)s->host_bytes * tcp->cpu_byte_ps;
 }

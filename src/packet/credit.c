@@ -21,6 +21,7 @@
  * priorities here), the credit limit's periodic resend, a storming NIC
  * (there is no PAUSE to storm with).
  */
+#include "../sim/tp_ib.h"
 #include "llfc.h"
 
 #define BLOCK 64 /* InfiniBand counts credits in 64-byte blocks */
@@ -28,7 +29,7 @@
 
 static fab_bytes vl_buffer(const struct psim *s)
 {
-	return s->c.fp.ib_vl_buffer_bytes;
+	return ((const struct fab_ib_params *)fab_transport_params(&s->c.fp, FAB_TRANSPORT_IB))->vl_buffer_bytes;
 }
 
 /* a full frame: a lane with fewer credits holds */

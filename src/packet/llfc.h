@@ -55,5 +55,8 @@ struct pkt_llfc_ops {
 
 extern const struct pkt_llfc_ops pkt_pfc;
 extern const struct pkt_llfc_ops pkt_credit;
+/* a flow control by name (models.c, one line each), NULL if none; a
+ * transport's description names its own */
+const struct pkt_llfc_ops *pkt_llfc_find(const char *name);
 
 #endif

@@ -9,6 +9,10 @@
  *   llfc.h      link-level flow control; pfc.c is PFC (switch and NIC side)
  *   nic.c       the NIC's egress: queue pairs onto the wire, pacing, PCIe
  *   transport.h the transports' interface; roce.c is RoCEv2, tcp.c TCP
+ *   credit.c    InfiniBand's credits, the other link-level flow control
+ *   telemetry.c what a data packet carries for its congestion control
+ *   models.c    the registries: queue pairs and flow controls by name
+ *   parallel.c  a run split over threads (parallel_ranks.c: over ranks)
  *   fault.c     faults applied to ports, links and switches
  *   counters.c  time series and the books closed at the end
  * Frames are pooled: allocated from slabs, recycled on a free list.
@@ -158,22 +162,9 @@ static void pkt_server_changed(struct fab_sim *sim)
 		pkt_qp(s, i)->tp->line_changed(s, pkt_qp(s, i));
 }
 
-/* The one place a queue pair's transport is chosen: its own (the fabric's
- * unless a flow or job says otherwise). */
-static const struct fab_transport_ops *pkt_transport_for(int transport)
-{
-	static const struct fab_transport_ops *const by_kind[FAB_TRANSPORT_COUNT] = {
-		[FAB_TRANSPORT_ROCE] = &fab_roce_transport,
-		[FAB_TRANSPORT_TCP] = &fab_tcp_transport,
-		[FAB_TRANSPORT_IB] = &fab_roce_transport, /* InfiniBand RC: the same queue pairs, IB's framing */
-	};
-	return by_kind[transport];
-}
-
 static struct sim_conn *pkt_conn_alloc(struct fab_sim *sim, int transport)
 {
-	(void)sim;
-	const struct fab_transport_ops *tp = pkt_transport_for(transport);
+	const struct fab_transport_ops *tp = ((struct psim *)sim)->qp_ops[transport];
 	/* cache lines of its own: what its receiver writes last never shares
 	 * one with the next queue pair's header (a parallel run's partitions
 	 * run the two at once) */
@@ -297,7 +288,13 @@ struct fab_sim *fab_packet_new(const struct fab_topo *topo, const struct fab_fab
 	s->c.fp = *fp; /* read by the flow control below; sim_core_init sets the rest */
 	s->c.wire = fab_wire_resolve(fp->transport, &fp->wire);
 	s->c.topo = topo;
-	s->llfc = fp->transport == FAB_TRANSPORT_IB ? &pkt_credit : &pkt_pfc;
+	/* what the transports' descriptions name */
+	s->llfc = pkt_llfc_find(fab_transport_at(fp->transport)->llfc);
+	FAB_ASSERT(s->llfc);
+	for (int k = 0; k < FAB_TRANSPORT_COUNT; k++) {
+		s->qp_ops[k] = pkt_qp_find(fab_transport_at(k)->qp);
+		FAB_ASSERT(s->qp_ops[k]);
+	}
 	s->lossless = s->llfc->lossless_mask(s);
 	s->switches = fab_xcalloc(topo->nswitches ? topo->nswitches : 1, sizeof *s->switches);
 	for (uint32_t n = 0; n < topo->nnodes; n++) {

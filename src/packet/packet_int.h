@@ -206,7 +206,9 @@ struct pkt_llfc_ops;
 struct psim {
 	struct fab_sim c;
 	const struct pkt_llfc_ops *llfc; /* link-level flow control (llfc.h) */
-	uint8_t lossless;                /* the priorities it keeps lossless */
+	/* each transport's queue pairs (transport.h), by enum fab_transport_kind */
+	const struct fab_transport_ops *qp_ops[FAB_TRANSPORT_COUNT];
+	uint8_t lossless; /* the priorities it keeps lossless */
 	struct sim_port *ports;
 	struct sim_switch *switches; /* by switch index */
 	struct sim_nic *nics;        /* by NIC index */

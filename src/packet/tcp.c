@@ -27,6 +27,7 @@
 #include <stdlib.h>
 
 #include "../cc/tcpcc.h"
+#include "../sim/tp_tcp.h"
 #include "transport.h"
 
 struct tcp_msg {
@@ -80,7 +81,7 @@ static inline const struct tcp_qp *CTQ(const struct sim_qp *q)
 
 static const struct fab_tcp_params *P(const struct psim *s)
 {
-	return &s->c.fp.tcp;
+	return fab_transport_params(&s->c.fp, FAB_TRANSPORT_TCP);
 }
 
 static void cc_start(struct psim *s, struct tcp_qp *qp)
@@ -103,7 +104,6 @@ static void tcp_init(struct psim *s, struct sim_qp *q)
 	struct tcp_qp *qp = TQ(q);
 	qp->cc = fab_cc_of(&s->c.fp.cc, FAB_TRANSPORT_TCP);
 	FAB_ASSERT(qp->cc->state_size <= sizeof qp->cc_state);
-	s->c.fp.tcp.mss = s->c.fp.mtu; /* a segment carries what a RoCE packet does */
 	qp->mss = P(s)->mss;
 	qp->rwnd = (uint32_t)FAB_MAX(P(s)->rwnd_bytes / qp->mss, 4);
 	qp->rwnd = (qp->rwnd + 63) / 64 * 64;

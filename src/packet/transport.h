@@ -6,10 +6,11 @@
  * all of a queue pair's state beyond struct sim_qp: messages and sequence
  * numbers, what the receiver answers, its timers, its congestion control
  * (cc.h) and so its pacing; its framing is its struct fab_wire (wire.h).
- * Its queue-pair struct embeds struct sim_qp first.  pkt_transport_for()
- * (packet.c) is the one place that chooses a queue pair's transport.
- * RoCEv2 (roce.c) is the first; TCP and InfiniBand are other
- * implementations of the same table.  doc/extending.md walks through
+ * Its queue-pair struct embeds struct sim_qp first.  A transport's
+ * description (src/sim/transports.h) names the queue pairs it runs on, and
+ * models.c lists every implementation, one line each: RoCEv2's (roce.c,
+ * which InfiniBand's description names too, with its own framing) and
+ * TCP's (tcp.c).  doc/extending.md walks through
  * adding one.
  */
 #ifndef FAB_TRANSPORT_H
@@ -49,6 +50,8 @@ struct fab_transport_ops {
 
 extern const struct fab_transport_ops fab_roce_transport;
 extern const struct fab_transport_ops fab_tcp_transport;
+/* an implementation by name (models.c), NULL if none */
+const struct fab_transport_ops *pkt_qp_find(const char *name);
 
 static inline const struct fab_transport_ops *qp_transport(const struct sim_qp *qp)
 {

@@ -92,14 +92,9 @@ static const struct fab_key_def core_keys[] = {
 	 "instant; with flow.queues fifo a new transfer still gets its rate at once); trades exactness for speed "
 	 "where many small transfers overlap (doc/flow.md)"},
 	/* fabric */
-	{"fabric.transport", K_ENUM, OFF(fabric.transport), "roce", 0, 0, "roce|tcp|ib",
-	 "roce: RoCEv2 queue pairs on lossless priorities (PFC, ECN, DCQCN); tcp: TCP connections through the "
-	 "kernel over lossy Ethernet (fabric.tcp.*; PFC off unless fabric.pfc.enabled is given); ib: InfiniBand "
-	 "RC queue pairs with credit-based flow control (fabric.ib.*; no PFC; congestion control off unless "
-	 "fabric.dcqcn.enabled is given)"},
-	{"fabric.ib.vl_buffer", K_BYTES, OFF(fabric.ib_vl_buffer_bytes), "256KiB", 32768, 1e10, NULL,
-	 "InfiniBand: each port's receive buffer per virtual lane, advertised to its peer as credits; a link "
-	 "whose credit loop (round trip plus a frame) holds more than this runs at this / loop time"},
+	{"fabric.transport", K_ENUM, OFF(fabric.transport), "roce", 0, 0,
+	 NULL /* the registry's transports (build_keys) */, NULL /* and their lines */},
+	{"fabric.ib", K_MODEL_KEYS, 0, NULL, 0, 0, "fabric.ib", NULL},
 	{"fabric.mtu", K_U32, OFF(fabric.mtu), "4096", 64, 9000, NULL,
 	 "payload bytes per packet (RoCE NICs: 256, 512, 1024, 2048 or 4096; any value, e.g. 1000, to match another "
 	 "simulator)"},
@@ -186,35 +181,7 @@ static const struct fab_key_def core_keys[] = {
 	 "given), or a model by name (doc/model.md); a model of another transport is refused"},
 	{"fabric.cc.models", K_MODEL_KEYS, 0, NULL, 0, 0, NULL, NULL},
 	{"fabric.dcqcn", K_MODEL_KEYS, 0, NULL, 0, 0, "fabric.dcqcn", NULL},
-	{"fabric.tcp.cc", K_ENUM, OFF(fabric.tcp.cc), "cubic", 0, 0, "newreno|cubic|dctcp",
-	 "TCP congestion control: newreno (RFC 5681, 6582), cubic (RFC 8312, Linux's default), dctcp (RFC 8257: "
-	 "ECN on every segment; switches mark at one threshold, fabric.ecn.kmin = kmax, 100KiB unless given)"},
-	{"fabric.tcp.init_cwnd", K_U32, OFF(fabric.tcp.init_cwnd), "10", 1, 10000, NULL,
-	 "initial window, segments (RFC 6928)"},
-	{"fabric.tcp.rcv_window", K_BYTES, OFF(fabric.tcp.rwnd_bytes), "6MiB", 16384, 1e10, NULL,
-	 "the receive window: out-of-order segments the receiver holds, and the most a sender has in flight "
-	 "(Linux's tcp_rmem maximum)"},
-	{"fabric.tcp.min_rto", K_TIME, OFF(fabric.tcp.min_rto_ps), "200ms", 1e6, 1e13, NULL,
-	 "floor of the retransmission timeout, and its value before the first RTT sample (Linux's TCP_RTO_MIN; "
-	 "datacenters tune it down)"},
-	{"fabric.tcp.dupack_threshold", K_U32, OFF(fabric.tcp.dupack_threshold), "3", 1, 100, NULL,
-	 "duplicate ACKs that start a fast retransmit (RFC 5681)"},
-	{"fabric.tcp.delayed_ack", K_BOOL, OFF(fabric.tcp.delayed_ack), "false", 0, 0, NULL,
-	 "acknowledge every second in-order segment or after delack_timeout (out of order, CE-marked: at once); "
-	 "false: every segment"},
-	{"fabric.tcp.delack_timeout", K_TIME, OFF(fabric.tcp.delack_ps), "40ms", 1e6, 1e12, NULL,
-	 "the delayed-ACK timer (Linux's TCP_DELACK_MIN)"},
-	{"fabric.tcp.ecn", K_BOOL, OFF(fabric.tcp.ecn), "false", 0, 0, NULL,
-	 "segments are ECN-capable and CE halves the window once a round trip (RFC 3168); dctcp: always"},
 	{"fabric.tcp", K_MODEL_KEYS, 0, NULL, 0, 0, "fabric.tcp", NULL},
-	{"fabric.tcp.cpu_per_packet", K_TIME, OFF(fabric.tcp.cpu_packet_ps), "800ns", 0, 1e9, NULL,
-	 "CPU time per segment or ACK at each end; with cpu_per_byte, one core of either end moves 42 Gbps at "
-	 "9000-byte segments (Cai et al., SIGCOMM 2021, Linux with TSO/GRO)"},
-	{"fabric.tcp.cpu_per_byte", K_DOUBLE, OFF(fabric.tcp.cpu_byte_ps), "100", 0, 1e6, NULL,
-	 "CPU picoseconds per payload byte at each end (copies, checksums)"},
-	{"fabric.tcp.kernel_latency", K_TIME, OFF(fabric.tcp.kernel_ps), "5us", 0, 1e10, NULL,
-	 "a message leaves the host this long after it is posted (system call, stack, wake-up; an estimate: "
-	 "measure yours as fabscope probe --test latency's one-way time less the wire's)"},
 	{"fabric.nic.acks_ignore_pause", K_BOOL, OFF(fabric.nic.acks_ignore_pause), "false", 0, 0, NULL,
 	 "a NIC sends ACKs, NAKs and CNPs even while their priority is paused (from a top queue, as HPCC's ns-3 "
 	 "hosts do)"},
@@ -328,27 +295,27 @@ static const struct fab_key_def core_keys[] = {
 };
 
 #define FOFF(field) offsetof(struct fab_flow_spec, field)
-static const struct fab_key_def flow_keys[] = {
+static struct fab_key_def flow_keys[] = {
 	{"src", K_U32, FOFF(src), NULL, 0, 1e9, NULL, "sending GPU"},
 	{"dst", K_U32, FOFF(dst), NULL, 0, 1e9, NULL, "receiving GPU"},
 	{"bytes", K_BYTES, FOFF(bytes), NULL, 1, 1e15, NULL, "size"},
 	{"start", K_TIME, FOFF(start_ps), "0", 0, 1e15, NULL, "start time"},
 	{"priority", K_U32, FOFF(priority), "3", 0, 7, NULL, "traffic class"},
 	{"qps", K_U32, FOFF(qps), "1", 1, 1024, NULL, "queue pairs the bytes are split over"},
-	{"transport", K_ENUM, FOFF(transport), "fabric", 0, 0, "fabric|roce|tcp|ib",
+	{"transport", K_ENUM, FOFF(transport), "fabric", 0, 0, NULL /* the registry's (build_keys) */,
 	 "the transport of its queue pairs: fabric (fabric.transport), roce or tcp beside each other on an Ethernet "
 	 "fabric (give tcp a priority outside fabric.pfc.priorities to run it lossy), ib only on an InfiniBand one"},
 };
 
 #define GOFF(field) offsetof(struct fab_gen_spec, field)
-static const struct fab_key_def gen_keys[] = {
+static struct fab_key_def gen_keys[] = {
 	{"kind", K_ENUM, GOFF(kind), NULL, 0, 0, "permutation|all-to-all|incast|random-pairs|poisson",
 	 "traffic pattern"},
 	{"bytes", K_BYTES, GOFF(bytes), "", 1, 1e15, NULL, "size of each flow (every kind but poisson: required)"},
 	{"start", K_TIME, GOFF(start_ps), "0", 0, 1e15, NULL, "start time of every flow (poisson: of the arrivals)"},
 	{"priority", K_U32, GOFF(priority), "3", 0, 7, NULL, "traffic class"},
 	{"qps", K_U32, GOFF(qps), "1", 1, 1024, NULL, "queue pairs per flow"},
-	{"transport", K_ENUM, GOFF(transport), "fabric", 0, 0, "fabric|roce|tcp|ib",
+	{"transport", K_ENUM, GOFF(transport), "fabric", 0, 0, NULL /* the registry's (build_keys) */,
 	 "the transport of its queue pairs: fabric (fabric.transport), roce or tcp beside each other on an Ethernet "
 	 "fabric (give tcp a priority outside fabric.pfc.priorities to run it lossy), ib only on an InfiniBand one"},
 	{"senders", K_U32, GOFF(senders), "16", 1, 1e9, NULL, "incast: GPUs that send, drawn at random"},
@@ -369,7 +336,7 @@ static const struct fab_key_def gen_keys[] = {
 };
 
 #define JOFF(field) offsetof(struct fab_job_spec, field)
-static const struct fab_key_def job_keys[] = {
+static struct fab_key_def job_keys[] = {
 	{"name", K_STR32, JOFF(name), "", 0, 0, NULL, "shown in results and logs (default job0, job1, ...)"},
 	{"gpus", K_U32, JOFF(gpus), "0", 0, 1e9, NULL, "GPUs of the job = dp x tp x pp (0: the length of gpu_list)"},
 	{"placement", K_ENUM, JOFF(placement), "packed", 0, 0, "packed|spread|random|scatter|list",
@@ -431,7 +398,7 @@ static const struct fab_key_def job_keys[] = {
 	{"qps_per_connection", K_U32, JOFF(qps_per_conn), "1", 1, 64, NULL, "queue pairs per connection"},
 	{"start", K_TIME, JOFF(start_ps), "0", 0, 1e15, NULL, "when the first iteration starts"},
 	{"priority", K_U32, JOFF(priority), "3", 0, 7, NULL, "traffic class"},
-	{"transport", K_ENUM, JOFF(transport), "fabric", 0, 0, "fabric|roce|tcp|ib",
+	{"transport", K_ENUM, JOFF(transport), "fabric", 0, 0, NULL /* the registry's (build_keys) */,
 	 "the transport of its queue pairs: fabric (fabric.transport), roce or tcp beside each other on an Ethernet "
 	 "fabric (give tcp a priority outside fabric.pfc.priorities to run it lossy), ib only on an InfiniBand one"},
 };
@@ -458,25 +425,49 @@ static const struct fab_key_def fault_keys[] = {
 	{"end", K_TIME, XOFF(end_ps), "0", 0, 1e15, NULL, "when it is mended (0: never)"},
 };
 
+/* The table of every key: the core's, with each model's fragment (a
+ * transport's or a congestion control's parameter family) placed at its
+ * marker (or, for a congestion-control family no marker names, at the
+ * marker for the rest), its offsets moved from the family's struct to the
+ * family's place in struct fab_config; the choices and meaning of the keys
+ * that name a transport or a model from their registries.  Built once. */
+static struct fab_key_def *all_keys;
+static const struct fab_param_family **all_keys_family; /* a key's family where the rest's marker placed it */
+static size_t n_all_keys;
+static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
+
 /* each table and its length (n may be NULL) */
 #define KEY_TABLE(fn, tab)                                                                                             \
 	const struct fab_key_def *fn(size_t *n)                                                                        \
 	{                                                                                                              \
+		pthread_once(&keys_once, build_keys);                                                                  \
 		if (n)                                                                                                 \
 			*n = FAB_ARRAY_LEN(tab);                                                                       \
 		return tab;                                                                                            \
 	}
 
-/* The table of every key: the core's, with each congestion-control
- * family's fragment placed at its marker (or, for a family no marker
- * names, at the marker for the rest), its offsets moved from the family's
- * struct to the family's place in struct fab_config.  Built once. */
-static struct fab_key_def *all_keys;
-static const struct fab_cc_family **all_keys_family; /* a key's family where the rest's marker placed it */
-static size_t n_all_keys;
-static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
+/* family i of the transports' then the congestion controls', and where
+ * its struct starts in struct fab_config; false past the last */
+static bool family_at(size_t i, const struct fab_param_family **f, size_t *base, bool *cc)
+{
+	for (int k = 0; k < FAB_TRANSPORT_COUNT; k++) {
+		const struct fab_param_family *tf = fab_transport_at(k)->family;
+		if (tf && !i--) {
+			*f = tf;
+			*base = offsetof(struct fab_config, fabric.tp_params) + fab_transport_params_offset(k);
+			*cc = false;
+			return true;
+		}
+	}
+	if (i >= fab_cc_family_count())
+		return false;
+	*f = fab_cc_family_at(i);
+	*base = offsetof(struct fab_config, fabric.cc.params) + fab_cc_family_offset(*f);
+	*cc = true;
+	return true;
+}
 
-static bool family_placed(const struct fab_cc_family *f)
+static bool family_placed(const struct fab_param_family *f)
 {
 	for (size_t i = 0; i < FAB_ARRAY_LEN(core_keys); i++)
 		if (core_keys[i].type == K_MODEL_KEYS && core_keys[i].choices &&
@@ -485,44 +476,74 @@ static bool family_placed(const struct fab_cc_family *f)
 	return false;
 }
 
-/* appends a family's keys to the table at out (NULL: counts them) */
-static size_t place_family(const struct fab_cc_family *f, struct fab_key_def *out, const struct fab_cc_family **fam,
-			   bool rest)
-{
-	size_t base = offsetof(struct fab_config, fabric.cc.params) + fab_cc_family_offset(f);
-	for (size_t k = 0; out && k < f->nkeys; k++) {
-		out[k] = f->keys[k];
-		out[k].off += base;
-		fam[k] = rest ? f : NULL;
-	}
-	return f->nkeys;
-}
-
 /* the families a marker places, appended at out (NULL: counted) */
-static size_t place_marker(const struct fab_key_def *m, struct fab_key_def *out, const struct fab_cc_family **fam)
+static size_t place_marker(const struct fab_key_def *m, struct fab_key_def *out, const struct fab_param_family **fam)
 {
-	size_t n = 0;
-	for (size_t i = 0; i < fab_cc_family_count(); i++) {
-		const struct fab_cc_family *f = fab_cc_family_at(i);
-		if (m->choices ? !strcmp(m->choices, f->prefix) : !family_placed(f))
-			n += place_family(f, out ? out + n : NULL, fam ? fam + n : NULL, !m->choices);
+	size_t n = 0, base;
+	const struct fab_param_family *f;
+	bool cc;
+	for (size_t i = 0; family_at(i, &f, &base, &cc); i++) {
+		bool rest = !m->choices;
+		if (rest ? !cc || family_placed(f) : strcmp(m->choices, f->prefix))
+			continue;
+		for (size_t k = 0; out && k < f->nkeys; k++) {
+			out[n + k] = f->keys[k];
+			out[n + k].off += base;
+			fam[n + k] = rest ? f : NULL;
+		}
+		n += f->nkeys;
 	}
 	return n;
 }
 
-/* fabric.cc's choices: auto and every model, in the registry's order */
-static char *cc_choices(void)
+/* a|b|c of the names name(i) gives, i < n, after `first` (or none) */
+static char *names_choices(const char *first, size_t n, const char *(*name)(size_t))
 {
-	size_t len = sizeof "auto";
-	for (size_t i = 0; i < fab_cc_count(); i++)
-		len += strlen(fab_cc_at(i)->name) + 1;
+	size_t len = (first ? strlen(first) : 0) + 1;
+	for (size_t i = 0; i < n; i++)
+		len += strlen(name(i)) + 1;
 	char *c = fab_xcalloc(1, len);
-	strcpy(c, "auto");
-	for (size_t i = 0; i < fab_cc_count(); i++) {
-		strcat(c, "|");
-		strcat(c, fab_cc_at(i)->name);
+	if (first)
+		strcpy(c, first);
+	for (size_t i = 0; i < n; i++) {
+		if (*c)
+			strcat(c, "|");
+		strcat(c, name(i));
 	}
 	return c;
+}
+
+static const char *cc_name(size_t i)
+{
+	return fab_cc_at(i)->name;
+}
+
+static const char *transport_name(size_t i)
+{
+	return fab_transport_at((int)i)->name;
+}
+
+/* fabric.transport's meaning: each transport's line */
+static char *transport_doc(void)
+{
+	size_t len = 1;
+	for (int k = 0; k < FAB_TRANSPORT_COUNT; k++)
+		len += strlen(fab_transport_at(k)->doc) + 2;
+	char *d = fab_xcalloc(1, len);
+	for (int k = 0; k < FAB_TRANSPORT_COUNT; k++) {
+		if (k)
+			strcat(d, "; ");
+		strcat(d, fab_transport_at(k)->doc);
+	}
+	return d;
+}
+
+/* a list item's transport: the fabric's or one of the registry's */
+static void item_transports(struct fab_key_def *tab, size_t n, const char *choices)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(tab[i].path, "transport"))
+			tab[i].choices = choices;
 }
 
 static void build_keys(void)
@@ -530,16 +551,21 @@ static void build_keys(void)
 	for (int pass = 0; pass < 2; pass++) {
 		size_t n = 0;
 		for (size_t i = 0; i < FAB_ARRAY_LEN(core_keys); i++) {
-			if (core_keys[i].type == K_MODEL_KEYS)
+			if (core_keys[i].type == K_MODEL_KEYS) {
 				n += place_marker(&core_keys[i], all_keys ? all_keys + n : NULL,
 						  all_keys ? all_keys_family + n : NULL);
-			else if (all_keys) {
+				continue;
+			}
+			if (all_keys) {
 				all_keys[n] = core_keys[i];
 				if (!strcmp(all_keys[n].path, "fabric.cc"))
-					all_keys[n].choices = cc_choices();
-				n++;
-			} else
-				n++;
+					all_keys[n].choices = names_choices("auto", fab_cc_count(), cc_name);
+				if (!strcmp(all_keys[n].path, "fabric.transport")) {
+					all_keys[n].choices = names_choices(NULL, FAB_TRANSPORT_COUNT, transport_name);
+					all_keys[n].doc = transport_doc();
+				}
+			}
+			n++;
 		}
 		if (!all_keys) {
 			n_all_keys = n;
@@ -547,12 +573,16 @@ static void build_keys(void)
 			all_keys_family = fab_xcalloc(n, sizeof *all_keys_family);
 		}
 	}
+	const char *items = names_choices("fabric", FAB_TRANSPORT_COUNT, transport_name);
+	item_transports(flow_keys, FAB_ARRAY_LEN(flow_keys), items);
+	item_transports(gen_keys, FAB_ARRAY_LEN(gen_keys), items);
+	item_transports(job_keys, FAB_ARRAY_LEN(job_keys), items);
 }
 
 bool fab_config_key_shown(const struct fab_config *c, size_t i)
 {
 	fab_config_keys(NULL);
-	const struct fab_cc_family *f = all_keys_family[i];
+	const struct fab_param_family *f = all_keys_family[i];
 	if (!f)
 		return true;
 	for (int t = 0; t < FAB_TRANSPORT_COUNT; t++)

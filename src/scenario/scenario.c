@@ -416,7 +416,7 @@ static char *resolve_path(const char *base_dir, const char *p)
 }
 
 /* A family's preset sets the keys the scenario did not give. */
-static int apply_preset(struct loader *L, const struct fab_cc_family *fam)
+static int apply_preset(struct loader *L, const struct fab_param_family *fam)
 {
 	size_t n;
 	const struct fab_preset_value *pv = fam->preset(fab_cc_params_rw(&L->c->fabric.cc, fam), &n);
@@ -435,7 +435,7 @@ static int apply_preset(struct loader *L, const struct fab_cc_family *fam)
 static int apply_presets(struct loader *L)
 {
 	for (size_t f = 0; f < fab_cc_family_count(); f++) {
-		const struct fab_cc_family *fam = fab_cc_family_at(f);
+		const struct fab_param_family *fam = fab_cc_family_at(f);
 		if (fam->preset && apply_preset(L, fam))
 			return -1;
 	}
@@ -464,13 +464,14 @@ static void key_set(struct fab_config *c, const char *path, const char *text)
 /* The congestion control of each transport's queue pairs, from the
  * transports' keys: TCP's fabric.tcp.cc names a model; RoCE and
  * InfiniBand run DCQCN, the variant fabric.dcqcn.variant names, while
- * fabric.dcqcn.enabled (on an InfiniBand fabric, whose congestion control,
- * FECN/BECN as DCQCN's marking and CNPs, is off unless it is given), else
- * none. */
+ * fabric.dcqcn.enabled (on a transport whose congestion control is opt-in,
+ * InfiniBand's FECN/BECN as DCQCN's marking and CNPs, off unless it is
+ * given), else none. */
 static void choose_cc(struct fab_config *c)
 {
 	char tcp[64], rdma[64], v[64];
-	if (c->fabric.transport == FAB_TRANSPORT_IB && !fab_config_given(c, "fabric.dcqcn.enabled"))
+	if (fab_transport_at(c->fabric.transport)->flags & FAB_TP_CC_OPT_IN &&
+	    !fab_config_given(c, "fabric.dcqcn.enabled"))
 		key_set(c, "fabric.dcqcn.enabled", "false");
 	key_text(c, "fabric.tcp.cc", tcp, sizeof tcp);
 	if (strcmp(key_text(c, "fabric.dcqcn.enabled", v, sizeof v), "true"))
@@ -479,8 +480,12 @@ static void choose_cc(struct fab_config *c)
 		snprintf(rdma, sizeof rdma, "dcqcn%s",
 			 strcmp(key_text(c, "fabric.dcqcn.variant", v, sizeof v), "firmware") ? "" : "-firmware");
 	for (int t = 0; t < FAB_TRANSPORT_COUNT; t++) {
-		const struct fab_cc_ops *ops = fab_cc_find(t == FAB_TRANSPORT_TCP ? tcp : rdma);
-		FAB_ASSERT(ops);
+		/* (each legacy key's models run on their transports alone) */
+		const struct fab_cc_ops *ops = fab_cc_find(tcp);
+		if (!(ops->transports & 1u << t))
+			ops = fab_cc_find(rdma);
+		if (!(ops->transports & 1u << t))
+			ops = &fab_cc_none;
 		c->fabric.cc.model[t] = fab_cc_index(ops);
 	}
 }
@@ -496,16 +501,16 @@ static int choose_named_cc(struct loader *L)
 	if (!(ops->transports & (1u << c->fabric.transport))) {
 		char w[300], tr[32], on[64] = "";
 		fab_config_where(c, "fabric.cc", w, sizeof w);
-		static const char *const names[] = {"roce", "tcp", "ib"};
 		for (int t = 0; t < FAB_TRANSPORT_COUNT; t++)
 			if (ops->transports & (1u << t))
-				snprintf(on + strlen(on), sizeof on - strlen(on), "%s%s", *on ? ", " : "", names[t]);
+				snprintf(on + strlen(on), sizeof on - strlen(on), "%s%s", *on ? ", " : "",
+					 fab_transport_at(t)->name);
 		return fab_err_set(L->err, FAB_EINVAL,
 				   "%sfabric.cc: %s does not run on fabric.transport %s (it runs on %s)", w, ops->name,
 				   key_text(c, "fabric.transport", tr, sizeof tr), on);
 	}
 	c->fabric.cc.model[c->fabric.transport] = c->cc_choice - 1;
-	if (c->fabric.transport != FAB_TRANSPORT_TCP) {
+	if (fab_cc_find("dcqcn")->transports & 1u << c->fabric.transport) {
 		bool dcqcn = !strncmp(ops->name, "dcqcn", 5);
 		key_set(c, "fabric.dcqcn.enabled", dcqcn ? "true" : "false");
 		if (dcqcn)
@@ -514,32 +519,28 @@ static int choose_named_cc(struct loader *L)
 	return 0;
 }
 
-/* TCP runs over lossy Ethernet (no PFC unless the scenario asks), and a
- * congestion control such as DCTCP wants its switches to mark at one
- * threshold K */
+/* What the transport and its congestion control want where the scenario
+ * does not say: TCP runs over lossy Ethernet (no PFC unless asked),
+ * InfiniBand marks ECN while its congestion control runs and has no
+ * Ethernet preamble or gap, and a congestion control such as DCTCP wants
+ * its switches to mark at one threshold K. */
 static int transport_defaults(struct loader *L)
 {
 	struct fab_config *c = L->c;
 	choose_cc(c);
 	if (choose_named_cc(L))
 		return -1;
+	const struct fab_transport_info *tp = fab_transport_at(c->fabric.transport);
 	const struct fab_cc_ops *cc = fab_cc_of(&c->fabric.cc, c->fabric.transport);
 	if (cc->wants & FAB_CC_WANTS_STEP && !fab_config_given(c, "fabric.ecn.kmin") &&
 	    !fab_config_given(c, "fabric.ecn.kmax"))
 		c->fabric.ecn.kmax_bytes = c->fabric.ecn.kmin_bytes;
-	if (c->fabric.transport == FAB_TRANSPORT_IB) {
-		/* credits, not PFC */
-		if (!fab_config_given(c, "fabric.ecn.enabled"))
-			c->fabric.ecn.enabled = cc != &fab_cc_none;
-		if (!fab_config_given(c, "fabric.wire.preamble_ifg")) /* no Ethernet preamble or gap */
-			c->fabric.wire.preamble_ifg = fab_wire_of(FAB_TRANSPORT_IB)->preamble_ifg;
-		return 0;
-	}
-	if (c->fabric.transport != FAB_TRANSPORT_TCP)
-		return 0;
-	if (!fab_config_given(c, "fabric.pfc.enabled"))
+	if (tp->flags & FAB_TP_ECN_WITH_CC && !fab_config_given(c, "fabric.ecn.enabled"))
+		c->fabric.ecn.enabled = cc != &fab_cc_none;
+	if (!fab_config_given(c, "fabric.wire.preamble_ifg"))
+		c->fabric.wire.preamble_ifg = tp->wire.preamble_ifg;
+	if (tp->flags & FAB_TP_LOSSY && !fab_config_given(c, "fabric.pfc.enabled"))
 		c->fabric.pfc.enabled = false;
-	c->fabric.tcp.mss = c->fabric.mtu;
 	return 0;
 }
 
@@ -551,10 +552,11 @@ static int cross_checks(struct loader *L)
 		fab_config_where(c, "fabric.ecn.kmin", w, sizeof w);
 		return fab_err_set(L->err, FAB_EINVAL, "%sfabric.ecn.kmin: must not exceed kmax", w);
 	}
-	if (c->fabric.transport == FAB_TRANSPORT_IB && c->fabric.mtu > 4096) {
+	const struct fab_transport_info *tp = fab_transport_at(c->fabric.transport);
+	if (tp->max_mtu && c->fabric.mtu > tp->max_mtu) {
 		fab_config_where(c, "fabric.mtu", w, sizeof w);
-		return fab_err_set(L->err, FAB_EINVAL, "%sfabric.mtu: InfiniBand's MTU is at most 4096, got %u", w,
-				   c->fabric.mtu);
+		return fab_err_set(L->err, FAB_EINVAL, "%sfabric.mtu: %s's MTU is at most %u, got %u", w, tp->label,
+				   tp->max_mtu, c->fabric.mtu);
 	}
 	if (c->fabric.pfc.xon_bytes > c->fabric.pfc.xoff_bytes) {
 		fab_config_where(c, "fabric.pfc.xon", w, sizeof w);
@@ -591,7 +593,7 @@ static int cross_checks(struct loader *L)
 		}
 		int kind = tr - 1, fab = c->fabric.transport;
 		const char *why = NULL;
-		if (tr && (kind == FAB_TRANSPORT_IB) != (fab == FAB_TRANSPORT_IB))
+		if (tr && fab_transport_at(kind)->link != tp->link)
 			why = "InfiniBand and Ethernet transports cannot share one fabric (set fabric.transport)";
 		else if (tr && kind != fab && c->fabric.engine == FAB_ENGINE_FLOW)
 			why = "the flow engine runs one transport per fabric (fabric.transport); use engine: packet";

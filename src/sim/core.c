@@ -30,6 +30,9 @@ bool sim_core_init(struct fab_sim *s, const struct sim_engine_ops *ops, const st
 	s->ops = ops;
 	s->topo = topo;
 	s->fp = *fp;
+	for (int k = 0; k < FAB_TRANSPORT_COUNT; k++)
+		if (fab_transport_at(k)->resolve)
+			fab_transport_at(k)->resolve(&s->fp, fab_transport_params_rw(&s->fp, k));
 	s->wire = fab_wire_resolve(fp->transport, &fp->wire);
 	for (int k = 0; k < FAB_TRANSPORT_COUNT; k++) {
 		s->wires[k] = *fab_wire_of(k);
@@ -392,7 +395,8 @@ fab_time_ps fab_sim_host_latency(const struct fab_sim *s, int transport)
 {
 	if (transport < 0 || transport >= FAB_TRANSPORT_COUNT)
 		transport = s->fp.transport;
-	return transport == FAB_TRANSPORT_TCP ? s->fp.tcp.kernel_ps : 0;
+	const struct fab_transport_info *tp = fab_transport_at(transport);
+	return tp->host_latency ? tp->host_latency(fab_transport_params(&s->fp, transport)) : 0;
 }
 
 const struct fab_wire *fab_sim_wire(const struct fab_sim *s)

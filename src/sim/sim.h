@@ -13,7 +13,7 @@
 #include "../base/base.h"
 #include "../topo/topo.h"
 #include "../cc/cc.h"
-#include "wire.h"
+#include "transports.h"
 
 #define FAB_NPRIO 8
 
@@ -96,24 +96,6 @@ struct fab_nic_params {
 
 _Static_assert(FAB_CC_TRANSPORTS == FAB_TRANSPORT_COUNT, "a congestion control per transport");
 
-/* The TCP transport's parameters (fabric.tcp.*; its congestion controls'
- * are models of their own, src/cc/). */
-struct fab_tcp_params {
-	int cc;                 /* fabric.tcp.cc: the index of its value (a model's name) */
-	uint32_t mss;           /* payload bytes per segment (the fabric's MTU) */
-	uint32_t init_cwnd;     /* segments (RFC 6928: 10) */
-	fab_bytes rwnd_bytes;   /* the receiver's window: it holds this much out of order, and no more is in flight */
-	fab_time_ps min_rto_ps; /* the retransmission timeout's floor, and its value before an RTT sample */
-	uint32_t dupack_threshold; /* duplicate ACKs that trigger a fast retransmit (3) */
-	bool delayed_ack;          /* acknowledge every second segment, or after delack_ps */
-	fab_time_ps delack_ps;     /* the delayed-ACK timer */
-	bool ecn;                  /* ECN-capable segments (DCTCP: always) */
-	/* the host's cost of the stack */
-	fab_time_ps cpu_packet_ps; /* CPU time per segment or ACK, at each end */
-	double cpu_byte_ps;        /* CPU time per payload byte, at each end (copies, checksums) */
-	fab_time_ps kernel_ps;     /* per message: system call, stack and wake-up before the data moves */
-};
-
 enum fab_engine { FAB_ENGINE_PACKET, FAB_ENGINE_FLOW };
 /* how the flow engine runs ring collectives */
 enum fab_flow_ring { FAB_FLOW_RING_AUTO, FAB_FLOW_RING_STEPS, FAB_FLOW_RING_AGGREGATE };
@@ -148,8 +130,9 @@ struct fab_fabric_params {
 	struct fab_ecn_params ecn;
 	struct fab_cc_choice
 		cc; /* the congestion control (fabric.cc, or the transport's keys) and every model's parameters */
-	struct fab_tcp_params tcp;    /* fabric.transport tcp */
-	fab_bytes ib_vl_buffer_bytes; /* fabric.transport ib: each port's buffer per lane, credited to its peer */
+	/* every transport's parameters, each at its place in the registry
+	 * (fab_transport_params) */
+	_Alignas(16) unsigned char tp_params[FAB_TP_PARAMS_BYTES];
 	struct fab_nic_params nic;
 	fab_time_ps series_interval_ps; /* 0 = no time series */
 	fab_time_ps pfc_watchdog_ps;    /* switch: a queue paused this long without draining turns lossy; 0 = off */
@@ -159,14 +142,25 @@ struct fab_fabric_params {
 
 /* What the flow engine runs under these parameters (its result says so):
  * DCQCN at the sources with flow.queues dcqcn, a congestion control the
- * fluid model has (DCQCN, either variant) and RoCE queue pairs (else the
- * FIFO queues alone: other models, TCP's congestion control and
- * InfiniBand's credits are not modelled), and with it fluid pauses where
- * PFC is on for a priority. */
+ * fluid model has (DCQCN, either variant) on a transport whose queue pairs
+ * it models (RoCE's; else the FIFO queues alone: other models, TCP's
+ * congestion control and InfiniBand's credits are not modelled), and with
+ * it fluid pauses where PFC is on for a priority. */
 static inline bool fab_flow_runs_dcqcn(const struct fab_fabric_params *fp)
 {
-	return fp->flow_queues == FAB_FLOW_QUEUES_DCQCN && fab_cc_of(&fp->cc, FAB_TRANSPORT_ROCE)->flow_model &&
-		fp->transport == FAB_TRANSPORT_ROCE;
+	return fp->flow_queues == FAB_FLOW_QUEUES_DCQCN && fab_cc_of(&fp->cc, fp->transport)->flow_model &&
+		fab_transport_at(fp->transport)->flags & FAB_TP_FLUID_CC;
+}
+
+/* a transport's parameters (its family's struct; NULL: it has none) */
+static inline const void *fab_transport_params(const struct fab_fabric_params *fp, int kind)
+{
+	return fab_transport_at(kind)->family ? fp->tp_params + fab_transport_params_offset(kind) : NULL;
+}
+
+static inline void *fab_transport_params_rw(struct fab_fabric_params *fp, int kind)
+{
+	return fp->tp_params + fab_transport_params_offset(kind);
 }
 
 static inline bool fab_flow_runs_pfc(const struct fab_fabric_params *fp)

@@ -6,7 +6,8 @@
  * bytes a data packet carries beyond its payload, its acknowledgement and
  * congestion-notification frames, its UDP port.  Both engines and the
  * collective cost model read a transport's overheads from here and from
- * nowhere else; RoCEv2's are in wire.c with their header breakdown.
+ * nowhere else; each transport's, with their header breakdown, are in its
+ * description (transports.h, tp_<name>.c).
  */
 #ifndef FAB_WIRE_H
 #define FAB_WIRE_H
@@ -18,15 +19,29 @@ enum {
 	FAB_PFC_FRAME = 64,         /* a PFC PAUSE frame, minimum Ethernet frame */
 };
 
+/* The headers transports are made of, in bytes (their descriptions,
+ * tp_<name>.c, add them up). */
+enum {
+	FAB_ETH = 14,     /* Ethernet II: addresses and type */
+	FAB_FCS = 4,      /* Ethernet's frame check */
+	FAB_IPV4 = 20,    /* IPv4 without options */
+	FAB_UDP = 8,      /* UDP */
+	FAB_TCP = 20,     /* TCP without options */
+	FAB_TCP_TS = 12,  /* TCP's timestamps option, padded */
+	FAB_BTH = 12,     /* InfiniBand's base transport header */
+	FAB_AETH = 4,     /* its ACK extended header */
+	FAB_ICRC = 4,     /* its invariant CRC */
+	FAB_CNP_PAD = 16, /* a CNP's reserved bytes */
+	FAB_LRH = 8,      /* InfiniBand's local route header */
+	FAB_VCRC = 2,     /* its variant CRC */
+};
+
 /* The framing a scenario asks for instead of the transport's (0: the
  * transport's), to match another simulator's (fabric.wire.*). */
 struct fab_wire_params {
 	uint32_t data_overhead, ack_frame; /* 0: the transport's */
 	uint32_t preamble_ifg;             /* what a frame costs beyond itself on the line */
 };
-
-/* The transports a queue pair can use. */
-enum fab_transport_kind { FAB_TRANSPORT_ROCE, FAB_TRANSPORT_TCP, FAB_TRANSPORT_IB, FAB_TRANSPORT_COUNT };
 
 struct fab_wire {
 	const char *name;
@@ -37,6 +52,7 @@ struct fab_wire {
 	uint32_t preamble_ifg;  /* Ethernet's preamble, start delimiter and gap: 20 */
 };
 
+/* a transport's own framing (enum fab_transport_kind; transports.c) */
 const struct fab_wire *fab_wire_of(int transport);
 /* the transport's framing with the scenario's overrides */
 struct fab_wire fab_wire_resolve(int transport, const struct fab_wire_params *p);

@@ -23,8 +23,9 @@ int fab_fault_resolve(const struct fab_fault_spec *f, const struct fab_topo *t, 
 		      struct fab_fault *out, struct fab_err *err)
 {
 	memset(out, 0, sizeof *out);
-	if (transport == FAB_TRANSPORT_IB && f->kind == FAB_FAULT_PFC_STORM)
-		return locerr(err, f, "InfiniBand has no PAUSE to storm with (its links are credited)", NULL);
+	const struct fab_transport_info *tp = fab_transport_at(transport);
+	if (strcmp(tp->llfc, "pfc") && f->kind == FAB_FAULT_PFC_STORM)
+		return locerr(err, f, tp->label, " has no PAUSE to storm with (its links are credited)");
 	if (engine == FAB_ENGINE_FLOW && f->kind != FAB_FAULT_DEGRADE && f->kind != FAB_FAULT_SLOW_GPU)
 		return locerr(err, f,
 			      "the flow engine models degrade and slow-gpu faults only; run this one with "

@@ -28,7 +28,7 @@ static void test_cc_registry_names_and_families(void **state)
 	assert_null(fab_cc_find("no-such-model"));
 	/* families: each at its own place, none overlapping, all in the block */
 	for (size_t k = 0; k < fab_cc_family_count(); k++) {
-		const struct fab_cc_family *f = fab_cc_family_at(k);
+		const struct fab_param_family *f = fab_cc_family_at(k);
 		size_t off = fab_cc_family_offset(f);
 		assert_true(off >= end);
 		assert_int_equal(off % 16, 0);
@@ -48,7 +48,7 @@ static void test_cc_keys_in_scenario(void **state)
 	size_t nk;
 	const struct fab_key_def *keys = fab_config_keys(&nk);
 	for (size_t k = 0; k < fab_cc_family_count(); k++) {
-		const struct fab_cc_family *f = fab_cc_family_at(k);
+		const struct fab_param_family *f = fab_cc_family_at(k);
 		size_t base = offsetof(struct fab_config, fabric.cc.params) + fab_cc_family_offset(f);
 		for (size_t j = 0; j < f->nkeys; j++) {
 			size_t hits = 0;
