@@ -4,14 +4,15 @@
  *
  * The engine's modules, one concept each:
  *   port.c      ports and links: serialisation, propagation, wire losses
- *   switch.c    forwarding (ECMP), egress queues, ECN marking
+ *   switch.c    forwarding (ECMP), egress queues and their disciplines
  *   mmu.c       the switch's shared buffer: admission and accounting
  *   llfc.h      link-level flow control; pfc.c is PFC (switch and NIC side)
  *   nic.c       the NIC's egress: queue pairs onto the wire, pacing, PCIe
  *   transport.h the transports' interface; roce.c is RoCEv2, tcp.c TCP
  *   credit.c    InfiniBand's credits, the other link-level flow control
  *   telemetry.c what a data packet carries for its congestion control
- *   models.c    the registries: queue pairs and flow controls by name
+ *   qdisc.h     the switches' queue disciplines: red.c, step.c, telemetry.c's int
+ *   models.c    the registries: queue pairs, flow controls, disciplines by name
  *   parallel.c  a run split over threads (parallel_ranks.c: over ranks)
  *   fault.c     faults applied to ports, links and switches
  *   counters.c  time series and the books closed at the end
@@ -23,6 +24,7 @@
 
 #include "llfc.h"
 #include "packet.h"
+#include "qdisc.h"
 #include "transport.h"
 
 struct pkt *sim_pkt_alloc(struct psim *s)
@@ -281,6 +283,21 @@ static void pkt_eq_line(const struct psim *s, struct fab_eq *q)
 		fab_eq_line(q, fab_ser_ps(s->c.fp.mtu + w->data_overhead + w->preamble_ifg, rate[best]));
 }
 
+/* The switches' queue disciplines: the marking fabric.ecn.marking names
+ * while ECN is on (RED by default, which is DCTCP's step where kmax is
+ * kmin, as it is by default under a congestion control that wants one
+ * threshold), and in-band telemetry where a model wants it. */
+static void choose_qdiscs(struct psim *s, const struct fab_fabric_params *fp)
+{
+	const char *mark = fab_packet_marking((size_t)fp->ecn.marking, NULL);
+	s->marking = fp->ecn.enabled ? pkt_qdisc_find(mark) : NULL;
+	FAB_ASSERT(!fp->ecn.enabled || s->marking);
+	bool want_int = false;
+	for (int k = 0; k < FAB_TRANSPORT_COUNT; k++)
+		want_int |= (fab_cc_of(&fp->cc, k)->wants & FAB_CC_WANTS_INT) != 0;
+	s->stamping = want_int ? pkt_qdisc_find("int") : NULL;
+}
+
 struct fab_sim *fab_packet_new(const struct fab_topo *topo, const struct fab_fabric_params *fp, uint64_t seed,
 			       const struct fab_sim_flow *flows, size_t nflows, struct fab_err *err)
 {
@@ -296,6 +313,7 @@ struct fab_sim *fab_packet_new(const struct fab_topo *topo, const struct fab_fab
 		FAB_ASSERT(s->qp_ops[k]);
 	}
 	s->lossless = s->llfc->lossless_mask(s);
+	choose_qdiscs(s, fp);
 	s->switches = fab_xcalloc(topo->nswitches ? topo->nswitches : 1, sizeof *s->switches);
 	for (uint32_t n = 0; n < topo->nnodes; n++) {
 		uint32_t si = topo->switch_index[n];

@@ -202,10 +202,14 @@ struct pkt_slab {
 
 /* The packet engine: the shared state first (engine.h), then its own. */
 struct pkt_llfc_ops;
+struct pkt_qdisc_ops;
 
 struct psim {
 	struct fab_sim c;
 	const struct pkt_llfc_ops *llfc; /* link-level flow control (llfc.h) */
+	/* the switches' queue disciplines (qdisc.h): ECN marking (NULL: ECN
+	 * off) and in-band telemetry (NULL: no model wants it) */
+	const struct pkt_qdisc_ops *marking, *stamping;
 	/* each transport's queue pairs (transport.h), by enum fab_transport_kind */
 	const struct fab_transport_ops *qp_ops[FAB_TRANSPORT_COUNT];
 	uint8_t lossless; /* the priorities it keeps lossless */

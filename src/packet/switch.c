@@ -7,14 +7,17 @@
  * around them) it is dropped and counted as unroutable.  The buffer (mmu.c)
  * admits it or it is dropped at that egress port.  An egress port has 8
  * strict-priority queues; it sends a pending link-level control frame
- * first, then the head of the highest priority not held by PAUSE.  ECN
- * marks ECN-capable data at dequeue with RED on the depth of the queue the
- * frame leaves, itself counted: never below Kmin, always above Kmax, with
- * probability Pmax x (q - Kmin) / (Kmax - Kmin) between (DCQCN's marking).
+ * first, then the head of the highest priority not held by PAUSE.  Its
+ * queue disciplines (qdisc.h) act on the way: the ECN marking one marks
+ * ECN-capable data on the depth of the queue (by default at dequeue, the
+ * frame itself counted; RED as DCQCN has it, or DCTCP's step), and a
+ * stamping one writes the port's in-band telemetry into a departing
+ * packet's record.
  * Simplified: no cut-through, PAUSE takes effect after the frame being
  * serialised.
  */
 #include "llfc.h"
+#include "qdisc.h"
 
 static void drop_packet(struct psim *s, struct sim_port *eport, struct pkt *p)
 {
@@ -26,19 +29,10 @@ static void drop_packet(struct psim *s, struct sim_port *eport, struct pkt *p)
 	sim_pkt_free(s, p);
 }
 
-/* ECN: RED on the queue p leaves, counting itself */
-/* ECN: RED on queue depth q at this port (kmin and kmax scaled to its rate) */
+/* ECN: the switch's marking discipline on queue depth q at this port */
 static void ecn_mark(struct psim *s, struct sim_switch *sw, struct sim_port *port, struct pkt *p, uint64_t q)
 {
-	fab_bytes kmin = sw->kmin_bytes, kmax = sw->kmax_bytes;
-	if (port->ecn_scale != 1.0) {
-		kmin = (fab_bytes)((double)kmin * port->ecn_scale);
-		kmax = (fab_bytes)((double)kmax * port->ecn_scale);
-	}
-	double prob;
-	int red = fab_red((double)q, (double)kmin, (double)kmax, s->c.fp.ecn.pmax, &prob);
-	bool mark = red == FAB_RED_MARK || (red == FAB_RED_DRAW && fab_rng_unit(&sw->rng) < prob);
-	if (mark) {
+	if (s->marking->mark(s, sw, port, q)) {
 		p->ecn = ECN_CE;
 		port->st.ecn_marks++;
 	}
@@ -60,15 +54,15 @@ void switch_start_tx(struct psim *s, struct sim_port *port)
 		p->next = NULL;
 		struct sim_switch *sw = pkt_switch_of(s, port);
 		const struct fab_ecn_params *ecn = &s->c.fp.ecn;
-		if (ecn->enabled && p->ecn == ECN_ECT0 && ecn->mark_at != FAB_ECN_ENQUEUE)
+		if (s->marking && p->ecn == ECN_ECT0 && ecn->mark_at != FAB_ECN_ENQUEUE)
 			ecn_mark(s, sw, port, p,
 				 port->qbytes[prio] - (ecn->mark_at == FAB_ECN_DEQUEUE_AFTER ? p->frame_bytes : 0));
 		sim_port_queue_area(s, port);
 		FAB_ASSERT(port->qbytes[prio] >= p->frame_bytes);
 		port->qbytes[prio] -= p->frame_bytes;
 		port->qbytes_total -= p->frame_bytes;
-		if (p->tel)
-			pkt_tel_stamp(s, port, p);
+		if (p->tel && s->stamping)
+			s->stamping->stamp(s, port, p);
 		mmu_release(s, sw, p);
 		sim_port_transmit(s, port, p);
 		return;
@@ -148,7 +142,7 @@ void switch_receive(struct psim *s, struct sim_port *in, struct pkt *p)
 		return;
 	}
 	const struct fab_ecn_params *ecn = &s->c.fp.ecn;
-	if (ecn->enabled && p->ecn == ECN_ECT0 && ecn->mark_at == FAB_ECN_ENQUEUE)
+	if (s->marking && p->ecn == ECN_ECT0 && ecn->mark_at == FAB_ECN_ENQUEUE)
 		ecn_mark(s, sw, eport, p, eport->qbytes[p->prio] + p->frame_bytes);
 	sim_port_enqueue(s, eport, p);
 }

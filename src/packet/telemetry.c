@@ -10,7 +10,7 @@
  * free list; a run split over threads or ranks does not carry them
  * (parallel.c runs such a scenario on one thread).
  */
-#include "packet_int.h"
+#include "qdisc.h"
 
 uint32_t pkt_tel_new(struct psim *s, bool want_hops)
 {
@@ -50,3 +50,9 @@ void pkt_tel_stamp(struct psim *s, const struct sim_port *port, struct pkt *p)
 		.rate_bps = port->rate_bps,
 	};
 }
+
+const struct pkt_qdisc_ops pkt_qdisc_int = {
+	.name = "int",
+	.doc = "int: in-band telemetry, each egress's time, bytes sent, queue and rate in a departing packet's record",
+	.stamp = pkt_tel_stamp,
+};

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../packet/packet.h"
 #include "scenario.h"
 
 #define OFF(field) offsetof(struct fab_config, field)
@@ -163,7 +164,7 @@ static const struct fab_key_def core_keys[] = {
 	{"fabric.pfc.nic_rx_drain", K_RATE, OFF(fabric.pfc.nic_rx_drain_bps), "0", 0, 1.6e12, NULL,
 	 "rate the NIC empties its receive buffer into the GPU (PCIe); 0 = never slower than the wire (no NIC PAUSE)"},
 	{"fabric.ecn.enabled", K_BOOL, OFF(fabric.ecn.enabled), "true", 0, 0, NULL,
-	 "ECN marking at switch egress (RED on queue depth)"},
+	 "ECN marking at switch egress (the discipline fabric.ecn.marking names, on queue depth)"},
 	{"fabric.ecn.kmin", K_BYTES, OFF(fabric.ecn.kmin_bytes), "100KiB", 0, 1e12, NULL,
 	 "queue depth where marking starts"},
 	{"fabric.ecn.kmax", K_BYTES, OFF(fabric.ecn.kmax_bytes), "400KiB", 1, 1e12, NULL,
@@ -175,6 +176,8 @@ static const struct fab_key_def core_keys[] = {
 	{"fabric.ecn.mark_at", K_ENUM, OFF(fabric.ecn.mark_at), "dequeue", 0, 0, "dequeue|dequeue-after|enqueue",
 	 "dequeue: on the queue with the departing packet; dequeue-after: on the queue it leaves behind (HPCC's ns-3); "
 	 "enqueue: on the queue with the arriving packet"},
+	{"fabric.ecn.marking", K_ENUM, OFF(fabric.ecn.marking), "red", 0, 0,
+	 NULL /* the packet engine's disciplines (build_keys) */, NULL /* and their lines */},
 	{"fabric.cc", K_ENUM, OFF(cc_choice), "auto", 0, 0, NULL /* the registry's models (build_keys) */,
 	 "the congestion control of the fabric's queue pairs: auto, the transport's keys (RoCE: DCQCN while "
 	 "fabric.dcqcn.enabled, its variant; TCP: fabric.tcp.cc; InfiniBand: none unless fabric.dcqcn.enabled is "
@@ -518,6 +521,38 @@ static const char *cc_name(size_t i)
 	return fab_cc_at(i)->name;
 }
 
+static const char *marking_name(size_t i)
+{
+	return fab_packet_marking(i, NULL);
+}
+
+static size_t marking_count(void)
+{
+	size_t n = 0;
+	while (fab_packet_marking(n, NULL))
+		n++;
+	return n;
+}
+
+/* fabric.ecn.marking's meaning: each discipline's line */
+static char *marking_doc(void)
+{
+	static const char head[] = "how switches mark ECN-capable packets (packet engine; the flow engine's fluid "
+				   "model draws RED): ";
+	size_t len = sizeof head;
+	const char *doc;
+	for (size_t i = 0; fab_packet_marking(i, &doc); i++)
+		len += strlen(doc) + 2;
+	char *d = fab_xcalloc(1, len);
+	strcpy(d, head);
+	for (size_t i = 0; fab_packet_marking(i, &doc); i++) {
+		if (i)
+			strcat(d, "; ");
+		strcat(d, doc);
+	}
+	return d;
+}
+
 static const char *transport_name(size_t i)
 {
 	return fab_transport_at((int)i)->name;
@@ -560,6 +595,10 @@ static void build_keys(void)
 				all_keys[n] = core_keys[i];
 				if (!strcmp(all_keys[n].path, "fabric.cc"))
 					all_keys[n].choices = names_choices("auto", fab_cc_count(), cc_name);
+				if (!strcmp(all_keys[n].path, "fabric.ecn.marking")) {
+					all_keys[n].choices = names_choices(NULL, marking_count(), marking_name);
+					all_keys[n].doc = marking_doc();
+				}
 				if (!strcmp(all_keys[n].path, "fabric.transport")) {
 					all_keys[n].choices = names_choices(NULL, FAB_TRANSPORT_COUNT, transport_name);
 					all_keys[n].doc = transport_doc();

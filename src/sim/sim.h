@@ -63,6 +63,7 @@ struct fab_ecn_params {
 	double pmax;           /* marking probability at kmax */
 	fab_rate_bps ref_rate; /* kmin and kmax are for ports of this rate, others in proportion; 0: every port */
 	int mark_at;           /* enum fab_ecn_mark_at */
+	int marking;           /* the packet engine's marking discipline: its place (fab_packet_marking) */
 };
 
 /* RED on a queue of q bytes (ECN marking): no mark at or under kmin, a
