@@ -30,7 +30,8 @@ static void swift_init(void *st, const void *params, double line_bps)
 }
 
 /* the window starts at the path's bandwidth-delay product (a queue pair
- * that may send at line rate at once, as RoCE's do), which is also its
+ * that may send at line rate at once, as RoCE's do; on TCP too: Swift has
+ * no slow start, and fabric.tcp.init_cwnd is not read), which is also its
  * ceiling unless max_cwnd says */
 static void swift_attach(void *st, const struct fab_cc_env *env)
 {
@@ -154,7 +155,7 @@ static const struct fab_param_family swift_family = {
 const struct fab_cc_ops fab_cc_swift = {
 	.name = "swift",
 	.label = "Swift",
-	.transports = FAB_CC_ON_ROCE | FAB_CC_ON_IB,
+	.transports = FAB_CC_ON_ROCE | FAB_CC_ON_TCP | FAB_CC_ON_IB,
 	.wants = FAB_CC_WANTS_SAMPLE,
 	.family = &swift_family,
 	.state_size = sizeof(struct cc_swift),

@@ -7,7 +7,8 @@
  * window grows by ai / cwnd a packet acknowledged (ai a round trip; ai per
  * packet below one packet), above it it shrinks, at most once a round
  * trip, to max(1 - beta (delay - target) / delay, 1 - max_mdf) cwnd; a
- * retransmission timeout cuts by max_mdf.  The window stays within
+ * loss (a retransmission timeout; on TCP also a fast retransmit) cuts by
+ * max_mdf, at most once a round trip.  The window stays within
  * [min_cwnd, max_cwnd]; below one packet the queue pair is paced at
  * cwnd packets a round trip.  The target is the queue pair's base round
  * trip (its path through empty queues) plus fabric.swift.target, plus

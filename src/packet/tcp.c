@@ -23,6 +23,14 @@
  * after it is posted, and each segment or ACK costs fabric.tcp.cpu_per_packet
  * and each payload byte fabric.tcp.cpu_per_byte of CPU time at both ends
  * (summary.host_cpu_s).  Framing: fab_wire_of(FAB_TRANSPORT_TCP).
+ *
+ * A congestion control that wants samples (cc.h: Swift) gets one per ACK
+ * that moves snd_una, after on_ack: the round trip of the segment that drew
+ * the ACK, its send time carried beside it (telemetry.c) and echoed back as
+ * RFC 7323's timestamps are; none for a resent segment (Karn's rule) or an
+ * ACK the delayed-ACK timer sent.  It is told the path's base round trip
+ * when it starts, and below a window of one segment it sets the pace
+ * (rate_bps) between segments.  The other models see none of this.
  */
 #include <stdlib.h>
 
@@ -84,6 +92,27 @@ static const struct fab_tcp_params *P(const struct psim *s)
 	return fab_transport_params(&s->c.fp, FAB_TRANSPORT_TCP);
 }
 
+static bool wants_samples(const struct tcp_qp *qp)
+{
+	return qp->cc->wants & FAB_CC_WANTS_SAMPLE;
+}
+
+/* a full segment out and its ACK back through empty queues */
+static fab_time_ps base_rtt(struct psim *s, const struct tcp_qp *qp)
+{
+	uint32_t ports[32];
+	fab_time_ps t = 0;
+	uint32_t data = P(s)->mss + s->c.wires[FAB_TRANSPORT_TCP].data_overhead;
+	uint32_t ack = s->c.wires[FAB_TRANSPORT_TCP].ack_frame;
+	uint32_t n = sim_path(&s->c, qp->q.c.src_nic, qp->q.c.dst_nic, qp->q.c.hash_fwd, ports, 32);
+	for (uint32_t i = 0; i < n; i++)
+		t += s->ports[ports[i]].delay_ps + fab_ser_ps(data, s->ports[ports[i]].rate_bps);
+	n = sim_path(&s->c, qp->q.c.dst_nic, qp->q.c.src_nic, qp->q.c.hash_rev, ports, 32);
+	for (uint32_t i = 0; i < n; i++)
+		t += s->ports[ports[i]].delay_ps + fab_ser_ps(ack, s->ports[ports[i]].rate_bps);
+	return t;
+}
+
 static void cc_start(struct psim *s, struct tcp_qp *qp)
 {
 	double line = sim_nic_line_bps(&s->c, qp->q.c.src_nic);
@@ -94,6 +123,7 @@ static void cc_start(struct psim *s, struct tcp_qp *qp)
 			.mss = P(s)->mss,
 			.frame_bytes = P(s)->mss + s->c.wires[FAB_TRANSPORT_TCP].data_overhead,
 			.init_cwnd = P(s)->init_cwnd,
+			.base_rtt_ps = base_rtt(s, qp),
 		};
 		qp->cc->attach(qp->cc_state, &env);
 	}
@@ -144,6 +174,10 @@ static void send_ack(struct psim *s, struct tcp_qp *qp)
 	if (qp->ce_pending) {
 		p->ecn = ECN_CE; /* ECE; ACKs are not ECN-capable, so no switch marks them */
 		qp->ce_pending = false;
+	}
+	if (s->rx_tel) { /* the send time of the segment it answers, echoed */
+		p->tel = s->rx_tel;
+		s->rx_tel = 0;
 	}
 	qp->unacked = 0;
 	qp->delack_gen++;
@@ -238,7 +272,13 @@ static fab_time_ps tcp_earliest(const struct sim_qp *q)
 static fab_time_ps tcp_sent(struct psim *s, struct sim_qp *q, uint32_t wire_bytes, fab_rate_bps line)
 {
 	struct tcp_qp *qp = TQ(q);
-	qp->next_send_ps = FAB_MAX(qp->next_send_ps, s->c.now_ps) + fab_ser_ps(wire_bytes, line);
+	fab_time_ps gap = fab_ser_ps(wire_bytes, line);
+	if (wants_samples(qp)) { /* a window below a segment is paced (Swift) */
+		double rate = qp->cc->rate_bps(qp->cc_state);
+		if (rate < (double)line)
+			gap = fab_pace_ps(wire_bytes, rate);
+	}
+	qp->next_send_ps = FAB_MAX(qp->next_send_ps, s->c.now_ps) + gap;
 	return FAB_MAX(qp->next_send_ps, tcp_earliest(q));
 }
 
@@ -277,6 +317,10 @@ static struct pkt *tcp_next_packet(struct psim *s, struct sim_qp *q)
 	p->payload = (uint16_t)seg_payload(s, m, seg);
 	p->frame_bytes = (uint16_t)(p->payload + s->c.wires[FAB_TRANSPORT_TCP].data_overhead);
 	struct fab_flow_stats *fst = m->flow != NO_FLOW ? &sim_flow_at(&s->c, m->flow)->st : NULL;
+	if (wants_samples(qp)) {
+		p->tel = pkt_tel_new(s, qp->cc->wants & FAB_CC_WANTS_INT);
+		pkt_tel_at(s, p->tel)->resent = seg < qp->snd_max;
+	}
 	if (seg < qp->snd_max) {
 		if (fst)
 			fst->retx_pkts++;
@@ -328,7 +372,7 @@ static fab_bytes seg_bytes(const struct psim *s, const struct tcp_qp *qp, uint32
 	return n;
 }
 
-static void new_ack(struct psim *s, struct tcp_qp *qp, uint32_t ack, bool ece)
+static fab_bytes new_ack(struct psim *s, struct tcp_qp *qp, uint32_t ack, bool ece)
 {
 	fab_bytes acked = seg_bytes(s, qp, qp->snd_una, ack);
 	if (qp->timing && ack > qp->rtt_seg) {
@@ -347,7 +391,8 @@ static void new_ack(struct psim *s, struct tcp_qp *qp, uint32_t ack, bool ece)
 			qp->inflate = qp->inflate > d ? qp->inflate - d + 1 : 1;
 		}
 	} else {
-		qp->cc->on_ack(qp->cc_state, acked, s->c.now_ps);
+		if (qp->cc->on_ack)
+			qp->cc->on_ack(qp->cc_state, acked, s->c.now_ps);
 		if (ece)
 			qp->cc->on_congestion(qp->cc_state, s->c.now_ps);
 	}
@@ -366,6 +411,7 @@ static void new_ack(struct psim *s, struct tcp_qp *qp, uint32_t ack, bool ece)
 	qp->rto_armed = false;
 	if (qp->snd_una < qp->snd_max)
 		rto_arm(s, qp);
+	return acked;
 }
 
 static void dup_ack(struct psim *s, struct tcp_qp *qp)
@@ -385,12 +431,33 @@ static void dup_ack(struct psim *s, struct tcp_qp *qp)
 	}
 }
 
+/* what an ACK that moved snd_una tells a model that wants samples: the
+ * round trip of the segment that drew it (none when that was a resend,
+ * Karn's rule, or when a timer sent it) */
+static void sample(struct psim *s, struct tcp_qp *qp, const struct pkt *p, fab_bytes acked)
+{
+	const struct pkt_tel *r = p->tel ? pkt_tel_at(s, p->tel) : NULL;
+	struct fab_cc_sample smp = {
+		.now_ps = s->c.now_ps,
+		.rtt_ps = r && !r->resent ? s->c.now_ps - r->sent_ps : 0,
+		.acked_bytes = acked,
+		.marked_bytes = p->ecn == ECN_CE ? acked : 0,
+		.acked_seq = (uint64_t)qp->snd_una * qp->mss,
+		.sent_seq = (uint64_t)qp->snd_nxt * qp->mss,
+		.nhops = r ? r->nhops : 0,
+		.hops = r ? r->hop : NULL,
+	};
+	qp->cc->on_sample(qp->cc_state, &smp);
+}
+
 static void receive_ack(struct psim *s, struct tcp_qp *qp, struct pkt *p)
 {
 	cpu(s, 1, 0);
-	if (p->psn > qp->snd_una && p->psn <= qp->snd_max)
-		new_ack(s, qp, p->psn, p->ecn == ECN_CE);
-	else if (p->psn == qp->snd_una)
+	if (p->psn > qp->snd_una && p->psn <= qp->snd_max) {
+		fab_bytes acked = new_ack(s, qp, p->psn, p->ecn == ECN_CE);
+		if (wants_samples(qp))
+			sample(s, qp, p, acked);
+	} else if (p->psn == qp->snd_una)
 		dup_ack(s, qp);
 	if (p->ecn == ECN_CE) {
 		struct fab_flow_stats *fst = qp->amsg < qp->nmsgs && qp->msgs[qp->amsg].flow != NO_FLOW
@@ -462,10 +529,19 @@ static void tcp_on_receive(struct psim *s, struct sim_nic *nic, struct pkt *p)
 {
 	(void)nic;
 	struct tcp_qp *qp = TQ(pkt_qp(s, p->qp));
-	if (p->kind == PKT_DATA)
+	if (p->kind == PKT_DATA && p->tel) {
+		s->rx_tel = p->tel; /* for the ACK it draws (send_ack), if any */
+		p->tel = 0;
 		receive_data(s, qp, p);
-	else if (!qp->failed)
+		if (s->rx_tel) { /* none (a delayed ACK): no round trip from it */
+			pkt_tel_free(s, s->rx_tel);
+			s->rx_tel = 0;
+		}
+	} else if (p->kind == PKT_DATA) {
+		receive_data(s, qp, p);
+	} else if (!qp->failed) {
 		receive_ack(s, qp, p);
+	}
 	sim_pkt_free(s, p);
 }
 
