@@ -60,6 +60,7 @@ struct fab_cc_env {
 	uint32_t frame_bytes;    /* a full packet's frame on the wire */
 	uint32_t init_cwnd;      /* TCP: the initial window in segments (fabric.tcp.init_cwnd) */
 	fab_time_ps base_rtt_ps; /* a full packet there and its ACK back through empty queues */
+	uint32_t hops;           /* the switches on the way there */
 };
 
 /* One switch egress's in-band telemetry (HPCC): when the packet left, the

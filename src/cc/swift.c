@@ -39,6 +39,7 @@ static void swift_attach(void *st, const struct fab_cc_env *env)
 	c->mss = env->mss;
 	c->base_ps = env->base_rtt_ps;
 	c->rtt_ps = env->base_rtt_ps;
+	c->hops = env->hops; /* (the paper reads them from the TTL; the path is fixed here) */
 	double bdp = fmax(env->line_bps * ((double)env->base_rtt_ps / 1e12) / 8 / env->frame_bytes, 1);
 	c->max_cwnd = c->p->max_cwnd > 0 ? c->p->max_cwnd : bdp;
 	c->cwnd = fmin(bdp, c->max_cwnd);
@@ -72,7 +73,8 @@ static void swift_sample(void *st, const struct fab_cc_sample *smp)
 	if (!smp->rtt_ps || !smp->acked_bytes)
 		return; /* a resent packet's ACK (Karn), or a duplicate */
 	c->rtt_ps = smp->rtt_ps;
-	c->hops = smp->nhops;
+	if (smp->nhops) /* with in-band telemetry, the hops it crossed */
+		c->hops = smp->nhops;
 	double before = c->cwnd, acked = (double)smp->acked_bytes / c->mss;
 	fab_time_ps t = target(c);
 	if (smp->rtt_ps < t) {

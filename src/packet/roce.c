@@ -103,13 +103,16 @@ static void window_update(struct psim *s, struct roce_qp *qp)
 }
 
 /* a full data packet out and its ACK back through empty queues */
-static fab_time_ps base_rtt(struct psim *s, const struct roce_qp *qp)
+/* a full packet there and its ACK back through empty queues; *hops: the
+ * switches on the way there */
+static fab_time_ps base_rtt(struct psim *s, const struct roce_qp *qp, uint32_t *hops)
 {
 	uint32_t ports[32];
 	fab_time_ps t = 0;
 	uint32_t data = s->c.fp.mtu + wire(s, qp)->data_overhead + qp->cc_hdr;
 	uint32_t ack = wire(s, qp)->ack_frame + qp->cc_hdr;
 	uint32_t n = sim_path(&s->c, qp->q.c.src_nic, qp->q.c.dst_nic, qp->q.c.hash_fwd, ports, 32);
+	*hops = n ? n - 1 : 0; /* (links NIC to switch .. switch to NIC) */
 	for (uint32_t i = 0; i < n; i++)
 		t += s->ports[ports[i]].delay_ps + fab_ser_ps(data, s->ports[ports[i]].rate_bps);
 	n = sim_path(&s->c, qp->q.c.dst_nic, qp->q.c.src_nic, qp->q.c.hash_rev, ports, 32);
@@ -125,11 +128,14 @@ static void cc_start(struct psim *s, struct roce_qp *qp)
 	qp->cc->init(qp->cc_state, params, line);
 	qp->cc_hdr = (uint16_t)(qp->cc->header_bytes ? qp->cc->header_bytes(params) : 0);
 	if (qp->cc->attach) {
+		uint32_t hops;
+		fab_time_ps rtt = base_rtt(s, qp, &hops);
 		struct fab_cc_env env = {
 			.line_bps = line,
 			.mss = s->c.fp.mtu,
 			.frame_bytes = s->c.fp.mtu + wire(s, qp)->data_overhead + qp->cc_hdr,
-			.base_rtt_ps = base_rtt(s, qp),
+			.base_rtt_ps = rtt,
+			.hops = hops,
 		};
 		qp->cc->attach(qp->cc_state, &env);
 	}

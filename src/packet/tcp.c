@@ -97,14 +97,16 @@ static bool wants_samples(const struct tcp_qp *qp)
 	return qp->cc->wants & FAB_CC_WANTS_SAMPLE;
 }
 
-/* a full segment out and its ACK back through empty queues */
-static fab_time_ps base_rtt(struct psim *s, const struct tcp_qp *qp)
+/* a full segment there and its ACK back through empty queues; *hops: the
+ * switches on the way there */
+static fab_time_ps base_rtt(struct psim *s, const struct tcp_qp *qp, uint32_t *hops)
 {
 	uint32_t ports[32];
 	fab_time_ps t = 0;
 	uint32_t data = P(s)->mss + s->c.wires[FAB_TRANSPORT_TCP].data_overhead;
 	uint32_t ack = s->c.wires[FAB_TRANSPORT_TCP].ack_frame;
 	uint32_t n = sim_path(&s->c, qp->q.c.src_nic, qp->q.c.dst_nic, qp->q.c.hash_fwd, ports, 32);
+	*hops = n ? n - 1 : 0; /* (links NIC to switch .. switch to NIC) */
 	for (uint32_t i = 0; i < n; i++)
 		t += s->ports[ports[i]].delay_ps + fab_ser_ps(data, s->ports[ports[i]].rate_bps);
 	n = sim_path(&s->c, qp->q.c.dst_nic, qp->q.c.src_nic, qp->q.c.hash_rev, ports, 32);
@@ -118,12 +120,15 @@ static void cc_start(struct psim *s, struct tcp_qp *qp)
 	double line = sim_nic_line_bps(&s->c, qp->q.c.src_nic);
 	qp->cc->init(qp->cc_state, fab_cc_params(&s->c.fp.cc, qp->cc), line);
 	if (qp->cc->attach) {
+		uint32_t hops;
+		fab_time_ps rtt = base_rtt(s, qp, &hops);
 		struct fab_cc_env env = {
 			.line_bps = line,
 			.mss = P(s)->mss,
 			.frame_bytes = P(s)->mss + s->c.wires[FAB_TRANSPORT_TCP].data_overhead,
 			.init_cwnd = P(s)->init_cwnd,
-			.base_rtt_ps = base_rtt(s, qp),
+			.base_rtt_ps = rtt,
+			.hops = hops,
 		};
 		qp->cc->attach(qp->cc_state, &env);
 	}

@@ -112,34 +112,40 @@ static double mean_queue(const struct trun *h, const struct fab_port_stats *b)
  * x rate (62.5 KB at 5 us; 250 KB at 20 us with room for the windows),
  * within 15%; with windows held to the path's bandwidth-delay product (the
  * default), a 20 us target is out of reach: the queue stops at what three
- * extra windows hold */
+ * extra windows hold.  The paper's topology scaling adds hop_scale per
+ * switch on the path (one here): 5 us + 15 us a hop is a 20 us target. */
 static void test_swift_incast_at_target(void **state)
 {
 	(void)state;
 	static const struct {
 		const char *transport;
-		int target_us;
+		int target_us, hop_us;
 		const char *max_cwnd;
 		double lo, hi; /* the mean queue over target x rate */
 	} cases[] = {
-		{"roce", 5, "0", 0.85, 1.15}, {"roce", 20, "1000", 0.85, 1.15}, {"roce", 20, "0", 0.3, 0.7},
-		{"tcp", 5, "0", 0.85, 1.15},  {"tcp", 20, "1000", 0.85, 1.15},  {"tcp", 20, "0", 0.3, 0.7},
+		{"roce", 5, 0, "0", 0.85, 1.15},     {"roce", 20, 0, "1000", 0.85, 1.15},
+		{"roce", 20, 0, "0", 0.3, 0.7},      {"tcp", 5, 0, "0", 0.85, 1.15},
+		{"tcp", 20, 0, "1000", 0.85, 1.15},  {"tcp", 20, 0, "0", 0.3, 0.7},
+		{"roce", 5, 15, "1000", 0.85, 1.15}, {"tcp", 5, 15, "1000", 0.85, 1.15},
 	};
 	for (size_t k = 0; k < FAB_ARRAY_LEN(cases); k++) {
-		char tr[64], tg[64], mc[64];
+		char tr[64], tg[64], mc[64], hs[64];
 		snprintf(tr, sizeof tr, "fabric.transport=%s", cases[k].transport);
 		snprintf(tg, sizeof tg, "fabric.swift.target=%dus", cases[k].target_us);
 		snprintf(mc, sizeof mc, "fabric.swift.max_cwnd=%s", cases[k].max_cwnd);
-		const char *sets[] = {tr, tg, mc};
-		struct trun h = trun_yaml_sets(incast, sets, 3);
+		snprintf(hs, sizeof hs, "fabric.swift.hop_scale=%dus", cases[k].hop_us);
+		const char *sets[] = {tr, tg, mc, hs};
+		struct trun h = trun_yaml_sets(incast, sets, 4);
 		const struct fab_port_stats *b = bottleneck(&h);
 		const struct fab_sim_totals *tot = fab_sim_totals(h.run->sim);
-		double util = busy(&h, b), mean_q = mean_queue(&h, b), want = cases[k].target_us * 1e-6 * 100e9 / 8;
-		print_message("Swift on %s, target %d us, max_cwnd %s: bottleneck %.3f busy, mean queue %.0f B "
-			      "(target x rate %.0f B), %llu drops, %llu resent, %llu timeouts\n",
-			      cases[k].transport, cases[k].target_us, cases[k].max_cwnd, util, mean_q, want,
-			      (unsigned long long)b->drops, (unsigned long long)tot->retx_pkts,
-			      (unsigned long long)tot->timeouts);
+		double util = busy(&h, b), mean_q = mean_queue(&h, b),
+		       want = (cases[k].target_us + cases[k].hop_us) * 1e-6 * 100e9 / 8;
+		print_message(
+			"Swift on %s, target %d us + %d us a hop, max_cwnd %s: bottleneck %.3f busy, mean queue %.0f B "
+			"(target x rate %.0f B), %llu drops, %llu resent, %llu timeouts\n",
+			cases[k].transport, cases[k].target_us, cases[k].hop_us, cases[k].max_cwnd, util, mean_q, want,
+			(unsigned long long)b->drops, (unsigned long long)tot->retx_pkts,
+			(unsigned long long)tot->timeouts);
 		assert_true(util > 0.95);
 		assert_true(mean_q > cases[k].lo * want && mean_q < cases[k].hi * want);
 		assert_int_equal(b->drops, 0);
