@@ -229,6 +229,7 @@ static double fair_port_sent(const struct flsim *s, uint32_t port, double *queue
 
 const struct fl_queue_ops fl_queues_fair = {
 	.name = "fair",
+	.doc = "fair: transfers share each port max-min fairly",
 	.pos_with_path = true,
 	.init = fair_init,
 	.free = fair_free,

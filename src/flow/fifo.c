@@ -398,6 +398,8 @@ void fq_timer(struct flsim *s, uint32_t i)
 
 const struct fl_queue_ops fl_queues_fifo = {
 	.name = "fifo",
+	.doc = "fifo: NICs send at line rate and switch ports are first-come first-served queues without limit (no "
+	       "congestion control, deep buffers)",
 	.init = fq_init,
 	.free = fq_free,
 	.caps = fq_caps,

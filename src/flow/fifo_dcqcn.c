@@ -335,6 +335,8 @@ static void dcqcn_rest(struct flsim *s)
 
 const struct fl_queue_ops fl_queues_dcqcn = {
 	.name = "dcqcn",
+	.doc = "dcqcn: those queues, and each queue pair's rate set by DCQCN from ECN marks drawn on the queues' "
+	       "depth (RoCE; on TCP and InfiniBand fabrics the queues alone; experimental, doc/flow.md)",
 	.init = fq_init,
 	.free = fq_free,
 	.caps = fq_caps,

@@ -51,18 +51,6 @@ static void fl_set_rates(struct flsim *s)
 }
 
 /* the queue model flow.queues names: the one place it is chosen */
-static const struct fl_queue_ops *queue_model(int flow_queues)
-{
-	switch (flow_queues) {
-	case FAB_FLOW_QUEUES_FAIR:
-		return &fl_queues_fair;
-	case FAB_FLOW_QUEUES_DCQCN:
-		return &fl_queues_dcqcn;
-	default:
-		return &fl_queues_fifo;
-	}
-}
-
 static void fl_init(struct flsim *s)
 {
 	struct fl_state *fl = fab_xcalloc(1, sizeof *fl);
@@ -71,7 +59,7 @@ static void fl_init(struct flsim *s)
 	fl_set_rates(s);
 	fl->batch_ps = s->c.fp.flow_batch_ps;
 	fl->series = s->c.fp.series_interval_ps > 0;
-	fl->ops = queue_model(s->c.fp.flow_queues);
+	fl->ops = fl_queue_model(s->c.fp.flow_queues);
 	if (fl->ops->init)
 		fl->ops->init(s);
 	const struct fab_wire *w = fab_sim_wire(&s->c);

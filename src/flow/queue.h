@@ -7,7 +7,8 @@
  * their bytes meet on the way: fair shares (fair.c: max-min over the
  * ports, no queues), fluid FIFO queues (fifo.c and the fifo_*.c beside it)
  * and those queues with DCQCN at the sources and fluid PFC between hops
- * (fifo_dcqcn.c).  fl_init (flow.c) looks the model up once, by
+ * (fifo_dcqcn.c).  Each is one line in models.c, whose order is
+ * flow.queues' choices'; fl_init (flow.c) looks the model up once, by
  * flow.queues; the engine calls through fl->ops from then on.
  *
  * A hook marked optional may be NULL: the engine then does what the
@@ -27,6 +28,7 @@ struct sim_flow;
 
 struct fl_queue_ops {
 	const char *name; /* flow.queues' value */
+	const char *doc;  /* its line in that key's meaning */
 	/* each queue pair's places in its ports' lists (fl_qp.pos) come with
 	 * its path (walk); false: the model allocates them (fifo: with its
 	 * rates, when the queue pair first has a transfer) */
@@ -87,5 +89,7 @@ struct fl_queue_ops {
 extern const struct fl_queue_ops fl_queues_fair;  /* fair.c */
 extern const struct fl_queue_ops fl_queues_fifo;  /* fifo.c */
 extern const struct fl_queue_ops fl_queues_dcqcn; /* fifo_dcqcn.c */
+/* the model flow.queues' value i names (models.c) */
+const struct fl_queue_ops *fl_queue_model(int i);
 
 #endif

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../flow/flow.h"
 #include "../packet/packet.h"
 #include "scenario.h"
 
@@ -83,11 +84,8 @@ static const struct fab_key_def core_keys[] = {
 	{"flow.ring", K_ENUM, OFF(fabric.flow_ring), "auto", 0, 0, "auto|steps|aggregate",
 	 "flow engine, ring collectives: every step of the schedule (steps); one transfer per ring edge plus "
 	 "the steps' latency (aggregate: 16k GPUs in seconds); auto: aggregate past 4M steps"},
-	{"flow.queues", K_ENUM, OFF(fabric.flow_queues), "fair", 0, 0, "fair|fifo|dcqcn",
-	 "flow engine: fair: transfers share each port max-min fairly; fifo: NICs send at line rate and switch "
-	 "ports are first-come first-served queues without limit (no congestion control, deep buffers); dcqcn: "
-	 "those queues, and each queue pair's rate set by DCQCN from ECN marks drawn on the queues' depth "
-	 "(RoCE; on TCP and InfiniBand fabrics the queues alone; experimental, doc/flow.md)"},
+	{"flow.queues", K_ENUM, OFF(fabric.flow_queues), "fair", 0, 0, NULL /* the flow engine's models (build_keys) */,
+	 NULL /* and their lines */},
 	{"flow.batch", K_TIME, OFF(fabric.flow_batch_ps), "0", 0, 1e9, NULL,
 	 "flow engine: rates are recomputed once for all changes within this time of the first (0 = at every "
 	 "instant; with flow.queues fifo a new transfer still gets its rate at once); trades exactness for speed "
@@ -534,23 +532,34 @@ static size_t marking_count(void)
 	return n;
 }
 
-/* fabric.ecn.marking's meaning: each discipline's line */
-static char *marking_doc(void)
+/* a key's meaning: head, then each model's line (model(i) gives them) */
+static char *models_doc(const char *head, const char *(*model)(size_t, const char **))
 {
-	static const char head[] = "how switches mark ECN-capable packets (packet engine; the flow engine's fluid "
-				   "model draws RED): ";
-	size_t len = sizeof head;
+	size_t len = strlen(head) + 1;
 	const char *doc;
-	for (size_t i = 0; fab_packet_marking(i, &doc); i++)
+	for (size_t i = 0; model(i, &doc); i++)
 		len += strlen(doc) + 2;
 	char *d = fab_xcalloc(1, len);
 	strcpy(d, head);
-	for (size_t i = 0; fab_packet_marking(i, &doc); i++) {
+	for (size_t i = 0; model(i, &doc); i++) {
 		if (i)
 			strcat(d, "; ");
 		strcat(d, doc);
 	}
 	return d;
+}
+
+static const char *queue_name(size_t i)
+{
+	return fab_flow_queue_model(i, NULL);
+}
+
+static size_t queue_count(void)
+{
+	size_t n = 0;
+	while (fab_flow_queue_model(n, NULL))
+		n++;
+	return n;
 }
 
 static const char *transport_name(size_t i)
@@ -597,7 +606,14 @@ static void build_keys(void)
 					all_keys[n].choices = names_choices("auto", fab_cc_count(), cc_name);
 				if (!strcmp(all_keys[n].path, "fabric.ecn.marking")) {
 					all_keys[n].choices = names_choices(NULL, marking_count(), marking_name);
-					all_keys[n].doc = marking_doc();
+					all_keys[n].doc = models_doc(
+						"how switches mark ECN-capable packets (packet engine; the "
+						"flow engine's fluid model draws RED): ",
+						fab_packet_marking);
+				}
+				if (!strcmp(all_keys[n].path, "flow.queues")) {
+					all_keys[n].choices = names_choices(NULL, queue_count(), queue_name);
+					all_keys[n].doc = models_doc("flow engine: ", fab_flow_queue_model);
 				}
 				if (!strcmp(all_keys[n].path, "fabric.transport")) {
 					all_keys[n].choices = names_choices(NULL, FAB_TRANSPORT_COUNT, transport_name);

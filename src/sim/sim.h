@@ -100,7 +100,8 @@ _Static_assert(FAB_CC_TRANSPORTS == FAB_TRANSPORT_COUNT, "a congestion control p
 enum fab_engine { FAB_ENGINE_PACKET, FAB_ENGINE_FLOW };
 /* how the flow engine runs ring collectives */
 enum fab_flow_ring { FAB_FLOW_RING_AUTO, FAB_FLOW_RING_STEPS, FAB_FLOW_RING_AGGREGATE };
-/* how the flow engine's switch ports share their rate */
+/* how the flow engine's switch ports share their rate: its queue models,
+ * in their registry's order (src/flow/models.c) */
 enum fab_flow_queues { FAB_FLOW_QUEUES_FAIR, FAB_FLOW_QUEUES_FIFO, FAB_FLOW_QUEUES_DCQCN };
 
 /* how a switch hashes a packet's 5-tuple onto its equal-cost ports */

@@ -12,8 +12,10 @@
 
 #include "testutil.h"
 #include "../../src/base/rng.h"
+#include "../../src/flow/flow.h"
 #include "../../src/flow/flow_int.h"
 #include "../../src/flow/maxmin.h"
+#include "../../src/flow/queue.h"
 
 static void solve(uint32_t nl, const double *cap, uint32_t nf, const uint32_t *off, const uint32_t *idx, double *rate)
 {
@@ -1113,10 +1115,34 @@ static void test_flow_arena(void **state)
 	free(fl);
 }
 
+/* the queue models' registry: flow.queues' choices in the order the
+ * fabric's parameters number them, each found by its number */
+static void test_flow_queue_registry(void **state)
+{
+	(void)state;
+	static const struct {
+		int value;
+		const char *name;
+	} want[] = {{FAB_FLOW_QUEUES_FAIR, "fair"}, {FAB_FLOW_QUEUES_FIFO, "fifo"}, {FAB_FLOW_QUEUES_DCQCN, "dcqcn"}};
+	for (size_t i = 0; i < FAB_ARRAY_LEN(want); i++) {
+		const char *doc = NULL;
+		assert_string_equal(fab_flow_queue_model((size_t)want[i].value, &doc), want[i].name);
+		assert_int_equal(strncmp(doc, want[i].name, strlen(want[i].name)), 0);
+		assert_string_equal(fl_queue_model(want[i].value)->name, want[i].name);
+	}
+	assert_null(fab_flow_queue_model(FAB_ARRAY_LEN(want), NULL));
+	const char *yaml = "flow:\n  queues: wfq\n";
+	struct fab_err err = {0};
+	assert_null(fab_config_parse(yaml, strlen(yaml), "s.yaml", NULL, NULL, 0, &err));
+	assert_non_null(strstr(err.msg, "s.yaml:2:11"));
+	assert_non_null(strstr(err.msg, "fair|fifo|dcqcn"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_flow_arena),
+		cmocka_unit_test(test_flow_queue_registry),
 		cmocka_unit_test(test_flow_maxmin_hand_cases),
 		cmocka_unit_test(test_flow_maxmin_definition),
 		cmocka_unit_test(test_flow_lone_flow_closed_form),
