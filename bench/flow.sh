@@ -2,8 +2,9 @@
 # The flow engine (reported, not asserted): wall time and peak memory at
 # scale, and the time against the packet engine where both run.
 #  - 16,384 GPUs, k=32 fat-tree, ring AllReduce 1 GiB (bench/flow-16k.yaml);
-#  - with FLOW_131K=1, 131,072 GPUs on a k=64 fat-tree (about 25 s and
-#    4 GiB here, nearly all of it building the route tables);
+#  - with FLOW_131K=1, 131,072 GPUs on a k=64 fat-tree (about 16 s of CPU
+#    and 2.2 GiB here, nearly all of it building the communicator and the
+#    routes);
 #  - 128 GPUs, ring AllReduce 256 MiB (bench/coll-allreduce-128.yaml): both
 #    engines, the packet engine as configured and with ECN and PFC off;
 #  - 256 GPUs with PCIe at 300 Gbps to 400 Gbps NICs: ring and tree;

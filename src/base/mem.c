@@ -1,11 +1,13 @@
 /*
  * mem.c - the memory a process here may still take: the machine's
  * MemAvailable, or less where a memory cgroup (a Slurm job's --mem, a
- * container's limit) holds the process to less.
+ * container's limit) or the process's address-space limit (ulimit -v)
+ * holds it to less.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "base.h"
@@ -101,6 +103,24 @@ uint64_t fab_mem_cgroup_headroom(const char *proc_cgroup, const char *v2root, co
 	return least;
 }
 
+/* what the address-space limit (ulimit -v) leaves beyond what the process
+ * has mapped already; UINT64_MAX: no limit */
+static uint64_t rlimit_headroom(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_AS, &rl) || rl.rlim_cur == RLIM_INFINITY)
+		return UINT64_MAX;
+	unsigned long long pages = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (f) {
+		if (fscanf(f, "%llu", &pages) != 1)
+			pages = 0;
+		fclose(f);
+	}
+	uint64_t mapped = (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE);
+	return (uint64_t)rl.rlim_cur > mapped ? (uint64_t)rl.rlim_cur - mapped : 1;
+}
+
 uint64_t fab_mem_available(void)
 {
 	FILE *f = fopen("/proc/meminfo", "r");
@@ -122,5 +142,8 @@ uint64_t fab_mem_available(void)
 	uint64_t h = fab_mem_cgroup_headroom("/proc/self/cgroup", "/sys/fs/cgroup", "/sys/fs/cgroup/memory");
 	if (h < UINT64_MAX && (!v || h < v))
 		v = h ? h : 1; /* a full cgroup: next to nothing, not unknown */
+	uint64_t r = rlimit_headroom();
+	if (r < UINT64_MAX && (!v || r < v))
+		v = r;
 	return v;
 }

@@ -4,10 +4,12 @@
  * shortest-path ECMP routing.
  *
  * Finishing the draft lays each node's ports out contiguously in link
- * order.  Routing runs one breadth-first search per destination NIC
- * (NICs never forward) and keeps every neighbour one hop closer; equal lists
- * for consecutive destinations are shared, which keeps a 1024-NIC fat-tree's
- * tables small.
+ * order.  Routing runs one breadth-first search per destination (NICs
+ * never forward) and keeps every neighbour one hop closer.  Where every NIC
+ * hangs off one switch, a destination is the switch, a group of NICs
+ * (topo.h), and the table has a column per group rather than per NIC;
+ * equal lists for consecutive destinations are shared, which keeps the
+ * lists small too.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,34 +94,29 @@ static void put_hops(struct fab_topo *t, size_t *cap, const uint32_t *hops, uint
 }
 
 /* When every NIC hangs off one switch: one breadth-first search from each
- * such switch serves all of its NICs, since NICs do not forward: beyond
- * that switch their routes are the switch's, and at it, the NIC's port.
- * The same tables as a search from every NIC, k^2/2 searches instead of
- * k^3/4 on a fat-tree. */
+ * such switch serves all of its NICs (a destination group), since NICs do
+ * not forward: beyond that switch their routes are the switch's, and at
+ * it, the NIC's port.  The same routes as a search from every NIC, k^2/2
+ * searches instead of k^3/4 on a fat-tree, and a table that many times
+ * smaller. */
 static int routes_by_switch(struct fab_topo *t, const uint8_t *down, uint32_t *dist, uint32_t *queue, size_t *cap,
 			    struct fab_err *err)
 {
-	uint32_t *first = fab_xcalloc((size_t)t->nnodes + 1, sizeof *first),
-		 *nics = fab_xcalloc(t->nnics, sizeof *nics);
-	for (uint32_t d = 0; d < t->nnics; d++)
-		first[t->ports[t->ports[t->nodes[t->nic_node[d]].first_port].peer].node + 1]++;
-	for (uint32_t i = 0; i < t->nnodes; i++)
-		first[i + 1] += first[i];
-	uint32_t *fill = fab_xcalloc(t->nnodes, sizeof *fill);
-	for (uint32_t d = 0; d < t->nnics; d++) {
-		uint32_t sw = t->ports[t->ports[t->nodes[t->nic_node[d]].first_port].peer].node;
-		nics[first[sw] + fill[sw]++] = d;
-	}
-	free(fill);
 	uint32_t hops[256];
 	uint32_t *last_off = fab_xcalloc(t->nnodes, sizeof *last_off),
-		 *last_cnt = fab_xcalloc(t->nnodes, sizeof *last_cnt);
+		 *last_cnt = fab_xcalloc(t->nnodes, sizeof *last_cnt),
+		 *some_nic = fab_xcalloc(t->ngroups, sizeof *some_nic),
+		 *sws = fab_xcalloc(t->nswitches ? t->nswitches : 1, sizeof *sws); /* switch index -> node */
+	for (uint32_t d = t->nnics; d-- > 0;)
+		some_nic[t->nic_group[d]] = d;
+	for (uint32_t i = 0; i < t->nnodes; i++)
+		if (t->switch_index[i] != UINT32_MAX)
+			sws[t->switch_index[i]] = i;
 	int rc = 0;
-	for (uint32_t sw = 0; sw < t->nnodes && !rc; sw++) {
-		if (first[sw] == first[sw + 1])
-			continue;
-		for (uint32_t i = 0; i < t->nnodes; i++)
-			dist[i] = UINT32_MAX;
+	for (uint32_t g = 0; g < t->ngroups && !rc; g++) {
+		uint32_t sw = sws[t->group_attach[g]];
+		for (uint32_t i = 0; i < t->nswitches; i++) /* (NICs are never reached) */
+			dist[sws[i]] = UINT32_MAX;
 		uint32_t head = 0, tail = 0;
 		dist[sw] = 0;
 		queue[tail++] = sw;
@@ -133,27 +130,16 @@ static int routes_by_switch(struct fab_topo *t, const uint8_t *down, uint32_t *d
 				queue[tail++] = v;
 			}
 		}
-		for (uint32_t s = 0; s < t->nnodes && !rc; s++) {
+		for (uint32_t si = 0; si < t->nswitches && !rc; si++) {
+			uint32_t s = sws[si];
 			const struct fab_node *n = &t->nodes[s];
-			if (n->kind != FAB_NODE_SWITCH)
+			if (s == sw) /* (at sw: each NIC's own port) */
 				continue;
-			size_t row = (size_t)t->switch_index[s] * t->nnics;
-			if (s == sw) { /* the last hop: each NIC's own port */
-				for (uint32_t k = first[sw]; k < first[sw + 1]; k++) {
-					uint32_t d = nics[k], np = t->nodes[t->nic_node[d]].first_port,
-						 q = t->ports[np].peer;
-					bool cut = down && (down[np] || down[q]);
-					t->route_cnt[row + d] = cut ? 0 : 1;
-					if (!cut)
-						put_hops(t, cap, &q, 1, &t->route_off[row + d]);
-				}
-				continue;
-			}
 			uint32_t nh = 0, off = 0;
 			if (dist[s] == UINT32_MAX && !down) {
 				rc = fab_err_set(err, FAB_ETOPO,
 						 "topology: %s cannot reach %s: the graph is not connected", n->name,
-						 t->nodes[t->nic_node[nics[first[sw]]]].name);
+						 t->nodes[t->nic_node[some_nic[g]]].name);
 				break;
 			}
 			for (uint32_t p = n->first_port; dist[s] != UINT32_MAX && p < n->first_port + n->nports; p++) {
@@ -168,7 +154,7 @@ static int routes_by_switch(struct fab_topo *t, const uint8_t *down, uint32_t *d
 				}
 				hops[nh++] = p;
 			}
-			/* the same list as toward the previous switch (upper tiers
+			/* the same list as toward the previous group (upper tiers
 			 * reach a whole pod the same way): shared */
 			if (nh && last_cnt[s] == nh && !memcmp(&t->route_ports[last_off[s]], hops, nh * sizeof *hops))
 				off = last_off[s];
@@ -176,19 +162,61 @@ static int routes_by_switch(struct fab_topo *t, const uint8_t *down, uint32_t *d
 				put_hops(t, cap, hops, nh, &off);
 			last_off[s] = off;
 			last_cnt[s] = nh;
-			for (uint32_t k = first[sw]; k < first[sw + 1]; k++) {
-				uint32_t d = nics[k];
-				bool cut = down && down[t->nodes[t->nic_node[d]].first_port];
-				t->route_off[row + d] = off;
-				t->route_cnt[row + d] = cut ? 0 : (uint8_t)nh;
-			}
+			size_t cell = (size_t)si * t->ngroups + g;
+			t->route_off[cell] = off;
+			t->route_cnt[cell] = (uint8_t)nh;
 		}
 	}
-	free(first);
-	free(nics);
 	free(last_off);
 	free(last_cnt);
+	free(some_nic);
+	free(sws);
 	return rc;
+}
+
+/* The destination groups: when every NIC hangs off one switch, one per
+ * such switch (in the order of the switches), its NICs' ports there and
+ * which of them are cut off (down); else one per NIC.  Returns whether the
+ * NICs hang off switches. */
+static bool make_groups(struct fab_topo *t, const uint8_t *down)
+{
+	bool single = true; /* every NIC on one link to a switch */
+	for (uint32_t d = 0; d < t->nnics && single; d++) {
+		const struct fab_node *n = &t->nodes[t->nic_node[d]];
+		single = n->nports == 1 &&
+			t->nodes[t->ports[t->ports[n->first_port].peer].node].kind == FAB_NODE_SWITCH;
+	}
+	t->nic_group = fab_xcalloc(t->nnics ? t->nnics : 1, sizeof *t->nic_group);
+	t->nic_port = fab_xcalloc(t->nnics ? t->nnics : 1, sizeof *t->nic_port);
+	t->nic_cut = fab_xcalloc(t->nnics ? t->nnics : 1, sizeof *t->nic_cut);
+	if (!single) {
+		t->ngroups = t->nnics;
+		t->group_attach = fab_xcalloc(t->nnics ? t->nnics : 1, sizeof *t->group_attach);
+		for (uint32_t d = 0; d < t->nnics; d++) {
+			t->nic_group[d] = d;
+			t->group_attach[d] = UINT32_MAX;
+		}
+		return false;
+	}
+	uint32_t *group_of = fab_xcalloc(t->nnodes, sizeof *group_of);
+	for (uint32_t d = 0; d < t->nnics; d++)
+		group_of[fab_topo_nic_leaf(t, d)] = 1;
+	t->ngroups = 0;
+	for (uint32_t i = 0; i < t->nnodes; i++)
+		group_of[i] = group_of[i] ? t->ngroups++ : UINT32_MAX;
+	t->group_attach = fab_xcalloc(t->ngroups ? t->ngroups : 1, sizeof *t->group_attach);
+	for (uint32_t i = 0; i < t->nnodes; i++)
+		if (group_of[i] != UINT32_MAX)
+			t->group_attach[group_of[i]] = t->switch_index[i];
+	for (uint32_t d = 0; d < t->nnics; d++) {
+		uint32_t np = t->nodes[t->nic_node[d]].first_port, q = t->ports[np].peer;
+		t->nic_group[d] = group_of[t->ports[q].node];
+		t->nic_port[d] = q;
+		if (down)
+			t->nic_cut[d] = (uint8_t)((down[np] ? 1 : 0) | (down[np] || down[q] ? 2 : 0));
+	}
+	free(group_of);
+	return true;
 }
 
 static int compute_routes(struct fab_topo *t, const uint8_t *down, struct fab_err *err)
@@ -197,13 +225,18 @@ static int compute_routes(struct fab_topo *t, const uint8_t *down, struct fab_er
 	free(t->route_off);
 	free(t->route_cnt);
 	free(t->route_ports);
+	free(t->nic_group);
+	free(t->group_attach);
+	free(t->nic_port);
+	free(t->nic_cut);
 	t->switch_index = fab_xcalloc(t->nnodes, sizeof *t->switch_index);
 	t->nswitches = 0;
 	for (uint32_t i = 0; i < t->nnodes; i++)
 		t->switch_index[i] = t->nodes[i].kind == FAB_NODE_SWITCH ? t->nswitches++ : UINT32_MAX;
-	size_t cells = (size_t)t->nswitches * t->nnics;
-	t->route_off = fab_xcalloc(cells, sizeof *t->route_off);
-	t->route_cnt = fab_xcalloc(cells, sizeof *t->route_cnt);
+	bool single = make_groups(t, down);
+	size_t cells = (size_t)t->nswitches * t->ngroups;
+	t->route_off = fab_xcalloc(cells ? cells : 1, sizeof *t->route_off);
+	t->route_cnt = fab_xcalloc(cells ? cells : 1, sizeof *t->route_cnt);
 	size_t cap = 1024;
 	t->route_ports = fab_xcalloc(cap, sizeof *t->route_ports);
 	t->nroute_ports = 0;
@@ -211,12 +244,6 @@ static int compute_routes(struct fab_topo *t, const uint8_t *down, struct fab_er
 	uint32_t *dist = fab_xcalloc(t->nnodes, sizeof *dist);
 	uint32_t *queue = fab_xcalloc(t->nnodes, sizeof *queue);
 	uint32_t hops[256];
-	bool single = true; /* every NIC on one link to a switch */
-	for (uint32_t d = 0; d < t->nnics && single; d++) {
-		const struct fab_node *n = &t->nodes[t->nic_node[d]];
-		single = n->nports == 1 &&
-			t->nodes[t->ports[t->ports[n->first_port].peer].node].kind == FAB_NODE_SWITCH;
-	}
 	if (single) {
 		int rc = routes_by_switch(t, down, dist, queue, &cap, err);
 		free(dist);
@@ -248,7 +275,7 @@ static int compute_routes(struct fab_topo *t, const uint8_t *down, struct fab_er
 			const struct fab_node *n = &t->nodes[s];
 			if (n->kind != FAB_NODE_SWITCH)
 				continue;
-			size_t cell = (size_t)t->switch_index[s] * t->nnics + d;
+			size_t cell = (size_t)t->switch_index[s] * t->ngroups + d; /* (a group a NIC) */
 			if (dist[s] == UINT32_MAX && down) {
 				t->route_off[cell] = 0;
 				t->route_cnt[cell] = 0; /* unreachable while the links are out */
@@ -302,13 +329,43 @@ fail:
 }
 
 /* Memory a topology takes, estimated before it is built: the routing
- * tables (per switch and NIC a next-hop entry and its ports: 17.6 to 23
- * bytes measured on fat-trees of k = 40 and 48, 20 taken), the nodes, and
- * the ports with their queues and counters in an engine.  A fabric that would not fit in this machine's available
- * memory is refused, not left to die half-built. */
-uint64_t fab_topo_estimate_bytes(uint64_t nswitches, uint64_t nnics, uint64_t nnodes, uint64_t nlinks)
+ * tables (per switch and destination group a next-hop entry and its
+ * ports: 17.6 to 23 bytes measured on fat-trees of k = 40 and 48 when
+ * every NIC was its own group, 20 taken; and each NIC's group, port and
+ * state), the nodes, and the ports with their queues and counters in an
+ * engine.  A fabric that would not fit in this machine's available memory
+ * is refused, not left to die half-built. */
+uint64_t fab_topo_estimate_bytes(uint64_t nswitches, uint64_t ngroups, uint64_t nnics, uint64_t nnodes, uint64_t nlinks)
 {
-	return 20 * nswitches * nnics + nnodes * (sizeof(struct fab_node) + 64) + 2 * nlinks * 1024;
+	return 20 * nswitches * ngroups + 16 * nnics + nnodes * (sizeof(struct fab_node) + 64) + 2 * nlinks * 1024;
+}
+
+/* the draft's destination groups (make_groups): the switches its NICs hang
+ * off when every NIC hangs off one, else its NICs */
+static uint64_t draft_groups(const struct draft *d, uint64_t nics)
+{
+	uint8_t *attach = fab_xcalloc(d->nnodes ? d->nnodes : 1, 1);
+	uint32_t *links = fab_xcalloc(d->nnodes ? d->nnodes : 1, sizeof *links);
+	bool single = true;
+	for (uint32_t i = 0; i < d->nlinks; i++) {
+		const struct draft_link *l = &d->links[i];
+		for (int e = 0; e < 2; e++) {
+			uint32_t nic = e ? l->b : l->a, peer = e ? l->a : l->b;
+			if (d->nodes[nic].kind != FAB_NODE_NIC)
+				continue;
+			links[nic]++;
+			single = single && d->nodes[peer].kind == FAB_NODE_SWITCH;
+			attach[peer] = 1;
+		}
+	}
+	uint64_t groups = 0;
+	for (uint32_t i = 0; i < d->nnodes; i++) {
+		groups += attach[i];
+		single = single && (d->nodes[i].kind != FAB_NODE_NIC || links[i] == 1);
+	}
+	free(attach);
+	free(links);
+	return single ? groups : nics;
 }
 
 static int check_fits(const struct draft *d, struct fab_err *err)
@@ -318,13 +375,14 @@ static int check_fits(const struct draft *d, struct fab_err *err)
 		sw += d->nodes[i].kind == FAB_NODE_SWITCH;
 		nics += d->nodes[i].kind == FAB_NODE_NIC;
 	}
-	uint64_t need = fab_topo_estimate_bytes(sw, nics, d->nnodes, d->nlinks), avail = fab_mem_available();
+	uint64_t need = fab_topo_estimate_bytes(sw, draft_groups(d, nics), nics, d->nnodes, d->nlinks),
+		 avail = fab_mem_available();
 	if (avail && need > avail / 10 * 8)
 		return fab_err_set(err, FAB_ETOPO,
 				   "topology: %llu switches, %llu NICs and %u links need about %.1f GiB (routing "
-				   "tables: a next hop per switch and NIC), more than this machine's %.1f GiB "
-				   "available; choose a smaller fabric (fewer switches or NICs) or a machine with more "
-				   "memory",
+				   "tables: a next hop per switch and destination switch), more than this machine's "
+				   "%.1f GiB available; choose a smaller fabric (fewer switches or NICs) or a machine "
+				   "with more memory",
 				   (unsigned long long)sw, (unsigned long long)nics, d->nlinks,
 				   (double)need / (1 << 30), (double)avail / (1 << 30));
 	return 0;

@@ -451,5 +451,9 @@ void fab_topo_free(struct fab_topo *t)
 	free(t->route_off);
 	free(t->route_cnt);
 	free(t->route_ports);
+	free(t->nic_group);
+	free(t->group_attach);
+	free(t->nic_port);
+	free(t->nic_cut);
 	free(t);
 }

@@ -81,12 +81,23 @@ struct fab_topo {
 	uint32_t nservers, gpus_per_server, nics_per_server; /* nics_per_server: NIC ports (nodes) */
 	uint32_t nic_ports;                                  /* ports of a NIC: consecutive NIC nodes */
 	uint32_t ngpus;
-	/* routes: for switch node s and destination NIC d, the ECMP next-hop
-	 * ports are route_ports[route_off[...] .. + route_cnt[...]] */
+	/* routes.  NICs that hang off the same switch are reached the same way
+	 * from every other switch: they form a destination group, and the
+	 * table has a row per switch and a column per group (a fat-tree of
+	 * k-port switches: k^2/2 groups, not k^3/4 NICs).  For switch s and
+	 * destination NIC d of group g, the ECMP next-hop ports are
+	 * route_ports[route_off[...] .. + route_cnt[...]], or, at the switch
+	 * the group hangs off, d's own port.  A topology whose NICs do not all
+	 * hang off one switch has a group per NIC and no attach switch. */
 	uint32_t *switch_index; /* node id -> switch index, UINT32_MAX for NICs */
 	uint32_t nswitches;
-	uint32_t *route_off; /* [nswitches * nnics] */
-	uint8_t *route_cnt;  /* [nswitches * nnics] */
+	uint32_t ngroups;
+	uint32_t *nic_group;    /* [nnics] */
+	uint32_t *group_attach; /* [ngroups]: the switch index its NICs hang off, UINT32_MAX: none */
+	uint32_t *nic_port;     /* [nnics]: the attach switch's port toward the NIC */
+	uint8_t *nic_cut;       /* [nnics]: bit 0: no route to it from afar, bit 1: nor from its switch (links out) */
+	uint32_t *route_off;    /* [nswitches * ngroups] */
+	uint8_t *route_cnt;     /* [nswitches * ngroups] */
 	uint32_t *route_ports;
 	size_t nroute_ports;
 	struct fab_tier_report tiers[4];
@@ -127,8 +138,13 @@ static inline uint32_t fab_topo_nic_leaf(const struct fab_topo *t, uint32_t nic)
 static inline const uint32_t *fab_topo_routes_at(const struct fab_topo *t, uint32_t si, uint32_t dst_nic,
 						 uint32_t *count)
 {
-	size_t i = (size_t)si * t->nnics + dst_nic;
-	*count = t->route_cnt[i];
+	uint32_t g = t->nic_group[dst_nic];
+	if (t->group_attach[g] == si) { /* the last hop */
+		*count = !(t->nic_cut[dst_nic] & 2);
+		return &t->nic_port[dst_nic];
+	}
+	size_t i = (size_t)si * t->ngroups + g;
+	*count = t->nic_cut[dst_nic] & 1 ? 0 : t->route_cnt[i];
 	return &t->route_ports[t->route_off[i]];
 }
 
@@ -144,7 +160,8 @@ char *fab_topo_fmt_ratio(fab_rate_bps down, fab_rate_bps up, char *buf, size_t l
 /* Bytes a topology of this size takes (routing tables, nodes, ports with
  * their engine state), estimated; fab_draft_finish refuses one that would
  * not fit in 80% of the available memory. */
-uint64_t fab_topo_estimate_bytes(uint64_t nswitches, uint64_t nnics, uint64_t nnodes, uint64_t nlinks);
+uint64_t fab_topo_estimate_bytes(uint64_t nswitches, uint64_t ngroups, uint64_t nnics, uint64_t nnodes,
+				 uint64_t nlinks);
 
 /* Limits on topology files (edge list and ns-3), and the ranges of a file
  * link's rate and delay: those of the scenario's link keys. */

@@ -220,6 +220,96 @@ static void test_topo_edge_list_file(void **state)
 	unlink(path);
 }
 
+/* Every switch's next hops toward every NIC are exactly its neighbours one
+ * hop closer to the NIC, by a breadth-first search from the NIC that no
+ * other NIC forwards and that skips links out (down: both ends marked), and
+ * none where it cannot reach it. */
+static void check_shortest_paths(const struct fab_topo *t, const uint8_t *down)
+{
+	uint32_t *dist = malloc(t->nnodes * sizeof *dist), *queue = malloc(t->nnodes * sizeof *queue);
+	for (uint32_t d = 0; d < t->nnics; d++) {
+		for (uint32_t i = 0; i < t->nnodes; i++)
+			dist[i] = UINT32_MAX;
+		uint32_t head = 0, tail = 0, dn = t->nic_node[d];
+		dist[dn] = 0;
+		queue[tail++] = dn;
+		while (head < tail) {
+			uint32_t u = queue[head++];
+			if (t->nodes[u].kind == FAB_NODE_NIC && u != dn)
+				continue;
+			for (uint32_t p = t->nodes[u].first_port; p < t->nodes[u].first_port + t->nodes[u].nports;
+			     p++) {
+				uint32_t v = t->ports[t->ports[p].peer].node;
+				if ((!down || !down[p]) && dist[v] == UINT32_MAX) {
+					dist[v] = dist[u] + 1;
+					queue[tail++] = v;
+				}
+			}
+		}
+		for (uint32_t s = 0; s < t->nnodes; s++) {
+			const struct fab_node *n = &t->nodes[s];
+			if (n->kind != FAB_NODE_SWITCH)
+				continue;
+			uint32_t cnt, want = 0;
+			const uint32_t *r = fab_topo_routes(t, s, d, &cnt);
+			for (uint32_t p = n->first_port; dist[s] != UINT32_MAX && p < n->first_port + n->nports; p++) {
+				uint32_t v = t->ports[t->ports[p].peer].node;
+				if ((down && down[p]) || dist[v] + 1 != dist[s] ||
+				    (t->nodes[v].kind != FAB_NODE_SWITCH && v != dn))
+					continue;
+				assert_true(want < cnt);
+				assert_int_equal(r[want], p); /* in port order: the ECMP draw's */
+				want++;
+			}
+			assert_int_equal(cnt, want);
+		}
+	}
+	free(dist);
+	free(queue);
+}
+
+/* the routes of a fat-tree, of spine-leaf fabrics with rails and with dual
+ * ToRs, and of a fat-tree with links out, against their definition; the
+ * table has a column per edge switch, not per NIC */
+static void test_topo_routes_are_shortest_paths(void **state)
+{
+	(void)state;
+	struct fab_err err = {0};
+	struct fab_topo_params ft = spine_leaf();
+	ft.kind = FAB_TOPO_FAT_TREE;
+	ft.k = 6;
+	ft.gpus_per_server = ft.nics_per_server = 1;
+	struct fab_topo *t = fab_topo_build(&ft, &err);
+	assert_non_null(t);
+	assert_int_equal(t->nnics, 54);
+	assert_int_equal(t->ngroups, 18); /* k^2/2 edge switches */
+	check_shortest_paths(t, NULL);
+	uint8_t *down = calloc(t->nports, 1);
+	for (uint32_t p = 0; p < t->nports; p += 7) /* every 7th link out, both ends */
+		down[p] = down[t->ports[p].peer] = 1;
+	fab_topo_reroute(t, down);
+	check_shortest_paths(t, down);
+	free(down);
+	fab_topo_free(t);
+	struct fab_topo_params rails = spine_leaf();
+	rails.rail_optimized = true;
+	rails.leaves = 16;
+	rails.links_per_spine = 1;
+	t = fab_topo_build(&rails, &err);
+	if (!t)
+		fail_msg("%s", err.msg);
+	check_shortest_paths(t, NULL);
+	fab_topo_free(t);
+	struct fab_topo_params dual = spine_leaf();
+	dual.nic_ports = 2;
+	dual.dual_tor = true;
+	t = fab_topo_build(&dual, &err);
+	if (!t)
+		fail_msg("%s", err.msg);
+	check_shortest_paths(t, NULL);
+	fab_topo_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -230,6 +320,7 @@ int main(void)
 		cmocka_unit_test(test_topo_rail_optimized_wiring),
 		cmocka_unit_test(test_topo_fat_tree_k4),
 		cmocka_unit_test(test_topo_edge_list_file),
+		cmocka_unit_test(test_topo_routes_are_shortest_paths),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
