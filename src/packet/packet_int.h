@@ -250,6 +250,10 @@ void sim_pkt_free(struct psim *s, struct pkt *p);
 
 /* telemetry.c */
 uint32_t pkt_tel_new(struct psim *s, bool want_hops);
+/* a data frame of `data` bytes along c's path and an ACK of `ack` bytes
+ * back, through empty queues (what a congestion control is told is its
+ * base round trip); *hops: the switches on the way there */
+fab_time_ps pkt_base_rtt(struct psim *s, const struct sim_conn *c, uint32_t data, uint32_t ack, uint32_t *hops);
 void pkt_tel_free(struct psim *s, uint32_t tel);
 /* a switch egress sends p: its telemetry, as the port stands before it */
 void pkt_tel_stamp(struct psim *s, const struct sim_port *port, struct pkt *p);

@@ -102,23 +102,12 @@ static void window_update(struct psim *s, struct roce_qp *qp)
 		: (uint32_t)FAB_MAX(FAB_MIN((w + s->c.fp.mtu - 1) / s->c.fp.mtu, UINT32_MAX - 1), 1);
 }
 
-/* a full data packet out and its ACK back through empty queues */
 /* a full packet there and its ACK back through empty queues; *hops: the
  * switches on the way there */
 static fab_time_ps base_rtt(struct psim *s, const struct roce_qp *qp, uint32_t *hops)
 {
-	uint32_t ports[32];
-	fab_time_ps t = 0;
-	uint32_t data = s->c.fp.mtu + wire(s, qp)->data_overhead + qp->cc_hdr;
-	uint32_t ack = wire(s, qp)->ack_frame + qp->cc_hdr;
-	uint32_t n = sim_path(&s->c, qp->q.c.src_nic, qp->q.c.dst_nic, qp->q.c.hash_fwd, ports, 32);
-	*hops = n ? n - 1 : 0; /* (links NIC to switch .. switch to NIC) */
-	for (uint32_t i = 0; i < n; i++)
-		t += s->ports[ports[i]].delay_ps + fab_ser_ps(data, s->ports[ports[i]].rate_bps);
-	n = sim_path(&s->c, qp->q.c.dst_nic, qp->q.c.src_nic, qp->q.c.hash_rev, ports, 32);
-	for (uint32_t i = 0; i < n; i++)
-		t += s->ports[ports[i]].delay_ps + fab_ser_ps(ack, s->ports[ports[i]].rate_bps);
-	return t;
+	return pkt_base_rtt(s, &qp->q.c, s->c.fp.mtu + wire(s, qp)->data_overhead + qp->cc_hdr,
+			    wire(s, qp)->ack_frame + qp->cc_hdr, hops);
 }
 
 static void cc_start(struct psim *s, struct roce_qp *qp)

@@ -101,18 +101,8 @@ static bool wants_samples(const struct tcp_qp *qp)
  * switches on the way there */
 static fab_time_ps base_rtt(struct psim *s, const struct tcp_qp *qp, uint32_t *hops)
 {
-	uint32_t ports[32];
-	fab_time_ps t = 0;
-	uint32_t data = P(s)->mss + s->c.wires[FAB_TRANSPORT_TCP].data_overhead;
-	uint32_t ack = s->c.wires[FAB_TRANSPORT_TCP].ack_frame;
-	uint32_t n = sim_path(&s->c, qp->q.c.src_nic, qp->q.c.dst_nic, qp->q.c.hash_fwd, ports, 32);
-	*hops = n ? n - 1 : 0; /* (links NIC to switch .. switch to NIC) */
-	for (uint32_t i = 0; i < n; i++)
-		t += s->ports[ports[i]].delay_ps + fab_ser_ps(data, s->ports[ports[i]].rate_bps);
-	n = sim_path(&s->c, qp->q.c.dst_nic, qp->q.c.src_nic, qp->q.c.hash_rev, ports, 32);
-	for (uint32_t i = 0; i < n; i++)
-		t += s->ports[ports[i]].delay_ps + fab_ser_ps(ack, s->ports[ports[i]].rate_bps);
-	return t;
+	return pkt_base_rtt(s, &qp->q.c, P(s)->mss + s->c.wires[FAB_TRANSPORT_TCP].data_overhead,
+			    s->c.wires[FAB_TRANSPORT_TCP].ack_frame, hops);
 }
 
 static void cc_start(struct psim *s, struct tcp_qp *qp)

@@ -51,6 +51,20 @@ void pkt_tel_stamp(struct psim *s, const struct sim_port *port, struct pkt *p)
 	};
 }
 
+fab_time_ps pkt_base_rtt(struct psim *s, const struct sim_conn *c, uint32_t data, uint32_t ack, uint32_t *hops)
+{
+	uint32_t ports[32];
+	fab_time_ps t = 0;
+	uint32_t n = sim_path(&s->c, c->src_nic, c->dst_nic, c->hash_fwd, ports, 32);
+	*hops = n ? n - 1 : 0; /* (links NIC to switch .. switch to NIC) */
+	for (uint32_t i = 0; i < n; i++)
+		t += s->ports[ports[i]].delay_ps + fab_ser_ps(data, s->ports[ports[i]].rate_bps);
+	n = sim_path(&s->c, c->dst_nic, c->src_nic, c->hash_rev, ports, 32);
+	for (uint32_t i = 0; i < n; i++)
+		t += s->ports[ports[i]].delay_ps + fab_ser_ps(ack, s->ports[ports[i]].rate_bps);
+	return t;
+}
+
 const struct pkt_qdisc_ops pkt_qdisc_int = {
 	.name = "int",
 	.doc = "int: in-band telemetry, each egress's time, bytes sent, queue and rate in a departing packet's record",
