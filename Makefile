@@ -201,12 +201,15 @@ fuzz:
 	  echo "fuzz: clang with libFuzzer not available, skipped"; exit 0; fi; \
 	$(MAKE) --no-print-directory fuzz-run
 
+# (headers: a changed struct rebuilds what includes it)
+-include $(FUZZ_OBJ:.o=.d)
+
 fuzz-run: $(FUZZ_BIN)
 	@printf '%s\n' $(FUZZ_TARGETS) | xargs -P "$$(nproc 2>/dev/null || echo 1)" -I T sh tests/fuzz/run1.sh T $(FUZZ_SECONDS)
 
 build-fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,$(FUZZ_SAN) -c $< -o $@
+	clang $(FUZZ_CFLAGS) -MMD -MP -fsanitize=fuzzer-no-link,$(FUZZ_SAN) -c $< -o $@
 
 build-fuzz/obj/gen/default_scenario.o: $(BUILD)/gen/default_scenario.c
 	@mkdir -p $(dir $@)
