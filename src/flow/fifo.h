@@ -316,4 +316,11 @@ void fq_tok_leave(struct flsim *s, uint32_t i, fab_time_ps t);
 void fq_tok_arrive(struct flsim *s, uint32_t i);
 void fq_tok_send(struct flsim *s, uint32_t id, uint8_t kind, uint8_t upto, uint32_t flow, uint32_t cookie);
 
+/* the table entries fifo and dcqcn share (each adds its name, meaning and
+ * rest, dcqcn its own flow_done and qp_rate_bps) */
+#define FQ_QUEUE_OPS                                                                                                   \
+	.init = fq_init, .free = fq_free, .caps = fq_caps, .start = fq_start, .stop = fq_stop, .impulse = fq_impulse,  \
+	.sent = fq_sent, .rates = fq_nics, .refresh = fq_refresh, .event = fq_event, .timer = fq_timer,                \
+	.port_rate = fq_port_rate, .port_sent = fq_port_sent, .port_pfc = fq_port_pfc
+
 #endif

@@ -51,14 +51,27 @@ const char *fab_transport_choices(void)
 	return choices;
 }
 
-size_t fab_transport_params_offset(int kind)
+/* each transport's place in the block, worked out once (the per-packet
+ * paths of TCP and InfiniBand's credits read their parameters) */
+static size_t offsets[FAB_TRANSPORT_COUNT];
+static pthread_once_t offsets_once = PTHREAD_ONCE_INIT;
+
+static void make_offsets(void)
 {
 	size_t off = 0;
-	for (int k = 0; k < kind; k++)
+	for (int k = 0; k < FAB_TRANSPORT_COUNT; k++) {
+		offsets[k] = off;
 		if (all[k]->family)
 			off += (all[k]->family->size + 15) / 16 * 16;
-	FAB_ASSERT(!all[kind]->family || off + all[kind]->family->size <= FAB_TP_PARAMS_BYTES);
-	return off;
+	}
+	FAB_ASSERT(off <= FAB_TP_PARAMS_BYTES);
+}
+
+size_t fab_transport_params_offset(int kind)
+{
+	FAB_ASSERT(kind >= 0 && kind < FAB_TRANSPORT_COUNT);
+	pthread_once(&offsets_once, make_offsets);
+	return offsets[kind];
 }
 
 const struct fab_wire *fab_wire_of(int transport)

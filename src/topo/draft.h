@@ -28,6 +28,8 @@ void fab_draft_free(struct draft *d);
 /* the topology (NULL and err set when it is impossible); the draft keeps
  * what it did not hand over, and is freed by the caller */
 struct fab_topo *fab_draft_finish(struct draft *d, const struct fab_topo_params *p, struct fab_err *err);
+/* frees what routing computed (routes.c): before routing again, or with the topology */
+void fab_topo_free_routes(struct fab_topo *t);
 
 /* ns3.c: HPCC's ns-3 topology file into a draft */
 int fab_topo_read_ns3(const char *path, struct draft *d, struct fab_err *err);

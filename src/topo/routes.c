@@ -219,7 +219,7 @@ static bool make_groups(struct fab_topo *t, const uint8_t *down)
 	return true;
 }
 
-static int compute_routes(struct fab_topo *t, const uint8_t *down, struct fab_err *err)
+void fab_topo_free_routes(struct fab_topo *t)
 {
 	free(t->switch_index);
 	free(t->route_off);
@@ -229,6 +229,11 @@ static int compute_routes(struct fab_topo *t, const uint8_t *down, struct fab_er
 	free(t->group_attach);
 	free(t->nic_port);
 	free(t->nic_cut);
+}
+
+static int compute_routes(struct fab_topo *t, const uint8_t *down, struct fab_err *err)
+{
+	fab_topo_free_routes(t);
 	t->switch_index = fab_xcalloc(t->nnodes, sizeof *t->switch_index);
 	t->nswitches = 0;
 	for (uint32_t i = 0; i < t->nnodes; i++)

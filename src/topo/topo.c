@@ -447,13 +447,6 @@ void fab_topo_free(struct fab_topo *t)
 	free(t->nodes);
 	free(t->ports);
 	free(t->nic_node);
-	free(t->switch_index);
-	free(t->route_off);
-	free(t->route_cnt);
-	free(t->route_ports);
-	free(t->nic_group);
-	free(t->group_attach);
-	free(t->nic_port);
-	free(t->nic_cut);
+	fab_topo_free_routes(t);
 	free(t);
 }

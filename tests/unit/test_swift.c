@@ -206,14 +206,7 @@ static void test_swift_on_tcp_accepted(void **state)
 	assert_string_equal(fab_cc_of(&c->fabric.cc, FAB_TRANSPORT_TCP)->name, "swift");
 	fab_config_free(c);
 	const char *one[] = {"fabric.transport=tcp"}, *two[] = {"fabric.transport=tcp", "run.threads=2"};
-	struct trun a = trun_yaml_sets(incast, one, 1), b = trun_yaml_sets(incast, two, 2);
-	size_t n;
-	fab_sim_flows(a.run->sim, &n);
-	const struct fab_flow_stats *sa = fab_sim_flow_stats(a.run->sim), *sb = fab_sim_flow_stats(b.run->sim);
-	for (size_t i = 0; i < n; i++)
-		assert_int_equal(sa[i].finish_ps, sb[i].finish_ps);
-	trun_free(&a);
-	trun_free(&b);
+	check_same_finish_times(incast, one, 1, two, 2);
 }
 
 int main(void)

@@ -91,6 +91,22 @@ static inline void trun_free(struct trun *t)
 	fab_config_free(t->cfg);
 }
 
+/* the same scenario under two sets of overrides: every flow finishes at
+ * the same picosecond (a run split over threads, or kept whole, is the
+ * one thread's) */
+static inline void check_same_finish_times(const char *yaml, const char *const *a_sets, size_t na,
+					   const char *const *b_sets, size_t nb)
+{
+	struct trun a = trun_yaml_sets(yaml, a_sets, na), b = trun_yaml_sets(yaml, b_sets, nb);
+	size_t n;
+	fab_sim_flows(a.run->sim, &n);
+	const struct fab_flow_stats *sa = fab_sim_flow_stats(a.run->sim), *sb = fab_sim_flow_stats(b.run->sim);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(sa[i].finish_ps, sb[i].finish_ps);
+	trun_free(&a);
+	trun_free(&b);
+}
+
 /* A collective sweep (fabscope coll's path) from YAML text, run, checked
  * for conservation. */
 struct crun {
