@@ -561,6 +561,17 @@ static uint32_t fl_kept_path(const struct fab_sim *sim, uint32_t qp, uint32_t *p
 	return q->nfwd;
 }
 
+static void fl_batch(struct fab_sim *sim, int hold, fab_time_ps ps)
+{
+	struct fl_state *fl = ((struct flsim *)sim)->fl;
+	if (hold > 0) {
+		fl->holds++;
+		fl->hold_ps = FAB_MAX(fl->hold_ps, ps);
+	} else if (fl->holds && !--fl->holds)
+		fl->hold_ps = 0;
+	fl->batch_ps = FAB_MAX(sim->fp.flow_batch_ps, fl->hold_ps);
+}
+
 static const struct sim_engine_ops flow_ops = {
 	.name = "flow",
 	.conn_alloc = NULL, /* a bare struct sim_conn from the core's slabs (one transport per fabric) */
@@ -572,6 +583,7 @@ static const struct sim_engine_ops flow_ops = {
 	.port_rate = fl_port_rate,
 	.port_pfc = fl_port_pfc,
 	.engine_stats = fl_stats,
+	.batch = fl_batch,
 	.kept_path = fl_kept_path,
 };
 

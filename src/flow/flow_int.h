@@ -180,8 +180,10 @@ struct fl_state {
 	/* component scratch */
 	uint32_t *cports, *cqps, *off, *idx;
 	double *ccap, *crate;
-	double ack_frac;       /* ACK wire bytes per data wire byte */
-	fab_time_ps batch_ps;  /* flow.batch */
+	double ack_frac;      /* ACK wire bytes per data wire byte */
+	fab_time_ps batch_ps; /* flow.batch, or longer while aggregated operations hold it (fab_sim_flow_batch) */
+	fab_time_ps hold_ps;  /* the longest hold's */
+	uint32_t holds;
 	fab_time_ps sample_at; /* the time series' next rows (FAB_TIME_NEVER: none) */
 	size_t cap_cp, cap_cq, cap_ci;
 	uint64_t recomputes, comp_qps;

@@ -124,6 +124,75 @@ void fab_summary_compute(const struct fab_sim *s, struct fab_summary *o)
  * tier) with the bytes they sent and the queue pairs hashed onto them;
  * groups whose busiest member carries 1.5x the mean list the queue pairs
  * that collide there. */
+/* an ECMP group's uplinks: how many, what they sent, the busiest */
+struct ecmp_group {
+	uint32_t members, busiest;
+	double sum, mx;
+};
+
+static bool is_uplink(const struct fab_topo *t, const struct fab_node *node, uint32_t p)
+{
+	return t->nodes[t->ports[t->ports[p].peer].node].tier > node->tier;
+}
+
+static struct ecmp_group ecmp_group(const struct fab_topo *t, const struct fab_port_stats *ps,
+				    const struct fab_node *node)
+{
+	struct ecmp_group g = {0};
+	for (uint32_t p = node->first_port; p < node->first_port + node->nports; p++) {
+		if (!is_uplink(t, node, p))
+			continue;
+		g.members++;
+		g.sum += (double)ps[p].tx_bytes;
+		if ((double)ps[p].tx_bytes >= g.mx) {
+			g.mx = (double)ps[p].tx_bytes;
+			g.busiest = p;
+		}
+	}
+	return g;
+}
+
+/* who collides on each busiest uplink that carries 1.5x its group's mean
+ * (col[port], NULL elsewhere): the first 32 queue pairs crossing it, in
+ * one pass over the queue pairs */
+static json_t **colliders(const struct fab_sim *s, const struct fab_port_stats *ps)
+{
+	const struct fab_topo *t = fab_sim_topo(s);
+	json_t **col = fab_xcalloc(t->nports, sizeof *col);
+	bool any = false;
+	for (uint32_t nd = 0; nd < t->nnodes; nd++) {
+		const struct fab_node *node = &t->nodes[nd];
+		if (node->kind != FAB_NODE_SWITCH)
+			continue;
+		struct ecmp_group g = ecmp_group(t, ps, node);
+		if (g.members >= 2 && g.sum > 0 && g.mx >= 1.5 * (g.sum / g.members)) {
+			col[g.busiest] = json_array();
+			any = true;
+		}
+	}
+	uint32_t nq = any ? fab_sim_nqps(s) : 0, path[64], a, b;
+	for (uint32_t q = 0; q < nq; q++) {
+		if (!fab_sim_qp_used(s, q))
+			continue;
+		uint32_t n = fab_sim_qp_path(s, q, path, 64);
+		for (uint32_t i = 0; i < n; i++) {
+			json_t *c = col[path[i]];
+			if (!c || json_array_size(c) >= 32)
+				continue;
+			fab_sim_qp_ends(s, q, &a, &b);
+			char buf[96];
+			snprintf(buf, sizeof buf, "qp %u: %s -> %s", q, t->nodes[t->nic_node[a]].name,
+				 t->nodes[t->nic_node[b]].name);
+			json_array_append_new(c, json_string(buf));
+		}
+	}
+	return col;
+}
+
+/* Path balance per ECMP group: each switch's uplinks (ports toward a higher
+ * tier) with the bytes they sent and the queue pairs hashed onto them;
+ * groups whose busiest member carries 1.5x the mean list the queue pairs
+ * that collide there. */
 json_t *res_ecmp_groups_json(const struct fab_sim *s)
 {
 	const struct fab_topo *t = fab_sim_topo(s);
@@ -137,31 +206,21 @@ json_t *res_ecmp_groups_json(const struct fab_sim *s)
 		for (uint32_t i = 0; i < n; i++)
 			qps_on[path[i]]++;
 	}
+	json_t **col = colliders(s, ps);
 	json_t *groups = json_array();
 	for (uint32_t nd = 0; nd < t->nnodes; nd++) {
 		const struct fab_node *node = &t->nodes[nd];
 		if (node->kind != FAB_NODE_SWITCH)
 			continue;
-		uint32_t members = 0, busiest = 0;
-		double sum = 0, mx = 0;
-		for (uint32_t p = node->first_port; p < node->first_port + node->nports; p++) {
-			if (t->nodes[t->ports[t->ports[p].peer].node].tier <= node->tier)
-				continue;
-			members++;
-			sum += (double)ps[p].tx_bytes;
-			if ((double)ps[p].tx_bytes >= mx) {
-				mx = (double)ps[p].tx_bytes;
-				busiest = p;
-			}
-		}
-		if (members < 2 || sum <= 0)
+		struct ecmp_group eg = ecmp_group(t, ps, node);
+		if (eg.members < 2 || eg.sum <= 0)
 			continue;
-		double mean = sum / members;
+		double mean = eg.sum / eg.members;
 		json_t *g = json_object(), *mem = json_array();
 		json_object_set_new(g, "switch", json_string(node->name));
-		json_object_set_new(g, "max_over_mean", json_real(mx / mean));
+		json_object_set_new(g, "max_over_mean", json_real(eg.mx / mean));
 		for (uint32_t p = node->first_port; p < node->first_port + node->nports; p++) {
-			if (t->nodes[t->ports[t->ports[p].peer].node].tier <= node->tier)
+			if (!is_uplink(t, node, p))
 				continue;
 			json_t *m = json_object();
 			json_object_set_new(m, "port", json_integer(p - node->first_port));
@@ -171,27 +230,13 @@ json_t *res_ecmp_groups_json(const struct fab_sim *s)
 			json_array_append_new(mem, m);
 		}
 		json_object_set_new(g, "members", mem);
-		if (mx >= 1.5 * mean) {
-			/* who collides on the busiest member */
-			json_t *col = json_array();
-			for (uint32_t q = 0; q < nq && json_array_size(col) < 32; q++) {
-				if (!fab_sim_qp_used(s, q))
-					continue;
-				uint32_t n = fab_sim_qp_path(s, q, path, 64), a, b;
-				for (uint32_t i = 0; i < n; i++)
-					if (path[i] == busiest) {
-						fab_sim_qp_ends(s, q, &a, &b);
-						char buf[96];
-						snprintf(buf, sizeof buf, "qp %u: %s -> %s", q,
-							 t->nodes[t->nic_node[a]].name, t->nodes[t->nic_node[b]].name);
-						json_array_append_new(col, json_string(buf));
-						break;
-					}
-			}
-			json_object_set_new(g, "colliding", col);
+		if (col[eg.busiest]) {
+			json_object_set_new(g, "colliding", col[eg.busiest]);
+			col[eg.busiest] = NULL;
 		}
 		json_array_append_new(groups, g);
 	}
+	free(col);
 	free(qps_on);
 	return groups;
 }

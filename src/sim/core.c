@@ -581,6 +581,12 @@ double fab_sim_conn_rate(const struct fab_sim *s, uint32_t conn)
 	return best;
 }
 
+void fab_sim_flow_batch(struct fab_sim *s, int hold, fab_time_ps ps)
+{
+	if (s->ops->batch)
+		s->ops->batch(s, hold, ps);
+}
+
 void fab_sim_flow_engine_stats(const struct fab_sim *s, uint64_t *recomputes, double *mean_component)
 {
 	*recomputes = 0;

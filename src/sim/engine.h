@@ -75,6 +75,9 @@ struct sim_engine_ops {
 	 * (NULL: the engine has no PFC) */
 	void (*port_pfc)(const struct fab_sim *s, uint32_t port, fab_bytes *headroom, fab_bytes *xoff);
 	void (*engine_stats)(const struct fab_sim *s, uint64_t *recomputes, double *mean_component);
+	/* optional: an aggregated operation holds (+1) or lets go of (-1) a
+	 * coarser batch of rate changes, at least ps (fab_sim_flow_batch) */
+	void (*batch)(struct fab_sim *s, int hold, fab_time_ps ps);
 	/* a queue pair's forward path as the engine keeps it, at most max
 	 * ports; UINT32_MAX where it keeps none (NULL: never).  Only for an
 	 * engine whose routes never change: the path sim_path gives. */

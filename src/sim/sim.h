@@ -98,7 +98,7 @@ struct fab_nic_params {
 _Static_assert(FAB_CC_TRANSPORTS == FAB_TRANSPORT_COUNT, "a congestion control per transport");
 
 enum fab_engine { FAB_ENGINE_PACKET, FAB_ENGINE_FLOW };
-/* how the flow engine runs ring collectives */
+/* how the flow engine runs ring and tree collectives (flow.ring, flow.tree) */
 enum fab_flow_ring { FAB_FLOW_RING_AUTO, FAB_FLOW_RING_STEPS, FAB_FLOW_RING_AGGREGATE };
 /* how the flow engine's switch ports share their rate: its queue models,
  * in their registry's order (src/flow/models.c) */
@@ -114,6 +114,7 @@ struct fab_fabric_params {
 	int engine;                  /* enum fab_engine */
 	int transport;               /* enum fab_transport_kind: the queue pairs' */
 	int flow_ring;               /* enum fab_flow_ring */
+	int flow_tree;               /* enum fab_flow_ring: trees */
 	int flow_queues;             /* enum fab_flow_queues */
 	uint32_t threads;            /* packet engine: partitions run on this many threads (run.threads) */
 	uint32_t partitions;         /* with threads: the fabric split this many ways (run.partitions; 0: 8 a thread) */
@@ -403,5 +404,10 @@ double fab_sim_conn_rate(const struct fab_sim *s, uint32_t conn);
 /* Flow engine: how many times rates were recomputed and the mean number
  * of transfers in a recomputed component (0, 0 for the packet engine). */
 void fab_sim_flow_engine_stats(const struct fab_sim *s, uint64_t *recomputes, double *mean_component);
+/* Flow engine: while an operation run aggregated holds it (hold +1; -1
+ * lets go), changes of rates within ps of each other are solved together
+ * (flow.batch, if longer, stays); the longest of the holds' ps applies
+ * until the last lets go.  The packet engine ignores it. */
+void fab_sim_flow_batch(struct fab_sim *s, int hold, fab_time_ps ps);
 
 #endif

@@ -400,6 +400,7 @@ void fab_comm_free(struct fab_comm *c)
 	free(c->conn_rr);
 	free(c->sh_left);
 	free(c->sh_stage);
+	free(c->agg_arr);
 	memset(c, 0, sizeof *c);
 }
 

@@ -94,6 +94,15 @@ struct fab_comm {
 	bool aggregate;
 	uint32_t agg_left;        /* transfers still travelling */
 	fab_time_ps agg_floor_ps; /* the end no sooner than this: every step at full rate plus its latency */
+	/* a tree run aggregated (flow engine, comm_agg.c): when the
+	 * operation's transfers were posted, and when each tree edge's
+	 * arrived (per channel-tree and rank: up, down) */
+	fab_time_ps agg_t0;
+	fab_time_ps *agg_arr;
+	uint32_t agg_eb;   /* bytes an element */
+	uint32_t agg_root; /* the rooted tree's root rank (UINT32_MAX: the double tree) */
+	int agg_op;
+	uint64_t agg_count;
 	/* SHARP: parts of the buffer through three stages (comm_run.c) */
 	uint32_t sh_parts, sh_next;
 	uint32_t *sh_left, *sh_stage; /* per part: transfers of its stage still travelling; the stage */

@@ -21,4 +21,17 @@ uint32_t comm_conn_slot(struct fab_comm *c, uint32_t src, uint32_t dst, bool rai
 uint32_t comm_send_slot(struct fab_comm *c, uint32_t src, uint32_t dst, uint32_t ch);
 uint32_t comm_send_conn(struct fab_comm *c, uint32_t src, uint32_t dst, uint32_t ch);
 
+/* comm_run.c: a step's bytes on the wire under protocol proto; what a
+ * step of the running operation costs on top of moving its bytes (net:
+ * between servers); an aggregated operation ends at `at` (now at the
+ * soonest) */
+uint64_t comm_wire_bytes(int proto, uint64_t b);
+fab_time_ps comm_step_overhead(const struct fab_comm *c, bool net);
+void comm_agg_finish(struct fab_comm *c, fab_time_ps at);
+
+/* comm_agg.c: a tree run aggregated on the flow engine (flow.tree):
+ * whether op at size runs so, and its start */
+bool comm_tree_aggregate(const struct fab_comm *c, int op, int algo, int proto, uint64_t size);
+void comm_tree_aggregate_start(struct fab_comm *c, int op, uint64_t count, uint32_t root);
+
 #endif

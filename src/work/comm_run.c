@@ -31,7 +31,9 @@ static void finish_op(struct fab_comm *c)
 	c->busy = false;
 	free(c->sh_left);
 	free(c->sh_stage);
+	free(c->agg_arr);
 	c->sh_left = c->sh_stage = NULL;
+	c->agg_arr = NULL;
 	fab_exec_free(&c->ex);
 	if (c->aggregate)
 		memset(&c->sched, 0, sizeof c->sched);
@@ -68,7 +70,7 @@ static void on_local_done(void *obj, uint32_t step)
 }
 
 /* a step's bytes on the wire under the running protocol */
-static uint64_t wire_bytes(int proto, uint64_t b)
+uint64_t comm_wire_bytes(int proto, uint64_t b)
 {
 	return proto == FAB_PROTO_LL ? 2 * b : proto == FAB_PROTO_LL128 ? (b * 16 + 14) / 15 : b;
 }
@@ -79,7 +81,7 @@ static uint64_t wire_bytes(int proto, uint64_t b)
  * host links, two fabric links, two packets), which the engine simulates.
  * One value per kind of hop, so that sends posted together still start
  * together (the flow engine recomputes its shares at every start). */
-static fab_time_ps step_overhead(const struct fab_comm *c, bool net)
+fab_time_ps comm_step_overhead(const struct fab_comm *c, bool net)
 {
 	const struct fab_nccl_params *np = &c->w->nccl;
 	int p = c->res.proto;
@@ -93,7 +95,7 @@ static void post_send(void *obj, uint32_t step)
 	struct fab_comm *c = obj;
 	const struct fab_step *st = &c->ex.s->steps[step];
 	uint32_t src = c->map[st->rank], dst = c->map[st->peer];
-	uint64_t bytes = wire_bytes(c->res.proto, st->bytes);
+	uint64_t bytes = comm_wire_bytes(c->res.proto, st->bytes);
 	if (fab_topo_gpu_server(c->topo, src) == fab_topo_gpu_server(c->topo, dst)) {
 		if (c->parts)
 			c->parts[step] = 1;
@@ -124,7 +126,7 @@ static void start_send(void *ctx, struct fab_exec *ex, uint32_t step)
 	struct fab_comm *c = ctx;
 	const struct fab_step *st = &ex->s->steps[step];
 	uint32_t src = c->map[st->rank], dst = c->map[st->peer];
-	fab_time_ps o = step_overhead(c, fab_topo_gpu_server(c->topo, src) != fab_topo_gpu_server(c->topo, dst));
+	fab_time_ps o = comm_step_overhead(c, fab_topo_gpu_server(c->topo, src) != fab_topo_gpu_server(c->topo, dst));
 	if (o)
 		fab_work_timer(c->w, fab_sim_now(c->w->sim) + o, post_send, c, step);
 	else
@@ -153,13 +155,18 @@ static void on_agg_done(void *obj, uint32_t arg)
 	finish_op(obj);
 }
 
+void comm_agg_finish(struct fab_comm *c, fab_time_ps at)
+{
+	fab_work_timer(c->w, FAB_MAX(fab_sim_now(c->w->sim), at), on_agg_done, c, 0);
+}
+
 static void on_agg_delivered(void *obj, uint32_t arg)
 {
 	(void)arg;
 	struct fab_comm *c = obj;
 	if (--c->agg_left)
 		return;
-	fab_work_timer(c->w, FAB_MAX(fab_sim_now(c->w->sim), c->agg_floor_ps), on_agg_done, c, 0);
+	comm_agg_finish(c, c->agg_floor_ps);
 }
 
 /* ring steps of one rank for op (0: not a ring operation) */
@@ -233,7 +240,7 @@ static int ring_fits(const struct fab_comm *c, int op, int algo, int proto, uint
 static void ring_aggregate_start(struct fab_comm *c, int op, uint64_t size)
 {
 	uint32_t n = c->nranks, steps = ring_steps(op, n);
-	uint64_t per_step = wire_bytes(c->res.proto, size / n / c->channels), bytes = per_step * steps;
+	uint64_t per_step = comm_wire_bytes(c->res.proto, size / n / c->channels), bytes = per_step * steps;
 	const struct fab_server_params *sp = fab_sim_server(c->w->sim);
 	double lap_s = 0; /* the slowest channel's lap: every edge's chunk alone plus its latency */
 	c->aggregate = true;
@@ -245,7 +252,7 @@ static void ring_aggregate_start(struct fab_comm *c, int op, uint64_t size)
 		for (uint32_t i = 0; i < n; i++) {
 			uint32_t src = c->gpu[c->chan_order[ch][i]], dst = c->gpu[c->chan_order[ch][(i + 1) % n]];
 			if (fab_topo_gpu_server(c->topo, src) == fab_topo_gpu_server(c->topo, dst)) {
-				lap += (double)(sp->nvlink_lat_ps + step_overhead(c, false)) / 1e12 +
+				lap += (double)(sp->nvlink_lat_ps + comm_step_overhead(c, false)) / 1e12 +
 					(double)per_step / c->bw_nvl_Bps;
 				c->agg_left++;
 				fab_sim_post_local(c->w->sim, src, dst, bytes,
@@ -254,7 +261,7 @@ static void ring_aggregate_start(struct fab_comm *c, int op, uint64_t size)
 			}
 			uint32_t conn = comm_send_conn(c, src, dst, ch);
 			fab_time_ps lat = fab_sim_conn_latency(c->w->sim, conn);
-			lap += (double)(lat + step_overhead(c, true)) / 1e12 +
+			lap += (double)(lat + comm_step_overhead(c, true)) / 1e12 +
 				(double)per_step / fab_sim_conn_rate(c->w->sim, conn);
 			uint32_t Q = (uint32_t)FAB_MIN((uint64_t)c->qps_per_conn, FAB_MAX(bytes, 1));
 			for (uint32_t q = 0; q < Q; q++) {
@@ -364,6 +371,10 @@ static void begin_op(void *obj, uint32_t agg)
 		sharp_start(c, c->res.bytes);
 		return;
 	}
+	if (agg == 2) {
+		comm_tree_aggregate_start(c, c->res.op, c->res.count, c->agg_root);
+		return;
+	}
 	if (agg) {
 		ring_aggregate_start(c, c->res.op, c->res.bytes);
 		return;
@@ -399,7 +410,11 @@ int fab_comm_start(struct fab_comm *c, const struct fab_coll_req *r, fab_comm_do
 	if (algo == FAB_ALGO_HIER)
 		a.order = NULL, a.chan_order = NULL;
 	/* no schedule to build */
-	bool agg = use_aggregate(c, r->op, algo, proto, size) || algo == FAB_ALGO_NVLS || algo == FAB_ALGO_SHARP;
+	uint32_t agg = comm_tree_aggregate(c, r->op, algo, proto, size)
+		? 2
+		: use_aggregate(c, r->op, algo, proto, size) || algo == FAB_ALGO_NVLS || algo == FAB_ALGO_SHARP;
+	c->agg_eb = r->elem_bytes;
+	c->agg_root = r->root;
 	int rc = agg ? 0 : ring_fits(c, r->op, algo, proto, size, err);
 	if (!rc && !agg)
 		rc = fab_coll_build(&a, &c->sched, err);

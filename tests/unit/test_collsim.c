@@ -478,6 +478,63 @@ static void test_collsim_sharp(void **state)
 	fab_config_free(cfg);
 }
 
+/* A tree aggregated on the flow engine (flow.tree: aggregate): one
+ * transfer per tree edge, then the pipeline's critical path.  Against
+ * every step of the schedule, network-bound (NVLink too fast to matter):
+ * the same bytes leave the NICs (payload, every tree edge once per
+ * slice), the time is within 5% where bandwidth rules (16 MiB and 256
+ * MiB) and 12% where latency does (1 MiB), and never below what the
+ * busiest NIC needs to send its bytes at its payload rate. */
+static double nic_payload(const struct crun *c, double *busiest)
+{
+	const struct fab_topo *t = c->r->run->topo;
+	const struct fab_port_stats *ps = fab_sim_port_stats(c->r->run->sim);
+	double sum = 0;
+	*busiest = 0;
+	for (uint32_t i = 0; i < t->nnics; i++) {
+		double b = (double)ps[t->nodes[t->nic_node[i]].first_port].tx_bytes;
+		sum += b;
+		*busiest = FAB_MAX(*busiest, b);
+	}
+	return sum;
+}
+
+static void test_collsim_tree_aggregate(void **state)
+{
+	(void)state;
+	const char *yaml = "topology: {leaves: 4, servers_per_leaf: 4, gpus_per_server: 4, nics_per_server: 4,\n"
+			   "           spines: 4, links_per_spine: 4, nvlink_rate: 90Tbps}\n"
+			   "collective: {algo: tree, min_bytes: 1MiB, max_bytes: 256MiB}\n"
+			   "engine: flow\n";
+	static const char *const modes[2] = {"flow.tree=steps", "flow.tree=aggregate"};
+	struct crun c[2];
+	for (int m = 0; m < 2; m++) {
+		const char *sets[] = {modes[m], "collective.step_factor=16"};
+		c[m] = coll_yaml(yaml, sets, 2);
+	}
+	assert_int_equal(c[0].r->sweep.nrows, 3);
+	assert_int_equal(c[1].r->sweep.nrows, 3);
+	for (uint32_t i = 0; i < 3; i++) {
+		double st = row_time_us(&c[0], i), ag = row_time_us(&c[1], i);
+		print_message("%llu B: every step %.2f us, aggregated %.2f us (%+.1f%%)\n",
+			      (unsigned long long)c[0].r->sweep.rows[i].bytes, st, ag, (ag / st - 1) * 100);
+		assert_true(rel_err(ag, st) < (i ? 0.05 : 0.12));
+	}
+	double busiest[2], sum[2];
+	for (int m = 0; m < 2; m++)
+		sum[m] = nic_payload(&c[m], &busiest[m]);
+	double B = 400e9 / 8 * 4096.0 / 4178; /* a NIC's payload bytes per second */
+	double total_us = 0;
+	for (uint32_t i = 0; i < 3; i++)
+		total_us += row_time_us(&c[1], i);
+	print_message("NIC bytes: aggregated / every step %.5f; busiest NIC at its rate %.1f us of %.1f\n",
+		      sum[1] / sum[0], busiest[1] / B * 1e6, total_us);
+	assert_true(rel_err(sum[1], sum[0]) < 0.002);
+	assert_true(busiest[1] / B * 1e6 < total_us);
+	crun_free(&c[0]);
+	crun_free(&c[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -491,6 +548,7 @@ int main(void)
 		cmocka_unit_test(test_collsim_one_server_nvls),
 		cmocka_unit_test(test_collsim_qps_in_turn),
 		cmocka_unit_test(test_collsim_sharp),
+		cmocka_unit_test(test_collsim_tree_aggregate),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
