@@ -122,6 +122,7 @@ bench: deps
 	sh bench/probe.sh ./$(BIN)
 	sh bench/flow.sh ./$(BIN)
 	sh bench/fattree.sh ./$(BIN)
+	sh bench/scale.sh ./$(BIN)
 	sh bench/nccl.sh ./$(BIN)
 	HPCC_BENCH=1 sh tests/validate/hpcc.sh ./$(BIN)
 

@@ -1,0 +1,33 @@
+#!/bin/sh
+# Collectives at the scale clusters are planned at (reported, not
+# asserted): `fabscope plan` fabrics of 4,096 and 16,384 GPUs (radix 64,
+# 8 NICs a server), 1:1 and rail-optimized, and with SCALE_131K=1 one of
+# 131,072 GPUs (4 NICs a server: radix 64 reaches 65,536 NIC ports in
+# three tiers); `coll --engine flow` with algorithm auto at 1 MiB, 64 MiB
+# and 1 GiB, each size its own command: the row's time, what auto chose,
+# CPU (user + system), peak memory and events per second.
+F=${1:-./build/fabscope}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+plans="4096: 16384: 4096:--rail-optimized 16384:--rail-optimized"
+[ -n "$SCALE_131K" ] && plans="$plans 131072:--nics-per-server=4"
+echo "coll on planned fabrics, flow engine, auto:"
+for p in $plans; do
+	gpus=${p%%:*}
+	opt=$(echo "${p#*:}" | tr = ' ')
+	"$F" plan --gpus "$gpus" --radix 64 $opt -o "$tmp/plan.yaml" >/dev/null || exit 1
+	total=0
+	for size in 1M 64M 1G; do
+		/usr/bin/time -f "%U %S %M" "$F" coll "$tmp/plan.yaml" --engine flow -b $size -e $size --algo-column \
+			>"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; exit 1; }
+		set -- $(tail -1 "$tmp/err")
+		cpu=$(echo "$1 $2" | awk '{ printf "%.2f", $1 + $2 }')
+		rss=$(($3 / 1024))
+		ev=$(awk '/ events in /{ print $2 }' "$tmp/err")
+		row=$(awk '/^ /{ printf "%s us %s", $6, $NF }' "$tmp/out")
+		printf '  %6s GPUs %-17s %4s: %-28s %6.2f s CPU %5d MiB %9s events (%.2f M/s)\n' "$gpus" "$opt" $size \
+			"$row" "$cpu" "$rss" "$ev" "$(echo "$ev $cpu" | awk '{ print ($2 > 0 ? $1 / $2 / 1e6 : 0) }')"
+		total=$(echo "$total $cpu" | awk '{ print $1 + $2 }')
+	done
+	printf '  %6s GPUs %-17s all three: %.2f s CPU\n' "$gpus" "$opt" "$total"
+done
