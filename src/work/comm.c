@@ -360,6 +360,7 @@ int fab_comm_init(struct fab_comm *c, struct fab_work *w, const struct fab_comm_
 	c->chunk_bytes = p->chunk_bytes;
 	c->prio = p->prio;
 	c->transport = p->transport;
+	c->siblings = p->siblings ? p->siblings : 1;
 	c->reduce_bps = p->reduce_bps;
 	/* at least one queue pair per port, so a NIC's ports all carry */
 	uint32_t P = t->nic_ports ? t->nic_ports : 1;

@@ -40,6 +40,7 @@ struct fab_comm_params {
 	fab_rate_bps reduce_bps; /* 0: reductions take no time */
 	uint32_t qps_per_conn;   /* queue pairs a message is striped over (0 = 1) */
 	int transport;           /* 0: the fabric's; else enum fab_transport_kind + 1 */
+	uint32_t siblings;       /* communicators that run the same operations alongside (a job's groups; 0 = 1) */
 };
 
 struct fab_coll_req {
@@ -76,7 +77,8 @@ struct fab_comm {
 	uint64_t chunk_bytes; /* 0: NCCL's, per protocol and algorithm */
 	uint64_t cur_chunk;   /* the running operation's */
 	uint8_t prio;
-	int transport; /* 0: the fabric's; else enum fab_transport_kind + 1 */
+	int transport;     /* 0: the fabric's; else enum fab_transport_kind + 1 */
+	uint32_t siblings; /* (fab_comm_params) at least 1 */
 	fab_rate_bps reduce_bps;
 	uint32_t qps_per_conn;
 	uint32_t *parts; /* per send step: stripes still travelling */

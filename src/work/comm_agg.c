@@ -49,7 +49,8 @@ bool comm_tree_aggregate(const struct fab_comm *c, int op, int algo, int proto, 
 		return false;
 	if (fp->flow_tree == FAB_FLOW_RING_AGGREGATE)
 		return true;
-	return tree_sched_steps(c, op, size, c->cur_chunk) > 1048576;
+	/* auto: past 1M steps, with those of the communicators alongside */
+	return tree_sched_steps(c, op, size, c->cur_chunk) * c->siblings > 1048576;
 }
 
 /* the layout of one channel's tree t, as the schedule builds it */

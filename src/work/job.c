@@ -487,7 +487,8 @@ static struct fab_comm *group_comms(struct fab_job *j, struct fab_work *w, const
 					     (uint8_t)spec->priority,
 					     0,
 					     spec->qps_per_conn,
-					     spec->transport};
+					     spec->transport,
+					     j->pp * j->tp};
 		if (fab_comm_init(&cs[i], w, &cp, err)) {
 			for (uint32_t k = 0; k <= i; k++)
 				fab_comm_free(&cs[k]);
@@ -585,9 +586,17 @@ int fab_job_init(struct fab_job *j, struct fab_work *w, const struct fab_job_spe
 				for (uint32_t x = 0; x < j->tp; x++)
 					g[x] = j->gpu[rank_of(j, s, d, x)];
 				snprintf(name, sizeof name, "%s.tp%u.%u", spec->name, s, d);
-				struct fab_comm_params cp = {
-					name, j->tp,          g, FAB_RING_TOPOLOGY, 0, 0, (uint8_t)spec->priority, 0,
-					1,    spec->transport};
+				struct fab_comm_params cp = {name,
+							     j->tp,
+							     g,
+							     FAB_RING_TOPOLOGY,
+							     0,
+							     0,
+							     (uint8_t)spec->priority,
+							     0,
+							     1,
+							     spec->transport,
+							     j->pp * j->dp};
 				if (fab_comm_init(&j->tp_comm[s * j->dp + d], w, &cp, err))
 					goto fail;
 			}
