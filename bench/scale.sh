@@ -5,7 +5,8 @@
 # 131,072 GPUs (4 NICs a server: radix 64 reaches 65,536 NIC ports in
 # three tiers); `coll --engine flow` with algorithm auto at 1 MiB, 64 MiB
 # and 1 GiB, each size its own command: the row's time, what auto chose,
-# CPU (user + system), peak memory and events per second.
+# CPU (user + system), peak memory and events per second; then the
+# training steps of examples/training-scale (16,384 GPUs).
 F=${1:-./build/fabscope}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -30,4 +31,15 @@ for p in $plans; do
 		total=$(echo "$total $cpu" | awk '{ print $1 + $2 }')
 	done
 	printf '  %6s GPUs %-17s all three: %.2f s CPU\n' "$gpus" "$opt" "$total"
+done
+# training steps at scale (examples/training-scale), flow engine
+echo "training steps on planned fabrics, flow engine:"
+for f in gpt3-16k llama-16k; do
+	/usr/bin/time -f "%U %S %M" "$F" sim "examples/training-scale/$f.yaml" >"$tmp/out" 2>"$tmp/err" ||
+		{ cat "$tmp/err"; exit 1; }
+	set -- $(tail -1 "$tmp/err")
+	ev=$(awk '/ events in /{ print $2 }' "$tmp/err")
+	awk -v f=$f -v u="$1" -v s="$2" -v m="$3" -v ev="$ev" '/tokens\/s/ { sub(/^ +/, ""); line = $0 }
+		END { cpu = u + s; printf "  %-10s %6.2f s CPU %5d MiB %9s events (%.2f M/s)\n    %s\n", f, cpu, m / 1024, ev,
+			(cpu > 0 ? ev / cpu / 1e6 : 0), line }' "$tmp/out"
 done

@@ -448,6 +448,33 @@ static void test_examples_transports(void **state)
 	assert_true(big[3] < big[1] && big[2] < big[1]);
 }
 
+/* training-scale: a GPT-3-like step on 4,096 GPUs of a planned fabric.
+ * Each stage computes compute_ps a step, split over M micro-batches; the
+ * 1F1B pipeline of pp stages cannot end in less than (M + pp - 1) slots,
+ * and what the step spends beyond its compute is exposed: the step is at
+ * least the bubble's bound, and the GPUs idle at least its share. */
+static void test_examples_training_scale(void **state)
+{
+	(void)state;
+	struct fab_config *c = load("examples/training-scale/gpt3-4k.yaml", NULL, 0);
+	struct fab_run *r = sim(c);
+	const struct fab_job *j = &r->jobs[0];
+	struct fab_job_stats st;
+	assert_true(j->finished);
+	fab_job_stats(j, &st);
+	double M = j->M, pp = j->pp, compute = (double)j->spec.compute_ps;
+	double bound = compute * (M + pp - 1) / M;
+	print_message("step %.1f ms, compute %.1f ms, pipeline bound %.1f ms; idle %.1f%% (bubble %.1f%%)\n",
+		      st.mean_ps / 1e9, compute / 1e9, bound / 1e9, 100 * st.idle_fraction,
+		      100 * (pp - 1) / (M + pp - 1));
+	assert_int_equal(j->dp * j->tp * j->pp, 4096);
+	assert_true(st.mean_ps >= bound);
+	assert_true(st.idle_fraction >= (pp - 1) / (M + pp - 1));
+	assert_true(st.mean_ps < 2 * bound); /* the network adds, but does not dominate */
+	fab_run_free(r);
+	fab_config_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -456,6 +483,7 @@ int main(void)
 		cmocka_unit_test(test_examples_oversubscription),
 		cmocka_unit_test(test_examples_overlap),
 		cmocka_unit_test(test_examples_two_jobs),
+		cmocka_unit_test(test_examples_training_scale),
 		cmocka_unit_test(test_examples_loose_cable),
 		cmocka_unit_test(test_examples_autoneg_downgrade),
 		cmocka_unit_test(test_examples_pfc_storm),
