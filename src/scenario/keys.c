@@ -86,7 +86,7 @@ static const struct fab_key_def core_keys[] = {
 	 "the steps' latency (aggregate: 16k GPUs in seconds); auto: aggregate past 4M steps (with a job's groups alongside) or inside one server"},
 	{"flow.tree", K_ENUM, OFF(fabric.flow_tree), "auto", 0, 0, "auto|steps|aggregate",
 	 "flow engine, tree collectives: every step of the schedule (steps); one transfer per tree edge, then "
-	 "the pipeline's critical path at the rates they got (aggregate); auto: aggregate past 1M steps (with a job's groups alongside)"},
+	 "the pipeline's critical path at the rates they got (aggregate); auto: aggregate past 2^28 steps x servers (with a job's groups alongside)"},
 	{"flow.queues", K_ENUM, OFF(fabric.flow_queues), "fair", 0, 0, NULL /* the flow engine's models (build_keys) */,
 	 NULL /* and their lines */},
 	{"flow.batch", K_TIME, OFF(fabric.flow_batch_ps), "0", 0, 1e9, NULL,

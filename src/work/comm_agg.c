@@ -49,8 +49,12 @@ bool comm_tree_aggregate(const struct fab_comm *c, int op, int algo, int proto, 
 		return false;
 	if (fp->flow_tree == FAB_FLOW_RING_AGGREGATE)
 		return true;
-	/* auto: past 1M steps, with those of the communicators alongside */
-	return tree_sched_steps(c, op, size, c->cur_chunk) * c->siblings > 1048576;
+	/* auto: when the steps, with those of the communicators alongside,
+	 * times the servers they span pass 2^28: each step's start and end
+	 * solves the rates of a component that grows with the servers (256
+	 * GPUs' LL128 trees of 64 MiB, 2.6 M steps on 32 servers, still run
+	 * every step, as tests/validate/flow.sh checks them) */
+	return tree_sched_steps(c, op, size, c->cur_chunk) * c->siblings * c->nservers > 268435456.0;
 }
 
 /* the layout of one channel's tree t, as the schedule builds it */
