@@ -291,8 +291,9 @@ static const struct fab_key_def core_keys[] = {
 	{"run.end", K_TIME, OFF(run.end_ps), "0", 0, 1e15, NULL,
 	 "stop at this simulated time (0 = when every flow is done)"},
 	{"run.threads", K_U32, OFF(fabric.threads), "1", 1, 64, NULL,
-	 "packet engine: run the fabric's partitions on this many threads; the result is byte for byte the one "
-	 "thread's (doc/model.md, parallel runs)"},
+	 "packet engine: run the fabric's partitions on at most this many threads, no more than the cores free at "
+	 "the start (FABSCOPE_THREADS_EXACT=1: this many); the result is byte for byte the one thread's "
+	 "(doc/model.md, parallel runs)"},
 	{"run.partitions", K_U32, OFF(fabric.partitions), "0", 0, 1024, NULL,
 	 "packet engine on threads: split the fabric this many ways, at most one a NIC, the threads taking them "
 	 "window by window, a faster core more (0 = 8 a thread); the result is the same for any number"},

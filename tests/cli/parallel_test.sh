@@ -10,6 +10,9 @@
 # Usage: parallel_test.sh path/to/fabscope.  Last line: "parallel: N passed, N failed".
 F=${1:-./build/fabscope}
 case $F in /*) ;; *) F=$(pwd)/$F ;; esac
+# as many threads as asked, busy cores or not (a run keeps to the free
+# ones otherwise, and with one it is the plain run)
+export FABSCOPE_THREADS_EXACT=1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/lib.sh"

@@ -19,6 +19,13 @@
 #include "../../src/analysis/diagnose.h"
 #include "../../src/run.h"
 
+/* run.threads as asked, whatever else the machine runs (a run keeps to its
+ * free cores otherwise): the threaded runs' results are what is checked */
+__attribute__((constructor)) static void testutil_exact_threads(void)
+{
+	setenv("FABSCOPE_THREADS_EXACT", "1", 0);
+}
+
 /* whether one of the suspect's evidence lines says text */
 static inline bool suspect_says(const struct fab_suspect *s, const char *text)
 {
