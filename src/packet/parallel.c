@@ -507,8 +507,8 @@ static void whole_books(struct pkt_par *par)
  * with the other core busy ran 0.70x and 0.94x as fast as 1). */
 static uint32_t free_cores(void)
 {
-	enum { MAXC = 1024 };
-	static uint64_t busy0[MAXC], all0[MAXC];
+	enum { MAXC = 256 }; /* (a run in a process's thread of its own: no static state) */
+	uint64_t busy0[MAXC] = {0}, all0[MAXC] = {0};
 	cpu_set_t mask;
 	if (sched_getaffinity(0, sizeof mask, &mask))
 		return UINT32_MAX;
@@ -534,6 +534,8 @@ static uint32_t free_cores(void)
 				got++;
 				continue;
 			}
+			if (!all0[cpu])
+				continue; /* (not seen the first time) */
 			uint64_t d_all = all - all0[cpu], d_busy = (all - rest) - busy0[cpu];
 			if (d_all && 2 * d_busy <= d_all)
 				idle++;
