@@ -12,6 +12,7 @@
 # p99 FCT beside fabscope's.  htsim reseeds its random paths from the
 # clock (sim/roce.cpp, srand(time(NULL))): its FCTs move run to run.
 F=${1:-./build/fabscope}
+case $HTSIM_ROCE in "" | /*) ;; *) HTSIM_ROCE=$(pwd)/$HTSIM_ROCE ;; esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cat >"$tmp/ft.yaml" <<'YAML'
@@ -27,9 +28,10 @@ htsim() { # K fabscope's USER SYS seconds
 	n=$(($1 * $1 * $1 / 4))
 	awk -F, -v n="$n" 'NR == 1 { print "Nodes " n; print "Connections " n; next }
 		{ printf "%d->%d id %d start 0 size %d\n", $2, $3, $1 + 1, $6 }' "$tmp/out$1/flows.csv" >"$tmp/perm.cm"
-	/usr/bin/time -f "%U %S %M" -o "$tmp/htime" "$HTSIM_ROCE" -nodes "$n" -tiers 3 -linkspeed 100000 -mtu 4096 \
-		-q 64 -queue_type lossless_input -strat ecmp_host -paths 256 -tm "$tmp/perm.cm" -end 1000000 \
-		>"$tmp/hout" 2>&1 || { tail -3 "$tmp/hout"; return; }
+	# (in $tmp: htsim writes idmap.txt and its log where it runs)
+	(cd "$tmp" && /usr/bin/time -f "%U %S %M" -o "$tmp/htime" "$HTSIM_ROCE" -nodes "$n" -tiers 3 -linkspeed 100000 \
+		-mtu 4096 -q 64 -queue_type lossless_input -strat ecmp_host -paths 256 -tm "$tmp/perm.cm" -end 1000000 \
+		-o "$tmp/logout.dat" >"$tmp/hout" 2>&1) || { tail -3 "$tmp/hout"; return; }
 	read -r hu hs hr <"$tmp/htime"
 	awk '/^Flow .* finished at /{ print $6 }' "$tmp/hout" | sort -n >"$tmp/hfct"
 	awk -F, 'NR > 1 { print $11 / 1e6 }' "$tmp/out$1/flows.csv" | sort -n >"$tmp/ffct"
