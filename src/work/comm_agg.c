@@ -38,10 +38,9 @@ static double tree_sched_steps(const struct fab_comm *c, int op, uint64_t size, 
 	return 5.0 * c->nranks * c->channels * trees * FAB_MAX(slices, 1.0);
 }
 
-bool comm_tree_aggregate(const struct fab_comm *c, int op, int algo, int proto, uint64_t size)
+bool comm_tree_aggregate(const struct fab_comm *c, int op, int algo, uint64_t size)
 {
 	const struct fab_fabric_params *fp = fab_sim_fabric(c->w->sim);
-	(void)proto;
 	if (fp->engine != FAB_ENGINE_FLOW || algo != FAB_ALGO_TREE || fp->flow_tree == FAB_FLOW_RING_STEPS ||
 	    c->nranks < 2)
 		return false;
@@ -97,24 +96,6 @@ static void on_edge(void *obj, uint32_t e)
 	c->agg_arr[e] = fab_sim_now(c->w->sim);
 	if (!--c->agg_left)
 		tree_done(c);
-}
-
-/* one edge's bytes from GPU src to GPU dst on channel ch, as one transfer
- * (striped over the connection's queue pairs, as a ring edge is) */
-static void post_edge(struct fab_comm *c, uint32_t src, uint32_t dst, uint32_t ch, uint64_t bytes, uint32_t e)
-{
-	if (fab_topo_gpu_server(c->topo, src) == fab_topo_gpu_server(c->topo, dst)) {
-		c->agg_left++;
-		fab_sim_post_local(c->w->sim, src, dst, bytes, fab_work_cookie(c->w, on_edge, c, e));
-		return;
-	}
-	uint32_t conn = comm_send_conn(c, src, dst, ch);
-	uint32_t Q = (uint32_t)FAB_MIN((uint64_t)FAB_MAX(c->qps_per_conn, 1u), FAB_MAX(bytes, 1));
-	for (uint32_t q = 0; q < Q; q++) {
-		c->agg_left++;
-		fab_sim_post(c->w->sim, conn + q, bytes / Q + (q < bytes % Q ? 1 : 0),
-			     fab_work_cookie(c->w, on_edge, c, e));
-	}
 }
 
 /* the slices of a channel's tree: how many, the first's bytes on the wire
@@ -175,9 +156,11 @@ void comm_tree_aggregate_start(struct fab_comm *c, int op, uint64_t count, uint3
 				if (p == NONE)
 					continue;
 				if (up)
-					post_edge(c, c->gpu[r], c->gpu[p], tc, total, edge_id(c, tc, r, 0));
+					comm_agg_post(c, c->gpu[r], c->gpu[p], tc, total, on_edge,
+						      edge_id(c, tc, r, 0));
 				if (down)
-					post_edge(c, c->gpu[p], c->gpu[r], tc, total, edge_id(c, tc, r, 1));
+					comm_agg_post(c, c->gpu[p], c->gpu[r], tc, total, on_edge,
+						      edge_id(c, tc, r, 1));
 			}
 		}
 	free(g.parent);

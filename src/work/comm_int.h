@@ -23,15 +23,20 @@ uint32_t comm_send_conn(struct fab_comm *c, uint32_t src, uint32_t dst, uint32_t
 
 /* comm_run.c: a step's bytes on the wire under protocol proto; what a
  * step of the running operation costs on top of moving its bytes (net:
- * between servers); an aggregated operation ends at `at` (now at the
+ * between servers); an aggregated edge's bytes from GPU src to GPU dst on
+ * channel ch posted as one transfer (over NVLink, or striped over the
+ * connection's queue pairs), fn(c, arg) at each arrival, c->agg_left
+ * counting them; an aggregated operation ends at `at` (now at the
  * soonest) */
 uint64_t comm_wire_bytes(int proto, uint64_t b);
 fab_time_ps comm_step_overhead(const struct fab_comm *c, bool net);
+void comm_agg_post(struct fab_comm *c, uint32_t src, uint32_t dst, uint32_t ch, uint64_t bytes, fab_work_fn fn,
+		   uint32_t arg);
 void comm_agg_finish(struct fab_comm *c, fab_time_ps at);
 
 /* comm_agg.c: a tree run aggregated on the flow engine (flow.tree):
  * whether op at size runs so, and its start */
-bool comm_tree_aggregate(const struct fab_comm *c, int op, int algo, int proto, uint64_t size);
+bool comm_tree_aggregate(const struct fab_comm *c, int op, int algo, uint64_t size);
 void comm_tree_aggregate_start(struct fab_comm *c, int op, uint64_t count, uint32_t root);
 
 #endif

@@ -155,6 +155,23 @@ static void on_agg_done(void *obj, uint32_t arg)
 	finish_op(obj);
 }
 
+void comm_agg_post(struct fab_comm *c, uint32_t src, uint32_t dst, uint32_t ch, uint64_t bytes, fab_work_fn fn,
+		   uint32_t arg)
+{
+	if (fab_topo_gpu_server(c->topo, src) == fab_topo_gpu_server(c->topo, dst)) {
+		c->agg_left++;
+		fab_sim_post_local(c->w->sim, src, dst, bytes, fab_work_cookie(c->w, fn, c, arg));
+		return;
+	}
+	uint32_t conn = comm_send_conn(c, src, dst, ch);
+	uint32_t Q = (uint32_t)FAB_MIN((uint64_t)c->qps_per_conn, FAB_MAX(bytes, 1));
+	for (uint32_t q = 0; q < Q; q++) {
+		c->agg_left++;
+		fab_sim_post(c->w->sim, conn + q, bytes / Q + (q < bytes % Q ? 1 : 0),
+			     fab_work_cookie(c->w, fn, c, arg));
+	}
+}
+
 void comm_agg_finish(struct fab_comm *c, fab_time_ps at)
 {
 	fab_work_timer(c->w, FAB_MAX(fab_sim_now(c->w->sim), at), on_agg_done, c, 0);
@@ -259,21 +276,14 @@ static void ring_aggregate_start(struct fab_comm *c, int op, uint64_t size)
 			if (fab_topo_gpu_server(c->topo, src) == fab_topo_gpu_server(c->topo, dst)) {
 				lap += (double)(sp->nvlink_lat_ps + comm_step_overhead(c, false)) / 1e12 +
 					(double)per_step / c->bw_nvl_Bps;
-				c->agg_left++;
-				fab_sim_post_local(c->w->sim, src, dst, bytes,
-						   fab_work_cookie(c->w, on_agg_delivered, c, 0));
+				comm_agg_post(c, src, dst, ch, bytes, on_agg_delivered, 0);
 				continue;
 			}
 			uint32_t conn = comm_send_conn(c, src, dst, ch);
 			fab_time_ps lat = fab_sim_conn_latency(c->w->sim, conn);
 			lap += (double)(lat + comm_step_overhead(c, true)) / 1e12 +
 				(double)per_step / fab_sim_conn_rate(c->w->sim, conn);
-			uint32_t Q = (uint32_t)FAB_MIN((uint64_t)c->qps_per_conn, FAB_MAX(bytes, 1));
-			for (uint32_t q = 0; q < Q; q++) {
-				c->agg_left++;
-				fab_sim_post(c->w->sim, conn + q, bytes / Q + (q < bytes % Q ? 1 : 0),
-					     fab_work_cookie(c->w, on_agg_delivered, c, 0));
-			}
+			comm_agg_post(c, src, dst, ch, bytes, on_agg_delivered, 0);
 		}
 		lap_s = FAB_MAX(lap_s, lap);
 	}
@@ -415,7 +425,7 @@ int fab_comm_start(struct fab_comm *c, const struct fab_coll_req *r, fab_comm_do
 	if (algo == FAB_ALGO_HIER)
 		a.order = NULL, a.chan_order = NULL;
 	/* no schedule to build */
-	uint32_t agg = comm_tree_aggregate(c, r->op, algo, proto, size)
+	uint32_t agg = comm_tree_aggregate(c, r->op, algo, size)
 		? 2
 		: use_aggregate(c, r->op, algo, proto, size) || algo == FAB_ALGO_NVLS || algo == FAB_ALGO_SHARP;
 	c->agg_eb = r->elem_bytes;
