@@ -47,7 +47,7 @@ static uint8_t credit_lossless_mask(const struct psim *s)
 static void credit_init_port(struct psim *s, struct sim_port *port)
 {
 	for (unsigned p = 0; p < FAB_NPRIO; p++)
-		port->cr.credits[p] = (int64_t)vl_buffer(s);
+		port->pq[p].credits = (int64_t)vl_buffer(s);
 }
 
 static void credit_port_thresholds(const struct psim *s, const struct sim_port *port, fab_bytes *headroom,
@@ -61,8 +61,8 @@ static void credit_port_thresholds(const struct psim *s, const struct sim_port *
 static bool credit_room(const struct psim *s, const struct sim_port *in, unsigned prio, uint32_t size)
 {
 	/* a credited sender never overruns the lane */
-	FAB_ASSERT(in->in_bytes[prio] + size <= vl_buffer(s));
-	return in->in_bytes[prio] + size <= vl_buffer(s);
+	FAB_ASSERT(in->pq[prio].in_bytes + size <= vl_buffer(s));
+	return in->pq[prio].in_bytes + size <= vl_buffer(s);
 }
 
 static void credit_admitted(struct psim *s, struct sim_port *in, unsigned prio, uint32_t size)
@@ -76,10 +76,10 @@ static void credit_admitted(struct psim *s, struct sim_port *in, unsigned prio, 
 /* `size` bytes of lane prio are free at port: owe them upstream */
 static void owe(struct psim *s, struct sim_port *port, unsigned prio, uint32_t size)
 {
-	port->cr.owed[prio] += size;
+	port->pq[prio].owed += size;
 	uint64_t batch = FAB_MAX(vl_buffer(s) / 16, (uint64_t)full_frame(s));
-	if (port->cr.owed[prio] >= batch && !(port->cr.pending & (1u << prio))) {
-		port->cr.pending |= (uint8_t)(1u << prio);
+	if (port->pq[prio].owed >= batch && !(port->cr_pending & (1u << prio))) {
+		port->cr_pending |= (uint8_t)(1u << prio);
 		sim_port_kick(s, port);
 	}
 }
@@ -101,24 +101,24 @@ static void credit_lost(struct psim *s, struct sim_port *in, const struct pkt *p
 
 static bool credit_send_pending(struct psim *s, struct sim_port *port)
 {
-	if (!port->cr.pending)
+	if (!port->cr_pending)
 		return false;
 	struct pkt *p = sim_pkt_alloc(s);
 	p->kind = PKT_PFC; /* the link-level control frame */
 	p->frame_bytes = FCP_FRAME;
-	p->pfc_mask = port->cr.pending;
+	p->pfc_mask = port->cr_pending;
 	for (unsigned i = 0; i < FAB_NPRIO; i++) {
-		if (!(port->cr.pending & (1u << i)))
+		if (!(port->cr_pending & (1u << i)))
 			continue;
-		uint64_t blocks = FAB_MIN(port->cr.owed[i] / BLOCK, 65535);
+		uint64_t blocks = FAB_MIN(port->pq[i].owed / BLOCK, 65535);
 		p->pfc_quanta[i] = (uint16_t)blocks;
-		port->cr.owed[i] -= blocks * BLOCK;
+		port->pq[i].owed -= blocks * BLOCK;
 	}
-	port->cr.pending = 0;
+	port->cr_pending = 0;
 	uint64_t batch = FAB_MAX(vl_buffer(s) / 16, (uint64_t)full_frame(s));
 	for (unsigned i = 0; i < FAB_NPRIO; i++) /* more than one update carries */
-		if (port->cr.owed[i] >= batch)
-			port->cr.pending |= (uint8_t)(1u << i);
+		if (port->pq[i].owed >= batch)
+			port->cr_pending |= (uint8_t)(1u << i);
 	sim_port_transmit(s, port, p);
 	return true;
 }
@@ -126,7 +126,7 @@ static bool credit_send_pending(struct psim *s, struct sim_port *port)
 static void unblock(struct psim *s, struct sim_port *port, unsigned prio)
 {
 	port->paused_mask &= (uint8_t) ~(1u << prio);
-	port->st.paused_ps[prio] += s->c.now_ps - port->cr.blocked_since[prio];
+	port->st.paused_ps[prio] += s->c.now_ps - port->pq[prio].blocked_since;
 }
 
 /* credits arrived at port: its lanes may go on */
@@ -136,8 +136,8 @@ static void credit_receive(struct psim *s, struct sim_port *port, const struct p
 	for (unsigned i = 0; i < FAB_NPRIO; i++) {
 		if (!(p->pfc_mask & (1u << i)))
 			continue;
-		port->cr.credits[i] += (int64_t)p->pfc_quanta[i] * BLOCK;
-		if ((port->paused_mask & (1u << i)) && port->cr.credits[i] >= full_frame(s)) {
+		port->pq[i].credits += (int64_t)p->pfc_quanta[i] * BLOCK;
+		if ((port->paused_mask & (1u << i)) && port->pq[i].credits >= full_frame(s)) {
 			unblock(s, port, i);
 			go = true;
 		}
@@ -149,11 +149,11 @@ static void credit_receive(struct psim *s, struct sim_port *port, const struct p
 static void credit_sent(struct psim *s, struct sim_port *port, const struct pkt *p)
 {
 	unsigned i = p->prio;
-	port->cr.credits[i] -= p->frame_bytes;
-	FAB_ASSERT(port->cr.credits[i] >= 0);
-	if (port->cr.credits[i] < full_frame(s) && !(port->paused_mask & (1u << i))) {
+	port->pq[i].credits -= p->frame_bytes;
+	FAB_ASSERT(port->pq[i].credits >= 0);
+	if (port->pq[i].credits < full_frame(s) && !(port->paused_mask & (1u << i))) {
 		port->paused_mask |= (uint8_t)(1u << i);
-		port->cr.blocked_since[i] = s->c.now_ps;
+		port->pq[i].blocked_since = s->c.now_ps;
 	}
 }
 
@@ -167,8 +167,8 @@ static void credit_finish(struct psim *s, struct sim_port *port)
 {
 	for (unsigned prio = 0; prio < FAB_NPRIO; prio++)
 		if (port->paused_mask & (1u << prio)) {
-			port->st.paused_ps[prio] += s->c.now_ps - port->cr.blocked_since[prio];
-			port->cr.blocked_since[prio] = s->c.now_ps;
+			port->st.paused_ps[prio] += s->c.now_ps - port->pq[prio].blocked_since;
+			port->pq[prio].blocked_since = s->c.now_ps;
 		}
 }
 

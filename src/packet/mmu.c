@@ -26,11 +26,11 @@ bool mmu_admit(struct psim *s, struct sim_switch *sw, struct sim_port *in, const
 			return false; /* headroom overflow */
 	} else {
 		double limit = s->c.fp.dt_alpha * (double)(s->c.fp.buffer_bytes - sw->buffer_used);
-		if ((double)(eport->qbytes[prio] + size) > limit)
+		if ((double)(eport->pq[prio].qbytes + size) > limit)
 			return false;
 	}
 	sw->buffer_used += size;
-	in->in_bytes[prio] += size;
+	in->pq[prio].in_bytes += size;
 	p->in_port = in->id;
 	if (lossless)
 		s->llfc->admitted(s, in, prio, size);
@@ -41,9 +41,9 @@ void mmu_release(struct psim *s, struct sim_switch *sw, const struct pkt *p)
 {
 	unsigned prio = p->prio;
 	struct sim_port *in = &s->ports[p->in_port];
-	FAB_ASSERT(sw->buffer_used >= p->frame_bytes && in->in_bytes[prio] >= p->frame_bytes);
+	FAB_ASSERT(sw->buffer_used >= p->frame_bytes && in->pq[prio].in_bytes >= p->frame_bytes);
 	sw->buffer_used -= p->frame_bytes;
-	in->in_bytes[prio] -= p->frame_bytes;
+	in->pq[prio].in_bytes -= p->frame_bytes;
 	if (s->lossless & (1u << prio))
 		s->llfc->released(s, in, prio, p->frame_bytes);
 }

@@ -73,16 +73,18 @@ void nic_start_tx(struct psim *s, struct sim_nic *nic, struct sim_port *port)
 	double line = sim_pcie_cap(&s->c, (double)port->rate_bps), pcie = line < (double)port->rate_bps ? line : 0;
 	bool data_held = pcie > 0 && nic->pcie_free_ps > s->c.now_ps;
 	for (int prio = FAB_NPRIO - 1; prio >= 0; prio--) {
-		struct pkt *p = port->head[prio];
+		struct pkt *p = port->queued_mask >> prio & 1 ? port->pq[prio].head : NULL;
 		bool held = port->paused_mask & (1u << prio);
 		if (held && !(p && s->c.fp.nic.acks_ignore_pause))
 			continue;
 		if (p) {
-			port->head[prio] = p->next;
-			if (!p->next)
-				port->tail[prio] = NULL;
+			port->pq[prio].head = p->next;
+			if (!p->next) {
+				port->pq[prio].tail = NULL;
+				port->queued_mask &= (uint8_t) ~(1u << prio);
+			}
 			p->next = NULL;
-			port->qbytes[prio] -= p->frame_bytes;
+			port->pq[prio].qbytes -= p->frame_bytes;
 			port->qbytes_total -= p->frame_bytes;
 			sim_port_transmit(s, port, p);
 			return;

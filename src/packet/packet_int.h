@@ -42,35 +42,43 @@ _Static_assert(sizeof(struct pkt) == 64, "a frame is one cache line");
 
 /* PFC's state on one port (pfc.c): what it was told (PAUSE from the peer)
  * and what it told the peer (XOFF sent for its ingress), the frame it has
- * to send next, the watchdog. */
+ * to send next, the watchdog.  (The bytes each priority holds in the
+ * headroom are in the port's struct port_prio.) */
 struct pfc_port {
 	/* what every frame through the port reads: first */
-	uint8_t pending;          /* priorities to put in the next PFC frame */
-	uint8_t xoff_sent;        /* we asked the peer to pause these priorities */
-	uint8_t shift;            /* dynamic thresholds: this port's */
-	bool nic_stalled;         /* NIC port: it is pausing its switch */
-	bool nic_pause_off;       /* NIC watchdog: this NIC sends no PAUSE any more */
-	fab_bytes headroom_bytes; /* above XOFF before dropping (mmu.c sizes it) */
-	uint64_t hdrm[FAB_NPRIO]; /* dynamic thresholds: bytes held in the headroom */
+	uint8_t pending;             /* priorities to put in the next PFC frame */
+	uint8_t xoff_sent;           /* we asked the peer to pause these priorities */
+	uint8_t shift;               /* dynamic thresholds: this port's */
+	bool nic_stalled;            /* NIC port: it is pausing its switch */
+	bool nic_pause_off;          /* NIC watchdog: this NIC sends no PAUSE any more */
+	fab_bytes headroom_bytes;    /* above XOFF before dropping (mmu.c sizes it) */
+	fab_time_ps nic_stall_since; /* since then */
+	uint16_t quanta[FAB_NPRIO];
+	uint32_t gen[FAB_NPRIO]; /* refresh timers */
 	fab_time_ps paused_until[FAB_NPRIO];
 	fab_time_ps paused_since[FAB_NPRIO];
-	uint16_t quanta[FAB_NPRIO];
-	uint32_t gen[FAB_NPRIO];              /* refresh timers */
 	fab_time_ps wd_last_pause[FAB_NPRIO]; /* switch watchdog: the last PAUSE while lossy */
-	fab_time_ps nic_stall_since;          /* since then */
 };
 
-/* InfiniBand's credits on one port (credit.c): what the peer's buffer can
- * still take on each lane, and what this port freed and owes its peer. */
-struct credit_port {
-	uint8_t pending; /* lanes with a credit update to send (read on every frame sent) */
-	int64_t credits[FAB_NPRIO];
-	uint64_t owed[FAB_NPRIO];
-	fab_time_ps blocked_since[FAB_NPRIO];
-};
+/* One priority on a port: its egress queue, the ingress accounting of what
+ * arrived on the port, and the counts of its link-level flow control, in
+ * one cache line: a frame touches its own priority's line only (the
+ * priorities with frames queued are a mask in the port's first line). */
+struct port_prio {
+	struct pkt *head, *tail;
+	uint64_t qbytes;           /* egress queue, frame bytes */
+	uint64_t in_bytes;         /* ingress accounting (switch ports, mmu.c) */
+	uint64_t hdrm;             /* PFC's dynamic thresholds: bytes held in the headroom */
+	int64_t credits;           /* InfiniBand (credit.c): what the peer's buffer can still take */
+	uint64_t owed;             /* and what this port freed and owes its peer */
+	fab_time_ps blocked_since; /* out of credits since */
+} __attribute__((aligned(64)));
+_Static_assert(sizeof(struct port_prio) == 64, "a priority is one cache line");
 
 /* The egress side of an interface plus, for switch ports, the ingress
- * accounting of what arrives on it. */
+ * accounting of what arrives on it.  A frame through a port touches four
+ * cache lines of it (the first two, the first of its counters, its
+ * priority's) and the wire's line of the port that sent it. */
 struct sim_port {
 	/* what every frame it sends reads and writes: the first two cache
 	 * lines (PFC's and the stats' hot fields lead theirs too) */
@@ -84,6 +92,8 @@ struct sim_port {
 	bool tx_held;         /* its EV_TX_DONE is held out of the event queue (port.c) */
 	uint8_t paused_mask;  /* priorities the link-level flow control holds */
 	uint8_t dropped_mask; /* priorities it turned lossy (a watchdog): their packets are dropped here */
+	uint8_t queued_mask;  /* priorities with frames in their egress queue */
+	uint8_t cr_pending;   /* InfiniBand: lanes with a credit update to send (credit.c) */
 	fab_rate_bps rate_bps;
 	fab_time_ps delay_ps;
 	uint64_t qbytes_total; /* egress queue, frame bytes */
@@ -91,15 +101,11 @@ struct sim_port {
 	double ecn_scale;    /* its ECN thresholds: the switch's x this (fabric.ecn.ref_rate) */
 	fab_time_ps done_ps; /* its EV_TX_DONE's time and key */
 	uint64_t done_key;
+	uint32_t held_at; /* held: its place in the engine's list */
+	uint32_t storm_gen;
 	struct pfc_port pfc;
 	struct fab_port_stats st __attribute__((aligned(64)));
-	struct pkt *head[FAB_NPRIO] __attribute__((aligned(64)));
-	struct pkt *tail[FAB_NPRIO];
-	uint64_t qbytes[FAB_NPRIO];
-	uint64_t in_bytes[FAB_NPRIO]; /* ingress accounting (switch ports, mmu.c) */
-	uint32_t held_at;             /* held: its place in the engine's list */
-	uint32_t storm_gen;
-	struct credit_port cr;
+	struct port_prio pq[FAB_NPRIO];
 	uint64_t series_tx_mark, series_wire_mark;
 	uint64_t series_drop_mark, series_ecn_mark, series_ptx_mark, series_prx_mark;
 	/* the link toward the peer: what the receiving end reads and writes as

@@ -132,7 +132,7 @@ static uint64_t dyn_threshold(const struct psim *s, const struct sim_port *in)
 /* dynamic: bytes of prio from `in` beyond its reserve and not in headroom */
 static uint64_t dyn_shared(const struct psim *s, const struct sim_port *in, unsigned prio)
 {
-	uint64_t ingress = in->in_bytes[prio] - in->pfc.hdrm[prio], reserve = s->c.fp.pfc.reserve_bytes;
+	uint64_t ingress = in->pq[prio].in_bytes - in->pq[prio].hdrm, reserve = s->c.fp.pfc.reserve_bytes;
 	return ingress > reserve ? ingress - reserve : 0;
 }
 
@@ -151,9 +151,9 @@ static void pfc_port_thresholds(const struct psim *s, const struct sim_port *por
 static bool pfc_room(const struct psim *s, const struct sim_port *in, unsigned prio, uint32_t size)
 {
 	if (!s->c.fp.pfc.dynamic)
-		return in->in_bytes[prio] + size <= s->c.fp.pfc.xoff_bytes + in->pfc.headroom_bytes;
+		return in->pq[prio].in_bytes + size <= s->c.fp.pfc.xoff_bytes + in->pfc.headroom_bytes;
 	/* refused only with the headroom full and the shared share used up */
-	return !(in->pfc.hdrm[prio] + size > in->pfc.headroom_bytes &&
+	return !(in->pq[prio].hdrm + size > in->pfc.headroom_bytes &&
 		 dyn_shared(s, in, prio) + size > dyn_threshold(s, in));
 }
 
@@ -178,17 +178,17 @@ static void resume_upstream(struct psim *s, struct sim_port *in, unsigned prio)
 static void dyn_admitted(struct psim *s, struct sim_port *in, unsigned prio, uint32_t size)
 {
 	uint64_t reserve = s->c.fp.pfc.reserve_bytes;
-	uint64_t ingress = in->in_bytes[prio] - in->pfc.hdrm[prio]; /* with the new bytes */
+	uint64_t ingress = in->pq[prio].in_bytes - in->pq[prio].hdrm; /* with the new bytes */
 	if (ingress > reserve) {
 		if (ingress - reserve > dyn_threshold(s, in)) {
-			in->pfc.hdrm[prio] += size;
+			in->pq[prio].hdrm += size;
 		} else {
 			struct sim_switch *sw = pkt_switch_of(s, in);
 			sw->pfc_shared += FAB_MIN((uint64_t)size, ingress - reserve);
 		}
 	}
 	if (!(in->pfc.xoff_sent & (1u << prio)) &&
-	    (in->pfc.hdrm[prio] > 0 || dyn_shared(s, in, prio) >= dyn_threshold(s, in)))
+	    (in->pq[prio].hdrm > 0 || dyn_shared(s, in, prio) >= dyn_threshold(s, in)))
 		pause_upstream(s, in, prio);
 }
 
@@ -198,14 +198,14 @@ static void dyn_admitted(struct psim *s, struct sim_port *in, unsigned prio, uin
 static void dyn_released(struct psim *s, struct sim_port *in, unsigned prio, uint32_t size)
 {
 	uint64_t reserve = s->c.fp.pfc.reserve_bytes;
-	uint64_t from_hdrm = FAB_MIN(in->pfc.hdrm[prio], (uint64_t)size);
-	uint64_t ingress = in->in_bytes[prio] + size - in->pfc.hdrm[prio]; /* before */
+	uint64_t from_hdrm = FAB_MIN(in->pq[prio].hdrm, (uint64_t)size);
+	uint64_t ingress = in->pq[prio].in_bytes + size - in->pq[prio].hdrm; /* before */
 	uint64_t from_shared = FAB_MIN(size - from_hdrm, ingress > reserve ? ingress - reserve : 0);
-	in->pfc.hdrm[prio] -= from_hdrm;
+	in->pq[prio].hdrm -= from_hdrm;
 	struct sim_switch *sw = pkt_switch_of(s, in);
 	FAB_ASSERT(sw->pfc_shared >= from_shared);
 	sw->pfc_shared -= from_shared;
-	if (!(in->pfc.xoff_sent & (1u << prio)) || in->pfc.hdrm[prio])
+	if (!(in->pfc.xoff_sent & (1u << prio)) || in->pq[prio].hdrm)
 		return;
 	uint64_t shared = dyn_shared(s, in, prio);
 	if (shared == 0 || shared + s->c.fp.pfc.resume_offset <= dyn_threshold(s, in))
@@ -219,7 +219,7 @@ static void pfc_admitted(struct psim *s, struct sim_port *in, unsigned prio, uin
 		dyn_admitted(s, in, prio, size);
 		return;
 	}
-	if (in->in_bytes[prio] > s->c.fp.pfc.xoff_bytes && !(in->pfc.xoff_sent & (1u << prio)))
+	if (in->pq[prio].in_bytes > s->c.fp.pfc.xoff_bytes && !(in->pfc.xoff_sent & (1u << prio)))
 		pause_upstream(s, in, prio);
 }
 
@@ -230,7 +230,7 @@ static void pfc_released(struct psim *s, struct sim_port *in, unsigned prio, uin
 		dyn_released(s, in, prio, size);
 		return;
 	}
-	if ((in->pfc.xoff_sent & (1u << prio)) && in->in_bytes[prio] <= s->c.fp.pfc.xon_bytes)
+	if ((in->pfc.xoff_sent & (1u << prio)) && in->pq[prio].in_bytes <= s->c.fp.pfc.xon_bytes)
 		resume_upstream(s, in, prio);
 }
 
@@ -298,7 +298,7 @@ static void handle_watchdog(struct psim *s, struct sim_port *port, unsigned prio
 	}
 	if (!(port->paused_mask & bit) || now - port->pfc.paused_since[prio] < wd)
 		return; /* released, or paused again later (that pause has its own check) */
-	if (!port->qbytes[prio]) {
+	if (!port->pq[prio].qbytes) {
 		fab_eq_push(&s->c.eq, now + wd, EV_PFC_WD, port, prio); /* nothing stuck yet: look again */
 		return;
 	}

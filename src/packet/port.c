@@ -35,7 +35,7 @@ void sim_port_queue_area(struct psim *s, struct sim_port *port)
  * idle.  So every other event runs as before, in the same order. */
 static bool nothing_to_send(const struct psim *s, const struct sim_port *port)
 {
-	if (port->qbytes_total || port->pfc.pending || port->cr.pending || s->hold_off)
+	if (port->qbytes_total || port->pfc.pending || port->cr_pending || s->hold_off)
 		return false;
 	if (port->is_switch)
 		return true;
@@ -184,12 +184,13 @@ void sim_port_enqueue(struct psim *s, struct sim_port *port, struct pkt *p)
 	sim_port_queue_area(s, port);
 	unsigned prio = p->prio;
 	p->next = NULL;
-	if (port->tail[prio])
-		port->tail[prio]->next = p;
+	if (port->pq[prio].tail)
+		port->pq[prio].tail->next = p;
 	else
-		port->head[prio] = p;
-	port->tail[prio] = p;
-	port->qbytes[prio] += p->frame_bytes;
+		port->pq[prio].head = p;
+	port->pq[prio].tail = p;
+	port->queued_mask |= (uint8_t)(1u << prio);
+	port->pq[prio].qbytes += p->frame_bytes;
 	port->qbytes_total += p->frame_bytes;
 	if (port->qbytes_total > port->st.max_queue_bytes)
 		port->st.max_queue_bytes = port->qbytes_total;

@@ -44,29 +44,31 @@ void switch_start_tx(struct psim *s, struct sim_port *port)
 		return;
 	if (s->llfc->send_pending(s, port))
 		return;
-	for (int prio = FAB_NPRIO - 1; prio >= 0; prio--) {
-		struct pkt *p = port->head[prio];
-		if (!p || (port->paused_mask & (1u << prio)))
-			continue;
-		port->head[prio] = p->next;
-		if (!p->next)
-			port->tail[prio] = NULL;
-		p->next = NULL;
-		struct sim_switch *sw = pkt_switch_of(s, port);
-		const struct fab_ecn_params *ecn = &s->c.fp.ecn;
-		if (s->marking && p->ecn == ECN_ECT0 && ecn->mark_at != FAB_ECN_ENQUEUE)
-			ecn_mark(s, sw, port, p,
-				 port->qbytes[prio] - (ecn->mark_at == FAB_ECN_DEQUEUE_AFTER ? p->frame_bytes : 0));
-		sim_port_queue_area(s, port);
-		FAB_ASSERT(port->qbytes[prio] >= p->frame_bytes);
-		port->qbytes[prio] -= p->frame_bytes;
-		port->qbytes_total -= p->frame_bytes;
-		if (p->tel && s->stamping)
-			s->stamping->stamp(s, port, p);
-		mmu_release(s, sw, p);
-		sim_port_transmit(s, port, p);
+	/* the highest priority with frames queued and not paused */
+	unsigned ready = port->queued_mask & ~port->paused_mask & 0xffu;
+	if (!ready)
 		return;
+	unsigned prio = 31u - (unsigned)__builtin_clz(ready);
+	struct port_prio *q = &port->pq[prio];
+	struct pkt *p = q->head;
+	q->head = p->next;
+	if (!p->next) {
+		q->tail = NULL;
+		port->queued_mask &= (uint8_t) ~(1u << prio);
 	}
+	p->next = NULL;
+	struct sim_switch *sw = pkt_switch_of(s, port);
+	const struct fab_ecn_params *ecn = &s->c.fp.ecn;
+	if (s->marking && p->ecn == ECN_ECT0 && ecn->mark_at != FAB_ECN_ENQUEUE)
+		ecn_mark(s, sw, port, p, q->qbytes - (ecn->mark_at == FAB_ECN_DEQUEUE_AFTER ? p->frame_bytes : 0));
+	sim_port_queue_area(s, port);
+	FAB_ASSERT(q->qbytes >= p->frame_bytes);
+	q->qbytes -= p->frame_bytes;
+	port->qbytes_total -= p->frame_bytes;
+	if (p->tel && s->stamping)
+		s->stamping->stamp(s, port, p);
+	mmu_release(s, sw, p);
+	sim_port_transmit(s, port, p);
 }
 
 /* The watchdog turned the priority lossy: what its queue holds is dropped. */
@@ -74,14 +76,15 @@ void switch_flush(struct psim *s, struct sim_port *port, unsigned prio)
 {
 	struct sim_switch *sw = pkt_switch_of(s, port);
 	sim_port_queue_area(s, port);
-	for (struct pkt *p = port->head[prio], *next; p; p = next) {
+	for (struct pkt *p = port->pq[prio].head, *next; p; p = next) {
 		next = p->next;
-		port->qbytes[prio] -= p->frame_bytes;
+		port->pq[prio].qbytes -= p->frame_bytes;
 		port->qbytes_total -= p->frame_bytes;
 		mmu_release(s, sw, p);
 		drop_packet(s, port, p);
 	}
-	port->head[prio] = port->tail[prio] = NULL;
+	port->pq[prio].head = port->pq[prio].tail = NULL;
+	port->queued_mask &= (uint8_t) ~(1u << prio);
 }
 
 void switch_receive(struct psim *s, struct sim_port *in, struct pkt *p)
@@ -143,6 +146,6 @@ void switch_receive(struct psim *s, struct sim_port *in, struct pkt *p)
 	}
 	const struct fab_ecn_params *ecn = &s->c.fp.ecn;
 	if (s->marking && p->ecn == ECN_ECT0 && ecn->mark_at == FAB_ECN_ENQUEUE)
-		ecn_mark(s, sw, eport, p, eport->qbytes[p->prio] + p->frame_bytes);
+		ecn_mark(s, sw, eport, p, eport->pq[p->prio].qbytes + p->frame_bytes);
 	sim_port_enqueue(s, eport, p);
 }
