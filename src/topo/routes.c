@@ -93,6 +93,58 @@ static void put_hops(struct fab_topo *t, size_t *cap, const uint32_t *hops, uint
 	t->nroute_ports += nh;
 }
 
+/* The run-length coded table (topo.h) as the routes come, group by group
+ * in increasing order for every switch: a switch starts a run where its
+ * ports differ from the group before's.  The runs arrive interleaved
+ * across switches; runs_finish sorts them by switch (stably). */
+struct runs {
+	struct fab_route_run *v;
+	uint32_t *sw; /* each run's switch index */
+	size_t n, cap;
+	struct fab_route_run *last; /* [nswitches]: each switch's last run (cnt UINT32_MAX: none yet) */
+};
+
+static void runs_init(struct runs *b, uint32_t nswitches)
+{
+	memset(b, 0, sizeof *b);
+	b->last = fab_xcalloc(nswitches ? nswitches : 1, sizeof *b->last);
+	for (uint32_t i = 0; i < nswitches; i++)
+		b->last[i].cnt = UINT32_MAX;
+}
+
+static void runs_put(struct runs *b, uint32_t si, uint32_t g, uint32_t off, uint32_t nh)
+{
+	struct fab_route_run *l = &b->last[si];
+	if (l->cnt == nh && (l->off == off || !nh))
+		return;
+	if (b->n == b->cap) {
+		b->cap = b->cap ? 2 * b->cap : 1024;
+		b->v = fab_xrealloc(b->v, b->cap, sizeof *b->v);
+		b->sw = fab_xrealloc(b->sw, b->cap, sizeof *b->sw);
+	}
+	*l = (struct fab_route_run){.g = g, .off = nh ? off : 0, .cnt = nh};
+	b->v[b->n] = *l;
+	b->sw[b->n++] = si;
+}
+
+static void runs_finish(struct fab_topo *t, struct runs *b)
+{
+	t->run_first = fab_xcalloc((size_t)t->nswitches + 1, sizeof *t->run_first);
+	for (size_t i = 0; i < b->n; i++)
+		t->run_first[b->sw[i] + 1]++;
+	for (uint32_t i = 0; i < t->nswitches; i++)
+		t->run_first[i + 1] += t->run_first[i];
+	t->route_runs = fab_xcalloc(b->n ? b->n : 1, sizeof *t->route_runs);
+	t->nruns = b->n;
+	uint32_t *at = fab_xcalloc(t->nswitches ? t->nswitches : 1, sizeof *at);
+	for (size_t i = 0; i < b->n; i++)
+		t->route_runs[t->run_first[b->sw[i]] + at[b->sw[i]]++] = b->v[i];
+	free(at);
+	free(b->v);
+	free(b->sw);
+	free(b->last);
+}
+
 /* When every NIC hangs off one switch: one breadth-first search from each
  * such switch serves all of its NICs (a destination group), since NICs do
  * not forward: beyond that switch their routes are the switch's, and at
@@ -100,7 +152,7 @@ static void put_hops(struct fab_topo *t, size_t *cap, const uint32_t *hops, uint
  * searches instead of k^3/4 on a fat-tree, and a table that many times
  * smaller. */
 static int routes_by_switch(struct fab_topo *t, const uint8_t *down, uint32_t *dist, uint32_t *queue, size_t *cap,
-			    struct fab_err *err)
+			    struct runs *runs, struct fab_err *err)
 {
 	uint32_t hops[256];
 	uint32_t *last_off = fab_xcalloc(t->nnodes, sizeof *last_off),
@@ -133,8 +185,10 @@ static int routes_by_switch(struct fab_topo *t, const uint8_t *down, uint32_t *d
 		for (uint32_t si = 0; si < t->nswitches && !rc; si++) {
 			uint32_t s = sws[si];
 			const struct fab_node *n = &t->nodes[s];
-			if (s == sw) /* (at sw: each NIC's own port) */
+			if (s == sw) { /* (at sw: each NIC's own port) */
+				runs_put(runs, si, g, 0, 0);
 				continue;
+			}
 			uint32_t nh = 0, off = 0;
 			if (dist[s] == UINT32_MAX && !down) {
 				rc = fab_err_set(err, FAB_ETOPO,
@@ -162,9 +216,7 @@ static int routes_by_switch(struct fab_topo *t, const uint8_t *down, uint32_t *d
 				put_hops(t, cap, hops, nh, &off);
 			last_off[s] = off;
 			last_cnt[s] = nh;
-			size_t cell = (size_t)si * t->ngroups + g;
-			t->route_off[cell] = off;
-			t->route_cnt[cell] = (uint8_t)nh;
+			runs_put(runs, si, g, off, nh);
 		}
 	}
 	free(last_off);
@@ -222,8 +274,8 @@ static bool make_groups(struct fab_topo *t, const uint8_t *down)
 void fab_topo_free_routes(struct fab_topo *t)
 {
 	free(t->switch_index);
-	free(t->route_off);
-	free(t->route_cnt);
+	free(t->run_first);
+	free(t->route_runs);
 	free(t->route_ports);
 	free(t->nic_group);
 	free(t->group_attach);
@@ -239,18 +291,18 @@ static int compute_routes(struct fab_topo *t, const uint8_t *down, struct fab_er
 	for (uint32_t i = 0; i < t->nnodes; i++)
 		t->switch_index[i] = t->nodes[i].kind == FAB_NODE_SWITCH ? t->nswitches++ : UINT32_MAX;
 	bool single = make_groups(t, down);
-	size_t cells = (size_t)t->nswitches * t->ngroups;
-	t->route_off = fab_xcalloc(cells ? cells : 1, sizeof *t->route_off);
-	t->route_cnt = fab_xcalloc(cells ? cells : 1, sizeof *t->route_cnt);
 	size_t cap = 1024;
 	t->route_ports = fab_xcalloc(cap, sizeof *t->route_ports);
 	t->nroute_ports = 0;
+	struct runs runs;
+	runs_init(&runs, t->nswitches);
 
 	uint32_t *dist = fab_xcalloc(t->nnodes, sizeof *dist);
 	uint32_t *queue = fab_xcalloc(t->nnodes, sizeof *queue);
 	uint32_t hops[256];
 	if (single) {
-		int rc = routes_by_switch(t, down, dist, queue, &cap, err);
+		int rc = routes_by_switch(t, down, dist, queue, &cap, &runs, err);
+		runs_finish(t, &runs);
 		free(dist);
 		free(queue);
 		return rc ? FAB_ETOPO : 0;
@@ -280,10 +332,9 @@ static int compute_routes(struct fab_topo *t, const uint8_t *down, struct fab_er
 			const struct fab_node *n = &t->nodes[s];
 			if (n->kind != FAB_NODE_SWITCH)
 				continue;
-			size_t cell = (size_t)t->switch_index[s] * t->ngroups + d; /* (a group a NIC) */
+			uint32_t si = t->switch_index[s]; /* (a group a NIC) */
 			if (dist[s] == UINT32_MAX && down) {
-				t->route_off[cell] = 0;
-				t->route_cnt[cell] = 0; /* unreachable while the links are out */
+				runs_put(&runs, si, d, 0, 0); /* unreachable while the links are out */
 				continue;
 			}
 			if (dist[s] == UINT32_MAX) {
@@ -306,43 +357,38 @@ static int compute_routes(struct fab_topo *t, const uint8_t *down, struct fab_er
 					hops[nh++] = p;
 				}
 			}
-			/* share the list with the previous destination when equal */
-			if (d > 0 && t->route_cnt[cell - 1] == nh &&
-			    !memcmp(&t->route_ports[t->route_off[cell - 1]], hops, nh * sizeof *hops)) {
-				t->route_off[cell] = t->route_off[cell - 1];
-				t->route_cnt[cell] = (uint8_t)nh;
+			/* the same ports as toward the previous destination: its run goes on */
+			const struct fab_route_run *l = &runs.last[si];
+			if (l->cnt == nh && (!nh || !memcmp(&t->route_ports[l->off], hops, nh * sizeof *hops)))
 				continue;
-			}
-			if (t->nroute_ports + nh > cap) {
-				while (t->nroute_ports + nh > cap)
-					cap *= 2;
-				t->route_ports = fab_xrealloc(t->route_ports, cap, sizeof *t->route_ports);
-			}
-			t->route_off[cell] = (uint32_t)t->nroute_ports;
-			t->route_cnt[cell] = (uint8_t)nh;
-			memcpy(&t->route_ports[t->nroute_ports], hops, nh * sizeof *hops);
-			t->nroute_ports += nh;
+			uint32_t off = 0;
+			if (nh)
+				put_hops(t, &cap, hops, nh, &off);
+			runs_put(&runs, si, d, off, nh);
 		}
 	}
+	runs_finish(t, &runs);
 	free(dist);
 	free(queue);
 	return 0;
 fail:
+	runs_finish(t, &runs);
 	free(dist);
 	free(queue);
 	return FAB_ETOPO;
 }
 
 /* Memory a topology takes, estimated before it is built: the routing
- * tables (per switch and destination group a next-hop entry and its
- * ports: 17.6 to 23 bytes measured on fat-trees of k = 40 and 48 when
- * every NIC was its own group, 20 taken; and each NIC's group, port and
- * state), the nodes, and the ports with their queues and counters in an
- * engine.  A fabric that would not fit in this machine's available memory
- * is refused, not left to die half-built. */
+ * tables (a run of groups per switch and port at most, 12 bytes, and its
+ * next-hop ports: 28 bytes a run; measured on fat-trees of k = 16 to 64, a
+ * switch has fewer runs than ports and a run 2 to 2.3 ports), each NIC's
+ * group, port and state, the nodes, and the ports with their queues and
+ * counters in an engine.  A fabric that would not fit in this machine's
+ * available memory is refused, not left to die half-built. */
 uint64_t fab_topo_estimate_bytes(uint64_t nswitches, uint64_t ngroups, uint64_t nnics, uint64_t nnodes, uint64_t nlinks)
 {
-	return 20 * nswitches * ngroups + 16 * nnics + nnodes * (sizeof(struct fab_node) + 64) + 2 * nlinks * 1024;
+	uint64_t runs = FAB_MIN(nswitches * ngroups, nswitches + 2 * nlinks);
+	return 28 * runs + 16 * nnics + nnodes * (sizeof(struct fab_node) + 64) + 2 * nlinks * 2048;
 }
 
 /* the draft's destination groups (make_groups): the switches its NICs hang
@@ -384,10 +430,10 @@ static int check_fits(const struct draft *d, struct fab_err *err)
 		 avail = fab_mem_available();
 	if (avail && need > avail / 10 * 8)
 		return fab_err_set(err, FAB_ETOPO,
-				   "topology: %llu switches, %llu NICs and %u links need about %.1f GiB (routing "
-				   "tables: a next hop per switch and destination switch), more than this machine's "
-				   "%.1f GiB available; choose a smaller fabric (fewer switches or NICs) or a machine "
-				   "with more memory",
+				   "topology: %llu switches, %llu NICs and %u links need about %.1f GiB (ports with "
+				   "their queues and counters, routing tables), more than this machine's %.1f GiB "
+				   "available; choose a smaller fabric (fewer switches or NICs) or a machine with more "
+				   "memory",
 				   (unsigned long long)sw, (unsigned long long)nics, d->nlinks,
 				   (double)need / (1 << 30), (double)avail / (1 << 30));
 	return 0;

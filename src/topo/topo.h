@@ -71,6 +71,13 @@ struct fab_tier_report {
 	fab_rate_bps up_bps;
 };
 
+/* a run of destination groups a switch reaches through the same ports */
+struct fab_route_run {
+	uint32_t g;   /* its first group */
+	uint32_t off; /* its ports: route_ports[off .. off + cnt - 1] */
+	uint32_t cnt; /* 0: unreachable (links down) */
+};
+
 struct fab_topo {
 	struct fab_node *nodes;
 	uint32_t nnodes;
@@ -82,13 +89,17 @@ struct fab_topo {
 	uint32_t nic_ports;                                  /* ports of a NIC: consecutive NIC nodes */
 	uint32_t ngpus;
 	/* routes.  NICs that hang off the same switch are reached the same way
-	 * from every other switch: they form a destination group, and the
-	 * table has a row per switch and a column per group (a fat-tree of
-	 * k-port switches: k^2/2 groups, not k^3/4 NICs).  For switch s and
-	 * destination NIC d of group g, the ECMP next-hop ports are
-	 * route_ports[route_off[...] .. + route_cnt[...]], or, at the switch
-	 * the group hangs off, d's own port.  A topology whose NICs do not all
-	 * hang off one switch has a group per NIC and no attach switch. */
+	 * from every other switch: they form a destination group (a fat-tree of
+	 * k-port switches: k^2/2 groups, not k^3/4 NICs).  A topology whose
+	 * NICs do not all hang off one switch has a group per NIC and no
+	 * attach switch.  Switch s's table is run-length coded over the groups
+	 * (consecutive groups reached through the same ports share a run):
+	 * its runs are route_runs[run_first[s] .. run_first[s + 1] - 1], a run
+	 * covers the groups from its g up to the next run's, and its ECMP
+	 * next-hop ports are route_ports[off .. off + cnt - 1]; at the switch
+	 * a group hangs off, a NIC's own port.  A fat-tree's edge switch has 3
+	 * runs, an aggregation switch k/2 + 2, a core switch k: a few cache
+	 * lines a switch, where a dense table has a row of every group. */
 	uint32_t *switch_index; /* node id -> switch index, UINT32_MAX for NICs */
 	uint32_t nswitches;
 	uint32_t ngroups;
@@ -96,8 +107,9 @@ struct fab_topo {
 	uint32_t *group_attach; /* [ngroups]: the switch index its NICs hang off, UINT32_MAX: none */
 	uint32_t *nic_port;     /* [nnics]: the attach switch's port toward the NIC */
 	uint8_t *nic_cut;       /* [nnics]: bit 0: no route to it from afar, bit 1: nor from its switch (links out) */
-	uint32_t *route_off;    /* [nswitches * ngroups] */
-	uint8_t *route_cnt;     /* [nswitches * ngroups] */
+	uint32_t *run_first;    /* [nswitches + 1] */
+	struct fab_route_run *route_runs;
+	size_t nruns;
 	uint32_t *route_ports;
 	size_t nroute_ports;
 	struct fab_tier_report tiers[4];
@@ -143,9 +155,18 @@ static inline const uint32_t *fab_topo_routes_at(const struct fab_topo *t, uint3
 		*count = !(t->nic_cut[dst_nic] & 2);
 		return &t->nic_port[dst_nic];
 	}
-	size_t i = (size_t)si * t->ngroups + g;
-	*count = t->nic_cut[dst_nic] & 1 ? 0 : t->route_cnt[i];
-	return &t->route_ports[t->route_off[i]];
+	/* the last run that starts at or before g (a switch's first run starts at 0) */
+	const struct fab_route_run *r = t->route_runs;
+	uint32_t lo = t->run_first[si], hi = t->run_first[si + 1];
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (r[mid].g <= g)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	*count = t->nic_cut[dst_nic] & 1 ? 0 : r[lo].cnt;
+	return &t->route_ports[r[lo].off];
 }
 
 /* Equal-cost next hops from switch node sw toward NIC dst. */

@@ -270,7 +270,8 @@ static void check_shortest_paths(const struct fab_topo *t, const uint8_t *down)
 
 /* the routes of a fat-tree, of spine-leaf fabrics with rails and with dual
  * ToRs, and of a fat-tree with links out, against their definition; the
- * table has a column per edge switch, not per NIC */
+ * table has a column per edge switch, not per NIC, and a run per switch
+ * port at most */
 static void test_topo_routes_are_shortest_paths(void **state)
 {
 	(void)state;
@@ -284,6 +285,18 @@ static void test_topo_routes_are_shortest_paths(void **state)
 	assert_int_equal(t->nnics, 54);
 	assert_int_equal(t->ngroups, 18); /* k^2/2 edge switches */
 	check_shortest_paths(t, NULL);
+	/* run-length coded: an edge switch has its uplinks before and after
+	 * its own group, an aggregation switch a run for each edge switch of
+	 * its pod and its uplinks around them, a core switch a run per pod */
+	uint32_t most[4] = {0, 3, 6 / 2 + 2, 6};
+	for (uint32_t i = 0; i < t->nnodes; i++) {
+		if (t->nodes[i].kind != FAB_NODE_SWITCH)
+			continue;
+		uint32_t si = t->switch_index[i], runs = t->run_first[si + 1] - t->run_first[si];
+		assert_true(runs >= 2 && runs <= most[t->nodes[i].tier]);
+		if (t->nodes[i].tier == 3)
+			assert_int_equal(runs, 6);
+	}
 	uint8_t *down = calloc(t->nports, 1);
 	for (uint32_t p = 0; p < t->nports; p += 7) /* every 7th link out, both ends */
 		down[p] = down[t->ports[p].peer] = 1;
