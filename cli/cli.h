@@ -94,6 +94,11 @@ int cli_next_opt(struct cli_common *cm, int argc, char **argv, const char *short
  * overrides; NULL after a message, with the exit status in *rc. */
 struct fab_config *cli_load(const struct cli_common *cm, int argc, char **argv, const char *cmd, int *rc);
 
+/* --estimate: the scenario (with the --set overrides) run on the flow
+ * engine and built on the packet engine, what each costs printed on
+ * stdout (fab_estimate); coll: as a collective sweep.  An exit status. */
+int cli_estimate(struct cli_common *cm, int argc, char **argv, const char *cmd, bool coll);
+
 /* a result document: a regular file of at most 512 MiB, JSON, checked as
  * diagnose checks it; NULL after a message, *rc the exit status */
 json_t *cli_load_doc(const char *path, int *rc);

@@ -39,6 +39,8 @@ static const char *usage_coll =
 	"                        timestamps, timeout: accepted; nothing to change in a simulation\n"
 	"  -J FILE               the result document (fabscope's JSON) into FILE\n"
 	"  --algo-column         a 14th column: the algorithm and protocol each size ran\n"
+	"  --estimate            run nothing: what the sweep would cost on each engine (events, CPU,\n"
+	"                        memory), from a flow-engine run of it and the packet engine built\n"
 	"  -b, --minbytes SIZE   smallest size (default 1K; K, M, G are binary, as in nccl-tests)\n"
 	"  -e, --maxbytes SIZE   largest size (default 64M)\n"
 	"  -f, --stepfactor N    multiply the size by N from row to row (default 4)\n"
@@ -176,7 +178,7 @@ static int write_coll(FILE *f, const void *run, enum fab_output what)
  * takes, and coll's own */
 struct coll_cli {
 	struct cli_common cm;
-	bool debug, algo_col;
+	bool debug, algo_col, estimate;
 	uint64_t threads; /* nccl-tests' -t */
 	const char *json_file, *gpus;
 };
@@ -198,6 +200,7 @@ static const struct option coll_opts[] = {
 	{"timeout", required_argument, NULL, 'X'},
 	{"output_file", required_argument, NULL, 'J'},
 	{"algo-column", no_argument, NULL, 'L'},
+	{"estimate", no_argument, NULL, 'Z'},
 	{"minbytes", required_argument, NULL, 'b'},
 	{"maxbytes", required_argument, NULL, 'e'},
 	{"stepfactor", required_argument, NULL, 'f'},
@@ -244,6 +247,8 @@ static int coll_parse(struct coll_cli *cc, int argc, char **argv)
 			cc->debug = true;
 		else if (c == 'L')
 			cc->algo_col = true;
+		else if (c == 'Z')
+			cc->estimate = true;
 		else if (c == 'g')
 			cc->gpus = optarg;
 		else if (c == 'T')
@@ -357,6 +362,10 @@ int cmd_coll(int argc, char **argv)
 	int rc = coll_parse(&cc, argc, argv);
 	if (rc >= 0)
 		goto out;
+	if (cc.estimate) {
+		rc = cli_estimate(&cc.cm, argc, argv, "coll", true);
+		goto out;
+	}
 	if (!(cfg = cli_load(&cc.cm, argc, argv, "coll", &rc)))
 		goto out;
 	if (!(r = fab_coll_run_new(cfg, cc.debug || cc.cm.outdir, &err))) {

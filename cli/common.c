@@ -274,3 +274,36 @@ int cli_parse_seconds(const char *s, double *out)
 	*out = v;
 	return 0;
 }
+
+int cli_estimate(struct cli_common *cm, int argc, char **argv, const char *cmd, bool coll)
+{
+	int rc = FAB_EXIT_OK;
+	struct fab_config *packet = NULL, *flow = NULL;
+	if (cm->outdir || strcmp(cm->format, "text")) {
+		fprintf(stderr, "fabscope: %s: --estimate runs nothing: it prints a table (no --out, no --format)\n",
+			cmd);
+		return FAB_EXIT_USAGE;
+	}
+	/* the same scenario on each engine: the last --set wins */
+	cm->sets[cm->nsets++] = "engine=packet";
+	if (!(packet = cli_load(cm, argc, argv, cmd, &rc)))
+		goto out;
+	cm->sets[cm->nsets - 1] = "engine=flow";
+	if (!(flow = cli_load(cm, argc, argv, cmd, &rc)))
+		goto out;
+	struct fab_estimate e;
+	struct fab_err err = {0};
+	if (fab_estimate(packet, flow, coll, &e, &err)) {
+		fprintf(stderr, "fabscope: %s: --estimate: %s\n", cmd, err.msg);
+		rc = fab_err_exit_code(err.code);
+		goto out;
+	}
+	if (fab_estimate_write(stdout, &e) || fflush(stdout)) {
+		fprintf(stderr, "fabscope: %s: --estimate: cannot write to stdout\n", cmd);
+		rc = FAB_EXIT_IO;
+	}
+out:
+	fab_config_free(packet);
+	fab_config_free(flow);
+	return rc;
+}

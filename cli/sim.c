@@ -34,6 +34,8 @@ static const char *usage_sim =
 	"  --out DIR             also write result.json, flows.csv, ports.csv, summary.txt, slowdown.csv\n"
 	"                        (and series.csv, series.jsonl) into DIR\n"
 	"  -q, --quiet           print nothing on stdout; no progress, no timing\n"
+	"  --estimate            run nothing: what the run would cost on each engine (events, CPU,\n"
+	"                        memory), from a flow-engine run of it and the packet engine built\n"
 	"  --keys                print the reference of every scenario key (Markdown)\n"
 	"  --print-scenario      print the built-in scenario\n"
 	"  --debug               the jobs' and communicators' log on stderr\n"
@@ -65,25 +67,18 @@ static double sim_done(const void *run)
 int cmd_sim(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"seed", required_argument, NULL, 's'},
-		{"engine", required_argument, NULL, 'E'},
-		{"set", required_argument, NULL, 'S'},
-		{"format", required_argument, NULL, 'F'},
-		{"out", required_argument, NULL, 'U'},
-		{"quiet", no_argument, NULL, 'q'},
-		{"keys", no_argument, NULL, 'K'},
-		{"print-scenario", no_argument, NULL, 'P'},
-		{"debug", no_argument, NULL, 'D'},
-		{"threads", required_argument, NULL, 'T'},
-		{"ranks", no_argument, NULL, 'R'},
-		{"master", required_argument, NULL, 'M'},
-		{"timeout", required_argument, NULL, 'W'},
-		{"help", no_argument, NULL, 'h'},
-		{0, 0, 0, 0},
+		{"seed", required_argument, NULL, 's'},    {"engine", required_argument, NULL, 'E'},
+		{"set", required_argument, NULL, 'S'},     {"format", required_argument, NULL, 'F'},
+		{"out", required_argument, NULL, 'U'},     {"quiet", no_argument, NULL, 'q'},
+		{"keys", no_argument, NULL, 'K'},          {"print-scenario", no_argument, NULL, 'P'},
+		{"debug", no_argument, NULL, 'D'},         {"threads", required_argument, NULL, 'T'},
+		{"ranks", no_argument, NULL, 'R'},         {"master", required_argument, NULL, 'M'},
+		{"timeout", required_argument, NULL, 'W'}, {"estimate", no_argument, NULL, 'Z'},
+		{"help", no_argument, NULL, 'h'},          {0, 0, 0, 0},
 	};
 	struct cli_common cm;
 	cli_common_init(&cm, argc);
-	bool debug = false, ranks = false;
+	bool debug = false, ranks = false, estimate = false;
 	const char *master = NULL;
 	double timeout_s = 60;
 	bool timeout_set = false;
@@ -105,6 +100,9 @@ int cmd_sim(int argc, char **argv)
 		} else if (c == 'R') {
 			ranks = true;
 			continue;
+		} else if (c == 'Z') {
+			estimate = true;
+			continue;
 		} else if (c == 'M') {
 			master = optarg;
 			continue;
@@ -123,6 +121,10 @@ int cmd_sim(int argc, char **argv)
 	}
 	if (c == CLI_OPTS_STOP)
 		goto out;
+	if (estimate) {
+		rc = cli_estimate(&cm, argc, argv, "sim", false);
+		goto out;
+	}
 	struct fab_err err = {0};
 	if (!(cfg = cli_load(&cm, argc, argv, "sim", &rc)))
 		goto out;

@@ -135,4 +135,29 @@ const char *fab_matrix_run_warning(const struct fab_matrix_run *r); /* as fab_ru
 json_t *fab_matrix_run_json(const struct fab_matrix_run *r);
 int fab_matrix_run_write(FILE *f, const struct fab_matrix_run *r, enum fab_output what);
 
+/* What a run will cost (--estimate; src/estimate.c): the scenario run on
+ * the flow engine (packet: the packet engine's configuration, built and
+ * measured, not run; flow: the same scenario with engine: flow), as sim
+ * runs it or, coll, as a collective sweep. */
+struct fab_estimate {
+	bool coll;
+	uint64_t flow_events; /* the flow engine: its run */
+	double flow_cpu_s;
+	uint64_t flow_mem_bytes;  /* resident, above what the process held before */
+	uint64_t flow_end_ps;     /* simulated time */
+	uint64_t work_bytes;      /* of flow_mem_bytes, the workload's (schedules, messages): either engine's */
+	uint64_t pkt_build_bytes; /* the packet engine: the model built */
+	double pkt_build_s;
+	uint64_t pkt_frames_bytes; /* and its frames in flight, at most */
+	uint32_t ports;
+	double data_frame_links; /* data frames x the links they cross (the flow engine's books) */
+	double ack_frame_links;  /* and the acknowledgements they draw */
+	double pkt_events, pkt_us_per_event, pkt_cpu_s;
+	uint64_t pilot_events; /* the packet engine's cost per event timed over this many (0: not timed) */
+};
+int fab_estimate(const struct fab_config *packet, const struct fab_config *flow, bool coll, struct fab_estimate *e,
+		 struct fab_err *err);
+/* a table for people */
+int fab_estimate_write(FILE *f, const struct fab_estimate *e);
+
 #endif

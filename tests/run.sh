@@ -58,6 +58,7 @@ fi
 suite probe tests/cli/probe_test.sh "probe tests (loopback)"
 bin test_physics
 suite cli tests/cli/cli_test.sh "CLI tests"
+suite estimate tests/cli/estimate_test.sh "--estimate against the runs"
 suite report tests/cli/report_test.sh "report (and in Chromium where installed)"
 bin test_collsim
 bin test_job

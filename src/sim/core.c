@@ -259,6 +259,11 @@ int fab_sim_run(struct fab_sim *s, fab_time_ps end_ps)
 	return s->ops->run(s, end_ps);
 }
 
+bool fab_sim_busy(const struct fab_sim *s)
+{
+	return sim_busy(s);
+}
+
 void fab_sim_free(struct fab_sim *s)
 {
 	if (!s)

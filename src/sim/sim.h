@@ -321,6 +321,9 @@ void fab_sim_set_ranks(struct fab_sim *s, const struct fab_sim_ranks *r);
 /* Runs until every flow is done or end_ps (0 = no limit); -1: a split
  * run's exchange failed. */
 int fab_sim_run(struct fab_sim *s, fab_time_ps end_ps);
+/* it has work left (flows not done, a workload's messages or timers): a
+ * run stopped at end_ps can go on with another fab_sim_run */
+bool fab_sim_busy(const struct fab_sim *s);
 void fab_sim_free(struct fab_sim *s);
 
 const struct fab_port_stats *fab_sim_port_stats(const struct fab_sim *s);
