@@ -143,6 +143,7 @@ static void recompute(struct flsim *s)
 	fl->cap_cq = cap_q;
 	fl->recomputes++;
 	fl->comp_qps += nq;
+	fl->last_comp = nq;
 	if (!nq)
 		return;
 	/* the problem in local indices */

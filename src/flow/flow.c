@@ -408,6 +408,16 @@ static void on_fault(struct flsim *s, const struct fab_fault *f, int what)
 	s->fl->ops->port_rate(s, b, payload_rate(s, b));
 }
 
+/* how long changes wait for the rates: flow.batch, a hold's, or, while
+ * the recomputations are large, flow.batch_large */
+static fab_time_ps batch_window(const struct flsim *s)
+{
+	const struct fl_state *fl = s->fl;
+	if (fl->last_comp >= FL_LARGE_COMPONENT)
+		return FAB_MAX(fl->batch_ps, s->c.fp.flow_batch_large_ps);
+	return fl->batch_ps;
+}
+
 static int fl_run(struct fab_sim *sim, fab_time_ps end_ps)
 {
 	struct flsim *s = (struct flsim *)sim;
@@ -418,7 +428,7 @@ static int fl_run(struct fab_sim *sim, fab_time_ps end_ps)
 		/* every change at this instant is in: new rates, once */
 		struct next_at at;
 		fab_time_ps next = next_at(s, &at);
-		if (fl->dirty.n && next > FAB_MAX(s->c.now_ps, fl->dirty.since + (fl->urgent ? 0 : fl->batch_ps))) {
+		if (fl->dirty.n && next > FAB_MAX(s->c.now_ps, fl->dirty.since + (fl->urgent ? 0 : batch_window(s)))) {
 			fl->urgent = false;
 			fl->ops->rates(s);
 			next = next_at(s, &at);

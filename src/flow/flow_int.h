@@ -160,6 +160,10 @@ struct fl_arena {
 
 struct fl_queue_ops;
 
+/* flow.batch_large applies while recomputations re-solve this many
+ * transfers at once */
+#define FL_LARGE_COMPONENT 1024u
+
 struct fl_state {
 	const struct fl_queue_ops *ops; /* its queue model (flow.queues: queue.h) */
 	struct fl_arena arena;
@@ -187,6 +191,7 @@ struct fl_state {
 	fab_time_ps sample_at; /* the time series' next rows (FAB_TIME_NEVER: none) */
 	size_t cap_cp, cap_cq, cap_ci;
 	uint64_t recomputes, comp_qps;
+	uint32_t last_comp; /* transfers the last recomputation re-solved (flow.queues fair) */
 	/* flow.queues: fifo and dcqcn (fifo.c and the fifo_*.c) */
 	bool cc;       /* flow.queues: dcqcn, where DCQCN runs (fab_flow_runs_dcqcn) */
 	bool *cc_done; /* its NIC shares' scratch */

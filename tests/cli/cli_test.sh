@@ -317,6 +317,19 @@ run readme-coll-sample 0 "$F" coll -b 1K -e 64M -f 16 --algo-column && {
 	[ -s "$tmp/readme-rows" ] && cmp -s "$tmp/readme-rows" "$tmp/prog-rows" && ok readme-coll-sample ||
 		bad "readme-coll-sample: README.md's sample differs from the output: $(diff "$tmp/readme-rows" "$tmp/prog-rows" | head -5)"; }
 
+# flow.batch_large: a halving-doubling AllReduce on 256 GPUs re-solves
+# components of hundreds to thousands of transfers; with the window (the
+# default) it solves fewer times, and its time stays within 1%
+for b in 0 1us; do
+	run "batch-large-$b" 0 "$F" coll bench/compare-256.yaml -a rhd -b 4M -e 4M --engine flow \
+		--set flow.batch_large=$b -J "$tmp/bl$b.json" || continue
+	eval "us_$b=\$(awk '\$1 == 4194304 { print \$6 }' \"\$tmp/out\")"
+	eval "rc_$b=\$(sed -n 's/.*\"recomputes\": *\([0-9]*\).*/\1/p' \"\$tmp/bl$b.json\" | head -1)"
+done
+awk -v a="$us_0" -v b="$us_1us" -v ra="$rc_0" -v rb="$rc_1us" 'BEGIN { exit !(a > 0 && b / a - 1 < 0.01 && a / b - 1 < 0.01 && rb < 0.85 * ra) }' &&
+	ok "batch-large ($us_0 us in $rc_0 recomputations, $us_1us us in $rc_1us)" ||
+	bad "batch-large: $us_0 us in $rc_0 recomputations without the window, $us_1us us in $rc_1us with it"
+
 # the key reference in doc/scenario.md is the one the program prints
 run keys 0 "$F" sim --keys
 if [ -f doc/scenario.md ] && awk 'NR==FNR{want=want $0 "\n"; next} {have=have $0 "\n"} END{exit index(have, want) ? 0 : 1}' "$tmp/out" doc/scenario.md; then
