@@ -24,12 +24,9 @@ struct fl_msg {
 /* (what a change of rate or a token crossing its path reads, in the first
  * 64 bytes) */
 struct fl_qp {
+	/* what a recomputation reads of every transfer in the component: the
+	 * first cache line */
 	uint32_t *path, *pos; /* egress ports; index in each port's list (fifo: NULL until fl_rates_of) */
-	double *fh;           /* flow.queues fifo, per forward hop: rate in, rate of its bytes
-			       * now leaving, rate last sent on (3 x nfwd; unused at the last hop,
-			       * which keeps only sums), then per hop when the last change sent
-			       * to it is due (nfwd; in pos's allocation) */
-	struct fl_cc *cc;     /* flow.queues dcqcn: its congestion control (NULL until it sends) */
 	double rem, rate;     /* payload bytes left of the head message; bytes per ps */
 	fab_time_ps t_last;   /* rem is as of then */
 	uint8_t npath, nfwd;  /* path[0 .. nfwd): data; path[nfwd .. npath): its ACKs */
@@ -37,7 +34,15 @@ struct fl_qp {
 	bool acks_wait : 1; /* its ACKs have the data's priority (fabric.control_priority): they wait in its queues */
 	bool fluid_cc : 1;  /* its transport's queue pairs run the fluid DCQCN (flow.queues dcqcn) */
 	bool flow_msgs : 1; /* its messages are a flow's (a workload's have none) */
-	uint32_t qh, qn, qcap; /* FIFO: q[qh .. qn) (FL_Q_FIRST long: the arena's; longer: the heap's) */
+	uint32_t stamp;     /* component search */
+	uint32_t local;     /* index in the component */
+	uint32_t qh;        /* FIFO: q[qh .. qn) (FL_Q_FIRST long: the arena's; longer: the heap's) */
+	double *fh;         /* flow.queues fifo, per forward hop: rate in, rate of its bytes
+			     * now leaving, rate last sent on (3 x nfwd; unused at the last hop,
+			     * which keeps only sums), then per hop when the last change sent
+			     * to it is due (nfwd; in pos's allocation) */
+	struct fl_cc *cc;   /* flow.queues dcqcn: its congestion control (NULL until it sends) */
+	uint32_t qn, qcap;
 	struct fl_msg *q;
 	fab_time_ps tail_ps; /* last byte leaves the source -> reaches the destination */
 	fab_time_ps ack_ps;  /* and its ACK back */
@@ -46,8 +51,6 @@ struct fl_qp {
 	uint32_t behind;     /* transfers its NIC serves after it */
 	uint32_t crowd;      /* the most transfers its NIC has had while it was active */
 	double nic_sum;      /* the rate of the transfers in its NIC's round robin */
-	uint32_t stamp;      /* component search */
-	uint32_t local;      /* index in the component */
 	double sent;         /* payload bytes of its whole messages that have left its NIC (fl_books) */
 	double series_mark;  /* fabric.series_interval, fair shares: its bytes sent as of the last sample */
 };
@@ -91,7 +94,7 @@ struct fl_port {
 	double ack_load; /* ACKs of transfers that cross it, bytes per ps */
 	uint32_t stamp, local;
 	bool dirty;
-};
+} __attribute__((aligned(64))); /* one cache line a port */
 
 /* a port as the flow engine keeps it: the rate it runs at now (faults
  * change it) and the counters it reports */
