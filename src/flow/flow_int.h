@@ -165,7 +165,7 @@ struct fl_queue_ops;
 
 /* flow.batch_large applies while recomputations re-solve this many
  * transfers at once */
-#define FL_LARGE_COMPONENT 1024u
+#define FL_LARGE_COMPONENT 256u
 
 struct fl_state {
 	const struct fl_queue_ops *ops; /* its queue model (flow.queues: queue.h) */

@@ -95,7 +95,7 @@ static const struct fab_key_def core_keys[] = {
 	 "where many small transfers overlap (doc/flow.md)"},
 	{"flow.batch_large", K_TIME, OFF(fabric.flow_batch_large_ps), "1us", 0, 1e9, NULL,
 	 "flow engine, flow.queues fair: flow.batch's window while the last recomputation re-solved "
-	 "1,024 transfers or more at once (a collective's steps across a large fabric; 0 = none); "
+	 "256 transfers or more at once (a collective's steps, an all-to-all, across a large fabric; 0 = none); "
 	 "smaller problems are solved at every instant (doc/flow.md)"},
 	/* fabric */
 	{"fabric.transport", K_ENUM, OFF(fabric.transport), "roce", 0, 0,
