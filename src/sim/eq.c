@@ -3,7 +3,8 @@
  * and a delay line.
  *
  * A 4-ary heap halves the depth of a binary one and keeps the four children
- * of a node in two cache lines; sifting moves a hole instead of swapping.
+ * of a node in two cache lines (the root 3 slots into an aligned block);
+ * sifting moves a hole instead of swapping.
  * Events due more than FAR_PS after the last one taken go to a second heap:
  * retransmission timers (one per queue pair, most of them never due: the
  * queue pair finishes first) would otherwise make most of one large heap,
@@ -12,6 +13,7 @@
  * line's delay after the last one taken skip both (eq.h).
  * Hot: every simulated packet hop passes through push and pop twice.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,11 +23,29 @@
 /* far: beyond the DCQCN and pacing timers, short of retransmission timers */
 #define FAR_PS (200 * FAB_PS_PER_US)
 
+#define HEAP_PAD 3 /* slots before the root: each node's children start a 128-byte block */
+
+/* room for cap events, the old ones kept */
+static void heap_alloc(struct fab_heap *h, size_t cap)
+{
+	void *m = NULL;
+	if (posix_memalign(&m, 128, (cap + HEAP_PAD) * sizeof *h->ev)) {
+		fputs("fabscope: out of memory\n", stderr);
+		abort();
+	}
+	struct fab_ev *mem = m;
+	if (h->len)
+		memcpy(mem + HEAP_PAD, h->ev, h->len * sizeof *h->ev);
+	free(h->mem);
+	h->mem = mem;
+	h->ev = mem + HEAP_PAD;
+	h->cap = cap;
+}
+
 static void heap_init(struct fab_heap *h)
 {
-	h->cap = 1024;
-	h->len = 0;
-	h->ev = fab_xcalloc(h->cap, sizeof *h->ev);
+	memset(h, 0, sizeof *h);
+	heap_alloc(h, 1024);
 }
 
 void fab_eq_init(struct fab_eq *q)
@@ -41,20 +61,18 @@ void fab_eq_init(struct fab_eq *q)
 
 void fab_eq_free(struct fab_eq *q)
 {
-	free(q->near.ev);
-	free(q->far.ev);
+	free(q->near.mem);
+	free(q->far.mem);
 	free(q->line.v);
 	memset(&q->line, 0, sizeof q->line);
-	q->near.ev = q->far.ev = NULL;
+	q->near.ev = q->far.ev = q->near.mem = q->far.mem = NULL;
 	q->near.len = q->near.cap = q->far.len = q->far.cap = 0;
 }
 
 static void heap_push(struct fab_heap *h, const struct fab_ev *ev)
 {
-	if (h->len == h->cap) {
-		h->cap *= 2;
-		h->ev = fab_xrealloc(h->ev, h->cap, sizeof *h->ev);
-	}
+	if (h->len == h->cap)
+		heap_alloc(h, 2 * h->cap);
 	size_t i = h->len++;
 	__uint128_t key = fab_ev_key(ev);
 	while (i > 0) {

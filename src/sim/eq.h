@@ -37,9 +37,12 @@ struct fab_ev {
 	uint32_t arg;  /* engine-defined argument (priority, generation) */
 };
 
+/* ev[0] is the root; the four children of ev[i] are ev[4i + 1 .. 4i + 4],
+ * placed (3 slots into a 128-byte aligned block) on two cache lines */
 struct fab_heap {
 	struct fab_ev *ev;
 	size_t len, cap;
+	struct fab_ev *mem; /* the block: ev - 3 */
 };
 
 /* events due `delay` after the one that scheduled them, first due first:
