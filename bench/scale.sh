@@ -6,7 +6,8 @@
 # three tiers); `coll --engine flow` with algorithm auto at 1 MiB, 64 MiB
 # and 1 GiB, each size its own command: the row's time, what auto chose,
 # CPU (user + system), peak memory and events per second; then the
-# training steps of examples/training-scale (16,384 GPUs).
+# training steps of examples/training-scale (16,384 GPUs; with SCALE_131K=1
+# the 131,072-GPU one too, about 6.5 minutes).
 F=${1:-./build/fabscope}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -34,7 +35,9 @@ for p in $plans; do
 done
 # training steps at scale (examples/training-scale), flow engine
 echo "training steps on planned fabrics, flow engine:"
-for f in gpt3-16k llama-16k; do
+steps="gpt3-16k llama-16k"
+[ -n "$SCALE_131K" ] && steps="$steps gpt3-131k"
+for f in $steps; do
 	/usr/bin/time -f "%U %S %M" "$F" sim "examples/training-scale/$f.yaml" >"$tmp/out" 2>"$tmp/err" ||
 		{ cat "$tmp/err"; exit 1; }
 	set -- $(tail -1 "$tmp/err")
