@@ -362,6 +362,11 @@ int cmd_coll(int argc, char **argv)
 	int rc = coll_parse(&cc, argc, argv);
 	if (rc >= 0)
 		goto out;
+	if (cc.estimate && cc.json_file) {
+		fprintf(stderr, "fabscope: coll: --estimate runs nothing: it writes no -J file\n");
+		rc = FAB_EXIT_USAGE;
+		goto out;
+	}
 	if (cc.estimate) {
 		rc = cli_estimate(&cc.cm, argc, argv, "coll", true);
 		goto out;

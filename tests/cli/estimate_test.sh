@@ -56,5 +56,6 @@ run engine-flow 0 "$F" coll -b 1M -e 16M --estimate --engine flow &&
 run estimate-out 2 "$F" sim --estimate --out "$tmp/o" && { has "$tmp/err" "--estimate runs nothing" && [ ! -e "$tmp/o" ] &&
 	ok estimate-out || bad "estimate-out: $(cat "$tmp/err")"; }
 run estimate-json 2 "$F" coll --estimate --format json && ok estimate-json
+run estimate-J 2 "$F" coll --estimate -J "$tmp/j.json" && { [ ! -e "$tmp/j.json" ] && ok estimate-J || bad "estimate-J: wrote $tmp/j.json"; }
 echo "estimate: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
