@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <unistd.h>
 
 #include "run.h"
 #include "sim/transports.h"
@@ -28,14 +27,9 @@
 static uint64_t resident(void)
 {
 	malloc_trim(0);
-	unsigned long long size = 0, pages = 0;
-	FILE *f = fopen("/proc/self/statm", "r");
-	if (f) {
-		if (fscanf(f, "%llu %llu", &size, &pages) != 2)
-			pages = 0;
-		fclose(f);
-	}
-	return (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t mapped, rss;
+	fab_mem_self(&mapped, &rss);
+	return rss;
 }
 
 /* the most resident bytes so far */

@@ -76,6 +76,9 @@ uint64_t fab_mem_available(void);
  * and their ancestors, under v2root (cgroup v2) and v1root (v1's memory
  * controller); UINT64_MAX where none sets a limit. */
 uint64_t fab_mem_cgroup_headroom(const char *proc_cgroup, const char *v2root, const char *v1root);
+/* This process's mapped and resident bytes now (/proc/self/statm); 0 and
+ * 0 where it cannot tell. */
+void fab_mem_self(uint64_t *mapped, uint64_t *resident);
 
 /* Units as people write them.  Each returns 0 or FAB_EINVAL and writes a
  * reason ("expected a rate such as 400Gbps") into why (size why_len). */

@@ -103,6 +103,20 @@ uint64_t fab_mem_cgroup_headroom(const char *proc_cgroup, const char *v2root, co
 	return least;
 }
 
+void fab_mem_self(uint64_t *mapped, uint64_t *resident)
+{
+	unsigned long long size = 0, rss = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (f) {
+		if (fscanf(f, "%llu %llu", &size, &rss) != 2)
+			size = rss = 0;
+		fclose(f);
+	}
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	*mapped = (uint64_t)size * page;
+	*resident = (uint64_t)rss * page;
+}
+
 /* what the address-space limit (ulimit -v) leaves beyond what the process
  * has mapped already; UINT64_MAX: no limit */
 static uint64_t rlimit_headroom(void)
@@ -110,14 +124,8 @@ static uint64_t rlimit_headroom(void)
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_AS, &rl) || rl.rlim_cur == RLIM_INFINITY)
 		return UINT64_MAX;
-	unsigned long long pages = 0;
-	FILE *f = fopen("/proc/self/statm", "r");
-	if (f) {
-		if (fscanf(f, "%llu", &pages) != 1)
-			pages = 0;
-		fclose(f);
-	}
-	uint64_t mapped = (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t mapped, resident;
+	fab_mem_self(&mapped, &resident);
 	return (uint64_t)rl.rlim_cur > mapped ? (uint64_t)rl.rlim_cur - mapped : 1;
 }
 
