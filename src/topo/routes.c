@@ -127,6 +127,21 @@ static void runs_put(struct runs *b, uint32_t si, uint32_t g, uint32_t off, uint
 	b->sw[b->n++] = si;
 }
 
+/* switch si reaches group g through hops[0 .. nh): the same ports as
+ * toward the group before (upper tiers reach a whole pod the same way),
+ * its run goes on; else a run starts, its ports stored */
+static void runs_hops(struct fab_topo *t, struct runs *b, uint32_t si, uint32_t g, const uint32_t *hops, uint32_t nh,
+		      size_t *cap)
+{
+	const struct fab_route_run *l = &b->last[si];
+	if (l->cnt == nh && (!nh || !memcmp(&t->route_ports[l->off], hops, nh * sizeof *hops)))
+		return;
+	uint32_t off = 0;
+	if (nh)
+		put_hops(t, cap, hops, nh, &off);
+	runs_put(b, si, g, off, nh);
+}
+
 static void runs_finish(struct fab_topo *t, struct runs *b)
 {
 	t->run_first = fab_xcalloc((size_t)t->nswitches + 1, sizeof *t->run_first);
@@ -155,9 +170,7 @@ static int routes_by_switch(struct fab_topo *t, const uint8_t *down, uint32_t *d
 			    struct runs *runs, struct fab_err *err)
 {
 	uint32_t hops[256];
-	uint32_t *last_off = fab_xcalloc(t->nnodes, sizeof *last_off),
-		 *last_cnt = fab_xcalloc(t->nnodes, sizeof *last_cnt),
-		 *some_nic = fab_xcalloc(t->ngroups, sizeof *some_nic),
+	uint32_t *some_nic = fab_xcalloc(t->ngroups, sizeof *some_nic),
 		 *sws = fab_xcalloc(t->nswitches ? t->nswitches : 1, sizeof *sws); /* switch index -> node */
 	for (uint32_t d = t->nnics; d-- > 0;)
 		some_nic[t->nic_group[d]] = d;
@@ -189,7 +202,7 @@ static int routes_by_switch(struct fab_topo *t, const uint8_t *down, uint32_t *d
 				runs_put(runs, si, g, 0, 0);
 				continue;
 			}
-			uint32_t nh = 0, off = 0;
+			uint32_t nh = 0;
 			if (dist[s] == UINT32_MAX && !down) {
 				rc = fab_err_set(err, FAB_ETOPO,
 						 "topology: %s cannot reach %s: the graph is not connected", n->name,
@@ -208,19 +221,9 @@ static int routes_by_switch(struct fab_topo *t, const uint8_t *down, uint32_t *d
 				}
 				hops[nh++] = p;
 			}
-			/* the same list as toward the previous group (upper tiers
-			 * reach a whole pod the same way): shared */
-			if (nh && last_cnt[s] == nh && !memcmp(&t->route_ports[last_off[s]], hops, nh * sizeof *hops))
-				off = last_off[s];
-			else if (nh)
-				put_hops(t, cap, hops, nh, &off);
-			last_off[s] = off;
-			last_cnt[s] = nh;
-			runs_put(runs, si, g, off, nh);
+			runs_hops(t, runs, si, g, hops, nh, cap);
 		}
 	}
-	free(last_off);
-	free(last_cnt);
 	free(some_nic);
 	free(sws);
 	return rc;
@@ -357,14 +360,7 @@ static int compute_routes(struct fab_topo *t, const uint8_t *down, struct fab_er
 					hops[nh++] = p;
 				}
 			}
-			/* the same ports as toward the previous destination: its run goes on */
-			const struct fab_route_run *l = &runs.last[si];
-			if (l->cnt == nh && (!nh || !memcmp(&t->route_ports[l->off], hops, nh * sizeof *hops)))
-				continue;
-			uint32_t off = 0;
-			if (nh)
-				put_hops(t, &cap, hops, nh, &off);
-			runs_put(&runs, si, d, off, nh);
+			runs_hops(t, &runs, si, d, hops, nh, &cap);
 		}
 	}
 	runs_finish(t, &runs);
