@@ -225,6 +225,11 @@ json_t *fab_jobs_json(const struct fab_job *jobs, uint32_t n)
 			json_object_set_new(m, "pp_bytes", json_integer((json_int_t)v->pp_bytes));
 			json_object_set_new(m, "a2a_bytes", json_integer((json_int_t)v->a2a_bytes));
 			json_object_set_new(m, "a2a_collectives", json_integer(v->a2a_collectives));
+			if (v->ep) {
+				json_object_set_new(m, "expert_parallel", json_integer(v->ep));
+				json_object_set_new(m, "expert_gradient_bytes",
+						    json_integer((json_int_t)v->expert_grad_bytes));
+			}
 			json_object_set_new(o, "model", m);
 		}
 		json_array_append_new(arr, o);

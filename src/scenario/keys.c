@@ -401,8 +401,11 @@ static struct fab_key_def job_keys[] = {
 	{"model.efficiency", K_DOUBLE, JOFF(model.efficiency), "0.5", 1e-3, 1, NULL,
 	 "fraction of the peak the kernels reach (model FLOPs utilisation without communication)"},
 	{"model.experts", K_U32, JOFF(model.experts), "0", 0, 1e5, NULL,
-	 "mixture of experts: experts in every layer, spread over the data-parallel group (0: dense)"},
+	 "mixture of experts: experts in every layer, shared out over expert-parallel groups (0: dense)"},
 	{"model.top_k", K_U32, JOFF(model.top_k), "2", 1, 1e5, NULL, "experts each token goes to"},
+	{"model.ep", K_U32, JOFF(model.ep), "0", 0, 1e6, NULL,
+	 "expert parallelism: consecutive data-parallel replicas that share out the experts and exchange tokens "
+	 "(a divisor of dp, at most the experts; 0: the largest such up to the experts)"},
 	{"channels", K_U32, JOFF(channels), "0", 0, 32, NULL, "channels of the data-parallel communicators"},
 	{"qps_per_connection", K_U32, JOFF(qps_per_conn), "1", 1, 64, NULL, "queue pairs per connection"},
 	{"start", K_TIME, JOFF(start_ps), "0", 0, 1e15, NULL, "when the first iteration starts"},

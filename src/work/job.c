@@ -16,51 +16,22 @@
 #include <string.h>
 
 #include "../base/rng.h"
-#include "job.h"
+#include "job_int.h"
 #include "sweep.h"
 
-/* a pass: forward or backward of micro-batch m through model chunk c */
-struct pass {
-	uint32_t m;
-	uint16_t c;
-	uint8_t bwd;
-};
-
-struct fab_job_worker {
-	struct fab_job *job;
-	uint32_t s, d;
-	bool done;
-	struct pass *ops; /* the schedule's passes, in order */
-	uint32_t nops, pc;
-	uint32_t k;                     /* compute chunk within the pass */
-	bool waiting;                   /* for activations (forward) or gradients (backward) */
-	double slow;                    /* compute takes this many times as long (a straggler) */
-	uint32_t *act_have, *grad_have; /* [v * M]: messages arrived per chunk and micro-batch */
-};
-
-static struct fab_job_worker *worker(struct fab_job *j, uint32_t s, uint32_t d)
-{
-	return &j->wk[s * j->dp + d];
-}
-
-static uint32_t rank_of(const struct fab_job *j, uint32_t s, uint32_t d, uint32_t x)
-{
-	return (s * j->dp + d) * j->tp + x;
-}
-
-static void op_begin(struct fab_job *j)
+void jb_op_begin(struct fab_job *j)
 {
 	if (j->active_ops++ == 0)
 		j->comm_since = fab_sim_now(j->w->sim);
 }
 
-static void op_end(struct fab_job *j)
+void jb_op_end(struct fab_job *j)
 {
 	if (--j->active_ops == 0)
 		j->comm_acc += fab_sim_now(j->w->sim) - j->comm_since;
 }
 
-static void fail(struct fab_job *j)
+void jb_fail(struct fab_job *j)
 {
 	j->rc = j->err.code ? j->err.code : FAB_EINTERNAL;
 	if (!j->finished) {
@@ -71,7 +42,7 @@ static void fail(struct fab_job *j)
 
 static void start_iteration(struct fab_job *j);
 
-static void maybe_end_iteration(struct fab_job *j)
+void jb_maybe_end_iteration(struct fab_job *j)
 {
 	if (j->workers_done < j->pp * j->dp || j->dp_pending)
 		return;
@@ -120,12 +91,12 @@ static void dp_done(void *ctx, const struct fab_op_result *r)
 	struct fab_comm *c = ctx;
 	struct fab_job *j = c->user;
 	uint32_t idx = (uint32_t)(c - j->dp_comm), s = idx / j->tp, x = idx % j->tp;
-	op_end(j);
+	jb_op_end(j);
 	j->dp_busy[idx] = false;
 	j->dp_next[idx]++;
 	j->dp_pending--;
 	dp_start(j, s, x);
-	maybe_end_iteration(j);
+	jb_maybe_end_iteration(j);
 }
 
 static void dp_start(struct fab_job *j, uint32_t s, uint32_t x)
@@ -136,9 +107,9 @@ static void dp_start(struct fab_job *j, uint32_t s, uint32_t x)
 	uint64_t bytes = j->spec.grad_bytes / j->spec.buckets + (b < j->spec.grad_bytes % j->spec.buckets ? 1 : 0);
 	struct fab_coll_req req = {FAB_OP_ALLREDUCE, j->spec.algo, FAB_MAX(bytes / 4, 1), 4, 0};
 	j->dp_busy[idx] = true;
-	op_begin(j);
+	jb_op_begin(j);
 	if (fab_comm_start(&j->dp_comm[idx], &req, dp_done, &j->dp_comm[idx], &j->err))
-		fail(j);
+		jb_fail(j);
 }
 
 static void bucket_produced(struct fab_job *j, uint32_t s, uint32_t b)
@@ -147,6 +118,8 @@ static void bucket_produced(struct fab_job *j, uint32_t s, uint32_t b)
 		return;
 	for (uint32_t x = 0; x < j->tp; x++)
 		dp_start(j, s, x);
+	if (b + 1 == j->spec.buckets)
+		jb_moe_grads(j, s);
 }
 
 /* ---- pipeline transfers ---- */
@@ -315,11 +288,11 @@ static void pass_done(struct fab_job_worker *wk)
 	if (!j->spec.overlap)
 		for (uint32_t b = 0; b < j->spec.buckets; b++)
 			bucket_produced(j, wk->s, b);
-	maybe_end_iteration(j);
+	jb_maybe_end_iteration(j);
 }
 
 /* the chunk and its collectives are done */
-static void chunk_finished(struct fab_job_worker *wk)
+void jb_chunk_finished(struct fab_job_worker *wk)
 {
 	struct fab_job *j = wk->job;
 	if (wk->ops[wk->pc].bwd && wk->pc + 1 == wk->nops && j->spec.overlap)
@@ -330,52 +303,20 @@ static void chunk_finished(struct fab_job_worker *wk)
 		pass_done(wk);
 }
 
-static void a2a_done(void *ctx, const struct fab_op_result *r)
-{
-	(void)r;
-	struct fab_comm *c = ctx;
-	struct fab_job *j = c->user;
-	uint32_t s = (uint32_t)(c - j->ep_comm) / j->tp;
-	op_end(j);
-	if (--j->a2a_left[s])
-		return;
-	for (uint32_t d = 0; d < j->dp; d++)
-		chunk_finished(worker(j, s, d));
-}
-
-/* a MoE all-to-all needs every replica of the stage: the last to arrive
- * starts one per tensor index, and all go on when all are done */
-static void a2a_arrive(struct fab_job_worker *wk)
-{
-	struct fab_job *j = wk->job;
-	if (++j->a2a_arrived[wk->s] < j->dp)
-		return;
-	j->a2a_arrived[wk->s] = 0;
-	j->a2a_left[wk->s] = j->tp;
-	uint64_t count = FAB_MAX(j->vol.a2a_bytes / 4 / j->dp, 1) * j->dp;
-	for (uint32_t x = 0; x < j->tp; x++) {
-		struct fab_comm *c = &j->ep_comm[wk->s * j->tp + x];
-		struct fab_coll_req req = {FAB_OP_ALLTOALL, FAB_ALGO_AUTO, count, 4, 0};
-		op_begin(j);
-		if (fab_comm_start(c, &req, a2a_done, c, &j->err))
-			fail(j);
-	}
-}
-
 static void after_tp(struct fab_job_worker *wk)
 {
 	const struct pass *p = &wk->ops[wk->pc];
 	if (!p->bwd && wk->k < a2a_colls(wk->job, p->c))
-		a2a_arrive(wk);
+		jb_a2a_arrive(wk);
 	else
-		chunk_finished(wk);
+		jb_chunk_finished(wk);
 }
 
 static void tp_done(void *ctx, const struct fab_op_result *r)
 {
 	(void)r;
 	struct fab_job_worker *wk = ctx;
-	op_end(wk->job);
+	jb_op_end(wk->job);
 	after_tp(wk);
 }
 
@@ -388,9 +329,9 @@ static void chunk_done(void *obj, uint32_t unused)
 	if (!p->bwd && wk->k < tp_colls(j, p->c)) {
 		/* the chunk's tensor-parallel all-reduce blocks the group */
 		struct fab_coll_req req = {FAB_OP_ALLREDUCE, FAB_ALGO_AUTO, FAB_MAX(j->spec.tp_bytes / 4, 1), 4, 0};
-		op_begin(j);
+		jb_op_begin(j);
 		if (fab_comm_start(&j->tp_comm[wk->s * j->dp + wk->d], &req, tp_done, wk, &j->err))
-			fail(j);
+			jb_fail(j);
 		return;
 	}
 	after_tp(wk);
@@ -418,7 +359,7 @@ static void start_iteration(struct fab_job *j)
 	if (j->active_ops)
 		j->comm_since = j->iter_start;
 	j->workers_done = 0;
-	j->dp_pending = j->pp * j->tp * j->spec.buckets;
+	j->dp_pending = j->pp * j->tp * j->spec.buckets + jb_moe_reductions(j);
 	memset(j->bucket_ready, 0, (size_t)j->pp * j->spec.buckets * sizeof *j->bucket_ready);
 	memset(j->dp_next, 0, (size_t)j->pp * j->tp * sizeof *j->dp_next);
 	for (uint32_t i = 0; i < j->pp * j->dp; i++) {
@@ -463,23 +404,24 @@ int fab_job_place(const struct fab_topo *t, const struct fab_job_spec *spec, uin
 	return 0;
 }
 
-/* One communicator per stage and tensor index over the data-parallel
- * replicas ([pp * tp], named job.TAGs.x): the gradients' (dp) and the MoE
- * all-to-alls' (ep).  NULL and err when one cannot be built (those built
- * are freed). */
-static struct fab_comm *group_comms(struct fab_job *j, struct fab_work *w, const char *tag, struct fab_err *err)
+struct fab_comm *jb_group_comms(struct fab_job *j, struct fab_work *w, const char *tag, uint32_t size, uint32_t groups,
+				uint32_t istride, uint32_t gstride, struct fab_err *err)
 {
 	const struct fab_job_spec *spec = &j->spec;
-	struct fab_comm *cs = fab_xcalloc((size_t)j->pp * j->tp, sizeof *cs);
-	uint32_t *g = fab_xcalloc(j->dp, sizeof *g);
+	uint32_t n = j->pp * groups * j->tp;
+	struct fab_comm *cs = fab_xcalloc(n, sizeof *cs);
+	uint32_t *g = fab_xcalloc(size, sizeof *g);
 	char name[64];
-	for (uint32_t i = 0; i < j->pp * j->tp; i++) {
-		uint32_t s = i / j->tp, x = i % j->tp;
-		for (uint32_t d = 0; d < j->dp; d++)
-			g[d] = j->gpu[rank_of(j, s, d, x)];
-		snprintf(name, sizeof name, "%s.%s%u.%u", spec->name, tag, s, x);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t s = i / j->tp / groups, grp = i / j->tp % groups, x = i % j->tp;
+		for (uint32_t r = 0; r < size; r++)
+			g[r] = j->gpu[rank_of(j, s, grp * gstride + r * istride, x)];
+		if (groups > 1)
+			snprintf(name, sizeof name, "%s.%s%u.%u.%u", spec->name, tag, s, grp, x);
+		else
+			snprintf(name, sizeof name, "%s.%s%u.%u", spec->name, tag, s, x);
 		struct fab_comm_params cp = {name,
-					     j->dp,
+					     size,
 					     g,
 					     spec->ring_order,
 					     spec->channels,
@@ -488,7 +430,7 @@ static struct fab_comm *group_comms(struct fab_job *j, struct fab_work *w, const
 					     0,
 					     spec->qps_per_conn,
 					     spec->transport,
-					     j->pp * j->tp};
+					     n};
 		if (fab_comm_init(&cs[i], w, &cp, err)) {
 			for (uint32_t k = 0; k <= i; k++)
 				fab_comm_free(&cs[k]);
@@ -500,6 +442,19 @@ static struct fab_comm *group_comms(struct fab_job *j, struct fab_work *w, const
 	}
 	free(g);
 	return cs;
+}
+
+int jb_check_algo(const struct fab_job *j, const struct fab_comm *cs, uint32_t n, struct fab_err *err)
+{
+	for (uint32_t i = 0; j->spec.algo != FAB_ALGO_AUTO && i < n; i++) {
+		char why[160];
+		if (!fab_coll_supported(FAB_OP_ALLREDUCE, j->spec.algo, cs[i].nranks, cs[i].ranks_per_server, why,
+					sizeof why))
+			return fab_err_set(err, FAB_EINVAL, "algo: %s", why);
+		if (fab_comm_algo_available(&cs[i], j->spec.algo, err))
+			return err->code;
+	}
+	return 0;
 }
 
 int fab_job_init(struct fab_job *j, struct fab_work *w, const struct fab_job_spec *spec, const uint32_t *gpus,
@@ -567,18 +522,10 @@ int fab_job_init(struct fab_job *j, struct fab_work *w, const struct fab_job_spe
 	j->dp_busy = fab_xcalloc((size_t)j->pp * j->tp, sizeof *j->dp_busy);
 	uint32_t *g = fab_xcalloc(FAB_MAX(j->dp, j->tp), sizeof *g);
 	char name[64];
-	if (!(j->dp_comm = group_comms(j, w, "dp", err)))
+	if (!(j->dp_comm = jb_group_comms(j, w, "dp", j->dp, 1, 1, 0, err)))
 		goto fail;
-	for (uint32_t i = 0; spec->algo != FAB_ALGO_AUTO && i < j->pp * j->tp; i++) {
-		char why[160];
-		if (!fab_coll_supported(FAB_OP_ALLREDUCE, spec->algo, j->dp, j->dp_comm[i].ranks_per_server, why,
-					sizeof why)) {
-			fab_err_set(err, FAB_EINVAL, "algo: %s", why);
-			goto fail;
-		}
-		if (fab_comm_algo_available(&j->dp_comm[i], spec->algo, err))
-			goto fail;
-	}
+	if (jb_check_algo(j, j->dp_comm, j->pp * j->tp, err))
+		goto fail;
 	if (j->tp > 1) {
 		j->tp_comm = fab_xcalloc((size_t)j->pp * j->dp, sizeof *j->tp_comm);
 		for (uint32_t s = 0; s < j->pp; s++)
@@ -601,13 +548,8 @@ int fab_job_init(struct fab_job *j, struct fab_work *w, const struct fab_job_spe
 					goto fail;
 			}
 	}
-	if (j->vol.a2a_collectives) {
-		/* MoE: the experts' all-to-alls, over the same groups as the gradients */
-		j->a2a_arrived = fab_xcalloc(j->pp, sizeof *j->a2a_arrived);
-		j->a2a_left = fab_xcalloc(j->pp, sizeof *j->a2a_left);
-		if (!(j->ep_comm = group_comms(j, w, "ep", err)))
-			goto fail;
-	}
+	if (jb_moe_init(j, w, err))
+		goto fail;
 	if (j->pp > 1) {
 		/* boundaries s -> s + 1, and pp - 1 -> 0 when chunks wrap round */
 		uint32_t nb = j->v > 1 ? j->pp : j->pp - 1;
@@ -647,11 +589,7 @@ void fab_job_free(struct fab_job *j)
 		fab_comm_free(&j->dp_comm[i]);
 	for (uint32_t i = 0; j->tp_comm && i < j->pp * j->dp; i++)
 		fab_comm_free(&j->tp_comm[i]);
-	for (uint32_t i = 0; j->ep_comm && i < j->pp * j->tp; i++)
-		fab_comm_free(&j->ep_comm[i]);
-	free(j->ep_comm);
-	free(j->a2a_arrived);
-	free(j->a2a_left);
+	jb_moe_free(j);
 	for (uint32_t i = 0; j->wk && i < j->pp * j->dp; i++) {
 		free(j->wk[i].act_have);
 		free(j->wk[i].grad_have);

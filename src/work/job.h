@@ -73,14 +73,16 @@ struct fab_job {
 	uint32_t v; /* model chunks per stage */
 	bool has_model;
 	struct fab_model_volumes vol; /* the model's, when has_model */
-	struct fab_comm *ep_comm;     /* [pp * tp]: MoE all-to-alls over the data-parallel group */
-	uint32_t *a2a_arrived;        /* [pp]: workers of the stage at the all-to-all */
-	uint32_t *a2a_left;           /* [pp]: all-to-alls of the stage still running */
-	uint32_t *gpu;                /* rank -> GPU */
-	struct fab_comm *dp_comm;     /* [pp * tp] */
-	struct fab_comm *tp_comm;     /* [pp * dp], when tp > 1 */
-	uint32_t *pp_conn;            /* [(pp-1) * dp * tp * 2]: activations down, gradients up */
-	struct fab_job_worker *wk;    /* [pp * dp] */
+	/* MoE: ep consecutive replicas share out the experts (vol.ep) */
+	struct fab_comm *ep_comm;  /* [pp * dp / ep * tp]: all-to-alls within each expert-parallel group */
+	struct fab_comm *edp_comm; /* [pp * ep * tp], when 1 < ep < dp: the dp / ep replicas of the same experts */
+	uint32_t *a2a_arrived;     /* [pp * dp / ep]: workers of the group at the all-to-all */
+	uint32_t *a2a_left;        /* [pp * dp / ep]: all-to-alls of the group still running */
+	uint32_t *gpu;             /* rank -> GPU */
+	struct fab_comm *dp_comm;  /* [pp * tp] */
+	struct fab_comm *tp_comm;  /* [pp * dp], when tp > 1 */
+	uint32_t *pp_conn;         /* [(pp-1) * dp * tp * 2]: activations down, gradients up */
+	struct fab_job_worker *wk; /* [pp * dp] */
 	/* data-parallel buckets of the iteration */
 	uint32_t *bucket_ready; /* [pp * buckets]: replicas that produced it */
 	uint32_t *dp_next;      /* [pp * tp]: next bucket each DP communicator reduces */

@@ -11,7 +11,11 @@
  * the b s h activations twice per layer forward and twice backward;
  * pipeline stages pass b s h / tp from each GPU (Megatron-LM's scattered
  * send); a MoE layer sends each token's h to top_k experts and back,
- * forward and backward (four all-to-alls).
+ * forward and backward (four all-to-alls) within its expert-parallel
+ * group: ep consecutive data-parallel replicas that share out the experts
+ * (E / ep a GPU), as Megatron-LM's expert parallelism does.  The dense
+ * weights' gradients are all-reduced over dp; each expert's over the dp / ep
+ * replicas that hold it.
  */
 #include <string.h>
 
@@ -36,6 +40,18 @@ int fab_model_volumes(const struct fab_model_spec *m, uint32_t dp, uint32_t tp, 
 				   m->heads);
 	if (m->experts && (!m->top_k || m->top_k > m->experts))
 		return fab_err_set(err, FAB_EINVAL, "model.top_k: between 1 and the experts (%u)", m->experts);
+	uint32_t ep = 0;
+	if (m->experts) {
+		/* auto: the largest divisor of dp up to the experts */
+		ep = m->ep ? m->ep : FAB_MIN(m->experts, dp);
+		while (!m->ep && dp % ep)
+			ep--;
+		if (ep > m->experts)
+			return fab_err_set(err, FAB_EINVAL, "model.ep: %u is more than the experts (%u)", ep,
+					   m->experts);
+		if (dp % ep)
+			return fab_err_set(err, FAB_EINVAL, "model.ep: %u does not divide dp %u", ep, dp);
+	}
 	double h = m->hidden, f = m->ffn_hidden ? m->ffn_hidden : 4.0 * m->hidden, L = m->layers, s = m->seq_len;
 	double mlp = (m->gated_mlp ? 3 : 2) * h * f, E = m->experts ? m->experts : 1, K = m->experts ? m->top_k : 1;
 	double kv = m->heads && m->kv_heads ? (double)m->kv_heads / m->heads : 1, attn = (2 + 2 * kv) * h * h;
@@ -56,10 +72,13 @@ int fab_model_volumes(const struct fab_model_spec *m, uint32_t dp, uint32_t tp, 
 	o->flops = o->flops_per_token * o->tokens;
 	double gpus = (double)dp * tp * pp;
 	o->compute_ps = (fab_time_ps)(o->flops / gpus / (m->gpu_tflops * 1e12 * m->efficiency) * 1e12 + 0.5);
-	/* experts are spread over the data-parallel replicas (expert parallel
-	 * = dp): their gradients are each one GPU's, only the rest is reduced */
-	double reduced = m->experts ? o->params - L * mlp * E : o->params;
-	o->grad_bytes = (uint64_t)(reduced / (tp * pp) * fab_precision_bytes(m->grad_precision) + 0.5);
+	/* the experts are shared out over ep replicas: with ep > 1 their
+	 * gradients are reduced apart, over the dp / ep replicas of each */
+	double experts = ep > 1 ? L * mlp * E : 0, gb = fab_precision_bytes(m->grad_precision);
+	o->grad_bytes = (uint64_t)((o->params - experts) / (tp * pp) * gb + 0.5);
+	o->ep = ep;
+	if (ep > 1 && ep < dp)
+		o->expert_grad_bytes = (uint64_t)(experts / ep / (tp * pp) * gb + 0.5);
 	double act = (double)m->micro_batch * s * h * fab_precision_bytes(m->precision);
 	if (tp > 1) {
 		o->tp_bytes = (uint64_t)act;
@@ -67,7 +86,7 @@ int fab_model_volumes(const struct fab_model_spec *m, uint32_t dp, uint32_t tp, 
 	}
 	if (pp > 1)
 		o->pp_bytes = (uint64_t)(act / tp + 0.5);
-	if (m->experts && dp > 1) {
+	if (ep > 1) {
 		o->a2a_bytes = (uint64_t)(act * K / tp + 0.5);
 		o->a2a_collectives = 4 * m->layers / pp;
 	}

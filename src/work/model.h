@@ -22,21 +22,24 @@ struct fab_model_spec {
 	int precision, grad_precision; /* enum fab_precision: activations, gradients */
 	double gpu_tflops, efficiency; /* peak dense TFLOP/s of a GPU, fraction reached */
 	uint32_t experts, top_k;       /* mixture of experts: experts per MoE layer (0: dense) */
+	uint32_t ep;                   /* expert-parallel group: replicas that share out the experts (0: auto) */
 };
 
 struct fab_model_volumes {
-	double params;            /* weights */
-	double active_params;     /* weights a token passes through */
-	double flops_per_token;   /* forward and backward */
-	double tokens;            /* per iteration */
-	double flops;             /* per iteration, whole job */
-	fab_time_ps compute_ps;   /* per GPU and iteration */
-	uint64_t grad_bytes;      /* what each GPU all-reduces over its data-parallel group */
-	uint64_t tp_bytes;        /* one tensor-parallel all-reduce */
-	uint32_t tp_collectives;  /* per micro-batch and stage, forward and backward */
-	uint64_t pp_bytes;        /* activations per micro-batch from each GPU to the next stage */
-	uint64_t a2a_bytes;       /* MoE: what each GPU sends in one all-to-all */
-	uint32_t a2a_collectives; /* MoE: per micro-batch and stage, forward and backward */
+	double params;              /* weights */
+	double active_params;       /* weights a token passes through */
+	double flops_per_token;     /* forward and backward */
+	double tokens;              /* per iteration */
+	double flops;               /* per iteration, whole job */
+	fab_time_ps compute_ps;     /* per GPU and iteration */
+	uint64_t grad_bytes;        /* what each GPU all-reduces over its data-parallel group */
+	uint32_t ep;                /* MoE: expert-parallel group size (a divisor of dp); 0: dense */
+	uint64_t expert_grad_bytes; /* MoE: what each GPU all-reduces over the dp / ep replicas of its experts */
+	uint64_t tp_bytes;          /* one tensor-parallel all-reduce */
+	uint32_t tp_collectives;    /* per micro-batch and stage, forward and backward */
+	uint64_t pp_bytes;          /* activations per micro-batch from each GPU to the next stage */
+	uint64_t a2a_bytes;         /* MoE: what each GPU sends in one all-to-all */
+	uint32_t a2a_collectives;   /* MoE: per micro-batch and stage, forward and backward */
 	uint32_t microbatches;
 };
 

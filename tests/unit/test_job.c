@@ -195,9 +195,35 @@ static void test_job_model_volumes(void **state)
 	double mlp = 8 * h * h;
 	assert_true(rel_err(v.params, P + 96 * 7 * mlp) < 1e-12);
 	assert_true(rel_err(v.active_params, P + 96 * mlp) < 1e-12);
-	assert_int_equal(v.grad_bytes, (uint64_t)((P - 96 * mlp) / 64 * 4 + 0.5)); /* experts are not reduced */
-	assert_int_equal(v.a2a_bytes, 2048ull * 12288 * 2 * 2 / 8);                /* top 2, a tp share */
+	/* expert parallelism 8 (the experts, dividing dp 16): the dense part is
+	 * reduced over dp, each expert over the 2 replicas that hold it */
+	assert_int_equal(v.ep, 8);
+	assert_int_equal(v.grad_bytes, (uint64_t)((P - 96 * mlp) / 64 * 4 + 0.5));
+	assert_int_equal(v.expert_grad_bytes, (uint64_t)(96 * 8 * mlp / 8 / 64 * 4 + 0.5));
+	assert_int_equal(v.a2a_bytes, 2048ull * 12288 * 2 * 2 / 8); /* top 2, a tp share */
 	assert_int_equal(v.microbatches, 4);
+	/* ep = dp = experts: each expert's gradients are one replica's */
+	assert_int_equal(fab_model_volumes(&e, 8, 8, 8, 4, &v, &err), 0);
+	assert_int_equal(v.ep, 8);
+	assert_int_equal(v.expert_grad_bytes, 0);
+	/* ep 1: every replica holds every expert, all reduced over dp, no all-to-all */
+	e.ep = 1;
+	assert_int_equal(fab_model_volumes(&e, 16, 8, 8, 4, &v, &err), 0);
+	assert_int_equal(v.grad_bytes, (uint64_t)((P + 96 * 7 * mlp) / 64 * 4 + 0.5));
+	assert_int_equal(v.expert_grad_bytes, 0);
+	assert_int_equal(v.a2a_collectives, 0);
+	/* auto with 6 experts over dp 16: the largest divisor of 16 up to 6 */
+	e.ep = 0;
+	e.experts = 6;
+	assert_int_equal(fab_model_volumes(&e, 16, 8, 8, 4, &v, &err), 0);
+	assert_int_equal(v.ep, 4);
+	/* an ep that does not divide dp, or above the experts, is refused */
+	e.ep = 3;
+	assert_int_not_equal(fab_model_volumes(&e, 16, 8, 8, 4, &v, &err), 0);
+	assert_non_null(strstr(err.msg, "model.ep"));
+	e.ep = 8;
+	assert_int_not_equal(fab_model_volumes(&e, 16, 8, 8, 4, &v, &err), 0);
+	assert_non_null(strstr(err.msg, "more than the experts"));
 	/* what does not divide is refused, naming the key */
 	m.global_batch = 1000;
 	assert_int_not_equal(fab_model_volumes(&m, 16, 8, 8, 1, &v, &err), 0);
@@ -257,6 +283,53 @@ static void test_job_model_step(void **state)
 	print_message("MoE step %.1f us = compute %.1f us + 32 all-to-alls of %.1f us + all-reduce %.1f us\n",
 		      iter_ps(j, 1) / 1e6, (double)j->vol.compute_ps / 1e6, t_a2a / 1e6, t_ar / 1e6);
 	assert_true(rel_err(iter_ps(j, 1), want) < 0.02);
+	trun_free(&t);
+}
+
+/* 4 experts over 16 replicas: four expert-parallel groups of 4 exchange
+ * tokens apart (a leaf's switch: they do not meet), then the dense
+ * gradients are all-reduced over 16 and each expert's over its 4 holders,
+ * the two at once on the same NICs: the step lies between their longer
+ * and their sum. */
+static void test_job_expert_parallel_groups(void **state)
+{
+	(void)state;
+	const char *moe = "topology: {leaves: 1, servers_per_leaf: 16, gpus_per_server: 1, nics_per_server: 1,\n"
+			  "           spines: 1, links_per_spine: 1}\n"
+			  "jobs:\n"
+			  "  - {gpus: 16, iterations: 2, buckets: 1, overlap: false,\n"
+			  "     model: {layers: 2, hidden: 2048, seq_len: 1024, micro_batch: 1, global_batch: 16,\n"
+			  "             experts: 4, top_k: 1}}\n";
+	const char *four = "topology: {leaves: 1, servers_per_leaf: 4, gpus_per_server: 1, nics_per_server: 1,\n"
+			   "           spines: 1, links_per_spine: 1}\n";
+	const char *sixteen = "topology: {leaves: 1, servers_per_leaf: 16, gpus_per_server: 1, nics_per_server: 1,\n"
+			      "           spines: 1, links_per_spine: 1}\n";
+	struct trun t = job_run(moe, NULL, 0);
+	const struct fab_job *j = job(&t, 0);
+	assert_int_equal(j->vol.ep, 4);
+	assert_int_equal(j->M, 1);
+	assert_int_equal(j->vol.a2a_collectives, 8);
+	assert_true(j->vol.expert_grad_bytes > 0);
+	assert_string_equal(j->ep_comm[3].name, "job0.ep0.3.0");
+	assert_int_equal(j->ep_comm[3].nranks, 4);
+	assert_int_equal(j->edp_comm[1].nranks, 4);
+	char a[3][2][64];
+	unsigned long long b[3] = {j->vol.a2a_bytes / 4 / 4 * 16, j->vol.grad_bytes / 4 * 4,
+				   j->vol.expert_grad_bytes / 4 * 4};
+	for (int k = 0; k < 3; k++) {
+		snprintf(a[k][0], sizeof a[k][0], "collective.min_bytes=%llu", b[k]);
+		snprintf(a[k][1], sizeof a[k][1], "collective.max_bytes=%llu", b[k]);
+	}
+	const char *a2a[] = {"collective.op=alltoall", a[0][0], a[0][1], "collective.iters=4"};
+	const char *ar[] = {a[1][0], a[1][1], "collective.iters=2"};
+	const char *edp[] = {a[2][0], a[2][1], "collective.iters=2"};
+	double t_a2a = coll_time_ps(four, a2a, 4), t_ar = coll_time_ps(sixteen, ar, 3),
+	       t_edp = coll_time_ps(four, edp, 3), base = (double)j->vol.compute_ps + 8 * t_a2a;
+	print_message("step %.1f us: compute %.1f us + 8 all-to-alls of %.1f us + all-reduces %.1f us (dense) and "
+		      "%.1f us (experts)\n",
+		      iter_ps(j, 1) / 1e6, (double)j->vol.compute_ps / 1e6, t_a2a / 1e6, t_ar / 1e6, t_edp / 1e6);
+	assert_true(iter_ps(j, 1) > 0.98 * (base + FAB_MAX(t_ar, t_edp)));
+	assert_true(iter_ps(j, 1) < 1.02 * (base + t_ar + t_edp));
 	trun_free(&t);
 }
 
@@ -331,6 +404,7 @@ int main(void)
 		cmocka_unit_test(test_job_tensor_parallel_allreduces_block),
 		cmocka_unit_test(test_job_model_volumes),
 		cmocka_unit_test(test_job_model_step),
+		cmocka_unit_test(test_job_expert_parallel_groups),
 		cmocka_unit_test(test_job_document_written_whole),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
