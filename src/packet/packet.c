@@ -141,7 +141,9 @@ static int pkt_run(struct fab_sim *sim, fab_time_ps end_ps)
 		fab_eq_pop(&s->c.eq, &ev);
 		FAB_ASSERT(ev.t_ps >= s->c.now_ps); /* time never runs backwards */
 		s->c.now_ps = ev.t_ps;
-		pkt_prefetch_ahead(s, &s->c.eq);
+		const struct fab_ev *nx = fab_eq_top(&s->c.eq);
+		if (nx && nx->type == EV_ARRIVE)
+			pkt_prefetch_arrival(s, nx);
 		pkt_event(s, &ev);
 		sim_report_progress(&s->c, &next_progress);
 		if (stop == FAB_TIME_NEVER && !sim_busy(&s->c)) {

@@ -277,23 +277,6 @@ static inline void pkt_prefetch_arrival(const struct psim *s, const struct fab_e
 	__builtin_prefetch(nx->obj);
 	__builtin_prefetch(&s->ports[nx->arg].wire_head);
 }
-/* Two events ahead: the one after next gets its frame and wire fetched,
- * and the next (whose wire was fetched one event ago) the receiving port's
- * lines it reads first: its first line and its counters. */
-static inline void pkt_prefetch_ahead(const struct psim *s, const struct fab_eq *q)
-{
-	const struct fab_ev *nx = fab_eq_top(q);
-	if (!nx)
-		return;
-	const struct fab_ev *second = fab_eq_second(q, nx);
-	if (second && second->type == EV_ARRIVE)
-		pkt_prefetch_arrival(s, second);
-	if (nx->type == EV_ARRIVE) {
-		const struct sim_port *to = &s->ports[s->ports[nx->arg].wire_to];
-		__builtin_prefetch(to);
-		__builtin_prefetch(&to->st);
-	}
-}
 /* when a run that fell idle at t stops: the next multiple of the grid */
 static inline fab_time_ps pkt_stop_after(const struct psim *s, fab_time_ps t)
 {

@@ -135,33 +135,6 @@ static inline const struct fab_ev *fab_eq_top(const struct fab_eq *q)
 	return a;
 }
 
-/* The event after the earliest (NULL when none): the smaller of the other
- * two sources' heads and what follows the earliest in its own (a heap's
- * root's least child, the line's second); to prefetch two events ahead. */
-static inline const struct fab_ev *fab_eq_second(const struct fab_eq *q, const struct fab_ev *top)
-{
-	const struct fab_ev *best = NULL;
-	const struct fab_heap *hs[2] = {&q->near, &q->far};
-	for (int k = 0; k < 2; k++) {
-		const struct fab_heap *h = hs[k];
-		if (!h->len)
-			continue;
-		if (top != &h->ev[0]) {
-			best = !best || fab_ev_before(&h->ev[0], best) ? &h->ev[0] : best;
-			continue;
-		}
-		for (size_t c = 1; c <= 4 && c < h->len; c++)
-			best = !best || fab_ev_before(&h->ev[c], best) ? &h->ev[c] : best;
-	}
-	const struct fab_eq_line *l = &q->line;
-	uint32_t i = l->n && top == &l->v[l->head] ? 1 : 0;
-	if (i < l->n) {
-		const struct fab_ev *e = &l->v[(l->head + i) & (l->cap - 1)];
-		best = !best || fab_ev_before(e, best) ? e : best;
-	}
-	return best;
-}
-
 /* Time of the earliest event, FAB_TIME_NEVER when empty. */
 static inline fab_time_ps fab_eq_peek_time(const struct fab_eq *q)
 {
