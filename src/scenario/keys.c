@@ -195,8 +195,9 @@ static const struct fab_key_def core_keys[] = {
 	 "hosts do)"},
 	{"fabric.nic.ack_every", K_U32, OFF(fabric.nic.ack_every), "1", 1, 1024, NULL,
 	 "ACK coalescing: one ACK per this many packets (and the last)"},
-	{"fabric.nic.rto", K_TIME, OFF(fabric.nic.rto_ps), "1ms", 1e6, 1e13, NULL,
-	 "retransmission timeout (go back to the oldest unacknowledged packet)"},
+	{"fabric.nic.rto", K_TIME, OFF(fabric.nic.rto_ps), "4.294967296s", 1e6, 1e13, NULL,
+	 "retransmission timeout (go back to the oldest unacknowledged packet): the queue pair's ACK timeout, "
+	 "4.096 us x 2^NCCL_IB_TIMEOUT (NCCL's default 20); NICs with adaptive retransmission resend sooner"},
 	{"fabric.nic.retransmit", K_ENUM, OFF(fabric.nic.retransmit), "go-back-n", 0, 0, "go-back-n|go-back-0",
 	 "after a loss resend from the first missing packet, or the whole message (the receiver discards its part)"},
 	{"fabric.nic.retry_count", K_U32, OFF(fabric.nic.retry_count), "7", 0, 1000000, NULL,

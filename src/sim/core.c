@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "../base/rng.h"
+#include "../base/sort.h"
 #include "engine.h"
 #include "wire.h"
 
@@ -21,6 +22,32 @@ static int by_start(const void *a, const void *b)
 	if (x->t != y->t)
 		return x->t < y->t ? -1 : 1;
 	return x->flow < y->flow ? -1 : x->flow > y->flow;
+}
+
+/* What a flow is, as a 64-bit key for its queue pairs' 5-tuples: its
+ * endpoints, class, transport and start, and its place among the flows
+ * alike in all of these (in list order); not its place in the list, so
+ * that a flow added or removed moves no other flow's path, and a flow's
+ * size does not choose its path. */
+static uint64_t *flow_keys(struct fab_sim *s)
+{
+	uint32_t n = s->nflows;
+	uint64_t *who = fab_xcalloc(n ? n : 1, sizeof *who);
+	struct fab_key2 *k = fab_xcalloc(n ? n : 1, sizeof *k);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct fab_sim_flow *f = &sim_flow_at(s, i)->spec;
+		uint64_t ends = ((uint64_t)f->src_nic << 32) | f->dst_nic;
+		uint64_t kind = ((uint64_t)f->prio << 8) | f->transport;
+		k[i].a = fab_mix64(fab_mix64(ends) ^ fab_mix64(f->start_ps) ^ kind);
+		k[i].b = i;
+	}
+	fab_sort_key2(k, n);
+	for (uint32_t i = 0, run = 0; i < n; i++) {
+		run = i && k[i].a == k[i - 1].a ? run + 1 : 0;
+		who[k[i].b] = k[i].a + fab_mix64(0x0cc5ULL + run);
+	}
+	free(k);
+	return who;
 }
 
 bool sim_core_init(struct fab_sim *s, const struct sim_engine_ops *ops, const struct fab_topo *topo,
@@ -71,13 +98,17 @@ bool sim_core_init(struct fab_sim *s, const struct sim_engine_ops *ops, const st
 		sf->nqps = (fab_bytes)f->qps > f->bytes ? (uint32_t)f->bytes : f->qps;
 		sf->st.finish_ps = FAB_TIME_NEVER;
 	}
+	uint64_t *who = flow_keys(s);
 	for (uint32_t i = 0; i < s->nflows; i++) {
 		struct sim_flow *f = sim_flow_at(s, i);
 		f->first_qp = s->nqps;
-		for (uint32_t k = 0; k < f->nqps; k++)
+		for (uint32_t k = 0; k < f->nqps; k++) {
+			uint64_t key = fab_mix64(who[i] + k) & ~(1ULL << 63);
 			sim_conn_open(s, f->spec.src_nic, f->spec.dst_nic, f->spec.prio, (int)f->spec.transport - 1,
-				      NULL);
+				      &key);
+		}
 	}
+	free(who);
 	/* the start events' places, as if each had been pushed now in flow
 	 * order; then the earliest alone goes into the queue */
 	for (uint32_t i = 0; i < s->nflows; i++)

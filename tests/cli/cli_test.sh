@@ -181,7 +181,7 @@ run flow-bad-queues 3 "$F" sim --engine flow --set flow.queues=wfq && {
 	has "$tmp/err" "flow.queues" && ok flow-bad-queues || bad flow-bad-queues; }
 run flow-bad-engine 3 "$F" sim --engine fluid && { has "$tmp/err" "engine" && ok flow-bad-engine || bad flow-bad-engine; }
 run flow-lossy-refused 3 "$F" sim examples/loose-cable/scenario.yaml --engine flow && {
-	has "$tmp/err" "scenario.yaml:17:" && has "$tmp/err" "the flow engine models degrade and slow-gpu faults only" &&
+	has "$tmp/err" "scenario.yaml:23:" && has "$tmp/err" "the flow engine models degrade and slow-gpu faults only" &&
 		ok flow-lossy-refused || bad flow-lossy-refused; }
 
 # coll and matrix are deterministic too

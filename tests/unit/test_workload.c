@@ -4,6 +4,7 @@
 #include <math.h>
 #include <unistd.h>
 
+#include "../../src/sim/engine.h"
 #include "../../src/work/cdf.h"
 #include "testutil.h"
 
@@ -332,10 +333,64 @@ static int teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
+/* A flow's queue pairs take their 5-tuples from what the flow is, not
+ * from its place in the list: a flow added at the front, or a flow's size
+ * changed, moves no other flow's path; the same endpoints starting at
+ * another time are another connection. */
+static void test_workload_flow_paths_keyed_by_identity(void **state)
+{
+	(void)state;
+	const char *topo = "topology: {leaves: 4, servers_per_leaf: 4, gpus_per_server: 1, nics_per_server: 1,\n"
+			   "           spines: 4, links_per_spine: 1}\n"
+			   "traffic:\n"
+			   "  flows:\n";
+	const char *rest = "    - {src: 0, dst: 5, bytes: 64KiB, qps: 4}\n"
+			   "    - {src: 1, dst: 9, bytes: 64KiB}\n"
+			   "    - {src: 1, dst: 9, bytes: 64KiB}\n"
+			   "    - {src: 2, dst: 13, bytes: %s, start: 1us}\n"
+			   "    - {src: 3, dst: 14, bytes: 64KiB, start: 2us}\n";
+	char yaml[4][1024], r[512];
+	const char *front[4] = {"", "    - {src: 4, dst: 8, bytes: 1MiB}\n", "    - {src: 2, dst: 13, bytes: 1MiB}\n", ""};
+	for (int v = 0; v < 4; v++) {
+		snprintf(r, sizeof r, rest, v == 3 ? "3MiB" : "64KiB");
+		snprintf(yaml[v], sizeof yaml[v], "%s%s%s", topo, front[v], r);
+	}
+	uint64_t hash[4][8];
+	uint32_t path[4][8][8], n[4][8];
+	for (int v = 0; v < 4; v++) {
+		struct trun t = trun_yaml(yaml[v]);
+		const struct fab_sim *s = t.run->sim;
+		uint32_t skip = front[v][0] ? 1 : 0, q = 0;
+		assert_int_equal(s->nflows, 5 + skip);
+		for (uint32_t i = skip; i < s->nflows; i++) {
+			const struct sim_flow *f = sim_flow_at((struct fab_sim *)s, i);
+			for (uint32_t k = 0; k < f->nqps; k++, q++) {
+				const struct sim_conn *c = s->qps[f->first_qp + k];
+				hash[v][q] = c->hash_fwd;
+				n[v][q] = sim_path(s, c->src_nic, c->dst_nic, c->hash_fwd, path[v][q], 8);
+			}
+		}
+		assert_int_equal(q, 8);
+		trun_free(&t);
+	}
+	for (int v = 1; v < 4; v++)
+		for (int q = 0; q < 8; q++) {
+			assert_true(hash[v][q] == hash[0][q]);
+			assert_int_equal(n[v][q], n[0][q]);
+			assert_memory_equal(path[v][q], path[0][q], n[0][q] * sizeof(uint32_t));
+		}
+	/* a flow's queue pairs, and two alike flows, are distinct connections;
+	 * the same endpoints at another start too */
+	for (int a = 0; a < 8; a++)
+		for (int b = a + 1; b < 8; b++)
+			assert_true(hash[0][a] != hash[0][b]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_workload_builtin_cdfs),
+		cmocka_unit_test(test_workload_flow_paths_keyed_by_identity),
 		cmocka_unit_test(test_workload_cdf_file),
 		cmocka_unit_test(test_workload_poisson_against_definition),
 		cmocka_unit_test(test_workload_poisson_sizes_and_incast),
