@@ -180,6 +180,24 @@ static void credit_send(struct psim *s, struct sim_port *port, unsigned prio, ui
 	(void)quanta;
 }
 
+/* at rest (nothing in flight): what each port owes its peer goes back, as
+ * the credit limit's periodic resend would have resynchronised it */
+static void credit_rest(struct psim *s)
+{
+	for (uint32_t i = 0; i < s->c.topo->nports; i++) {
+		struct sim_port *port = &s->ports[i], *peer = &s->ports[port->peer];
+		for (unsigned k = 0; k < FAB_NPRIO; k++) {
+			peer->pq[k].credits += (int64_t)port->pq[k].owed;
+			port->pq[k].owed = 0;
+		}
+		port->cr_pending = 0;
+	}
+	for (uint32_t i = 0; i < s->c.topo->nports; i++)
+		for (unsigned k = 0; k < FAB_NPRIO; k++)
+			if ((s->ports[i].paused_mask & (1u << k)) && s->ports[i].pq[k].credits >= full_frame(s))
+				unblock(s, &s->ports[i], k);
+}
+
 const struct pkt_llfc_ops pkt_credit = {
 	.name = "credit",
 	.lossless_mask = credit_lossless_mask,
@@ -196,4 +214,5 @@ const struct pkt_llfc_ops pkt_credit = {
 	.send = credit_send,
 	.sent = credit_sent,
 	.lost = credit_lost,
+	.rest = credit_rest,
 };

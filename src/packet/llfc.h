@@ -51,6 +51,9 @@ struct pkt_llfc_ops {
 	 * the wire before the buffer held it */
 	void (*sent)(struct psim *s, struct sim_port *port, const struct pkt *p);
 	void (*lost)(struct psim *s, struct sim_port *in, const struct pkt *p);
+	/* optional: the fabric rests, nothing in flight (fab_sim_rest): what
+	 * the control still holds back is settled */
+	void (*rest)(struct psim *s);
 };
 
 extern const struct pkt_llfc_ops pkt_pfc;

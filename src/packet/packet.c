@@ -164,6 +164,31 @@ static void pkt_server_changed(struct fab_sim *sim)
 		pkt_qp(s, i)->tp->line_changed(s, pkt_qp(s, i));
 }
 
+/* the random draws' streams, from the start: the switches' ECN marking,
+ * the links' losses */
+static void init_draws(struct psim *s, uint64_t seed)
+{
+	for (uint32_t si = 0; si < s->c.topo->nswitches; si++)
+		fab_rng_init(&s->switches[si].rng, seed, fab_rng_stream(FAB_RNG_ECN_MARK, si));
+	for (uint32_t i = 0; i < s->c.topo->nports; i++)
+		fab_rng_init(&s->ports[i].rng, seed, fab_rng_stream(FAB_RNG_LINK_LOSS, i));
+}
+
+static void pkt_rest(struct fab_sim *sim)
+{
+	struct psim *s = (struct psim *)sim;
+	init_draws(s, sim->seed);
+	if (s->llfc->rest)
+		s->llfc->rest(s);
+	for (uint32_t i = 0; i < sim->nqps; i++) {
+		struct sim_qp *qp = pkt_qp(s, i);
+		if (qp->tp->rest)
+			qp->tp->rest(s, qp);
+		else
+			qp->tp->line_changed(s, qp);
+	}
+}
+
 static struct sim_conn *pkt_conn_alloc(struct fab_sim *sim, int transport)
 {
 	const struct fab_transport_ops *tp = ((struct psim *)sim)->qp_ops[transport];
@@ -243,6 +268,7 @@ static const struct sim_engine_ops packet_ops = {
 	.conn_init = pkt_conn_init,
 	.post = pkt_post,
 	.server_changed = pkt_server_changed,
+	.rest = pkt_rest,
 	.run = pkt_run,
 	.free = pkt_free,
 	.port_stats = pkt_port_stats,
@@ -320,7 +346,6 @@ struct fab_sim *fab_packet_new(const struct fab_topo *topo, const struct fab_fab
 		if (si == UINT32_MAX)
 			continue;
 		s->switches[si].node = n;
-		fab_rng_init(&s->switches[si].rng, seed, fab_rng_stream(FAB_RNG_ECN_MARK, si));
 		s->switches[si].kmin_bytes = fp->ecn.kmin_bytes;
 		s->switches[si].kmax_bytes = fp->ecn.kmax_bytes;
 	}
@@ -336,8 +361,8 @@ struct fab_sim *fab_packet_new(const struct fab_topo *topo, const struct fab_fab
 		port->is_switch = topo->nodes[tp->node].kind == FAB_NODE_SWITCH;
 		s->llfc->init_port(s, port);
 		port->ecn_scale = fp->ecn.ref_rate ? (double)tp->rate_bps / (double)fp->ecn.ref_rate : 1.0;
-		fab_rng_init(&port->rng, seed, fab_rng_stream(FAB_RNG_LINK_LOSS, i));
 	}
+	init_draws(s, seed);
 	/* the grid a run's end falls on: the smallest link delay */
 	s->grid_ps = FAB_TIME_NEVER;
 	for (uint32_t i = 0; i < topo->nports; i++)

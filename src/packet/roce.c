@@ -145,6 +145,20 @@ static void roce_line_changed(struct psim *s, struct sim_qp *q)
 	cc_start(s, RQ(q));
 }
 
+/* rested (nothing outstanding): the congestion control starts again,
+ * and its timers and the retransmission timer are forgotten, as on a
+ * queue pair that never sent (the next send arms it) */
+static void roce_rest(struct psim *s, struct sim_qp *q)
+{
+	struct roce_qp *qp = RQ(q);
+	qp->cc_gen++;
+	if (qp->snd_una >= qp->snd_max) {
+		qp->rto_gen++;
+		qp->rto_armed = false;
+	}
+	cc_start(s, qp);
+}
+
 static void roce_destroy(struct sim_qp *q)
 {
 	free(RQ(q)->msgs);
@@ -569,6 +583,7 @@ const struct fab_transport_ops fab_roce_transport = {
 	.qp_size = sizeof(struct roce_qp),
 	.init = roce_init,
 	.line_changed = roce_line_changed,
+	.rest = roce_rest,
 	.destroy = roce_destroy,
 	.post = roce_post,
 	.expect = roce_expect,

@@ -25,6 +25,9 @@ struct fab_transport_ops {
 	void (*init)(struct psim *s, struct sim_qp *qp);
 	/* the NIC's line rate changed (the server's PCIe cap was set) */
 	void (*line_changed)(struct psim *s, struct sim_qp *qp);
+	/* its congestion control back to its start, its pending timers
+	 * dropped (fab_sim_rest; NULL: line_changed does it) */
+	void (*rest)(struct psim *s, struct sim_qp *qp);
 	void (*destroy)(struct sim_qp *qp);
 	/* a message of `bytes`; flow NO_FLOW: a posted one, `cookie` back */
 	void (*post)(struct psim *s, struct sim_qp *qp, fab_bytes bytes, uint32_t flow, uint32_t cookie);

@@ -295,6 +295,13 @@ bool fab_sim_busy(const struct fab_sim *s)
 	return sim_busy(s);
 }
 
+void fab_sim_rest(struct fab_sim *s)
+{
+	if (s->ops->rest)
+		s->ops->rest(s);
+	fab_eq_rebase(&s->eq);
+}
+
 void fab_sim_free(struct fab_sim *s)
 {
 	if (!s)

@@ -63,6 +63,9 @@ struct sim_engine_ops {
 	void (*post)(struct fab_sim *s, struct sim_conn *c, fab_bytes bytes, uint32_t flow, uint32_t cookie);
 	/* the server model changed (PCIe caps NICs' rates) */
 	void (*server_changed)(struct fab_sim *s);
+	/* optional: every queue pair's congestion control back to its start,
+	 * the random draws' streams started again (fab_sim_rest) */
+	void (*rest)(struct fab_sim *s);
 	int (*run)(struct fab_sim *s, fab_time_ps end_ps);
 	/* frees the engine's own state, then sim_core_free(s) and s */
 	void (*free)(struct fab_sim *s);

@@ -53,7 +53,7 @@ void fab_eq_init(struct fab_eq *q)
 	heap_init(&q->near);
 	heap_init(&q->far);
 	memset(&q->line, 0, sizeof q->line);
-	q->base = fab_mix64(0x6a09e667f3bcc909ull) & 0xfffffff000ull; /* before any event: the root */
+	q->base = FAB_EQ_ROOT_BASE; /* before any event: the root */
 	q->popped = 0;
 	q->last_ps = 0;
 	q->last_seq = 0;

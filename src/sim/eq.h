@@ -108,6 +108,18 @@ static inline uint64_t fab_eq_key(struct fab_eq *q, fab_time_ps t_ps)
 	return ((0xffffffull - code) << 40) | (q->base++ & 0xffffffffffull);
 }
 
+/* The keys of the run's first events, before any event ran (the root's
+ * children) */
+#define FAB_EQ_ROOT_BASE (fab_mix64(0x6a09e667f3bcc909ull) & 0xfffffff000ull)
+
+/* The running event's children take the keys the run's first events
+ * took: a run begun again on purpose (fab_sim_rest) orders its events as
+ * it would have alone. */
+static inline void fab_eq_rebase(struct fab_eq *q)
+{
+	q->base = FAB_EQ_ROOT_BASE;
+}
+
 /* Whether an event due at (t_ps, seq) comes before the last one taken:
  * one held outside the queue (see port.c) that would have run by now. */
 static inline bool fab_eq_passed(const struct fab_eq *q, fab_time_ps t_ps, uint64_t seq)

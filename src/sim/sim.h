@@ -325,6 +325,18 @@ int fab_sim_run(struct fab_sim *s, fab_time_ps end_ps);
 /* it has work left (flows not done, a workload's messages or timers): a
  * run stopped at end_ps can go on with another fab_sim_run */
 bool fab_sim_busy(const struct fab_sim *s);
+/* A fabric at rest begins again as it began: what a workload does next
+ * runs as it would have alone on a fresh fabric.  Every queue pair's
+ * congestion control goes back to where it starts, as after an idle spell
+ * long enough for it to recover (the host synchronisation between
+ * nccl-tests' sizes: DCQCN at line rate, TCP's window at its initial
+ * size), its timers dropped; credits still owed go back (InfiniBand's
+ * periodic resync); the random draws (ECN marking, link losses) start
+ * their streams again; the events the running one schedules are keyed as
+ * the run's first were.  Counters go on.  Called from a workload's event
+ * while nothing is in flight.  (Not yet the flow engine's fluid DCQCN,
+ * `flow.queues: dcqcn`, whose state goes on.) */
+void fab_sim_rest(struct fab_sim *s);
 void fab_sim_free(struct fab_sim *s);
 
 const struct fab_port_stats *fab_sim_port_stats(const struct fab_sim *s);

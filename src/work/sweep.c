@@ -4,7 +4,11 @@
  * Timing follows nccl-tests: the warm-up iterations run first, then the
  * timed ones back to back; the row's time is the timed span divided by the
  * iterations.  algbw = size / time, busbw = algbw x the operation's factor
- * (GB/s = 1e9 bytes per second).
+ * (GB/s = 1e9 bytes per second).  Between sizes the hosts synchronise, as
+ * nccl-tests' do: the fabric rests SWEEP_REST_PS, long enough for what is
+ * in flight to land, and every queue pair's congestion control starts
+ * again (fab_sim_rest), so that a size's row does not depend on the sizes
+ * before it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +93,21 @@ int fab_place(const struct fab_topo *t, int placement, uint32_t nranks, uint64_t
 
 static int start_iteration(struct fab_sweep *sw);
 
+/* the rest between two sizes */
+#define SWEEP_REST_PS (100 * FAB_PS_PER_US)
+
+static void rested(void *obj, uint32_t unused)
+{
+	(void)unused;
+	struct fab_sweep *sw = obj;
+	fab_sim_rest(sw->comm->w->sim);
+	if (start_iteration(sw)) {
+		sw->rc = sw->err.code;
+		sw->finished = true;
+	}
+	fab_sim_hold(sw->comm->w->sim, -1);
+}
+
 /* for progress: a row costs about its bytes plus a fixed latency's worth
  * (1 MiB: some tens of microseconds at the rates simulated) an iteration */
 #define SWEEP_LAT_BYTES 1048576.0
@@ -117,6 +136,9 @@ static void on_done(void *ctx, const struct fab_op_result *r)
 			sw->finished = true;
 			return;
 		}
+		fab_sim_hold(sw->comm->w->sim, +1);
+		fab_work_timer(sw->comm->w, r->end_ps + SWEEP_REST_PS, rested, sw, 0);
+		return;
 	}
 	if (start_iteration(sw)) {
 		sw->rc = sw->err.code;
@@ -176,10 +198,10 @@ int fab_sweep_start(struct fab_sweep *sw, struct fab_comm *c, const struct fab_c
 	if (!sw->nrows)
 		return fab_err_set(err, FAB_EINVAL,
 				   "collective.max_bytes: no size in the range holds a whole element per rank");
-	int rc = start_iteration(sw);
-	if (rc)
-		*err = sw->err;
-	return rc;
+	/* every size, the first too, begins at rest (rested) */
+	fab_sim_hold(c->w->sim, +1);
+	fab_work_timer(c->w, fab_sim_now(c->w->sim), rested, sw, 0);
+	return 0;
 }
 
 void fab_sweep_free(struct fab_sweep *sw)

@@ -208,6 +208,18 @@ if command -v script >/dev/null; then
 		bad "coll-progress: $(tr '\n' ' ' <"$tmp/pct")"
 	fi
 fi
+# a size's row does not depend on the sizes before it (the fabric rests
+# between sizes, congestion control and draws start again): the 16 MiB
+# AllReduce row alone and after three smaller sizes, on RoCE with DCQCN,
+# InfiniBand, TCP and the flow engine; and a 16 MiB AllGather row whose
+# history moved it by 14% before
+for o in roce "--set fabric.transport=ib" "--set fabric.transport=tcp" "--engine flow" "-o allgather"; do
+	n=row-alone-$(echo "$o" | sed 's/.*[= ]//')
+	[ "$o" = roce ] && o=
+	"$F" coll -b 16M -e 16M $o 2>/dev/null | awk '$1 == 16777216 { print $6 }' >"$tmp/alone"
+	"$F" coll -b 256K -e 16M -f 4 $o 2>/dev/null | awk '$1 == 16777216 { print $6 }' >"$tmp/swept"
+	if [ -s "$tmp/alone" ] && cmp -s "$tmp/alone" "$tmp/swept"; then ok "$n"; else bad "$n: $(cat "$tmp/alone") alone, $(cat "$tmp/swept") in a sweep"; fi
+done
 run coll-table 0 "$F" coll -b 1K -e 4K -f 4 && { has "$tmp/out" "# Avg bus bandwidth" && has "$tmp/out" "(GB/s)" && ok coll-table || bad coll-table; }
 # nccl-tests' layout, read as its parsers read it: 13 fields a row (size,
 # count, type, redop, root, then time, algbw, busbw, #wrong out of place and

@@ -350,7 +350,8 @@ static void test_workload_flow_paths_keyed_by_identity(void **state)
 			   "    - {src: 2, dst: 13, bytes: %s, start: 1us}\n"
 			   "    - {src: 3, dst: 14, bytes: 64KiB, start: 2us}\n";
 	char yaml[4][1024], r[512];
-	const char *front[4] = {"", "    - {src: 4, dst: 8, bytes: 1MiB}\n", "    - {src: 2, dst: 13, bytes: 1MiB}\n", ""};
+	const char *front[4] = {"", "    - {src: 4, dst: 8, bytes: 1MiB}\n", "    - {src: 2, dst: 13, bytes: 1MiB}\n",
+				""};
 	for (int v = 0; v < 4; v++) {
 		snprintf(r, sizeof r, rest, v == 3 ? "3MiB" : "64KiB");
 		snprintf(yaml[v], sizeof yaml[v], "%s%s%s", topo, front[v], r);
