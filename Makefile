@@ -135,6 +135,7 @@ validate: deps
 	sh tests/validate/flow.sh ./$(BIN)
 	sh tests/validate/hpcc.sh ./$(BIN)
 	sh tests/validate/hpcc_cc.sh ./$(BIN)
+	sh tests/validate/published.sh ./$(BIN)
 
 # ---- install: PREFIX (default /usr/local), DESTDIR for staging ----
 PREFIX ?= /usr/local

@@ -1,0 +1,159 @@
+#!/bin/sh
+# make validate: fabscope against results that papers and operators
+# published, each set up from its source's own description.  A case prints
+# the published figure, fabscope's, the tolerance and its state:
+#   ok         within the tolerance (asserted: the script fails otherwise)
+#   DISAGREES  outside it, and known to: reported, with what is open
+#              (doc/model.md, "Against published results", keeps the table)
+# Cases fabscope cannot express yet are listed at the end with why.
+F=${1:-./build/fabscope}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+n_ok=0
+n_dis=0
+
+# NAME PUBLISHED FABSCOPE TOL% MODE SOURCE: MODE assert or report
+case_() {
+	st=$(awk -v p="$2" -v f="$3" -v t="$4" 'BEGIN { e = (f / p - 1) * 100; print (e <= t && e >= -t) ? "ok" : "bad" }')
+	err=$(awk -v p="$2" -v f="$3" 'BEGIN { printf "%+.1f%%", (f / p - 1) * 100 }')
+	if [ "$st" = ok ]; then
+		n_ok=$((n_ok + 1))
+		st=ok
+	elif [ "$5" = assert ]; then
+		fail=1
+		st=FAIL
+	else
+		n_dis=$((n_dis + 1))
+		st=DISAGREES
+	fi
+	printf '%-58s published %10s  fabscope %10s  %7s (tolerance %s%%)  %s\n      %s\n' "$1" "$2" "$3" "$err" "$4" \
+		"$st" "$6"
+}
+# the row's busbw (GB/s) of a coll command
+busbw() { "$F" coll "$@" 2>/dev/null | awk '/^ +[0-9]/ { print $8 }' | tail -1; }
+
+# ---- 1-2. DCQCN paper (Zhu et al., SIGCOMM 2015), 6.3 and 6.1: 20:1
+# incast on one 40G switch (Arista 7050QX32: 12 MB shared buffer, dynamic
+# PFC thresholds with beta 8), ECN RED kmin 5 KB, kmax 200 KB, pmax 1%,
+# DCQCN at the paper's parameters (g 1/256, 55 us timers, 10 MB byte
+# counter, F 5, R_AI 40 Mbps, CNPs every 50 us at most), long flows.  The
+# paper: the egress queue's 95th percentile 76.6 KB (Fig. 19, text), the
+# total throughput above 39 Gbps for K = 1 to 19 (text).  fabscope's queue
+# is taken every microsecond from 2 ms (after the start's burst, which the
+# paper's steady state leaves out) to 85% of the run.
+cat >"$tmp/incast.yaml" <<'YAML'
+topology: {kind: spine-leaf, leaves: 1, servers_per_leaf: 21, gpus_per_server: 1, nics_per_server: 1,
+           spines: 1, links_per_spine: 1, host_rate: 40Gbps, fabric_rate: 40Gbps}
+fabric:
+  mtu: 1024
+  buffer: 12MB
+  pfc: {threshold: dynamic, shift: 3, shift_rate: 40Gbps}
+  ecn: {kmin: 5KB, kmax: 200KB, pmax: 0.01}
+  dcqcn: {preset: paper}
+  series_interval: 1us
+traffic:
+  generators:
+    - {kind: incast, senders: 20, dst: 0, bytes: 8MB}
+YAML
+"$F" sim "$tmp/incast.yaml" --out "$tmp/incast" -q || exit 1
+awk -F, 'NR > 1 && $2 == "leaf0" && $3 == 0 { print $1, $4 }' "$tmp/incast/series.csv" >"$tmp/q"
+end=$(tail -1 "$tmp/q" | awk '{ print $1 }')
+q95=$(awk -v e="$end" '$1 > 2e9 && $1 < 0.85 * e { print $2 }' "$tmp/q" | sort -n |
+	awk '{ v[NR] = $1 } END { printf "%.1f", v[int(NR * 0.95)] / 1e3 }')
+gbps=$(awk -F, 'NR > 1 { b += $6; if ($11 > t) t = $11 } END { printf "%.1f", b * 8 / t * 1e3 }' \
+	"$tmp/incast/flows.csv")
+case_ "DCQCN 20:1 incast, 40G: egress queue p95 (KB)" 76.6 "$q95" 30 report \
+	"Zhu et al. SIGCOMM 2015, 6.3, Fig. 19 (text); open: the queue settles near kmax, the rate cuts or increases differ"
+case_ "DCQCN 20:1 incast, 40G: total goodput (Gbps)" 39 "$gbps" 3 report \
+	"Zhu et al. 6.1 (above 39 Gbps, text); open: after the start's burst the rates are cut too deep (the queue empties)"
+
+# ---- 3. Microsoft, RDMA over Commodity Ethernet at Scale (Guo et al.,
+# SIGCOMM 2016), 5.4: two servers through one switch that drops one packet
+# in 256; 4 MB messages.  With go-back-0 the sender restarts the message
+# at every loss and the goodput is zero (a livelock); go-back-N delivers.
+cat >"$tmp/live.yaml" <<'YAML'
+topology: {kind: spine-leaf, leaves: 1, servers_per_leaf: 2, gpus_per_server: 1, nics_per_server: 1,
+           spines: 1, links_per_spine: 1, host_rate: 40Gbps, fabric_rate: 40Gbps}
+fabric: {mtu: 1024, nic: {retransmit: go-back-0, rto: 1ms}}
+traffic:
+  flows:
+    - {src: 0, dst: 1, bytes: 4MB}
+faults:
+  - {kind: lossy, node: leaf0, peer: server1.nic0, drop_every: 256}
+YAML
+done_flows() { "$F" sim "$@" 2>/dev/null | awk '/ flows done in / { print $2 }'; }
+g0=$(done_flows "$tmp/live.yaml")
+gn=$(done_flows "$tmp/live.yaml" --set fabric.nic.retransmit=go-back-n)
+case_ "Microsoft livelock, 1/256 drops, 4 MB: go-back-N completes it" 1 "${gn:-0}" 0 assert \
+	"Guo et al. SIGCOMM 2016, 5.4: go-back-N (the fix) delivers the message"
+# (no ratio against a zero: exact)
+st=FAIL
+[ "${g0:-x}" = 0 ] && st=ok && n_ok=$((n_ok + 1))
+[ "$st" = ok ] || fail=1
+printf '%-58s published %10s  fabscope %10s  %7s (exact)           %s\n      %s\n' \
+	"Microsoft livelock, go-back-0: messages completed" 0 "${g0:-none}" "" "$st" \
+	"Guo et al. SIGCOMM 2016, 5.4: with go-back-0 no 4 MB message completes (the queue pair gives up)"
+
+# ---- 4. NCCL on one H100 server (8 GPUs, NVSwitch): AllReduce of 8 GiB,
+# bus bandwidth with NVLink SHARP: 478.87 GB/s (Azure ND H100 v5's
+# published nccl-tests run).  fabscope's NVLS efficiency is fit to H100
+# NVLS figures: a check of the model's constants, not an independent one.
+cat >"$tmp/h100.yaml" <<'YAML'
+topology: {kind: spine-leaf, leaves: 1, servers_per_leaf: 1, gpus_per_server: 8, nics_per_server: 8,
+           spines: 1, links_per_spine: 1, host_rate: 400Gbps, fabric_rate: 400Gbps}
+YAML
+case_ "H100 server, AllReduce 8 GiB, NVLS: busbw (GB/s)" 478.87 \
+	"$(busbw "$tmp/h100.yaml" --engine flow -b 8G -e 8G)" 5 assert \
+	"Azure ND H100 v5 nccl-tests (fabscope's nvls_efficiency is fit to H100: a calibration check)"
+
+# ---- 5. NCCL across DGX-A100 servers (8 GPUs, 8 x 200G HDR InfiniBand
+# each, rail-optimized): ring AllReduce of 8 GiB reaches about 192 GB/s of
+# bus bandwidth (NCCL's maintainers, 24 GB/s a HDR NIC).  Nothing of
+# fabscope is fit to it.
+cat >"$tmp/a100.yaml" <<'YAML'
+topology: {kind: spine-leaf, leaves: 8, servers_per_leaf: 2, gpus_per_server: 8, nics_per_server: 8,
+           spines: 1, links_per_spine: 1, host_rate: 200Gbps, fabric_rate: 200Gbps, rail_optimized: true,
+           nvlink_rate: 2400Gbps}
+fabric: {transport: ib}
+YAML
+case_ "DGX-A100 x2, 8x200G IB, ring AllReduce 8 GiB: busbw (GB/s)" 192 \
+	"$(busbw "$tmp/a100.yaml" --engine flow -b 8G -e 8G --algo ring)" 5 assert \
+	"NCCL maintainers (GitHub issues), 24 GB/s per HDR NIC; fabscope leaves out NCCL's proxy overheads (+3.5%)"
+
+# ---- 6. Alibaba HPN (Qian et al., SIGCOMM 2024), 3 and 8: with one ToR
+# a NIC link down stops training until it is repaired (training halted;
+# a repair within a minute saved the job); with the NIC's two ports on
+# two ToRs the job goes on.  A data-parallel job of 32 GPUs whose server-1
+# NIC 0 loses its link (single-ToR) or one of its two ports (dual-ToR)
+# at 1 ms: the job's iterations finish only with two ToRs.
+cat >"$tmp/hpn.yaml" <<'YAML'
+topology: {kind: spine-leaf, leaves: 2, servers_per_leaf: 4, gpus_per_server: 8, nics_per_server: 8,
+           spines: 2, nic_ports: 2, dual_tor: true, host_rate: 200Gbps}
+fabric: {nic: {rto: 1ms}}
+jobs:
+  - {name: train, gpus: 32, iterations: 3, compute: 1ms, gradient_bytes: 64MiB}
+faults:
+  - {kind: down, node: server1.nic0.p0, start: 1ms}
+YAML
+iters() { "$F" sim "$@" 2>/dev/null | awk '$1 == "train" { print $8 }'; }
+dual=$(iters "$tmp/hpn.yaml")
+single=$(iters "$tmp/hpn.yaml" --set topology.nic_ports=1 --set topology.dual_tor=false \
+	--set topology.host_rate=400Gbps --set topology.leaves=1 --set topology.servers_per_leaf=4 \
+	--set faults.0.node=server1.nic0)
+st=FAIL
+[ "${dual:-0}" = 3 ] && [ "${single:-3}" != 3 ] && st=ok && n_ok=$((n_ok + 1))
+[ "$st" = ok ] || fail=1
+printf '%-58s published %10s  fabscope %10s  %7s (exact)           %s\n      %s\n' \
+	"HPN: iterations done, NIC link down, single / dual ToR" "0 / 3" "${single:-none} / ${dual:-none}" "" "$st" \
+	"Qian et al. SIGCOMM 2024: a single-ToR link failure halts training; dual ToR keeps it going"
+
+echo "published results: $n_ok within their tolerance, $n_dis known to disagree (reported)"
+echo "not expressed yet: Microsoft 2016's ECMP at scale (3.0 of 5.12 Tb/s, 60%: a podset fabric of"
+echo "  24 ToRs x 4 leaves, 6:1 at the ToR, 3:2 at the leaf); Meta 2024's queue pairs per connection"
+echo "  (up to 40% more AllReduce bandwidth with E-ECMP; fabscope gives +390% from 1 to 16 QPs);"
+echo "  the DCQCN paper's PFC victim flow (about 10 Gbps, 4.5 Gbps with two senders under T3; its"
+echo "  4-ToR, 4-leaf, 2-spine testbed needs a file topology); HPN's 6.25% throughput lost to one of a"
+echo "  dual-ToR NIC's links on LLaMA-7B"
+[ $fail = 0 ] && echo "ok: published results" || echo "FAIL: published results"
+exit $fail
