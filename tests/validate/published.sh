@@ -88,6 +88,38 @@ done
 case_ "DCQCN 20:1 incast, 40G: throughput in steady state (Gbps)" 39 "$gbps" 2.6 assert \
 	"Zhu et al. 6.1 (text: above 39 Gbps for K = 1 to 19)"
 
+# ---- 2b. DCQCN paper, 2.2 and 6.1 (Figs. 3 and 8): PFC's unfairness.
+# H1-H3 under one ToR and H4 beside the receiver R under another, 40G,
+# two spines; all four send to R.  With PFC alone R's ToR pauses its
+# ingress ports in turn, so H4, alone on its port, gets as much as the
+# three others' uplinks: up to 20 Gbps, its least above their most
+# (text).  With DCQCN the four shares are equal.
+cat >"$tmp/unfair.yaml" <<'YAML'
+topology: {kind: spine-leaf, leaves: 2, servers_per_leaf: 4, gpus_per_server: 1, nics_per_server: 1,
+           spines: 2, links_per_spine: 1, host_rate: 40Gbps, fabric_rate: 40Gbps}
+fabric:
+  mtu: 1024
+  buffer: 12MB
+  pfc: {threshold: dynamic, shift: 3, shift_rate: 40Gbps}
+  ecn: {kmin: 5KB, kmax: 200KB, pmax: 0.01}
+  dcqcn: {preset: paper}
+traffic:
+  flows:
+    - {src: 0, dst: 4, bytes: 40MB}
+    - {src: 1, dst: 4, bytes: 40MB}
+    - {src: 2, dst: 4, bytes: 40MB}
+    - {src: 5, dst: 4, bytes: 40MB}
+YAML
+# each flow's goodput, Gbps, in flow order
+shares() { "$F" sim "$tmp/unfair.yaml" "$@" --out "$tmp/uf" -q && awk -F, 'NR > 1 { printf "%.2f ", $12 / 1e9 }' "$tmp/uf/flows.csv"; }
+set -- $(shares --set fabric.dcqcn.enabled=false)
+case_ "DCQCN paper, PFC alone: H4's goodput (Gbps), 4 senders" 20 "$4" 15 assert \
+	"Zhu et al. 2015, 2.2 (text: up to 20 Gbps; H1-H3 get $1 $2 $3 in fabscope)"
+set -- $(shares)
+case_ "DCQCN paper, with DCQCN: most / least of the 4 shares" 1 \
+	"$(echo "$@" | awk '{ m = $1; l = $1; for (i = 2; i <= NF; i++) { if ($i > m) m = $i; if ($i < l) l = $i } printf "%.3f", m / l }')" 15 assert \
+	"Zhu et al. 2015, 6.1, Fig. 8 (text: equal shares; fabscope's: $*)"
+
 # ---- 3. Microsoft, RDMA over Commodity Ethernet at Scale (Guo et al.,
 # SIGCOMM 2016), 5.4: two servers through one switch that drops one packet
 # in 256; 4 MB messages.  With go-back-0 the sender restarts the message
