@@ -179,6 +179,36 @@ v2=$(victim 2)
 case_ "DCQCN paper, with DCQCN: victim, two under T3 / none" 1 "$(awk -v a="$v2" -v b="$v0" 'BEGIN { printf "%.3f", a / b }')" 10 report \
 	"Zhu et al. 2015, 6.1, Fig. 9 (text: does not change); fabscope $v0 -> $v2 Gbps (max-min shares: 20.0 -> 26.7)"
 
+# ---- 2d. DCQCN paper, 5.2 (Figs. 11 and 13): the strawman parameters
+# (byte counter 150 KB, rate timer 1.5 ms, kmin = kmax = 40 KB with pmax
+# 1, g 1/16).  Two flows into one port, the second starting later: in the
+# paper's fluid model and testbed they do not converge to a fair share
+# (text).  fabscope's converge: the most over the least of their rates in
+# the last 50 ms of a 200 ms run, from their ACKs.  Reported: open.
+cat >"$tmp/straw.yaml" <<'YAML'
+topology: {kind: spine-leaf, leaves: 1, servers_per_leaf: 3, gpus_per_server: 1, nics_per_server: 1,
+           spines: 1, links_per_spine: 1, host_rate: 40Gbps, fabric_rate: 40Gbps}
+fabric:
+  mtu: 1024
+  buffer: 12MB
+  pfc: {threshold: dynamic, shift: 3, shift_rate: 40Gbps}
+  ecn: {kmin: 40KB, kmax: 40KB, pmax: 1}
+  dcqcn: {preset: paper, byte_counter: 150KB, rate_period: 1.5ms, g: 0.0625}
+  series_interval: 100us
+traffic:
+  flows:
+    - {src: 1, dst: 0, bytes: 1000MB}
+    - {src: 2, dst: 0, bytes: 1000MB, start: 20ms}
+run: {end: 200ms}
+YAML
+"$F" sim "$tmp/straw.yaml" --out "$tmp/straw" -q
+ratio=$(awk -F, 'NR > 1 && $2 == "leaf0" && $1 > 150e9 { if ($3 == 1) a += $5; if ($3 == 2) b += $5 }
+	END { m = a > b ? a : b; l = a > b ? b : a; printf "%.3f", (l > 0 ? m / l : 0) }' "$tmp/straw/series.csv")
+n_dis=$((n_dis + 1))
+printf '%-58s published %10s  fabscope %10s  %7s (qualitative)     %s\n      %s\n' \
+	"DCQCN strawman, 2 flows: most / least rate, last 50 ms" "unfair" "$ratio" "" DISAGREES \
+	"Zhu et al. 2015, 5.2, Figs. 11 and 13 (text: they cannot converge); fabscope's converge: open"
+
 # ---- 3. Microsoft, RDMA over Commodity Ethernet at Scale (Guo et al.,
 # SIGCOMM 2016), 5.4: two servers through one switch that drops one packet
 # in 256; 4 MB messages.  With go-back-0 the sender restarts the message
