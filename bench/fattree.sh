@@ -50,5 +50,5 @@ for k in ${FATTREE_K:-16 24 32}; do
 	awk -v k="$k" -v e="$events" -v u="$user" -v s="$sys" -v r="$rss" 'BEGIN {
 		printf "fat-tree k=%d (%d hosts) permutation 2 MiB: %d events, %.2f s CPU, %.3f us per event, peak RSS %d MiB\n",
 			k, k * k * k / 4, e, u + s, (u + s) * 1e6 / e, r / 1024 }'
-	[ -n "$HTSIM_ROCE" ] && htsim "$k" "$user" "$sys"
+	if [ -n "$HTSIM_ROCE" ]; then htsim "$k" "$user" "$sys"; fi
 done
