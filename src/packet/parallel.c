@@ -59,10 +59,11 @@ static inline void cpu_relax(void)
 #endif
 }
 
-static void barrier_wait(struct pkt_par *par)
+/* the `workers` still working meet */
+static void barrier_wait(struct pkt_par *par, uint32_t workers)
 {
 	unsigned gen = atomic_load_explicit(&par->generation, memory_order_acquire);
-	if (atomic_fetch_add_explicit(&par->arrived, 1, memory_order_acq_rel) + 1 == par->workers) {
+	if (atomic_fetch_add_explicit(&par->arrived, 1, memory_order_acq_rel) + 1 == workers) {
 		atomic_store_explicit(&par->arrived, 0, memory_order_relaxed);
 		atomic_fetch_add_explicit(&par->generation, 1, memory_order_acq_rel);
 		return;
@@ -211,16 +212,68 @@ static bool claim(struct pkt_part *q, unsigned gen)
 						       memory_order_relaxed);
 }
 
+/* ---- threads that give a core back ----
+ * Every LOOK_WINDOWS windows worker 0 reads the clock; LOOK_NS after its
+ * last look it reads every working thread's CPU time.  A thread that was
+ * on its core less than MIN_SHARE of the time (spinning at the barrier
+ * counts: a free core gives about all of it) shares that core with
+ * another process, and every window's barrier waits for its time slice:
+ * the highest-numbered worker leaves after the next barrier, and the
+ * others take its partitions (they claim any that wait).  The result does
+ * not move: which thread runs a partition changes no byte. */
+#define LOOK_WINDOWS 256u
+#define LOOK_NS 200000000ull
+#define MIN_SHARE 0.8
+
+static uint64_t ns_of(clockid_t c)
+{
+	struct timespec t;
+	if (clock_gettime(c, &t))
+		return 0;
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static uint64_t worker_cpu_ns(const struct pkt_par *par, uint32_t k)
+{
+	clockid_t c = CLOCK_THREAD_CPUTIME_ID; /* worker 0: the calling thread */
+	if (k && pthread_getcpuclockid(par->worker[k].thread, &c))
+		return 0;
+	return ns_of(c);
+}
+
+/* worker 0, before window gen's barrier: how many workers go on */
+static uint32_t look(struct pkt_par *par, unsigned gen, uint32_t active)
+{
+	if (par->shrink_at && gen >= par->shrink_at)
+		return 1;
+	if (!par->adapt || active == 1 || gen % LOOK_WINDOWS)
+		return active;
+	uint64_t now = ns_of(CLOCK_MONOTONIC);
+	if (par->look_ns && now - par->look_ns < LOOK_NS)
+		return active;
+	double least = 1;
+	for (uint32_t k = 0; k < active; k++) {
+		uint64_t cpu = worker_cpu_ns(par, k);
+		if (par->look_ns && now > par->look_ns)
+			least = FAB_MIN(least, (double)(cpu - par->look_cpu[k]) / (double)(now - par->look_ns));
+		par->look_cpu[k] = cpu;
+	}
+	par->look_ns = now;
+	return least < MIN_SHARE ? active - 1 : active;
+}
+
 /* a worker's run: in each window its own partitions, then those of the
  * others that are still waiting (the last first: the owner takes its own
  * from the first), so a faster core takes more; then the barrier, and
- * every worker reads all the reports and decides alike */
+ * every worker reads all the reports and decides alike, and whether it
+ * still works (look) */
 static void *worker_loop(void *arg)
 {
 	struct pkt_worker *w = arg;
 	struct pkt_par *par = w->par;
 	fab_time_ps win = 0;
 	unsigned parity = 0;
+	uint32_t active = par->workers;
 	for (unsigned gen = 1;; gen++) {
 		fab_time_ps end = win + par->window_ps;
 		for (uint32_t k = 0; k < w->count; k++)
@@ -229,12 +282,15 @@ static void *worker_loop(void *arg)
 		for (uint32_t q = par->n; q-- > 0;)
 			if ((q < w->first || q >= w->first + w->count) && claim(&par->parts[q], gen))
 				part_window(&par->parts[q], end);
-		barrier_wait(par);
+		if (w->id == 0)
+			atomic_store_explicit(&par->active[gen & 1], look(par, gen, active), memory_order_relaxed);
+		barrier_wait(par, active);
+		active = atomic_load_explicit(&par->active[gen & 1], memory_order_relaxed);
 		uint64_t all = 0;
 		fab_time_ps next = FAB_TIME_NEVER;
 		threads_reports(par, parity, &all, &next);
 		parity ^= 1u;
-		if (window_next(par, all, next, end, &win, w->id == 0))
+		if (window_next(par, all, next, end, &win, w->id == 0) || w->id >= active)
 			break;
 	}
 	return NULL;
@@ -422,6 +478,10 @@ static void run_threads(struct pkt_par *par)
 {
 	uint32_t n = par->n, workers = par->workers;
 	par->worker = fab_xcalloc(workers, sizeof *par->worker);
+	par->look_cpu = fab_xcalloc(workers, sizeof *par->look_cpu);
+	const char *at = getenv("FABSCOPE_THREADS_SHRINK_AT");
+	par->shrink_at = at ? (unsigned)strtoul(at, NULL, 10) : 0;
+	par->adapt = !getenv("FABSCOPE_THREADS_EXACT");
 	for (uint32_t k = 0; k < workers; k++) {
 		struct pkt_worker *w = &par->worker[k];
 		*w = (struct pkt_worker){.par = par, .id = k, .first = k * n / workers};
@@ -437,6 +497,7 @@ static void run_threads(struct pkt_par *par)
 	for (uint32_t k = 1; k < workers; k++)
 		pthread_join(par->worker[k].thread, NULL);
 	free(par->worker);
+	free(par->look_cpu);
 	for (uint32_t q = 0; q < n; q++)
 		take_window_handed(&par->parts[q]);
 }

@@ -79,6 +79,14 @@ struct pkt_par {
 	/* the barrier: arrivals count up; the last one bumps the generation */
 	_Alignas(FAB_GAP) atomic_uint arrived;
 	_Alignas(FAB_GAP) atomic_uint generation;
+	/* threads that give a core back: worker 0 says before window gen's
+	 * barrier how many work after it (active[gen & 1]); its looks at the
+	 * workers' CPU time (parallel.c, look) */
+	_Alignas(FAB_GAP) atomic_uint active[2];
+	bool adapt;                  /* look at all (not with FABSCOPE_THREADS_EXACT) */
+	unsigned shrink_at;          /* FABSCOPE_THREADS_SHRINK_AT: one thread from that window on (tests) */
+	uint64_t look_ns;            /* worker 0's last look: the monotonic clock */
+	uint64_t *look_cpu;          /* [workers]: and each worker's CPU time then */
 	/* the outcome, identical in every partition */
 	bool stopped_by_end_time;
 };

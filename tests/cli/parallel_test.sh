@@ -82,6 +82,22 @@ same() { # NAME SCENARIO [--set ...]: --out of 1 thread against 2, 3, 4 (the
 	rm -rf one many
 }
 
+# threads that give a core back mid-run (forced at a window: the looks at
+# CPU time decide it on a shared machine): 4 threads, then 1 from window
+# 20 or 300; 3 then 1 on the lossy run; the same files as 1 thread
+shrunk() { # NAME AT THREADS SCENARIO
+	name=$1 at=$2 th=$3
+	shift 3
+	"$F" sim "$@" --out one -q
+	rm -rf many
+	run "$name" 0 env FABSCOPE_THREADS_SHRINK_AT="$at" "$F" sim "$@" --threads "$th" --out many -q &&
+		{ diff -r one many >/dev/null && ok "$name" || bad "$name: $(diff -r one many | head -5)"; }
+	rm -rf one many
+}
+shrunk shrink-fat-20 20 4 fat.yaml
+shrunk shrink-fat-300 300 4 fat.yaml
+shrunk shrink-lossy-50 50 3 lossy.yaml
+
 same fat fat.yaml
 same lossy lossy.yaml
 same tcp tcp.yaml
