@@ -83,10 +83,10 @@ struct pkt_par {
 	 * barrier how many work after it (active[gen & 1]); its looks at the
 	 * workers' CPU time (parallel.c, look) */
 	_Alignas(FAB_GAP) atomic_uint active[2];
-	bool adapt;                  /* look at all (not with FABSCOPE_THREADS_EXACT) */
-	unsigned shrink_at;          /* FABSCOPE_THREADS_SHRINK_AT: one thread from that window on (tests) */
-	uint64_t look_ns;            /* worker 0's last look: the monotonic clock */
-	uint64_t *look_cpu;          /* [workers]: and each worker's CPU time then */
+	bool adapt;         /* look at all (not with FABSCOPE_THREADS_EXACT) */
+	unsigned shrink_at; /* FABSCOPE_THREADS_SHRINK_AT: one thread from that window on (tests) */
+	uint64_t look_ns;   /* worker 0's last look: the monotonic clock */
+	uint64_t *look_cpu; /* [workers]: and each worker's CPU time then */
 	/* the outcome, identical in every partition */
 	bool stopped_by_end_time;
 };
