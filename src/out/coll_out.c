@@ -48,6 +48,7 @@ json_t *fab_coll_json(const struct fab_config *c, const struct fab_sim *s, const
 		json_object_set_new(x, "time_us", json_real(r->time_us));
 		json_object_set_new(x, "algbw_GBps", json_real(r->algbw_GBps));
 		json_object_set_new(x, "busbw_GBps", json_real(r->busbw_GBps));
+		json_object_set_new(x, "iterations_simulated", json_integer(r->iters_run));
 		json_object_set_new(x, "start_ps", json_integer((json_int_t)r->start_ps));
 		json_object_set_new(x, "end_ps", json_integer((json_int_t)r->end_ps));
 		json_array_append_new(rows, x);

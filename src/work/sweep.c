@@ -112,26 +112,51 @@ static void rested(void *obj, uint32_t unused)
  * (1 MiB: some tens of microseconds at the rates simulated) an iteration */
 #define SWEEP_LAT_BYTES 1048576.0
 
+/* Two iterations take the same time when they differ by under this part
+ * of it; three in a row and the fabric repeats itself (every flow done,
+ * congestion control back where it was): the iterations left would take
+ * the same, and are counted without being simulated. */
+#define SWEEP_SAME 1e-4
+
+static bool same_time(fab_time_ps a, fab_time_ps b)
+{
+	fab_time_ps d = a > b ? a - b : b - a;
+	return (double)d <= SWEEP_SAME * (double)FAB_MAX(a, b);
+}
+
+static void row_finish(struct fab_sweep *sw, struct fab_sweep_row *row, fab_time_ps end, fab_time_ps last)
+{
+	uint32_t timed = sw->iter > sw->p.warmup ? sw->iter - sw->p.warmup : 0;
+	double span = timed ? (double)(end - sw->timed_start) : 0;
+	double secs = (span + (double)(sw->p.iters - timed) * (double)last) / 1e12 / sw->p.iters;
+	row->iters_run = sw->iter;
+	row->time_us = secs * 1e6;
+	row->start_ps = timed ? sw->timed_start : end - last;
+	row->end_ps = end;
+	row->algbw_GBps = secs > 0 ? (double)row->bytes / secs / 1e9 : 0;
+	row->busbw_GBps = row->algbw_GBps * fab_coll_busbw_factor(sw->p.op, sw->comm->nranks);
+}
+
 static void on_done(void *ctx, const struct fab_op_result *r)
 {
 	struct fab_sweep *sw = ctx;
 	struct fab_sweep_row *row = &sw->rows[sw->cur];
 	row->algo = r->algo;
 	row->proto = r->proto;
-	sw->ps_per_weight = (double)(r->end_ps - sw->iter_start) / ((double)row->bytes + SWEEP_LAT_BYTES);
+	fab_time_ps took = r->end_ps - sw->iter_start;
+	sw->ps_per_weight = (double)took / ((double)row->bytes + SWEEP_LAT_BYTES);
+	sw->same = sw->iter > 0 && same_time(took, sw->last_ps) ? sw->same + 1 : 0;
+	sw->last_ps = took;
 	if (sw->iter + 1 == sw->p.warmup)
 		sw->timed_start = r->end_ps; /* the timed span starts after the warm-up */
-	if (++sw->iter == sw->p.warmup + sw->p.iters) {
-		double secs = (double)(r->end_ps - sw->timed_start) / 1e12 / sw->p.iters;
-		row->time_us = secs * 1e6;
-		row->start_ps = sw->timed_start;
-		row->end_ps = r->end_ps;
-		row->algbw_GBps = secs > 0 ? (double)row->bytes / secs / 1e9 : 0;
-		row->busbw_GBps = row->algbw_GBps * fab_coll_busbw_factor(sw->p.op, sw->comm->nranks);
+	sw->iter++;
+	if (sw->iter == sw->p.warmup + sw->p.iters || (sw->same >= 2 && !sw->p.every_iteration)) {
+		row_finish(sw, row, r->end_ps, took);
 		sw->cur++;
 		if (sw->row_done)
 			sw->row_done(sw->row_ctx, sw->cur - 1);
 		sw->iter = 0;
+		sw->same = 0;
 		if (sw->cur == sw->nrows) {
 			sw->finished = true;
 			return;

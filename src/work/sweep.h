@@ -32,6 +32,7 @@ struct fab_coll_params {
 	uint32_t factor;        /* size multiplier per row (nccl-tests -f) */
 	fab_bytes step_bytes;   /* when set, size increment per row instead (-i) */
 	uint32_t iters, warmup; /* -n, -w */
+	bool every_iteration;   /* simulate iterations that repeat the last ones too */
 	int dtype;              /* enum fab_dtype */
 	uint32_t root;
 	uint32_t gpus;  /* ranks; 0 = every GPU */
@@ -63,8 +64,9 @@ const char *fab_dtype_name(int dtype);
 
 struct fab_sweep_row {
 	uint64_t bytes, count;
-	int algo, proto; /* what auto chose */
-	double time_us;  /* mean over the timed iterations */
+	int algo, proto;    /* what auto chose */
+	double time_us;     /* mean over the timed iterations */
+	uint32_t iters_run; /* warm-up and timed iterations simulated */
 	double algbw_GBps, busbw_GBps;
 	fab_time_ps start_ps, end_ps; /* of the timed iterations */
 };
@@ -77,6 +79,8 @@ struct fab_sweep {
 	uint32_t iter; /* warm-up iterations first, then timed */
 	fab_time_ps timed_start;
 	fab_time_ps iter_start; /* of the iteration under way */
+	fab_time_ps last_ps;    /* the last iteration's time */
+	uint32_t same;          /* iterations in a row that took last_ps */
 	double ps_per_weight;   /* the last iteration's time per weighted byte (progress) */
 	bool finished;
 	int rc;

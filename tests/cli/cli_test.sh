@@ -189,7 +189,7 @@ run coll-json-1 0 "$F" coll -b 1K -e 64K -f 8 --format json && cp "$tmp/out" "$t
 run coll-json-2 0 "$F" coll -b 1K -e 64K -f 8 --format json && { cmp -s "$tmp/out" "$tmp/c1" && ok coll-same-bytes || bad coll-same-bytes; }
 # the table on stdout is written row by row as each size is done, and is
 # the same bytes as the one --out keeps
-run coll-stream 0 "$F" coll -b 1K -e 64M -f 8 --out "$tmp/streamdir" && {
+run coll-stream 0 "$F" coll -b 1K -e 4M -f 8 --out "$tmp/streamdir" && {
 	cmp -s "$tmp/out" "$tmp/streamdir/coll.txt" && ok coll-stream || bad "coll-stream: stdout differs from coll.txt"; }
 # a run stopped half way has already printed the sizes it finished
 timeout -s INT 2 "$F" coll -b 1K -e 8G -f 2 >"$tmp/part" 2>/dev/null
@@ -200,7 +200,7 @@ else
 fi
 # on a terminal, the progress line says how much is done, and that share only grows
 if command -v script >/dev/null; then
-	script -qec "'$F' coll -b 8M -e 64M -f 2 >/dev/null" /dev/null | tr '\r' '\n' >"$tmp/tty" 2>&1
+	script -qec "'$F' coll -b 8M -e 16M -f 2 >/dev/null" /dev/null | tr '\r' '\n' >"$tmp/tty" 2>&1
 	grep -ao '[0-9]*% done' "$tmp/tty" | tr -d '% done' >"$tmp/pct"
 	if [ "$(wc -l <"$tmp/pct")" -ge 3 ] && sort -n -c "$tmp/pct" 2>/dev/null && [ "$(tail -1 "$tmp/pct")" -ge 50 ]; then
 		ok coll-progress
@@ -333,7 +333,7 @@ run readme-coll-sample 0 "$F" coll -b 1K -e 64M -f 16 --algo-column && {
 # components of hundreds to thousands of transfers; with the window (the
 # default) it solves fewer times, and its time stays within 1%
 for b in 0 1us; do
-	run "batch-large-$b" 0 "$F" coll bench/compare-256.yaml -a rhd -b 4M -e 4M --engine flow \
+	run "batch-large-$b" 0 "$F" coll bench/compare-256.yaml -a rhd -b 4M -e 4M -w 0 -n 1 --engine flow \
 		--set flow.batch_large=$b -J "$tmp/bl$b.json" || continue
 	eval "us_$b=\$(awk '\$1 == 4194304 { print \$6 }' \"\$tmp/out\")"
 	eval "rc_$b=\$(sed -n 's/.*\"recomputes\": *\([0-9]*\).*/\1/p' \"\$tmp/bl$b.json\" | head -1)"

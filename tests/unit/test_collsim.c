@@ -535,6 +535,54 @@ static void test_collsim_tree_aggregate(void **state)
 	crun_free(&c[1]);
 }
 
+/* nccl-tests' iterations (-w 5 -n 20, the default).  Back to back on an
+ * uncongested fabric every iteration takes what one operation alone takes,
+ * so the row is that time; the shortcut stops after three equal ones.  On
+ * the built-in cluster's 4 MiB AllReduce, where DCQCN carries its rates
+ * from one iteration into the next, the row is the timed iterations' mean:
+ * the difference of two runs of 25 and 5 iterations from rest, over 20. */
+static double iter_row(const char *yaml, const char *w, const char *n, const char *every, uint32_t *simulated)
+{
+	const char *sets[] = {w, n, every, "collective.min_bytes=4MiB", "collective.max_bytes=4MiB"};
+	struct crun c = coll_yaml(yaml, sets, 5);
+	double t = row_time_us(&c, 0);
+	if (simulated)
+		*simulated = c.r->sweep.rows[0].iters_run;
+	crun_free(&c);
+	return t;
+}
+
+static void test_collsim_iterations(void **state)
+{
+	(void)state;
+	const char *one_leaf = "topology: {leaves: 1, servers_per_leaf: 4, gpus_per_server: 8, nics_per_server: 8,\n"
+			       "           spines: 1, links_per_spine: 1}\n"
+			       "collective: {algo: ring}\n";
+	const char *W5 = "collective.warmup=5", *W0 = "collective.warmup=0", *ALL = "collective.every_iteration=true",
+		   *SOME = "collective.every_iteration=false";
+	uint32_t sim_quiet = 0, sim_busy = 0, sim_all = 0;
+	double alone = iter_row(one_leaf, W0, "collective.iters=1", SOME, NULL);
+	double quiet = iter_row(one_leaf, W5, "collective.iters=20", SOME, &sim_quiet);
+	print_message("uncongested ring 4 MiB: one operation %.3f us, 5 + 20 iterations %.3f us (%u simulated)\n",
+		      alone, quiet, sim_quiet);
+	assert_true(rel_err(quiet, alone) < 1e-3);
+	assert_true(sim_quiet >= 3 && sim_quiet < 25);
+
+	double busy = iter_row(fab_default_scenario, W5, "collective.iters=20", SOME, &sim_busy);
+	double all = iter_row(fab_default_scenario, W5, "collective.iters=20", ALL, &sim_all);
+	double t25 = iter_row(fab_default_scenario, W0, "collective.iters=25", ALL, NULL);
+	double t5 = iter_row(fab_default_scenario, W0, "collective.iters=5", ALL, NULL);
+	double first = iter_row(fab_default_scenario, W0, "collective.iters=1", ALL, NULL);
+	double mean = (25 * t25 - 5 * t5) / 20;
+	print_message("built-in 4 MiB: first %.2f us, timed mean %.2f us (%u simulated; every iteration %.2f, "
+		      "from 25 and 5 iterations %.2f)\n",
+		      first, busy, sim_busy, all, mean);
+	assert_int_equal(sim_all, 25);
+	assert_true(rel_err(busy, all) < 1e-3);
+	assert_true(rel_err(all, mean) < 1e-6);
+	assert_true(rel_err(busy, first) > 0.05); /* what the iterations are for */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -549,6 +597,7 @@ int main(void)
 		cmocka_unit_test(test_collsim_qps_in_turn),
 		cmocka_unit_test(test_collsim_sharp),
 		cmocka_unit_test(test_collsim_tree_aggregate),
+		cmocka_unit_test(test_collsim_iterations),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -125,7 +125,16 @@ static inline struct crun coll_yaml(const char *yaml, const char *const *sets, s
 {
 	struct crun c = {0};
 	struct fab_err err = {0};
-	c.cfg = fab_config_parse(yaml, strlen(yaml), "test.yaml", NULL, sets, nsets, &err);
+	/* one operation a size (-w 0 -n 1) unless the test names iterations:
+	 * the mechanisms are checked on one operation, the iterations by
+	 * test_collsim_iterations */
+	assert_true(nsets <= 30);
+	const char *all[32] = {"collective.warmup=0", "collective.iters=1"};
+	size_t n = 2;
+	for (size_t i = 0; i < nsets && n < 32; i++)
+		all[n++] = sets[i];
+	bool named = strstr(yaml, "iters:") || strstr(yaml, "warmup:");
+	c.cfg = fab_config_parse(yaml, strlen(yaml), "test.yaml", NULL, named ? sets : all, named ? nsets : n, &err);
 	if (!c.cfg)
 		fail_msg("scenario: %s", err.msg);
 	c.r = fab_coll_run_new(c.cfg, false, &err);
