@@ -1,6 +1,9 @@
 #!/bin/sh
 # The flow engine (reported, not asserted): wall time and peak memory at
-# scale, and the time against the packet engine where both run.
+# scale, and the time against the packet engine where both run, for one
+# operation a size (-w 0 -n 1; nccl-tests' 5 + 20 iterations, coll's
+# default, cost three operations on the flow engine, whose rows repeat from
+# the third).
 #  - 16,384 GPUs, k=32 fat-tree, ring AllReduce 1 GiB (bench/flow-16k.yaml);
 #  - with FLOW_131K=1, 131,072 GPUs on a k=64 fat-tree (about 16 s of CPU
 #    and 2.2 GiB here, nearly all of it building the communicator and the
@@ -18,7 +21,7 @@ F=${1:-./build/fabscope}
 run() { # NAME ARGS...: one line with the time column, wall time and peak RSS
 	name=$1
 	shift
-	/usr/bin/time -f "%e %M" "$F" coll "$@" >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; exit 1; }
+	/usr/bin/time -f "%e %M" "$F" coll -w 0 -n 1 "$@" >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; exit 1; }
 	t=$(awk '/^ /{ print $6 }' "$tmp/out")
 	set -- $(tail -1 "$tmp/err")
 	printf '  %-44s %12s us  %7.2f s wall  %6d MiB peak\n' "$name" "$t" "$1" $(($2 / 1024))

@@ -13,9 +13,9 @@ sweep() { # NAME GPUS SETS...
 	gpus=$2
 	shift 2
 	start=$(date +%s.%N)
-	"$F" coll --engine flow -g "$gpus" -b 1K -e 1G -f 32 --format csv "$@" >"$tmp/out" 2>"$tmp/err" ||
+	"$F" coll --engine flow -g "$gpus" -b 1K -e 1G -f 32 -w 0 -n 1 --format csv "$@" >"$tmp/out" 2>"$tmp/err" ||
 		{ cat "$tmp/err"; exit 1; }
-	"$F" coll --engine flow -g "$gpus" -b 8G -e 8G --format csv "$@" 2>"$tmp/err" | tail -n +2 >>"$tmp/out" ||
+	"$F" coll --engine flow -g "$gpus" -b 8G -e 8G -w 0 -n 1 --format csv "$@" 2>"$tmp/err" | tail -n +2 >>"$tmp/out" ||
 		{ cat "$tmp/err"; exit 1; }
 	end=$(date +%s.%N)
 	awk -F, -v n="$name" 'NR > 1 { printf "| %s | %s | %.1f | %.1f | %s/%s |\n", n, $1, $6, $8, $9, $10 }' "$tmp/out"

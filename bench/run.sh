@@ -30,7 +30,8 @@ for s in bench/*.yaml; do
 	case "$name" in flow-* | compare-*) continue ;; esac # bench/flow.sh runs those
 	cmd=sim
 	case "$name" in coll-*) cmd=coll ;; esac
-	measure "$name" $cmd "$s"
+	# a collective's cost per operation: one a size (-w 0 -n 1)
+	if [ $cmd = coll ]; then measure "$name" coll "$s" -w 0 -n 1; else measure "$name" sim "$s"; fi
 done
 # the 128-server permutation over each transport (TCP with its CUBIC over
 # lossy Ethernet, InfiniBand with credits)

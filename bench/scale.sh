@@ -4,7 +4,9 @@
 # 8 NICs a server), 1:1 and rail-optimized, and with SCALE_131K=1 one of
 # 131,072 GPUs (4 NICs a server: radix 64 reaches 65,536 NIC ports in
 # three tiers); `coll --engine flow` with algorithm auto at 1 MiB, 64 MiB
-# and 1 GiB, each size its own command: the row's time, what auto chose,
+# and 1 GiB, each size its own command and one operation (-w 0 -n 1;
+# coll's default of 5 + 20 iterations costs three on the flow engine, whose
+# rows repeat from the third): the row's time, what auto chose,
 # CPU (user + system), peak memory and events per second; then the
 # training steps of examples/training-scale (16,384 GPUs; with SCALE_131K=1
 # the 131,072-GPU one too, about 6.5 minutes).
@@ -20,7 +22,7 @@ for p in $plans; do
 	"$F" plan --gpus "$gpus" --radix 64 $opt -o "$tmp/plan.yaml" >/dev/null || exit 1
 	total=0
 	for size in 1M 64M 1G; do
-		/usr/bin/time -f "%U %S %M" "$F" coll "$tmp/plan.yaml" --engine flow -b $size -e $size --algo-column \
+		/usr/bin/time -f "%U %S %M" "$F" coll "$tmp/plan.yaml" --engine flow -b $size -e $size -w 0 -n 1 --algo-column \
 			>"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; exit 1; }
 		set -- $(tail -1 "$tmp/err")
 		cpu=$(echo "$1 $2" | awk '{ printf "%.2f", $1 + $2 }')

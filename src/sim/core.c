@@ -333,6 +333,18 @@ void fab_sim_add_fault(struct fab_sim *s, const struct fab_fault *f)
 		fab_eq_push(&s->eq, f->end_ps, EV_FAULT, copy, 1);
 }
 
+fab_time_ps fab_sim_settled_from(const struct fab_sim *s)
+{
+	fab_time_ps t = 0;
+	for (uint32_t i = 0; i < s->nfaults; i++) {
+		const struct fab_fault *f = s->faults[i];
+		t = FAB_MAX(t, f->start_ps + f->convergence_ps);
+		if (f->end_ps > f->start_ps)
+			t = FAB_MAX(t, f->end_ps + f->convergence_ps);
+	}
+	return t;
+}
+
 /* a NIC port's rate now, 0 when its link is down */
 static fab_rate_bps nic_port_rate(const struct fab_sim *s, uint32_t nic)
 {

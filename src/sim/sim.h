@@ -368,6 +368,9 @@ const struct fab_topo *fab_sim_topo(const struct fab_sim *s);
 void fab_sim_set_hooks(struct fab_sim *s, const struct fab_sim_hooks *h);
 /* Schedules a fault (copied); SLOW_GPU is for the workload, ignored here. */
 void fab_sim_add_fault(struct fab_sim *s, const struct fab_fault *f);
+/* The time from which the faults change nothing more: the last start or
+ * end of one, with its routing's convergence (0 without faults). */
+fab_time_ps fab_sim_settled_from(const struct fab_sim *s);
 void fab_sim_set_server(struct fab_sim *s, const struct fab_server_params *sp);
 uint32_t fab_sim_open(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic, uint8_t prio);
 /* the same, speaking `transport` (enum fab_transport_kind; -1: the fabric's) */

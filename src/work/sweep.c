@@ -115,7 +115,8 @@ static void rested(void *obj, uint32_t unused)
 /* Two iterations take the same time when they differ by under this part
  * of it; three in a row and the fabric repeats itself (every flow done,
  * congestion control back where it was): the iterations left would take
- * the same, and are counted without being simulated. */
+ * the same, and are counted without being simulated, unless something is
+ * still due to change (a fault to start or end, background traffic). */
 #define SWEEP_SAME 1e-4
 
 static bool same_time(fab_time_ps a, fab_time_ps b)
@@ -150,7 +151,11 @@ static void on_done(void *ctx, const struct fab_op_result *r)
 	if (sw->iter + 1 == sw->p.warmup)
 		sw->timed_start = r->end_ps; /* the timed span starts after the warm-up */
 	sw->iter++;
-	if (sw->iter == sw->p.warmup + sw->p.iters || (sw->same >= 2 && !sw->p.every_iteration)) {
+	/* repeats count while nothing is due to change: no fault yet to start
+	 * or end, no background traffic */
+	bool repeats = sw->same >= 2 && !sw->p.every_iteration && !sw->p.background &&
+		r->end_ps >= fab_sim_settled_from(sw->comm->w->sim);
+	if (sw->iter == sw->p.warmup + sw->p.iters || repeats) {
 		row_finish(sw, row, r->end_ps, took);
 		sw->cur++;
 		if (sw->row_done)

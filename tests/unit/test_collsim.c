@@ -567,6 +567,17 @@ static void test_collsim_iterations(void **state)
 		      alone, quiet, sim_quiet);
 	assert_true(rel_err(quiet, alone) < 1e-3);
 	assert_true(sim_quiet >= 3 && sim_quiet < 25);
+	/* a link that slows half way through the iterations is not skipped */
+	char faulted[512];
+	snprintf(faulted, sizeof faulted,
+		 "%sfaults: [{kind: degrade, node: server0.nic0, peer: leaf0, rate: 100Gbps, start: 1ms}]\n", one_leaf);
+	uint32_t sim_fault = 0;
+	double slowed = iter_row(faulted, W5, "collective.iters=20", SOME, &sim_fault);
+	double slowed_all = iter_row(faulted, W5, "collective.iters=20", ALL, NULL);
+	print_message("a link down to 100G at 1 ms: %.3f us (%u simulated), every iteration simulated %.3f us\n",
+		      slowed, sim_fault, slowed_all);
+	assert_true(slowed > 1.2 * quiet);
+	assert_true(rel_err(slowed, slowed_all) < 1e-3);
 
 	double busy = iter_row(fab_default_scenario, W5, "collective.iters=20", SOME, &sim_busy);
 	double all = iter_row(fab_default_scenario, W5, "collective.iters=20", ALL, &sim_all);

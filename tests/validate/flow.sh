@@ -30,11 +30,12 @@ check() {
 			f, ef, rep ? " (reported)" : "", q, eq, okf && okq ? "ok" : "FAIL"
 		exit !(okf && okq) }' || fail=1
 }
-coll() { # SEEDS YAML ARGS...: the time column, mean over seeds 1..SEEDS
+coll() { # SEEDS YAML ARGS...: the time column, mean over seeds 1..SEEDS, of
+	# one operation (-w 0 -n 1): the engines are compared operation for operation
 	n=$1
 	shift
 	for s in $(seq "$n"); do
-		"$F" coll "$@" --seed "$s" 2>/dev/null | awk '/^ /{ print $6 }'
+		"$F" coll "$@" -w 0 -n 1 --seed "$s" 2>/dev/null | awk '/^ /{ print $6 }'
 	done | awk '{ s += $1 } END { if (NR) print s / NR }'
 }
 job() { # YAML ARGS...: the jobs' mean iteration time, us (from the summary's jobs table)
