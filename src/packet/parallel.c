@@ -212,61 +212,12 @@ static bool claim(struct pkt_part *q, unsigned gen)
 						       memory_order_relaxed);
 }
 
-/* ---- threads that give a core back ----
- * Every LOOK_WINDOWS windows worker 0 reads the clock; LOOK_NS after its
- * last look it reads every working thread's CPU time.  A thread that was
- * on its core less than MIN_SHARE of the time (spinning at the barrier
- * counts: a free core gives about all of it) shares that core with
- * another process, and every window's barrier waits for its time slice:
- * the highest-numbered worker leaves after the next barrier, and the
- * others take its partitions (they claim any that wait).  The result does
- * not move: which thread runs a partition changes no byte. */
-#define LOOK_WINDOWS 256u
-#define LOOK_NS 200000000ull
-#define MIN_SHARE 0.8
-
-static uint64_t ns_of(clockid_t c)
-{
-	struct timespec t;
-	if (clock_gettime(c, &t))
-		return 0;
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
-static uint64_t worker_cpu_ns(const struct pkt_par *par, uint32_t k)
-{
-	clockid_t c = CLOCK_THREAD_CPUTIME_ID; /* worker 0: the calling thread */
-	if (k && pthread_getcpuclockid(par->worker[k].thread, &c))
-		return 0;
-	return ns_of(c);
-}
-
-/* worker 0, before window gen's barrier: how many workers go on */
-static uint32_t look(struct pkt_par *par, unsigned gen, uint32_t active)
-{
-	if (par->shrink_at && gen >= par->shrink_at)
-		return 1;
-	if (!par->adapt || active == 1 || gen % LOOK_WINDOWS)
-		return active;
-	uint64_t now = ns_of(CLOCK_MONOTONIC);
-	if (par->look_ns && now - par->look_ns < LOOK_NS)
-		return active;
-	double least = 1;
-	for (uint32_t k = 0; k < active; k++) {
-		uint64_t cpu = worker_cpu_ns(par, k);
-		if (par->look_ns && now > par->look_ns)
-			least = FAB_MIN(least, (double)(cpu - par->look_cpu[k]) / (double)(now - par->look_ns));
-		par->look_cpu[k] = cpu;
-	}
-	par->look_ns = now;
-	return least < MIN_SHARE ? active - 1 : active;
-}
-
 /* a worker's run: in each window its own partitions, then those of the
  * others that are still waiting (the last first: the owner takes its own
  * from the first), so a faster core takes more; then the barrier, and
  * every worker reads all the reports and decides alike, and whether it
- * still works (look) */
+ * still works (pkt_par_look: one that leaves parks, and may be called
+ * back for a later window) */
 static void *worker_loop(void *arg)
 {
 	struct pkt_worker *w = arg;
@@ -283,16 +234,30 @@ static void *worker_loop(void *arg)
 			if ((q < w->first || q >= w->first + w->count) && claim(&par->parts[q], gen))
 				part_window(&par->parts[q], end);
 		if (w->id == 0)
-			atomic_store_explicit(&par->active[gen & 1], look(par, gen, active), memory_order_relaxed);
+			atomic_store_explicit(&par->active[gen & 1], pkt_par_look(par, gen, active, win),
+					      memory_order_relaxed);
 		barrier_wait(par, active);
+		uint32_t was = active;
 		active = atomic_load_explicit(&par->active[gen & 1], memory_order_relaxed);
 		uint64_t all = 0;
 		fab_time_ps next = FAB_TIME_NEVER;
 		threads_reports(par, parity, &all, &next);
 		parity ^= 1u;
-		if (window_next(par, all, next, end, &win, w->id == 0) || w->id >= active)
+		bool over = window_next(par, all, next, end, &win, w->id == 0);
+		if (w->id == 0 && active > was)
+			pkt_par_rejoin(par, was, gen + 1, win, over);
+		if (over)
 			break;
+		if (w->id >= active) {
+			/* parked until a core frees: back for window gen + 1 */
+			if (!pkt_par_park(par, w->id, &gen, &win))
+				break;
+			active = w->id + 1;
+			parity = gen & 1u;
+		}
 	}
+	if (w->id == 0)
+		pkt_par_over(par);
 	return NULL;
 }
 
@@ -478,10 +443,7 @@ static void run_threads(struct pkt_par *par)
 {
 	uint32_t n = par->n, workers = par->workers;
 	par->worker = fab_xcalloc(workers, sizeof *par->worker);
-	par->look_cpu = fab_xcalloc(workers, sizeof *par->look_cpu);
-	const char *at = getenv("FABSCOPE_THREADS_SHRINK_AT");
-	par->shrink_at = at ? (unsigned)strtoul(at, NULL, 10) : 0;
-	par->adapt = !getenv("FABSCOPE_THREADS_EXACT");
+	pkt_par_look_init(par);
 	for (uint32_t k = 0; k < workers; k++) {
 		struct pkt_worker *w = &par->worker[k];
 		*w = (struct pkt_worker){.par = par, .id = k, .first = k * n / workers};
@@ -497,7 +459,7 @@ static void run_threads(struct pkt_par *par)
 	for (uint32_t k = 1; k < workers; k++)
 		pthread_join(par->worker[k].thread, NULL);
 	free(par->worker);
-	free(par->look_cpu);
+	pkt_par_look_free(par);
 	for (uint32_t q = 0; q < n; q++)
 		take_window_handed(&par->parts[q]);
 }
@@ -560,57 +522,6 @@ static void whole_books(struct pkt_par *par)
 	}
 }
 
-/* The cores this process may run on that are free now: those of its
- * affinity mask idle at least half of a 20 ms look at /proc/stat (during
- * which it sleeps, so that its own core counts among them).  UINT32_MAX where it cannot
- * tell.  Threads are kept to them: a thread on a core another process
- * holds makes every window's barrier wait for its time slice (2 threads
- * with the other core busy ran 0.70x and 0.94x as fast as 1). */
-static uint32_t free_cores(void)
-{
-	enum { MAXC = 256 }; /* (a run in a process's thread of its own: no static state) */
-	uint64_t busy0[MAXC] = {0}, all0[MAXC] = {0};
-	cpu_set_t mask;
-	if (sched_getaffinity(0, sizeof mask, &mask))
-		return UINT32_MAX;
-	uint32_t got = 0, idle = 0;
-	for (int pass = 0; pass < 2; pass++) {
-		FILE *f = fopen("/proc/stat", "r");
-		if (!f)
-			return UINT32_MAX;
-		char line[512];
-		while (fgets(line, sizeof line, f)) {
-			unsigned cpu;
-			unsigned long long v[8] = {0};
-			if (sscanf(line, "cpu%u %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &v[0], &v[1], &v[2],
-				   &v[3], &v[4], &v[5], &v[6], &v[7]) < 5 ||
-			    cpu >= MAXC || !CPU_ISSET(cpu, &mask))
-				continue;
-			uint64_t all = 0, rest = v[3] + v[4]; /* idle, iowait */
-			for (int k = 0; k < 8; k++)
-				all += v[k];
-			if (!pass) {
-				busy0[cpu] = all - rest;
-				all0[cpu] = all;
-				got++;
-				continue;
-			}
-			if (!all0[cpu])
-				continue; /* (not seen the first time) */
-			uint64_t d_all = all - all0[cpu], d_busy = (all - rest) - busy0[cpu];
-			if (d_all && 2 * d_busy <= d_all)
-				idle++;
-		}
-		fclose(f);
-		if (!pass) {
-			if (!got)
-				return UINT32_MAX;
-			nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
-		}
-	}
-	return FAB_MAX(idle, 1u);
-}
-
 int pkt_run_parallel(struct psim *s, fab_time_ps end_ps)
 {
 	const struct fab_topo *t = s->c.topo;
@@ -626,7 +537,7 @@ int pkt_run_parallel(struct psim *s, fab_time_ps end_ps)
 	/* no more threads than free cores (FABSCOPE_THREADS_EXACT: as many as
 	 * asked); one: the plain run, the same result */
 	if (workers > 1 && !getenv("FABSCOPE_THREADS_EXACT"))
-		workers = FAB_MAX(FAB_MIN(workers, free_cores()), 1u);
+		workers = FAB_MAX(FAB_MIN(workers, pkt_free_cores()), 1u);
 	if (!rk && workers == 1)
 		return 0;
 	uint32_t local = rk ? 1 : n;

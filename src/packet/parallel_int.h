@@ -83,13 +83,41 @@ struct pkt_par {
 	 * barrier how many work after it (active[gen & 1]); its looks at the
 	 * workers' CPU time (parallel.c, look) */
 	_Alignas(FAB_GAP) atomic_uint active[2];
-	bool adapt;         /* look at all (not with FABSCOPE_THREADS_EXACT) */
-	unsigned shrink_at; /* FABSCOPE_THREADS_SHRINK_AT: one thread from that window on (tests) */
-	uint64_t look_ns;   /* worker 0's last look: the monotonic clock */
-	uint64_t *look_cpu; /* [workers]: and each worker's CPU time then */
+	bool adapt;                   /* look at all (not with FABSCOPE_THREADS_EXACT) */
+	unsigned shrink_at;           /* FABSCOPE_THREADS_SHRINK_AT: one thread from that window on (tests) */
+	unsigned grow_at;             /* FABSCOPE_THREADS_GROW_AT: back to all, one a window, from that one (tests) */
+	uint64_t look_ns;             /* worker 0's last look: the monotonic clock */
+	uint64_t *look_cpu;           /* [workers]: and each worker's CPU time then */
+	uint64_t look_all, look_idle; /* and the cores' ticks, all and idle */
+	fab_time_ps look_win;         /* and the simulated time */
+	double rate;                  /* simulated ps a wall ns between the last two looks */
+	double rate_before;           /* before the last thread left (0: none left on trial) */
+	uint64_t hold_until_ns;       /* no leaving before (a leave that cost) */
+	uint64_t hold_ns;             /* the next hold, doubling */
+	/* workers that left wait here to come back (parallel_cores.c) */
+	pthread_mutex_t park_mu;
+	pthread_cond_t park_cv;
+	uint32_t rejoin_id;  /* the worker called back (UINT32_MAX: none) */
+	unsigned rejoin_gen; /* for this window */
+	fab_time_ps rejoin_win;
+	bool rejoin_over, over; /* the run ended then; it has ended */
 	/* the outcome, identical in every partition */
 	bool stopped_by_end_time;
 };
+
+/* threads and cores (parallel_cores.c): the free cores to start on; the
+ * looks' state set up and freed; worker 0's look before window gen's
+ * barrier: how many work after it; a worker that left waits in park until
+ * called back (true: *gen and *win of the window before its first) or the
+ * run is over (false); rejoin calls worker id back for window gen (over:
+ * the run ended instead); over releases every parked worker */
+uint32_t pkt_free_cores(void);
+void pkt_par_look_init(struct pkt_par *par);
+void pkt_par_look_free(struct pkt_par *par);
+uint32_t pkt_par_look(struct pkt_par *par, unsigned gen, uint32_t active, fab_time_ps win);
+bool pkt_par_park(struct pkt_par *par, uint32_t id, unsigned *gen, fab_time_ps *win);
+void pkt_par_rejoin(struct pkt_par *par, uint32_t id, unsigned gen, fab_time_ps win, bool over);
+void pkt_par_over(struct pkt_par *par);
 
 /* the arrays rank 0 gathers: the flows, their receivers' counts, the
  * ports' counters, the queue pairs' used marks, each as bytes */

@@ -82,21 +82,26 @@ same() { # NAME SCENARIO [--set ...]: --out of 1 thread against 2, 3, 4 (the
 	rm -rf one many
 }
 
-# threads that give a core back mid-run (forced at a window: the looks at
-# CPU time decide it on a shared machine): 4 threads, then 1 from window
-# 20 or 300; 3 then 1 on the lossy run; the same files as 1 thread
-shrunk() { # NAME AT THREADS SCENARIO
-	name=$1 at=$2 th=$3
-	shift 3
+# threads that give a core back mid-run, and take it again (forced at a
+# window: the looks at CPU and idle time decide it on a shared machine): 4
+# threads, then 1 from window 20 or 300; 3 then 1 on the lossy run; 1 from
+# window 20, then back to 2, 3 and 4 from window 200 and 400; the same
+# files as 1 thread
+shrunk() { # NAME AT GROW THREADS SCENARIO (GROW: "" for none)
+	name=$1 at=$2 grow=$3 th=$4
+	shift 4
 	"$F" sim "$@" --out one -q
 	rm -rf many
-	run "$name" 0 env FABSCOPE_THREADS_SHRINK_AT="$at" "$F" sim "$@" --threads "$th" --out many -q &&
+	run "$name" 0 env FABSCOPE_THREADS_SHRINK_AT="$at" FABSCOPE_THREADS_GROW_AT="$grow" "$F" sim "$@" \
+		--threads "$th" --out many -q &&
 		{ diff -r one many >/dev/null && ok "$name" || bad "$name: $(diff -r one many | head -5)"; }
 	rm -rf one many
 }
-shrunk shrink-fat-20 20 4 fat.yaml
-shrunk shrink-fat-300 300 4 fat.yaml
-shrunk shrink-lossy-50 50 3 lossy.yaml
+shrunk shrink-fat-20 20 "" 4 fat.yaml
+shrunk shrink-fat-300 300 "" 4 fat.yaml
+shrunk shrink-lossy-50 50 "" 3 lossy.yaml
+shrunk shrink-grow-fat 20 200 4 fat.yaml
+shrunk shrink-grow-lossy 20 400 3 lossy.yaml
 
 same fat fat.yaml
 same lossy lossy.yaml
