@@ -53,6 +53,7 @@ struct fl_qp {
 	double nic_sum;      /* the rate of the transfers in its NIC's round robin */
 	double sent;         /* payload bytes of its whole messages that have left its NIC (fl_books) */
 	double series_mark;  /* fabric.series_interval, fair shares: its bytes sent as of the last sample */
+	uint32_t bott;       /* flow.solve local: the port it froze at in its last solve (UINT32_MAX: none) */
 };
 
 #define FL_Q_FIRST 1
@@ -91,7 +92,8 @@ struct fl_port {
 	uint32_t *qp, *hop; /* active transfers crossing it, and which hop of theirs */
 	uint32_t n, cap;
 	double payload_per_ps;
-	double ack_load; /* ACKs of transfers that cross it, bytes per ps */
+	double ack_load;   /* ACKs of transfers that cross it, bytes per ps */
+	double ack_solved; /* flow.solve local: ack_load when its shares were last solved */
 	uint32_t stamp, local;
 	bool dirty;
 } __attribute__((aligned(64))); /* one cache line a port */
@@ -193,6 +195,14 @@ struct fl_state {
 	uint32_t holds;
 	fab_time_ps sample_at; /* the time series' next rows (FAB_TIME_NEVER: none) */
 	size_t cap_cp, cap_cq, cap_ci;
+	/* flow.solve local (fair.c): per port of the problem, the rates of the
+	 * transfers not in it, the load, the largest rate, the largest of
+	 * those that froze there; per transfer its link of freezing; the
+	 * transfers that started since the last solve */
+	double *pbg, *pload, *pmax, *plvl;
+	uint32_t *cbott, *seed;
+	size_t cap_pl, cap_cb, cap_seed;
+	uint32_t nseed;
 	uint64_t recomputes, comp_qps;
 	uint32_t last_comp; /* transfers the last recomputation re-solved (flow.queues fair) */
 	/* flow.queues: fifo and dcqcn (fifo.c and the fifo_*.c) */

@@ -29,7 +29,7 @@ void fab_maxmin_free(struct fab_maxmin *m)
 	free(m->fill);
 	free(m->frozen);
 	free(m->heap);
-	memset(m, 0, sizeof *m);
+	memset(m, 0, sizeof *m); /* (bott is the caller's) */
 }
 
 static void grow(void **p, size_t *cap, size_t need, size_t elem)
@@ -114,6 +114,8 @@ void fab_maxmin_solve(struct fab_maxmin *m, uint32_t nl, const double *cap, uint
 	}
 	for (uint32_t f = 0; f < nf; f++) {
 		rate[f] = 0;
+		if (m->bott)
+			m->bott[f] = UINT32_MAX;
 		for (uint32_t e = off[f]; e < off[f + 1]; e++)
 			m->lf_idx[m->lf_off[idx[e]] + m->fill[idx[e]]++] = f;
 	}
@@ -141,6 +143,8 @@ void fab_maxmin_solve(struct fab_maxmin *m, uint32_t nl, const double *cap, uint
 				continue;
 			m->frozen[f] = 1;
 			rate[f] = share;
+			if (m->bott)
+				m->bott[f] = l;
 			for (uint32_t x = off[f]; x < off[f + 1]; x++) {
 				uint32_t l2 = idx[x];
 				m->res[l2] -= share;

@@ -20,6 +20,7 @@ struct fab_maxmin {
 	uint8_t *frozen;
 	struct fab_mm_ent *heap;
 	size_t cap_l, cap_f, cap_e, cap_h;
+	uint32_t *bott; /* when set: each flow's bottleneck, the link it froze at (UINT32_MAX: none) */
 };
 
 void fab_maxmin_init(struct fab_maxmin *m);

@@ -120,16 +120,17 @@ struct fab_fabric_params {
 	uint32_t partitions;       /* with threads: the fabric split this many ways (run.partitions; 0: 8 a thread) */
 	fab_time_ps flow_batch_ps; /* flow engine: changes this close together share one recomputation */
 	fab_time_ps flow_batch_large_ps; /* and while recomputations are large (FL_LARGE_COMPONENT transfers) */
-	uint32_t mtu;                    /* payload bytes per packet */
-	struct fab_wire_params wire;     /* framing overrides */
-	fab_bytes buffer_bytes;          /* shared buffer per switch */
-	double dt_alpha;                 /* dynamic threshold for lossy queues */
-	uint8_t ctrl_prio;               /* priority of ACK, NAK and CNP */
-	uint64_t ecmp_seed;              /* per-switch seeds are derived from it */
-	bool ecmp_same_hash;             /* every switch uses the same seed (polarization) */
-	int ecmp_hash;                   /* enum fab_ecmp_hash */
-	bool ecmp_adaptive;              /* adaptive routing: data packets take the least-queued port; NICs reorder */
-	fab_time_ps flowlet_gap_ps;      /* adaptive routing by flowlets: a flow changes port after this much silence */
+	int flow_solve; /* flow.solve: 0 component, 1 local (fair shares re-solved where a change reaches) */
+	uint32_t mtu;   /* payload bytes per packet */
+	struct fab_wire_params wire; /* framing overrides */
+	fab_bytes buffer_bytes;      /* shared buffer per switch */
+	double dt_alpha;             /* dynamic threshold for lossy queues */
+	uint8_t ctrl_prio;           /* priority of ACK, NAK and CNP */
+	uint64_t ecmp_seed;          /* per-switch seeds are derived from it */
+	bool ecmp_same_hash;         /* every switch uses the same seed (polarization) */
+	int ecmp_hash;               /* enum fab_ecmp_hash */
+	bool ecmp_adaptive;          /* adaptive routing: data packets take the least-queued port; NICs reorder */
+	fab_time_ps flowlet_gap_ps;  /* adaptive routing by flowlets: a flow changes port after this much silence */
 	struct fab_pfc_params pfc;
 	struct fab_ecn_params ecn;
 	struct fab_cc_choice

@@ -1023,6 +1023,45 @@ static void test_flow_batch(void **state)
 	assert_true(rec[1] <= rec[0] / 2);
 }
 
+/* flow.solve local: re-solving only where a change reaches gives the
+ * shares of the whole component (ACKs' load made negligible: both keep it
+ * to within 1% of a port's rate, differently), on trees, rings, an
+ * AllToAll over 2:1 and a link degraded mid-run; it re-solves smaller
+ * problems */
+static void test_flow_solve_local(void **state)
+{
+	(void)state;
+	static const char *const cases[][2] = {
+		{FABRIC_1TO1, "collective: {op: allreduce, algo: tree, min_bytes: 16MiB, max_bytes: 16MiB}\n"},
+		{FABRIC_2TO1, "collective: {op: allreduce, algo: ring, min_bytes: 16MiB, max_bytes: 16MiB}\n"},
+		{FABRIC_2TO1, "collective: {op: alltoall, algo: direct, min_bytes: 4MiB, max_bytes: 4MiB}\n"},
+		{FABRIC_2TO1,
+		 "collective: {op: allreduce, algo: ring, min_bytes: 16MiB, max_bytes: 16MiB}\n"
+		 "faults: [{kind: degrade, node: server0.nic0, peer: leaf0, rate: 100Gbps, start: 20us}]\n"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char yaml[1024];
+		snprintf(yaml, sizeof yaml, "%s%s", cases[i][0], cases[i][1]);
+		const char *sets[][4] = {
+			{"engine=flow", "flow.batch_large=0", "fabric.nic.ack_every=1024", "flow.solve=component"},
+			{"engine=flow", "flow.batch_large=0", "fabric.nic.ack_every=1024", "flow.solve=local"}};
+		double t[2];
+		uint64_t rec[2];
+		double comp[2];
+		for (int e = 0; e < 2; e++) {
+			struct crun c = coll_yaml(yaml, sets[e], 4);
+			t[e] = c.r->sweep.rows[0].time_us;
+			fab_sim_flow_engine_stats(c.r->run->sim, &rec[e], &comp[e]);
+			crun_free(&c);
+		}
+		print_message(
+			"case %zu: component %.3f us (%llu solves of %.1f transfers), local %.3f us (%llu of %.1f)\n",
+			i, t[0], (unsigned long long)rec[0], comp[0], t[1], (unsigned long long)rec[1], comp[1]);
+		assert_true(fabs(t[1] / t[0] - 1) < 0.003);
+		assert_true(comp[1] <= comp[0]);
+	}
+}
+
 /* two jobs sharing an oversubscribed fabric, and the same at 1:1 */
 static void test_flow_two_jobs_vs_packet(void **state)
 {
@@ -1162,6 +1201,7 @@ int main(void)
 		cmocka_unit_test(test_flow_collectives_vs_packet),
 		cmocka_unit_test(test_flow_channels_share_a_nic),
 		cmocka_unit_test(test_flow_batch),
+		cmocka_unit_test(test_flow_solve_local),
 		cmocka_unit_test(test_flow_two_jobs_vs_packet),
 		cmocka_unit_test(test_flow_degrade_fault),
 	};
