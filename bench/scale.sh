@@ -8,7 +8,8 @@
 # coll's default of 5 + 20 iterations costs three on the flow engine, whose
 # rows repeat from the third): the row's time, what auto chose,
 # CPU (user + system), peak memory and events per second; then the
-# training steps of examples/training-scale (16,384 GPUs; with SCALE_131K=1
+# training steps of examples/training-scale (16,384 GPUs and the 4,096-GPU
+# mixture of experts, about 45 s; with SCALE_131K=1
 # the 131,072-GPU one too, about 6.5 minutes).
 F=${1:-./build/fabscope}
 tmp=$(mktemp -d)
@@ -37,7 +38,7 @@ for p in $plans; do
 done
 # training steps at scale (examples/training-scale), flow engine
 echo "training steps on planned fabrics, flow engine:"
-steps="gpt3-16k llama-16k"
+steps="gpt3-16k llama-16k llama-moe-4k"
 [ -n "$SCALE_131K" ] && steps="$steps gpt3-131k"
 for f in $steps; do
 	/usr/bin/time -f "%U %S %M" "$F" sim "examples/training-scale/$f.yaml" >"$tmp/out" 2>"$tmp/err" ||

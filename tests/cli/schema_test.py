@@ -89,7 +89,7 @@ docs = {}
 # sim on every example (the training-step models as well), both engines on the built-in one; of
 # the training steps at scale the 4k one only (the others take from seconds to minutes of CPU,
 # and make the same document)
-SLOW = ("gpt3-16k.yaml", "llama-16k.yaml", "gpt3-131k.yaml")
+SLOW = ("gpt3-16k.yaml", "llama-16k.yaml", "gpt3-131k.yaml", "llama-moe-4k.yaml")
 for ex in sorted(os.listdir(X)):
     for y in sorted(os.listdir(os.path.join(X, ex))):
         if y.endswith(".yaml") and y not in ("grid.yaml", "designs.yaml") + SLOW:  # a sweep's grid, plan's designs
