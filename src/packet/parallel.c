@@ -522,6 +522,21 @@ static void whole_books(struct pkt_par *par)
 	}
 }
 
+/* A run too short to pay for its threads: their start (the free cores'
+ * 20 ms look, every partition's queue and frame pool) took about 60 ms,
+ * more than the split gave back below some 3 M events (a fat tree's 2 MiB
+ * permutation: k = 8, 1.5 M events, 0.11 s on one thread, 0.17 s on two;
+ * k = 12, 5.2 M, 0.51 s and 0.40 s).  A data packet makes about 20 events
+ * (its hops and its ACK's, two each). */
+#define SMALL_EVENTS 3e6
+static bool small_run(const struct psim *s)
+{
+	double pkts = 0;
+	for (uint32_t i = 0; i < s->c.nflows; i++)
+		pkts += (double)sim_flow_at(&s->c, i)->spec.bytes / s->c.fp.mtu + 1;
+	return pkts * 20 < SMALL_EVENTS;
+}
+
 int pkt_run_parallel(struct psim *s, fab_time_ps end_ps)
 {
 	const struct fab_topo *t = s->c.topo;
@@ -534,10 +549,11 @@ int pkt_run_parallel(struct psim *s, fab_time_ps end_ps)
 		? rk->n
 		: FAB_MIN(s->c.fp.partitions ? s->c.fp.partitions : PARTS_PER_THREAD * s->c.fp.threads, t->nnics);
 	uint32_t workers = rk ? 1 : FAB_MIN(s->c.fp.threads, n);
-	/* no more threads than free cores (FABSCOPE_THREADS_EXACT: as many as
-	 * asked); one: the plain run, the same result */
+	/* one for a short run, else no more threads than free cores
+	 * (FABSCOPE_THREADS_EXACT: as many as asked); one: the plain run,
+	 * the same result */
 	if (workers > 1 && !getenv("FABSCOPE_THREADS_EXACT"))
-		workers = FAB_MAX(FAB_MIN(workers, pkt_free_cores()), 1u);
+		workers = small_run(s) ? 1 : FAB_MAX(FAB_MIN(workers, pkt_free_cores()), 1u);
 	if (!rk && workers == 1)
 		return 0;
 	uint32_t local = rk ? 1 : n;
