@@ -67,8 +67,9 @@ bool cli_format_ok(const char *format, const char *allowed);
 /* main() starts the clock that cli_report_speed's whole-command time counts from */
 void cli_clock_start(void);
 /* The run's events in run_s seconds, then the whole command's wall time and
- * peak memory so far: stderr, never the results.  Called last. */
-void cli_report_speed(uint64_t events, double run_s);
+ * peak memory so far, and the threads the run took where more than one:
+ * stderr, never the results.  Called last. */
+void cli_report_speed(uint64_t events, double run_s, uint32_t threads);
 
 /* What sim, coll and matrix share on the command line: --seed, --set,
  * --format, --out, -q, and options that stand for a scenario key. */

@@ -392,7 +392,7 @@ int cmd_coll(int argc, char **argv)
 	if ((rc = coll_write(&cc, r, doc, stream)) || (min_bw && (rc = coll_min_bw(doc))))
 		goto out;
 	if (!cc.cm.quiet)
-		cli_report_speed(fab_coll_run_events(r), run_s);
+		cli_report_speed(fab_coll_run_events(r), run_s, 1);
 out:
 	json_decref(doc);
 	fab_coll_run_free(r);

@@ -60,16 +60,19 @@ void cli_clock_start(void)
 /* The run's events and their rate, then the whole command's wall time
  * (setup, run, results, output) and peak memory: stderr, never the
  * results. */
-void cli_report_speed(uint64_t events, double run_s)
+void cli_report_speed(uint64_t events, double run_s, uint32_t threads)
 {
 	double el = cli_wall_s() - t_start;
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
+	char on[32] = "";
+	if (threads > 1)
+		snprintf(on, sizeof on, "; the run on %u threads", threads);
 	fprintf(stderr,
 		"fabscope: %llu events in %.3f s (%.2fM events/s); the whole command %.3f s wall, peak RSS %ld "
-		"MiB\n",
+		"MiB%s\n",
 		(unsigned long long)events, run_s, run_s > 0 ? (double)events / run_s / 1e6 : 0, el,
-		ru.ru_maxrss / 1024);
+		ru.ru_maxrss / 1024, on);
 }
 
 void cli_common_init(struct cli_common *cm, int argc)

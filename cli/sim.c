@@ -175,7 +175,7 @@ int cmd_sim(int argc, char **argv)
 	if (!cm.quiet)
 		rc = cli_print_cmd(&o, cm.format, OUT_TABLES);
 	if (!cm.quiet && !rc)
-		cli_report_speed(fab_run_events(run), run_s);
+		cli_report_speed(fab_run_events(run), run_s, fab_run_threads(run));
 out:
 	json_decref(o.doc);
 	fab_run_free(run);

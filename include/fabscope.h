@@ -103,6 +103,8 @@ json_t *fab_run_json(const struct fab_run *r);
 int fab_run_write(FILE *f, const struct fab_run *r, enum fab_output what);
 bool fab_run_has_series(const struct fab_run *r);
 uint64_t fab_run_events(const struct fab_run *r);
+/* the threads its packet engine ran on (1 where it ran whole) */
+uint32_t fab_run_threads(const struct fab_run *r);
 
 /* The scenario's cluster, one communicator over collective.gpus GPUs, one
  * operation over a size range. */

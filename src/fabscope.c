@@ -451,6 +451,11 @@ uint64_t fab_run_events(const struct fab_run *r)
 	return fab_sim_totals(r->sim)->events;
 }
 
+uint32_t fab_run_threads(const struct fab_run *r)
+{
+	return FAB_MAX(fab_sim_threads(r->sim), 1u);
+}
+
 json_t *fab_coll_run_json(const struct fab_coll_run *r)
 {
 	return fab_coll_json(r->run->config, r->run->sim, &r->comm, &r->sweep);

@@ -522,9 +522,9 @@ static void whole_books(struct pkt_par *par)
 	}
 }
 
-/* A run too short to pay for its threads: their start (the free cores'
- * 20 ms look, every partition's queue and frame pool) took about 60 ms,
- * more than the split gave back below some 3 M events (a fat tree's 2 MiB
+/* A run too short to pay for its threads: their start (above all the free
+ * cores' 20 ms look) took 50-60 ms, more than the split gave back below
+ * some 3 M events (a fat tree's 2 MiB
  * permutation: k = 8, 1.5 M events, 0.11 s on one thread, 0.17 s on two;
  * k = 12, 5.2 M, 0.51 s and 0.40 s).  A data packet makes about 20 events
  * (its hops and its ACK's, two each). */
@@ -591,10 +591,12 @@ int pkt_run_parallel(struct psim *s, fab_time_ps end_ps)
 	}
 	for (uint32_t l = 0; l < local; l++)
 		part_init(&par, &par.parts[l], rk ? rk->me : l);
-	if (rk)
+	if (rk) {
 		rank_loop(&par.parts[0]);
-	else
+	} else {
+		s->c.threads_ran = workers;
 		run_threads(&par);
+	}
 	whole_books(&par);
 	for (uint32_t i = 0; i < t->nports; i++)
 		s->ports[i].remote = false;

@@ -333,6 +333,11 @@ void fab_sim_add_fault(struct fab_sim *s, const struct fab_fault *f)
 		fab_eq_push(&s->eq, f->end_ps, EV_FAULT, copy, 1);
 }
 
+uint32_t fab_sim_threads(const struct fab_sim *s)
+{
+	return s->threads_ran;
+}
+
 fab_time_ps fab_sim_settled_from(const struct fab_sim *s)
 {
 	fab_time_ps t = 0;

@@ -96,6 +96,7 @@ struct fab_sim {
 	uint64_t seed;
 	struct fab_eq eq;
 	fab_time_ps now_ps;
+	uint32_t threads_ran;  /* the packet engine's run: the threads it started (0: it ran whole) */
 	uint64_t *ecmp_seed;   /* by switch index */
 	uint32_t *next_si;     /* by port: the switch index of the node at its link's other end (UINT32_MAX: a NIC) */
 	struct sim_conn **qps; /* by id; each allocated once, never moved */

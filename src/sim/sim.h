@@ -369,6 +369,8 @@ const struct fab_topo *fab_sim_topo(const struct fab_sim *s);
 void fab_sim_set_hooks(struct fab_sim *s, const struct fab_sim_hooks *h);
 /* Schedules a fault (copied); SLOW_GPU is for the workload, ignored here. */
 void fab_sim_add_fault(struct fab_sim *s, const struct fab_fault *f);
+/* the threads the packet engine's run started (0 or 1: it ran on one) */
+uint32_t fab_sim_threads(const struct fab_sim *s);
 /* The time from which the faults change nothing more: the last start or
  * end of one, with its routing's convergence (0 without faults). */
 fab_time_ps fab_sim_settled_from(const struct fab_sim *s);

@@ -103,6 +103,16 @@ shrunk shrink-lossy-50 50 "" 3 lossy.yaml
 shrunk shrink-grow-fat 20 200 4 fat.yaml
 shrunk shrink-grow-lossy 20 400 3 lossy.yaml
 
+# a run too short to pay for its threads keeps to one (the lossy run: 12
+# x 512 KiB and 16 x 1 MiB, some 0.1 M events); the speed line says when
+# a run took more (here as many as asked)
+run short-one-thread 0 env -u FABSCOPE_THREADS_EXACT "$F" sim lossy.yaml --threads 2 &&
+	{ has "$tmp/err" " events in " && ! has "$tmp/err" "threads" && ok short-one-thread ||
+		bad "short-one-thread: $(tail -1 "$tmp/err")"; }
+run speed-line-threads 0 "$F" sim lossy.yaml --threads 2 &&
+	{ has "$tmp/err" "; the run on 2 threads" && ok speed-line-threads ||
+		bad "speed-line-threads: $(tail -1 "$tmp/err")"; }
+
 same fat fat.yaml
 same lossy lossy.yaml
 same tcp tcp.yaml
