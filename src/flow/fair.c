@@ -43,7 +43,6 @@ static void fair_free(struct flsim *s)
 	free(fl->idx);
 	free(fl->ccap);
 	free(fl->crate);
-	free(fl->pbg);
 	free(fl->pload);
 	free(fl->pmax);
 	free(fl->plvl);
@@ -114,7 +113,10 @@ static void set_rate(struct flsim *s, uint32_t id, double r)
 	set_rate_as(s, id, r, false);
 }
 
-static void rank_nics(struct flsim *s, uint32_t np)
+/* the round robins of the problem's NIC ports at the new rates: those
+ * solved (stamp st) at crate, the others at their own (flow.solve local;
+ * a component holds every transfer of its ports) */
+static void rank_nics(struct flsim *s, uint32_t np, uint32_t st)
 {
 	struct fl_state *fl = s->fl;
 	for (uint32_t i = 0; i < np; i++) {
@@ -122,8 +124,10 @@ static void rank_nics(struct flsim *s, uint32_t np)
 		if (s->ports[fl->cports[i]].is_switch)
 			continue;
 		double sum = 0;
-		for (uint32_t j = 0; j < p->n; j++)
-			sum += fl->crate[fl->qps[p->qp[j]].local];
+		for (uint32_t j = 0; j < p->n; j++) {
+			const struct fl_qp *t = &fl->qps[p->qp[j]];
+			sum += t->stamp == st ? fl->crate[t->local] : t->rate;
+		}
 		fl_rank_nic(s, fl->cports[i], sum);
 	}
 }
@@ -160,7 +164,9 @@ static void comp_port(struct fl_state *fl, uint32_t port, uint32_t st, uint32_t 
  * than a transfer of the problem that froze at a port they share, or when
  * its bottleneck was one of the problem's ports and no port of the
  * problem is one any more.  Solved again until none joins: the component's
- * shares, to rounding, re-solving only where the change reaches. */
+ * shares, but for the ACKs' load (a port re-solved only once it moved 1%
+ * of the port's rate since its last solve), re-solving only where the
+ * change reaches. */
 #define LOCAL_EPS 1e-9
 #define LOCAL_TINY 1e-15 /* bytes per ps */
 
@@ -195,8 +201,8 @@ static void local_room(struct fl_state *fl, uint32_t np, uint32_t nq)
 {
 	if (fl->cap_pl < np) {
 		fl->cap_pl = np + np / 2 + 64;
-		grow_d(&fl->pbg, fl->cap_pl), grow_d(&fl->pload, fl->cap_pl), grow_d(&fl->pmax, fl->cap_pl);
-		grow_d(&fl->plvl, fl->cap_pl), grow_d(&fl->ccap, fl->cap_pl);
+		grow_d(&fl->pload, fl->cap_pl), grow_d(&fl->pmax, fl->cap_pl), grow_d(&fl->plvl, fl->cap_pl);
+		grow_d(&fl->ccap, fl->cap_pl);
 	}
 	if (fl->cap_cb < (size_t)nq + 1) {
 		fl->cap_cb = nq + nq / 2 + 64;
@@ -226,7 +232,6 @@ static void local_round(struct fl_state *fl, uint32_t st, uint32_t np, uint32_t 
 			}
 		}
 		fl->ports[fl->cports[i]].ack_solved = p->ack_load;
-		fl->pbg[i] = bg;
 		fl->pload[i] = bg;
 		fl->pmax[i] = mx;
 		fl->plvl[i] = -1;
@@ -321,19 +326,7 @@ static void local_solve(struct flsim *s)
 	for (uint32_t i = 0; i < np; i++)
 		read += fl->ports[fl->cports[i]].n;
 	fl->last_comp = (uint32_t)FAB_MIN(read, (uint64_t)UINT32_MAX);
-	/* the NICs' round robins, at the new rates */
-	for (uint32_t i = 0; i < np; i++) {
-		uint32_t port = fl->cports[i];
-		if (s->ports[port].is_switch)
-			continue;
-		const struct fl_port *p = &fl->ports[port];
-		double sum = 0;
-		for (uint32_t j = 0; j < p->n; j++) {
-			const struct fl_qp *t = &fl->qps[p->qp[j]];
-			sum += t->stamp == st ? fl->crate[t->local] : t->rate;
-		}
-		fl_rank_nic(s, port, sum);
-	}
+	rank_nics(s, np, st);
 	for (uint32_t k = 0; k < nq; k++) {
 		struct fl_qp *q = &fl->qps[fl->cqps[k]];
 		q->bott = fl->cbott[k] == UINT32_MAX ? UINT32_MAX : fl->cports[fl->cbott[k]];
@@ -408,7 +401,7 @@ static void recompute(struct flsim *s)
 	}
 	fl->off[nq] = (uint32_t)ne;
 	fab_maxmin_solve(&fl->mm, np, fl->ccap, nq, fl->off, fl->idx, fl->crate);
-	rank_nics(s, np);
+	rank_nics(s, np, st);
 	for (uint32_t k = 0; k < nq; k++)
 		set_rate(s, fl->cqps[k], fl->crate[k]);
 }

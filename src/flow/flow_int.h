@@ -195,11 +195,11 @@ struct fl_state {
 	uint32_t holds;
 	fab_time_ps sample_at; /* the time series' next rows (FAB_TIME_NEVER: none) */
 	size_t cap_cp, cap_cq, cap_ci;
-	/* flow.solve local (fair.c): per port of the problem, the rates of the
-	 * transfers not in it, the load, the largest rate, the largest of
-	 * those that froze there; per transfer its link of freezing; the
-	 * transfers that started since the last solve */
-	double *pbg, *pload, *pmax, *plvl;
+	/* flow.solve local (fair.c): per port of the problem, the load, the
+	 * largest rate, the largest of those that froze there; per transfer
+	 * its link of freezing; the transfers that started since the last
+	 * solve */
+	double *pload, *pmax, *plvl;
 	uint32_t *cbott, *seed;
 	size_t cap_pl, cap_cb, cap_seed;
 	uint32_t nseed;

@@ -524,10 +524,9 @@ static void whole_books(struct pkt_par *par)
 
 /* A run too short to pay for its threads: their start (above all the free
  * cores' 20 ms look) took 50-60 ms, more than the split gave back below
- * some 3 M events (a fat tree's 2 MiB
- * permutation: k = 8, 1.5 M events, 0.11 s on one thread, 0.17 s on two;
- * k = 12, 5.2 M, 0.51 s and 0.40 s).  A data packet makes about 20 events
- * (its hops and its ACK's, two each). */
+ * some 3 M events (a fat tree's 2 MiB permutation: k = 8, 1.5 M events,
+ * 0.11 s on one thread, 0.17 s on two; k = 12, 5.2 M, 0.51 s and 0.33 s).
+ * A data packet makes about 20 events (its hops and its ACK's, two each). */
 #define SMALL_EVENTS 3e6
 static bool small_run(const struct psim *s)
 {

@@ -96,7 +96,7 @@ static const struct fab_key_def core_keys[] = {
 	{"flow.solve", K_ENUM, OFF(fabric.flow_solve), "component", 0, 0, "component|local",
 	 "flow engine, flow.queues fair: a change re-solves the fair shares of its whole component of ports and "
 	 "transfers (component), or of the transfers it reaches, grown until every other transfer keeps a "
-	 "bottleneck (local: the same shares, to rounding; doc/flow.md)"},
+	 "bottleneck (local: the same shares but for the ACKs' load, times within 0.2%; doc/flow.md)"},
 	{"flow.batch_large", K_TIME, OFF(fabric.flow_batch_large_ps), "1us", 0, 1e9, NULL,
 	 "flow engine, flow.queues fair: flow.batch's window while the last recomputation re-solved "
 	 "256 transfers or more at once (a collective's steps, an all-to-all, across a large fabric; 0 = none); "
