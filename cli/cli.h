@@ -36,8 +36,8 @@ int cli_w_cmd(FILE *f, void *ctx, int what);
 int cli_print_cmd(struct cmd_out *o, const char *format, int csv_what);
 
 /* The files of specs into outdir, each through a temporary file of its own
- * (O_EXCL, never through a symbolic link; removed on SIGINT, SIGTERM or
- * SIGHUP and by a later run once the process that made it is gone),
+ * (O_EXCL, never through a symbolic link; removed on SIGINT, SIGTERM, SIGHUP
+ * or SIGPIPE and by a later run once the process that made it is gone),
  * renamed into place only when all are whole; the files of the previous run
  * into outdir that this one does not write are removed (the directory's
  * manifest, .fabscope-files, lists them).  An exit status. */
@@ -45,6 +45,11 @@ int cli_write_out_dir(const char *outdir, const struct out_spec *specs, size_t n
 /* The same for one file that the user names (no manifest, nothing else
  * touched): path's directory, path's name. */
 int cli_write_out_file(const char *path, const struct out_spec *spec, void *ctx);
+/* A file made before the run and written at its end (coll -J): removed if
+ * one of those signals ends the run before cli_unguard_path.  Not while
+ * cli_write_out_* runs. */
+void cli_guard_path(const char *path);
+void cli_unguard_path(void);
 
 /* common.c */
 double cli_wall_s(void);
@@ -58,9 +63,11 @@ struct progress_ctx {
 	/* how much is done (0 to 1, -1: unknown), of run */
 	double (*done)(const void *run);
 	const void *run;
+	double last; /* stderr no terminal (--progress): when the last line went out */
 };
-/* on a terminal: simulated time, events, events per second, and where the
- * work can be measured the share done and the time left */
+/* simulated time, events, events per second, and where the work can be
+ * measured the share done and the time left: on a terminal one line
+ * rewritten in place, else (--progress) the first line, then one every 5 s */
 void cli_progress(void *vctx, fab_time_ps now_ps, uint64_t events);
 /* "text", "json" or "csv" among allowed ("text|json|csv"); false after a message */
 bool cli_format_ok(const char *format, const char *allowed);
@@ -79,7 +86,10 @@ struct cli_common {
 	size_t nsets, nowned;
 	const char *format, *outdir;
 	bool quiet;
+	bool progress; /* --progress: progress lines where stderr is no terminal */
 };
+/* whether a run shows its progress: on a terminal, or with --progress */
+bool cli_show_progress(const struct cli_common *cm);
 void cli_common_init(struct cli_common *cm, int argc);
 void cli_common_free(struct cli_common *cm);
 /* --set key=value, made from an option */
@@ -88,6 +98,9 @@ void cli_set(struct cli_common *cm, const char *key, const char *val);
  * handled; CLI_OPTS_DONE at the end of the options; CLI_OPTS_STOP when the
  * command is to exit with *rc (help printed, or a usage error). */
 enum { CLI_OPTS_DONE = -1, CLI_OPTS_STOP = -2 };
+/* --set's code in the option tables: no letter (coll's -S is nccl-tests'
+ * report_timestamps) */
+enum { CLI_OPT_SET = 0x100, CLI_OPT_PROGRESS };
 int cli_next_opt(struct cli_common *cm, int argc, char **argv, const char *shortopts, const struct option *opts,
 		 const char *formats, const char *usage, int *rc);
 

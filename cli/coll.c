@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+
 #include "../include/fabscope.h"
 #include "cli.h"
 
@@ -37,11 +39,16 @@ static const char *usage_coll =
 	"  -c 0|1, -z 0-3, -G N, -m N, -y 0|1, -C 0, -S 0|1, -T S\n"
 	"                        nccl-tests' check, blocking, graph, aggregation, stream, cputime,\n"
 	"                        timestamps, timeout: accepted; nothing to change in a simulation\n"
-	"  -J FILE               the result document (fabscope's JSON) into FILE\n"
+	"  -J FILE               nccl-tests' JSON output into FILE; as nccl-tests, never over\n"
+	"                        a file: FILE.0, FILE.1, ... when it exists (fabscope's own\n"
+	"                        document: --format json or --out)\n"
+	"  -v, --verbose         list every rank under \"# Using devices\" (default: the first\n"
+	"                        64 and a count of the rest)\n"
 	"  --algo-column         a 14th column: the algorithm and protocol each size ran\n"
 	"  --estimate            run nothing: what the sweep would cost on each engine (events, CPU,\n"
 	"                        memory), from a flow-engine run of it and the packet engine built\n"
-	"  -b, --minbytes SIZE   smallest size (default 1K; K, M, G are binary, as in nccl-tests)\n"
+	"  -b, --minbytes SIZE   smallest size (default 1K; K, M, G are binary, as in nccl-tests;\n"
+	"                        KB, MB, GB decimal, KiB, MiB, GiB binary)\n"
 	"  -e, --maxbytes SIZE   largest size (default 64M)\n"
 	"  -f, --stepfactor N    multiply the size by N from row to row (default 4)\n"
 	"  -i, --stepbytes SIZE  add SIZE from row to row instead\n"
@@ -55,7 +62,8 @@ static const char *usage_coll =
 	"  --ring-order O        topology, rank, flat\n"
 	"  --proto P             ll, ll128, simple, auto (nccl.proto, as NCCL_PROTO)\n"
 	"\n"
-	"  --seed N, --engine E, --set KEY=VALUE, --format text|json|csv, --out DIR, -q: as for sim\n"
+	"  --seed N, --engine E, --set KEY=VALUE, --format text|json|csv, --out DIR, -q,\n"
+	"  --progress: as for sim\n"
 	"  --debug               the communicator's log on stderr (rings, per-operation\n"
 	"                        algorithm, channels, start, end), like NCCL_DEBUG=INFO\n"
 	"  -h, --help            show this help (--version: the version)\n"
@@ -178,7 +186,7 @@ static int write_coll(FILE *f, const void *run, enum fab_output what)
  * takes, and coll's own */
 struct coll_cli {
 	struct cli_common cm;
-	bool debug, algo_col, estimate;
+	bool debug, algo_col, estimate, verbose;
 	uint64_t threads; /* nccl-tests' -t */
 	const char *json_file, *gpus;
 };
@@ -216,11 +224,13 @@ static const struct option coll_opts[] = {
 	{"proto", required_argument, NULL, 'Y'},
 	{"seed", required_argument, NULL, 's'},
 	{"engine", required_argument, NULL, 'E'},
-	{"set", required_argument, NULL, 'S'},
+	{"set", required_argument, NULL, CLI_OPT_SET},
 	{"format", required_argument, NULL, 'F'},
 	{"out", required_argument, NULL, 'U'},
 	{"quiet", no_argument, NULL, 'q'},
+	{"progress", no_argument, NULL, CLI_OPT_PROGRESS},
 	{"debug", no_argument, NULL, 'D'},
+	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{0, 0, 0, 0},
 };
@@ -236,12 +246,25 @@ static const struct {
 		 {'H', "collective.channels"},    {'P', "collective.placement"},
 		 {'R', "collective.ring_order"},  {'Y', "nccl.proto"}};
 
+/* -b 1GB is 10^9 bytes where nccl-tests' 1G is 2^30: said once, so that a
+ * sweep meant to be nccl-tests' powers of two is not silently decimal */
+static void decimal_note(int opt, const char *v)
+{
+	size_t n = strlen(v);
+	if (n >= 3 && v[n - 1] == 'B' && strchr("KMGT", v[n - 2]) && v[n - 3] >= '0' && v[n - 3] <= '9')
+		fprintf(stderr,
+			"fabscope: note: -%c %s is decimal (%cB: 10^%d bytes); nccl-tests' %.*s%c, or %.*s%ciB, is "
+			"binary\n",
+			opt, v, v[n - 2], 3 * (int)(strchr("KMGT", v[n - 2]) - "KMGT" + 1), (int)(n - 2), v, v[n - 2],
+			(int)(n - 2), v, v[n - 2]);
+}
+
 /* the options into cc, the scenario keys among them as --set; -1: go on,
  * else an exit status (help, or a usage error) */
 static int coll_parse(struct coll_cli *cc, int argc, char **argv)
 {
 	int c, rc = FAB_EXIT_OK;
-	while ((c = cli_next_opt(&cc->cm, argc, argv, "a:b:e:f:i:n:w:d:r:g:o:t:c:z:G:m:y:C:S:T:J:F:K:qh", coll_opts,
+	while ((c = cli_next_opt(&cc->cm, argc, argv, "a:b:e:f:i:n:w:d:r:g:o:t:c:z:G:m:y:C:S:T:J:F:K:qvh", coll_opts,
 				 "text|json|csv", usage_coll, &rc)) >= 0) {
 		if (c == 'D')
 			cc->debug = true;
@@ -249,6 +272,8 @@ static int coll_parse(struct coll_cli *cc, int argc, char **argv)
 			cc->algo_col = true;
 		else if (c == 'Z')
 			cc->estimate = true;
+		else if (c == 'v')
+			cc->verbose = true;
 		else if (c == 'g')
 			cc->gpus = optarg;
 		else if (c == 'T')
@@ -256,6 +281,8 @@ static int coll_parse(struct coll_cli *cc, int argc, char **argv)
 		for (size_t k = 0; k < FAB_ARRAY_LEN(coll_keys); k++)
 			if (coll_keys[k].opt == c)
 				cli_set(&cc->cm, coll_keys[k].key, optarg);
+		if ((c == 'b' || c == 'e' || c == 'i') && !cc->cm.quiet)
+			decimal_note(c, optarg);
 		if ((rc = nccl_opt(&cc->cm, c, &cc->threads, &cc->json_file)) >= 0)
 			return rc;
 	}
@@ -282,8 +309,8 @@ static int coll_parse(struct coll_cli *cc, int argc, char **argv)
 static int coll_exec(const struct coll_cli *cc, struct fab_coll_run *r, bool stream, double *run_s)
 {
 	struct fab_err err = {0};
-	struct progress_ctx pctx = {cli_wall_s(), false, coll_done, r};
-	bool tty = isatty(STDERR_FILENO) && !cc->cm.quiet;
+	struct progress_ctx pctx = {cli_wall_s(), false, coll_done, r, 0};
+	bool tty = cli_show_progress(&cc->cm);
 	struct row_stream rs = {r, &pctx, cc->algo_col};
 	if (stream) {
 		fab_coll_run_write_head(stdout, r, cc->algo_col);
@@ -304,8 +331,74 @@ static int coll_exec(const struct coll_cli *cc, struct fab_coll_run *r, bool str
 	return FAB_EXIT_OK;
 }
 
-/* the outputs: --out DIR, -J FILE, then stdout (the streamed table's end,
- * or what --format asks for).  0, or an exit status */
+/* nccl-tests' -J FILE: the file is made before the run, never over
+ * another (FILE.0, FILE.1, ... as nccl-tests), so that the table can name
+ * it first; written at the end, removed when the run fails */
+struct json_out {
+	char path[4096];
+	int fd; /* -1: none */
+	char start[64];
+};
+
+static int json_reserve(const char *want, struct json_out *j)
+{
+	for (int n = 0; n < 10000; n++) {
+		if (!n)
+			snprintf(j->path, sizeof j->path, "%s", want);
+		else
+			snprintf(j->path, sizeof j->path, "%s.%d", want, n - 1);
+		/* O_EXCL: not through a link either */
+		j->fd = open(j->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (j->fd >= 0) {
+			cli_guard_path(j->path);
+			fab_nccl_json_time(j->start, sizeof j->start);
+			return FAB_EXIT_OK;
+		}
+		if (errno != EEXIST) {
+			fprintf(stderr, "fabscope: -J %s: %s\n", j->path, strerror(errno));
+			return FAB_EXIT_IO;
+		}
+	}
+	fprintf(stderr, "fabscope: -J %s: it and %s.0 to %s.9998 exist already\n", want, want, want);
+	return FAB_EXIT_IO;
+}
+
+/* the run failed, or the file could not be written: no half file left */
+static void json_drop(struct json_out *j)
+{
+	if (j->fd < 0)
+		return;
+	close(j->fd);
+	unlink(j->path);
+	j->fd = -1;
+	cli_unguard_path();
+}
+
+extern char **environ;
+
+/* argv: cmd_coll's, main's from its second word (main.c), so argv[-1] is
+ * the program: nccl-tests' "args" list the whole command line */
+static int json_write(struct json_out *j, const struct fab_coll_run *r, int argc, char **argv)
+{
+	FILE *f = fdopen(j->fd, "w");
+	if (!f) {
+		fprintf(stderr, "fabscope: -J %s: %s\n", j->path, strerror(errno));
+		json_drop(j); /* and unguarded */
+		return FAB_EXIT_IO;
+	}
+	int rc = fab_coll_run_write_nccl_json(f, r, argc + 1, argv - 1, environ, j->start);
+	j->fd = -1;
+	if (fclose(f) || rc) {
+		fprintf(stderr, "fabscope: -J %s: writing failed\n", j->path);
+		unlink(j->path);
+		rc = FAB_EXIT_IO;
+	}
+	cli_unguard_path();
+	return rc;
+}
+
+/* the outputs: --out DIR, then stdout (the streamed table's end, or what
+ * --format asks for).  0, or an exit status */
 static int coll_write(const struct coll_cli *cc, const struct fab_coll_run *r, json_t *doc, bool stream)
 {
 	int rc = FAB_EXIT_OK, text = cc->algo_col ? FAB_OUT_TEXT_ALGO : FAB_OUT_TEXT;
@@ -317,11 +410,6 @@ static int coll_write(const struct coll_cli *cc, const struct fab_coll_run *r, j
 						 {"ports.csv", cli_w_cmd, FAB_OUT_PORTS_CSV},
 						 {"coll.log", cli_w_cmd, FAB_OUT_LOG}};
 		if ((rc = cli_write_out_dir(cc->cm.outdir, specs, FAB_ARRAY_LEN(specs), &co)))
-			return rc;
-	}
-	if (cc->json_file) { /* nccl-tests' -J: the result document */
-		const struct out_spec spec = {"", cli_w_cmd, OUT_DOC};
-		if ((rc = cli_write_out_file(cc->json_file, &spec, &co)))
 			return rc;
 	}
 	if (stream) {
@@ -358,6 +446,7 @@ int cmd_coll(int argc, char **argv)
 	struct fab_coll_run *r = NULL;
 	json_t *doc = NULL;
 	struct fab_err err = {0};
+	struct json_out jo = {.fd = -1};
 	double run_s = 0;
 	int rc = coll_parse(&cc, argc, argv);
 	if (rc >= 0)
@@ -378,22 +467,30 @@ int cmd_coll(int argc, char **argv)
 		rc = fab_err_exit_code(err.code);
 		goto out;
 	}
+	fab_coll_run_list_devices(r, cc.verbose);
 	if (fab_coll_run_warning(r))
 		fprintf(stderr, "fabscope: warning: %s\n", fab_coll_run_warning(r));
 	/* the text table streams */
 	bool stream = !cc.cm.quiet && !strcmp(cc.cm.format, "text");
+	if (cc.json_file && (rc = json_reserve(cc.json_file, &jo)))
+		goto out;
+	if (cc.json_file && stream) /* nccl-tests' first line */
+		printf("# Writing JSON output to %s\n", jo.path);
 	if ((rc = coll_exec(&cc, r, stream, &run_s)))
 		goto out;
 	/* the document only where something reads it (at 16k GPUs its rows
 	 * of every port are most of the command's memory) */
 	bool min_bw = fab_nccl_min_bw() >= 0;
-	if (cc.cm.outdir || cc.json_file || (!stream && !cc.cm.quiet) || min_bw)
+	if (cc.cm.outdir || (!stream && !cc.cm.quiet) || min_bw)
 		doc = fab_coll_run_json(r);
+	if (jo.fd >= 0 && (rc = json_write(&jo, r, argc, argv)))
+		goto out;
 	if ((rc = coll_write(&cc, r, doc, stream)) || (min_bw && (rc = coll_min_bw(doc))))
 		goto out;
 	if (!cc.cm.quiet)
 		cli_report_speed(fab_coll_run_events(r), run_s, 1);
 out:
+	json_drop(&jo);
 	json_decref(doc);
 	fab_coll_run_free(r);
 	fab_config_free(cfg);
@@ -412,7 +509,8 @@ static const char *usage_matrix =
 	"options:\n"
 	"  --bytes SIZE          bandwidth message per direction (matrix.bytes, default 1MiB)\n"
 	"  --serial              one pair at a time (matrix.serial)\n"
-	"  --seed N, --engine E, --set KEY=VALUE, --format text|json, --out DIR, -q: as for sim\n"
+	"  --seed N, --engine E, --set KEY=VALUE, --format text|json, --out DIR, -q,\n"
+	"  --progress: as for sim\n"
 	"  -h, --help            show this help (--version: the version)\n"
 	"\n"
 	"example:\n"
@@ -426,11 +524,17 @@ static int write_matrix(FILE *f, const void *run, enum fab_output what)
 int cmd_matrix(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"bytes", required_argument, NULL, 'b'}, {"serial", no_argument, NULL, 'L'},
-		{"seed", required_argument, NULL, 's'},  {"engine", required_argument, NULL, 'E'},
-		{"set", required_argument, NULL, 'S'},   {"format", required_argument, NULL, 'F'},
-		{"out", required_argument, NULL, 'U'},   {"quiet", no_argument, NULL, 'q'},
-		{"help", no_argument, NULL, 'h'},        {0, 0, 0, 0},
+		{"bytes", required_argument, NULL, 'b'},
+		{"serial", no_argument, NULL, 'L'},
+		{"seed", required_argument, NULL, 's'},
+		{"engine", required_argument, NULL, 'E'},
+		{"set", required_argument, NULL, CLI_OPT_SET},
+		{"format", required_argument, NULL, 'F'},
+		{"out", required_argument, NULL, 'U'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"progress", no_argument, NULL, CLI_OPT_PROGRESS},
+		{"help", no_argument, NULL, 'h'},
+		{0, 0, 0, 0},
 	};
 	struct cli_common cm;
 	cli_common_init(&cm, argc);
@@ -452,8 +556,8 @@ int cmd_matrix(int argc, char **argv)
 	}
 	if (fab_matrix_run_warning(r))
 		fprintf(stderr, "fabscope: warning: %s\n", fab_matrix_run_warning(r));
-	struct progress_ctx pctx = {cli_wall_s(), false, NULL, NULL};
-	bool tty = isatty(STDERR_FILENO) && !cm.quiet;
+	struct progress_ctx pctx = {cli_wall_s(), false, NULL, NULL, 0};
+	bool tty = cli_show_progress(&cm);
 	int erc = fab_matrix_run_exec(r, tty ? cli_progress : NULL, &pctx, &err);
 	if (pctx.shown)
 		fputs("\r\033[K", stderr);

@@ -24,15 +24,29 @@ double cli_wall_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+bool cli_show_progress(const struct cli_common *cm)
+{
+	return !cm->quiet && (cm->progress || isatty(STDERR_FILENO));
+}
+
 void cli_progress(void *vctx, fab_time_ps now_ps, uint64_t events)
 {
 	struct progress_ctx *ctx = vctx;
-	double el = cli_wall_s() - ctx->t0, f = ctx->done ? ctx->done(ctx->run) : -1;
-	fprintf(stderr, "\r\033[Kfabscope: simulated %.3f ms, %.1fM events, %.1fM events/s", (double)now_ps / 1e9,
-		(double)events / 1e6, el > 0 ? (double)events / el / 1e6 : 0);
+	bool term = isatty(STDERR_FILENO);
+	double el = cli_wall_s() - ctx->t0;
+	if (!term && ctx->last > 0 && el - ctx->last < 5) /* a log file: the first, then a line every 5 s */
+		return;
+	double f = ctx->done ? ctx->done(ctx->run) : -1;
+	fprintf(stderr, "%sfabscope: simulated %.3f ms, %.1fM events, %.1fM events/s", term ? "\r\033[K" : "",
+		(double)now_ps / 1e9, (double)events / 1e6, el > 0 ? (double)events / el / 1e6 : 0);
 	if (f > 0.001 && f < 1)
 		fprintf(stderr, ", %.0f%% done, about %.0f s left", f * 100, el * (1 - f) / f);
-	ctx->shown = true;
+	if (term) {
+		ctx->shown = true;
+	} else {
+		fputc('\n', stderr);
+		ctx->last = el;
+	}
 }
 
 /* "text", "json" or "csv" among allowed ("text|json|csv"); false after a message */
@@ -110,7 +124,7 @@ static int cli_common_opt(struct cli_common *cm, int c, const char *formats)
 	case 'E':
 		cli_set(cm, "engine", optarg);
 		return 1;
-	case 'S':
+	case CLI_OPT_SET:
 		cm->sets[cm->nsets++] = optarg;
 		return 1;
 	case 'F':
@@ -121,6 +135,9 @@ static int cli_common_opt(struct cli_common *cm, int c, const char *formats)
 		return 1;
 	case 'q':
 		cm->quiet = true;
+		return 1;
+	case CLI_OPT_PROGRESS:
+		cm->progress = true;
 		return 1;
 	}
 	return 0;

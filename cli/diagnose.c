@@ -37,6 +37,27 @@ static const char *usage_diagnose =
  * shapes diagnosis reads */
 #define DOC_MAX_BYTES (512u << 20)
 
+/* whether the file reads like YAML (its first line that is not blank or a
+ * comment starts "key:"): a scenario given where a result document was
+ * wanted */
+static bool looks_yaml(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	char line[256];
+	bool yaml = false;
+	while (fgets(line, sizeof line, f)) { /* its first line that is not blank or a comment */
+		if (line[0] == '#' || !line[strspn(line, " \t\r\n")])
+			continue;
+		size_t k = strspn(line, "abcdefghijklmnopqrstuvwxyz_");
+		yaml = k && line[k] == ':';
+		break;
+	}
+	fclose(f);
+	return yaml;
+}
+
 json_t *cli_load_doc(const char *path, int *rc)
 {
 	struct stat st;
@@ -46,8 +67,13 @@ json_t *cli_load_doc(const char *path, int *rc)
 		return NULL;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		fprintf(stderr, "fabscope: %s: %s\n", path,
-			S_ISDIR(st.st_mode) ? "a directory, not a result document" : "not a regular file");
+		char in[4096];
+		struct stat rs;
+		bool has = S_ISDIR(st.st_mode) && snprintf(in, sizeof in, "%s/result.json", path) < (int)sizeof in &&
+			!stat(in, &rs) && S_ISREG(rs.st_mode);
+		fprintf(stderr, "fabscope: %s: %s%s%s\n", path,
+			S_ISDIR(st.st_mode) ? "a directory, not a result document" : "not a regular file",
+			has ? " (did you mean " : "", has ? "result.json in it?)" : "");
 		*rc = FAB_EXIT_IO;
 		return NULL;
 	}
@@ -60,7 +86,13 @@ json_t *cli_load_doc(const char *path, int *rc)
 	json_t *d = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
 	if (!d) {
 		bool io = je.line < 1;
-		fprintf(stderr, "fabscope: %s:%d:%d: %s\n", path, je.line, je.column, je.text);
+		if (!io && looks_yaml(path))
+			fprintf(stderr,
+				"fabscope: %s: a scenario (YAML), not a result document: run it first (fabscope sim "
+				"%s --out DIR) and give DIR/result.json\n",
+				path, path);
+		else
+			fprintf(stderr, "fabscope: %s:%d:%d: %s\n", path, je.line, je.column, je.text);
 		*rc = io ? FAB_EXIT_IO : FAB_EXIT_INPUT;
 		return NULL;
 	}

@@ -46,6 +46,22 @@ static const struct {
 	{"probe", cmd_probe}, {"report", cmd_report}, {"plan", cmd_plan},     {"sweep", cmd_sweep},
 };
 
+/* a and b differ by one letter changed, added, dropped or two swapped */
+static bool one_off(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i = 0;
+	while (i < la && i < lb && a[i] == b[i])
+		i++;
+	if (la == lb)
+		return i == la || !strcmp(a + i + 1, b + i + 1) ||
+			(i + 1 < la && a[i] == b[i + 1] && a[i + 1] == b[i] && !strcmp(a + i + 2, b + i + 2));
+	if (la == lb + 1)
+		return !strcmp(a + i + 1, b + i);
+	if (lb == la + 1)
+		return !strcmp(a + i, b + i + 1);
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	cli_clock_start();
@@ -72,6 +88,18 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < FAB_ARRAY_LEN(commands); i++)
 		if (!strcmp(cmd, commands[i].name))
 			return commands[i].run(argc - 1, argv + 1);
-	fprintf(stderr, "fabscope: unknown command '%s'\n\n%s", cmd, usage_main);
+	/* did you mean: a command that begins what was typed ("simulate"),
+	 * that what was typed begins ("col"), or one letter away ("smi") */
+	const char *near = NULL;
+	for (size_t i = 0; i < FAB_ARRAY_LEN(commands) && !near; i++) {
+		const char *c = commands[i].name;
+		size_t cl = strlen(c), tl = strlen(cmd);
+		if ((tl >= 2 && !strncmp(c, cmd, tl)) || (tl > cl && !strncmp(cmd, c, cl)) || one_off(c, cmd))
+			near = c;
+	}
+	if (near)
+		fprintf(stderr, "fabscope: unknown command '%s' (did you mean 'fabscope %s'?)\n", cmd, near);
+	else
+		fprintf(stderr, "fabscope: unknown command '%s'\n\n%s", cmd, usage_main);
 	return FAB_EXIT_USAGE;
 }

@@ -3,7 +3,7 @@
  * output, created exclusively (O_EXCL: a symbolic link planted at its name
  * is never followed) under a name that holds the writer's pid, renamed into
  * place once every file is complete.  Temporary files are removed when the
- * run is interrupted (SIGINT, SIGTERM, SIGHUP), and those of a run that was
+ * run is interrupted (SIGINT, SIGTERM, SIGHUP, SIGPIPE), and those of a run that was
  * killed outright are removed by the next run into the directory, once
  * their writer is gone.  An --out directory keeps a manifest of what the
  * last run wrote there, so that a run removes its predecessor's files that
@@ -39,9 +39,9 @@ static void on_signal(int sig)
 
 static void guard(bool on)
 {
-	static struct sigaction old[3];
-	static const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
-	for (int i = 0; i < 3; i++) {
+	static struct sigaction old[4];
+	static const int sigs[4] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+	for (int i = 0; i < 4; i++) {
 		if (on) {
 			struct sigaction sa = {0};
 			sa.sa_handler = on_signal;
@@ -53,6 +53,18 @@ static void guard(bool on)
 	}
 	if (!on)
 		npending = 0;
+}
+
+void cli_guard_path(const char *path)
+{
+	snprintf(pending[0], sizeof pending[0], "%s", path);
+	npending = 1;
+	guard(true);
+}
+
+void cli_unguard_path(void)
+{
+	guard(false);
 }
 
 struct out_file {

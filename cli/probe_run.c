@@ -182,13 +182,14 @@ static int probe_coll(struct fab_probe *pr, const struct fab_probe_params *pp, c
 			continue;
 		}
 		double t[2] = {0, 0};
-		uint64_t wrong = 0;
+		uint64_t wrong[2] = {0, 0};
 		/* warm-up, the timed runs (out of place, then again for the in-place
-		 * columns), then (nccl-tests' -c) one checked run */
-		uint32_t runs = o->warmup + 2 * o->iters + (o->check ? 1 : 0);
+		 * columns), then (nccl-tests' -c) two checked runs, one for each
+		 * half's #wrong */
+		uint32_t runs = o->warmup + 2 * o->iters + (o->check ? 2 : 0);
 		for (uint32_t it = 0; it < runs && !rc; it++) {
 			struct fab_probe_result res;
-			bool check = o->check && it == runs - 1;
+			bool check = o->check && it >= runs - 2;
 			if (fab_probe_coll(pr, &a, check, &res, &err)) {
 				fprintf(stderr, "fabscope: %s\n", err.msg);
 				rc = FAB_EXIT_IO;
@@ -196,7 +197,8 @@ static int probe_coll(struct fab_probe *pr, const struct fab_probe_params *pp, c
 					json_object_set_new(r->doc, "error", json_string(err.msg));
 				break;
 			}
-			wrong += res.wrong;
+			if (check)
+				wrong[it == runs - 1] += res.wrong;
 			if (it >= o->warmup && it < o->warmup + 2 * o->iters)
 				t[(it - o->warmup) / o->iters] += res.time_s;
 		}
@@ -204,7 +206,7 @@ static int probe_coll(struct fab_probe *pr, const struct fab_probe_params *pp, c
 			double mean[2] = {t[0] / o->iters, t[1] / o->iters};
 			fab_probe_coll_row(r->mem, r->doc, &a, size, mean, o->check, wrong);
 			show(r);
-			if (wrong)
+			if (wrong[0] || wrong[1])
 				rc = FAB_EXIT_CHECKS;
 		}
 		if (b > o->maxb / o->factor)

@@ -4,6 +4,7 @@
  * summary on stdout or into --out DIR.
  */
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "../include/fabscope.h"
@@ -34,6 +35,7 @@ static const char *usage_sim =
 	"  --out DIR             also write result.json, flows.csv, ports.csv, summary.txt, slowdown.csv\n"
 	"                        (and series.csv, series.jsonl) into DIR\n"
 	"  -q, --quiet           print nothing on stdout; no progress, no timing\n"
+	"  --progress            progress lines (one every 5 s) where stderr is no terminal\n"
 	"  --estimate            run nothing: what the run would cost on each engine (events, CPU,\n"
 	"                        memory), from a flow-engine run of it and the packet engine built\n"
 	"  --keys                print the reference of every scenario key (Markdown)\n"
@@ -67,14 +69,23 @@ static double sim_done(const void *run)
 int cmd_sim(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"seed", required_argument, NULL, 's'},    {"engine", required_argument, NULL, 'E'},
-		{"set", required_argument, NULL, 'S'},     {"format", required_argument, NULL, 'F'},
-		{"out", required_argument, NULL, 'U'},     {"quiet", no_argument, NULL, 'q'},
-		{"keys", no_argument, NULL, 'K'},          {"print-scenario", no_argument, NULL, 'P'},
-		{"debug", no_argument, NULL, 'D'},         {"threads", required_argument, NULL, 'T'},
-		{"ranks", no_argument, NULL, 'R'},         {"master", required_argument, NULL, 'M'},
-		{"timeout", required_argument, NULL, 'W'}, {"estimate", no_argument, NULL, 'Z'},
-		{"help", no_argument, NULL, 'h'},          {0, 0, 0, 0},
+		{"seed", required_argument, NULL, 's'},
+		{"engine", required_argument, NULL, 'E'},
+		{"set", required_argument, NULL, CLI_OPT_SET},
+		{"format", required_argument, NULL, 'F'},
+		{"out", required_argument, NULL, 'U'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"progress", no_argument, NULL, CLI_OPT_PROGRESS},
+		{"keys", no_argument, NULL, 'K'},
+		{"print-scenario", no_argument, NULL, 'P'},
+		{"debug", no_argument, NULL, 'D'},
+		{"threads", required_argument, NULL, 'T'},
+		{"ranks", no_argument, NULL, 'R'},
+		{"master", required_argument, NULL, 'M'},
+		{"timeout", required_argument, NULL, 'W'},
+		{"estimate", no_argument, NULL, 'Z'},
+		{"help", no_argument, NULL, 'h'},
+		{0, 0, 0, 0},
 	};
 	struct cli_common cm;
 	cli_common_init(&cm, argc);
@@ -133,6 +144,17 @@ int cmd_sim(int argc, char **argv)
 		rc = fab_err_exit_code(err.code);
 		goto out;
 	}
+	if (fab_run_idle(run)) { /* the document alone still describes the topology */
+		bool doc = cm.outdir || strcmp(cm.format, "text");
+		fprintf(stderr, "fabscope: %s%s: %s%s\n", doc ? "warning: " : "",
+			optind < argc ? argv[optind] : "<built-in>", fab_run_idle(run),
+			doc ? "; the result holds the topology alone"
+			    : " (--format json or --out DIR write the topology alone)");
+		if (!doc) {
+			rc = FAB_EXIT_INPUT;
+			goto out;
+		}
+	}
 	if (fab_run_warning(run))
 		fprintf(stderr, "fabscope: warning: %s\n", fab_run_warning(run));
 	if ((master || timeout_set) && !ranks) {
@@ -145,8 +167,8 @@ int cmd_sim(int argc, char **argv)
 		rc = fab_err_exit_code(err.code);
 		goto out;
 	}
-	struct progress_ctx pctx = {cli_wall_s(), false, sim_done, run};
-	bool tty = isatty(STDERR_FILENO) && !cm.quiet && rank == 0;
+	struct progress_ctx pctx = {cli_wall_s(), false, sim_done, run, 0};
+	bool tty = cli_show_progress(&cm) && rank == 0;
 	o.run = run;
 	if (fab_run_exec(run, tty ? cli_progress : NULL, &pctx)) {
 		const char *why = fab_run_rank_error(run);

@@ -94,6 +94,10 @@ const char *fab_run_rank_error(const struct fab_run *r);
  * at dynamic thresholds, whose every ingress port then pauses at its first
  * byte. */
 const char *fab_run_warning(const struct fab_run *r);
+/* why the run would do nothing (no flow, no job, no fault, no run.end), or
+ * NULL: fabscope sim refuses such a scenario unless asked for its document
+ * (the topology alone) */
+const char *fab_run_idle(const struct fab_run *r);
 /* progress, if not NULL, is called every 2^20 events */
 int fab_run_exec(struct fab_run *r, fab_progress_fn progress, void *ctx);
 void fab_run_free(struct fab_run *r);
@@ -118,9 +122,18 @@ int fab_coll_run_write(FILE *f, const struct fab_coll_run *r, enum fab_output wh
  * its size is done (nccl-tests does): the head (before exec), a row, the
  * end; together the bytes FAB_OUT_TEXT (algo_col: FAB_OUT_TEXT_ALGO) writes. */
 void fab_coll_run_set_row_hook(struct fab_coll_run *r, void (*fn)(void *ctx, uint32_t row), void *ctx);
+/* The table's "# Using devices": a line for every rank (all), or for the
+ * first 64 and one that counts the rest (the default). */
+void fab_coll_run_list_devices(struct fab_coll_run *r, bool all);
 int fab_coll_run_write_head(FILE *f, const struct fab_coll_run *r, bool algo_col);
 int fab_coll_run_write_row(FILE *f, const struct fab_coll_run *r, uint32_t row, bool algo_col);
 int fab_coll_run_write_end(FILE *f, const struct fab_coll_run *r);
+/* nccl-tests' JSON output (its -J FILE.json, format version 3): argv the
+ * command line, envp the environment (only its NCCL_ and FABSCOPE_
+ * variables are listed), start the time the run began
+ * ("%Y-%m-%d %H:%M:%S") */
+int fab_coll_run_write_nccl_json(FILE *f, const struct fab_coll_run *r, int argc, char *const *argv, char *const *envp,
+				 const char *start);
 /* How much of the work is done, 0 to 1: the sizes done (coll); else the
  * simulated time against run.end, or the flows' bytes delivered, or the
  * jobs' iterations; -1 when it cannot tell */

@@ -103,6 +103,18 @@ const char *fab_run_warning(const struct fab_run *r)
 	return r->warning[0] ? r->warning : NULL;
 }
 
+const char *fab_run_idle(const struct fab_run *r)
+{
+	const struct fab_config *c = r->config;
+	if (fab_sim_nflows(r->sim) || r->njobs || c->run.end_ps || c->nfaults)
+		return NULL;
+	if (c->traffic.ngens || c->traffic.flows_csv || c->traffic.flows_ns3)
+		return "traffic: its generators and flow files give no flow (a higher load, a longer duration), and "
+		       "there are no jobs";
+	return "nothing to simulate: no traffic (traffic.flows, traffic.generators, traffic.flows_csv, "
+	       "traffic.flows_ns3) and no jobs; give some, or run.end for a run of that length";
+}
+
 struct fab_run *fab_run_new_log(const struct fab_config *c, bool log, struct fab_err *err)
 {
 	struct fab_run *r = fab_xcalloc(1, sizeof *r);
@@ -258,9 +270,20 @@ void fab_coll_run_set_row_hook(struct fab_coll_run *r, void (*fn)(void *ctx, uin
 	r->sweep.row_ctx = ctx;
 }
 
+int fab_coll_run_write_nccl_json(FILE *f, const struct fab_coll_run *r, int argc, char *const *argv, char *const *envp,
+				 const char *start)
+{
+	return fab_coll_write_nccl_json(f, r->run->config, r->run->sim, &r->comm, &r->sweep, argc, argv, envp, start);
+}
+
+void fab_coll_run_list_devices(struct fab_coll_run *r, bool all)
+{
+	r->all_devices = all;
+}
+
 int fab_coll_run_write_head(FILE *f, const struct fab_coll_run *r, bool algo_col)
 {
-	fab_coll_text_head(f, r->run->config, r->run->sim, &r->comm, algo_col);
+	fab_coll_text_head(f, r->run->config, r->run->sim, &r->comm, algo_col, r->all_devices);
 	return ferror(f) ? FAB_EIO : 0;
 }
 
@@ -467,7 +490,7 @@ int fab_coll_run_write(FILE *f, const struct fab_coll_run *r, enum fab_output wh
 	case FAB_OUT_TEXT:
 	case FAB_OUT_TEXT_ALGO:
 		return fab_coll_write_text(f, r->run->config, r->run->sim, &r->comm, &r->sweep,
-					   what == FAB_OUT_TEXT_ALGO);
+					   what == FAB_OUT_TEXT_ALGO, r->all_devices);
 	case FAB_OUT_ROWS_CSV:
 		return fab_coll_write_csv(f, r->run->config, &r->sweep);
 	case FAB_OUT_PORTS_CSV:

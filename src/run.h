@@ -38,7 +38,8 @@ struct fab_coll_run {
 	struct fab_work work;
 	struct fab_comm comm;
 	struct fab_sweep sweep;
-	uint32_t *gpus; /* rank -> GPU */
+	uint32_t *gpus;   /* rank -> GPU */
+	bool all_devices; /* the text lists every rank's device (fab_coll_run_list_devices) */
 };
 
 /* The matrix test (fabscope matrix) on the scenario's cluster, with its

@@ -1,13 +1,14 @@
 #!/bin/sh
-# Runs every test binary given as arguments and the script suites, then
-# prints each suite's lines and one closing line: "tests: N passed, N
-# failed".  Exit status 1 on failure.
+# Runs every test binary given as arguments and the script suites,
+# printing each suite's lines as it ends, then the failures again and one
+# closing line: "tests: N passed, N failed".  Exit status 1 on failure.
 #
 # The suites run in TEST_LANES lanes at once (default 2: the programs are
 # single-threaded, and two lanes halve the time on two cores).  Every lane
 # walks the same list, longest suite first, and runs each suite no other lane
 # has taken (mkdir is the lock), so the lanes end together.  The output comes
-# in the list's order, each suite's line with its wall time in seconds.
+# in the order the suites end, each suite's line with its wall time in
+# seconds.
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -116,6 +117,9 @@ run_suite() {
 	fi
 }
 
+# each suite's lines go out as it ends (one write: a small file cat'ed at
+# once), so the run shows its progress; the summary at the end repeats the
+# failures
 lane() {
 	n=0
 	while IFS='|' read -r kind a b c d; do
@@ -127,6 +131,7 @@ lane() {
 		else
 			run_suite "$a" "$b" "$c" "$d"
 		fi </dev/null >"$work/$n.out" 2>&1
+		cat "$work/$n.out"
 	done <"$list"
 }
 
@@ -140,9 +145,10 @@ wait
 passed=0
 failed=0
 n=0
+echo "----"
 while IFS='|' read -r kind a b c d; do
 	n=$((n + 1))
-	cat "$work/$n.out" 2>/dev/null
+	grep '^FAIL' "$work/$n.out" 2>/dev/null
 	if [ -s "$work/$n.n" ]; then
 		read -r sp sf <"$work/$n.n"
 		passed=$((passed + sp))

@@ -19,31 +19,32 @@ struct unit {
 	uint64_t mult;
 };
 
+/* a rate's unit: these exactly, or (rate_unit) a prefix k, M, G or T in
+ * either case before "bps" or "b/s" (bits) or "Bps" or "B/s" (bytes: x 8):
+ * "400gbps" is 400 Gbps, "50GB/s" is 400 Gbps */
 static const struct unit rate_units[] = {
-	{"bps", 1},
-	{"kbps", 1000ULL},
-	{"Kbps", 1000ULL},
-	{"Mbps", 1000000ULL},
-	{"Gbps", 1000000000ULL},
-	{"Tbps", 1000000000000ULL},
-	{"b/s", 1},
-	{"Kb/s", 1000ULL},
-	{"Mb/s", 1000000ULL},
-	{"Gb/s", 1000000000ULL},
-	{"Tb/s", 1000000000000ULL},
 	{"G", 1000000000ULL},
 	{"M", 1000000ULL},
 	{"T", 1000000000000ULL},
 };
 
+/* in either case ("US", "Ms" are us and ms); "\xc2\xb5s" is us */
 static const struct unit time_units[] = {
-	{"ps", 1}, {"ns", FAB_PS_PER_NS}, {"us", FAB_PS_PER_US}, {"ms", FAB_PS_PER_MS}, {"s", FAB_PS_PER_S},
+	{"ps", 1},
+	{"ns", FAB_PS_PER_NS},
+	{"\xc2\xb5s", FAB_PS_PER_US}, /* (before us: printing takes the later of two) */
+	{"us", FAB_PS_PER_US},
+	{"ms", FAB_PS_PER_MS},
+	{"s", FAB_PS_PER_S},
 };
 
+/* as written, and the binary ones (KiB...) in either case; "kB" is KB.  A
+ * lower-case b is a bit: "Mb", "kb" are refused (bytes_unit_hint) */
 static const struct unit byte_units[] = {
 	{"", 1},
 	{"B", 1},
 	{"KB", 1000ULL},
+	{"kB", 1000ULL},
 	{"MB", 1000000ULL},
 	{"GB", 1000000000ULL},
 	{"TB", 1000000000000ULL},
@@ -55,6 +56,55 @@ static const struct unit byte_units[] = {
 	{"M", 1ULL << 20},
 	{"G", 1ULL << 30},
 };
+
+/* a prefix letter of a rate, either case: its multiplier, 0 if none */
+static uint64_t si_prefix(char c)
+{
+	switch (c) {
+	case 'k':
+	case 'K':
+		return 1000ULL;
+	case 'm':
+	case 'M':
+		return 1000000ULL;
+	case 'g':
+	case 'G':
+		return 1000000000ULL;
+	case 't':
+	case 'T':
+		return 1000000000000ULL;
+	}
+	return 0;
+}
+
+/* u[0..n) as a rate unit with "bps"/"b/s" (bits) or "Bps"/"B/s" (bytes):
+ * bits per second per unit, 0 when it is not one */
+static uint64_t rate_unit(const char *u, size_t n)
+{
+	uint64_t pre = 1;
+	if (n == 4) { /* Gbps, Gb/s, GB/s */
+		if (!(pre = si_prefix(u[0])))
+			return 0;
+		u++;
+		n--;
+	}
+	if (n == 3 && (!strncmp(u, "bps", 3) || !strncmp(u, "b/s", 3)))
+		return pre;
+	if (n == 3 && (!strncmp(u, "Bps", 3) || !strncmp(u, "B/s", 3)))
+		return 8 * pre;
+	return 0;
+}
+
+/* whether unit u[0..n) is un: time units in either case, byte units as
+ * written except the binary ones (KiB, MiB, ...) */
+static bool unit_is(const struct unit *un, const char *u, size_t n, bool time)
+{
+	if (strlen(un->name) != n)
+		return false;
+	if (!strncmp(un->name, u, n))
+		return true;
+	return (time || strstr(un->name, "iB")) && !strncasecmp(un->name, u, n);
+}
 
 static void why_set(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void why_set(char *why, size_t len, const char *fmt, ...)
@@ -139,12 +189,11 @@ static int parse_with_units(const char *s, const struct unit *units, size_t n, u
 		else
 			return -2;
 	} else {
-		for (size_t i = 0; i < n; i++) {
-			if (strlen(units[i].name) == ulen && strncmp(units[i].name, u, ulen) == 0) {
+		if (units == rate_units)
+			mult = rate_unit(u, ulen);
+		for (size_t i = 0; i < n && !mult; i++)
+			if (unit_is(&units[i], u, ulen, units == time_units))
 				mult = units[i].mult;
-				break;
-			}
-		}
 		if (!mult)
 			return -3;
 	}
@@ -169,7 +218,10 @@ int fab_parse_rate(const char *s, fab_rate_bps *out, char *why, size_t why_len)
 	if (rc == -4)
 		why_set(why, why_len, "rate too large, got \"%s\"", s);
 	else if (rc)
-		why_set(why, why_len, "expected a rate with a unit (bps, Kbps, Mbps, Gbps, Tbps), got \"%s\"", s);
+		why_set(why, why_len,
+			"expected a rate with a unit (bps, Kbps, Mbps, Gbps, Tbps in either case, or bytes a "
+			"second: GB/s), got \"%s\"",
+			s);
 	return rc ? FAB_EINVAL : 0;
 }
 
@@ -189,7 +241,10 @@ int fab_parse_bytes(const char *s, fab_bytes *out, char *why, size_t why_len)
 	if (rc == -4)
 		why_set(why, why_len, "size too large, got \"%s\"", s);
 	else if (rc)
-		why_set(why, why_len, "expected a size in bytes (B, KB, MB, GB, KiB, MiB, GiB), got \"%s\"", s);
+		why_set(why, why_len,
+			"expected a size in bytes (B, KB, MB, GB decimal; KiB, MiB, GiB binary; a lower-case b "
+			"is a bit), got \"%s\"",
+			s);
 	return rc ? FAB_EINVAL : 0;
 }
 

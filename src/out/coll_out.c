@@ -5,12 +5,30 @@
 #include <math.h>
 #include <string.h>
 
+#include "nccl_json.h"
 #include "nccl_table.h"
 #include "result.h"
 
 static int root_col(const struct fab_config *c)
 {
 	return c->coll.op == FAB_OP_BROADCAST || c->coll.op == FAB_OP_REDUCE ? (int)c->coll.root : -1;
+}
+
+/* the run's parameters as nccl-tests' "# nThread" line gives them */
+static struct fab_nccl_params_line coll_params(const struct fab_config *c, const struct fab_comm *comm)
+{
+	return (struct fab_nccl_params_line){
+		.op = c->coll.op,
+		.nthreads = 1,
+		.ngpus = comm->nranks,
+		.minb = c->coll.min_bytes,
+		.maxb = c->coll.max_bytes,
+		.step = c->coll.step_bytes ? c->coll.step_bytes : c->coll.factor,
+		.step_factor = !c->coll.step_bytes,
+		.warmup = c->coll.warmup,
+		.iters = c->coll.iters,
+		.check = 0,
+	};
 }
 
 json_t *fab_coll_json(const struct fab_config *c, const struct fab_sim *s, const struct fab_comm *comm,
@@ -60,10 +78,13 @@ json_t *fab_coll_json(const struct fab_config *c, const struct fab_sim *s, const
 }
 
 void fab_coll_text_head(FILE *f, const struct fab_config *c, const struct fab_sim *s, const struct fab_comm *comm,
-			bool algo_col)
+			bool algo_col, bool all_devices)
 {
 	const struct fab_topo *t = fab_sim_topo(s);
 	char rate[32], host[32];
+	struct fab_nccl_params_line p = coll_params(c, comm);
+	fab_nccl_table_params(f, &p);
+	/* fabscope's own lines, where nccl-tests prints its optional ones */
 	fprintf(f, "# fabscope coll: %s, %u ranks on %u servers (%u GPUs each), %u channels, algorithm %s%s\n",
 		fab_coll_op_title(c->coll.op), comm->nranks, comm->nservers, t->gpus_per_server, comm->channels,
 		fab_coll_algo_name(c->coll.algo),
@@ -74,47 +95,65 @@ void fab_coll_text_head(FILE *f, const struct fab_config *c, const struct fab_si
 		c->origin, t->nics_per_server,
 		fab_fmt_rate(t->ports[t->nodes[t->nic_node[0]].first_port].rate_bps, rate, sizeof rate),
 		(unsigned long long)c->run.seed);
-	fab_nccl_table_params(f,
-			      &(struct fab_nccl_params_line){
-				      .op = c->coll.op,
-				      .nthreads = 1,
-				      .ngpus = comm->nranks,
-				      .minb = c->coll.min_bytes,
-				      .maxb = c->coll.max_bytes,
-				      .step = c->coll.step_bytes ? c->coll.step_bytes : c->coll.factor,
-				      .step_factor = !c->coll.step_bytes,
-				      .warmup = c->coll.warmup,
-				      .iters = c->coll.iters,
-				      .check = 0,
-			      });
-	for (uint32_t r = 0; r < comm->nranks; r++) {
+	fab_nccl_table_devices(f);
+	uint32_t shown = all_devices ? comm->nranks : FAB_MIN(comm->nranks, FAB_NCCL_DEVICE_LINES);
+	for (uint32_t r = 0; r < shown; r++) {
 		uint32_t g = comm->gpu[r];
 		snprintf(host, sizeof host, "server%u", fab_topo_gpu_server(t, g));
 		fab_nccl_table_device(f, r, 0, host, g % t->gpus_per_server, "simulated GPU");
 	}
+	if (shown < comm->nranks)
+		fab_nccl_table_devices_more(f, comm->nranks - shown, "-v lists every one");
 	fab_nccl_table_head(f, algo_col);
+}
+
+/* row i of the sweep as nccl-tests' table has it */
+static struct fab_nccl_row nccl_row(const struct fab_config *c, const struct fab_sweep *sw, uint32_t i)
+{
+	const struct fab_sweep_row *r = &sw->rows[i];
+	return (struct fab_nccl_row){
+		.bytes = r->bytes,
+		.count = r->count,
+		.type = fab_dtype_name(c->coll.dtype),
+		.redop = fab_redop_name(c->coll.op),
+		.root = root_col(c),
+		.time_us = {r->time_us, r->time_us},
+		.algbw_GBps = {r->algbw_GBps, r->algbw_GBps},
+		.busbw_GBps = {r->busbw_GBps, r->busbw_GBps},
+	};
 }
 
 void fab_coll_text_row(FILE *f, const struct fab_config *c, const struct fab_sweep *sw, uint32_t i, bool algo_col)
 {
-	{
-		const struct fab_sweep_row *r = &sw->rows[i];
-		char algo[48];
-		snprintf(algo, sizeof algo, "%s/%s", fab_coll_algo_name(r->algo), fab_proto_name(r->proto));
-		fab_nccl_table_row(f,
-				   &(struct fab_nccl_row){
-					   .bytes = r->bytes,
-					   .count = r->count,
-					   .type = fab_dtype_name(c->coll.dtype),
-					   .redop = fab_redop_name(c->coll.op),
-					   .root = root_col(c),
-					   .time_us = {r->time_us, r->time_us},
-					   .algbw_GBps = {r->algbw_GBps, r->algbw_GBps},
-					   .busbw_GBps = {r->busbw_GBps, r->busbw_GBps},
-					   .wrong = {"N/A", "N/A"},
-					   .algo = algo_col ? algo : NULL,
-				   });
+	const struct fab_sweep_row *r = &sw->rows[i];
+	char algo[48];
+	snprintf(algo, sizeof algo, "%s/%s", fab_coll_algo_name(r->algo), fab_proto_name(r->proto));
+	struct fab_nccl_row row = nccl_row(c, sw, i);
+	row.algo = algo_col ? algo : NULL;
+	fab_nccl_table_row(f, &row);
+}
+
+int fab_coll_write_nccl_json(FILE *f, const struct fab_config *c, const struct fab_sim *s, const struct fab_comm *comm,
+			     const struct fab_sweep *sw, int argc, char *const *argv, char *const *envp,
+			     const char *start)
+{
+	const struct fab_topo *t = fab_sim_topo(s);
+	struct fab_nccl_params_line p = coll_params(c, comm);
+	fab_nccl_json_head(f, argc, argv, envp, start, &p);
+	char host[32], end[64];
+	for (uint32_t r = 0; r < comm->nranks; r++) {
+		uint32_t g = comm->gpu[r];
+		snprintf(host, sizeof host, "server%u", fab_topo_gpu_server(t, g));
+		fab_nccl_json_device(f, !r, r, 0, host, g % t->gpus_per_server, "simulated GPU");
 	}
+	fab_nccl_json_results(f);
+	for (uint32_t i = 0; i < sw->nrows; i++) {
+		struct fab_nccl_row row = nccl_row(c, sw, i);
+		fab_nccl_json_row(f, !i, &row, c->coll.iters);
+	}
+	fab_nccl_json_time(end, sizeof end);
+	fab_nccl_json_end(f, 0, fab_sweep_avg_busbw(sw), fab_nccl_min_bw(), end);
+	return ferror(f) ? FAB_EIO : 0;
 }
 
 void fab_coll_text_end(FILE *f, const struct fab_config *c, const struct fab_sweep *sw)
@@ -123,9 +162,9 @@ void fab_coll_text_end(FILE *f, const struct fab_config *c, const struct fab_swe
 }
 
 int fab_coll_write_text(FILE *f, const struct fab_config *c, const struct fab_sim *s, const struct fab_comm *comm,
-			const struct fab_sweep *sw, bool algo_col)
+			const struct fab_sweep *sw, bool algo_col, bool all_devices)
 {
-	fab_coll_text_head(f, c, s, comm, algo_col);
+	fab_coll_text_head(f, c, s, comm, algo_col, all_devices);
 	for (uint32_t i = 0; i < sw->nrows; i++)
 		fab_coll_text_row(f, c, sw, i, algo_col);
 	fab_coll_text_end(f, c, sw);

@@ -33,32 +33,48 @@ const char *fab_nccl_program(int op)
 
 void fab_nccl_table_params(FILE *f, const struct fab_nccl_params_line *p)
 {
+	/* no NCCL library: its version codes are 0 */
+	fprintf(f, "# nccl-tests version %s nccl-headers=0 nccl-library=0\n", FAB_NCCL_TESTS_VERSION);
 	fprintf(f, "# Collective test starting: %s\n", fab_nccl_program(p->op));
 	fprintf(f,
 		"# nThread %u nGpus %u minBytes %llu maxBytes %llu step: %llu(%s) warmup iters: %u iters: %u agg "
-		"iters: 1 validation: %u graph: 0\n#\n# Using devices\n",
+		"iters: 1 validation: %u graph: 0 unalign: 0\n",
 		p->nthreads, p->ngpus, (unsigned long long)p->minb, (unsigned long long)p->maxb,
 		(unsigned long long)p->step, p->step_factor ? "factor" : "bytes", p->warmup, p->iters, p->check);
 }
 
+void fab_nccl_table_devices(FILE *f)
+{
+	fputs("#\n# Using devices\n", f);
+}
+
 void fab_nccl_table_device(FILE *f, uint32_t rank, int pid, const char *host, uint32_t dev, const char *what)
 {
-	fprintf(f, "#  Rank %2u Group  0 Pid %6d on %10s device %2u [0x00] %s\n", rank, pid, host, dev, what);
+	/* nccl-tests' [domain:bus:device] of the GPU's PCI address: none here */
+	fprintf(f, "#  Rank %2u Group  0 Pid %6d on %10s device %2u [0000:00:00] %s\n", rank, pid, host, dev, what);
 }
 
+void fab_nccl_table_devices_more(FILE *f, uint32_t more, const char *how)
+{
+	fprintf(f, "#  ... and %u more rank%s (%s)\n", more, more == 1 ? "" : "s", how);
+}
+
+/* the two lines of column names (trailing blanks as nccl-tests prints
+ * them: its timestamp column's place, empty) */
 void fab_nccl_table_head(FILE *f, bool algo_col)
 {
-	fprintf(f, "#\n# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place\n", "", "", "",
-		"", "");
-	fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s", "size", "count", "type",
+	fprintf(f, "#\n# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n",
+		"", "", "", "", "");
+	fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s ", "size", "count", "type",
 		"redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");
-	fprintf(f, algo_col ? "  %18s\n" : "\n", "algo");
-	fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s", "(B)", "(elements)", "", "",
+	fprintf(f, algo_col ? " %18s\n" : "\n", "algo");
+	fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s ", "(B)", "(elements)", "", "",
 		"", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
-	fprintf(f, algo_col ? "  %18s\n" : "\n", "");
+	fprintf(f, algo_col ? " %18s\n" : "\n", "");
 }
 
-/* a number in `width` characters, with as many decimals (2, 1, 0) as fit */
+/* a number in `width` characters, with as many decimals (2, 1, 0) as fit,
+ * else in exponent form cut to the width (nccl-tests' getFloatStr) */
 static void num(FILE *f, double v, int width)
 {
 	char b[64];
@@ -67,7 +83,8 @@ static void num(FILE *f, double v, int width)
 			fputs(b, f);
 			return;
 		}
-	fprintf(f, "%*.1e", width, v);
+	snprintf(b, (size_t)width + 1, width >= 7 ? "%*.1e" : "%*.0e", width, v);
+	fputs(b, f);
 }
 
 void fab_nccl_table_row(FILE *f, const struct fab_nccl_row *r)
@@ -81,7 +98,10 @@ void fab_nccl_table_row(FILE *f, const struct fab_nccl_row *r)
 		num(f, r->algbw_GBps[k], 6);
 		fputs("  ", f);
 		num(f, r->busbw_GBps[k], 6);
-		fprintf(f, "  %6s", r->wrong[k]);
+		if (r->checked[k])
+			fprintf(f, "  %6g", (double)r->wrong[k]);
+		else
+			fputs("    N/A", f);
 	}
 	if (r->algo)
 		fprintf(f, "  %18s", r->algo);
@@ -101,6 +121,7 @@ bool fab_nccl_table_end(FILE *f, uint64_t wrong, double avg, double min_bw, int 
 	bool low = min_bw >= 0 && avg < 0.9 * min_bw;
 	fprintf(f, "# %-20s : %llu %s\n", "Out of bounds values", (unsigned long long)wrong, wrong ? "FAILED" : "OK");
 	fprintf(f, "# %-20s : %g %s\n", "Avg bus bandwidth", avg, min_bw < 0 ? "" : low ? "FAILED" : "OK");
-	fprintf(f, "#\n# Collective test concluded: %s\n", fab_nccl_program(op));
+	/* then nccl-tests' closing "#" and its line for NCCL's last error: empty */
+	fprintf(f, "#\n# Collective test concluded: %s\n#\n\n", fab_nccl_program(op));
 	return wrong || low;
 }

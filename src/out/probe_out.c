@@ -153,11 +153,6 @@ void fab_probe_p2p_row(FILE *f, json_t *doc, enum fab_probe_test kind, uint32_t 
 void fab_probe_coll_begin(FILE *f, json_t *doc, const struct fab_probe_doc_info *info, const struct fab_coll_args *a,
 			  const struct fab_probe_coll_sweep *sw)
 {
-	fprintf(f,
-		"# fabscope probe: %s, %u ranks, algorithm %s, %u channels, TCP, %u connection%s per pair; in place: "
-		"the operation timed again\n",
-		fab_coll_op_title(a->op), a->nranks, fab_coll_algo_name(a->algo), a->channels, info->conns,
-		info->conns == 1 ? "" : "s");
 	fab_nccl_table_params(f,
 			      &(struct fab_nccl_params_line){
 				      .op = a->op,
@@ -171,6 +166,12 @@ void fab_probe_coll_begin(FILE *f, json_t *doc, const struct fab_probe_doc_info 
 				      .iters = sw->iters,
 				      .check = sw->check,
 			      });
+	fprintf(f,
+		"# fabscope probe: %s, %u ranks, algorithm %s, %u channels, TCP, %u connection%s per pair; in place: "
+		"the operation timed again\n",
+		fab_coll_op_title(a->op), a->nranks, fab_coll_algo_name(a->algo), a->channels, info->conns,
+		info->conns == 1 ? "" : "s");
+	fab_nccl_table_devices(f);
 	json_t *ep = json_object_get(json_object_get(doc, "probe"), "endpoints"), *e;
 	size_t k;
 	json_array_foreach(ep, k, e)
@@ -192,7 +193,7 @@ void fab_probe_coll_begin(FILE *f, json_t *doc, const struct fab_probe_doc_info 
 }
 
 void fab_probe_coll_row(FILE *f, json_t *doc, const struct fab_coll_args *a, uint64_t size, const double time_s[2],
-			bool checked, uint64_t wrong)
+			bool checked, const uint64_t wrong[2])
 {
 	double algbw[2], busbw[2];
 	for (int k = 0; k < 2; k++) {
@@ -200,9 +201,6 @@ void fab_probe_coll_row(FILE *f, json_t *doc, const struct fab_coll_args *a, uin
 		busbw[k] = algbw[k] * fab_coll_busbw_factor(a->op, a->nranks);
 	}
 	int root = a->op == FAB_OP_BROADCAST || a->op == FAB_OP_REDUCE ? 0 : -1;
-	char wbuf[32] = "N/A";
-	if (checked)
-		snprintf(wbuf, sizeof wbuf, "%llu", (unsigned long long)wrong);
 	fab_nccl_table_row(f,
 			   &(struct fab_nccl_row){
 				   .bytes = size,
@@ -213,17 +211,19 @@ void fab_probe_coll_row(FILE *f, json_t *doc, const struct fab_coll_args *a, uin
 				   .time_us = {time_s[0] * 1e6, time_s[1] * 1e6},
 				   .algbw_GBps = {algbw[0], algbw[1]},
 				   .busbw_GBps = {busbw[0], busbw[1]},
-				   .wrong = {wbuf, "N/A"}, /* the check runs once, out of place */
+				   .checked = {checked, checked}, /* a checked run for each half */
+				   .wrong = {wrong[0], wrong[1]},
 			   });
 	json_t *rows = json_object_get(json_object_get(doc, "collective"), "rows");
 	json_t *row = json_pack("{s:I,s:I,s:s,s:s,s:i,s:s,s:f,s:f,s:f,s:o}", "size_bytes", (json_int_t)size, "count",
 				(json_int_t)(size / 4), "type", "float", "redop", fab_redop_name(a->op), "root", root,
 				"algo", fab_coll_algo_name(a->algo), "time_us", time_s[0] * 1e6, "algbw_GBps", algbw[0],
 				"busbw_GBps", busbw[0], "wrong",
-				checked ? json_integer((json_int_t)wrong) : json_null());
-	json_object_set_new(
-		row, "inplace",
-		json_pack("{s:f,s:f,s:f}", "time_us", time_s[1] * 1e6, "algbw_GBps", algbw[1], "busbw_GBps", busbw[1]));
+				checked ? json_integer((json_int_t)wrong[0]) : json_null());
+	json_object_set_new(row, "inplace",
+			    json_pack("{s:f,s:f,s:f,s:o}", "time_us", time_s[1] * 1e6, "algbw_GBps", algbw[1],
+				      "busbw_GBps", busbw[1], "wrong",
+				      checked ? json_integer((json_int_t)wrong[1]) : json_null()));
 	json_array_append_new(rows, row);
 }
 
@@ -236,7 +236,8 @@ bool fab_probe_coll_end(FILE *f, json_t *doc, int op)
 	for (size_t i = 0; i < n; i++) {
 		json_t *r = json_array_get(rows, i);
 		sum += json_real_value(json_object_get(r, "busbw_GBps"));
-		wrong += (uint64_t)json_integer_value(json_object_get(r, "wrong"));
+		wrong += (uint64_t)json_integer_value(json_object_get(r, "wrong")) +
+			(uint64_t)json_integer_value(json_object_get(json_object_get(r, "inplace"), "wrong"));
 	}
 	double avg = n ? sum / (double)n : 0;
 	json_object_set_new(c, "avg_busbw_GBps", json_real(avg));

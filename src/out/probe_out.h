@@ -41,9 +41,10 @@ struct fab_probe_coll_sweep {
 void fab_probe_coll_begin(FILE *f, json_t *doc, const struct fab_probe_doc_info *info, const struct fab_coll_args *a,
 			  const struct fab_probe_coll_sweep *sw);
 /* a size: its out-of-place time, and the same operation timed again for
- * the in-place columns (the probe keeps separate buffers) */
+ * the in-place columns (the probe keeps separate buffers); with checked,
+ * the wrong elements of a checked run for each half */
 void fab_probe_coll_row(FILE *f, json_t *doc, const struct fab_coll_args *a, uint64_t size, const double time_s[2],
-			bool checked, uint64_t wrong);
+			bool checked, const uint64_t wrong[2]);
 /* the closing lines; true when nccl-tests' checks fail (wrong elements, or
  * the average bus bandwidth under 0.9 x NCCL_TESTS_MIN_BW) */
 bool fab_probe_coll_end(FILE *f, json_t *doc, int op);

@@ -66,11 +66,18 @@ void fab_matrix_endpoint_medians(uint32_t n, const double *bw, double *med, uint
 json_t *fab_coll_json(const struct fab_config *c, const struct fab_sim *s, const struct fab_comm *comm,
 		      const struct fab_sweep *sw);
 int fab_coll_write_text(FILE *f, const struct fab_config *c, const struct fab_sim *s, const struct fab_comm *comm,
-			const struct fab_sweep *sw, bool algo_col);
+			const struct fab_sweep *sw, bool algo_col, bool all_devices);
 int fab_coll_write_csv(FILE *f, const struct fab_config *c, const struct fab_sweep *sw);
-/* the text in parts: head, a row, end (fab_coll_write_text is all three) */
+/* nccl-tests' JSON (its -J): argv the command line, envp the environment
+ * (its NCCL_ and FABSCOPE_ variables listed), start the start time */
+int fab_coll_write_nccl_json(FILE *f, const struct fab_config *c, const struct fab_sim *s, const struct fab_comm *comm,
+			     const struct fab_sweep *sw, int argc, char *const *argv, char *const *envp,
+			     const char *start);
+/* the text in parts: head, a row, end (fab_coll_write_text is all three);
+ * all_devices: a "# Using devices" line for every rank, else for the first
+ * FAB_NCCL_DEVICE_LINES and one line that counts the others */
 void fab_coll_text_head(FILE *f, const struct fab_config *c, const struct fab_sim *s, const struct fab_comm *comm,
-			bool algo_col);
+			bool algo_col, bool all_devices);
 void fab_coll_text_row(FILE *f, const struct fab_config *c, const struct fab_sweep *sw, uint32_t i, bool algo_col);
 void fab_coll_text_end(FILE *f, const struct fab_config *c, const struct fab_sweep *sw);
 

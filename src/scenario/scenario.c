@@ -87,6 +87,39 @@ static const char *suggest(const struct fab_key_def *tab, size_t n, const char *
 	return found;
 }
 
+/* A key the user wrote in the wrong place ("tcp.cc" for "fabric.tcp.cc"):
+ * the dotted name from key (its value followed down while it is a mapping
+ * of one key), then the one key whose path ends in it, else (by_last_ok)
+ * the one whose last part is its last part. */
+static const char *suggest_elsewhere(const char *key, const struct ynode *v, bool by_last_ok, char *buf, size_t len)
+{
+	char dotted[160];
+	snprintf(dotted, sizeof dotted, "%s", key);
+	for (; v && v->kind == Y_MAP && v->n == 1; v = v->vals[0]) {
+		size_t l = strlen(dotted);
+		snprintf(dotted + l, sizeof dotted - l, ".%s", v->keys[0]);
+	}
+	const char *last = strrchr(dotted, '.');
+	last = last ? last + 1 : dotted;
+	size_t dl = strlen(dotted), ll = strlen(last);
+	int by_path = -1, by_last = -1, nlast = 0;
+	for (size_t i = 0; i < nkeys(); i++) {
+		const char *p = KEYS[i].path;
+		size_t pl = strlen(p);
+		if (by_path < 0 && pl > dl && p[pl - dl - 1] == '.' && !strcmp(p + pl - dl, dotted))
+			by_path = (int)i;
+		if (pl > ll && p[pl - ll - 1] == '.' && !strcmp(p + pl - ll, last)) {
+			by_last = (int)i;
+			nlast++;
+		}
+	}
+	int k = by_path >= 0 ? by_path : nlast == 1 && by_last_ok ? by_last : -1;
+	if (k < 0)
+		return NULL;
+	snprintf(buf, len, "%s", KEYS[k].path);
+	return buf;
+}
+
 static bool is_section(const char *path)
 {
 	size_t l = strlen(path);
@@ -335,9 +368,15 @@ static int walk(struct loader *L, const struct ynode *map, const char *prefix)
 		}
 		struct ynode kn = {.origin = v->origin, .line = map->key_line[i], .col = map->key_col[i]};
 		where(&kn, w, sizeof w);
-		const char *s = suggest(KEYS, nkeys(), prefix, map->keys[i], sug, sizeof sug);
+		/* the dotted name elsewhere first ("tcp.cc" is fabric.tcp.cc), then
+		 * a near name here, then a key of that last name elsewhere ("cc") */
+		const char *s = suggest_elsewhere(map->keys[i], v, false, sug, sizeof sug);
+		if (!s)
+			s = suggest(KEYS, nkeys(), prefix, map->keys[i], sug, sizeof sug);
 		if (!s && !prefix && !strcmp(map->keys[i], "flows"))
 			s = "traffic.flows";
+		if (!s)
+			s = suggest_elsewhere(map->keys[i], v, true, sug, sizeof sug);
 		return fab_err_set(L->err, FAB_EINVAL, "%s%s: unknown key%s%s%s", w, path, s ? " (did you mean '" : "",
 				   s ? s : "", s ? "'?)" : "");
 	}

@@ -53,8 +53,12 @@ static int parse_unit(const struct fab_key_def *k, char *field, const char *text
 				fab_fmt_bytes((uint64_t)k->min, lo, sizeof lo);
 				fab_fmt_bytes((uint64_t)k->max, hi, sizeof hi);
 			}
-			snprintf(why, wl, "expected a value from %s to %s%s, got %s", lo, hi, zero_ok ? " (or 0)" : "",
-				 text);
+			/* a bare size counts bytes: say so where the unit was likely forgotten */
+			bool bare = k->type == K_BYTES && text[strspn(text, "0123456789._ ")] == 0;
+			snprintf(why, wl, "expected a value from %s to %s%s, got %s%s%s%s", lo, hi,
+				 zero_ok ? " (or 0)" : "", text,
+				 bare ? " (a bare number counts bytes: give its unit, e.g. " : "", bare ? text : "",
+				 bare ? "MiB)" : "");
 			return FAB_EINVAL;
 		}
 		*(uint64_t *)field = u;

@@ -10,6 +10,7 @@ trap 'rm -rf "$tmp"' EXIT
 . "$here/../cli/lib.sh"
 TOPO="topology: {leaves: 1, servers_per_leaf: 2, gpus_per_server: 2, nics_per_server: 2, spines: 1, links_per_spine: 1}"
 : >"$tmp/file"
+printf '# a scenario\ntopology: {leaves: 2}\n' >"$tmp/sc.yaml"
 
 # check NAME WANT MSG: exit status, message (@ is $path), stdout, --out
 check() {

@@ -244,7 +244,36 @@ run nccl-collective-by-op 0 "$F" coll --op allgather -a ring -b 1M -e 1M && {
 run nccl-min-bw 1 env NCCL_TESTS_MIN_BW=1000 "$F" coll -b 1M -e 1M && {
 	has "$tmp/out" "# Avg bus bandwidth    : " && grep -q "Avg bus bandwidth.*FAILED" "$tmp/out" && ok nccl-min-bw || bad nccl-min-bw; }
 run nccl-min-bw-ok 0 env NCCL_TESTS_MIN_BW=1 "$F" coll -b 1M -e 1M && { grep -q "Avg bus bandwidth.* OK" "$tmp/out" && ok nccl-min-bw-ok || bad nccl-min-bw-ok; }
-run nccl-json-file 0 "$F" coll -b 1M -e 1M -J "$tmp/nt.json" -q && { has "$tmp/nt.json" '"avg_busbw_GBps"' && ok nccl-json-file || bad nccl-json-file; }
+# -J: nccl-tests' JSON, never over a file (FILE.0 next, as nccl-tests),
+# named on the table's first line; the table and the JSON byte for byte
+# as nccl-tests' format strings give them, read by a fixed-column parser
+# and by the JSON's keys (tests/cli/nccl_compat.py); more than 64 ranks
+# summarised unless -v
+run nccl-json-file 0 "$F" coll -b 8 -e 128M -f 8 -w 0 -n 1 -J "$tmp/nt.json" -S 1 && {
+	head -1 "$tmp/out" | grep -qxF "# Writing JSON output to $tmp/nt.json" && cp "$tmp/out" "$tmp/nt.txt" &&
+		has "$tmp/nt.json" '"results":[{"size":8,"count":2,"type":"float","redop":"sum","root":"    -1","out_of_place":{"time":' &&
+		ok nccl-json-file || bad "nccl-json-file: $(head -2 "$tmp/out")"; }
+run nccl-json-next 0 "$F" coll -b 1M -e 1M -w 0 -n 1 -J "$tmp/nt.json" && { head -1 "$tmp/out" | grep -qxF "# Writing JSON output to $tmp/nt.json.0" &&
+	[ -s "$tmp/nt.json.0" ] && ok nccl-json-next || bad "nccl-json-next: $(head -1 "$tmp/out")"; }
+ln -s "$tmp/json-victim" "$tmp/link.json"
+run nccl-json-link 0 "$F" coll -b 1M -e 1M -w 0 -n 1 -J "$tmp/link.json" -q && { [ ! -e "$tmp/json-victim" ] && [ -s "$tmp/link.json.0" ] &&
+	ok nccl-json-link || bad "nccl-json-link: wrote through a symbolic link"; }
+run nccl-json-dir 4 "$F" coll -b 1M -e 1M -J "$tmp/no/such/dir/x.json" && { has "$tmp/err" "-J $tmp/no/such/dir/x.json: No such file" &&
+	ok nccl-json-dir || bad "nccl-json-dir: $(cat "$tmp/err")"; }
+run nccl-json-bad-run 3 "$F" coll -b 1M -e 1M -J "$tmp/bad.json" --set topology.radix=2 && { [ ! -e "$tmp/bad.json" ] &&
+	ok nccl-json-bad-run || bad "nccl-json-bad-run: left $tmp/bad.json"; }
+if command -v python3 >/dev/null; then
+	python3 tests/cli/nccl_compat.py "$tmp/nt.txt" "$tmp/nt.json" >"$tmp/cmp" 2>&1 && ok "nccl-compat ($(cat "$tmp/cmp"))" ||
+		bad "nccl-compat: $(cat "$tmp/cmp")"
+	run nccl-compat-512 0 "$F" coll -b 1M -e 4M -w 0 -n 1 --coll broadcast -r 3 --set topology.servers_per_leaf=16 \
+		--set topology.radix=256 -J "$tmp/n512.json" && {
+		python3 tests/cli/nccl_compat.py "$tmp/out" "$tmp/n512.json" >"$tmp/cmp" 2>&1 && has "$tmp/out" "#  ... and 448 more ranks" &&
+			ok "nccl-compat-512" || bad "nccl-compat-512: $(cat "$tmp/cmp")"; }
+	run nccl-verbose 0 "$F" coll -b 1M -e 1M -w 0 -n 1 --set topology.servers_per_leaf=16 --set topology.radix=256 -v &&
+		{ [ "$(grep -c '^#  Rank' "$tmp/out")" -eq 512 ] && ok nccl-verbose || bad nccl-verbose; }
+else
+	echo "skip nccl-compat: needs python3"
+fi
 
 # a link that loses every packet: the queue pairs across it fail after their retries, exit 5 saying so
 printf '%s\n' "topology: {leaves: 1, servers_per_leaf: 2, gpus_per_server: 1, nics_per_server: 1, spines: 1, links_per_spine: 1}" \
@@ -334,13 +363,25 @@ run readme-coll-sample 0 "$F" coll -b 1K -e 64M -f 16 --algo-column && {
 # default) it solves fewer times, and its time stays within 1%
 for b in 0 1us; do
 	run "batch-large-$b" 0 "$F" coll bench/compare-256.yaml -a rhd -b 4M -e 4M -w 0 -n 1 --engine flow \
-		--set flow.batch_large=$b -J "$tmp/bl$b.json" || continue
+		--set flow.batch_large=$b --out "$tmp/bl$b" || continue
 	eval "us_$b=\$(awk '\$1 == 4194304 { print \$6 }' \"\$tmp/out\")"
-	eval "rc_$b=\$(sed -n 's/.*\"recomputes\": *\([0-9]*\).*/\1/p' \"\$tmp/bl$b.json\" | head -1)"
+	eval "rc_$b=\$(sed -n 's/.*\"recomputes\": *\([0-9]*\).*/\1/p' \"\$tmp/bl$b/result.json\" | head -1)"
 done
 awk -v a="$us_0" -v b="$us_1us" -v ra="$rc_0" -v rb="$rc_1us" 'BEGIN { exit !(a > 0 && b / a - 1 < 0.01 && a / b - 1 < 0.01 && rb < 0.85 * ra) }' &&
 	ok "batch-large ($us_0 us in $rc_0 recomputations, $us_1us us in $rc_1us)" ||
 	bad "batch-large: $us_0 us in $rc_0 recomputations without the window, $us_1us us in $rc_1us with it"
+
+# --progress: progress lines on a stderr that is no terminal (here a
+# file), each a whole line; without it none
+run progress-lines 0 "$F" coll -b 256M -e 256M -w 0 -n 2 --progress && {
+	grep -q '^fabscope: simulated [0-9.]* ms, [0-9.]*M events' "$tmp/err" && ! grep -q "$(printf '\r')" "$tmp/err" &&
+		ok progress-lines || bad "progress-lines: $(head -3 "$tmp/err")"; }
+run progress-none 0 "$F" coll -b 256M -e 256M -w 0 -n 2 && { ! grep -q 'simulated' "$tmp/err" && ok progress-none || bad progress-none; }
+# nccl-tests' -S (report_timestamps) is not --set; -b 1GB is said to be decimal
+run nccl-S 0 "$F" coll -b 1M -e 1M -w 0 -n 1 -S 1 && ok nccl-S
+run nccl-decimal-note 0 "$F" coll -b 1GB -e 1GB -w 0 -n 1 --engine flow && {
+	has "$tmp/err" "-b 1GB is decimal (GB: 10^9 bytes); nccl-tests' 1G, or 1GiB, is binary" &&
+		awk '$1 == 1000000000 { n++ } END { exit n != 1 }' "$tmp/out" && ok nccl-decimal-note || bad "nccl-decimal-note: $(cat "$tmp/err")"; }
 
 # the key reference in doc/scenario.md is the one the program prints
 run keys 0 "$F" sim --keys

@@ -38,11 +38,11 @@ run sweep-j1 0 "$F" sweep grid.yaml -o j1 -q && {
 		has "$tmp/out" "8 points: 8 ok, 0 failed, 0 not run" && ok sweep-j1 || bad "sweep-j1: $(head -3 j1/sweep.csv)"; }
 # the table's row is what coll gives for the same settings: point 6 is
 # 2:1, tree, seed 1
-run sweep-vs-coll 0 "$F" coll "$ex/oversubscription/scenario.yaml" -b 4M -e 4M --algo tree --seed 1 -J coll.json \
+run sweep-vs-coll 0 "$F" coll "$ex/oversubscription/scenario.yaml" -b 4M -e 4M --algo tree --seed 1 --out colldir \
 	--set topology.oversubscription=2:1 && {
 	row=$(awk -F, '$1 == 6' j1/sweep.csv)
 	busbw=$(echo "$row" | cut -d, -f6)
-	ref=$(tr -d ' \n' <coll.json | grep -o '"busbw_GBps":[0-9.e+-]*' | head -1 | cut -d: -f2)
+	ref=$(tr -d ' \n' <colldir/result.json | grep -o '"busbw_GBps":[0-9.e+-]*' | head -1 | cut -d: -f2)
 	echo "$row" | grep -q '^6,2:1,tree,1,ok,' && [ -n "$busbw" ] && [ -n "$ref" ] &&
 		awk -v a="$busbw" -v b="$ref" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-8 * b) }' &&
 		ok sweep-vs-coll || bad "sweep-vs-coll: row [$row], coll busbw $ref"; }

@@ -21,6 +21,53 @@ static void test_units_rates(void **state)
 	assert_int_equal(fab_parse_rate("4Gbit", &r, NULL, 0), FAB_EINVAL);
 }
 
+/* units in either case where that is unambiguous: a rate's prefix (no one
+ * means millibits), time units; a capital B is a byte, a small b a bit */
+static void test_units_cases(void **state)
+{
+	(void)state;
+	fab_rate_bps r;
+	const struct {
+		const char *s;
+		uint64_t v;
+	} rates[] = {{"400gbps", 400000000000ULL},
+		     {"400GBPs", 0},
+		     {"50GB/s", 400000000000ULL},
+		     {"50GBps", 400000000000ULL},
+		     {"1.5tb/s", 1500000000000ULL},
+		     {"100mbps", 100000000ULL},
+		     {"10kBps", 80000ULL},
+		     {"400GBPS", 0},
+		     {"8bps", 8},
+		     {"1B/s", 8},
+		     {"400xbps", 0}};
+	for (size_t i = 0; i < FAB_ARRAY_LEN(rates); i++) {
+		int rc = fab_parse_rate(rates[i].s, &r, NULL, 0);
+		assert_int_equal(rc, rates[i].v ? 0 : FAB_EINVAL);
+		if (rates[i].v)
+			assert_int_equal(r, rates[i].v);
+	}
+	fab_time_ps t;
+	assert_int_equal(fab_parse_time("5US", &t, NULL, 0), 0);
+	assert_int_equal(t, 5000000);
+	assert_int_equal(fab_parse_time("2Ms", &t, NULL, 0), 0); /* no megaseconds: milliseconds */
+	assert_int_equal(t, 2000000000ULL);
+	assert_int_equal(fab_parse_time("3\xc2\xb5s", &t, NULL, 0), 0);
+	assert_int_equal(t, 3000000);
+	fab_bytes b;
+	assert_int_equal(fab_parse_bytes("32mib", &b, NULL, 0), 0);
+	assert_int_equal(b, 32ULL << 20);
+	assert_int_equal(fab_parse_bytes("4KIB", &b, NULL, 0), 0);
+	assert_int_equal(b, 4096);
+	assert_int_equal(fab_parse_bytes("2kB", &b, NULL, 0), 0);
+	assert_int_equal(b, 2000);
+	char why[200];
+	assert_int_equal(fab_parse_bytes("32mb", &b, why, sizeof why), FAB_EINVAL); /* megabits? */
+	assert_non_null(strstr(why, "a lower-case b is a bit"));
+	assert_int_equal(fab_parse_bytes("32Mb", &b, NULL, 0), FAB_EINVAL);
+	assert_int_equal(fab_parse_bytes("1b", &b, NULL, 0), FAB_EINVAL);
+}
+
 static void test_units_times(void **state)
 {
 	(void)state;
@@ -188,6 +235,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_units_rates),
+		cmocka_unit_test(test_units_cases),
 		cmocka_unit_test(test_units_times),
 		cmocka_unit_test(test_units_bytes),
 		cmocka_unit_test(test_units_format_round_trip),
