@@ -144,7 +144,8 @@ INCDIR ?= $(PREFIX)/include
 MANDIR ?= $(PREFIX)/share/man
 PIC_OBJ := $(patsubst %.c,$(BUILD)/pic/%.o,$(LIB_SRC)) $(BUILD)/pic/gen/default_scenario.o
 SOLIB   := $(BUILD)/libfabscope.so
-# the public header and the headers it includes, installed with their layout
+# the public header and the headers it includes, installed side by side in
+# INCDIR/fabscope/ (their relative includes made plain; the names are unique)
 PUB_H   := include/fabscope.h src/analysis/diagnose.h src/base/base.h src/coll/coll.h src/out/nccl_table.h src/out/report.h src/topo/plan.h src/grid/grid.h \
 	   src/out/probe_out.h src/probe/probe.h
 
@@ -169,7 +170,10 @@ install: $(BIN) $(LIB) $(SOLIB) man
 	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/libfabscope.a
 	install -m 755 $(SOLIB) $(DESTDIR)$(LIBDIR)/libfabscope.so.0
 	ln -sf libfabscope.so.0 $(DESTDIR)$(LIBDIR)/libfabscope.so
-	for h in $(PUB_H); do install -D -m 644 $$h $(DESTDIR)$(INCDIR)/fabscope/$$h; done
+	install -d $(DESTDIR)$(INCDIR)/fabscope
+	for h in $(PUB_H); do \
+	  sed -E 's|^#include "(\.\./)+([a-z_]+/)*([a-z_]+\.h)"|#include "\3"|' $$h >$(DESTDIR)$(INCDIR)/fabscope/$$(basename $$h) && \
+	  chmod 644 $(DESTDIR)$(INCDIR)/fabscope/$$(basename $$h) || exit 1; done
 	install -m 644 $(BUILD)/man/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 doc/man/fabscope.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/fabscope
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCDIR@|$(INCDIR)|' \

@@ -8,7 +8,8 @@
  * their writer is gone.  An --out directory keeps a manifest of what the
  * last run wrote there, so that a run removes its predecessor's files that
  * it does not write itself (a series.csv from a run with series, beside the
- * result of a run without).
+ * result of a run without): only names fabscope writes, and only while
+ * each is still the very file that run wrote (remove_stale).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -139,7 +140,7 @@ static void sweep_stale(const char *dir, const char *only)
 		closedir(d);
 }
 
-/* a name the manifest may list: a plain file name of ours, nothing else */
+/* a name the manifest may list: a plain file name, nothing else */
 static bool plain_name(const char *s)
 {
 	if (!*s || s[0] == '.' || strlen(s) > 255)
@@ -150,6 +151,85 @@ static bool plain_name(const char *s)
 	return true;
 }
 
+/* a name some command of fabscope writes into an --out directory: only
+ * those are ever removed (a manifest naming anything else is not obeyed) */
+static bool our_name(const char *s)
+{
+	static const char *const names[] = {
+		"result.json",  "summary.txt", "flows.csv",    "ports.csv",   "series.csv",   "series.jsonl",
+		"slowdown.csv", "coll.txt",    "coll.csv",     "coll.log",    "matrix.txt",   "probe.txt",
+		"sweep.json",   "sweep.csv",   "compare.json", "compare.csv", "compare.html",
+	};
+	for (size_t i = 0; i < FAB_ARRAY_LEN(names); i++)
+		if (!strcmp(s, names[i]))
+			return true;
+	/* plan --compare's design-N.yaml and design-N.json */
+	size_t d = strspn(s + (strncmp(s, "design-", 7) ? 0 : 7), "0123456789");
+	return !strncmp(s, "design-", 7) && d && (!strcmp(s + 7 + d, ".yaml") || !strcmp(s + 7 + d, ".json"));
+}
+
+/* What the manifest records of each file a run wrote, to know it again:
+ * a run removes a file its predecessor wrote only while it is that very
+ * file, unchanged (a regular file, not a link, the same device, inode,
+ * size and modification time).  A manifest planted or copied in, or a
+ * file replaced since, removes nothing. */
+#define MANIFEST_HEAD "fabscope-files 2\n"
+struct made {
+	unsigned long long dev, ino, size;
+	long long mtime_ns;
+};
+
+static bool made_stat(const char *path, struct made *m)
+{
+	struct stat st;
+	if (lstat(path, &st) || !S_ISREG(st.st_mode))
+		return false;
+	*m = (struct made){(unsigned long long)st.st_dev, (unsigned long long)st.st_ino, (unsigned long long)st.st_size,
+			   (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec};
+	return true;
+}
+
+/* the manifest's text: a line per file written (closed already) */
+static bool write_manifest(FILE *f, const struct out_file *files, const struct out_spec *all, size_t n)
+{
+	bool ok = fputs(MANIFEST_HEAD, f) >= 0;
+	for (size_t i = 0; i < n && ok; i++) {
+		struct made m;
+		ok = made_stat(files[i].tmp, &m) && /* rename keeps the inode and the time */
+			fprintf(f, "%s\t%llu\t%llu\t%llu\t%lld\n", all[i].name, m.dev, m.ino, m.size, m.mtime_ns) > 0;
+	}
+	return ok;
+}
+
+/* the previous run's files that this one did not write: removed where the
+ * manifest shows they are still what that run wrote */
+static void remove_stale(const char *dir, char *old, const struct out_spec *all, size_t n)
+{
+	if (strncmp(old, MANIFEST_HEAD, strlen(MANIFEST_HEAD)))
+		return; /* not a manifest of this kind: nothing is removed */
+	for (char *line = old + strlen(MANIFEST_HEAD), *nl; *line; line = nl + 1) {
+		if (!(nl = strchr(line, '\n')))
+			break;
+		*nl = 0;
+		char *tab = strchr(line, '\t');
+		struct made want, got;
+		if (!tab ||
+		    sscanf(tab + 1, "%llu\t%llu\t%llu\t%lld", &want.dev, &want.ino, &want.size, &want.mtime_ns) != 4)
+			continue;
+		*tab = 0;
+		bool mine = false;
+		for (size_t i = 0; i < n; i++)
+			mine |= !strcmp(line, all[i].name);
+		char path[4096];
+		if (mine || !plain_name(line) || !our_name(line) ||
+		    snprintf(path, sizeof path, "%s/%s", dir, line) >= (int)sizeof path || !made_stat(path, &got))
+			continue;
+		if (got.dev == want.dev && got.ino == want.ino && got.size == want.size &&
+		    got.mtime_ns == want.mtime_ns)
+			unlink(path);
+	}
+}
+
 static int write_files(const char *dir, const struct out_spec *specs, size_t n, void *ctx, bool manifest)
 {
 	if (n > MAX_FILES) {
@@ -158,13 +238,10 @@ static int write_files(const char *dir, const struct out_spec *specs, size_t n, 
 	}
 	struct out_file *files = fab_xcalloc(n + 1, sizeof *files); /* (8 KiB each) */
 	struct out_spec all[MAX_FILES + 1];
-	char names[8192] = "";
 	memcpy(all, specs, n * sizeof *specs);
 	sweep_stale(dir, manifest ? NULL : specs[0].name);
 	/* the manifest goes last, after the files it names */
-	size_t at = 0;
-	for (size_t i = 0; i < n; i++)
-		at += (size_t)snprintf(names + at, sizeof names - at, "%s\n", specs[i].name);
+	size_t nfiles = n;
 	if (manifest)
 		all[n++] = (struct out_spec){MANIFEST, NULL, 0};
 	bool ok = true;
@@ -174,19 +251,29 @@ static int write_files(const char *dir, const struct out_spec *specs, size_t n, 
 		ok = !out_open(&files[i], dir, all[i].name);
 	if (!ok)
 		opened--;
-	for (size_t i = 0; i < opened && ok; i++)
-		ok = all[i].write ? !all[i].write(files[i].f, ctx, all[i].arg) : fputs(names, files[i].f) >= 0;
+	for (size_t i = 0; i < opened && ok; i++) {
+		if (all[i].write) {
+			ok = !all[i].write(files[i].f, ctx, all[i].arg);
+			continue;
+		}
+		for (size_t k = 0; k < i; k++) { /* the files it names, whole first */
+			if (fclose(files[k].f))
+				ok = false;
+			files[k].f = NULL;
+		}
+		ok = ok && write_manifest(files[i].f, files, all, nfiles);
+	}
 	for (size_t i = 0; i < opened; i++)
 		if (files[i].f && fclose(files[i].f))
 			ok = false;
 	/* the previous run's list, before this run's replaces it */
-	char old[4096] = "";
+	char *old = fab_xcalloc(1, 65536);
 	if (ok && manifest) {
 		char mp[4096];
 		snprintf(mp, sizeof mp, "%s/" MANIFEST, dir);
 		int fd = open(mp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd >= 0) {
-			ssize_t k = read(fd, old, sizeof old - 1);
+			ssize_t k = read(fd, old, 65535);
 			old[k > 0 ? k : 0] = 0;
 			close(fd);
 		}
@@ -201,21 +288,12 @@ static int write_files(const char *dir, const struct out_spec *specs, size_t n, 
 	}
 	guard(false);
 	free(files);
+	if (ok && manifest)
+		remove_stale(dir, old, all, n);
+	free(old);
 	if (!ok) {
 		fprintf(stderr, "fabscope: could not write the results into %s\n", dir);
 		return FAB_EXIT_IO;
-	}
-	/* what the previous run wrote and this one did not */
-	for (char *line = old, *nl; manifest && *line; line = nl + 1) {
-		if (!(nl = strchr(line, '\n')))
-			break;
-		*nl = 0;
-		bool mine = false;
-		for (size_t i = 0; i < n; i++)
-			mine |= !strcmp(line, all[i].name);
-		char path[4096];
-		if (!mine && plain_name(line) && snprintf(path, sizeof path, "%s/%s", dir, line) < (int)sizeof path)
-			unlink(path);
 	}
 	return FAB_EXIT_OK;
 }

@@ -6,11 +6,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../include/fabscope.h"
 #include "cli.h"
 
 static const char *usage_report = "usage: fabscope report RESULT.json... [-o report.html]\n"
+				  "       fabscope report DIR/sweep.json [--x KEY] [--y RESULT] [-o sweep.html]\n"
+				  "       fabscope report DIR/compare.json [-o compare.html]\n"
 				  "\n"
 				  "One self-contained HTML page (no network, no scripts, no fonts to fetch) from\n"
 				  "result documents of sim, coll, matrix, a probe and jobs: the documents,\n"
@@ -18,12 +21,16 @@ static const char *usage_report = "usage: fabscope report RESULT.json... [-o rep
 				  "every collective sweep overlaid, each simulation's flow completion times,\n"
 				  "busiest queues and their queues over time, each job's iterations, each\n"
 				  "matrix as a heatmap with a legend, each simulation's topology with its links'\n"
-				  "utilisation, drops, PAUSE and ECN.  Same documents, same bytes.\n"
+				  "utilisation, drops, PAUSE and ECN.  A sweep's sweep.json or plan --compare's\n"
+				  "compare.json alone makes a page of its own.  Same documents, same bytes.\n"
 				  "\n"
 				  "options:\n"
 				  "  -o, --output FILE     write the page to FILE (default: standard output)\n"
 				  "  -s, --section ID      only that section (documents, suspects, busbw, sim-N,\n"
 				  "                        matrix-N, job-N-K; N: the document's place): to embed it\n"
+				  "  --x KEY, --y RESULT   a sweep: the result drawn (default: its first) against\n"
+				  "                        the swept key (default: the first that varies), a\n"
+				  "                        line for each combination of the others\n"
 				  "  -h, --help            show this help (--version: the version)\n"
 				  "\n"
 				  "exit status: 0 ok, 2 usage, 3 bad document, 4 I/O error\n";
@@ -41,21 +48,62 @@ static int w_page(FILE *f, void *ctx, int arg)
 	return fwrite(p->text, 1, p->len, f) != p->len;
 }
 
+/* path, when it is a sweep's table or plan --compare's: its page (written
+ * to out, or stdout), and an exit status; -1 when it is neither */
+static int other_page(const char *path, const char *out, const char *x, const char *y)
+{
+	struct stat st; /* what is no regular file of a sane size: cli_load_doc says why */
+	if (stat(path, &st) || !S_ISREG(st.st_mode) || st.st_size > (off_t)512 << 20)
+		return -1;
+	json_t *d = json_load_file(path, JSON_REJECT_DUPLICATES, NULL);
+	const char *schema = json_string_value(json_object_get(d, "schema"));
+	bool sweep = schema && !strcmp(schema, "fabscope.sweep/1"),
+	     cmp = schema && !strcmp(schema, "fabscope.plan-compare/1");
+	if (!sweep && !cmp) {
+		json_decref(d);
+		return -1;
+	}
+	struct page p = {NULL, 0};
+	struct fab_err err = {0};
+	int rc = FAB_EXIT_OK;
+	FILE *m = open_memstream(&p.text, &p.len);
+	int r = !m      ? fab_err_set(&err, FAB_EIO, "report: out of memory")
+		: sweep ? fab_report_sweep(m, d, path, x, y, &err)
+			: fab_report_compare_checked(m, d, path, &err);
+	if (m && fclose(m) && !r)
+		r = fab_err_set(&err, FAB_EIO, "report: out of memory");
+	if (r) {
+		fprintf(stderr, "fabscope: %s\n", err.msg);
+		rc = fab_err_exit_code(r);
+	} else if (out) {
+		struct out_spec spec = {"", w_page, 0};
+		rc = cli_write_out_file(out, &spec, &p);
+	} else if (w_page(stdout, &p, 0) || fflush(stdout)) {
+		rc = FAB_EXIT_IO;
+	}
+	free(p.text);
+	json_decref(d);
+	return rc;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"output", required_argument, NULL, 'o'},
-		{"section", required_argument, NULL, 's'},
-		{"help", no_argument, NULL, 'h'},
-		{0, 0, 0, 0},
+		{"output", required_argument, NULL, 'o'}, {"section", required_argument, NULL, 's'},
+		{"x", required_argument, NULL, 'X'},      {"y", required_argument, NULL, 'Y'},
+		{"help", no_argument, NULL, 'h'},         {0, 0, 0, 0},
 	};
-	const char *out = NULL, *only = NULL;
+	const char *out = NULL, *only = NULL, *x = NULL, *y = NULL;
 	int c, rc = FAB_EXIT_OK;
 	while ((c = getopt_long(argc, argv, "o:s:h", opts, NULL)) != -1) {
 		if (c == 'o') {
 			out = optarg;
 		} else if (c == 's') {
 			only = optarg;
+		} else if (c == 'X') {
+			x = optarg;
+		} else if (c == 'Y') {
+			y = optarg;
 		} else if (c == 'h') {
 			fputs(usage_report, stdout);
 			return FAB_EXIT_OK;
@@ -69,6 +117,14 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "fabscope: report needs at least one result document\n%s", usage_report);
 		return FAB_EXIT_USAGE;
 	}
+	/* a sweep's or plan --compare's table: a page of its own */
+	if (n == 1 && (rc = other_page(argv[optind], out, x, y)) >= 0)
+		return rc;
+	if (x || y) {
+		fprintf(stderr, "fabscope: report: --x and --y go with a sweep's sweep.json\n");
+		return FAB_EXIT_USAGE;
+	}
+	rc = FAB_EXIT_OK;
 	json_t **docs = fab_xcalloc((size_t)n, sizeof *docs);
 	int loaded = 0;
 	for (; loaded < n && !rc; loaded++)

@@ -345,11 +345,14 @@ static int sweep_task(struct sweep *s, uint32_t tasks)
 {
 	const char *id = getenv("SLURM_ARRAY_TASK_ID"), *cnt = getenv("SLURM_ARRAY_TASK_COUNT");
 	char *e = NULL;
-	unsigned long task = id && *id && *id != '-' ? strtoul(id, &e, 10) : 0;
-	if (!id || !*id || *e || *id == '-') {
+	/* digits only: strtoul would take "-1" as a huge index */
+	bool digits = id && *id && id[strspn(id, "0123456789")] == 0;
+	unsigned long task = digits ? strtoul(id, &e, 10) : 0;
+	if (!digits || *e) {
 		fprintf(stderr,
-			"fabscope: sweep --run: SLURM_ARRAY_TASK_ID (the task's index) is not "
-			"set or not a number\n");
+			"fabscope: sweep --run: SLURM_ARRAY_TASK_ID (the task's index) is %s%s%s: expected a "
+			"whole number from 0\n",
+			id ? "\"" : "not set", id ? id : "", id ? "\"" : "");
 		return FAB_EXIT_USAGE;
 	}
 	if (task >= tasks || (cnt && strtoul(cnt, NULL, 10) > tasks)) {

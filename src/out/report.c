@@ -374,7 +374,7 @@ static void section_matrix(FILE *f, const json_t *doc, const char *name, int idx
 }
 
 /* the page, whole */
-static void page_head(FILE *f)
+void rep_page_head(FILE *f)
 {
 	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>fabscope report</title>\n"
 	      "<style>body{font-family:sans-serif;margin:2em;max-width:1100px;color:#222}"
@@ -396,7 +396,7 @@ static int report_page(FILE *f, json_t *const *docs, const char *const *names, i
 	fab_diag_defaults(&p);
 	if (fab_diagnose(docs, ndocs, NULL, &p, &d, err))
 		return FAB_EINVAL;
-	page_head(f);
+	rep_page_head(f);
 	section_documents(f, docs, names, ndocs);
 	section_suspects(f, docs, ndocs, &d);
 	section_busbw(f, docs, names, ndocs);
@@ -455,7 +455,7 @@ int fab_report_compare(FILE *f, const json_t *cmp)
 	json_t *ds = json_object_get(cmp, "designs"), *d;
 	bool coll = !strcmp(rep_jstr(cmp, "workload"), "coll");
 	size_t i;
-	page_head(f);
+	rep_page_head(f);
 	fputs("<section id=\"plan-compare\"><h2>Designs compared</h2>\n<table><tr><th>design</th><th>tiers</th>"
 	      "<th>switches</th><th>transceivers</th><th>oversubscription</th><th>bisection (Tbps)</th>"
 	      "<th>cost (USD)</th><th>power (kW)</th><th>USD a GPU</th>",

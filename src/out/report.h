@@ -23,4 +23,13 @@ int fab_report_write(FILE *f, json_t *const *docs, const char *const *names, int
  * result per design */
 int fab_report_compare(FILE *f, const json_t *cmp);
 
+/* a sweep's table (sweep.json, named name) as a page of one section, id
+ * "sweep": result y (default: the sweep's first) against swept key x
+ * (default: the first that varies), a line for each combination of the
+ * other swept keys, the mean over seeds; then the points.  The document
+ * is checked first (FAB_EINVAL and err: the place, what was expected). */
+int fab_report_sweep(FILE *f, const json_t *sw, const char *name, const char *x, const char *y, struct fab_err *err);
+/* fab_report_compare, the document (named name) checked first */
+int fab_report_compare_checked(FILE *f, const json_t *cmp, const char *name, struct fab_err *err);
+
 #endif

@@ -33,7 +33,7 @@ void rep_viridis(double t, char out[8])
 
 /* ---- a line chart: x on a log2 or linear scale, y linear from 0 ---- */
 
-#define CW 640
+#define CW 880
 #define CH 300
 #define ML 70
 #define MB 50
@@ -66,8 +66,10 @@ void rep_chart(FILE *f, const char *title, const char *xlabel, const char *ylabe
 	int pw = CW - ML - MR, ph = CH - MT - MB;
 #define PX(x) (ML + ((x)-x0) / (x1 - x0) * pw)
 #define PY(y) (MT + ph - (y) / y1 * ph)
+	/* the legend below the plot, a line a series, never over the data */
+	int h = CH + 16 * (int)ns + (ns ? 6 : 0);
 	fprintf(f, "<figure><svg class=\"chart\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\">\n", CW,
-		CH, CW, CH);
+		h, CW, h);
 	fprintf(f, "<title>");
 	rep_esc(f, title);
 	fprintf(f, "</title>\n<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" class=\"plot\"/>\n", ML, MT, pw, ph);
@@ -116,8 +118,9 @@ void rep_chart(FILE *f, const char *title, const char *xlabel, const char *ylabe
 			fprintf(f, ": %g, %g</title></circle>\n", s[k].x[i], s[k].y[i]);
 		}
 		fprintf(f,
-			"<rect x=\"%d\" y=\"%zu\" width=\"12\" height=\"3\" fill=\"%s\"/><text x=\"%d\" y=\"%zu\" class=\"tick\">",
-			ML + 10, MT + 10 + 16 * k, col, ML + 28, MT + 14 + 16 * k);
+			"<rect x=\"%d\" y=\"%zu\" width=\"12\" height=\"3\" fill=\"%s\" class=\"legend\"/><text x=\"%d\" "
+			"y=\"%zu\" class=\"tick legend\">",
+			ML, CH + 2 + 16 * k, col, ML + 18, CH + 6 + 16 * k);
 		rep_esc(f, s[k].label);
 		fputs("</text>\n", f);
 	}

@@ -1,6 +1,7 @@
 /*
  * report_int.h - what the HTML report's files share: report.c (the page
- * and its sections) with report_chart.c (the pictures).
+ * and its sections) with report_chart.c (the pictures) and report_sweep.c
+ * (a sweep's page).
  */
 #ifndef FAB_REPORT_INT_H
 #define FAB_REPORT_INT_H
@@ -13,6 +14,8 @@ extern const char *const rep_colours[8];
 /* viridis at t in [0, 1], as "#rrggbb" */
 void rep_viridis(double t, char out[8]);
 
+/* the page's head: its style, up to its title (report.c) */
+void rep_page_head(FILE *f);
 /* text for HTML and SVG */
 void rep_esc(FILE *f, const char *s);
 /* o's member k: a string ("" when it is none), a number (0) */

@@ -89,10 +89,10 @@ done
 # previous run wrote and this one does not is removed
 mkdir -p "$tmp/oc"
 echo keep >"$tmp/victim"
+"$F" sim -q --out "$tmp/oc" --set fabric.series_interval=50us 2>/dev/null # its series.csv goes stale below
+rm "$tmp/oc/result.json"
 ln -s "$tmp/victim" "$tmp/oc/result.json"
 : >"$tmp/oc/.result.json.999999999.AbCdEf"
-: >"$tmp/oc/series.csv"
-printf 'series.csv\n' >"$tmp/oc/.fabscope-files"
 : >"$tmp/oc/mine.txt"
 "$F" sim -q --out "$tmp/oc" --seed 2 2>"$tmp/e_a" &
 pa=$!
@@ -107,6 +107,30 @@ if [ $ra -eq 0 ] && [ $rb -eq 0 ] && [ ! -L "$tmp/oc/result.json" ] && [ "$(cat 
 else
 	bad "out-concurrent-and-stale: exit $ra/$rb: $(ls -A "$tmp/oc" | tr '\n' ' ') $(cat "$tmp/e_a" "$tmp/e_b")"
 fi
+# a manifest planted or copied into an --out directory removes nothing of
+# the user's: names fabscope does not write (thesis.tex), a file of ours
+# whose name it lists but that is not the file the run wrote (replaced, a
+# link, another manifest's record), an old-style list of names
+mkdir -p "$tmp/om"
+echo mine >"$tmp/om/thesis.tex"
+echo mine >"$tmp/om/series.csv"
+echo mine >"$tmp/om/coll.csv"
+echo target >"$tmp/om-target"
+ln -s "$tmp/om-target" "$tmp/om/coll.txt"
+ino=$(stat -c %i "$tmp/om/series.csv")
+dev=$(stat -c %d "$tmp/om/series.csv")
+printf 'fabscope-files 2\nthesis.tex\t%s\t%s\t5\t0\nseries.csv\t%s\t%s\t5\t0\ncoll.txt\t1\t1\t1\t1\n../om-target\t1\t1\t1\t1\n' \
+	"$dev" "$(stat -c %i "$tmp/om/thesis.tex")" "$dev" "$ino" >"$tmp/om/.fabscope-files"
+run manifest-planted 0 "$F" sim -q --out "$tmp/om" && {
+	[ "$(cat "$tmp/om/thesis.tex")" = mine ] && [ "$(cat "$tmp/om/series.csv")" = mine ] && [ -L "$tmp/om/coll.txt" ] &&
+		[ "$(cat "$tmp/om-target")" = target ] && ok manifest-planted || bad "manifest-planted: $(ls -A "$tmp/om" | tr '\n' ' ')"; }
+printf 'coll.csv\nthesis.tex\n' >"$tmp/om/.fabscope-files" # the old plain list
+run manifest-old-list 0 "$F" sim -q --out "$tmp/om" && {
+	[ "$(cat "$tmp/om/coll.csv")" = mine ] && [ -e "$tmp/om/thesis.tex" ] && ok manifest-old-list || bad manifest-old-list; }
+# a file of ours the previous run wrote, since rewritten by someone: kept
+"$F" sim -q --out "$tmp/om" --set fabric.series_interval=50us 2>/dev/null
+echo edited >"$tmp/om/series.csv"
+run manifest-edited 0 "$F" sim -q --out "$tmp/om" && { [ "$(cat "$tmp/om/series.csv")" = edited ] && ok manifest-edited || bad manifest-edited; }
 # the stderr line measures the whole command
 run speed-line 0 "$F" sim && { grep -q 'events in [0-9.]* s (.*the whole command [0-9.]* s wall, peak RSS [0-9]* MiB' "$tmp/err" &&
 	ok speed-line || bad "speed-line: $(cat "$tmp/err")"; }

@@ -73,10 +73,10 @@ same() { # NAME SCENARIO [--set ...]: --out of 1 thread against 2, 3, 4 (the
 		parts=0
 		case $n in *p*) parts=${n#*p} ;; esac
 		run "$name-$n" 0 "$F" sim "$@" --threads ${n%p*} --set run.partitions=$parts --out many -q || continue
-		if diff -r one many >/dev/null; then
+		if diff -r -x .fabscope-files one many >/dev/null; then
 			ok "$name-$n"
 		else
-			bad "$name-$n: $(diff -r one many | head -5)"
+			bad "$name-$n: $(diff -r -x .fabscope-files one many | head -5)"
 		fi
 	done
 	rm -rf one many
@@ -94,7 +94,7 @@ shrunk() { # NAME AT GROW THREADS SCENARIO (GROW: "" for none)
 	rm -rf many
 	run "$name" 0 env FABSCOPE_THREADS_SHRINK_AT="$at" FABSCOPE_THREADS_GROW_AT="$grow" "$F" sim "$@" \
 		--threads "$th" --out many -q &&
-		{ diff -r one many >/dev/null && ok "$name" || bad "$name: $(diff -r one many | head -5)"; }
+		{ diff -r -x .fabscope-files one many >/dev/null && ok "$name" || bad "$name: $(diff -r -x .fabscope-files one many | head -5)"; }
 	rm -rf one many
 }
 shrunk shrink-fat-20 20 "" 4 fat.yaml
@@ -143,10 +143,10 @@ ranks_same() { # NAME N SCENARIO [--set ...]
 	rc=$?
 	wait
 	[ "$rc" -eq 0 ] || return
-	if diff -r one many >/dev/null && [ ! -e other ] && ! [ -s other1.out ]; then
+	if diff -r -x .fabscope-files one many >/dev/null && [ ! -e other ] && ! [ -s other1.out ]; then
 		ok "$name-r$nr"
 	else
-		bad "$name-r$nr: $(diff -r one many 2>&1 | head -5) $(head -c 200 other1.out)"
+		bad "$name-r$nr: $(diff -r -x .fabscope-files one many 2>&1 | head -5) $(head -c 200 other1.out)"
 	fi
 	rm -rf one many other*
 }
@@ -166,7 +166,7 @@ if command -v mpirun >/dev/null; then
 	run ranks-mpirun 0 env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_plm_rsh_agent=false \
 		MASTER_ADDR=127.0.0.1 MASTER_PORT=$port mpirun --oversubscribe -np 2 -x MASTER_ADDR -x MASTER_PORT \
 		"$F" sim fat.yaml --ranks --out many -q && {
-		diff -r one many >/dev/null && ok ranks-mpirun || bad "ranks-mpirun: $(diff -r one many | head -5)"; }
+		diff -r -x .fabscope-files one many >/dev/null && ok ranks-mpirun || bad "ranks-mpirun: $(diff -r -x .fabscope-files one many | head -5)"; }
 	rm -rf one many
 else
 	echo "skip: ranks-mpirun (no mpirun: Debian's openmpi-bin)"

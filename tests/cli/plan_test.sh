@@ -120,6 +120,13 @@ ex=$(cd "$(dirname "$0")/../../examples" && pwd)
 run plan-compare 0 "$F" plan --compare "$ex/plan-4k/designs.yaml" --out "$tmp/cmp" -q && {
 	[ "$(grep -c ',ok,5,' "$tmp/cmp/compare.csv")" -eq 3 ] && has "$tmp/cmp/compare.html" '<section id="plan-compare">' &&
 		[ "$(grep -c '<tr><td>' "$tmp/cmp/compare.html")" -eq 3 ] && ok plan-compare || bad "plan-compare: $(cat "$tmp/cmp/compare.csv")"; }
+# report draws compare.json by itself (the same page plan wrote), and
+# refuses a broken one with its place
+run report-compare 0 "$F" report "$tmp/cmp/compare.json" && { cmp -s "$tmp/out" "$tmp/cmp/compare.html" && ok report-compare ||
+	bad "report-compare: differs from compare.html"; }
+sed 's/"usd": [0-9.e+]*/"usd": -1/' "$tmp/cmp/compare.json" >"$tmp/cmp-bad.json"
+run report-compare-bad 3 "$F" report "$tmp/cmp-bad.json" && { has "$tmp/err" "designs[0]: expected a name, plan.gpus and finite non-negative" &&
+	ok report-compare-bad || bad "report-compare-bad: $(cat "$tmp/err")"; }
 run plan-compare-cost 0 "$F" plan --gpus 4096 --radix 64 --oversubscription 2:1 --format json && {
 	usd=$(tr -d ' \n' <"$tmp/out" | grep -o '"usd":[0-9.e+]*,"watts":[0-9.e+]*,"failure"' | cut -d, -f1 | cut -d: -f2)
 	row=$(grep '^2:1,' "$tmp/cmp/compare.csv")

@@ -46,6 +46,22 @@ run sweep-vs-coll 0 "$F" coll "$ex/oversubscription/scenario.yaml" -b 4M -e 4M -
 	echo "$row" | grep -q '^6,2:1,tree,1,ok,' && [ -n "$busbw" ] && [ -n "$ref" ] &&
 		awk -v a="$busbw" -v b="$ref" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-8 * b) }' &&
 		ok sweep-vs-coll || bad "sweep-vs-coll: row [$row], coll busbw $ref"; }
+# report draws the sweep: busbw against the first swept key (2 seeds
+# averaged), a line and a legend entry for each of the other key's values,
+# the points' table; --x and --y choose; a key not swept, a document of
+# the wrong shape are refused with where
+run report-sweep 0 "$F" report j1/sweep.json -o sweep.html && {
+	[ "$(grep -c '<polyline' sweep.html)" -eq 2 ] && [ "$(grep -c 'class="tick legend"' sweep.html)" -eq 2 ] &&
+		has sweep.html '>busbw against topology.oversubscription<' && has sweep.html '>collective.algo=ring<' &&
+		[ "$(grep -c '<tr><td>' sweep.html)" -eq 8 ] && ok report-sweep || bad "report-sweep: $(grep -c '<polyline' sweep.html) lines"; }
+run report-sweep-xy 0 "$F" report j1/sweep.json --x collective.algo --y time_us && {
+	has "$tmp/out" '>time_us against collective.algo<' && has "$tmp/out" 'collective.algo along the axis: 1 = ring, 2 = tree' &&
+		ok report-sweep-xy || bad report-sweep-xy; }
+run report-sweep-badx 3 "$F" report j1/sweep.json --x topology.spines && { has "$tmp/err" "--x topology.spines: not a key the sweep varies" &&
+	ok report-sweep-badx || bad "report-sweep-badx: $(cat "$tmp/err")"; }
+sed 's/"status": "ok"/"status": 7/' j1/sweep.json >bad-sweep.json
+run report-sweep-bad 3 "$F" report bad-sweep.json && { has "$tmp/err" "bad-sweep.json: points[0]: expected values (strings), a status" &&
+	ok report-sweep-bad || bad "report-sweep-bad: $(cat "$tmp/err")"; }
 # a scaled column: time_ms is time_us / 1000
 awk -F, '$1 ~ /^[0-9]/ { d = $7 / 1000 - $9; if (d < 0) d = -d; if (d > 1e-9 * $7 || $9 == "") bad = 1; n++ } END { exit bad || n != 8 }' j1/sweep.csv &&
 	ok sweep-scaled || bad "sweep-scaled: $(cut -d, -f7,9 j1/sweep.csv | tr '\n' ' ')"
@@ -95,6 +111,12 @@ run sweep-slurm-merge 0 "$F" sweep --merge slurm && { [ $t_ok = 1 ] && same slur
 	bad "sweep-slurm-merge: tasks ok $t_ok; $(cat slurm-0.err | head -2)"; }
 run sweep-run-no-task 2 "$F" sweep --run slurm --tasks 3 && ok sweep-run-no-task
 run sweep-run-bad-task 2 env SLURM_ARRAY_TASK_ID=3 "$F" sweep --run slurm --tasks 3 && ok sweep-run-bad-task
+# a negative or malformed index is refused by name (it was a null pointer read)
+for v in -1 -5 abc 1x ""; do
+	run "sweep-run-task-[$v]" 2 env SLURM_ARRAY_TASK_ID="$v" "$F" sweep --run slurm --tasks 3 && {
+		has "$tmp/err" "SLURM_ARRAY_TASK_ID (the task's index) is \"$v\": expected a whole number from 0" &&
+			ok "sweep-run-task-[$v]" || bad "sweep-run-task-[$v]: $(cat "$tmp/err")"; }
+done
 
 # resume: two points' documents gone, the other six kept as they are
 cp -r j1 res

@@ -132,8 +132,8 @@ split() {
 			cat "$tmp/time2"
 			return 1
 		}
-		if ! diff -r "$tmp/out" "$tmp/out2" >/dev/null; then
-			echo "threads $1: FAIL, 2 threads differ from 1: $(diff -r "$tmp/out" "$tmp/out2" | head -3)"
+		if ! diff -r -x .fabscope-files "$tmp/out" "$tmp/out2" >/dev/null; then
+			echo "threads $1: FAIL, 2 threads differ from 1: $(diff -r -x .fabscope-files "$tmp/out" "$tmp/out2" | head -3)"
 			return 1
 		fi
 		rm -rf "$tmp/out2"
@@ -187,8 +187,8 @@ ranks() {
 		}
 		wait
 	fi
-	if ! diff -r "$tmp/out" "$tmp/outr" >/dev/null; then
-		echo "ranks $1: FAIL, $how differ from 1 process: $(diff -r "$tmp/out" "$tmp/outr" | head -3)"
+	if ! diff -r -x .fabscope-files "$tmp/out" "$tmp/outr" >/dev/null; then
+		echo "ranks $1: FAIL, $how differ from 1 process: $(diff -r -x .fabscope-files "$tmp/out" "$tmp/outr" | head -3)"
 		return 1
 	fi
 	awk -v one="$(cat "$tmp/wall-$1")" -v two="$(tail -1 "$tmp/timer")" -v name="$1" -v how="$how" 'BEGIN {
