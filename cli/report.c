@@ -28,6 +28,9 @@ static const char *usage_report = "usage: fabscope report RESULT.json... [-o rep
 				  "  -o, --output FILE     write the page to FILE (default: standard output)\n"
 				  "  -s, --section ID      only that section (documents, suspects, busbw, sim-N,\n"
 				  "                        matrix-N, job-N-K; N: the document's place): to embed it\n"
+				  "  --label NAME          the next document's name on the page (one a document,\n"
+				  "                        in their order; default: its file and what differs\n"
+				  "                        in its scenario from the others', \"seed=2\")\n"
 				  "  --x KEY, --y RESULT   a sweep: the result drawn (default: its first) against\n"
 				  "                        the swept key (default: the first that varies), a\n"
 				  "                        line for each combination of the others\n"
@@ -89,17 +92,29 @@ static int other_page(const char *path, const char *out, const char *x, const ch
 int cmd_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"output", required_argument, NULL, 'o'}, {"section", required_argument, NULL, 's'},
-		{"x", required_argument, NULL, 'X'},      {"y", required_argument, NULL, 'Y'},
-		{"help", no_argument, NULL, 'h'},         {0, 0, 0, 0},
+		{"output", required_argument, NULL, 'o'},
+		{"section", required_argument, NULL, 's'},
+		{"label", required_argument, NULL, 'L'},
+		{"x", required_argument, NULL, 'X'},
+		{"y", required_argument, NULL, 'Y'},
+		{"help", no_argument, NULL, 'h'},
+		{0, 0, 0, 0},
 	};
 	const char *out = NULL, *only = NULL, *x = NULL, *y = NULL;
+	const char *labels[64] = {NULL};
+	int nlabels = 0;
 	int c, rc = FAB_EXIT_OK;
 	while ((c = getopt_long(argc, argv, "o:s:h", opts, NULL)) != -1) {
 		if (c == 'o') {
 			out = optarg;
 		} else if (c == 's') {
 			only = optarg;
+		} else if (c == 'L') {
+			if (nlabels == (int)FAB_ARRAY_LEN(labels)) {
+				fprintf(stderr, "fabscope: report: at most 64 --label\n");
+				return FAB_EXIT_USAGE;
+			}
+			labels[nlabels++] = optarg;
 		} else if (c == 'X') {
 			x = optarg;
 		} else if (c == 'Y') {
@@ -124,6 +139,11 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "fabscope: report: --x and --y go with a sweep's sweep.json\n");
 		return FAB_EXIT_USAGE;
 	}
+	if (nlabels > n) {
+		fprintf(stderr, "fabscope: report: %d --label for %d documents (one a document, in their order)\n",
+			nlabels, n);
+		return FAB_EXIT_USAGE;
+	}
 	rc = FAB_EXIT_OK;
 	json_t **docs = fab_xcalloc((size_t)n, sizeof *docs);
 	int loaded = 0;
@@ -134,7 +154,10 @@ int cmd_report(int argc, char **argv)
 	if (!rc) {
 		struct fab_err err = {0};
 		FILE *m = open_memstream(&p.text, &p.len);
-		int r = m ? fab_report_write(m, docs, (const char *const *)(argv + optind), n, only, &err)
+		const char **given = fab_xcalloc((size_t)n, sizeof *given); /* --label i, the i-th document's */
+		for (int i = 0; i < nlabels; i++)
+			given[i] = labels[i];
+		int r = m ? fab_report_write(m, docs, (const char *const *)(argv + optind), given, n, only, &err)
 			  : fab_err_set(&err, FAB_EIO, "report: out of memory");
 		if (m && fclose(m) && !r)
 			r = fab_err_set(&err, FAB_EIO, "report: out of memory");
@@ -142,6 +165,7 @@ int cmd_report(int argc, char **argv)
 			fprintf(stderr, "fabscope: %s\n", err.msg);
 			rc = fab_err_exit_code(r);
 		}
+		free(given);
 	}
 	if (!rc && out) {
 		struct out_spec spec = {"", w_page, 0};

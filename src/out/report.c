@@ -203,9 +203,11 @@ static void section_sim(FILE *f, const json_t *doc, const char *name, int idx, c
 			rep_esc(f, rep_jstr(pt, "node"));
 			fprintf(f, " port %.0f</td><td>", rep_jnum(pt, "port"));
 			rep_esc(f, rep_jstr(pt, "peer"));
-			fprintf(f, "</td><td>%.0f B</td><td>%.1f%%</td><td>%.0f</td><td>%.0f</td><td>%.0f</td></tr>\n",
-				rep_jnum(pt, "max_queue_bytes"), rep_jnum(pt, "utilization") * 100,
-				rep_jnum(pt, "drops"), rep_jnum(pt, "pause_tx"), rep_jnum(pt, "ecn_marks"));
+			fputs("</td><td>", f);
+			rep_bytes(f, rep_jnum(pt, "max_queue_bytes"));
+			fprintf(f, "</td><td>%.1f%%</td><td>%.0f</td><td>%.0f</td><td>%.0f</td></tr>\n",
+				rep_jnum(pt, "utilization") * 100, rep_jnum(pt, "drops"), rep_jnum(pt, "pause_tx"),
+				rep_jnum(pt, "ecn_marks"));
 		}
 		fputs("</table>\n", f);
 	}
@@ -307,9 +309,12 @@ static void section_matrix(FILE *f, const json_t *doc, const char *name, int idx
 		}
 	if (hi <= 0)
 		return;
-	if (lo >= hi)
-		lo = 0;
-	int cell = n > 64 ? 4 : n > 16 ? 10 : 24, lab = n <= 64 ? 130 : 20, size = (int)n * cell;
+	/* the scale from 0: the normal spread of ECMP (a few percent) stays one
+	 * colour, a link at half its rate stands out */
+	double spread_lo = lo;
+	lo = 0;
+	bool names = n <= 128;
+	int cell = n > 128 ? 4 : n > 64 ? 7 : n > 16 ? 10 : 24, lab = names ? 130 : 20, size = (int)n * cell;
 	fprintf(f, "<section id=\"matrix-%d\"><h2>All-pairs bandwidth: ", idx);
 	rep_esc(f, name);
 	fprintf(f,
@@ -341,12 +346,14 @@ static void section_matrix(FILE *f, const json_t *doc, const char *name, int idx
 			const char *hit = strstr(d->s[k].target, nm);
 			sus |= hit && (hit[strlen(nm)] == 0 || hit[strlen(nm)] == ' ' || hit[strlen(nm)] == ')');
 		}
-		if (n <= 64) {
-			fprintf(f, "<text x=\"%d\" y=\"%zu\" class=\"tick\" text-anchor=\"end\"%s>", lab - 4,
-				lab + i * cell + cell / 2 + 4, sus ? " font-weight=\"bold\"" : "");
+		if (names) {
+			const char *small = n > 64 ? " font-size=\"6\"" : "";
+			fprintf(f, "<text x=\"%d\" y=\"%zu\" class=\"tick\" text-anchor=\"end\"%s%s>", lab - 4,
+				lab + i * cell + cell / 2 + 4 - (n > 64 ? 2 : 0), small,
+				sus ? " font-weight=\"bold\"" : "");
 			rep_esc(f, nm);
-			fprintf(f, "</text><text class=\"tick\" transform=\"translate(%zu %d) rotate(-60)\"%s>",
-				lab + i * cell + cell / 2, lab - 4, sus ? " font-weight=\"bold\"" : "");
+			fprintf(f, "</text><text class=\"tick\" transform=\"translate(%zu %d) rotate(-60)\"%s%s>",
+				lab + i * cell + cell / 2, lab - 4, small, sus ? " font-weight=\"bold\"" : "");
 			rep_esc(f, nm);
 			fputs("</text>\n", f);
 		}
@@ -368,9 +375,11 @@ static void section_matrix(FILE *f, const json_t *doc, const char *name, int idx
 		"\n<text x=\"%d\" y=\"%d\" class=\"tick\">%.4g GB/s</text><text x=\"%d\" y=\"%d\" class=\"tick\">%.4g GB/s</text>"
 		"<text x=\"%d\" y=\"%d\" class=\"axis\">sender (rows), receiver (columns)</text>\n",
 		lx + 20, ly + 8, hi, lx + 20, ly + size, lo, lab, lab + size + 24);
-	fputs("</svg><figcaption>bandwidth of every ordered pair; suspects outlined; grey: not measured</figcaption>"
-	      "</figure></section>\n",
-	      f);
+	fprintf(f,
+		"</svg><figcaption>bandwidth of every ordered pair, the colour scale from 0 to the highest "
+		"(%.4g GB/s; the lowest measured %.4g GB/s); suspects outlined; grey: not measured</figcaption>"
+		"</figure></section>\n",
+		hi, spread_lo);
 }
 
 /* the page, whole */
@@ -381,41 +390,159 @@ void rep_page_head(FILE *f)
 	      "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #bbb;padding:2px 8px;text-align:right}"
 	      "th{background:#eee}.plot{fill:#fff;stroke:#888}.grid{stroke:#e4e4e4}.tick{font-size:11px;fill:#333}"
 	      ".axis{font-size:13px;fill:#111}.suspect{fill:none;stroke:#000;stroke-width:2}"
-	      ".ok{color:#006e3c}.node{fill:#333}.pause{fill:#D55E00}.suspect-link{stroke:#000;stroke-width:9;stroke-opacity:.35}.ecn{fill:#CC79A7}figure{margin:1em 0}figcaption{font-size:12px;color:#555}</style></head><body>\n"
+	      ".toc li{display:inline-block;margin-right:1.5em}.ok{color:#006e3c}.node{fill:#333}.pause{fill:#D55E00}.suspect-link{stroke:#000;stroke-width:9;stroke-opacity:.35}.ecn{fill:#CC79A7}figure{margin:1em 0}figcaption{font-size:12px;color:#555}</style></head><body>\n"
 	      "<h1>fabscope report</h1>\n",
 	      f);
 }
 
-static int report_page(FILE *f, json_t *const *docs, const char *const *names, int ndocs, struct fab_err *err)
+/* the table of contents: a link to each <section id="..."><h2>...</h2> of
+ * the body, with the heading's text */
+static void contents(FILE *f, const char *body)
+{
+	fputs("<nav class=\"toc\"><h2>Contents</h2><ul>\n", f);
+	for (const char *p = body; (p = strstr(p, "<section id=\"")); p++) {
+		const char *id = p + 13, *q = strchr(id, '"'), *h = strstr(id, "<h2>"),
+			   *he = h ? strstr(h, "</h2>") : NULL;
+		if (!q || !h || !he)
+			break;
+		fprintf(f, "<li><a href=\"#%.*s\">%.*s</a></li>\n", (int)(q - id), id, (int)(he - h - 4), h + 4);
+	}
+	fputs("</ul></nav>\n", f);
+}
+
+/* scalars of a config (nested objects) as "path=value" into out */
+static void flatten(const json_t *o, const char *prefix, json_t *out)
+{
+	const char *k;
+	json_t *v;
+	json_object_foreach((json_t *)o, k, v)
+	{
+		char path[256], val[128];
+		snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "." : "", k);
+		if (json_is_object(v)) {
+			flatten(v, path, out);
+			continue;
+		}
+		if (json_is_string(v))
+			snprintf(val, sizeof val, "%s", json_string_value(v));
+		else if (json_is_integer(v))
+			snprintf(val, sizeof val, "%lld", (long long)json_integer_value(v));
+		else if (json_is_real(v))
+			snprintf(val, sizeof val, "%g", json_real_value(v));
+		else if (json_is_boolean(v))
+			snprintf(val, sizeof val, "%s", json_is_true(v) ? "true" : "false");
+		else
+			continue;
+		json_object_set_new(out, path, json_string(val));
+	}
+}
+
+/* each document's label: the one given, else its name and, where the
+ * documents' scenarios differ, what differs ("transport=ib, seed=2"; up to
+ * four keys, by their last part) */
+static char **make_labels(json_t *const *docs, const char *const *names, const char *const *given, int n)
+{
+	char **lab = fab_xcalloc((size_t)n, sizeof *lab);
+	json_t **flat = fab_xcalloc((size_t)n, sizeof *flat);
+	for (int i = 0; i < n; i++) {
+		flat[i] = json_object();
+		flatten(json_object_get(docs[i], "config"), "", flat[i]);
+	}
+	for (int i = 0; i < n; i++) {
+		char buf[512];
+		size_t at = (size_t)snprintf(buf, sizeof buf, "%s", given && given[i] ? given[i] : names[i]);
+		int shown = 0;
+		/* the keys people compare runs by first, then the rest in order */
+		static const char *const first[] = {"fabric.transport",
+						    "topology.oversubscription",
+						    "engine",
+						    "run.seed",
+						    "fabric.cc",
+						    "flow.queues",
+						    "topology.kind",
+						    "topology.rail_optimized",
+						    "fabric.ecmp.hash",
+						    "fabric.pfc.enabled",
+						    "fabric.dcqcn.enabled"};
+		for (size_t pass = 0; pass < FAB_ARRAY_LEN(first) + 1; pass++) {
+			const char *k;
+			json_t *v;
+			json_object_foreach(flat[i], k, v)
+			{
+				bool listed = false;
+				for (size_t q = 0; q < FAB_ARRAY_LEN(first); q++)
+					listed |= !strcmp(k, first[q]);
+				if (pass < FAB_ARRAY_LEN(first) ? strcmp(k, first[pass]) : listed)
+					continue;
+				bool differs = false;
+				for (int j = 0; j < n && !differs; j++) {
+					const json_t *w = json_object_get(flat[j], k);
+					differs = !w || strcmp(json_string_value(w), json_string_value(v));
+				}
+				if (!differs || shown == 4 || (given && given[i]) || at >= sizeof buf)
+					continue;
+				const char *last = strrchr(k, '.'), *val = json_string_value(v);
+				at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s=%s", shown ? ", " : " (",
+						       last ? last + 1 : k, *val ? val : "default");
+				shown++;
+			}
+		}
+		if (shown && at < sizeof buf)
+			snprintf(buf + at, sizeof buf - at, ")");
+		lab[i] = strdup(buf);
+	}
+	for (int i = 0; i < n; i++)
+		json_decref(flat[i]);
+	free(flat);
+	return lab;
+}
+
+static int report_page(FILE *f, json_t *const *docs, const char *const *files, const char *const *given, int ndocs,
+		       struct fab_err *err)
 {
 	for (int i = 0; i < ndocs; i++)
-		if (fab_diag_validate(docs[i], names[i], err))
+		if (fab_diag_validate(docs[i], files[i], err))
 			return FAB_EINVAL;
+	char **lab = make_labels(docs, files, given, ndocs);
+	const char *const *names = (const char *const *)lab;
 	struct fab_diag_params p;
 	struct fab_diagnosis d = {0};
 	fab_diag_defaults(&p);
 	if (fab_diagnose(docs, ndocs, NULL, &p, &d, err))
 		return FAB_EINVAL;
 	rep_page_head(f);
-	section_documents(f, docs, names, ndocs);
-	section_suspects(f, docs, ndocs, &d);
-	section_busbw(f, docs, names, ndocs);
+	/* the sections first, then their contents before them */
+	char *body = NULL;
+	size_t blen = 0;
+	FILE *b = open_memstream(&body, &blen);
+	if (!b)
+		abort(); /* (no memory for the page's buffer) */
+	section_documents(b, docs, names, ndocs);
+	section_suspects(b, docs, ndocs, &d);
+	section_busbw(b, docs, names, ndocs);
 	for (int i = 0; i < ndocs; i++) {
 		if (!strcmp(rep_jstr(docs[i], "kind"), "sim") && json_object_get(docs[i], "flows"))
-			section_sim(f, docs[i], names[i], i + 1, &d);
-		section_jobs(f, docs[i], names[i], i + 1);
-		section_matrix(f, docs[i], names[i], i + 1, &d);
+			section_sim(b, docs[i], names[i], i + 1, &d);
+		section_jobs(b, docs[i], names[i], i + 1);
+		section_matrix(b, docs[i], names[i], i + 1, &d);
 	}
+	bool bad = fclose(b) != 0;
+	contents(f, body);
+	fwrite(body, 1, blen, f);
+	free(body);
 	fputs("</body></html>\n", f);
 	fab_diagnosis_free(&d);
-	return ferror(f) ? FAB_EIO : 0;
+	for (int i = 0; i < ndocs; i++)
+		free(lab[i]);
+	free(lab);
+	return bad ? fab_err_set(err, FAB_EIO, "report: out of memory") : ferror(f) ? FAB_EIO : 0;
 }
 
-int fab_report_write(FILE *f, json_t *const *docs, const char *const *names, int ndocs, const char *only,
-		     struct fab_err *err)
+int fab_report_write(FILE *f, json_t *const *docs, const char *const *names, const char *const *labels, int ndocs,
+		     const char *only, struct fab_err *err)
 {
 	if (!only)
-		return report_page(f, docs, names, ndocs, err);
+		return report_page(f, docs, names, labels, ndocs, err);
 	/* one section: the page is made whole, then cut to its head, that
 	 * section and its end; an id it lacks writes nothing */
 	char *buf = NULL;
@@ -423,7 +550,7 @@ int fab_report_write(FILE *f, json_t *const *docs, const char *const *names, int
 	FILE *m = open_memstream(&buf, &len);
 	if (!m)
 		return fab_err_set(err, FAB_EIO, "report: out of memory");
-	int rc = report_page(m, docs, names, ndocs, err);
+	int rc = report_page(m, docs, names, labels, ndocs, err);
 	fclose(m);
 	if (!rc) {
 		char want[96];

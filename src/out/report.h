@@ -12,11 +12,13 @@
 #include "../base/base.h"
 
 /* docs[i] named names[i] (its file); every document is first checked as
- * diagnose checks it (FAB_EINVAL and err on a bad one) */
-/* only: one section's id (documents, suspects, busbw, sim-N, matrix-N,
- * job-N-K), the page otherwise */
-int fab_report_write(FILE *f, json_t *const *docs, const char *const *names, int ndocs, const char *only,
-		     struct fab_err *err);
+ * diagnose checks it (FAB_EINVAL and err on a bad one).  Each is labelled
+ * labels[i] where labels and it are not NULL, else by its name and what
+ * differs in its scenario from the others' ("transport=ib, seed=2").
+ * only: one section's id (documents, suspects, busbw, sim-N, matrix-N,
+ * job-N-K), the page otherwise, with a table of contents */
+int fab_report_write(FILE *f, json_t *const *docs, const char *const *names, const char *const *labels, int ndocs,
+		     const char *only, struct fab_err *err);
 
 /* plan --compare's table (fab_compare_json) as a page of one section,
  * id "plan-compare": the table and bars of cost, power and the workload's

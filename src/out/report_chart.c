@@ -46,6 +46,18 @@ static double tick_step(double span)
 	return p * (m < 1.5 ? 1 : m < 3.5 ? 2 : 5);
 }
 
+void rep_bytes(FILE *f, double b)
+{
+	static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	int u = 0;
+	double v = b;
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	fprintf(f, "<span title=\"%.0f bytes\">%.*f %s</span>", b, u ? (v < 10 ? 2 : v < 100 ? 1 : 0) : 0, v, unit[u]);
+}
+
 void rep_chart(FILE *f, const char *title, const char *xlabel, const char *ylabel, bool logx, const struct series *s,
 	       size_t ns)
 {
@@ -105,8 +117,12 @@ void rep_chart(FILE *f, const char *title, const char *xlabel, const char *ylabe
 	rep_esc(f, ylabel);
 	fputs("</text>\n", f);
 	for (size_t k = 0; k < ns; k++) {
-		const char *col = rep_colours[k % 8];
-		fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", col);
+		/* a dash a series as well as a colour: lines that overlap (a p95
+		 * on its p99) both stay visible */
+		static const char *const dash[4] = {"", " stroke-dasharray=\"8 4\"", " stroke-dasharray=\"2 3\"",
+						    " stroke-dasharray=\"10 3 2 3\""};
+		const char *col = rep_colours[k % 8], *dk = dash[k % 4];
+		fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"", col, dk);
 		for (size_t i = 0; i < s[k].n; i++)
 			fprintf(f, "%s%.1f,%.1f", i ? " " : "", PX(logx ? log2(fmax(s[k].x[i], 1)) : s[k].x[i]),
 				PY(s[k].y[i]));
@@ -118,9 +134,9 @@ void rep_chart(FILE *f, const char *title, const char *xlabel, const char *ylabe
 			fprintf(f, ": %g, %g</title></circle>\n", s[k].x[i], s[k].y[i]);
 		}
 		fprintf(f,
-			"<rect x=\"%d\" y=\"%zu\" width=\"12\" height=\"3\" fill=\"%s\" class=\"legend\"/><text x=\"%d\" "
-			"y=\"%zu\" class=\"tick legend\">",
-			ML, CH + 2 + 16 * k, col, ML + 18, CH + 6 + 16 * k);
+			"<line x1=\"%d\" x2=\"%d\" y1=\"%zu\" y2=\"%zu\" stroke=\"%s\" stroke-width=\"2\"%s class=\"legend\"/><text "
+			"x=\"%d\" y=\"%zu\" class=\"tick legend\">",
+			ML, ML + 24, CH + 3 + 16 * k, CH + 3 + 16 * k, col, dk, ML + 30, CH + 6 + 16 * k);
 		rep_esc(f, s[k].label);
 		fputs("</text>\n", f);
 	}

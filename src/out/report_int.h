@@ -22,6 +22,8 @@ void rep_esc(FILE *f, const char *s);
 const char *rep_jstr(const json_t *o, const char *k);
 double rep_jnum(const json_t *o, const char *k);
 
+/* a size in bytes as people read it ("3.03 MiB"), the bytes on hover */
+void rep_bytes(FILE *f, double b);
 /* a line chart's series: n points (x, y) */
 struct series {
 	const char *label;

@@ -43,6 +43,23 @@ grep -q 'class="suspect-link"><title>suspect [0-9]*: link leaf3 &lt;-&gt; server
 if grep -qiE '<script|<link|src=|@import|url\(|https?://' "$R"; then bad "self-contained: $(grep -oiE '<script|<link|src=|@import|url\(|https?://' "$R" | head -3)"; else ok self-contained; fi
 [ "$(grep -c '<polyline' "$R")" -ge 4 ] && ok charts || bad charts
 run report-again 0 "$F" report $docs && { cmp -s "$tmp/out" "$R" && ok same-bytes || bad same-bytes; }
+# each run named by what differs in its scenario (the two built-in coll
+# runs: their transport), or by --label; a table of contents links every
+# section; queue depths in binary units, the bytes on hover; the heatmap's
+# scale from 0, said in its caption; legends below their plots
+has "$R" "roce/result.json (transport=roce" && has "$R" "ib/result.json (transport=ib" && ok labels-what-differs ||
+	bad "labels-what-differs: $(grep -o '<td>[^<]*result.json[^<]*' "$R" | head -3)"
+run report-label 0 "$F" report "$tmp/roce/result.json" "$tmp/ib/result.json" --label "RoCE 1:1" --label "IB 1:1" && {
+	[ "$(grep -c 'class="tick legend">RoCE 1:1<' "$tmp/out")" -eq 1 ] && has "$tmp/out" 'class="tick legend">IB 1:1<' &&
+		ok report-label || bad report-label; }
+run report-labels-many 2 "$F" report "$tmp/roce/result.json" --label a --label b && ok report-labels-many
+toc=$(sed -n '/<nav class="toc">/,/<\/nav>/p' "$R" | grep -c '<li><a href="#')
+[ "$toc" -eq "$(grep -c '<section id=' "$R")" ] && ok "contents ($toc sections)" || bad "contents: $toc links"
+grep -q '<span title="[0-9]* bytes">[0-9.]* [KMG]iB</span>' "$R" && ! grep -q '[0-9] B</td>' "$R" && ok queue-units || bad queue-units
+has "$R" "the colour scale from 0 to the highest" && ok heatmap-from-zero || bad heatmap-from-zero
+awk '/<svg class="chart"/ { h = $0; sub(/.*viewBox="0 0 [0-9]* /, "", h); sub(/".*/, "", h); lim = h }
+	/class="tick legend"/ { y = $0; sub(/.* y="/, "", y); sub(/".*/, "", y); if (y + 0 < 300) bad = 1 }
+	END { exit bad }' "$R" && ok legends-below || bad legends-below
 run report-none 2 "$F" report && ok report-none
 printf '{"schema": "fabscope.result/1", "matrix": {"endpoints": ["a"]}}\n' >"$tmp/bad.json"
 run report-bad 3 "$F" report "$tmp/bad.json" -o "$tmp/b.html" && { [ ! -e "$tmp/b.html" ] && ok report-bad || bad "report-bad: wrote"; }
