@@ -40,7 +40,7 @@ if command -v iperf3 >/dev/null; then
 		[ $P -eq 2 ] && { iperf3 -s -1 -p $port -B 127.0.0.1 >/dev/null 2>&1 & ipid=$!; sleep 0.5; }
 		ip=$(iperf3 -c 127.0.0.1 -p $port -t 5 -P $P -f g 2>/dev/null |
 			awk '/receiver/ { v = $(NF - 2) } END { print v }')
-		fb=$("$F" probe --local 2 --test bw -b 1M -e 1M -t 5 -i 0 -w 100 --conns $P | awk '/^ /{ print $4 }')
+		fb=$("$F" probe --local 2 --test bw -b 1M -e 1M -t 5 -i 0 -w 100 --conns $P | awk '/^ [0-9]/{ print $4 }')
 		awk -v p=$P -v a="$fb" -v b="$ip" 'BEGIN { r = b > 0 ? a / b : 0
 			printf "  connections %d: fabscope %.2f, iperf3 %.2f, ratio %.2f\n", p, a, b, r }'
 		wait $ipid 2>/dev/null

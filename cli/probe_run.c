@@ -148,6 +148,10 @@ static int probe_p2p(struct fab_probe *pr, const struct fab_probe_params *pp, co
 		if (b > o->maxb / o->factor)
 			break;
 	}
+	if (pp->rank == 0) {
+		fab_probe_p2p_end(r->mem, r->doc, (enum fab_probe_test)o->test);
+		show(r);
+	}
 	free(out);
 	return rc;
 }

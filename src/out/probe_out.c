@@ -37,6 +37,8 @@ json_t *fab_probe_doc_new(const struct fab_probe *pr, const struct fab_probe_doc
 
 /* ---- latency and bandwidth ---- */
 
+#define PERF_LINE "---------------------------------------------------------------------------------------\n"
+
 static const char *poll_mode(const struct fab_probe_doc_info *info)
 {
 	return info->busy_poll ? "busy-poll" : "poll";
@@ -46,22 +48,20 @@ void fab_probe_p2p_begin(FILE *f, json_t *doc, const struct fab_probe_doc_info *
 {
 	bool lat = kind == FAB_PROBE_LATENCY, bidir = kind == FAB_PROBE_BW_BIDIR;
 	const char *mode = poll_mode(info);
-	if (lat) {
-		fprintf(f, "# fabscope probe: latency, rank 0 to each rank in turn, half the round trip, TCP, %s\n#\n",
+	if (lat)
+		fprintf(f, "# fabscope probe: latency, rank 0 to each rank in turn, half the round trip, TCP, %s\n",
 			mode);
-		/* ib_send_lat's columns, in its order, then the peer and jitter */
-		fprintf(f, "# %8s %12s %12s %12s %15s %12s %14s %16s %18s %6s %10s\n", "#bytes", "#iterations",
-			"t_min[usec]", "t_max[usec]", "t_typical[usec]", "t_avg[usec]", "t_stdev[usec]",
-			"99% percentile", "99.9% percentile", "peer", "jitter[us]");
-	} else {
-		fprintf(f,
-			"# fabscope probe: bandwidth, rank 0 to each rank in turn, %s, TCP, %u connection%s, %s\n#\n",
+	else
+		fprintf(f, "# fabscope probe: bandwidth, rank 0 to each rank in turn, %s, TCP, %u connection%s, %s\n",
 			bidir ? "both ways at once (sum)" : "one way", info->conns, info->conns == 1 ? "" : "s", mode);
-		/* ib_write_bw --report_gbits's columns, in its order, then the
-		 * peer, the time and the average in GB/s */
-		fprintf(f, "# %8s %12s %16s %19s %14s %6s %12s %10s\n", "#bytes", "#iterations", "BW peak[Gb/sec]",
-			"BW average[Gb/sec]", "MsgRate[Mpps]", "peer", "time[usec]", "BW[GB/s]");
-	}
+	/* perftest's table as ib_send_lat or ib_write_bw --report_gbits print it
+	 * (src/perftest_parameters.h: RESULT_LINE, RESULT_FMT_LAT, RESULT_FMT_G),
+	 * a row a peer; the peer, jitter and time follow the table */
+	fputs(PERF_LINE, f);
+	fputs(lat ? " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   "
+		    "99% percentile[usec]   99.9% percentile[usec] \n"
+		  : " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n",
+	      f);
 	json_t *sec = json_object();
 	json_object_set_new(sec, "mode", json_string(mode));
 	if (!lat)
@@ -94,6 +94,34 @@ static void latency_stats(double *x, uint32_t n, double q[8])
 	q[7] = sqrt(var / n);
 }
 
+/* iperf3's unit_snprintf, adaptive: v bytes in binary units ("1.75
+ * GByte"), or v bytes a second as bits a second in decimal units ("29.2
+ * Gbit"); the caller adds the "s" as iperf3 does */
+static void iperf_units(char *s, size_t len, double v, bool bits)
+{
+	static const char *const byte[] = {"Byte", "KByte", "MByte", "GByte", "TByte"},
+				 *const bit[] = {"bit", "Kbit", "Mbit", "Gbit", "Tbit"};
+	double base = bits ? 1000 : 1024;
+	int c = 0;
+	if (bits)
+		v *= 8;
+	while (v >= base && c < 4) {
+		v /= base;
+		c++;
+	}
+	snprintf(s, len, v < 9.995 ? "%4.2f %s" : v < 99.95 ? "%4.1f %s" : "%4.0f %s", v, bits ? bit[c] : byte[c]);
+}
+
+/* an iperf3 report line (report_bw_format): role "" or "sender" or
+ * "receiver" */
+static void iperf_line(FILE *f, uint32_t peer, double from_s, double to_s, double bytes, const char *role)
+{
+	char tr[32], bw[32];
+	iperf_units(tr, sizeof tr, bytes, false);
+	iperf_units(bw, sizeof bw, to_s > from_s ? bytes / (to_s - from_s) : 0, true);
+	fprintf(f, "[%3u] %6.2f-%-6.2f sec  %ss  %ss/sec                  %s\n", peer, from_s, to_s, tr, bw, role);
+}
+
 void fab_probe_bw_interval(FILE *f, json_t *doc, uint32_t peer, double from_s, double to_s, double bytes)
 {
 	json_t *sec = json_object_get(doc, "bandwidth"), *iv = json_object_get(sec, "intervals");
@@ -104,10 +132,7 @@ void fab_probe_bw_interval(FILE *f, json_t *doc, uint32_t peer, double from_s, d
 			json_object_set_new(sec, "intervals", iv = json_array());
 	}
 	double bps = to_s > from_s ? bytes * 8 / (to_s - from_s) : 0;
-	bool g = bytes >= 1024.0 * 1024 * 1024, gb = bps >= 1e9;
-	fprintf(f, "[%3u] %6.2f-%-6.2f sec  %6.2f %s  %6.2f %s\n", peer, from_s, to_s,
-		bytes / (g ? 1024.0 * 1024 * 1024 : 1024.0 * 1024), g ? "GBytes" : "MBytes", bps / (gb ? 1e9 : 1e6),
-		gb ? "Gbits/sec" : "Mbits/sec");
+	iperf_line(f, peer, from_s, to_s, bytes, "");
 	if (iv)
 		json_array_append_new(iv,
 				      json_pack("{s:i,s:f,s:f,s:f,s:f}", "peer", peer, "from_s", from_s, "to_s", to_s,
@@ -126,9 +151,11 @@ void fab_probe_p2p_row(FILE *f, json_t *doc, enum fab_probe_test kind, uint32_t 
 					     "t_p999_us", "t_max_us", "jitter_us", "t_stdev_us"};
 		double q[8];
 		latency_stats(samples, iters, q);
-		fprintf(f, "  %8llu %12u %12.2f %12.2f %15.2f %12.2f %14.2f %16.2f %18.2f %6u %10.2f\n",
+		/* REPORT_FMT_LAT: min, max, typical (the median), average, stdev, 99%, 99.9% */
+		fprintf(f,
+			" %-7llu %u          %-7.2f        %-7.2f      %-7.2f  \t       %-7.2f     \t%-7.2f\t\t%-7.2f \t\t%-7.2f\n",
 			(unsigned long long)bytes, iters, q[0] * 1e6, q[5] * 1e6, q[2] * 1e6, q[1] * 1e6, q[7] * 1e6,
-			q[3] * 1e6, q[4] * 1e6, peer, q[6] * 1e6);
+			q[3] * 1e6, q[4] * 1e6);
 		for (size_t i = 0; i < FAB_ARRAY_LEN(q); i++)
 			json_object_set_new(row, keys[i], json_real(q[i] * 1e6));
 	} else {
@@ -136,8 +163,19 @@ void fab_probe_p2p_row(FILE *f, json_t *doc, enum fab_probe_test kind, uint32_t 
 		double t = samples[0], n = samples[2];
 		double bw = (double)bytes * n * (kind == FAB_PROBE_BW_BIDIR ? 2 : 1) / t;
 		double rate = n * (kind == FAB_PROBE_BW_BIDIR ? 2 : 1) / t; /* messages per second */
-		fprintf(f, "  %8llu %12.0f %16.2f %19.2f %14.6f %6u %12.1f %10.3f\n", (unsigned long long)bytes, n,
-			samples[1] * 8 / 1e9, bw * 8 / 1e9, rate / 1e6, peer, t * 1e6, bw / 1e9);
+		if (json_object_get(json_object_get(doc, "bandwidth"), "intervals")) {
+			/* iperf3's summary after its intervals: both lines by rank 0's
+			 * clock, to the receiver's acknowledgement of the last byte */
+			fputs("- - - - - - - - - - - - - - - - - - - - - - - - -\n[ ID] Interval           Transfer     "
+			      "Bitrate\n",
+			      f);
+			iperf_line(f, peer, 0, t, bw * t, "sender");
+			iperf_line(f, peer, 0, t, bw * t, "receiver");
+		}
+		/* REPORT_FMT: #bytes, #iterations, BW peak, BW average, MsgRate */
+		fprintf(f, " %-7llu    %-10llu       %-7.2f            %-7.2f\t\t     %-7.6f\n",
+			(unsigned long long)bytes, (unsigned long long)n, samples[1] * 8 / 1e9, bw * 8 / 1e9,
+			rate / 1e6);
 		json_object_set_new(row, "iters", json_integer((json_int_t)n));
 		json_object_set_new(row, "time_us", json_real(t * 1e6));
 		json_object_set_new(row, "GBps", json_real(bw / 1e9));
@@ -146,6 +184,26 @@ void fab_probe_p2p_row(FILE *f, json_t *doc, enum fab_probe_test kind, uint32_t 
 		json_object_set_new(row, "msg_rate_Mpps", json_real(rate / 1e6));
 	}
 	json_array_append_new(rows, row);
+}
+
+void fab_probe_p2p_end(FILE *f, const json_t *doc, enum fab_probe_test kind)
+{
+	bool lat = kind == FAB_PROBE_LATENCY;
+	const json_t *rows = json_object_get(json_object_get(doc, lat ? "latency" : "bandwidth"), "rows"), *r;
+	size_t i;
+	fputs(PERF_LINE, f);
+	/* what perftest's table has no column for, a line a row, in its order */
+	json_array_foreach(rows, i, r)
+	{
+		fprintf(f, "# row %zu: peer %lld (%s)", i + 1,
+			(long long)json_integer_value(json_object_get(r, "peer")),
+			json_string_value(json_object_get(r, "endpoint")));
+		if (lat)
+			fprintf(f, ", jitter %.2f usec\n", json_real_value(json_object_get(r, "jitter_us")));
+		else
+			fprintf(f, ", time %.1f usec, %.3f GB/s\n", json_real_value(json_object_get(r, "time_us")),
+				json_real_value(json_object_get(r, "GBps")));
+	}
 }
 
 /* ---- collectives ---- */

@@ -29,6 +29,9 @@ void fab_probe_p2p_begin(FILE *f, json_t *doc, const struct fab_probe_doc_info *
 void fab_probe_bw_interval(FILE *f, json_t *doc, uint32_t peer, double from_s, double to_s, double bytes);
 void fab_probe_p2p_row(FILE *f, json_t *doc, enum fab_probe_test kind, uint32_t peer, const char *endpoint,
 		       fab_bytes bytes, uint32_t iters, double *samples);
+/* perftest's closing line, then a "# row N: peer ..." line a row with what
+ * its table has no column for (the peer, jitter; the time and GB/s) */
+void fab_probe_p2p_end(FILE *f, const json_t *doc, enum fab_probe_test kind);
 
 /* a collective sweep as nccl-tests prints it; end adds the average bus
  * bandwidth */

@@ -71,30 +71,36 @@ run out-dir 0 "$F" probe --local 2 --test latency -n 50 -w 5 --out "$tmp/od" && 
 		ok out-dir || bad out-dir; }
 # latency: --busy-poll says so; jitter is at most the spread of the samples
 run latency-busy 0 "$F" probe --local 2 --test latency -n 200 -w 20 --busy-poll && {
-	has "$tmp/out" "busy-poll" && awk '/^ /{ n++; if (!($11 >= 0 && $11 <= $4 - $3)) bad = 1 }
-		END { exit bad || n != 1 }' "$tmp/out" && ok latency-busy || bad latency-busy; }
-# latency: ib_send_lat's columns in its order: #bytes #iterations t_min t_max
-# t_typical t_avg t_stdev 99% 99.9%, then the peer and jitter; the order
-# statistics agree with one another
+	has "$tmp/out" "busy-poll" && awk '/^ [0-9]/ { min = $3; max = $4 } /^# row 1: peer 1 .*jitter/ { j = $(NF - 1) }
+		END { exit !(j >= 0 && j <= max - min) }' "$tmp/out" && ok latency-busy || bad latency-busy; }
+# latency: ib_send_lat's table, byte for byte its header and its 9 fields
+# a row (#bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%)
+# between its dashed lines; the order statistics agree with one another;
+# the peer and jitter on a line a row after the table
 run latency-columns 0 "$F" probe --local 3 --test latency -b 64 -e 64 -n 300 -w 10 --json "$tmp/lc.json" && {
-	awk '/^ /{ n++; if (!($1 == 64 && $2 == 300 && $3 <= $5 && $5 <= $8 && $8 <= $9 && $9 <= $4 &&
-		$3 <= $6 && $6 <= $4 && $7 >= 0 && $7 <= $4 - $3 && $10 == n)) bad = 1 }
-		END { exit bad || n != 2 }' "$tmp/out" && has "$tmp/out" "t_typical[usec]" &&
+	dash=---------------------------------------------------------------------------------------
+	awk -v dash="$dash" '$0 == dash { d++ } /^ [0-9]/ { n++; if (!(NF == 9 && d == 1 && $1 == 64 && $2 == 300 &&
+		$3 <= $5 && $5 <= $8 && $8 <= $9 && $9 <= $4 && $3 <= $6 && $6 <= $4 && $7 >= 0 && $7 <= $4 - $3)) bad = 1 }
+		/^# row [0-9]: peer [0-9] \(rank[0-9]@[^)]*\), jitter [0-9.]* usec$/ { r++ }
+		END { exit bad || n != 2 || d != 2 || r != 2 }' "$tmp/out" &&
+		grep -qxF ' #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] ' "$tmp/out" &&
 		has "$tmp/lc.json" '"t_stdev_us"' && ok latency-columns || bad "latency-columns: $(cat "$tmp/out")"; }
-# bw --bidir: both ways, the sum reported; ib_write_bw's columns (#bytes
+# bw --bidir: both ways, the sum reported; ib_write_bw --report_gbits's table (#bytes
 # #iterations, BW peak and average in Gb/s, MsgRate in Mpps), then the peer,
 # the time (us) and GB/s: GB/s x 8 = Gb/s, bytes/time = GB/s x 2, messages/time
 # = MsgRate x 2, the peak at least the average
 run bw-bidir 0 "$F" probe --local 2 --test bw --bidir -b 256K -e 256K -n 20 --json "$tmp/b.json" && {
-	awk '/^ /{ n++; d = $8 * 8 - $4; e = 2 * $1 * $2 / ($7 * 1e3) - $8; m = 2 * $2 / $7 - $5
-		if (!($8 > 0 && d * d < 1e-4 && e * e < 1e-4 + 1e-4 * $8 * $8 && m * m < 1e-10 + 1e-4 * $5 * $5 &&
-			$3 >= $4 && $6 == 1)) bad = 1 } END { exit bad || n != 1 }' "$tmp/out" &&
+	awk '/^ [0-9]/ { n++; if (NF != 5) bad = 1; sz = $1; it = $2; pk = $3; av = $4; mr = $5 }
+		/^# row 1: peer 1 / { t = $(NF - 3); gb = $(NF - 1) }
+		END { d = gb * 8 - av; e = 2 * sz * it / (t * 1e3) - gb; m = 2 * it / t - mr
+		exit bad || n != 1 || !(gb > 0 && d * d < 1e-4 && e * e < 1e-4 + 1e-4 * gb * gb && m * m < 1e-10 + 1e-4 * mr * mr && pk >= av) }' "$tmp/out" &&
+		grep -qxF ' #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]' "$tmp/out" &&
 		has "$tmp/out" "both ways" && has "$tmp/b.json" '"direction": "bidirectional"' && ok bw-bidir || bad bw-bidir; }
 # bw -t/-i (iperf3's): a run of about -t seconds, an interval line every
 # -i, the intervals' bytes adding up to the row's; refused outside bw
 run bw-timed 0 "$F" probe --local 2 --test bw -b 256K -e 256K -t 1 -i 0.25 -w 2 --json "$tmp/t.json" && {
 	! command -v python3 >/dev/null && echo "skip: bw-timed's checks need python3" ||
-	python3 - "$tmp/t.json" <<'PY' && has "$tmp/out" "[ ID] Interval" && ok bw-timed || bad "bw-timed: $(cat "$tmp/out")"
+	python3 - "$tmp/t.json" "$tmp/out" <<'PY' && has "$tmp/out" "[ ID] Interval" && ok bw-timed || bad "bw-timed: $(cat "$tmp/out")"
 import json, sys
 d = json.load(open(sys.argv[1]))["bandwidth"]
 iv, row = d["intervals"], d["rows"][0]
@@ -104,6 +110,27 @@ assert 3 <= len(iv) <= 5, len(iv)
 assert abs(total - row["size_bytes"] * row["iters"]) <= 1e-6 * total, (total, row)
 assert 0.95 <= span <= 1.5 and abs(row["time_us"] / 1e6 - span) < 0.05, (span, row["time_us"])
 assert all(abs(a["to_s"] - b["from_s"]) < 1e-9 for a, b in zip(iv, iv[1:]))
+# iperf3's lines, rebuilt from its format strings (src/iperf_locale.c
+# report_bw_format, src/units.c unit_snprintf, adaptive): each interval,
+# then its separator, header, and the sender and receiver summaries
+def units(v, bits):
+    base, labels = (1000.0, ["bit", "Kbit", "Mbit", "Gbit", "Tbit"]) if bits else (1024.0, ["Byte", "KByte", "MByte", "GByte", "TByte"])
+    v, c = v * 8 if bits else v, 0
+    while v >= base and c < 4:
+        v, c = v / base, c + 1
+    return ("%4.2f %s" if v < 9.995 else "%4.1f %s" if v < 99.95 else "%4.0f %s") % (v, labels[c])
+def line(peer, a, b, nbytes, role):
+    return "[%3d] %6.2f-%-6.2f sec  %ss  %ss/sec                  %s" % (peer, a, b, units(nbytes, False), units(nbytes / (b - a), True), role)
+out = open(sys.argv[2]).read().split("\n")
+for i in iv:
+    want = line(i["peer"], i["from_s"], i["to_s"], i["bytes"], "")
+    assert want in out, (want, out)
+k = out.index("- - - - - - - - - - - - - - - - - - - - - - - - -")
+t = row["time_us"] / 1e6
+assert out[k + 1] == "[ ID] Interval           Transfer     Bitrate", out[k + 1]
+for j, role in ((2, "sender"), (3, "receiver")):
+    got = out[k + j].split()
+    assert got[-1] == role and got[0] + got[1] == "[1]" and abs(float(got[2].split("-")[1]) - t) < 0.006, out[k + j]
 PY
 }
 run bw-timed-coll 2 "$F" probe --local 2 -t 2 && { has "$tmp/err" "only for --test bw" && ok bw-timed-coll || bad bw-timed-coll; }
