@@ -40,6 +40,13 @@ void rep_viridis(double t, char out[8])
 #define MT 20
 #define MR 20
 
+/* a value a chart can place: finite, and small enough that its axis's
+ * arithmetic stays finite */
+static bool drawable(double v)
+{
+	return isfinite(v) && fabs(v) < 1e300;
+}
+
 static double tick_step(double span)
 {
 	double p = pow(10, floor(log10(span / 5))), m = span / 5 / p;
@@ -61,14 +68,22 @@ void rep_bytes(FILE *f, double b)
 void rep_chart(FILE *f, const char *title, const char *xlabel, const char *ylabel, bool logx, const struct series *s,
 	       size_t ns)
 {
+	/* the axes from the points that are numbers of a drawable size (a
+	 * point past 1e300 or not finite is left out), and their ticks
+	 * counted, at most 50 an axis: no value, however large or however
+	 * close to another, can stall them */
 	double x0 = 1e300, x1 = -1e300, y1 = 0;
 	for (size_t k = 0; k < ns; k++)
 		for (size_t i = 0; i < s[k].n; i++) {
+			if (!drawable(s[k].x[i]) || !drawable(s[k].y[i]))
+				continue;
 			double x = logx ? log2(fmax(s[k].x[i], 1)) : s[k].x[i];
 			x0 = fmin(x0, x);
 			x1 = fmax(x1, x);
 			y1 = fmax(y1, s[k].y[i]);
 		}
+	if (x0 > x1)
+		x0 = 0, x1 = 1;
 	if (x1 <= x0)
 		x1 = x0 + 1;
 	if (y1 <= 0)
@@ -85,13 +100,15 @@ void rep_chart(FILE *f, const char *title, const char *xlabel, const char *ylabe
 	fprintf(f, "<title>");
 	rep_esc(f, title);
 	fprintf(f, "</title>\n<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" class=\"plot\"/>\n", ML, MT, pw, ph);
-	for (double y = 0; y <= y1 + ys / 2; y += ys)
+	for (int t = 0; t <= 50 && t * ys <= y1 + ys / 2; t++)
 		fprintf(f,
 			"<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" class=\"grid\"/><text x=\"%d\" y=\"%.1f\" "
 			"class=\"tick\" text-anchor=\"end\">%g</text>\n",
-			ML, ML + pw, PY(y), PY(y), ML - 6, PY(y) + 4, y);
+			ML, ML + pw, PY(t * ys), PY(t * ys), ML - 6, PY(t * ys) + 4, t * ys);
 	double xs = logx ? fmax(1, ceil((x1 - x0) / 8)) : tick_step(x1 - x0);
-	for (double x = logx ? ceil(x0) : ceil(x0 / xs) * xs; x <= x1 + 1e-9; x += xs) {
+	double xt0 = logx ? ceil(x0) : ceil(x0 / xs) * xs;
+	for (int t = 0; t <= 50 && xt0 + t * xs <= x1 + 1e-9; t++) {
+		double x = xt0 + t * xs;
 		char lab[32];
 		if (logx) {
 			double b = pow(2, x);
@@ -123,11 +140,16 @@ void rep_chart(FILE *f, const char *title, const char *xlabel, const char *ylabe
 						    " stroke-dasharray=\"10 3 2 3\""};
 		const char *col = rep_colours[k % 8], *dk = dash[k % 4];
 		fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"", col, dk);
-		for (size_t i = 0; i < s[k].n; i++)
-			fprintf(f, "%s%.1f,%.1f", i ? " " : "", PX(logx ? log2(fmax(s[k].x[i], 1)) : s[k].x[i]),
-				PY(s[k].y[i]));
+		for (size_t i = 0, first = 1; i < s[k].n; i++)
+			if (drawable(s[k].x[i]) && drawable(s[k].y[i])) {
+				fprintf(f, "%s%.1f,%.1f", first ? "" : " ",
+					PX(logx ? log2(fmax(s[k].x[i], 1)) : s[k].x[i]), PY(s[k].y[i]));
+				first = 0;
+			}
 		fputs("\"/>\n", f);
 		for (size_t i = 0; i < s[k].n && s[k].n <= 64; i++) {
+			if (!drawable(s[k].x[i]) || !drawable(s[k].y[i]))
+				continue;
 			fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"><title>",
 				PX(logx ? log2(fmax(s[k].x[i], 1)) : s[k].x[i]), PY(s[k].y[i]), col);
 			rep_esc(f, s[k].label);

@@ -43,6 +43,23 @@ grep -q 'class="suspect-link"><title>suspect [0-9]*: link leaf3 &lt;-&gt; server
 if grep -qiE '<script|<link|src=|@import|url\(|https?://' "$R"; then bad "self-contained: $(grep -oiE '<script|<link|src=|@import|url\(|https?://' "$R" | head -3)"; else ok self-contained; fi
 [ "$(grep -c '<polyline' "$R")" -ge 4 ] && ok charts || bad charts
 run report-again 0 "$F" report $docs && { cmp -s "$tmp/out" "$R" && ok same-bytes || bad same-bytes; }
+# extreme numbers cannot stall a chart's axes (they hung, and the page grew
+# in memory): a busbw of 1.7e308, another of 1e299, two sizes 2 bytes apart
+# at 1e18; each page is written at once
+if command -v python3 >/dev/null; then
+	python3 - "$tmp/roce/result.json" "$tmp" <<'PY'
+import json, sys
+for name, edit in (("huge", lambda r: r[0].update(busbw_GBps=1.7e308)), ("big", lambda r: r[0].update(busbw_GBps=1e299)),
+                   ("close", lambda r: (r[0].update(size_bytes=10**18), r[1].update(size_bytes=10**18 + 2)))):
+    d = json.load(open(sys.argv[1]))
+    edit(d["collective"]["rows"])
+    json.dump(d, open("%s/%s.json" % (sys.argv[2], name), "w"))
+PY
+	for x in huge big close; do
+		run "report-extreme-$x" 0 timeout 20 "$F" report "$tmp/$x.json" -o "$tmp/$x.html" &&
+			{ [ "$(wc -c <"$tmp/$x.html")" -lt 200000 ] && grep -q '<polyline' "$tmp/$x.html" && ok "report-extreme-$x" || bad "report-extreme-$x"; }
+	done
+fi
 # each run named by what differs in its scenario (the two built-in coll
 # runs: their transport), or by --label; a table of contents links every
 # section; queue depths in binary units, the bytes on hover; the heatmap's
