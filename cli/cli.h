@@ -101,6 +101,15 @@ enum { CLI_OPTS_DONE = -1, CLI_OPTS_STOP = -2 };
 /* --set's code in the option tables: no letter (coll's -S is nccl-tests'
  * report_timestamps) */
 enum { CLI_OPT_SET = 0x100, CLI_OPT_PROGRESS };
+/* the option table's entries every simulation command shares (sim, coll,
+ * matrix), handled by cli_next_opt */
+#define CLI_COMMON_OPTIONS                                                                                             \
+	{"seed", required_argument, NULL, 's'}, {"engine", required_argument, NULL, 'E'},                              \
+		{"set", required_argument, NULL, CLI_OPT_SET}, {"format", required_argument, NULL, 'F'},               \
+		{"out", required_argument, NULL, 'U'}, {"quiet", no_argument, NULL, 'q'},                              \
+	{                                                                                                              \
+		"progress", no_argument, NULL, CLI_OPT_PROGRESS                                                        \
+	}
 int cli_next_opt(struct cli_common *cm, int argc, char **argv, const char *shortopts, const struct option *opts,
 		 const char *formats, const char *usage, int *rc);
 

@@ -69,13 +69,7 @@ static double sim_done(const void *run)
 int cmd_sim(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"seed", required_argument, NULL, 's'},
-		{"engine", required_argument, NULL, 'E'},
-		{"set", required_argument, NULL, CLI_OPT_SET},
-		{"format", required_argument, NULL, 'F'},
-		{"out", required_argument, NULL, 'U'},
-		{"quiet", no_argument, NULL, 'q'},
-		{"progress", no_argument, NULL, CLI_OPT_PROGRESS},
+		CLI_COMMON_OPTIONS,
 		{"keys", no_argument, NULL, 'K'},
 		{"print-scenario", no_argument, NULL, 'P'},
 		{"debug", no_argument, NULL, 'D'},
