@@ -242,6 +242,24 @@ static void section_sim(FILE *f, const json_t *doc, const char *name, int idx, c
 	fputs("</section>\n", f);
 }
 
+/* the step timeline's time axis at y: ticks from 0 to tmax (ps) in ms, at
+ * most 12, over w pixels from x = 100 */
+static void job_axis(FILE *f, double y, double tmax, int w)
+{
+	double ms = tmax / 1e9;
+	if (!(ms > 0) || !isfinite(ms))
+		return;
+	double p = pow(10, floor(log10(ms / 5))), m = ms / 5 / p, step = p * (m < 1.5 ? 1 : m < 3.5 ? 2 : 5);
+	fprintf(f, "<line x1=\"100\" x2=\"%d\" y1=\"%.0f\" y2=\"%.0f\" stroke=\"#888\"/>\n", 100 + w, y, y);
+	for (int t = 0; t <= 12 && t * step <= ms * (1 + 1e-9); t++) {
+		double x = 100 + t * step / ms * w;
+		fprintf(f,
+			"<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\" stroke=\"#888\"/><text x=\"%.1f\" y=\"%.0f\" "
+			"class=\"tick\" text-anchor=\"middle\">%g ms</text>\n",
+			x, x, y, y + 4, x, y + 16, t * step);
+	}
+}
+
 static void section_jobs(FILE *f, const json_t *doc, const char *name, int idx)
 {
 	json_t *jobs = json_object_get(doc, "jobs"), *j, *it;
@@ -259,12 +277,19 @@ static void section_jobs(FILE *f, const json_t *doc, const char *name, int idx)
 		fputs(" (", f);
 		rep_esc(f, name);
 		fputs(")</h2>\n", f);
+		/* at most 200 rows drawn (a note says how many more), and a time
+		 * axis in ms under them */
+		size_t shown = n > 200 ? 200 : n;
 		int bh = 18, w = 560;
+		size_t h = (size_t)bh * shown + 60;
 		fprintf(f,
 			"<figure><svg viewBox=\"0 0 %d %zu\" width=\"%d\" height=\"%zu\" role=\"img\"><title>iterations</title>\n",
-			w + 220, (size_t)bh * n + 40, w + 220, (size_t)bh * n + 40);
+			w + 220, h, w + 220, h);
+		job_axis(f, 10 + (double)bh * (double)shown, tmax, w);
 		json_array_foreach(its, k, it)
 		{
+			if (k == shown)
+				break;
 			double t = rep_jnum(it, "time_ps"), c = fmin(rep_jnum(it, "compute_ps"), t),
 			       e = rep_jnum(it, "exposed_ps");
 			double y = 10 + (double)k * bh, sc = tmax > 0 ? w / tmax : 0;
@@ -286,8 +311,11 @@ static void section_jobs(FILE *f, const json_t *doc, const char *name, int idx)
 		fprintf(f,
 			"<text x=\"100\" y=\"%zu\" class=\"tick\">compute (blue), exposed communication (vermilion), all "
 			"communication (green line); the longest iteration %.3f ms</text></svg><figcaption>step "
-			"timeline</figcaption></figure></section>\n",
-			(size_t)bh * n + 30, tmax / 1e9);
+			"timeline",
+			(size_t)bh * shown + 52, tmax / 1e9);
+		if (shown < n)
+			fprintf(f, "; the first %zu of %zu iterations", shown, n);
+		fputs("</figcaption></figure></section>\n", f);
 	}
 }
 
@@ -612,12 +640,12 @@ int fab_report_compare(FILE *f, const json_t *cmp)
 		fputs("</td></tr>\n", f);
 	}
 	fputs("</table>\n", f);
-	rep_bars(f, "network cost per design (million USD)", "M USD", ds, "usd", 1e6);
-	rep_bars(f, "network power per design (kW)", "kW", ds, "watts", 1e3);
+	rep_bars(f, "network cost per design (million USD)", "M USD", ds, "usd", 1e6, false);
+	rep_bars(f, "network power per design (kW)", "kW", ds, "watts", 1e3, false);
 	if (coll)
-		rep_bars(f, "bus bandwidth per design (GB/s)", "GB/s", ds, "busbw_GBps", 1);
+		rep_bars(f, "bus bandwidth per design (GB/s)", "GB/s", ds, "busbw_GBps", 1, true);
 	else
-		rep_bars(f, "training step per design (ms)", "ms", ds, "step_ms", 1);
+		rep_bars(f, "training step per design (ms)", "ms", ds, "step_ms", 1, true);
 	fputs("</section>\n</body></html>\n", f);
 	return ferror(f) ? FAB_EIO : 0;
 }

@@ -406,15 +406,20 @@ out:
 /* ---- plan --compare ---- */
 
 /* horizontal bars, one per design */
-void rep_bars(FILE *f, const char *title, const char *unit, const json_t *ds, const char *key, double div)
+void rep_bars(FILE *f, const char *title, const char *unit, const json_t *ds, const char *key, double div, bool ranges)
 {
 	size_t n = json_array_size(ds), i;
 	double top = 0;
 	json_t *d;
-	json_array_foreach(ds, i, d) top = fmax(top, json_number_value(json_object_get(d, key)) / div);
-	if (!(top > 0))
+	json_array_foreach(ds, i, d)
+	{
+		top = fmax(top, json_number_value(json_object_get(d, key)) / div);
+		if (ranges && json_object_get(d, "seeds"))
+			top = fmax(top, rep_jnum(d, "max") / div);
+	}
+	if (!(top > 0) || !isfinite(top))
 		return;
-	int h = 24 * (int)n + 30;
+	int h = 24 * (int)n + 30, span = CW - (ranges ? 400 : 260); /* room for the labels */
 	fprintf(f, "<figure><svg class=\"chart\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\"><title>",
 		CW, h, CW, h);
 	rep_esc(f, title);
@@ -422,20 +427,37 @@ void rep_bars(FILE *f, const char *title, const char *unit, const json_t *ds, co
 	json_array_foreach(ds, i, d)
 	{
 		json_t *v = json_object_get(d, key);
-		double x = json_number_value(v) / div, w = v ? x / top * (CW - 260) : 0;
+		double x = json_number_value(v) / div, w = v ? x / top * span : 0;
+		/* over seeds: the bar is the median, a whisker their range */
+		bool rng = ranges && v && json_object_get(d, "seeds");
+		double lo = rep_jnum(d, "min") / div, hi = rep_jnum(d, "max") / div;
 		fprintf(f, "<text x=\"150\" y=\"%zu\" class=\"tick\" text-anchor=\"end\">", 24 * i + 20);
 		rep_esc(f, rep_jstr(d, "name"));
 		fprintf(f, "</text><rect x=\"160\" y=\"%zu\" width=\"%.1f\" height=\"16\" fill=\"%s\"><title>",
 			24 * i + 7, w, rep_colours[i % 8]);
 		rep_esc(f, rep_jstr(d, "name"));
-		if (v)
-			fprintf(f, ": %.4g %s</title></rect><text x=\"%.1f\" y=\"%zu\" class=\"tick\">%.4g</text>\n", x,
-				unit, 166 + w, 24 * i + 20, x);
-		else
+		if (!v) {
 			fprintf(f, ": no result</title></rect><text x=\"166\" y=\"%zu\" class=\"tick\">-</text>\n",
 				24 * i + 20);
+			continue;
+		}
+		if (rng) {
+			double a = 160 + lo / top * span, b = 160 + hi / top * span;
+			fprintf(f,
+				": median %.4g %s over %zu seeds, %.4g to %.4g</title></rect><path class=\"range\" "
+				"d=\"M%.1f %zu V%zu M%.1f %zu H%.1f M%.1f %zu V%zu\" stroke=\"#222\" stroke-width=\"1.5\"/>"
+				"<text x=\"%.1f\" y=\"%zu\" class=\"tick\">%.4g (%.4g to %.4g)</text>\n",
+				x, unit, json_array_size(json_object_get(d, "seeds")), lo, hi, a, 24 * i + 9,
+				24 * i + 21, a, 24 * i + 15, b, b, 24 * i + 9, 24 * i + 21, fmax(b, 160 + w) + 6,
+				24 * i + 20, x, lo, hi);
+			continue;
+		}
+		fprintf(f, ": %.4g %s</title></rect><text x=\"%.1f\" y=\"%zu\" class=\"tick\">%.4g</text>\n", x, unit,
+			166 + w, 24 * i + 20, x);
 	}
 	fputs("</svg><figcaption>", f);
 	rep_esc(f, title);
+	if (ranges)
+		fputs("; over seeds, the bar is the median and the whisker the range", f);
 	fputs("</figcaption></figure>\n", f);
 }

@@ -43,7 +43,8 @@ void rep_slowdown_chart(FILE *f, const json_t *sd);
 /* the topology from the ports table, links coloured by utilisation and
  * marked where diagnose's suspects name them */
 void rep_topology_map(FILE *f, const json_t *ports, const struct fab_diagnosis *d);
-/* horizontal bars, one per design of ds: its member key over div */
-void rep_bars(FILE *f, const char *title, const char *unit, const json_t *ds, const char *key, double div);
+/* horizontal bars, one per design of ds: its member key over div; with
+ * ranges, a design run over seeds has its min to max as a whisker */
+void rep_bars(FILE *f, const char *title, const char *unit, const json_t *ds, const char *key, double div, bool ranges);
 
 #endif

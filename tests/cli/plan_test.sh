@@ -120,6 +120,12 @@ ex=$(cd "$(dirname "$0")/../../examples" && pwd)
 run plan-compare 0 "$F" plan --compare "$ex/plan-4k/designs.yaml" --out "$tmp/cmp" -q && {
 	[ "$(grep -c ',ok,5,' "$tmp/cmp/compare.csv")" -eq 3 ] && has "$tmp/cmp/compare.html" '<section id="plan-compare">' &&
 		[ "$(grep -c '<tr><td>' "$tmp/cmp/compare.html")" -eq 3 ] && ok plan-compare || bad "plan-compare: $(cat "$tmp/cmp/compare.csv")"; }
+# the workload's bars: a whisker a design over its 5 seeds, from the
+# table's min to max (the range's ends named in the bar's label)
+[ "$(grep -c 'class="range"' "$tmp/cmp/compare.html")" -eq 3 ] &&
+	grep -q 'class="tick">[0-9.]* ([0-9.]* to [0-9.]*)</text>' "$tmp/cmp/compare.html" &&
+	has "$tmp/cmp/compare.html" "the bar is the median and the whisker the range" && ok plan-compare-ranges ||
+	bad "plan-compare-ranges: $(grep -c 'class="range"' "$tmp/cmp/compare.html") whiskers"
 # report draws compare.json by itself (the same page plan wrote), and
 # refuses a broken one with its place
 run report-compare 0 "$F" report "$tmp/cmp/compare.json" && { cmp -s "$tmp/out" "$tmp/cmp/compare.html" && ok report-compare ||

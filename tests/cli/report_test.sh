@@ -74,6 +74,10 @@ toc=$(sed -n '/<nav class="toc">/,/<\/nav>/p' "$R" | grep -c '<li><a href="#')
 [ "$toc" -eq "$(grep -c '<section id=' "$R")" ] && ok "contents ($toc sections)" || bad "contents: $toc links"
 grep -q '<span title="[0-9]* bytes">[0-9.]* [KMG]iB</span>' "$R" && ! grep -q '[0-9] B</td>' "$R" && ok queue-units || bad queue-units
 has "$R" "the colour scale from 0 to the highest" && ok heatmap-from-zero || bad heatmap-from-zero
+# the job's step timeline has a time axis: ticks in ms from 0 up to its
+# longest iteration
+awk '/<section class="job"/ { on = 1 } on && /<\/section>/ { on = 0 } on && /class="tick" text-anchor="middle">[0-9.]+ ms<\/text>/ { n++ }
+	END { exit n < 3 }' "$R" && grep -q 'text-anchor="middle">0 ms</text>' "$R" && ok job-time-axis || bad job-time-axis
 awk '/<svg class="chart"/ { h = $0; sub(/.*viewBox="0 0 [0-9]* /, "", h); sub(/".*/, "", h); lim = h }
 	/class="tick legend"/ { y = $0; sub(/.* y="/, "", y); sub(/".*/, "", y); if (y + 0 < 300) bad = 1 }
 	END { exit bad }' "$R" && ok legends-below || bad legends-below
