@@ -256,6 +256,45 @@ static int tnode_find(struct tnode *v, int n, const char *name)
 	return -1;
 }
 
+/* the topology's nodes, switches named where a tier has room, and each
+ * tier named: its switches' name without the number (leaf, spine, agg,
+ * core), above its row; the NICs below theirs */
+static void topo_nodes(FILE *f, const struct tnode *v, int nv, const int *count, int levels, int W, int rowh)
+{
+#define NX(k) (30 + (count[v[k].level] > 1 ? (double)v[k].slot * (W - 60) / (count[v[k].level] - 1) : (W - 60) / 2.0))
+#define NY(k) (30 + (double)(levels - 1 - v[k].level) * rowh)
+	for (int k = 0; k < nv; k++) {
+		fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%s\" class=\"node\"><title>", NX(k), NY(k),
+			v[k].level ? "5" : "2.5");
+		rep_esc(f, v[k].name);
+		fputs("</title></circle>\n", f);
+		if (v[k].level && count[v[k].level] <= 32) {
+			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" class=\"tick nodename\" text-anchor=\"middle\">", NX(k),
+				NY(k) + 16);
+			rep_esc(f, v[k].name);
+			fputs("</text>\n", f);
+		}
+	}
+	for (int l = 0; l < levels; l++) {
+		int k = 0;
+		while (k < nv && v[k].level != l)
+			k++;
+		if (k == nv)
+			continue;
+		char tier[32];
+		size_t n = strcspn(v[k].name, "0123456789.");
+		snprintf(tier, sizeof tier, "%.*s", (int)FAB_MIN(n, sizeof tier - 1), v[k].name);
+		fprintf(f, "<text x=\"30\" y=\"%.1f\" class=\"axis tier\">", l ? NY(k) - 12 : NY(k) + 18);
+		if (l)
+			rep_esc(f, *tier ? tier : "switches");
+		else
+			fputs("NICs", f);
+		fprintf(f, " (%d)</text>\n", count[l]);
+	}
+#undef NX
+#undef NY
+}
+
 void rep_topology_map(FILE *f, const json_t *ports, const struct fab_diagnosis *d)
 {
 	size_t np = json_array_size(ports), i;
@@ -358,7 +397,9 @@ void rep_topology_map(FILE *f, const json_t *ports, const struct fab_diagnosis *
 			": utilisation %.1f%% up, %.1f%% down; drops %.0f, bad frames %.0f, PAUSE %.0f, ECN %.0f</title>"
 			"</line>\n",
 			u * 100, uq * 100, drops, errs, pause, ecn);
-		double mx = (x1 + x2) / 2, my = (y1 + y2) / 2;
+		/* marks mid-link, but near the NIC on a NIC's link: the NICs are
+		 * spread along their row, where mid-links crowd into a bar */
+		double at = v[a[i]].level ? 0.5 : 0.2, mx = x1 + (x2 - x1) * at, my = y1 + (y2 - y1) * at;
 		if (pause > 0)
 			fprintf(f,
 				"<rect x=\"%.1f\" y=\"%.1f\" width=\"7\" height=\"7\" class=\"pause\"><title>PAUSE %.0f"
@@ -369,12 +410,7 @@ void rep_topology_map(FILE *f, const json_t *ports, const struct fab_diagnosis *
 				"<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" class=\"ecn\"><title>ECN %.0f</title></circle>\n",
 				mx + 6, my, ecn);
 	}
-	for (int k = 0; k < nv; k++) {
-		fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%s\" class=\"node\"><title>", NX(k), NY(k),
-			v[k].level ? "5" : "2.5");
-		rep_esc(f, v[k].name);
-		fputs("</title></circle>\n", f);
-	}
+	topo_nodes(f, v, nv, count, levels, W, rowh);
 	/* legend: the scale, and the marks */
 	int ly = H - 30;
 	for (int s = 0; s < 50; s++) {

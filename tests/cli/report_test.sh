@@ -74,6 +74,11 @@ toc=$(sed -n '/<nav class="toc">/,/<\/nav>/p' "$R" | grep -c '<li><a href="#')
 [ "$toc" -eq "$(grep -c '<section id=' "$R")" ] && ok "contents ($toc sections)" || bad "contents: $toc links"
 grep -q '<span title="[0-9]* bytes">[0-9.]* [KMG]iB</span>' "$R" && ! grep -q '[0-9] B</td>' "$R" && ok queue-units || bad queue-units
 has "$R" "the colour scale from 0 to the highest" && ok heatmap-from-zero || bad heatmap-from-zero
+# the topology names its tiers (with their counts) and its switches; a
+# NIC link's PAUSE mark sits near the NIC, so marks do not merge into bars
+grep -q 'class="axis tier">spine (4)<' "$R" && grep -q 'class="axis tier">leaf (4)<' "$R" &&
+	grep -q 'class="axis tier">NICs (64)<' "$R" && grep -q 'class="tick nodename" text-anchor="middle">leaf0<' "$R" &&
+	ok topology-names || bad "topology-names: $(grep -o 'class="axis tier">[^<]*' "$R" | head -4)"
 # the job's step timeline has a time axis: ticks in ms from 0 up to its
 # longest iteration
 awk '/<section class="job"/ { on = 1 } on && /<\/section>/ { on = 0 } on && /class="tick" text-anchor="middle">[0-9.]+ ms<\/text>/ { n++ }
