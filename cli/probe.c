@@ -382,7 +382,12 @@ static int probe_launch(struct probe_cli *pc)
 			return FAB_EXIT_USAGE;
 		}
 	}
-	pc->o.launcher = fab_probe_env(&pc->pp);
+	char bad[200];
+	pc->o.launcher = fab_probe_env(&pc->pp, bad, sizeof bad);
+	if (!pc->o.launcher && bad[0]) {
+		fprintf(stderr, "fabscope: probe: %s\n", bad);
+		return FAB_EXIT_USAGE;
+	}
 	if (pc->master_port) { /* the flag wins over MASTER_ADDR/MASTER_PORT */
 		snprintf(pc->pp.master, sizeof pc->pp.master, "%s", pc->master);
 		pc->pp.master_port = pc->master_port;

@@ -48,7 +48,10 @@ int fab_run_join_ranks(struct fab_run *r, const char *master, double timeout_s, 
 		       struct fab_err *err)
 {
 	struct fab_probe_params p = {.rendezvous_fd = -1, .conns = 1, .timeout_s = timeout_s};
-	const char *launcher = fab_probe_env(&p);
+	char bad[200];
+	const char *launcher = fab_probe_env(&p, bad, sizeof bad);
+	if (!launcher && bad[0])
+		return fab_err_set(err, FAB_EUSAGE, "--ranks: %s", bad);
 	if (!launcher || p.nranks < 1 || p.rank >= p.nranks)
 		return fab_err_set(err, FAB_EUSAGE,
 				   "--ranks: no rank and size from a launcher (mpirun, srun, or RANK and WORLD_SIZE)");

@@ -19,6 +19,8 @@
 struct fab_probe;
 
 #define FAB_PROBE_MAX_CONNS 16
+/* ranks a probe job may have (a launcher's size beyond it is refused) */
+#define FAB_PROBE_MAX_RANKS 65536u
 #define FAB_PROBE_TOKEN_BYTES 16
 /* a connection has this long to present the job token */
 #define FAB_PROBE_HELLO_S 5.0
@@ -154,8 +156,10 @@ void fab_probe_matrix_free(struct fab_probe_matrix_res *res);
  * launcher or not, the master from MASTER_ADDR/MASTER_PORT (under Slurm,
  * without them: the first node of SLURM_STEP_NODELIST or SLURM_NODELIST,
  * port 20000 + (job id x 16 + step id) mod 20000).  Returns the launcher's
- * name, or NULL when none is found. */
-const char *fab_probe_env(struct fab_probe_params *p);
+ * name; NULL when none is found, or, with why (len bytes) saying which
+ * variable and what was expected, when its rank or size is not a number
+ * in range (a size from 1 to FAB_PROBE_MAX_RANKS, a rank under it). */
+const char *fab_probe_env(struct fab_probe_params *p, char *why, size_t len);
 
 /* The job token, the same on every rank: FABSCOPE_TOKEN (any string of 8
  * characters or more), else the launcher's job id (Slurm's job and step,

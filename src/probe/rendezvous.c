@@ -374,8 +374,22 @@ int fab_probe_env_token(struct fab_probe_params *p, const char **source, char *w
 	return -1;
 }
 
-const char *fab_probe_env(struct fab_probe_params *p)
+/* a launcher's count: digits only, at most max; false when it is not */
+static bool env_count(const char *s, uint64_t max, uint32_t *out)
 {
+	if (!*s || s[strspn(s, "0123456789")] || strlen(s) > 12)
+		return false;
+	unsigned long long v = strtoull(s, NULL, 10);
+	if (v > max)
+		return false;
+	*out = (uint32_t)v;
+	return true;
+}
+
+const char *fab_probe_env(struct fab_probe_params *p, char *why, size_t len)
+{
+	if (why && len)
+		why[0] = 0;
 	static const struct {
 		const char *name, *rank, *size;
 	} l[] = {{"mpirun (Open MPI)", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
@@ -391,8 +405,18 @@ const char *fab_probe_env(struct fab_probe_params *p)
 		const char *r = getenv(l[i].rank), *n = getenv(l[i].size);
 		if (!r || !n)
 			continue;
-		p->rank = (uint32_t)strtoul(r, NULL, 10);
-		p->nranks = (uint32_t)strtoul(n, NULL, 10);
+		/* a rank that is not a number became rank 0, a size of 1e9 was
+		 * read as 1: both are refused, naming the variable */
+		if (!env_count(n, FAB_PROBE_MAX_RANKS, &p->nranks) || !p->nranks) {
+			snprintf(why, len, "%s=\"%s\": expected a number of ranks from 1 to %u", l[i].size, n,
+				 FAB_PROBE_MAX_RANKS);
+			return NULL;
+		}
+		if (!env_count(r, p->nranks - 1, &p->rank)) {
+			snprintf(why, len, "%s=\"%s\": expected a rank from 0 to %u (%s=%u)", l[i].rank, r,
+				 p->nranks - 1, l[i].size, p->nranks);
+			return NULL;
+		}
 		if (i == 2) {
 			/* Slurm: the master is the step's first node */
 			const char *nl = getenv("SLURM_STEP_NODELIST"), *job = getenv("SLURM_JOB_ID");

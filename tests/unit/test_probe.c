@@ -92,7 +92,8 @@ static void test_slurm_env(void **state)
 	setenv("SLURM_STEP_ID", "2", 1);
 	setenv("SLURM_STEP_NODELIST", "dgx[017-018]", 1);
 	setenv("SLURM_NODELIST", "dgx[001-100]", 1);
-	assert_string_equal(fab_probe_env(&p), "srun (Slurm)");
+	char why[200];
+	assert_string_equal(fab_probe_env(&p, why, sizeof why), "srun (Slurm)");
 	assert_int_equal(p.rank, 3);
 	assert_int_equal(p.nranks, 8);
 	assert_string_equal(p.master, "dgx017");
@@ -101,9 +102,25 @@ static void test_slurm_env(void **state)
 	setenv("MASTER_ADDR", "10.0.0.1", 1);
 	setenv("MASTER_PORT", "29500", 1);
 	struct fab_probe_params q = {0};
-	fab_probe_env(&q);
+	fab_probe_env(&q, why, sizeof why);
 	assert_string_equal(q.master, "10.0.0.1");
 	assert_int_equal(q.master_port, 29500);
+	/* a rank or size that is not a number in range is refused by name (a
+	 * rank "abc" was rank 0, a size "1e9" was 1) */
+	const char *bad[][3] = {{"abc", "8", "SLURM_PROCID=\"abc\": expected a rank from 0 to 7"},
+				{"8", "8", "SLURM_PROCID=\"8\": expected a rank from 0 to 7"},
+				{"0", "1e9", "SLURM_NTASKS=\"1e9\": expected a number of ranks from 1 to 65536"},
+				{"0", "-1", "SLURM_NTASKS=\"-1\""},
+				{"0", "0", "SLURM_NTASKS=\"0\""},
+				{"0", "1000000000", "SLURM_NTASKS=\"1000000000\""}};
+	for (size_t i = 0; i < FAB_ARRAY_LEN(bad); i++) {
+		struct fab_probe_params b = {0};
+		setenv("SLURM_PROCID", bad[i][0], 1);
+		setenv("SLURM_NTASKS", bad[i][1], 1);
+		assert_null(fab_probe_env(&b, why, sizeof why));
+		assert_non_null(strstr(why, bad[i][2]));
+	}
+	unsetenv("SLURM_NTASKS");
 	unsetenv("SLURM_PROCID");
 	unsetenv("MASTER_ADDR");
 	unsetenv("MASTER_PORT");
