@@ -284,8 +284,24 @@ run nccl-json-link 0 "$F" coll -b 1M -e 1M -w 0 -n 1 -J "$tmp/link.json" -q && {
 	ok nccl-json-link || bad "nccl-json-link: wrote through a symbolic link"; }
 run nccl-json-dir 4 "$F" coll -b 1M -e 1M -J "$tmp/no/such/dir/x.json" && { has "$tmp/err" "-J $tmp/no/such/dir/x.json: No such file" &&
 	ok nccl-json-dir || bad "nccl-json-dir: $(cat "$tmp/err")"; }
-run nccl-json-bad-run 3 "$F" coll -b 1M -e 1M -J "$tmp/bad.json" --set topology.radix=2 && { [ ! -e "$tmp/bad.json" ] &&
-	ok nccl-json-bad-run || bad "nccl-json-bad-run: left $tmp/bad.json"; }
+# a run stopped half way leaves no -J file: the file made at its start is
+# removed on SIGTERM
+"$F" coll -b 64M -e 1G -J "$tmp/term.json" >"$tmp/term.out" 2>&1 &
+tp=$!
+i=0
+while [ ! -e "$tmp/term.json" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+sleep 0.3
+kill -TERM $tp
+wait $tp
+[ $i -lt 100 ] && [ ! -e "$tmp/term.json" ] && has "$tmp/term.out" "# Writing JSON output to $tmp/term.json" &&
+	ok nccl-json-interrupted || bad "nccl-json-interrupted: $(ls "$tmp"/term.json* 2>&1)"
+# -J's env lists the NCCL_ and FABSCOPE_ variables only; SOURCE_DATE_EPOCH
+# fixes its two times
+run nccl-json-env 0 env NCCL_PROTO=simple MY_SECRET=hunter2 SOURCE_DATE_EPOCH=86400 "$F" coll -b 1M -e 1M -w 0 -n 1 \
+	-J "$tmp/env.json" -q && {
+	has "$tmp/env.json" '"NCCL_PROTO=simple"' && ! has "$tmp/env.json" hunter2 &&
+		has "$tmp/env.json" '"start_time":"1970-01-02 00:00:00"' && has "$tmp/env.json" '"end_time":"1970-01-02 00:00:00"' &&
+		ok nccl-json-env || bad "nccl-json-env: $(head -c 300 "$tmp/env.json")"; }
 if command -v python3 >/dev/null; then
 	python3 tests/cli/nccl_compat.py "$tmp/nt.txt" "$tmp/nt.json" >"$tmp/cmp" 2>&1 && ok "nccl-compat ($(cat "$tmp/cmp"))" ||
 		bad "nccl-compat: $(cat "$tmp/cmp")"
