@@ -124,6 +124,7 @@ bench: deps
 	sh bench/fattree.sh ./$(BIN)
 	sh bench/scale.sh ./$(BIN)
 	sh bench/nccl.sh ./$(BIN)
+	sh bench/eta.sh ./$(BIN)
 	HPCC_BENCH=1 sh tests/validate/hpcc.sh ./$(BIN)
 
 # long validations, asserted (minutes): the flow engine against the packet

@@ -50,9 +50,29 @@ int cli_write_out_file(const char *path, const struct out_spec *spec, void *ctx)
  * cli_write_out_* runs. */
 void cli_guard_path(const char *path);
 void cli_unguard_path(void);
+/* Another tool's JSON (-J FILE: nccl-tests', iperf3's): the file is made
+ * before the run, never over another (FILE.0, FILE.1, ... as nccl-tests
+ * does), so that the table can name it first; written at the end, removed
+ * when the run fails or is stopped by a signal. */
+struct cli_tool_json {
+	char path[4096];
+	int fd;          /* -1: none */
+	char start[64];  /* when it was made, nccl-tests' time stamp */
+	const char *opt; /* the option, for messages */
+};
+/* opt: "-J"; want: the name asked for.  0, or an exit status. */
+int cli_tool_json_reserve(const char *opt, const char *want, struct cli_tool_json *j);
+/* write(f, ctx, start): 0, or non-zero when writing failed.  0, or an
+ * exit status (the file removed). */
+int cli_tool_json_commit(struct cli_tool_json *j, int (*write)(FILE *f, void *ctx, const char *start), void *ctx);
+/* the run failed: no half file left (nothing when none is held) */
+void cli_tool_json_drop(struct cli_tool_json *j);
 
 /* common.c */
 double cli_wall_s(void);
+/* now, in seconds since 1970; SOURCE_DATE_EPOCH when set (reproducible
+ * files) */
+double cli_epoch_s(void);
 /* json_dumpf's bytes, written in large blocks: 0, or -1 */
 int cli_json_write(json_t *j, FILE *f, size_t flags);
 /* seconds, more than 0 and at most a day: 0, or -1 */
@@ -61,8 +81,8 @@ struct progress_ctx {
 	double t0;
 	bool shown;
 	/* how much is done (0 to 1, -1: unknown), of run */
-	double (*done)(const void *run);
-	const void *run;
+	double (*done)(void *run, uint64_t events);
+	void *run;
 	double last; /* stderr no terminal (--progress): when the last line went out */
 };
 /* simulated time, events, events per second, and where the work can be
@@ -100,7 +120,7 @@ void cli_set(struct cli_common *cm, const char *key, const char *val);
 enum { CLI_OPTS_DONE = -1, CLI_OPTS_STOP = -2 };
 /* --set's code in the option tables: no letter (coll's -S is nccl-tests'
  * report_timestamps) */
-enum { CLI_OPT_SET = 0x100, CLI_OPT_PROGRESS };
+enum { CLI_OPT_SET = 0x100, CLI_OPT_PROGRESS, CLI_OPT_AVERAGE };
 /* the option table's entries every simulation command shares (sim, coll,
  * matrix), handled by cli_next_opt */
 #define CLI_COMMON_OPTIONS                                                                                             \
@@ -144,6 +164,9 @@ struct probe_opts {
 	double pair_timeout_s, retest;
 	double duration_s, interval_s; /* bw: -t, -i (iperf3's) */
 	const char *json, *outdir, *launcher;
+	const char *tool_json; /* -J: nccl-tests' or iperf3's JSON */
+	int argc;              /* the command line, for -J's "args" */
+	char **argv;
 	uint32_t local_ranks; /* ranks on this machine (--local N), 0: from the launcher */
 };
 /* this process as rank pp->rank of pp->nranks: connect, run the test; rank

@@ -30,11 +30,11 @@ static const char *usage_coll =
 	"mean there):\n"
 	"  --coll OP             allreduce, reducescatter, allgather, broadcast, reduce,\n"
 	"                        alltoall, sendrecv (default allreduce; --op OP as well)\n"
-	"  --algo ALGO           ring, tree, hierarchical, rhd, direct, nvls, sharp, auto (default auto;\n"
-	"                        -a ALGO as well)\n"
+	"  --algo ALGO           ring, tree, hierarchical, rhd, direct, nvls, sharp, auto (default auto)\n"
 	"  -o, --op sum          nccl-tests' reduction: sum (prod, min, max, avg cost the network\n"
 	"                        the same and are refused)\n"
-	"  -a 0|1|2|3            nccl-tests' averaging over ranks (every rank ends together here)\n"
+	"  -a 0|1|2|3, -a ALGO   a number: nccl-tests' averaging over ranks (--average; every\n"
+	"                        rank ends together here); a name: the algorithm (--algo)\n"
 	"  -t N                  threads: the communicator has N x -g ranks\n"
 	"  -c 0|1, -z 0-3, -G N, -m N, -y 0|1, -C 0, -S 0|1, -T S\n"
 	"                        nccl-tests' check, blocking, graph, aggregation, stream, cputime,\n"
@@ -105,12 +105,23 @@ static int nccl_opt(struct cli_common *cm, int c, uint64_t *threads, const char 
 		cli_set(cm, "collective.op", optarg); /* a collective's name */
 		return -1;
 	case 'a':
-		if (!fab_parse_uint(optarg, &v, why, sizeof why)) {
-			if (v > 3) {
-				fprintf(stderr, "fabscope: -a %s: nccl-tests' averaging is 0 to 3\n", optarg);
+	case CLI_OPT_AVERAGE:
+		/* -a: a number is nccl-tests' averaging, a name the algorithm;
+		 * --average: the number only */
+		if (optarg[0] >= '0' && optarg[0] <= '9') {
+			if (fab_parse_uint(optarg, &v, why, sizeof why) || v > 3) {
+				fprintf(stderr, "fabscope: %s %s: nccl-tests' averaging is 0 to 3%s\n",
+					c == 'a' ? "-a" : "--average", optarg,
+					c == 'a' ? " (an algorithm is a name: --algo ring, tree, ...)" : "");
 				return FAB_EXIT_USAGE;
 			}
 			return -1; /* every rank ends the collective at the same time here */
+		}
+		if (c == CLI_OPT_AVERAGE) {
+			fprintf(stderr,
+				"fabscope: --average %s: nccl-tests' averaging is 0 to 3 (the algorithm: --algo)\n",
+				optarg);
+			return FAB_EXIT_USAGE;
 		}
 		cli_set(cm, "collective.algo", optarg);
 		return -1;
@@ -172,9 +183,9 @@ static void print_row(void *ctx, uint32_t row)
 	fflush(stdout);
 }
 
-static double coll_done(const void *run)
+static double coll_done(void *run, uint64_t events)
 {
-	return fab_coll_run_done(run);
+	return fab_coll_run_done(run, events);
 }
 
 static int write_coll(FILE *f, const void *run, enum fab_output what)
@@ -198,7 +209,7 @@ static const struct option coll_opts[] = {
 	{"check", required_argument, NULL, 'c'},
 	{"nthreads", required_argument, NULL, 't'},
 	{"ngpus", required_argument, NULL, 'g'},
-	{"average", required_argument, NULL, 'a'},
+	{"average", required_argument, NULL, CLI_OPT_AVERAGE},
 	{"blocking", required_argument, NULL, 'z'},
 	{"cudagraph", required_argument, NULL, 'G'},
 	{"agg_iters", required_argument, NULL, 'm'},
@@ -325,70 +336,19 @@ static int coll_exec(const struct coll_cli *cc, struct fab_coll_run *r, bool str
 	return FAB_EXIT_OK;
 }
 
-/* nccl-tests' -J FILE: the file is made before the run, never over
- * another (FILE.0, FILE.1, ... as nccl-tests), so that the table can name
- * it first; written at the end, removed when the run fails */
-struct json_out {
-	char path[4096];
-	int fd; /* -1: none */
-	char start[64];
+/* nccl-tests' JSON of the run, into the -J file (cli_tool_json) */
+struct json_ctx {
+	const struct fab_coll_run *r;
+	int argc;
+	char **argv;
 };
-
-static int json_reserve(const char *want, struct json_out *j)
-{
-	for (int n = 0; n < 10000; n++) {
-		if (!n)
-			snprintf(j->path, sizeof j->path, "%s", want);
-		else
-			snprintf(j->path, sizeof j->path, "%s.%d", want, n - 1);
-		/* O_EXCL: not through a link either */
-		j->fd = open(j->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-		if (j->fd >= 0) {
-			cli_guard_path(j->path);
-			fab_nccl_json_time(j->start, sizeof j->start);
-			return FAB_EXIT_OK;
-		}
-		if (errno != EEXIST) {
-			fprintf(stderr, "fabscope: -J %s: %s\n", j->path, strerror(errno));
-			return FAB_EXIT_IO;
-		}
-	}
-	fprintf(stderr, "fabscope: -J %s: it and %s.0 to %s.9998 exist already\n", want, want, want);
-	return FAB_EXIT_IO;
-}
-
-/* the run failed, or the file could not be written: no half file left */
-static void json_drop(struct json_out *j)
-{
-	if (j->fd < 0)
-		return;
-	close(j->fd);
-	unlink(j->path);
-	j->fd = -1;
-	cli_unguard_path();
-}
 
 extern char **environ;
 
-/* argv: cmd_coll's, main's from its second word (main.c), so argv[-1] is
- * the program: nccl-tests' "args" list the whole command line */
-static int json_write(struct json_out *j, const struct fab_coll_run *r, int argc, char **argv)
+static int write_nccl(FILE *f, void *vctx, const char *start)
 {
-	FILE *f = fdopen(j->fd, "w");
-	if (!f) {
-		fprintf(stderr, "fabscope: -J %s: %s\n", j->path, strerror(errno));
-		json_drop(j); /* and unguarded */
-		return FAB_EXIT_IO;
-	}
-	int rc = fab_coll_run_write_nccl_json(f, r, argc + 1, argv - 1, environ, j->start);
-	j->fd = -1;
-	if (fclose(f) || rc) {
-		fprintf(stderr, "fabscope: -J %s: writing failed\n", j->path);
-		unlink(j->path);
-		rc = FAB_EXIT_IO;
-	}
-	cli_unguard_path();
-	return rc;
+	struct json_ctx *x = vctx;
+	return fab_coll_run_write_nccl_json(f, x->r, x->argc, x->argv, environ, start);
 }
 
 /* the outputs: --out DIR, then stdout (the streamed table's end, or what
@@ -440,7 +400,7 @@ int cmd_coll(int argc, char **argv)
 	struct fab_coll_run *r = NULL;
 	json_t *doc = NULL;
 	struct fab_err err = {0};
-	struct json_out jo = {.fd = -1};
+	struct cli_tool_json jo = {.fd = -1};
 	double run_s = 0;
 	int rc = coll_parse(&cc, argc, argv);
 	if (rc >= 0)
@@ -466,7 +426,7 @@ int cmd_coll(int argc, char **argv)
 		fprintf(stderr, "fabscope: warning: %s\n", fab_coll_run_warning(r));
 	/* the text table streams */
 	bool stream = !cc.cm.quiet && !strcmp(cc.cm.format, "text");
-	if (cc.json_file && (rc = json_reserve(cc.json_file, &jo)))
+	if (cc.json_file && (rc = cli_tool_json_reserve("-J", cc.json_file, &jo)))
 		goto out;
 	if (cc.json_file && stream) /* nccl-tests' first line */
 		printf("# Writing JSON output to %s\n", jo.path);
@@ -477,14 +437,17 @@ int cmd_coll(int argc, char **argv)
 	bool min_bw = fab_nccl_min_bw() >= 0;
 	if (cc.cm.outdir || (!stream && !cc.cm.quiet) || min_bw)
 		doc = fab_coll_run_json(r);
-	if (jo.fd >= 0 && (rc = json_write(&jo, r, argc, argv)))
+	/* argv: main's from its second word (main.c), so argv[-1] is the
+	 * program: nccl-tests' "args" list the whole command line */
+	struct json_ctx jx = {r, argc + 1, argv - 1};
+	if (jo.fd >= 0 && (rc = cli_tool_json_commit(&jo, write_nccl, &jx)))
 		goto out;
 	if ((rc = coll_write(&cc, r, doc, stream)) || (min_bw && (rc = coll_min_bw(doc))))
 		goto out;
 	if (!cc.cm.quiet)
 		cli_report_speed(fab_coll_run_events(r), run_s, 1);
 out:
-	json_drop(&jo);
+	cli_tool_json_drop(&jo);
 	json_decref(doc);
 	fab_coll_run_free(r);
 	fab_config_free(cfg);

@@ -24,6 +24,16 @@ double cli_wall_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+double cli_epoch_s(void)
+{
+	const char *e = getenv("SOURCE_DATE_EPOCH");
+	char *end;
+	long long at = e ? strtoll(e, &end, 10) : -1;
+	if (e && *e && !*end && at >= 0)
+		return (double)at;
+	return (double)time(NULL);
+}
+
 bool cli_show_progress(const struct cli_common *cm)
 {
 	return !cm->quiet && (cm->progress || isatty(STDERR_FILENO));
@@ -36,7 +46,7 @@ void cli_progress(void *vctx, fab_time_ps now_ps, uint64_t events)
 	double el = cli_wall_s() - ctx->t0;
 	if (!term && ctx->last > 0 && el - ctx->last < 5) /* a log file: the first, then a line every 5 s */
 		return;
-	double f = ctx->done ? ctx->done(ctx->run) : -1;
+	double f = ctx->done ? ctx->done(ctx->run, events) : -1;
 	fprintf(stderr, "%sfabscope: simulated %.3f ms, %.1fM events, %.1fM events/s", term ? "\r\033[K" : "",
 		(double)now_ps / 1e9, (double)events / 1e6, el > 0 ? (double)events / el / 1e6 : 0);
 	if (f > 0.001 && f < 1)

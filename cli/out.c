@@ -330,3 +330,58 @@ int cli_write_out_file(const char *path, const struct out_spec *spec, void *ctx)
 	one.name = name;
 	return write_files(slash ? (*dir ? dir : "/") : ".", &one, 1, ctx, false);
 }
+
+/* ---- another tool's JSON, made before the run (coll -J, probe -J) ---- */
+
+int cli_tool_json_reserve(const char *opt, const char *want, struct cli_tool_json *j)
+{
+	j->opt = opt;
+	for (int n = 0; n < 10000; n++) {
+		if (!n)
+			snprintf(j->path, sizeof j->path, "%s", want);
+		else
+			snprintf(j->path, sizeof j->path, "%s.%d", want, n - 1);
+		/* O_EXCL: not through a link either */
+		j->fd = open(j->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (j->fd >= 0) {
+			cli_guard_path(j->path);
+			fab_nccl_json_time(j->start, sizeof j->start);
+			return FAB_EXIT_OK;
+		}
+		if (errno != EEXIST) {
+			fprintf(stderr, "fabscope: %s %s: %s\n", opt, j->path, strerror(errno));
+			return FAB_EXIT_IO;
+		}
+	}
+	fprintf(stderr, "fabscope: %s %s: it and %s.0 to %s.9998 exist already\n", opt, want, want, want);
+	return FAB_EXIT_IO;
+}
+
+void cli_tool_json_drop(struct cli_tool_json *j)
+{
+	if (j->fd < 0)
+		return;
+	close(j->fd);
+	unlink(j->path);
+	j->fd = -1;
+	cli_unguard_path();
+}
+
+int cli_tool_json_commit(struct cli_tool_json *j, int (*write)(FILE *f, void *ctx, const char *start), void *ctx)
+{
+	FILE *f = fdopen(j->fd, "w");
+	if (!f) {
+		fprintf(stderr, "fabscope: %s %s: %s\n", j->opt, j->path, strerror(errno));
+		cli_tool_json_drop(j); /* and unguarded */
+		return FAB_EXIT_IO;
+	}
+	int rc = write(f, ctx, j->start);
+	j->fd = -1;
+	if (fclose(f) || rc) {
+		fprintf(stderr, "fabscope: %s %s: writing failed\n", j->opt, j->path);
+		unlink(j->path);
+		rc = FAB_EXIT_IO;
+	}
+	cli_unguard_path();
+	return rc;
+}

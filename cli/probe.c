@@ -51,6 +51,8 @@ static const char *usage_probe =
 	"  --pair-timeout S      matrix: a pair not done in S seconds is recorded failed (default 10)\n"
 	"  --retest F            matrix: re-test alone the pairs under F x the median (default 0.5; 0: none)\n"
 	"  --json FILE           rank 0 writes the result document (what fabscope diagnose reads)\n"
+	"  -J FILE               coll: nccl-tests' JSON (its -J), bw: iperf3's (its -J); never\n"
+	"                        over a file (FILE.0, FILE.1, ...), removed if the run fails\n"
 	"  --out DIR             rank 0 writes DIR/result.json and DIR/probe.txt (the table)\n"
 	"  -h, --help            show this help (--version: the version)\n"
 	"\n"
@@ -236,8 +238,17 @@ static int opt_test(struct probe_cli *pc, int c)
 		}
 		return -1;
 	case 'a':
-		if (optarg[0] >= '0' && optarg[0] <= '3' && !optarg[1])
-			return -1; /* nccl-tests' -a: the reported time is already the mean over ranks */
+		/* a number: nccl-tests' -a (the reported time is already the
+		 * mean over ranks); a name: the algorithm */
+		if (optarg[0] >= '0' && optarg[0] <= '9') {
+			if (optarg[0] <= '3' && !optarg[1])
+				return -1;
+			fprintf(stderr,
+				"fabscope: -a %s: a number is nccl-tests' averaging, 0 to 3; an algorithm is a name: "
+				"ring, tree, rhd or direct\n",
+				optarg);
+			return FAB_EXIT_USAGE;
+		}
 		pc->set_algo = true;
 		pc->o.algo = fab_coll_algo_parse(optarg);
 		if (pc->o.algo < 0 || pc->o.algo == FAB_ALGO_AUTO) {
@@ -259,8 +270,10 @@ static int opt_test(struct probe_cli *pc, int c)
 /* the rest: what rank 0 writes (--json, --out), and the switches */
 static int opt_plain(struct probe_cli *pc, int c)
 {
-	if (c == 'J')
+	if (c == 'W')
 		pc->o.json = optarg;
+	else if (c == 'J')
+		pc->o.tool_json = optarg;
 	else if (c == 'U')
 		pc->o.outdir = optarg;
 	else if (c == 'D')
@@ -277,7 +290,7 @@ static const struct {
 	int (*handle)(struct probe_cli *pc, int c);
 } groups[] = {
 	{"LfnwCKc", opt_count}, {"rNMB", opt_where}, {"TYti", opt_seconds},
-	{"be", opt_bytes},      {"XOoaR", opt_test}, {"JUDPS", opt_plain},
+	{"be", opt_bytes},      {"XOoaR", opt_test}, {"WJUDPS", opt_plain},
 };
 
 /* one option; -1: go on, else the exit status (help, or a usage error) */
@@ -311,6 +324,13 @@ static int probe_check(struct probe_cli *pc)
 			pc->o.test == PROBE_COLL
 				? " (nccl-tests' -t, threads per process: the probe runs one rank a process)"
 				: "");
+		return FAB_EXIT_USAGE;
+	}
+	if (pc->o.tool_json && pc->o.test != PROBE_COLL && pc->o.test != FAB_PROBE_BW &&
+	    pc->o.test != FAB_PROBE_BW_BIDIR) {
+		fprintf(stderr,
+			"fabscope: -J: nccl-tests' JSON for --test coll, iperf3's for --test bw; --json FILE "
+			"writes the result document of every test\n");
 		return FAB_EXIT_USAGE;
 	}
 	if (pc->set_i && !(pc->o.duration_s > 0)) {
@@ -445,7 +465,8 @@ int cmd_probe(int argc, char **argv)
 		{"conns", required_argument, NULL, 'K'},
 		{"timeout", required_argument, NULL, 'T'},
 		{"test", required_argument, NULL, 'X'},
-		{"json", required_argument, NULL, 'J'},
+		{"json", required_argument, NULL, 'W'},
+		{"output_file", required_argument, NULL, 'J'},
 		{"out", required_argument, NULL, 'U'},
 		{"bind", required_argument, NULL, 'B'},
 		{"bidir", no_argument, NULL, 'D'},
@@ -479,7 +500,7 @@ int cmd_probe(int argc, char **argv)
 	};
 	snprintf(pc.pp.master, sizeof pc.pp.master, "127.0.0.1");
 	int c, rc;
-	while ((c = getopt_long(argc, argv, "a:b:c:e:f:i:n:w:o:t:T:h", opts, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "a:b:c:e:f:i:n:w:o:t:T:J:h", opts, NULL)) != -1)
 		if ((rc = probe_opt(&pc, c)) >= 0)
 			return rc;
 	if (optind < argc) {
@@ -488,5 +509,9 @@ int cmd_probe(int argc, char **argv)
 	}
 	if ((rc = probe_check(&pc)) >= 0)
 		return rc;
+	/* argv: main's from its second word (main.c), so argv[-1] is the
+	 * program: nccl-tests' "args" list the whole command line */
+	pc.o.argc = argc + 1;
+	pc.o.argv = argv - 1;
 	return probe_launch(&pc);
 }

@@ -24,6 +24,8 @@ struct report {
 	size_t len, shown;
 	json_t *doc;
 	struct fab_probe_doc_info info;
+	struct cli_tool_json tj;            /* -J's file, made before the run (fd -1: none) */
+	struct fab_nccl_params_line params; /* coll: nccl-tests' parameters */
 };
 
 /* what the library wrote since the last call, to stdout */
@@ -51,8 +53,28 @@ static int w_text(FILE *f, void *ctx, int arg)
 	return fwrite(r->text, 1, r->len, f) != r->len;
 }
 
+extern char **environ;
+
+/* -J: the other tool's JSON, from the document */
+struct tool_ctx {
+	const struct report *r;
+	const struct probe_opts *o;
+};
+
+static int w_tool(FILE *f, void *vctx, const char *start)
+{
+	struct tool_ctx *x = vctx;
+	const struct probe_opts *o = x->o;
+	if (o->test == PROBE_COLL)
+		return fab_probe_write_nccl_json(f, x->r->doc, &x->r->params, o->argc, o->argv, environ, start);
+	struct fab_probe_iperf ip = {fab_version_string(), o->duration_s, o->interval_s, o->test == FAB_PROBE_BW_BIDIR,
+				     (long long)cli_epoch_s()};
+	return fab_probe_write_iperf_json(f, x->r->doc, &ip);
+}
+
 /* rank 0: the document (and table) into the files asked for, each whole
- * or not at all; the error, if any, goes into the document */
+ * or not at all; the error, if any, goes into the document (and -J's file
+ * is removed) */
 static int finish_report(struct report *r, const struct probe_opts *o, const char *error)
 {
 	int rc = FAB_EXIT_OK;
@@ -63,6 +85,9 @@ static int finish_report(struct report *r, const struct probe_opts *o, const cha
 	}
 	if (r->doc && error)
 		json_object_set_new(r->doc, "error", json_string(error));
+	struct tool_ctx tc = {r, o};
+	if (r->tj.fd >= 0 && (json_object_get(r->doc, "error") || (rc = cli_tool_json_commit(&r->tj, w_tool, &tc))))
+		cli_tool_json_drop(&r->tj);
 	if (r->doc && o->json) {
 		struct out_spec spec = {"", w_json, 0};
 		rc = cli_write_out_file(o->json, &spec, r);
@@ -167,6 +192,7 @@ static int probe_coll(struct fab_probe *pr, const struct fab_probe_params *pp, c
 		struct fab_coll_args a = {.op = o->op, .algo = o->algo, .nranks = pp->nranks, .channels = o->channels};
 		struct fab_probe_coll_sweep sw = {o->minb, o->maxb, o->factor, o->warmup, o->iters, o->check};
 		fab_probe_coll_begin(r->mem, r->doc, &r->info, &a, &sw);
+		r->params = fab_probe_coll_params(&a, &sw);
 		show(r);
 	}
 	for (fab_bytes b = o->minb; b <= o->maxb && !rc; b *= o->factor) {
@@ -325,7 +351,7 @@ int cli_probe_rank(struct fab_probe_params *pp, const struct probe_opts *oin)
 		fab_probe_close(pr);
 		return FAB_EXIT_IO;
 	}
-	struct report r = {0};
+	struct report r = {.tj.fd = -1};
 	if (pp->rank == 0) {
 		static const char *tests[] = {"latency", "bw", "bw"};
 		r.info = (struct fab_probe_doc_info){
@@ -340,12 +366,19 @@ int cli_probe_rank(struct fab_probe_params *pp, const struct probe_opts *oin)
 		};
 		r.doc = fab_probe_doc_new(pr, &r.info);
 		r.mem = open_memstream(&r.text, &r.len);
-		if (!r.mem) {
-			fprintf(stderr, "fabscope: probe: %s\n", strerror(errno));
+		int erc = !r.mem ? FAB_EXIT_IO : o->tool_json ? cli_tool_json_reserve("-J", o->tool_json, &r.tj) : 0;
+		if (erc) {
+			if (!r.mem)
+				fprintf(stderr, "fabscope: probe: %s\n", strerror(errno));
+			else
+				fclose(r.mem);
+			free(r.text);
 			json_decref(r.doc);
 			fab_probe_close(pr);
-			return FAB_EXIT_IO;
+			return erc;
 		}
+		if (o->tool_json) /* nccl-tests' first line */
+			fprintf(r.mem, "# Writing JSON output to %s\n", r.tj.path);
 	}
 	int rc = o->test == PROBE_COLL    ? probe_coll(pr, pp, o, &r)
 		: o->test == PROBE_MATRIX ? probe_matrix(pr, pp, o, &r)

@@ -61,8 +61,9 @@ static int write_run(FILE *f, const void *run, enum fab_output what)
 	return fab_run_write(f, run, what);
 }
 
-static double sim_done(const void *run)
+static double sim_done(void *run, uint64_t events)
 {
+	(void)events;
 	return fab_run_done(run);
 }
 

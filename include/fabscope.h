@@ -134,10 +134,11 @@ int fab_coll_run_write_end(FILE *f, const struct fab_coll_run *r);
  * ("%Y-%m-%d %H:%M:%S") */
 int fab_coll_run_write_nccl_json(FILE *f, const struct fab_coll_run *r, int argc, char *const *argv, char *const *envp,
 				 const char *start);
-/* How much of the work is done, 0 to 1: the sizes done (coll); else the
- * simulated time against run.end, or the flows' bytes delivered, or the
- * jobs' iterations; -1 when it cannot tell */
-double fab_coll_run_done(const struct fab_coll_run *r);
+/* How much of the work is done, 0 to 1: the sizes done (coll: events, the
+ * engine's count so far, measure the size under way); else the simulated
+ * time against run.end, or the flows' bytes delivered, or the jobs'
+ * iterations; -1 when it cannot tell */
+double fab_coll_run_done(struct fab_coll_run *r, uint64_t events);
 double fab_run_done(const struct fab_run *r);
 uint64_t fab_coll_run_events(const struct fab_coll_run *r);
 

@@ -301,9 +301,9 @@ int fab_coll_run_write_end(FILE *f, const struct fab_coll_run *r)
 	return ferror(f) ? FAB_EIO : 0;
 }
 
-double fab_coll_run_done(const struct fab_coll_run *r)
+double fab_coll_run_done(struct fab_coll_run *r, uint64_t events)
 {
-	return fab_sweep_done(&r->sweep);
+	return fab_sweep_done(&r->sweep, events);
 }
 
 double fab_run_done(const struct fab_run *r)
@@ -317,15 +317,24 @@ double fab_run_done(const struct fab_run *r)
 		want += (double)fab_sim_flow_spec(r->sim, i)->bytes;
 		got += (double)fab_sim_flow_stat(r->sim, i).delivered_bytes;
 	}
-	uint64_t iters = 0, done = 0;
+	double iters = 0, done = 0;
+	fab_time_ps now = fab_sim_now(r->sim);
 	for (uint32_t j = 0; j < r->njobs; j++) {
-		iters += r->jobs[j].spec.iterations;
-		done += r->jobs[j].niters; /* iterations finished */
+		const struct fab_job *jb = &r->jobs[j];
+		iters += jb->spec.iterations;
+		done += jb->niters; /* iterations finished */
+		/* and the one under way, by its time so far against the last's */
+		if (!jb->finished && jb->niters && now > jb->iter_start) {
+			const struct fab_job_iter *last = &jb->iters[jb->niters - 1];
+			if (last->end_ps > last->start_ps)
+				done += FAB_MIN(
+					0.99, (double)(now - jb->iter_start) / (double)(last->end_ps - last->start_ps));
+		}
 	}
 	if (iters && want > 0)
-		return FAB_MIN(1.0, (got / want + (double)done / (double)iters) / 2);
+		return FAB_MIN(1.0, (got / want + done / iters) / 2);
 	if (iters)
-		return (double)done / (double)iters;
+		return FAB_MIN(1.0, done / iters);
 	return want > 0 ? FAB_MIN(1.0, got / want) : -1;
 }
 

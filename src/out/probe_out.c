@@ -208,22 +208,27 @@ void fab_probe_p2p_end(FILE *f, const json_t *doc, enum fab_probe_test kind)
 
 /* ---- collectives ---- */
 
+struct fab_nccl_params_line fab_probe_coll_params(const struct fab_coll_args *a, const struct fab_probe_coll_sweep *sw)
+{
+	return (struct fab_nccl_params_line){
+		.op = a->op,
+		.nthreads = 1,
+		.ngpus = 1,
+		.minb = sw->minb,
+		.maxb = sw->maxb,
+		.step = sw->factor,
+		.step_factor = true,
+		.warmup = sw->warmup,
+		.iters = sw->iters,
+		.check = sw->check,
+	};
+}
+
 void fab_probe_coll_begin(FILE *f, json_t *doc, const struct fab_probe_doc_info *info, const struct fab_coll_args *a,
 			  const struct fab_probe_coll_sweep *sw)
 {
-	fab_nccl_table_params(f,
-			      &(struct fab_nccl_params_line){
-				      .op = a->op,
-				      .nthreads = 1,
-				      .ngpus = 1,
-				      .minb = sw->minb,
-				      .maxb = sw->maxb,
-				      .step = sw->factor,
-				      .step_factor = true,
-				      .warmup = sw->warmup,
-				      .iters = sw->iters,
-				      .check = sw->check,
-			      });
+	struct fab_nccl_params_line p = fab_probe_coll_params(a, sw);
+	fab_nccl_table_params(f, &p);
 	fprintf(f,
 		"# fabscope probe: %s, %u ranks, algorithm %s, %u channels, TCP, %u connection%s per pair; in place: "
 		"the operation timed again\n",

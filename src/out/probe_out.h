@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "../probe/probe.h"
+#include "nccl_table.h"
 
 struct fab_probe_doc_info {
 	const char *test;      /* coll, latency, bw, matrix */
@@ -41,6 +42,8 @@ struct fab_probe_coll_sweep {
 	uint32_t factor, warmup, iters;
 	bool check;
 };
+/* nccl-tests' parameters line of the sweep (one thread, one GPU a rank) */
+struct fab_nccl_params_line fab_probe_coll_params(const struct fab_coll_args *a, const struct fab_probe_coll_sweep *sw);
 void fab_probe_coll_begin(FILE *f, json_t *doc, const struct fab_probe_doc_info *info, const struct fab_coll_args *a,
 			  const struct fab_probe_coll_sweep *sw);
 /* a size: its out-of-place time, and the same operation timed again for
@@ -56,5 +59,21 @@ bool fab_probe_coll_end(FILE *f, json_t *doc, int op);
  * slowest ranks, and the "matrix" section diagnose reads */
 void fab_probe_matrix_out(FILE *f, json_t *doc, const struct fab_probe_doc_info *info,
 			  const struct fab_probe_matrix_opts *mo, const struct fab_probe_matrix_res *m);
+
+/* -J FILE: nccl-tests' JSON of the document's collective sweep (p: its
+ * parameters line; argv, envp, start as fab_nccl_json_head) */
+int fab_probe_write_nccl_json(FILE *f, const json_t *doc, const struct fab_nccl_params_line *p, int argc,
+			      char *const *argv, char *const *envp, const char *start);
+/* -J FILE: iperf3's JSON of the document's bandwidth test (its -J), one
+ * object a test (a peer at a size), a list of them when there are several.
+ * The pair's connections are one stream; with bidir the sums are both
+ * ways together.  0, or FAB_EIO. */
+struct fab_probe_iperf {
+	const char *version; /* the program */
+	double duration_s, interval_s;
+	bool bidir;
+	long long timesecs; /* when it began (seconds since 1970) */
+};
+int fab_probe_write_iperf_json(FILE *f, const json_t *doc, const struct fab_probe_iperf *ip);
 
 #endif

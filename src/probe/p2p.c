@@ -148,16 +148,50 @@ static bool batch_ack(struct fab_probe *pr, uint32_t peer, bool tx, bool rx, dou
 	return false;
 }
 
+/* A time-based run's intervals at the lead, cut by the clock as iperf3's
+ * timer cuts them: the first message to end at or past a boundary closes
+ * the interval at that moment with the bytes of the messages ended in it.
+ * The last interval runs to the end of the run (no sliver after it). */
+struct ivclock {
+	const struct fab_probe_p2p_run *run;
+	uint32_t peer;
+	double t0;    /* the run's start (pr_now_s) */
+	double start; /* the open interval's start, from t0 */
+	double next;  /* the boundary that closes it; 0: it runs to the end */
+	double bytes; /* what ended in it */
+};
+
+static double ivclock_next(const struct fab_probe_p2p_run *run, double after)
+{
+	double iv = run->interval_s, b = (floor(after / iv + 1e-9) + 1) * iv;
+	return b > run->duration_s - iv / 10 ? 0 : b;
+}
+
+static void ivclock_add(struct ivclock *c, double bytes)
+{
+	c->bytes += bytes;
+	double now = pr_now_s() - c->t0;
+	if (c->next > 0 && now >= c->next) {
+		c->run->interval(c->run->ctx, c->peer, c->start, now, c->bytes);
+		c->start = now;
+		c->bytes = 0;
+		c->next = ivclock_next(c->run, now);
+	}
+}
+
 /* k messages of bytes one way (or both), striped over the pair's data
- * connections; the arrivals here go to pk (when set) */
+ * connections; the arrivals here go to pk (when set), each message's
+ * bytes (both ways) to ic (when set) */
 static bool batch(struct fab_probe *pr, uint32_t peer, bool tx, bool rx, size_t bytes, const uint8_t *sbuf,
-		  uint8_t *rbuf, uint64_t k, double to, struct peak *pk)
+		  uint8_t *rbuf, uint64_t k, double to, struct peak *pk, struct ivclock *ic)
 {
 	for (uint64_t it = 0; it < k; it++) {
 		if (pr_xfer(pr, peer, pr->nc, sbuf, tx ? bytes : 0, rbuf, rx ? bytes : 0, pr_now_s() + to, NULL))
 			return true;
 		if (rx && pk)
 			peak_arrival(pk, pr_now_s(), bytes);
+		if (ic)
+			ivclock_add(ic, (double)bytes * ((tx && rx) ? 2 : 1));
 	}
 	return false;
 }
@@ -167,12 +201,14 @@ static bool batch(struct fab_probe *pr, uint32_t peer, bool tx, bool rx, size_t 
 #define MAX_BATCH ((uint64_t)1 << 32)
 
 /* Streaming from rank 0 to peer (both ways with bidir): the warm-up, then
- * iters messages, or with run->duration_s batches of about a quarter of an
- * interval each until the time is up (the count of each announced first
- * on the first connection; 0 ends the run), reported by interval.  The
- * time runs from the first byte until the receiver acknowledges the last.
- * At the lead, res: the time, the peak rate (summed over directions; the
- * average when no window fits) and the messages timed. */
+ * iters messages, or with run->duration_s batches of at most a quarter of
+ * an interval each (half what is left near the end, so that the run ends
+ * on time) until the time is up (the count of each announced first on the
+ * first connection; 0 ends the run), reported by interval on a clock
+ * (struct ivclock).  The time runs from the first byte until the receiver
+ * acknowledges the last.  At the lead, res: the time, the peak rate
+ * (summed over directions; the average when no window fits) and the
+ * messages timed. */
 static bool stream(struct fab_probe *pr, enum fab_probe_test kind, uint32_t peer, bool lead, size_t bytes,
 		   const uint8_t *sbuf, uint8_t *rbuf, uint32_t iters, uint32_t warmup,
 		   const struct fab_probe_p2p_run *run, double res[3])
@@ -181,13 +217,18 @@ static bool stream(struct fab_probe *pr, enum fab_probe_test kind, uint32_t peer
 	double to = pr->timeout_s, theirs = 0;
 	double t_warm = pr_now_s();
 	if (warmup &&
-	    (batch(pr, peer, tx, rx, bytes, sbuf, rbuf, warmup, to, NULL) ||
+	    (batch(pr, peer, tx, rx, bytes, sbuf, rbuf, warmup, to, NULL, NULL) ||
 	     batch_ack(pr, peer, tx, rx, 0, &theirs, to)))
 		return true;
 	double per = warmup ? (pr_now_s() - t_warm) / warmup : 0; /* seconds a message */
 	bool timed = run && run->duration_s > 0;
 	double iv = timed ? (run->interval_s > 0 ? run->interval_s : run->duration_s) : 0;
-	double t0 = pr_now_s(), iv_start = 0, iv_bytes = 0, dir = bidir ? 2 : 1;
+	double t0 = pr_now_s(), dir = bidir ? 2 : 1;
+	struct ivclock clk = {run, peer, t0, 0, 0, 0}, *ic = NULL;
+	if (lead && timed && run->interval) {
+		clk.next = ivclock_next(run, 0);
+		ic = &clk;
+	}
 	uint64_t total = 0;
 	struct peak *pk = fab_xcalloc(1, sizeof *pk);
 	peak_init(pk, bytes);
@@ -198,7 +239,7 @@ static bool stream(struct fab_probe *pr, enum fab_probe_test kind, uint32_t peer
 			uint8_t c[8];
 			if (lead) {
 				double left = run->duration_s - (pr_now_s() - t0);
-				double span = FAB_MIN(iv / 4, left);
+				double span = FAB_MIN(iv / 4, left > 4 * per && left > 1e-3 ? left / 2 : left);
 				k = left <= 0 ? 0 : per > 0 ? (uint64_t)FAB_MAX(1.0, FAB_MIN(span / per, 1e9)) : 1;
 				put_u64(c, k);
 			}
@@ -212,27 +253,21 @@ static bool stream(struct fab_probe *pr, enum fab_probe_test kind, uint32_t peer
 				break;
 		}
 		double tb = pr_now_s();
-		if ((bad = batch(pr, peer, tx, rx, bytes, sbuf, rbuf, k, to, pk) ||
+		if ((bad = batch(pr, peer, tx, rx, bytes, sbuf, rbuf, k, to, pk, ic) ||
 			     batch_ack(pr, peer, tx, rx, pk->best, &theirs, to)))
 			break;
 		total += k;
-		double t = pr_now_s(), now = t - t0;
-		per = (t - tb) / (double)k;
-		iv_bytes += (double)bytes * (double)k * dir;
-		if (lead && timed && run->interval && (now - iv_start >= iv * 0.999 || now >= run->duration_s)) {
-			run->interval(run->ctx, peer, iv_start, now, iv_bytes);
-			iv_start = now;
-			iv_bytes = 0;
-		}
+		per = (pr_now_s() - tb) / (double)k;
 		if (!timed)
 			break;
 	}
-	/* the time ran out after a batch short of an interval's end: that
-	 * last part is an interval too (the intervals add up to the row) */
-	if (lead && !bad && timed && run->interval && iv_bytes > 0)
-		run->interval(run->ctx, peer, iv_start, pr_now_s() - t0, iv_bytes);
+	/* the last interval: to the end of the run (the intervals add up to
+	 * the row) */
+	double t_end = pr_now_s() - t0;
+	if (ic && !bad)
+		run->interval(run->ctx, peer, clk.start, t_end, clk.bytes);
 	if (lead && !bad) {
-		res[0] = pr_now_s() - t0;
+		res[0] = t_end;
 		double avg = res[0] > 0 ? (double)bytes * (double)total * dir / res[0] : 0;
 		double peak = theirs + (bidir ? pk->best : 0);
 		res[1] = FAB_MAX(peak, avg); /* no window, or none better: the average */

@@ -106,7 +106,7 @@ enum fab_probe_test { FAB_PROBE_LATENCY, FAB_PROBE_BW, FAB_PROBE_BW_BIDIR };
  * BW peak) and the messages timed (run may make the run time-based). */
 struct fab_probe_p2p_run {
 	double duration_s; /* bw: stream for this long instead of iters (0: iters) */
-	double interval_s; /* bw with a duration: batches of about this long, each reported */
+	double interval_s; /* bw with a duration: report every this long, on a clock (0: once) */
 	/* at rank 0, each batch: its peer, its span from the start, its bytes */
 	void (*interval)(void *ctx, uint32_t peer, double from_s, double to_s, double bytes);
 	void *ctx;

@@ -108,9 +108,33 @@ static void rested(void *obj, uint32_t unused)
 	fab_sim_hold(sw->comm->w->sim, -1);
 }
 
-/* for progress: a row costs about its bytes plus a fixed latency's worth
- * (1 MiB: some tens of microseconds at the rates simulated) an iteration */
-#define SWEEP_LAT_BYTES 1048576.0
+/* For progress: a row's cost, its events in an iteration, about: every
+ * rank's messages (one a step on each channel, at least a frame each) and
+ * the frames of its share of the bus bytes on the wire (4 KiB).  A latency-bound row
+ * on many ranks (a 4 KiB ring on 512 GPUs: a million messages) costs as
+ * much as a large one, and no bytes-based weight says so. */
+static double row_weight(const struct fab_comm *c, const struct fab_coll_params *p, uint64_t bytes, double *model_s)
+{
+	int algo = p->algo, proto = c->w->nccl.proto;
+	fab_comm_select(c, p->op, bytes, &algo, &proto);
+	*model_s = fab_comm_model(c, p->op, algo, proto, bytes);
+	double n = c->nranks, N = FAB_MAX(1u, c->nservers), G = n / N, log2N = 0, log2n = 0;
+	for (double k = 2; k <= N; k *= 2)
+		log2N++;
+	for (double k = 2; k <= n; k *= 2)
+		log2n++;
+	bool ar = p->op == FAB_OP_ALLREDUCE;
+	double steps = algo == FAB_ALGO_RING ? (ar ? 2 * (n - 1) : n - 1)
+		: algo == FAB_ALGO_TREE      ? (ar ? 2 : 1) * (G - 1 + log2N)
+		: algo == FAB_ALGO_HIER      ? (ar ? 2 : 1) * (G - 1 + N - 1)
+		: algo == FAB_ALGO_RHD       ? 2 * log2n
+		: algo == FAB_ALGO_DIRECT    ? n - 1
+					     : 2;
+	/* LL carries a flag with every 8 bytes, LL128 8 bytes in 128 */
+	double wire = proto == FAB_PROTO_LL ? 2 : proto == FAB_PROTO_LL128 ? 128.0 / 120 : 1;
+	double ch = FAB_MAX(1u, c->channels);
+	return n * (ch * FAB_MAX(steps, 1.0) + wire * fab_coll_busbw_factor(p->op, c->nranks) * (double)bytes / 4096);
+}
 
 /* Two iterations take the same time when they differ by under this part
  * of it; three in a row and the fabric repeats itself (every flow done,
@@ -145,7 +169,8 @@ static void on_done(void *ctx, const struct fab_op_result *r)
 	row->algo = r->algo;
 	row->proto = r->proto;
 	fab_time_ps took = r->end_ps - sw->iter_start;
-	sw->ps_per_weight = (double)took / ((double)row->bytes + SWEEP_LAT_BYTES);
+	if (row->model_s > 0) /* the last iteration's time against the model's */
+		sw->time_per_model = (double)took / 1e12 / row->model_s;
 	sw->same = sw->iter > 0 && same_time(took, sw->last_ps) ? sw->same + 1 : 0;
 	sw->last_ps = took;
 	if (sw->iter + 1 == sw->p.warmup)
@@ -157,6 +182,7 @@ static void on_done(void *ctx, const struct fab_op_result *r)
 		r->end_ps >= fab_sim_settled_from(sw->comm->w->sim);
 	if (sw->iter == sw->p.warmup + sw->p.iters || repeats) {
 		row_finish(sw, row, r->end_ps, took);
+		sw->expect = sw->iter; /* the next rows: as many as this one ran */
 		sw->cur++;
 		if (sw->row_done)
 			sw->row_done(sw->row_ctx, sw->cur - 1);
@@ -219,6 +245,7 @@ int fab_sweep_start(struct fab_sweep *sw, struct fab_comm *c, const struct fab_c
 			memset(row, 0, sizeof *row);
 			row->count = count;
 			row->bytes = count * eb;
+			row->weight = row_weight(c, p, row->bytes, &row->model_s);
 		}
 		uint64_t next = p->step_bytes ? b + p->step_bytes : b * (p->factor > 1 ? p->factor : 2);
 		if (next > p->max_bytes || next <= b)
@@ -228,6 +255,7 @@ int fab_sweep_start(struct fab_sweep *sw, struct fab_comm *c, const struct fab_c
 	if (!sw->nrows)
 		return fab_err_set(err, FAB_EINVAL,
 				   "collective.max_bytes: no size in the range holds a whole element per rank");
+	sw->expect = sw->p.warmup + sw->p.iters;
 	/* every size, the first too, begins at rest (rested) */
 	fab_sim_hold(c->w->sim, +1);
 	fab_work_timer(c->w, fab_sim_now(c->w->sim), rested, sw, 0);
@@ -248,24 +276,46 @@ double fab_sweep_avg_busbw(const struct fab_sweep *sw)
 	return sw->nrows ? sum / sw->nrows : 0;
 }
 
-double fab_sweep_done(const struct fab_sweep *sw)
+double fab_sweep_done(struct fab_sweep *sw, uint64_t events)
 {
-	double all = 0, done = 0;
-	uint32_t per_row = sw->p.warmup + sw->p.iters;
+	if (sw->finished)
+		return 1;
+	double all = 0, work = 0, w = 0;
 	for (uint32_t i = 0; i < sw->nrows; i++) {
-		double w = (double)sw->rows[i].bytes + SWEEP_LAT_BYTES;
-		all += w * per_row;
+		double wi = sw->rows[i].weight;
 		if (i < sw->cur) {
-			done += w * per_row;
+			work += wi * sw->rows[i].iters_run;
+			all += wi * sw->rows[i].iters_run;
 		} else if (i == sw->cur) {
-			/* the iteration under way: its simulated time so far
-			 * against what the last one took per byte */
-			double part = 0;
-			if (sw->ps_per_weight > 0)
-				part = (double)(fab_sim_now(sw->comm->w->sim) - sw->iter_start) /
-					(sw->ps_per_weight * w);
-			done += w * (FAB_MIN(sw->iter, per_row) + FAB_MIN(part, 0.99));
+			work += wi * FAB_MIN(sw->iter, sw->expect);
+			all += wi * FAB_MAX(sw->expect, sw->iter + 1);
+			w = wi;
+		} else {
+			all += wi * sw->expect;
 		}
 	}
-	return sw->finished ? 1 : all > 0 ? done / all : -1;
+	/* an iteration ended since the last call: the events per weight of
+	 * all the work so far (the cost of the rows to come) */
+	if (work > sw->seen_work) {
+		sw->seen_work = work;
+		sw->seen_events = events;
+		sw->events_per_weight = (double)events / work;
+	}
+	/* The iteration under way, the larger of two measures (each falls
+	 * behind where the other does not): its events so far against what
+	 * its weight costs (behind after rows whose events were mostly timers
+	 * and rests), and its simulated time against the cost model's, scaled
+	 * by the last iteration's time against the model's (behind while a
+	 * large size starts: every queue fills, and a microsecond costs many
+	 * more events than later) */
+	double part = 0;
+	const struct fab_sweep_row *row = &sw->rows[sw->cur];
+	if (sw->events_per_weight > 0)
+		part = (double)(events - sw->seen_events) / (sw->events_per_weight * w);
+	if (row->model_s > 0)
+		part = FAB_MAX(part,
+			       (double)(fab_sim_now(sw->comm->w->sim) - sw->iter_start) / 1e12 /
+				       (row->model_s * (sw->time_per_model > 0 ? sw->time_per_model : 1)));
+	double done = work + w * FAB_MIN(part, 0.99);
+	return all > 0 ? FAB_MIN(done / all, 0.999) : -1;
 }

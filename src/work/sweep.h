@@ -69,6 +69,8 @@ struct fab_sweep_row {
 	uint32_t iters_run; /* warm-up and timed iterations simulated */
 	double algbw_GBps, busbw_GBps;
 	fab_time_ps start_ps, end_ps; /* of the timed iterations */
+	double weight;                /* for progress: its events an iteration, about */
+	double model_s;               /* for progress: the cost model's time (< 0: none) */
 };
 
 struct fab_sweep {
@@ -81,7 +83,13 @@ struct fab_sweep {
 	fab_time_ps iter_start; /* of the iteration under way */
 	fab_time_ps last_ps;    /* the last iteration's time */
 	uint32_t same;          /* iterations in a row that took last_ps */
-	double ps_per_weight;   /* the last iteration's time per weighted byte (progress) */
+	uint32_t expect;        /* iterations a row is expected to run (progress) */
+	/* progress: the work done (weight x iterations) when last seen to
+	 * change, the engine's events then, and events per weight so far */
+	double seen_work;
+	uint64_t seen_events;
+	double events_per_weight;
+	double time_per_model; /* the last iteration's time over the model's */
 	bool finished;
 	int rc;
 	struct fab_err err;
@@ -93,8 +101,10 @@ struct fab_sweep {
 int fab_sweep_start(struct fab_sweep *sw, struct fab_comm *c, const struct fab_coll_params *p, struct fab_err *err);
 void fab_sweep_free(struct fab_sweep *sw);
 double fab_sweep_avg_busbw(const struct fab_sweep *sw);
-/* the share of the sweep done (0 to 1), weighting each row by its bytes and
- * each of its iterations alike; -1 before it starts */
-double fab_sweep_done(const struct fab_sweep *sw);
+/* the share of the sweep done (0 to 1), weighting each row by its events
+ * (row_weight) and each of its iterations alike, the rows to come as many
+ * iterations as the last one ran (one that ended early because the fabric
+ * repeated itself); -1 before it starts */
+double fab_sweep_done(struct fab_sweep *sw, uint64_t events);
 
 #endif

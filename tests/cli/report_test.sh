@@ -39,6 +39,31 @@ grep -q 'class="suspect-link"><title>suspect [0-9]*: link leaf3 &lt;-&gt; server
 	[ "$(grep -c 'class="suspect-link"' "$R")" -eq 1 ] && ok topology-suspect ||
 	bad "topology-suspect: $(grep -o 'class="suspect-link"><title>[^<]*' "$R")"
 [ "$(grep -c 'class="pause"><title>PAUSE' "$R")" -ge 1 ] && ok topology-pause || bad topology-pause
+# no two marks touch, on any topology of the page (the loose cable's has
+# 128 NICs: 7 px apart on their row); parallel links between the same two
+# switches are drawn as one line, their marks as one
+command -v python3 >/dev/null && { python3 - "$R" <<'PY' && ok topology-marks-apart || bad "topology-marks-apart"
+import re, sys
+page = open(sys.argv[1]).read()
+n = 0
+for svg in re.findall(r'<svg class="topo".*?</svg>', page, re.S):
+    boxes = []
+    for x, y, w, h in re.findall(r'<rect x="([-\d.]+)" y="([-\d.]+)" width="([\d.]+)" height="([\d.]+)" class="pause"', svg):
+        x, y, w, h = map(float, (x, y, w, h))
+        boxes.append((x, y, x + w, y + h))
+    for x, y, r in re.findall(r'<circle cx="([-\d.]+)" cy="([-\d.]+)" r="([\d.]+)" class="ecn"', svg):
+        x, y, r = map(float, (x, y, r))
+        boxes.append((x - r, y - r, x + r, y + r))
+    boxes = sorted(set(boxes))
+    n += len(boxes)
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            if b[0] >= a[2]:
+                break
+            assert b[1] >= a[3] or a[1] >= b[3], ("marks touch", a, b)
+assert n > 100, n
+PY
+}
 # self-contained: nothing fetched, no script
 if grep -qiE '<script|<link|src=|@import|url\(|https?://' "$R"; then bad "self-contained: $(grep -oiE '<script|<link|src=|@import|url\(|https?://' "$R" | head -3)"; else ok self-contained; fi
 [ "$(grep -c '<polyline' "$R")" -ge 4 ] && ok charts || bad charts
