@@ -128,12 +128,24 @@ static int run_compare(const char *path, const char *outdir, const char *format,
 			for (size_t k = 0; k < n; k++)
 				free(sets[k]);
 			free(sets);
+			/* sim compares a training step: a result with no job has
+			 * nothing to compare */
+			if (docs[i * S + r] && c->command != FAB_GRID_COLL &&
+			    !json_is_number(fab_json_path(docs[i * S + r], "jobs[0].stats.mean_ps"))) {
+				json_decref(docs[i * S + r]);
+				docs[i * S + r] = NULL;
+				snprintf(e.msg, sizeof e.msg,
+					 "the workload has no job: command sim compares a training step (give the "
+					 "workload a scenario with jobs, or jobs under workload.set)");
+			}
 			if (!docs[i * S + r]) {
 				why = errs[i * S + r] = fab_xstrdup(e.msg);
 				rc = FAB_EXIT_CHECKS;
 			}
 		}
-		if (!quiet && S > 1)
+		if (why && (quiet || S == 1)) /* -q still says what failed */
+			fprintf(stderr, "plan: design %s: %s\n", c->d[i].name, why);
+		else if (!quiet && S > 1)
 			fprintf(stderr, "plan: design %s: %s at %zu seeds in %.1f s\n", c->d[i].name, why ? why : "ran",
 				S, cli_wall_s() - t0);
 		else if (!quiet)
@@ -312,6 +324,10 @@ int cmd_plan(int argc, char **argv)
 	}
 	if (optind < argc) {
 		fprintf(stderr, "fabscope: plan: unexpected argument \"%s\"\n", argv[optind]);
+		return FAB_EXIT_USAGE;
+	}
+	if (out && !*out) {
+		fprintf(stderr, "fabscope: plan: -o: a file name is needed\n");
 		return FAB_EXIT_USAGE;
 	}
 	if (compare) {

@@ -402,7 +402,7 @@ static int probe_launch(struct probe_cli *pc)
 			return FAB_EXIT_USAGE;
 		}
 	}
-	char bad[200];
+	char bad[400];
 	pc->o.launcher = fab_probe_env(&pc->pp, bad, sizeof bad);
 	if (!pc->o.launcher && bad[0]) {
 		fprintf(stderr, "fabscope: probe: %s\n", bad);

@@ -16,6 +16,7 @@
  * Running the points and waiting for a launcher's ranks: sweep_run.c.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -122,6 +123,32 @@ static int w_merged(FILE *f, void *ctx, int csv)
 	return w_json(f, m->doc, 1);
 }
 
+/* a results column that no point that ran has: a path misspelled
+ * (summary.dropz), or one that this command does not write */
+static void absent_fields(const json_t *merged)
+{
+	const json_t *fields = json_object_get(merged, "fields"), *pts = json_object_get(merged, "points"), *fd, *p;
+	size_t f, i;
+	json_array_foreach(fields, f, fd)
+	{
+		const char *name = json_string_value(json_object_get(fd, "name"));
+		bool ran = false, seen = false;
+		json_array_foreach(pts, i, p)
+		{
+			if (strcmp(json_string_value(json_object_get(p, "status")), "ok"))
+				continue;
+			ran = true;
+			const json_t *v = json_object_get(json_object_get(p, "results"), name);
+			seen |= v && !json_is_null(v);
+		}
+		if (ran && !seen)
+			fprintf(stderr,
+				"fabscope: sweep: warning: results.%s: %s is in no point's result document (a misspelled "
+				"path? doc/results.md lists them)\n",
+				name, json_string_value(json_object_get(fd, "path")));
+	}
+}
+
 /* every point's document (or failure) into the table: DIR/sweep.csv and
  * DIR/sweep.json, and the text on stdout */
 static int merge(const struct fab_grid *g, const char *dir)
@@ -156,6 +183,8 @@ static int merge(const struct fab_grid *g, const char *dir)
 		if (!docs[i])
 			fprintf(stderr, "fabscope: sweep: point %zu %s: %s\n", i, errs[i] ? "failed" : "was not run",
 				errs[i] ? errs[i] : "(no document)");
+	if (!rc)
+		absent_fields(m.doc);
 	if (!rc && bad)
 		rc = FAB_EXIT_CHECKS;
 	for (size_t i = 0; i < g->npts; i++) {
@@ -168,12 +197,29 @@ static int merge(const struct fab_grid *g, const char *dir)
 	return rc;
 }
 
+#define SWEEP_PLAN_MAX_BYTES (256 << 20)
+
 static struct fab_grid *load_plan(const char *dir, int *rc)
 {
 	char path[PATH_MAX];
 	snprintf(path, sizeof path, "%s/plan.json", dir);
+	/* a regular file of sane size, checked on what is opened (a FIFO
+	 * planted there would hang the read) */
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > SWEEP_PLAN_MAX_BYTES) {
+		fprintf(stderr, "fabscope: %s: %s (is it a sweep's directory?)\n", path,
+			fd < 0                         ? strerror(errno)
+				: !S_ISREG(st.st_mode) ? "not a regular file"
+						       : "larger than 256 MiB: not a plan fabscope wrote");
+		if (fd >= 0)
+			close(fd);
+		*rc = FAB_EXIT_IO;
+		return NULL;
+	}
 	json_error_t je;
-	json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+	json_t *j = json_loadfd(fd, JSON_REJECT_DUPLICATES, &je);
+	close(fd);
 	if (!j) {
 		if (je.line < 1)
 			fprintf(stderr, "fabscope: %s: %s (is it a sweep's directory?)\n", path, je.text);

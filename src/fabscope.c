@@ -393,6 +393,13 @@ struct fab_matrix_run *fab_matrix_run_new(const struct fab_config *c, struct fab
 		return NULL;
 	}
 	r->run->config = c;
+	if (r->run->topo->nnics < 2) {
+		fab_err_set(err, FAB_EINVAL, "matrix: the topology has %u NIC: a matrix test needs at least 2",
+			    r->run->topo->nnics);
+		fab_run_free(r->run);
+		free(r);
+		return NULL;
+	}
 	fab_work_init(&r->work, r->run->sim, r->run->topo);
 	struct fab_matrix_params mp = c->matrix;
 	mp.seed = c->run.seed;

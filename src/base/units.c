@@ -6,6 +6,7 @@
  * the nearest unit (ps, bit/s, byte), so "0.1us" is exactly 100000 ps.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -284,12 +285,16 @@ int fab_parse_double(const char *s, double *out, char *why, size_t why_len)
 		double num = strtod(s, &slash);
 		if (slash != s && *slash == '/') {
 			double den = strtod(slash + 1, &end);
-			if (end != slash + 1 && !*end && den != 0) {
+			if (end != slash + 1 && !*end && den != 0 && isfinite(num / den)) {
 				*out = num / den;
 				return 0;
 			}
 		}
 		why_set(why, why_len, "expected a number, got \"%s\"", s);
+		return FAB_EINVAL;
+	}
+	if (!isfinite(v)) { /* "nan", "inf", 1e999 */
+		why_set(why, why_len, "expected a finite number, got \"%s\"", s);
 		return FAB_EINVAL;
 	}
 	*out = v;

@@ -187,6 +187,14 @@ static int parse(struct fab_compare *c, const struct ynode *root, const char *di
 		const struct ynode *m = designs->vals[i], *name = m->kind == Y_MAP ? fab_ydom_get(m, "name") : NULL;
 		if (!name || name->kind != Y_SCALAR || !*name->scalar || strlen(name->scalar) > 64)
 			return at(err, c, m->line, m->col, "designs: each needs a name (at most 64 characters)", NULL);
+		/* a name goes into a table, a CSV and a YAML comment: one line of
+		 * printable characters */
+		for (const unsigned char *p = (const unsigned char *)name->scalar; *p; p++)
+			if (*p < 0x20 || *p == 0x7f)
+				return at(err, c, name->line, name->col,
+					  "designs: a name is one line of printable characters (no newline, tab or "
+					  "control character)",
+					  NULL);
 		for (size_t j = 0; j < c->n; j++)
 			if (!strcmp(c->d[j].name, name->scalar))
 				return at(err, c, name->line, name->col, "designs: a name given twice: ", name->scalar);
@@ -218,7 +226,10 @@ struct fab_compare *fab_compare_load(const char *path, struct fab_err *err)
 	fab_plan_prices_default(&c->prices);
 	struct ynode *root = NULL;
 	if (fab_read_text(path, "designs", COMPARE_MAX_BYTES, true, &text, &len, err) ||
-	    !(root = fab_ydom_parse(text, len, c->origin, err)))
+	    !(root = fab_ydom_parse(text, len, c->origin,
+				    "a design comparison is a mapping with keys cluster, designs and workload "
+				    "(doc/plan.md)",
+				    err)))
 		goto fail;
 	char *dup = fab_xstrdup(path);
 	int rc = parse(c, root, dirname(dup), err);

@@ -513,7 +513,10 @@ struct fab_grid *fab_grid_load(const char *path, const char *salt, struct fab_er
 	g->command = FAB_GRID_SIM;
 	if (fab_read_text(path, "grid", GRID_MAX_BYTES, true, &text, &len, err))
 		goto fail;
-	root = fab_ydom_parse(text, len, g->origin, err);
+	root = fab_ydom_parse(
+		text, len, g->origin,
+		"a sweep grid is a mapping with keys scenario, command, set, vary, seeds and results (doc/sweep.md)",
+		err);
 	if (!root)
 		goto fail;
 	char *dup = fab_xstrdup(path);

@@ -25,7 +25,51 @@ struct join {
 	struct addr *tab;
 	struct fab_ip *from;
 	struct fab_err *err;
+	int abort; /* why the rendezvous was given up, told to those who joined */
+	uint32_t abort_rank;
 };
+
+/* Why rank 0 gave up the rendezvous, told to the ranks that joined (and to
+ * the one that broke it) in place of the address table: its first entry's
+ * family ABORT_FAMILY, port the reason, ip[0..3] the rank concerned.  A
+ * joiner reads only the code and a rank below the job's size from it. */
+#define ABORT_FAMILY 0xee
+enum { ABORT_DUPLICATE = 1, ABORT_BAD_RANK, ABORT_NO_ADDRESS };
+
+static void send_abort(struct fab_probe *pr, int fd, int why, uint32_t rank)
+{
+	struct addr *rec = fab_xcalloc(pr->n, sizeof *rec);
+	rec[0].family = ABORT_FAMILY;
+	rec[0].port = (uint16_t)why;
+	memcpy(rec[0].ip, &rank, sizeof rank);
+	pr_full_io(fd, rec, pr->n * sizeof *rec, true, FAB_MIN(pr->timeout_s, 1.0));
+	free(rec);
+}
+
+/* a joiner: rank 0's abort record, in words; false when tab is a table */
+static bool abort_said(const struct fab_probe *pr, const struct addr *tab, char *buf, size_t len)
+{
+	if (tab[0].family != ABORT_FAMILY)
+		return false;
+	uint32_t r;
+	memcpy(&r, tab[0].ip, sizeof r);
+	if (r >= pr->n)
+		r = pr->me;
+	if (tab[0].port == ABORT_DUPLICATE)
+		snprintf(buf, len,
+			 "rank 0 gave up the rendezvous: two processes say they are rank %u (check the launcher's "
+			 "rank variables; another job with the same token?)",
+			 r);
+	else if (tab[0].port == ABORT_BAD_RANK)
+		snprintf(buf, len,
+			 "rank 0 gave up the rendezvous: a process gave a rank outside the job (do the "
+			 "launchers' sizes differ?)");
+	else if (tab[0].port == ABORT_NO_ADDRESS)
+		snprintf(buf, len, "rank 0 gave up the rendezvous: rank %u gave no data address", r);
+	else
+		snprintf(buf, len, "rank 0 gave up the rendezvous");
+	return true;
+}
 
 static int take_join(struct fab_probe *pr, void *ctx, int fd, const struct hello *h, const struct fab_ip *from)
 {
@@ -33,6 +77,7 @@ static int take_join(struct fab_probe *pr, void *ctx, int fd, const struct hello
 	char f1[INET6_ADDRSTRLEN], f2[INET6_ADDRSTRLEN];
 	fab_ip_str(from, f1, sizeof f1);
 	if (h->rank == 0 || h->rank >= pr->n) {
+		send_abort(pr, fd, ABORT_BAD_RANK, 0);
 		fab_err_set(j->err, FAB_EIO,
 			    "rank 0: a process at %s says it is rank %u of a job of %u ranks "
 			    "(do the launchers' sizes differ?)",
@@ -40,6 +85,9 @@ static int take_join(struct fab_probe *pr, void *ctx, int fd, const struct hello
 		return -1;
 	}
 	if (ctl_of(pr, h->rank)->fd >= 0) {
+		send_abort(pr, fd, ABORT_DUPLICATE, h->rank);
+		j->abort = ABORT_DUPLICATE;
+		j->abort_rank = h->rank;
 		fab_err_set(j->err, FAB_EIO,
 			    "rank 0: two processes say they are rank %u (from %s and %s): check "
 			    "the launcher's rank variables",
@@ -48,6 +96,9 @@ static int take_join(struct fab_probe *pr, void *ctx, int fd, const struct hello
 	}
 	static const uint8_t zero[16];
 	if ((h->family != 4 && h->family != 6) || !memcmp(h->ip, zero, sizeof zero) || !h->port) {
+		send_abort(pr, fd, ABORT_NO_ADDRESS, h->rank);
+		j->abort = ABORT_NO_ADDRESS;
+		j->abort_rank = h->rank;
 		fab_err_set(j->err, FAB_EIO, "rank 0: rank %u at %s gave no data address", h->rank, f1);
 		return -1;
 	}
@@ -164,11 +215,15 @@ struct fab_probe *fab_probe_connect(const struct fab_probe_params *p, struct fab
 		}
 		tab[0] = (struct addr){{0}, dport, my_ip.family, 0};
 		memcpy(tab[0].ip, my_ip.a, sizeof tab[0].ip);
-		struct join j = {tab, from, err};
+		struct join j = {tab, from, err, 0, 0};
 		struct accept_pool ap = {pr->n - 1, 0, 0, take_join, &j};
 		int rc = pr_accept_pool(pr, rfd, &ap);
 		if (p->rendezvous_fd < 0)
 			close(rfd);
+		if (rc && j.abort) /* the ranks that joined hear why, not only that it failed */
+			for (uint32_t i = 1; i < pr->n; i++)
+				if (ctl_of(pr, i)->fd >= 0)
+					send_abort(pr, ctl_of(pr, i)->fd, j.abort, j.abort_rank);
 		if (rc) {
 			if (!err->code) {
 				char miss[128], ref[96] = "";
@@ -203,6 +258,11 @@ struct fab_probe *fab_probe_connect(const struct fab_probe_params *p, struct fab
 				    p->master_port);
 			if (fd >= 0)
 				close(fd);
+			goto fail;
+		}
+		if (abort_said(pr, tab, why, sizeof why)) {
+			fab_err_set(err, FAB_EIO, "rank %u: %s", pr->me, why);
+			close(fd);
 			goto fail;
 		}
 		ctl_of(pr, 0)->fd = fd;
@@ -289,10 +349,12 @@ void fab_probe_close(struct fab_probe *pr)
 
 /* "node[07-09]x" at its first host: prefix, the first number of the
  * first range (its zero padding kept), suffix up to the next comma */
-int fab_slurm_first_host(const char *list, char *out, size_t len)
+int fab_slurm_first_host(const char *list, char *dst, size_t len)
 {
+	char out[256]; /* out is dst only when whole: a list cut short leaves it as it was */
 	size_t at = 0;
 	const char *s = list;
+	len = FAB_MIN(len, sizeof out);
 	if (!s || !*s || *s == ',' || *s == '[')
 		return -1;
 	while (*s && *s != ',') {
@@ -319,7 +381,10 @@ int fab_slurm_first_host(const char *list, char *out, size_t len)
 		at += take;
 	}
 	out[at] = 0;
-	return at ? 0 : -1;
+	if (!at)
+		return -1;
+	memcpy(dst, out, at + 1);
+	return 0;
 }
 
 void fab_probe_token_of(const char *s, uint8_t token[FAB_PROBE_TOKEN_BYTES])
@@ -420,10 +485,18 @@ const char *fab_probe_env(struct fab_probe_params *p, char *why, size_t len)
 		if (i == 2) {
 			/* Slurm: the master is the step's first node */
 			const char *nl = getenv("SLURM_STEP_NODELIST"), *job = getenv("SLURM_JOB_ID");
-			if (!nl)
+			const char *nlv = "SLURM_STEP_NODELIST";
+			if (!nl) {
 				nl = getenv("SLURM_NODELIST");
-			if (!ma && nl)
-				fab_slurm_first_host(nl, p->master, sizeof p->master);
+				nlv = "SLURM_NODELIST";
+			}
+			if (!ma && nl && fab_slurm_first_host(nl, p->master, sizeof p->master)) {
+				snprintf(why, len,
+					 "%s=\"%.100s\": not a Slurm node list (such as gpu[01-04],login1): rank "
+					 "0's host cannot be told; set MASTER_ADDR",
+					 nlv, nl);
+				return NULL;
+			}
 			if (!mp && job) {
 				const char *st = getenv("SLURM_STEP_ID");
 				uint64_t id = strtoull(job, NULL, 10) * 16 + (st ? strtoull(st, NULL, 10) : 0);

@@ -247,11 +247,23 @@ static int load_item(struct loader *L, const struct fab_key_def *(*table)(size_t
 /* what a generator of its kind needs */
 static int check_gen(struct loader *L, const struct fab_gen_spec *g, const struct ynode *map, const char *what)
 {
-	char w[300];
+	char w[300], why[200];
 	const char *need = NULL;
+	static const char *const poisson_only[] = {"cdf",         "load",           "duration",
+						   "incast_load", "incast_senders", "incast_bytes"};
 	if (g->kind != FAB_GEN_POISSON) {
 		if (!fab_ydom_get(map, "bytes"))
 			need = "missing key 'bytes'";
+		for (size_t k = 0; k < FAB_ARRAY_LEN(poisson_only) && !need; k++)
+			if (fab_ydom_get(map, poisson_only[k])) {
+				snprintf(why, sizeof why,
+					 "%s: only for kind poisson (this generator sends bytes per flow)",
+					 poisson_only[k]);
+				need = why;
+			}
+	} else if (fab_ydom_get(map, "bytes")) {
+		need = "bytes: a poisson generator draws each flow's size from its cdf (incast_bytes sizes its "
+		       "incasts)";
 	} else if (!g->cdf) {
 		need = "a poisson generator needs cdf (websearch, fb_hadoop or a file)";
 	} else if (g->load <= 0 && g->incast_load <= 0) {
@@ -662,7 +674,8 @@ struct fab_config *fab_config_parse(const char *text, size_t len, const char *or
 			goto fail;
 		}
 	}
-	struct ynode *root = fab_ydom_parse(text, len, c->origin, err);
+	struct ynode *root = fab_ydom_parse(
+		text, len, c->origin, "a scenario is a mapping with sections topology, fabric, traffic, run", err);
 	if (!root)
 		goto fail;
 	for (size_t i = 0; i < nsets; i++)

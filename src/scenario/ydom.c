@@ -192,7 +192,8 @@ anchor:
 	return NULL;
 }
 
-struct ynode *fab_ydom_parse(const char *text, size_t len, const char *origin, struct fab_err *err)
+struct ynode *fab_ydom_parse(const char *text, size_t len, const char *origin, const char *root_what,
+			     struct fab_err *err)
 {
 	struct builder b = {.origin = origin, .err = err};
 	struct ynode *root = NULL;
@@ -219,9 +220,7 @@ struct ynode *fab_ydom_parse(const char *text, size_t len, const char *origin, s
 	if (!root)
 		goto out;
 	if (root->kind != Y_MAP) {
-		fab_err_set(err, FAB_EINVAL,
-			    "%s:%u:%u: a scenario is a mapping with sections topology, fabric, traffic, run", origin,
-			    root->line, root->col);
+		fab_err_set(err, FAB_EINVAL, "%s:%u:%u: %s", origin, root->line, root->col, root_what);
 		fab_ydom_free(root);
 		root = NULL;
 		goto out;

@@ -28,7 +28,9 @@ struct ynode {
 };
 
 /* Parses text (named origin in messages).  NULL and err on a syntax error. */
-struct ynode *fab_ydom_parse(const char *text, size_t len, const char *origin, struct fab_err *err);
+/* root: what the document is, for the message when its root is not a
+ * mapping ("a scenario is a mapping with sections ...") */
+struct ynode *fab_ydom_parse(const char *text, size_t len, const char *origin, const char *root, struct fab_err *err);
 void fab_ydom_free(struct ynode *n);
 struct ynode *fab_ydom_new(int kind, const char *origin, unsigned line, unsigned col);
 /* Mapping lookup; NULL if absent. */

@@ -76,8 +76,20 @@ int fab_plan_req_set(struct fab_plan_req *r, const char *key, const char *val, c
 			r->length_m[t] = m;
 			return 0;
 		}
-	if (!strcmp(key, "nic_rate") || !strcmp(key, "fabric_rate"))
-		return fab_parse_rate(val, key[0] == 'n' ? &r->nic_rate : &r->fabric_rate, why, len);
+	if (!strcmp(key, "nic_rate") || !strcmp(key, "fabric_rate")) {
+		/* what a scenario's links may run at (topology.fabric_rate's
+		 * range): a plan is written as a scenario that sim must read */
+		fab_rate_bps v;
+		int rc = fab_parse_rate(val, &v, why, len);
+		if (!rc && (v < FAB_PLAN_MIN_RATE || v > FAB_PLAN_MAX_RATE)) {
+			snprintf(why, len, "expected a rate from 1Mbps to 1.6Tbps (what a link may run at), got \"%s\"",
+				 val);
+			rc = FAB_EINVAL;
+		}
+		if (!rc)
+			*(key[0] == 'n' ? &r->nic_rate : &r->fabric_rate) = v;
+		return rc;
+	}
 	if (!strcmp(key, "oversubscription"))
 		return fab_parse_ratio(val, &r->over_num, &r->over_den, why, len);
 	if (!strcmp(key, "spine_oversubscription"))
@@ -509,9 +521,13 @@ void fab_plan_write_text(FILE *f, const struct fab_plan_req *r, const struct fab
 			"  a leaf: %u NIC ports lose their link (one NIC of %u servers: each keeps %u of %u), %.3g%% of "
 			"the NIC ports\n",
 			x->leaf_nics_cut, x->leaf_nics_cut, x->nic_left, x->nic_of, 100 * x->leaf_share);
-	fprintf(f, "  a spine: %s keeps %u of %u uplinks (%.3g:1); bisection %.3g%% of what it was\n",
-		p->tiers == 2 ? "every leaf" : "each leaf of its pod", x->upper_up_left, x->upper_up_of,
-		x->upper_oversub, 100 * x->upper_bisection);
+	if (x->upper_up_left)
+		fprintf(f, "  a spine: %s keeps %u of %u uplinks (%.3g:1); bisection %.3g%% of what it was\n",
+			p->tiers == 2 ? "every leaf" : "each leaf of its pod", x->upper_up_left, x->upper_up_of,
+			x->upper_oversub, 100 * x->upper_bisection);
+	else /* the only spine: the leaves are cut from each other */
+		fprintf(f, "  a spine: %s loses all %u uplinks, cut off from the others; bisection 0%%\n",
+			p->tiers == 2 ? "every leaf" : "each leaf of its pod", x->upper_up_of);
 	if (p->tiers == 3)
 		fprintf(f, "  a super-spine: bisection %.3g%% of what it was\n", 100 * x->core_bisection);
 	fprintf(f, "  a leaf's uplink: that leaf at %.3g:1\n", x->link_oversub);

@@ -37,6 +37,10 @@ struct fab_plan_prices {
 /* the defaults (doc/plan.md says where they come from) */
 void fab_plan_prices_default(struct fab_plan_prices *pr);
 
+/* the rates a plan's links may have: topology.fabric_rate's range */
+#define FAB_PLAN_MIN_RATE 1000000ULL
+#define FAB_PLAN_MAX_RATE 1600000000000ULL
+
 struct fab_plan_req {
 	uint32_t gpus, gpus_per_server, nics_per_server;
 	uint32_t radix;                     /* ports per switch */

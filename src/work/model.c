@@ -71,7 +71,15 @@ int fab_model_volumes(const struct fab_model_spec *m, uint32_t dp, uint32_t tp, 
 	o->tokens = (double)per_replica * o->microbatches * s;
 	o->flops = o->flops_per_token * o->tokens;
 	double gpus = (double)dp * tp * pp;
-	o->compute_ps = (fab_time_ps)(o->flops / gpus / (m->gpu_tflops * 1e12 * m->efficiency) * 1e12 + 0.5);
+	double compute_s = o->flops / gpus / (m->gpu_tflops * 1e12 * m->efficiency);
+	/* what the model makes must fit what a job may be given by hand
+	 * (jobs[].compute, gradient_bytes, tp_bytes and pp_bytes' limits) */
+	if (!(compute_s <= FAB_MODEL_MAX_COMPUTE_S))
+		return fab_err_set(err, FAB_EINVAL,
+				   "model: an iteration computes for %.3g s on each GPU (%.3g FLOPs over %.0f GPUs at "
+				   "%g TFLOP/s x %g), more than %g s: a smaller model, fewer or shorter sequences",
+				   compute_s, o->flops, gpus, m->gpu_tflops, m->efficiency, FAB_MODEL_MAX_COMPUTE_S);
+	o->compute_ps = (fab_time_ps)(compute_s * 1e12 + 0.5);
 	/* the experts are shared out over ep replicas: with ep > 1 their
 	 * gradients are reduced apart, over the dp / ep replicas of each */
 	double experts = ep > 1 ? L * mlp * E : 0, gb = fab_precision_bytes(m->grad_precision);
@@ -90,5 +98,12 @@ int fab_model_volumes(const struct fab_model_spec *m, uint32_t dp, uint32_t tp, 
 		o->a2a_bytes = (uint64_t)(act * K / tp + 0.5);
 		o->a2a_collectives = 4 * m->layers / pp;
 	}
+	double grads = (o->params - experts) / (tp * pp) * gb;
+	if (!(grads <= FAB_MODEL_MAX_BYTES) || !(act * K <= FAB_MODEL_MAX_BYTES))
+		return fab_err_set(err, FAB_EINVAL,
+				   "model: %s of %.3g bytes a GPU, more than %g: a smaller model, shorter sequences or "
+				   "smaller micro-batches",
+				   grads > act * K ? "gradients" : "activations", FAB_MAX(grads, act * K),
+				   FAB_MODEL_MAX_BYTES);
 	return 0;
 }

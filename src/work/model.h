@@ -46,6 +46,11 @@ struct fab_model_volumes {
 uint32_t fab_precision_bytes(int p);
 /* Volumes of the model on dp x tp x pp GPUs; microbatches is the job's
  * (used when global_batch is 0).  Errors name the key. */
+/* the most a model may make: an iteration's compute on a GPU (seconds,
+ * jobs[].compute's limit) and the bytes of one transfer (gradient_bytes',
+ * tp_bytes' and pp_bytes' limit); beyond, fab_model_volumes refuses */
+#define FAB_MODEL_MAX_COMPUTE_S 1000.0
+#define FAB_MODEL_MAX_BYTES 1e13
 int fab_model_volumes(const struct fab_model_spec *m, uint32_t dp, uint32_t tp, uint32_t pp, uint32_t microbatches,
 		      struct fab_model_volumes *out, struct fab_err *err);
 

@@ -113,11 +113,18 @@ int fab_traffic_read_ns3(const char *path, const struct fab_topo *t, struct fab_
 		return rc;
 	uint64_t nmap = 0, count;
 	uint32_t *map = host_map(t, &nmap);
-	if ((rc = fab_tok_uint(&tk, "the number of flows", 0, 100000000, &count, err)))
+	if ((rc = fab_tok_uint(&tk, "the number of flows", 0, FAB_MAX_FLOWS, &count, err)))
 		goto out;
-	*flows = fab_xcalloc(count ? count : 1, sizeof **flows);
+	/* the array grows with the flows read: the count line alone does not
+	 * make this allocate (a file that claims 10 M flows and holds one) */
+	size_t cap = 0;
 	for (uint64_t i = 0; i < count; i++) {
+		if (i == cap) {
+			cap = cap ? 2 * cap : 1024;
+			*flows = fab_xrealloc(*flows, cap, sizeof **flows);
+		}
 		struct fab_flow_spec *fs = &(*flows)[i];
+		memset(fs, 0, sizeof *fs);
 		uint64_t pg, dport, ns;
 		char why[160];
 		double start;
@@ -145,6 +152,8 @@ int fab_traffic_read_ns3(const char *path, const struct fab_topo *t, struct fab_
 		fs->qps = 1;
 		(*n)++;
 	}
+	if (!*flows) /* none: an array all the same, as before */
+		*flows = fab_xcalloc(1, sizeof **flows);
 out:
 	free(map);
 	fab_tok_close(&tk);

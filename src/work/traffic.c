@@ -248,7 +248,8 @@ static int gen_poisson(const struct fab_gen_spec *g, const struct fab_topo *t, s
 				push_flow(&mine, t, cand[i], dst, g->incast_bytes, at, g->priority, g->qps);
 		}
 	}
-	qsort(mine.v, mine.n, sizeof *mine.v, cmp_flow_start);
+	if (mine.n) /* (qsort wants an array, even of none) */
+		qsort(mine.v, mine.n, sizeof *mine.v, cmp_flow_start);
 	for (size_t i = 0; i < mine.n; i++)
 		push_flow(fv, t, mine.v[i].src_gpu, mine.v[i].dst_gpu, mine.v[i].bytes, mine.v[i].start_ps,
 			  mine.v[i].prio, mine.v[i].qps);

@@ -451,6 +451,20 @@ if [ -x "$P" ]; then
 	r0=$?
 	[ $r0 -eq 4 ] && has "$tmp/e0" "two processes say they are rank 1" && ok hostile-rank-twice ||
 		bad "hostile-rank-twice: exit $r0: $(cat "$tmp/e0")"
+	# an impostor holding the token takes rank 1's place first: the
+	# rightful rank 1 hears why rank 0 gave up, not only that it failed
+	port=$((port + 1))
+	RANK=0 WORLD_SIZE=3 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port FABSCOPE_TOKEN=$TOK \
+		"$F" probe -b 4K -e 4K -n 1 --timeout 10 >"$tmp/o0" 2>"$tmp/e0" &
+	p0=$!
+	"$P" $port $TOK join 1 3 7 0 &
+	sleep 0.5
+	RANK=1 WORLD_SIZE=3 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port FABSCOPE_TOKEN=$TOK \
+		"$F" probe -b 4K -e 4K -n 1 --timeout 10 >"$tmp/o1" 2>"$tmp/e1"
+	r1=$?
+	wait "$p0"
+	[ $r1 -eq 4 ] && has "$tmp/e1" "rank 1: rank 0 gave up the rendezvous: two processes say they are rank 1" &&
+		ok hostile-impostor-told || bad "hostile-impostor-told: exit $r1: $(cat "$tmp/e1")"
 else
 	bad "hostile peer tool $P not built"
 fi
