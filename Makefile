@@ -40,7 +40,7 @@ LDLIBS  := -lyaml -ljansson -lm -pthread
 DEB_PKGS := libyaml-dev libjansson-dev libcmocka-dev pkg-config
 
 LIB_SRC := $(sort $(wildcard src/*.c src/*/*.c))
-LIB_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRC)) $(BUILD)/gen/default_scenario.o
+LIB_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRC)) $(BUILD)/gen/default_scenario.o $(BUILD)/gen/schemas.o
 LIB     := $(BUILD)/libfabscope.a
 BIN     := $(BUILD)/fabscope
 CLI_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(sort $(wildcard cli/*.c)))
@@ -76,6 +76,22 @@ $(BUILD)/gen/default_scenario.c: examples/default/scenario.yaml
 	   echo ';'; } > $@
 
 $(BUILD)/gen/default_scenario.o: $(BUILD)/gen/default_scenario.c
+	$(CC) $(CFLAGS) -Wno-missing-variable-declarations -c $< -o $@
+
+# the JSON Schemas of doc/schema/, compiled in: readers check documents
+# against them (src/analysis/schema.c)
+SCHEMAS := $(sort $(wildcard doc/schema/*.schema.json))
+$(BUILD)/gen/schemas.c: $(SCHEMAS)
+	@mkdir -p $(dir $@)
+	@{ echo '/* generated from doc/schema/NAME.schema.json */'; \
+	   echo 'const char *const fab_schema_names[] = {'; \
+	   for f in $(SCHEMAS); do echo "\"$$(basename $$f .schema.json)\","; done; \
+	   echo '0};'; \
+	   echo 'const char *const fab_schema_texts[] = {'; \
+	   for f in $(SCHEMAS); do sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $$f; echo ','; done; \
+	   echo '0};'; } > $@
+
+$(BUILD)/gen/schemas.o: $(BUILD)/gen/schemas.c
 	$(CC) $(CFLAGS) -Wno-missing-variable-declarations -c $< -o $@
 
 $(LIB): $(LIB_OBJ)
@@ -143,11 +159,11 @@ PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
 INCDIR ?= $(PREFIX)/include
 MANDIR ?= $(PREFIX)/share/man
-PIC_OBJ := $(patsubst %.c,$(BUILD)/pic/%.o,$(LIB_SRC)) $(BUILD)/pic/gen/default_scenario.o
+PIC_OBJ := $(patsubst %.c,$(BUILD)/pic/%.o,$(LIB_SRC)) $(BUILD)/pic/gen/default_scenario.o $(BUILD)/pic/gen/schemas.o
 SOLIB   := $(BUILD)/libfabscope.so
 # the public header and the headers it includes, installed side by side in
 # INCDIR/fabscope/ (their relative includes made plain; the names are unique)
-PUB_H   := include/fabscope.h src/analysis/diagnose.h src/base/base.h src/coll/coll.h src/out/nccl_table.h src/out/report.h src/topo/plan.h src/grid/grid.h \
+PUB_H   := include/fabscope.h src/analysis/diagnose.h src/analysis/schema.h src/base/base.h src/coll/coll.h src/out/nccl_table.h src/out/report.h src/topo/plan.h src/grid/grid.h \
 	   src/out/probe_out.h src/probe/probe.h
 
 $(BUILD)/pic/%.o: %.c
@@ -155,6 +171,10 @@ $(BUILD)/pic/%.o: %.c
 	$(CC) $(CFLAGS) -fPIC -fno-semantic-interposition -c $< -o $@
 
 $(BUILD)/pic/gen/default_scenario.o: $(BUILD)/gen/default_scenario.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -Wno-missing-variable-declarations -c $< -o $@
+
+$(BUILD)/pic/gen/schemas.o: $(BUILD)/gen/schemas.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -Wno-missing-variable-declarations -c $< -o $@
 
@@ -195,11 +215,11 @@ doc-keys: $(BIN)
 # --compare files.  Skipped when the compiler
 # has no libFuzzer.
 FUZZ_SECONDS ?= 600
-FUZZ_TARGETS := fuzz_scenario fuzz_build fuzz_files fuzz_doc fuzz_probe fuzz_grid fuzz_ranks
+FUZZ_TARGETS := fuzz_scenario fuzz_build fuzz_files fuzz_doc fuzz_probe fuzz_grid fuzz_ranks fuzz_report
 FUZZ_SRC := $(filter-out src/fabscope.c,$(LIB_SRC)) src/fabscope.c
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -D_GNU_SOURCE
 FUZZ_SAN := address,undefined
-FUZZ_OBJ := $(patsubst %.c,build-fuzz/obj/%.o,$(FUZZ_SRC)) build-fuzz/obj/gen/default_scenario.o
+FUZZ_OBJ := $(patsubst %.c,build-fuzz/obj/%.o,$(FUZZ_SRC)) build-fuzz/obj/gen/default_scenario.o build-fuzz/obj/gen/schemas.o
 FUZZ_BIN := $(addprefix build-fuzz/,$(FUZZ_TARGETS))
 
 fuzz:
@@ -219,6 +239,10 @@ build-fuzz/obj/%.o: %.c
 	clang $(FUZZ_CFLAGS) -MMD -MP -fsanitize=fuzzer-no-link,$(FUZZ_SAN) -c $< -o $@
 
 build-fuzz/obj/gen/default_scenario.o: $(BUILD)/gen/default_scenario.c
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,$(FUZZ_SAN) -c $< -o $@
+
+build-fuzz/obj/gen/schemas.o: $(BUILD)/gen/schemas.c
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,$(FUZZ_SAN) -c $< -o $@
 

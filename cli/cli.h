@@ -142,7 +142,7 @@ struct fab_config *cli_load(const struct cli_common *cm, int argc, char **argv, 
  * stdout (fab_estimate); coll: as a collective sweep.  An exit status. */
 int cli_estimate(struct cli_common *cm, int argc, char **argv, const char *cmd, bool coll);
 
-/* a result document: a regular file of at most 512 MiB, JSON, checked as
+/* a result document: a regular file of at most 384 MiB, JSON, checked as
  * diagnose checks it; NULL after a message, *rc the exit status */
 json_t *cli_load_doc(const char *path, int *rc);
 

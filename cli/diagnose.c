@@ -33,9 +33,9 @@ static const char *usage_diagnose =
 	"\n"
 	"exit status: 0 healthy, 1 a suspect was found, 2 usage, 3 bad input, 4 I/O error\n";
 
-/* a result document: a regular file of at most 512 MiB, JSON, with the
- * shapes diagnosis reads */
-#define DOC_MAX_BYTES (512u << 20)
+/* a result document: a regular file of at most 384 MiB (parsed, about 3
+ * GB: 7.5 bytes of memory a byte), JSON, with the shapes diagnosis reads */
+#define DOC_MAX_BYTES (384u << 20)
 
 /* whether the file reads like YAML (its first line that is not blank or a
  * comment starts "key:"): a scenario given where a result document was
@@ -56,6 +56,29 @@ static bool looks_yaml(const char *path)
 	}
 	fclose(f);
 	return yaml;
+}
+
+/* a fabscope document of another kind than a result: refused by name
+ * (the others go on to be checked) */
+static int result_only(const json_t *d, const char *path, struct fab_err *err)
+{
+	const char *s = json_string_value(json_object_get(d, "schema"));
+	static const char *const other[] = {"fabscope.diagnosis/1", "fabscope.plan/1", "fabscope.sweep/1",
+					    "fabscope.plan-compare/1"};
+	bool is_other = false;
+	for (size_t i = 0; s && i < FAB_ARRAY_LEN(other); i++)
+		is_other |= !strcmp(s, other[i]);
+	if (!is_other)
+		return 0; /* a result, or what fab_diag_validate refuses */
+	return fab_err_set(err, FAB_EINVAL,
+			   "%s: %s, not a result document: diagnose and report read the results of sim, coll, "
+			   "matrix and probe (report draws a sweep's sweep.json and plan --compare's compare.json "
+			   "given alone)",
+			   path,
+			   s && !strcmp(s, "fabscope.diagnosis/1")       ? "a diagnosis"
+				   : s && !strcmp(s, "fabscope.plan/1")  ? "a plan"
+				   : s && !strcmp(s, "fabscope.sweep/1") ? "a sweep's table"
+									 : "a design comparison");
 }
 
 json_t *cli_load_doc(const char *path, int *rc)
@@ -97,7 +120,9 @@ json_t *cli_load_doc(const char *path, int *rc)
 		return NULL;
 	}
 	struct fab_err err = {0};
-	if (fab_diag_validate(d, path, &err)) {
+	/* the shapes diagnosis reads first (its messages name them), then the
+	 * whole document against doc/schema/ (kind, version, types, ranges) */
+	if (result_only(d, path, &err) || fab_diag_validate(d, path, &err) || fab_schema_check(d, path, &err)) {
 		fprintf(stderr, "fabscope: %s\n", err.msg);
 		json_decref(d);
 		*rc = FAB_EXIT_INPUT;

@@ -56,7 +56,7 @@ static int w_page(FILE *f, void *ctx, int arg)
 static int other_page(const char *path, const char *out, const char *x, const char *y)
 {
 	struct stat st; /* what is no regular file of a sane size: cli_load_doc says why */
-	if (stat(path, &st) || !S_ISREG(st.st_mode) || st.st_size > (off_t)512 << 20)
+	if (stat(path, &st) || !S_ISREG(st.st_mode) || st.st_size > (off_t)384 << 20)
 		return -1;
 	/* both tables lead with their schema: a result document (up to 512
 	 * MiB) is told from its first bytes, not parsed twice */
@@ -79,6 +79,11 @@ static int other_page(const char *path, const char *out, const char *x, const ch
 	struct page p = {NULL, 0};
 	struct fab_err err = {0};
 	int rc = FAB_EXIT_OK;
+	if (fab_schema_check(d, path, &err)) { /* kind, version, types, ranges (doc/schema/) */
+		fprintf(stderr, "fabscope: %s\n", err.msg);
+		json_decref(d);
+		return FAB_EXIT_INPUT;
+	}
 	FILE *m = open_memstream(&p.text, &p.len);
 	int r = !m      ? fab_err_set(&err, FAB_EIO, "report: out of memory")
 		: sweep ? fab_report_sweep(m, d, path, x, y, &err)

@@ -21,6 +21,7 @@
 #include <stdio.h>
 
 #include "../src/analysis/diagnose.h"
+#include "../src/analysis/schema.h"
 #include "../src/base/base.h"
 #include "../src/coll/coll.h"
 #include "../src/grid/grid.h"

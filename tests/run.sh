@@ -69,6 +69,13 @@ bin test_coll
 suite sweep tests/cli/sweep_test.sh "fabscope sweep (-j, mpirun, Slurm array)"
 suite parallel tests/cli/parallel_test.sh "the packet engine over threads"
 suite bad tests/bad/run.sh "malformed inputs"
+# malformed documents given to report (one change each to a document
+# fabscope wrote: doc/schema/'s types, ranges, required keys)
+if command -v python3 >/dev/null; then
+	suite docs tests/bad/docs.py "malformed documents" python3
+else
+	echo "skip: the malformed documents need python3"
+fi
 # the probe between network namespaces (skips without root)
 suite net tests/net/probe_netns.sh "namespace tests"
 # make install into a scratch prefix (the plain build only: it links a

@@ -319,6 +319,47 @@ static void section_jobs(FILE *f, const json_t *doc, const char *name, int idx)
 	}
 }
 
+/* a large matrix by blocks of b x b pairs: each cell the slowest pair of
+ * its block (the diagonal and failed pairs left out), its mean in the
+ * title */
+static void matrix_blocks(FILE *f, const json_t *ep, const json_t *bw, size_t n, size_t b, int lab, int cell, double hi)
+{
+	for (size_t bi = 0; bi * b < n; bi++)
+		for (size_t bj = 0; bj * b < n; bj++) {
+			double mn = 1e300, sum = 0;
+			size_t k = 0;
+			for (size_t i = bi * b; i < FAB_MIN(n, (bi + 1) * b); i++) {
+				const json_t *row = json_array_get(bw, i);
+				for (size_t j = bj * b; j < FAB_MIN(n, (bj + 1) * b); j++) {
+					const json_t *v = json_array_get(row, j);
+					if (i != j && json_is_number(v)) {
+						mn = fmin(mn, json_number_value(v));
+						sum += json_number_value(v);
+						k++;
+					}
+				}
+			}
+			char col[8] = "#dddddd";
+			if (k)
+				rep_viridis(mn / hi, col);
+			size_t i1 = FAB_MIN(n, (bi + 1) * b) - 1, j1 = FAB_MIN(n, (bj + 1) * b) - 1;
+			fprintf(f, "<rect x=\"%zu\" y=\"%zu\" width=\"%d\" height=\"%d\" fill=\"%s\"><title>",
+				lab + bj * cell, lab + bi * cell, cell, cell, col);
+			rep_esc(f, json_string_value(json_array_get(ep, bi * b)));
+			fputs("..", f);
+			rep_esc(f, json_string_value(json_array_get(ep, i1)));
+			fputs(" to ", f);
+			rep_esc(f, json_string_value(json_array_get(ep, bj * b)));
+			fputs("..", f);
+			rep_esc(f, json_string_value(json_array_get(ep, j1)));
+			if (k)
+				fprintf(f, ": slowest %.4g GB/s, mean %.4g over %zu pairs", mn, sum / k, k);
+			else
+				fputs(": not measured or failed", f);
+			fputs("</title></rect>\n", f);
+		}
+}
+
 static void section_matrix(FILE *f, const json_t *doc, const char *name, int idx, const struct fab_diagnosis *d)
 {
 	json_t *m = json_object_get(doc, "matrix"), *ep = json_object_get(m, "endpoints"),
@@ -342,14 +383,20 @@ static void section_matrix(FILE *f, const json_t *doc, const char *name, int idx
 	double spread_lo = lo;
 	lo = 0;
 	bool names = n <= 128;
-	int cell = n > 128 ? 4 : n > 64 ? 7 : n > 16 ? 10 : 24, lab = names ? 130 : 20, size = (int)n * cell;
+	/* past REP_MATRIX_CELLS endpoints a cell is a block of b x b pairs,
+	 * coloured by its slowest pair (what a diagnosis looks for): the page
+	 * stays some megabytes whatever the cluster */
+	size_t b = (n + REP_MATRIX_CELLS - 1) / REP_MATRIX_CELLS, nb = (n + b - 1) / b;
+	int cell = nb > 128 ? 4 : nb > 64 ? 7 : nb > 16 ? 10 : 24, lab = names ? 130 : 20, size = (int)nb * cell;
 	fprintf(f, "<section id=\"matrix-%d\"><h2>All-pairs bandwidth: ", idx);
 	rep_esc(f, name);
 	fprintf(f,
 		"</h2>\n<figure><svg viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\">"
 		"<title>bandwidth between every pair (sender row, receiver column)</title>\n",
 		lab + size + 120, lab + size + 40, lab + size + 120, lab + size + 40);
-	for (size_t i = 0; i < n; i++)
+	if (b > 1)
+		matrix_blocks(f, ep, bw, n, b, lab, cell, hi);
+	for (size_t i = 0; i < n && b == 1; i++)
 		for (size_t j = 0; j < n; j++) {
 			json_t *v = json_array_get(json_array_get(bw, i), j);
 			char col[8] = "#dddddd";
@@ -389,7 +436,7 @@ static void section_matrix(FILE *f, const json_t *doc, const char *name, int idx
 			fprintf(f,
 				"<rect x=\"%d\" y=\"%zu\" width=\"%d\" height=\"%d\" class=\"suspect\"/><rect x=\"%zu\" y=\"%d\" "
 				"width=\"%d\" height=\"%d\" class=\"suspect\"/>\n",
-				lab, lab + i * cell, size, cell, lab + i * cell, lab, cell, size);
+				lab, lab + i / b * cell, size, cell, lab + i / b * cell, lab, cell, size);
 	}
 	/* the legend: the ramp and its scale */
 	int lx = lab + size + 30, ly = lab;
@@ -403,10 +450,15 @@ static void section_matrix(FILE *f, const json_t *doc, const char *name, int idx
 		"\n<text x=\"%d\" y=\"%d\" class=\"tick\">%.4g GB/s</text><text x=\"%d\" y=\"%d\" class=\"tick\">%.4g GB/s</text>"
 		"<text x=\"%d\" y=\"%d\" class=\"axis\">sender (rows), receiver (columns)</text>\n",
 		lx + 20, ly + 8, hi, lx + 20, ly + size, lo, lab, lab + size + 24);
+	fputs("</svg><figcaption>bandwidth of every ordered pair", f);
+	if (b > 1)
+		fprintf(f,
+			" (%zu endpoints: a cell is a block of %zu x %zu pairs, coloured by its slowest pair; hover "
+			"for its mean and the endpoints it covers)",
+			n, b, b);
 	fprintf(f,
-		"</svg><figcaption>bandwidth of every ordered pair, the colour scale from 0 to the highest "
-		"(%.4g GB/s; the lowest measured %.4g GB/s); suspects outlined; grey: not measured</figcaption>"
-		"</figure></section>\n",
+		", the colour scale from 0 to the highest (%.4g GB/s; the lowest measured %.4g GB/s); suspects "
+		"outlined; grey: not measured</figcaption></figure></section>\n",
 		hi, spread_lo);
 }
 

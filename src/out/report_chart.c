@@ -65,9 +65,62 @@ void rep_bytes(FILE *f, double b)
 	fprintf(f, "<span title=\"%.0f bytes\">%.*f %s</span>", b, u ? (v < 10 ? 2 : v < 100 ? 1 : 0) : 0, v, unit[u]);
 }
 
+/* a pixel column of a decimated series: its first, lowest, highest and
+ * last point (screen coordinates; y grows down) */
+struct column {
+	bool open, any;
+	int x;
+	double p[4][2]; /* first, lowest, highest, last */
+	size_t order[2];
+	size_t seen;
+};
+
+static void column_flush(FILE *f, struct column *c)
+{
+	if (!c->open)
+		return;
+	/* first, then the lowest and highest in the order they came, last */
+	int lo = 1, hi = 2;
+	int mid[2] = {c->order[0] <= c->order[1] ? lo : hi, c->order[0] <= c->order[1] ? hi : lo};
+	int seq[4] = {0, mid[0], mid[1], 3};
+	for (int k = 0; k < 4; k++) {
+		if (k && c->p[seq[k]][0] == c->p[seq[k - 1]][0] && c->p[seq[k]][1] == c->p[seq[k - 1]][1])
+			continue;
+		fprintf(f, "%s%.1f,%.1f", c->any ? " " : "", c->p[seq[k]][0], c->p[seq[k]][1]);
+		c->any = true;
+	}
+	c->open = false;
+}
+
+static void column_add(FILE *f, struct column *c, double x, double y)
+{
+	int px = (int)floor(x);
+	if (c->open && px != c->x)
+		column_flush(f, c);
+	if (!c->open) {
+		c->open = true;
+		c->x = px;
+		c->seen = 0;
+		for (int k = 0; k < 4; k++)
+			c->p[k][0] = x, c->p[k][1] = y;
+		c->order[0] = c->order[1] = 0;
+	}
+	c->seen++;
+	if (y > c->p[1][1]) { /* lower on the page: the lowest value is the highest y */
+		c->p[1][0] = x, c->p[1][1] = y;
+		c->order[0] = c->seen;
+	}
+	if (y < c->p[2][1]) {
+		c->p[2][0] = x, c->p[2][1] = y;
+		c->order[1] = c->seen;
+	}
+	c->p[3][0] = x, c->p[3][1] = y;
+}
+
 void rep_chart(FILE *f, const char *title, const char *xlabel, const char *ylabel, bool logx, const struct series *s,
 	       size_t ns)
 {
+	bool decimated = false;
 	/* the axes from the points that are numbers of a drawable size (a
 	 * point past 1e300 or not finite is left out), and their ticks
 	 * counted, at most 50 an axis: no value, however large or however
@@ -140,12 +193,25 @@ void rep_chart(FILE *f, const char *title, const char *xlabel, const char *ylabe
 						    " stroke-dasharray=\"10 3 2 3\""};
 		const char *col = rep_colours[k % 8], *dk = dash[k % 4];
 		fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"", col, dk);
-		for (size_t i = 0, first = 1; i < s[k].n; i++)
-			if (drawable(s[k].x[i]) && drawable(s[k].y[i])) {
-				fprintf(f, "%s%.1f,%.1f", first ? "" : " ",
-					PX(logx ? log2(fmax(s[k].x[i], 1)) : s[k].x[i]), PY(s[k].y[i]));
-				first = 0;
-			}
+		if (s[k].n > REP_CHART_POINTS) {
+			/* a long series (every flow's FCT, a queue sampled a million
+			 * times): for each pixel column its first, lowest, highest
+			 * and last point, in order: the same picture, a bounded page */
+			decimated |= 1;
+			struct column col_ = {0};
+			for (size_t i = 0; i < s[k].n; i++)
+				if (drawable(s[k].x[i]) && drawable(s[k].y[i]))
+					column_add(f, &col_, PX(logx ? log2(fmax(s[k].x[i], 1)) : s[k].x[i]),
+						   PY(s[k].y[i]));
+			column_flush(f, &col_);
+		} else {
+			for (size_t i = 0, first = 1; i < s[k].n; i++)
+				if (drawable(s[k].x[i]) && drawable(s[k].y[i])) {
+					fprintf(f, "%s%.1f,%.1f", first ? "" : " ",
+						PX(logx ? log2(fmax(s[k].x[i], 1)) : s[k].x[i]), PY(s[k].y[i]));
+					first = 0;
+				}
+		}
 		fputs("\"/>\n", f);
 		for (size_t i = 0; i < s[k].n && s[k].n <= 64; i++) {
 			if (!drawable(s[k].x[i]) || !drawable(s[k].y[i]))
@@ -166,6 +232,11 @@ void rep_chart(FILE *f, const char *title, const char *xlabel, const char *ylabe
 #undef PY
 	fputs("</svg><figcaption>", f);
 	rep_esc(f, title);
+	if (decimated)
+		fprintf(f,
+			" (a series of more than %d points drawn by each pixel column's first, lowest, highest and "
+			"last point)",
+			REP_CHART_POINTS);
 	fputs("</figcaption></figure>\n", f);
 }
 

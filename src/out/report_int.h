@@ -9,6 +9,13 @@
 #include "../analysis/diagnose.h"
 #include "report.h"
 
+/* the most cells a side a matrix's heatmap draws: past it, blocks of pairs
+ * (the slowest of each) */
+#define REP_MATRIX_CELLS 256
+/* the most points a chart's series draws as they are: past it, each pixel
+ * column's first, lowest, highest and last */
+#define REP_CHART_POINTS 2000
+
 /* Okabe and Ito's colours, one a line */
 extern const char *const rep_colours[8];
 /* viridis at t in [0, 1], as "#rrggbb" */

@@ -722,6 +722,30 @@ fail:
 	return NULL;
 }
 
+int fab_config_check_sets(const char *const *sets, size_t nsets, struct fab_err *err)
+{
+	struct fab_config *c = fab_xcalloc(1, sizeof *c);
+	c->origin = fab_xstrdup("--set");
+	c->loc = fab_xcalloc(nkeys(), sizeof *c->loc);
+	struct loader L = {c, err, NULL};
+	int rc = 0;
+	for (size_t i = 0; i < nkeys() && !rc; i++) {
+		char why[200];
+		if (fab_config_parse_value(&KEYS[i], c, KEYS[i].def, why, sizeof why))
+			rc = fab_err_set(err, FAB_EINTERNAL, "default of %s: %s", KEYS[i].path, why);
+	}
+	struct ynode *root = rc ? NULL : fab_ydom_parse("", 0, c->origin, "", err);
+	if (!rc && !root)
+		rc = FAB_EINVAL;
+	for (size_t i = 0; i < nsets && !rc; i++)
+		rc = apply_set(root, sets[i], err);
+	if (!rc)
+		rc = walk(&L, root, NULL);
+	fab_ydom_free(root);
+	fab_config_free(c);
+	return rc;
+}
+
 struct fab_config *fab_config_load(const char *path, const char *const *sets, size_t nsets, struct fab_err *err)
 {
 	if (!path)

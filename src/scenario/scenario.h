@@ -60,6 +60,10 @@ struct fab_config {
 struct fab_config *fab_config_load(const char *path, const char *const *sets, size_t nsets, struct fab_err *err);
 /* Parses scenario text held in memory; origin names it in messages and
  * relative paths resolve against base_dir (may be NULL). */
+/* sets checked alone (key known, value of its type and range), against no
+ * scenario: what a sweep checks of each value when parsing the base
+ * scenario once per value would cost too much.  0, or an error. */
+int fab_config_check_sets(const char *const *sets, size_t nsets, struct fab_err *err);
 struct fab_config *fab_config_parse(const char *text, size_t len, const char *origin, const char *base_dir,
 				    const char *const *sets, size_t nsets, struct fab_err *err);
 void fab_config_free(struct fab_config *c);

@@ -11,6 +11,8 @@ trap 'rm -rf "$tmp"' EXIT
 TOPO="topology: {leaves: 1, servers_per_leaf: 2, gpus_per_server: 2, nics_per_server: 2, spines: 1, links_per_spine: 1}"
 : >"$tmp/file"
 printf '# a scenario\ntopology: {leaves: 2}\n' >"$tmp/sc.yaml"
+# a sweep's folder whose plan.json is a FIFO (a read would hang)
+mkdir "$tmp/fifo" && mkfifo "$tmp/fifo/plan.json"
 
 # check NAME WANT MSG: exit status, message (@ is $path), stdout, --out
 check() {
@@ -73,6 +75,22 @@ while IFS= read -r line; do
 		path=$tmp/d.json
 		printf '%b' "$content" >"$path"
 		"$F" diagnose "$path" --svg "$tmp/o/m.svg" >"$tmp/out" 2>"$tmp/err"
+		;;
+	grid)
+		path=$tmp/g.yaml
+		printf '%b\n' "$content" >"$path"
+		"$F" sweep "$path" -o "$tmp/o/sw" -q >"$tmp/out" 2>"$tmp/err"
+		;;
+	compare)
+		path=$tmp/cmp.yaml
+		printf '%b\n' "$content" >"$path"
+		"$F" plan --compare "$path" --out "$tmp/o/c" -q >"$tmp/out" 2>"$tmp/err"
+		;;
+	flows3)
+		path=$tmp/f3.txt
+		printf '%b\n' "$content" >"$path"
+		printf 'topology: {leaves: 1, servers_per_leaf: 2, gpus_per_server: 1, nics_per_server: 1, spines: 1, links_per_spine: 1}\ntraffic: {flows_ns3: %s}\n' "$path" >"$tmp/c.yaml"
+		"$F" sim "$tmp/c.yaml" --out "$tmp/o" >"$tmp/out" 2>"$tmp/err"
 		;;
 	ecmd)
 		path=$tmp
@@ -172,5 +190,11 @@ case $F in
 *) gen gen-k128 3 "more than this machine's" sh -c 'ulimit -v 2097152 && exec "$@"' sh "$F" sim "$path" ;;
 esac
 
+# an empty output name, and a grid of more values than a key may have
+gen gen-plan-o-empty 2 "plan: -o: a file name is needed" "$F" plan --gpus 64 -o ''
+path=$tmp/g.yaml
+awk -v sc="$tmp/sc.yaml" 'BEGIN { printf "scenario: %s\nvary:\n  fabric.ecn.kmin: [", sc
+	for (i = 1; i <= 10001; i++) printf "%s%dKiB", (i > 1 ? ", " : ""), i; print "]" }' >"$path"
+gen gen-grid-values 3 "@:3:20: vary: fabric.ecn.kmin: more than 10000 values" "$F" sweep "$path" -o "$tmp/o/sw" -q
 echo "bad: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -131,7 +131,7 @@ run plan-compare 0 "$F" plan --compare "$ex/plan-4k/designs.yaml" --out "$tmp/cm
 run report-compare 0 "$F" report "$tmp/cmp/compare.json" && { cmp -s "$tmp/out" "$tmp/cmp/compare.html" && ok report-compare ||
 	bad "report-compare: differs from compare.html"; }
 sed 's/"usd": [0-9.e+]*/"usd": -1/' "$tmp/cmp/compare.json" >"$tmp/cmp-bad.json"
-run report-compare-bad 3 "$F" report "$tmp/cmp-bad.json" && { has "$tmp/err" "designs[0]: expected a name, plan.gpus and finite non-negative" &&
+run report-compare-bad 3 "$F" report "$tmp/cmp-bad.json" && { has "$tmp/err" "cmp-bad.json: designs[0].usd: expected a number of at least 0, got -1" &&
 	ok report-compare-bad || bad "report-compare-bad: $(cat "$tmp/err")"; }
 run plan-compare-cost 0 "$F" plan --gpus 4096 --radix 64 --oversubscription 2:1 --format json && {
 	usd=$(tr -d ' \n' <"$tmp/out" | grep -o '"usd":[0-9.e+]*,"watts":[0-9.e+]*,"failure"' | cut -d, -f1 | cut -d: -f2)
@@ -204,6 +204,16 @@ printf 'cluster: {gpus: 64, colour: blue}\ndesigns: [{name: a}]\n' >"$tmp/c2.yam
 run plan-compare-bad-key 3 "$F" plan --compare "$tmp/c2.yaml" && { has "$tmp/err" "c2.yaml:1:21: unknown key" && ok plan-compare-bad-key || bad "plan-compare-bad-key: $(cat "$tmp/err")"; }
 printf 'cluster: {gpus: 64}\ndesigns: [{name: a}]\nworkload: {set: {collective.gpus: 9999}}\n' >"$tmp/c3.yaml"
 run plan-compare-failed 1 "$F" plan --compare "$tmp/c3.yaml" -q && { has "$tmp/out" " -        -" && ok plan-compare-failed || bad "plan-compare-failed: $(cat "$tmp/out")"; }
+# a sim workload on a scenario with no job has no step to compare: each
+# design fails by name, even with -q (a table of "-" said nothing)
+printf 'cluster: {gpus: 64}\ndesigns: [{name: a}]\nworkload: {command: sim}\n' >"$tmp/c4.yaml"
+run plan-compare-sim-no-job 1 "$F" plan --compare "$tmp/c4.yaml" -q && {
+	has "$tmp/err" "plan: design a: the workload has no job: command sim compares a training step" &&
+		ok plan-compare-sim-no-job || bad "plan-compare-sim-no-job: $(cat "$tmp/err")"; }
+# one spine: its loss cuts the leaves off, said in words (was "(inf:1)")
+run plan-one-spine 0 "$F" plan --gpus 64 && {
+	has "$tmp/out" "a spine: every leaf loses all 32 uplinks, cut off from the others; bisection 0%" &&
+		! has "$tmp/out" "inf" && ok plan-one-spine || bad "plan-one-spine: $(grep spine: "$tmp/out")"; }
 # a packet-level ring whose schedule cannot be held is refused before it is
 # built, pointing at the flow engine (16,384 ranks: more steps than an index
 # counts, whatever the memory); the flow engine runs it

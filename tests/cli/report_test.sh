@@ -64,6 +64,16 @@ for svg in re.findall(r'<svg class="topo".*?</svg>', page, re.S):
 assert n > 100, n
 PY
 }
+# a long series (7,000 flows' FCTs) is drawn by pixel columns: at most
+# four points a column of the 880-pixel chart, the caption says so, and
+# the page stays small
+printf 'topology: {leaves: 2, servers_per_leaf: 4, gpus_per_server: 1, nics_per_server: 1, spines: 2}\ntraffic: {generators: [{kind: poisson, cdf: websearch, load: 0.5, duration: 60ms}]}\n' >"$tmp/many.yaml"
+"$F" sim "$tmp/many.yaml" --engine flow -q --out "$tmp/many" && run report-long-series 0 "$F" report "$tmp/many/result.json" && {
+	pts=$(grep -o '<polyline[^>]*points="[^"]*"' "$tmp/out" | head -1 | sed 's/.*points="//' | wc -w)
+	flows=$(grep -c '"fct_ps":' "$tmp/many/result.json")
+	[ "$flows" -gt 5000 ] && [ "$pts" -le 3600 ] && [ "$pts" -gt 100 ] && has "$tmp/out" "a series of more than 2000 points drawn by each pixel column" &&
+		[ "$(wc -c <"$tmp/out")" -lt 60000 ] && ok "report-long-series ($flows flows, $pts points)" ||
+		bad "report-long-series: $flows flows, $pts points, $(wc -c <"$tmp/out") bytes"; }
 # self-contained: nothing fetched, no script
 if grep -qiE '<script|<link|src=|@import|url\(|https?://' "$R"; then bad "self-contained: $(grep -oiE '<script|<link|src=|@import|url\(|https?://' "$R" | head -3)"; else ok self-contained; fi
 [ "$(grep -c '<polyline' "$R")" -ge 4 ] && ok charts || bad charts

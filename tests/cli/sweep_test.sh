@@ -60,7 +60,7 @@ run report-sweep-xy 0 "$F" report j1/sweep.json --x collective.algo --y time_us 
 run report-sweep-badx 3 "$F" report j1/sweep.json --x topology.spines && { has "$tmp/err" "--x topology.spines: not a key the sweep varies" &&
 	ok report-sweep-badx || bad "report-sweep-badx: $(cat "$tmp/err")"; }
 sed 's/"status": "ok"/"status": 7/' j1/sweep.json >bad-sweep.json
-run report-sweep-bad 3 "$F" report bad-sweep.json && { has "$tmp/err" "bad-sweep.json: points[0]: expected values (strings), a status" &&
+run report-sweep-bad 3 "$F" report bad-sweep.json && { has "$tmp/err" "bad-sweep.json: points[0].status: expected one of ok, failed, missing, got a number" &&
 	ok report-sweep-bad || bad "report-sweep-bad: $(cat "$tmp/err")"; }
 # a scaled column: time_ms is time_us / 1000
 awk -F, '$1 ~ /^[0-9]/ { d = $7 / 1000 - $9; if (d < 0) d = -d; if (d > 1e-9 * $7 || $9 == "") bad = 1; n++ } END { exit bad || n != 8 }' j1/sweep.csv &&
@@ -196,6 +196,12 @@ run sweep-bad-path 3 "$F" sweep b6.yaml && { has "$tmp/err" "b6.yaml:3:6: result
 cp -r j1 corrupt && echo '{"schema": "fabscope.sweep-plan/1", "command": "coll"}' >corrupt/plan.json
 run sweep-bad-plan 3 "$F" sweep --merge corrupt && { has "$tmp/err" "plan.json:" && ok sweep-bad-plan || bad "sweep-bad-plan: $(cat "$tmp/err")"; }
 run sweep-usage 2 "$F" sweep && ok sweep-usage
+# a results path that no point's document has (misspelled): warned after
+# the merge, the table still written
+printf 'scenario: %s/default/scenario.yaml\ncommand: coll\nset: {collective.min_bytes: 1KiB, collective.max_bytes: 1KiB}\nvary: {collective.algo: [ring]}\nresults:\n  busbw: collective.rows[-1].busbw_GBps\n  ecn: summary.ecn_markz\n' "$ex" >b7.yaml
+run sweep-absent-field 0 "$F" sweep b7.yaml -o b7.sweep -q && {
+	has "$tmp/err" "warning: results.ecn: summary.ecn_markz is in no point's result document" &&
+		! has "$tmp/err" "results.busbw" && ok sweep-absent-field || bad "sweep-absent-field: $(cat "$tmp/err")"; }
 
 echo "sweep: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
