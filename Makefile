@@ -49,7 +49,7 @@ TEST_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 # helpers the shell suites run (a hostile probe peer)
 TOOL_BIN := $(BUILD)/tests/fab_peer
 
-.PHONY: all deps demo test check asan bench validate fuzz fuzz-run format format-check clean doc-keys install man
+.PHONY: all deps demo test check asan bench validate figures fuzz fuzz-run format format-check clean doc-keys install man
 
 all: $(BIN)
 
@@ -118,6 +118,12 @@ check: $(BIN) $(TEST_BIN) $(TOOL_BIN)
 
 test: deps
 	@$(MAKE) --no-print-directory check
+
+# the figures of examples/*/README.md written from each example's
+# figures.sh (FABSCOPE_SLOW_EXAMPLES=1: the slow ones too); make test checks
+# them (tests/cli/examples_test.sh)
+figures: $(BIN)
+	sh tests/cli/examples_test.sh --write ./$(BIN)
 
 # AddressSanitizer and UndefinedBehaviorSanitizer, every check but
 # pointer-overflow (a pointer computed past the ends of the address space:

@@ -51,6 +51,14 @@ if [ "${BUILD:-build}" = build ]; then
 else
 	echo "note: the README samples run with the plain build only"
 fi
+# every figure of examples/*/README.md from its figures.sh, the same in
+# every build: with the plain build only (test_examples runs every example
+# under ASan)
+if [ "${BUILD:-build}" = build ]; then
+	suite examples tests/cli/examples_test.sh "example figures"
+else
+	echo "note: the example figures run with the plain build only"
+fi
 # every result of tests/golden/golden.sh against the committed baseline
 # (the plain build only: the same bytes in every build)
 if [ "${BUILD:-build}" = build ]; then
