@@ -7,21 +7,32 @@
 # A figures.sh runs from the repository root:
 #     . tests/cli/figures_lib.sh "$@"
 # which sets $F (the program: $1, default ./build/fabscope) and $T (a
-# scratch folder, removed on exit: every file goes there) and defines
-#     flat FILE...   fabscope's JSON (one value a line, as it writes it) as
-#                    "path<TAB>value" lines: summary.drops, jobs.0.name,
-#                    ports.3.tx_bytes (a string without its quotes)
-#     calc PROGRAM FILE...  awk with the functions below, FS a tab
-#     fill VALUES    the template on stdin with each {name} replaced by its
-#                    value from VALUES ("name<TAB>value" lines); a name
-#                    without a value is an error
-#     block          "<!-- figures.sh: begin -->", the template on stdin
-#                    filled from $T/v, "<!-- figures.sh: end -->"
+# scratch folder, removed on exit: every file goes there), and defines
+#     run NAME ARG...   "$F ARG...", its stdout in $T/NAME.out, its stderr
+#                       in $T/NAME.err; an exit status other than 0 ends
+#                       the script with an error (run_rc NAME RC ARG...:
+#                       other than RC)
+#     json NAME ARG...  run NAME ARG... --format json, and the document
+#                       appended to $T/flat as "NAME.path<TAB>value" lines:
+#                       NAME.summary.drops, NAME.jobs.0.name (a string
+#                       without its quotes); where $FIG_KEEP is set, only
+#                       the paths (without NAME.) that match it, an awk
+#                       regular expression (and $T/NAME.out is emptied)
+#     flat NAME FILE [KEEP]  FILE's JSON as such lines, on stdout
+#     calc PROGRAM FILE...   awk -F '\t' with the functions below before
+#                       PROGRAM, over FILE... ("key<TAB>value" lines: $T/flat,
+#                       $T/v); what it prints is appended to $T/v
+#     fill VALUES       the template on stdin with each {name} replaced by
+#                       its value from VALUES ("name<TAB>value" lines); a
+#                       name without a value is an error
+#     block             "<!-- figures.sh: begin -->", the template on stdin
+#                       filled from $T/v, "<!-- figures.sh: end -->"
 # and the awk functions, for calc:
 #     commas(x)      a whole number with thousands separators: 16,384
-#     get(key)       the value of key from the "key<TAB>value" lines read
+#     get(key)       the value of key from the lines read (an error where
+#                    there is none); V[key] holds them all
 #     put(key, val)  a "key<TAB>value" line, for $T/v
-#     fmt(f, x)      sprintf(f, x), but never "-0.0"
+#     fmt(f, x)      sprintf(f, x), but never "-0" or "-0.0"
 set -u
 F=${1:-./build/fabscope}
 case $F in /*) ;; *) F=$(pwd)/$F ;; esac
@@ -79,9 +90,8 @@ run() {
 	run_rc "$r_name" 0 "$@"
 }
 
-# flat PREFIX FILE: FILE's JSON as "PREFIX.path<TAB>value" lines
 flat() {
-	awk -v pre="$1" '{
+	awk -v pre="$1" -v keep="${3:-}" '{
 		s = $0
 		sub(/^[ \t]+/, "", s)
 		sub(/,$/, "", s)
@@ -104,7 +114,8 @@ flat() {
 			s = substr(s, 2, length(s) - 2)
 			gsub(/\\"/, "\"", s)
 		}
-		print path "\t" s
+		if (keep == "" || substr(path, length(pre) + 2) ~ keep)
+			print path "\t" s
 	}' "$2"
 }
 
@@ -112,7 +123,9 @@ json() {
 	j_name=$1
 	shift
 	run "$j_name" "$@" --format json
-	flat "$j_name" "$T/$j_name.out" >>"$T/flat" || die "$j_name: not JSON"
+	flat "$j_name" "$T/$j_name.out" "${FIG_KEEP:-}" >>"$T/flat" || die "$j_name: not JSON"
+	# a large document: only what was kept
+	[ -z "${FIG_KEEP:-}" ] || : >"$T/$j_name.out"
 }
 
 calc() {
