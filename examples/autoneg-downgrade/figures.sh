@@ -1,7 +1,7 @@
 #!/bin/sh
 # The figures of README.md, from the commands it shows (usage: from the
 # repository root, sh examples/autoneg-downgrade/figures.sh [FABSCOPE]).
-. tests/cli/figures_lib.sh "$@"
+. tests/cli/figures_lib.sh
 run m matrix examples/autoneg-downgrade/scenario.yaml --out "$T/mat" -q
 flat m "$T/mat/result.json" >>"$T/flat"
 run_rc d 1 diagnose "$T/mat/result.json"

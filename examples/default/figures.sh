@@ -1,7 +1,7 @@
 #!/bin/sh
 # The figures of README.md, from the command it shows (usage: from the
 # repository root, sh examples/default/figures.sh [FABSCOPE]).
-. tests/cli/figures_lib.sh "$@"
+. tests/cli/figures_lib.sh
 json s sim examples/default/scenario.yaml
 calc '
 $1 ~ /^s\.ports\.[0-9]+\.max_queue_bytes$/ && $2 + 0 > q {

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The figures of README.md, from the commands it shows (usage: from the
 # repository root, sh examples/dual-tor/figures.sh [FABSCOPE]).
-. tests/cli/figures_lib.sh "$@"
+. tests/cli/figures_lib.sh
 X=examples/dual-tor/scenario.yaml
 one="--set topology.nic_ports=1 --set topology.dual_tor=false --set topology.host_rate=400Gbps
 --set topology.leaves=1 --set topology.servers_per_leaf=4 --set faults.0.node=server0.nic0"

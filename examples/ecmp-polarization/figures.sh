@@ -1,7 +1,7 @@
 #!/bin/sh
 # The figures of README.md, from the commands it shows (usage: from the
 # repository root, sh examples/ecmp-polarization/figures.sh [FABSCOPE]).
-. tests/cli/figures_lib.sh "$@"
+. tests/cli/figures_lib.sh
 X=examples/ecmp-polarization/scenario.yaml
 # sim NAME ARG...: the run, its document flattened, diagnose's first line
 sim() {

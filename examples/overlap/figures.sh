@@ -1,7 +1,7 @@
 #!/bin/sh
 # The figures of README.md, from the commands it shows (usage: from the
 # repository root, sh examples/overlap/figures.sh [FABSCOPE]).
-. tests/cli/figures_lib.sh "$@"
+. tests/cli/figures_lib.sh
 X=examples/overlap/scenario.yaml
 json off sim $X --debug
 json on sim $X --set jobs.0.overlap=true

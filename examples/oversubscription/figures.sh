@@ -2,7 +2,7 @@
 # The figures of README.md, from the commands it shows, and the rank-order
 # ring at seeds 2 to 6 (usage: from the repository root,
 # sh examples/oversubscription/figures.sh [FABSCOPE]).
-. tests/cli/figures_lib.sh "$@"
+. tests/cli/figures_lib.sh
 X=examples/oversubscription/scenario.yaml
 two="--set topology.oversubscription=2:1"
 # coll NAME ARG...: the busbw of the one size, its algorithm and protocol

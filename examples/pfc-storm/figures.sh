@@ -1,7 +1,7 @@
 #!/bin/sh
 # The figures of README.md, from the commands it shows (usage: from the
 # repository root, sh examples/pfc-storm/figures.sh [FABSCOPE]).
-. tests/cli/figures_lib.sh "$@"
+. tests/cli/figures_lib.sh
 X=examples/pfc-storm/scenario.yaml
 run storm matrix $X --out "$T/storm" -q
 run base matrix $X --set faults.0.start=1s --set faults.0.end=2s --out "$T/base" -q

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The figures of README.md, from the command it shows (usage: from the
 # repository root, sh examples/plan-4k/figures.sh [FABSCOPE]).
-. tests/cli/figures_lib.sh "$@"
+. tests/cli/figures_lib.sh
 run p plan --compare examples/plan-4k/designs.yaml --out "$T/cmp" -q
 flat c "$T/cmp/compare.json" >>"$T/flat"
 calc '

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The figures of README.md, from the commands it shows (usage: from the
 # repository root, sh examples/ring-vs-tree/figures.sh [FABSCOPE]).
-. tests/cli/figures_lib.sh "$@"
+. tests/cli/figures_lib.sh
 X=examples/ring-vs-tree/scenario.yaml
 # one line a size: "GPUs algo size time algo proto"
 for g in 8 64 512; do

@@ -2,7 +2,7 @@
 # The figures of README.md, from the sweep it shows run at seeds 1 to 3
 # (seeds: 3; the points at seed 1 are the sweep's as the README runs it)
 # (usage: from the repository root, sh examples/sweep-oversubscription/figures.sh [FABSCOPE]).
-. tests/cli/figures_lib.sh "$@"
+. tests/cli/figures_lib.sh
 sed "s|^scenario: \.\./|scenario: $(pwd)/examples/|" examples/sweep-oversubscription/grid.yaml >"$T/grid.yaml"
 echo "seeds: 3" >>"$T/grid.yaml"
 run s sweep "$T/grid.yaml" -j 1 -q -o "$T/sw"

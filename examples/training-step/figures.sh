@@ -1,7 +1,7 @@
 #!/bin/sh
 # The figures of README.md, from the commands it shows (usage: from the
 # repository root, sh examples/training-step/figures.sh [FABSCOPE]).
-. tests/cli/figures_lib.sh "$@"
+. tests/cli/figures_lib.sh
 G=examples/training-step/gpt3.yaml
 L=examples/training-step/llama.yaml
 json gpipe sim $G --set jobs.0.schedule=gpipe

@@ -2,7 +2,7 @@
 # The figures of README.md, from the commands it shows and the 256 MiB
 # AllReduce alone at seeds 1 to 6 (usage: from the repository root,
 # sh examples/transports/figures.sh [FABSCOPE]).
-. tests/cli/figures_lib.sh "$@"
+. tests/cli/figures_lib.sh
 X=examples/transports/scenario.yaml
 for t in roce cubic dctcp ib; do
 	case $t in

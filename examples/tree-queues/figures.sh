@@ -1,7 +1,7 @@
 #!/bin/sh
 # The figures of README.md, from the commands it shows at seeds 1 to 4
 # (usage: from the repository root, sh examples/tree-queues/figures.sh [FABSCOPE]).
-. tests/cli/figures_lib.sh "$@"
+. tests/cli/figures_lib.sh
 X=examples/tree-queues/scenario.yaml
 for s in 1 2 3 4; do
 	for e in packet fair fifo; do

@@ -34,6 +34,7 @@ trap 'exit 1' INT TERM HUP
 . tests/cli/lib.sh
 
 named=$#
+# shellcheck disable=SC2046 # the folder names, split
 [ $# -eq 0 ] && set -- $(ls examples)
 for x in "$@"; do
 	d=examples/$x

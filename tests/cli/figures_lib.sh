@@ -5,7 +5,7 @@
 # byte; "make figures" writes it into the README.
 #
 # A figures.sh runs from the repository root:
-#     . tests/cli/figures_lib.sh "$@"
+#     . tests/cli/figures_lib.sh
 # which sets $F (the program: $1, default ./build/fabscope) and $T (a
 # scratch folder, removed on exit: every file goes there), and defines
 #     run NAME ARG...   "$F ARG...", its stdout in $T/NAME.out, its stderr
