@@ -29,6 +29,14 @@ bin() {
 binaries="$*"
 suite() { echo "sh|$1|$2|${4:-sh}|$3" >>"$list"; }
 
+# every figure of examples/*/README.md from its figures.sh, the same in
+# every build: with the plain build only (test_examples runs every example
+# under ASan); first, the longest there (about 100 s of CPU)
+if [ "${BUILD:-build}" = build ]; then
+	suite examples tests/cli/examples_test.sh "example figures"
+else
+	echo "note: the example figures run with the plain build only"
+fi
 # longest first (their order under AddressSanitizer on two cores)
 bin test_examples
 bin test_diagnose
@@ -50,14 +58,6 @@ if [ "${BUILD:-build}" = build ]; then
 	suite readme tests/cli/readme_test.sh "README samples"
 else
 	echo "note: the README samples run with the plain build only"
-fi
-# every figure of examples/*/README.md from its figures.sh, the same in
-# every build: with the plain build only (test_examples runs every example
-# under ASan)
-if [ "${BUILD:-build}" = build ]; then
-	suite examples tests/cli/examples_test.sh "example figures"
-else
-	echo "note: the example figures run with the plain build only"
 fi
 # every result of tests/golden/golden.sh against the committed baseline
 # (the plain build only: the same bytes in every build)
