@@ -120,7 +120,8 @@ test: deps
 	@$(MAKE) --no-print-directory check
 
 # the figures of examples/*/README.md written from each example's
-# figures.sh (FABSCOPE_SLOW_EXAMPLES=1: the slow ones too); make test checks
+# figures.sh (FABSCOPE_SLOW_EXAMPLES=1: the slow ones too, ring-vs-tree and
+# training-scale); make test checks
 # them (tests/cli/examples_test.sh)
 figures: $(BIN)
 	sh tests/cli/examples_test.sh --write ./$(BIN)

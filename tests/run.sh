@@ -31,7 +31,7 @@ suite() { echo "sh|$1|$2|${4:-sh}|$3" >>"$list"; }
 
 # every figure of examples/*/README.md from its figures.sh, the same in
 # every build: with the plain build only (test_examples runs every example
-# under ASan); first, the longest there (about 100 s of CPU)
+# under ASan); first, the longest there (about 80 s of CPU)
 if [ "${BUILD:-build}" = build ]; then
 	suite examples tests/cli/examples_test.sh "example figures"
 else
