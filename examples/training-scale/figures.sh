@@ -1,7 +1,7 @@
 #!/bin/sh
 # The figures of README.md, from the commands it shows and the variants its
 # text quotes (usage: from the repository root,
-# sh examples/training-scale/figures.sh [FABSCOPE]).  About 25 minutes of
+# sh examples/training-scale/figures.sh [FABSCOPE]).  About 22 minutes of
 # CPU: the 131k step twice and the 16k mixture-of-experts step twice take
 # most of it (tests/cli/examples_test.sh runs it with
 # FABSCOPE_SLOW_EXAMPLES=1).  Wall-clock times and memory are measured, not

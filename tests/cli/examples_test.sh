@@ -9,7 +9,7 @@
 # the READMEs give them outside the blocks, and they are not compared.
 #
 # The examples in SLOW take over 20 s of CPU each (ring-vs-tree about 22 s,
-# training-scale about 25 minutes; the others together about 80 s): they
+# training-scale about 22 minutes; the others together about 80 s): they
 # run only with FABSCOPE_SLOW_EXAMPLES=1, or when named.
 #
 # usage: examples_test.sh [--write] [FABSCOPE] [EXAMPLE...]
