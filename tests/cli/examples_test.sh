@@ -76,6 +76,10 @@ for x in "$@"; do
 			skip { if ($0 == "<!-- figures.sh: end -->") skip = 0; next }
 			{ print > out }
 			END {
+				if (skip) {
+					print "a \"<!-- figures.sh: begin -->\" without its end"
+					exit 1
+				}
 				if (k != n) {
 					printf "the README has %d blocks, figures.sh prints %d: mark them first\n", k, n
 					exit 1
