@@ -55,7 +55,7 @@ fi
 # build: with the plain build only (under ASan they took two minutes of CPU;
 # the schema suite runs every example there)
 if [ "${BUILD:-build}" = build ]; then
-	suite readme tests/cli/readme_test.sh "README samples"
+	suite readme tests/cli/readme_test.sh "README and doc/ samples"
 else
 	echo "note: the README samples run with the plain build only"
 fi
