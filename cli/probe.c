@@ -333,6 +333,11 @@ static int probe_check(struct probe_cli *pc)
 			"writes the result document of every test\n");
 		return FAB_EXIT_USAGE;
 	}
+	if (pc->o.tool_json && pc->o.json && !strcmp(pc->o.tool_json, pc->o.json)) {
+		fprintf(stderr, "fabscope: -J %s and --json %s: two documents, one file: name two\n", pc->o.tool_json,
+			pc->o.json);
+		return FAB_EXIT_USAGE;
+	}
 	if (pc->set_i && !(pc->o.duration_s > 0)) {
 		fprintf(stderr, "fabscope: -i: reports intervals of a time-based run: give -t SECONDS too\n");
 		return FAB_EXIT_USAGE;
@@ -403,6 +408,7 @@ static int probe_launch(struct probe_cli *pc)
 		}
 	}
 	char bad[400];
+	pc->pp.master_given = pc->master_port != 0;
 	pc->o.launcher = fab_probe_env(&pc->pp, bad, sizeof bad);
 	if (!pc->o.launcher && bad[0]) {
 		fprintf(stderr, "fabscope: probe: %s\n", bad);

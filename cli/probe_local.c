@@ -21,6 +21,19 @@
 
 int cli_probe_local(struct fab_probe_params *pp, struct probe_opts *o, uint32_t local)
 {
+	/* rank 0 makes -J's file; its folder is checked here, before any rank
+	 * starts (else the others hear only that rank 0 went away) */
+	if (o->tool_json) {
+		char dir[4096];
+		snprintf(dir, sizeof dir, "%s", o->tool_json);
+		char *slash = strrchr(dir, '/');
+		if (slash)
+			*(slash == dir ? slash + 1 : slash) = 0;
+		if (access(slash ? dir : ".", W_OK | X_OK)) {
+			fprintf(stderr, "fabscope: -J %s: %s\n", o->tool_json, strerror(errno));
+			return FAB_EXIT_IO;
+		}
+	}
 	struct fab_ip at = pp->bind;
 	uint16_t port = 0;
 	char ip[64];

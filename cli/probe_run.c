@@ -90,7 +90,9 @@ static int finish_report(struct report *r, const struct probe_opts *o, const cha
 		cli_tool_json_drop(&r->tj);
 	if (r->doc && o->json) {
 		struct out_spec spec = {"", w_json, 0};
-		rc = cli_write_out_file(o->json, &spec, r);
+		int wrc = cli_write_out_file(o->json, &spec, r);
+		if (!rc)
+			rc = wrc;
 	}
 	if (r->doc && o->outdir && !rc) {
 		struct out_spec specs[] = {{"result.json", w_json, 0}, {"probe.txt", w_text, 0}};
@@ -341,17 +343,21 @@ int cli_probe_rank(struct fab_probe_params *pp, const struct probe_opts *oin)
 		fprintf(stderr, "fabscope: probe: the point-to-point and matrix tests need at least 2 ranks\n");
 		return FAB_EXIT_USAGE;
 	}
+	/* rank 0's -J file first: a path that cannot be written stops the job
+	 * before the others join, not half way */
+	struct report r = {.tj.fd = -1};
+	int erc;
+	if (pp->rank == 0 && o->tool_json && (erc = cli_tool_json_reserve("-J", o->tool_json, &r.tj)))
+		return erc;
 	struct fab_err err = {0};
 	struct fab_probe *pr = fab_probe_connect(pp, &err);
-	if (!pr) {
-		fprintf(stderr, "fabscope: %s\n", err.msg);
-		return FAB_EXIT_IO;
-	}
-	if (cap_sizes(pr, pp, o)) {
+	if (!pr || cap_sizes(pr, pp, o)) {
+		if (!pr)
+			fprintf(stderr, "fabscope: %s\n", err.msg);
 		fab_probe_close(pr);
+		cli_tool_json_drop(&r.tj);
 		return FAB_EXIT_IO;
 	}
-	struct report r = {.tj.fd = -1};
 	if (pp->rank == 0) {
 		static const char *tests[] = {"latency", "bw", "bw"};
 		r.info = (struct fab_probe_doc_info){
@@ -366,16 +372,12 @@ int cli_probe_rank(struct fab_probe_params *pp, const struct probe_opts *oin)
 		};
 		r.doc = fab_probe_doc_new(pr, &r.info);
 		r.mem = open_memstream(&r.text, &r.len);
-		int erc = !r.mem ? FAB_EXIT_IO : o->tool_json ? cli_tool_json_reserve("-J", o->tool_json, &r.tj) : 0;
-		if (erc) {
-			if (!r.mem)
-				fprintf(stderr, "fabscope: probe: %s\n", strerror(errno));
-			else
-				fclose(r.mem);
-			free(r.text);
+		if (!r.mem) {
+			fprintf(stderr, "fabscope: probe: %s\n", strerror(errno));
 			json_decref(r.doc);
 			fab_probe_close(pr);
-			return erc;
+			cli_tool_json_drop(&r.tj);
+			return FAB_EXIT_IO;
 		}
 		if (o->tool_json) /* nccl-tests' first line */
 			fprintf(r.mem, "# Writing JSON output to %s\n", r.tj.path);

@@ -58,7 +58,7 @@ static int other_page(const char *path, const char *out, const char *x, const ch
 	struct stat st; /* what is no regular file of a sane size: cli_load_doc says why */
 	if (stat(path, &st) || !S_ISREG(st.st_mode) || st.st_size > (off_t)384 << 20)
 		return -1;
-	/* both tables lead with their schema: a result document (up to 512
+	/* both tables lead with their schema: a result document (up to 384
 	 * MiB) is told from its first bytes, not parsed twice */
 	char head[256] = "";
 	FILE *hf = fopen(path, "r");

@@ -47,8 +47,8 @@ static const char *unsplittable(const struct fab_config *c)
 int fab_run_join_ranks(struct fab_run *r, const char *master, double timeout_s, uint32_t *rank, uint32_t *nranks,
 		       struct fab_err *err)
 {
-	struct fab_probe_params p = {.rendezvous_fd = -1, .conns = 1, .timeout_s = timeout_s};
-	char bad[200];
+	struct fab_probe_params p = {.rendezvous_fd = -1, .conns = 1, .timeout_s = timeout_s, .master_given = master};
+	char bad[400];
 	const char *launcher = fab_probe_env(&p, bad, sizeof bad);
 	if (!launcher && bad[0])
 		return fab_err_set(err, FAB_EUSAGE, "--ranks: %s", bad);

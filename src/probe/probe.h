@@ -42,6 +42,7 @@ struct fab_probe_params {
 	uint32_t nranks, rank;
 	int rendezvous_fd; /* rank 0: a listening socket, or -1 to open master_port */
 	char master[64];   /* rank 0's address */
+	bool master_given; /* by a flag (--master): fab_probe_env need not find it */
 	uint16_t master_port;
 	struct fab_ip bind; /* every socket of this rank binds it; family 0: chosen as below */
 	uint32_t conns;     /* data connections per peer pair, 1..FAB_PROBE_MAX_CONNS (0: 1) */

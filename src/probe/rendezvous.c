@@ -30,20 +30,19 @@ struct join {
 };
 
 /* Why rank 0 gave up the rendezvous, told to the ranks that joined (and to
- * the one that broke it) in place of the address table: its first entry's
- * family ABORT_FAMILY, port the reason, ip[0..3] the rank concerned.  A
- * joiner reads only the code and a rank below the job's size from it. */
+ * the one that broke it) in place of the address table: one entry, family
+ * ABORT_FAMILY, port the reason, ip[0..3] the rank concerned.  A joiner
+ * reads the table's first entry alone (so that a joiner that counts more
+ * ranks than rank 0 hears it too), and takes only the code and a rank
+ * below its job's size from it. */
 #define ABORT_FAMILY 0xee
 enum { ABORT_DUPLICATE = 1, ABORT_BAD_RANK, ABORT_NO_ADDRESS };
 
 static void send_abort(struct fab_probe *pr, int fd, int why, uint32_t rank)
 {
-	struct addr *rec = fab_xcalloc(pr->n, sizeof *rec);
-	rec[0].family = ABORT_FAMILY;
-	rec[0].port = (uint16_t)why;
-	memcpy(rec[0].ip, &rank, sizeof rank);
-	pr_full_io(fd, rec, pr->n * sizeof *rec, true, FAB_MIN(pr->timeout_s, 1.0));
-	free(rec);
+	struct addr rec = {{0}, (uint16_t)why, ABORT_FAMILY, 0};
+	memcpy(rec.ip, &rank, sizeof rank);
+	pr_full_io(fd, &rec, sizeof rec, true, FAB_MIN(pr->timeout_s, 1.0));
 }
 
 /* a joiner: rank 0's abort record, in words; false when tab is a table */
@@ -78,6 +77,8 @@ static int take_join(struct fab_probe *pr, void *ctx, int fd, const struct hello
 	fab_ip_str(from, f1, sizeof f1);
 	if (h->rank == 0 || h->rank >= pr->n) {
 		send_abort(pr, fd, ABORT_BAD_RANK, 0);
+		j->abort = ABORT_BAD_RANK;
+		j->abort_rank = 0;
 		fab_err_set(j->err, FAB_EIO,
 			    "rank 0: a process at %s says it is rank %u of a job of %u ranks "
 			    "(do the launchers' sizes differ?)",
@@ -253,7 +254,9 @@ struct fab_probe *fab_probe_connect(const struct fab_probe_params *p, struct fab
 		memcpy(h.ip, my_ip.a, sizeof h.ip);
 		memcpy(h.token, pr->token, sizeof h.token);
 		if (fd < 0 || pr_full_io(fd, &h, sizeof h, true, pr->timeout_s) ||
-		    pr_full_io(fd, tab, pr->n * sizeof *tab, false, pr->timeout_s)) {
+		    pr_full_io(fd, tab, sizeof *tab, false, pr->timeout_s) ||
+		    (!abort_said(pr, tab, why, sizeof why) &&
+		     pr_full_io(fd, tab + 1, (pr->n - 1) * sizeof *tab, false, pr->timeout_s))) {
 			fab_err_set(err, FAB_EIO, "rank %u: rendezvous with rank 0 at %s:%u failed", pr->me, p->master,
 				    p->master_port);
 			if (fd >= 0)
@@ -490,10 +493,10 @@ const char *fab_probe_env(struct fab_probe_params *p, char *why, size_t len)
 				nl = getenv("SLURM_NODELIST");
 				nlv = "SLURM_NODELIST";
 			}
-			if (!ma && nl && fab_slurm_first_host(nl, p->master, sizeof p->master)) {
+			if (!ma && !p->master_given && nl && fab_slurm_first_host(nl, p->master, sizeof p->master)) {
 				snprintf(why, len,
 					 "%s=\"%.100s\": not a Slurm node list (such as gpu[01-04],login1): rank "
-					 "0's host cannot be told; set MASTER_ADDR",
+					 "0's host cannot be told; set MASTER_ADDR or --master",
 					 nlv, nl);
 				return NULL;
 			}

@@ -361,6 +361,15 @@ static int design(const struct fab_plan_req *r, struct fab_plan *p, struct fab_e
 	    !r->over_num || !r->over_den)
 		return fab_err_set(err, FAB_EINVAL,
 				   "plan: GPUs, GPUs and NICs per server, radix and rates must be set");
+	if (r->dual_tor && port_rate(r) < (double)FAB_PLAN_MIN_RATE) {
+		char nr[32];
+		fab_fmt_rate(r->nic_rate, nr, sizeof nr);
+		return fab_err_set(
+			err, FAB_EINVAL,
+			"plan: nic_rate %s with dual ToR: each of a NIC's two ports would run at half of it, "
+			"under the 1Mbps a link may run at",
+			nr);
+	}
 	if (r->tiers && r->tiers != 2 && r->tiers != 3)
 		return fab_err_set(err, FAB_EINVAL, "plan: --tiers: 2 or 3 (or none: as few as will do)");
 	if (r->over_num < r->over_den)

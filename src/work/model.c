@@ -83,11 +83,23 @@ int fab_model_volumes(const struct fab_model_spec *m, uint32_t dp, uint32_t tp, 
 	/* the experts are shared out over ep replicas: with ep > 1 their
 	 * gradients are reduced apart, over the dp / ep replicas of each */
 	double experts = ep > 1 ? L * mlp * E : 0, gb = fab_precision_bytes(m->grad_precision);
-	o->grad_bytes = (uint64_t)((o->params - experts) / (tp * pp) * gb + 0.5);
+	double act = (double)m->micro_batch * s * h * fab_precision_bytes(m->precision);
+	double grads = (o->params - experts) / (tp * pp) * gb, egrads = experts / (ep ? ep : 1) / (tp * pp) * gb;
+	/* bounded before any becomes an integer (a double past 2^64 is
+	 * undefined there) */
+	double most = FAB_MAX(FAB_MAX(grads, egrads), act * K);
+	if (!(most <= FAB_MODEL_MAX_BYTES))
+		return fab_err_set(err, FAB_EINVAL,
+				   "model: %s of %.3g bytes a GPU, more than %g: a smaller model, shorter sequences or "
+				   "smaller micro-batches",
+				   most == grads            ? "gradients"
+					   : most == egrads ? "expert gradients"
+							    : "activations",
+				   most, FAB_MODEL_MAX_BYTES);
+	o->grad_bytes = (uint64_t)(grads + 0.5);
 	o->ep = ep;
 	if (ep > 1 && ep < dp)
-		o->expert_grad_bytes = (uint64_t)(experts / ep / (tp * pp) * gb + 0.5);
-	double act = (double)m->micro_batch * s * h * fab_precision_bytes(m->precision);
+		o->expert_grad_bytes = (uint64_t)(egrads + 0.5);
 	if (tp > 1) {
 		o->tp_bytes = (uint64_t)act;
 		o->tp_collectives = 4 * m->layers / pp;
@@ -98,12 +110,5 @@ int fab_model_volumes(const struct fab_model_spec *m, uint32_t dp, uint32_t tp, 
 		o->a2a_bytes = (uint64_t)(act * K / tp + 0.5);
 		o->a2a_collectives = 4 * m->layers / pp;
 	}
-	double grads = (o->params - experts) / (tp * pp) * gb;
-	if (!(grads <= FAB_MODEL_MAX_BYTES) || !(act * K <= FAB_MODEL_MAX_BYTES))
-		return fab_err_set(err, FAB_EINVAL,
-				   "model: %s of %.3g bytes a GPU, more than %g: a smaller model, shorter sequences or "
-				   "smaller micro-batches",
-				   grads > act * K ? "gradients" : "activations", FAB_MAX(grads, act * K),
-				   FAB_MODEL_MAX_BYTES);
 	return 0;
 }

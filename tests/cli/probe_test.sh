@@ -141,7 +141,7 @@ PY
 # -J: iperf3's JSON (its -J: start, intervals, end), the same numbers as
 # the table and the document; latency has no such file
 run bw-iperf-json 0 "$F" probe --local 2 --test bw -b 64K -e 64K -t 0.5 -i 0.1 -w 2 -J "$tmp/i.json" --json "$tmp/id.json" && {
-	! command -v python3 >/dev/null && echo "skip: bw-iperf-json's checks need python3" ||
+	if ! command -v python3 >/dev/null; then echo "skip: bw-iperf-json's checks need python3"; else
 	python3 - "$tmp/i.json" "$tmp/id.json" "$tmp/out" <<'PY' && ok bw-iperf-json || bad "bw-iperf-json: $(cat "$tmp/out")"
 import json, sys
 j, d = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))["bandwidth"]
@@ -165,13 +165,14 @@ for k in ("sum_sent", "sum_received"):
     assert abs(e[k]["bits_per_second"] - row["Gbps"] * 1e9) < 1e-6 * e[k]["bits_per_second"], (e[k], row)
 assert e["streams"][0]["sender"]["bytes"] == total, e["streams"]
 PY
+	fi
 }
 run json-latency 2 "$F" probe --local 2 --test latency -J "$tmp/l.json" && {
 	has "$tmp/err" "iperf3's for --test bw" && [ ! -e "$tmp/l.json" ] && ok json-latency || bad json-latency; }
 # coll -J: nccl-tests' JSON of the table's rows, never over a file (the
 # second run's goes to FILE.0)
 run coll-nccl-json 0 "$F" probe --local 3 -b 1K -e 16K -J "$tmp/n.json" && run coll-nccl-json-2 0 "$F" probe --local 3 -b 1K -e 1K -J "$tmp/n.json" && {
-	! command -v python3 >/dev/null && echo "skip: coll-nccl-json's checks need python3" ||
+	if ! command -v python3 >/dev/null; then echo "skip: coll-nccl-json's checks need python3"; else
 	python3 - "$tmp/n.json" "$tmp/n.json.0" <<'PY' && ok coll-nccl-json || bad coll-nccl-json
 import json, sys
 j, j2 = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
@@ -186,7 +187,15 @@ for r in j["results"]:
         assert abs(x["bus_bw"] - x["alg_bw"] * 4 / 3) < 1e-3 * x["bus_bw"] + 2e-6, r
 assert j["out_of_bounds"] == {"count": 0, "okay": "true"} and j2["results"][0]["size"] == 1024
 PY
+	fi
 }
+# -J and --json on one file, and a -J that cannot be written: refused
+# before any rank joins
+run json-same-file 2 "$F" probe --local 2 --test bw -n 5 -J "$tmp/same.json" --json "$tmp/same.json" && {
+	has "$tmp/err" "two documents, one file" && [ ! -e "$tmp/same.json" ] && ok json-same-file || bad "json-same-file: $(cat "$tmp/err")"; }
+run json-bad-dir 4 "$F" probe --local 2 -J "$tmp/nodir/x.json" && {
+	has "$tmp/err" "-J $tmp/nodir/x.json: No such file or directory" && ! has "$tmp/err" "connection" &&
+		ok json-bad-dir || bad "json-bad-dir: $(cat "$tmp/err")"; }
 run bw-timed-coll 2 "$F" probe --local 2 -t 2 && { has "$tmp/err" "only for --test bw" && ok bw-timed-coll || bad bw-timed-coll; }
 run bw-interval-alone 2 "$F" probe --local 2 --test bw -i 1 && { has "$tmp/err" "give -t SECONDS" && ok bw-interval-alone || bad bw-interval-alone; }
 # --bind: an address, an interface, and neither
@@ -465,6 +474,19 @@ if [ -x "$P" ]; then
 	wait "$p0"
 	[ $r1 -eq 4 ] && has "$tmp/e1" "rank 1: rank 0 gave up the rendezvous: two processes say they are rank 1" &&
 		ok hostile-impostor-told || bad "hostile-impostor-told: exit $r1: $(cat "$tmp/e1")"
+	# a process that counts more ranks than rank 0 (launchers' sizes
+	# differ) hears why too, though it waits for a longer table
+	port=$((port + 1))
+	RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port FABSCOPE_TOKEN=$TOK \
+		"$F" probe -b 4K -e 4K -n 1 --timeout 10 >"$tmp/o0" 2>"$tmp/e0" &
+	p0=$!
+	sleep 0.3
+	RANK=2 WORLD_SIZE=3 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port FABSCOPE_TOKEN=$TOK \
+		"$F" probe -b 4K -e 4K -n 1 --timeout 10 >"$tmp/o1" 2>"$tmp/e1"
+	r1=$?
+	wait "$p0"
+	[ $r1 -eq 4 ] && has "$tmp/e1" "rank 2: rank 0 gave up the rendezvous: a process gave a rank outside the job" &&
+		ok hostile-sizes-told || bad "hostile-sizes-told: exit $r1: $(cat "$tmp/e1")"
 else
 	bad "hostile peer tool $P not built"
 fi
