@@ -50,7 +50,7 @@ struct ctx {
 	struct node *cache; /* [CACHE_SLOTS], open addressing by s */
 };
 
-static const char *kind_of(const json_t *v)
+const char *fab_json_kind(const json_t *v)
 {
 	switch (json_typeof(v)) {
 	case JSON_OBJECT:
@@ -96,7 +96,7 @@ static int fail(struct ctx *c, const char *fmt, const char *a, const json_t *v)
 	char want[300];
 	snprintf(want, sizeof want, fmt, a);
 	return fab_err_set(c->err, FAB_EINVAL, "%s: %s: expected %s, got %s", c->doc,
-			   *c->path ? c->path : "(the document)", want, v ? kind_of(v) : "nothing");
+			   *c->path ? c->path : "(the document)", want, v ? fab_json_kind(v) : "nothing");
 }
 
 /* a number's value in words, for a message */
@@ -462,7 +462,7 @@ int fab_schema_check(const json_t *doc, const char *name, struct fab_err *err)
 					   "%s: kind: expected one of sim, coll, matrix, probe, got \"%.60s\"", name,
 					   k);
 		return fab_err_set(err, FAB_EINVAL, "%s: kind: expected one of sim, coll, matrix, probe, got %s", name,
-				   kind_of(kind));
+				   fab_json_kind(kind));
 	}
 	for (size_t i = 0; fab_schema_names[i]; i++) {
 		if (strcmp(fab_schema_names[i], which))

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "diagnose.h"
+#include "schema.h"
 
 /* a field's expected type: a string, a finite number >= 0, an integer >= 0,
  * a finite number (any sign), an array, an object */
@@ -27,26 +28,6 @@ static const char *type_name(int type)
 	static const char *n[] = {
 		"a string", "a number (0 or more)", "a whole number (0 or more)", "a number", "an array", "an object"};
 	return n[type];
-}
-
-static const char *json_kind(const json_t *v)
-{
-	switch (json_typeof(v)) {
-	case JSON_OBJECT:
-		return "an object";
-	case JSON_ARRAY:
-		return "an array";
-	case JSON_STRING:
-		return "a string";
-	case JSON_INTEGER:
-	case JSON_REAL:
-		return "a number";
-	case JSON_TRUE:
-	case JSON_FALSE:
-		return "a boolean";
-	default:
-		return "null";
-	}
 }
 
 static bool has_type(const json_t *v, int type)
@@ -70,7 +51,7 @@ static bool has_type(const json_t *v, int type)
 static int bad(struct fab_err *err, const char *doc, const char *path, const json_t *v, const char *want)
 {
 	return fab_err_set(err, FAB_EINVAL, "%s: %s: expected %s, got %s", doc, path, want,
-			   v ? json_kind(v) : "nothing");
+			   v ? fab_json_kind(v) : "nothing");
 }
 
 /* o must be an object; each field present must have its type */
@@ -149,7 +130,7 @@ static int check_square(const json_t *m, const char *key, size_t n, const char *
 		return 0;
 	if (!json_is_array(a) || json_array_size(a) != n)
 		return fab_err_set(err, FAB_EINVAL, "%s: %s: expected %zu rows (one per endpoint), got %s", doc, p, n,
-				   json_is_array(a) ? "another count" : json_kind(a));
+				   json_is_array(a) ? "another count" : fab_json_kind(a));
 	json_array_foreach(a, i, row)
 	{
 		if (!json_is_array(row) || json_array_size(row) != n)
