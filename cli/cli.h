@@ -70,9 +70,6 @@ void cli_tool_json_drop(struct cli_tool_json *j);
 
 /* common.c */
 double cli_wall_s(void);
-/* now, in seconds since 1970; SOURCE_DATE_EPOCH when set (reproducible
- * files) */
-double cli_epoch_s(void);
 /* json_dumpf's bytes, written in large blocks: 0, or -1 */
 int cli_json_write(json_t *j, FILE *f, size_t flags);
 /* seconds, more than 0 and at most a day: 0, or -1 */

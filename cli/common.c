@@ -24,16 +24,6 @@ double cli_wall_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-double cli_epoch_s(void)
-{
-	const char *e = getenv("SOURCE_DATE_EPOCH");
-	char *end;
-	long long at = e ? strtoll(e, &end, 10) : -1;
-	if (e && *e && !*end && at >= 0)
-		return (double)at;
-	return (double)time(NULL);
-}
-
 bool cli_show_progress(const struct cli_common *cm)
 {
 	return !cm->quiet && (cm->progress || isatty(STDERR_FILENO));

@@ -62,23 +62,18 @@ static bool looks_yaml(const char *path)
  * (the others go on to be checked) */
 static int result_only(const json_t *d, const char *path, struct fab_err *err)
 {
-	const char *s = json_string_value(json_object_get(d, "schema"));
-	static const char *const other[] = {"fabscope.diagnosis/1", "fabscope.plan/1", "fabscope.sweep/1",
-					    "fabscope.plan-compare/1"};
-	bool is_other = false;
-	for (size_t i = 0; s && i < FAB_ARRAY_LEN(other); i++)
-		is_other |= !strcmp(s, other[i]);
-	if (!is_other)
+	const char *which = fab_schema_of(d);
+	if (!which || !strcmp(which, "result") || !strcmp(which, "probe"))
 		return 0; /* a result, or what fab_diag_validate refuses */
 	return fab_err_set(err, FAB_EINVAL,
 			   "%s: %s, not a result document: diagnose and report read the results of sim, coll, "
 			   "matrix and probe (report draws a sweep's sweep.json and plan --compare's compare.json "
 			   "given alone)",
 			   path,
-			   s && !strcmp(s, "fabscope.diagnosis/1")       ? "a diagnosis"
-				   : s && !strcmp(s, "fabscope.plan/1")  ? "a plan"
-				   : s && !strcmp(s, "fabscope.sweep/1") ? "a sweep's table"
-									 : "a design comparison");
+			   !strcmp(which, "diagnosis")       ? "a diagnosis"
+				   : !strcmp(which, "plan")  ? "a plan"
+				   : !strcmp(which, "sweep") ? "a sweep's table"
+							     : "a design comparison");
 }
 
 json_t *cli_load_doc(const char *path, int *rc)

@@ -68,7 +68,7 @@ static int w_tool(FILE *f, void *vctx, const char *start)
 	if (o->test == PROBE_COLL)
 		return fab_probe_write_nccl_json(f, x->r->doc, &x->r->params, o->argc, o->argv, environ, start);
 	struct fab_probe_iperf ip = {fab_version_string(), o->duration_s, o->interval_s, o->test == FAB_PROBE_BW_BIDIR,
-				     (long long)cli_epoch_s()};
+				     fab_epoch_now(NULL)};
 	return fab_probe_write_iperf_json(f, x->r->doc, &ip);
 }
 

@@ -79,11 +79,6 @@ static int other_page(const char *path, const char *out, const char *x, const ch
 	struct page p = {NULL, 0};
 	struct fab_err err = {0};
 	int rc = FAB_EXIT_OK;
-	if (fab_schema_check(d, path, &err)) { /* kind, version, types, ranges (doc/schema/) */
-		fprintf(stderr, "fabscope: %s\n", err.msg);
-		json_decref(d);
-		return FAB_EXIT_INPUT;
-	}
 	FILE *m = open_memstream(&p.text, &p.len);
 	int r = !m      ? fab_err_set(&err, FAB_EIO, "report: out of memory")
 		: sweep ? fab_report_sweep(m, d, path, x, y, &err)

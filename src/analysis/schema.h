@@ -12,6 +12,10 @@
  * (a probe's result by its "kind"): 0, or FAB_EINVAL and err with the
  * place ("name: path.to.field: expected ..., got ...") */
 int fab_schema_check(const json_t *doc, const char *name, struct fab_err *err);
+/* which of doc/schema/'s schemas doc's "schema" key names ("result",
+ * "probe" for a result whose kind is probe, "sweep", "compare",
+ * "diagnosis", "plan"); NULL: none */
+const char *fab_schema_of(const json_t *doc);
 /* what a JSON value is, in words: "an object", "a number", "null" */
 const char *fab_json_kind(const json_t *v);
 

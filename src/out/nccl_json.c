@@ -38,19 +38,26 @@ static void real(FILE *f, double v)
 		fprintf(f, "%lf", v);
 }
 
-void fab_nccl_json_time(char *buf, size_t len)
+long long fab_epoch_now(bool *fixed)
 {
 	const char *e = getenv("SOURCE_DATE_EPOCH");
 	char *end;
-	long long at = e ? strtoll(e, &end, 10) : 0;
+	long long at = e ? strtoll(e, &end, 10) : -1;
+	bool f = e && *e && !*end && at >= 0;
+	if (fixed)
+		*fixed = f;
+	return f ? at : (long long)time(NULL);
+}
+
+void fab_nccl_json_time(char *buf, size_t len)
+{
+	bool fixed;
+	time_t t = (time_t)fab_epoch_now(&fixed);
 	struct tm tm;
-	if (e && *e && !*end && at >= 0) {
-		time_t t = (time_t)at;
+	if (fixed)
 		gmtime_r(&t, &tm);
-	} else {
-		time_t t = time(NULL);
+	else
 		localtime_r(&t, &tm);
-	}
 	if (!strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm) && len)
 		buf[0] = 0;
 }

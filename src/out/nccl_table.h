@@ -65,6 +65,9 @@ bool fab_nccl_table_end(FILE *f, uint64_t wrong, double avg_busbw_GBps, double m
 /* nccl-tests' time stamps ("%Y-%m-%d %H:%M:%S", local time); with
  * SOURCE_DATE_EPOCH set, that instant in UTC (reproducible files) */
 void fab_nccl_json_time(char *buf, size_t len);
+/* now, in seconds since 1970, or the instant SOURCE_DATE_EPOCH fixes
+ * (then *fixed, when given, is true) */
+long long fab_epoch_now(bool *fixed);
 /* NCCL_TESTS_MIN_BW from the environment, or -1 */
 double fab_nccl_min_bw(void);
 

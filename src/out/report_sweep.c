@@ -3,54 +3,30 @@
  * one result against one swept key, a line for each combination of the
  * other swept keys (the mean over seeds where the sweep has several), and
  * the points' table; and plan --compare's table (compare.json) checked
- * before report.c draws it.  The documents are checked before anything is
- * drawn.
+ * before report.c draws it.  The documents are checked against doc/schema/
+ * (src/analysis/schema.c) before anything is drawn.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../analysis/schema.h"
 #include "report_int.h"
 
 #define SWEEP_MAX_POINTS 100000u /* a sweep's points, as the grid allows */
 #define TABLE_ROWS 2000u         /* the table shows this many points, then says how many more */
 
-static int bad(struct fab_err *err, const char *name, const char *what)
-{
-	return fab_err_set(err, FAB_EINVAL, "%s: %s", name, what);
-}
-
-/* the shape the page reads: every point an object with string values, a
- * status and finite numbers for results */
+/* the document against doc/schema/ (fab_schema_check), then what the page
+ * can draw: at most SWEEP_MAX_POINTS points */
 static int check(const json_t *sw, const char *name, struct fab_err *err)
 {
-	char what[160];
-	if (!json_is_object(sw) || strcmp(rep_jstr(sw, "schema"), "fabscope.sweep/1"))
-		return bad(err, name, "not a sweep's table (schema fabscope.sweep/1)");
-	const json_t *pts = json_object_get(sw, "points"), *p;
-	if (!json_is_array(pts) || json_array_size(pts) > SWEEP_MAX_POINTS)
-		return bad(err, name, "points: expected a list of at most 100000 points");
-	size_t i;
-	json_array_foreach(pts, i, p)
-	{
-		const json_t *vals = json_object_get(p, "values"), *res = json_object_get(p, "results"), *v;
-		const char *k;
-		snprintf(what, sizeof what, "points[%zu]: expected values (strings), a status and results (numbers)",
-			 i);
-		if (!json_is_object(p) || !json_is_object(vals) || !json_is_string(json_object_get(p, "status")) ||
-		    (res && !json_is_object(res)))
-			return bad(err, name, what);
-		json_object_foreach((json_t *)vals, k, v)
-		{
-			if (!json_is_string(v))
-				return bad(err, name, what);
-		}
-		json_object_foreach((json_t *)res, k, v)
-		{
-			if (!json_is_null(v) && (!json_is_number(v) || !isfinite(json_number_value(v))))
-				return bad(err, name, what);
-		}
-	}
+	if (fab_schema_check(sw, name, err))
+		return FAB_EINVAL;
+	if (!fab_schema_of(sw) || strcmp(fab_schema_of(sw), "sweep"))
+		return fab_err_set(err, FAB_EINVAL, "%s: not a sweep's table (schema fabscope.sweep/1)", name);
+	if (json_array_size(json_object_get(sw, "points")) > SWEEP_MAX_POINTS)
+		return fab_err_set(err, FAB_EINVAL, "%s: points: more than %u, more than a page draws", name,
+				   SWEEP_MAX_POINTS);
 	return 0;
 }
 
@@ -279,29 +255,10 @@ int fab_report_sweep(FILE *f, const json_t *sw, const char *name, const char *x,
 
 int fab_report_compare_checked(FILE *f, const json_t *cmp, const char *name, struct fab_err *err)
 {
-	const json_t *ds = json_object_get(cmp, "designs"), *d;
-	if (!json_is_object(cmp) || strcmp(rep_jstr(cmp, "schema"), "fabscope.plan-compare/1") || !json_is_array(ds) ||
-	    json_array_size(ds) > 64)
-		return bad(err, name,
-			   "not plan --compare's table (schema fabscope.plan-compare/1, at most 64 designs)");
-	size_t i;
-	json_array_foreach(ds, i, d)
-	{
-		static const char *const nums[] = {"oversubscription", "bisection_bps", "usd", "watts"};
-		bool ok = json_is_object(d) && json_is_string(json_object_get(d, "name")) &&
-			rep_jnum(json_object_get(d, "plan"), "gpus") > 0;
-		for (size_t k = 0; ok && k < FAB_ARRAY_LEN(nums); k++) {
-			const json_t *v = json_object_get(d, nums[k]);
-			ok = json_is_number(v) && isfinite(json_number_value(v)) && json_number_value(v) >= 0;
-		}
-		if (!ok) {
-			char what[160];
-			snprintf(what, sizeof what,
-				 "designs[%zu]: expected a name, plan.gpus and finite non-negative oversubscription, "
-				 "bisection_bps, usd and watts",
-				 i);
-			return bad(err, name, what);
-		}
-	}
+	if (fab_schema_check(cmp, name, err))
+		return FAB_EINVAL;
+	if (!fab_schema_of(cmp) || strcmp(fab_schema_of(cmp), "compare"))
+		return fab_err_set(err, FAB_EINVAL, "%s: not plan --compare's table (schema fabscope.plan-compare/1)",
+				   name);
 	return fab_report_compare(f, cmp);
 }

@@ -130,6 +130,9 @@ int fab_comm_start(struct fab_comm *c, const struct fab_coll_req *r, fab_comm_do
 int fab_comm_algo_available(const struct fab_comm *c, int algo, struct fab_err *err);
 /* The cost model: modelled time in seconds of op at bytes with algo and
  * proto, or a negative value when they cannot run it here. */
+/* a ring's steps for op on n ranks: AllReduce 2(n-1), ReduceScatter and
+ * AllGather n-1; 0 for the operations a ring does not run in steps */
+uint32_t fab_comm_ring_steps(int op, uint32_t n);
 double fab_comm_model(const struct fab_comm *c, int op, int algo, int proto, uint64_t bytes);
 /* The algorithm and protocol the model picks for op at bytes: *algo and
  * *proto in, FAB_ALGO_AUTO / FAB_PROTO_AUTO or fixed; out, the choice.

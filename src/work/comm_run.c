@@ -187,7 +187,7 @@ static void on_agg_delivered(void *obj, uint32_t arg)
 }
 
 /* ring steps of one rank for op (0: not a ring operation) */
-static uint32_t ring_steps(int op, uint32_t n)
+uint32_t fab_comm_ring_steps(int op, uint32_t n)
 {
 	return op == FAB_OP_ALLREDUCE ? 2 * (n - 1) : op == FAB_OP_REDUCESCATTER || op == FAB_OP_ALLGATHER ? n - 1 : 0;
 }
@@ -220,13 +220,13 @@ static double ring_sched_steps(const struct fab_comm *c, int op, int algo, int p
 {
 	double per = (double)size / c->nranks / c->channels;
 	double chunks = ceil(per / (double)op_chunk(c, algo, proto, size));
-	return 2.0 * ring_steps(op, c->nranks) * c->nranks * c->channels * FAB_MAX(chunks, 1.0);
+	return 2.0 * fab_comm_ring_steps(op, c->nranks) * c->nranks * c->channels * FAB_MAX(chunks, 1.0);
 }
 
 static bool use_aggregate(const struct fab_comm *c, int op, int algo, int proto, uint64_t size)
 {
 	const struct fab_fabric_params *fp = fab_sim_fabric(c->w->sim);
-	uint32_t steps = ring_steps(op, c->nranks);
+	uint32_t steps = fab_comm_ring_steps(op, c->nranks);
 	if (fp->engine != FAB_ENGINE_FLOW || algo != FAB_ALGO_RING || !steps || fp->flow_ring == FAB_FLOW_RING_STEPS)
 		return false;
 	if (fp->flow_ring == FAB_FLOW_RING_AGGREGATE)
@@ -244,7 +244,7 @@ static bool use_aggregate(const struct fab_comm *c, int op, int algo, int proto,
  * step index) is refused before it is built, with the way out. */
 static int ring_fits(const struct fab_comm *c, int op, int algo, int proto, uint64_t size, struct fab_err *err)
 {
-	if (algo != FAB_ALGO_RING || !ring_steps(op, c->nranks))
+	if (algo != FAB_ALGO_RING || !fab_comm_ring_steps(op, c->nranks))
 		return 0;
 	double steps = ring_sched_steps(c, op, algo, proto, size);
 	double bytes = steps * (sizeof(struct fab_step) + 2 * sizeof(uint32_t)); /* a step and its dependencies */
@@ -261,7 +261,7 @@ static int ring_fits(const struct fab_comm *c, int op, int algo, int proto, uint
 
 static void ring_aggregate_start(struct fab_comm *c, int op, uint64_t size)
 {
-	uint32_t n = c->nranks, steps = ring_steps(op, n);
+	uint32_t n = c->nranks, steps = fab_comm_ring_steps(op, n);
 	uint64_t per_step = comm_wire_bytes(c->res.proto, size / n / c->channels), bytes = per_step * steps;
 	const struct fab_server_params *sp = fab_sim_server(c->w->sim);
 	double lap_s = 0; /* the slowest channel's lap: every edge's chunk alone plus its latency */

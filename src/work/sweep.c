@@ -124,7 +124,8 @@ static double row_weight(const struct fab_comm *c, const struct fab_coll_params 
 	for (double k = 2; k <= n; k *= 2)
 		log2n++;
 	bool ar = p->op == FAB_OP_ALLREDUCE;
-	double steps = algo == FAB_ALGO_RING ? (ar ? 2 * (n - 1) : n - 1)
+	uint32_t ring = fab_comm_ring_steps(p->op, c->nranks);
+	double steps = algo == FAB_ALGO_RING ? (ring ? ring : n - 1)
 		: algo == FAB_ALGO_TREE      ? (ar ? 2 : 1) * (G - 1 + log2N)
 		: algo == FAB_ALGO_HIER      ? (ar ? 2 : 1) * (G - 1 + N - 1)
 		: algo == FAB_ALGO_RHD       ? 2 * log2n

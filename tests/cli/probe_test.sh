@@ -460,33 +460,29 @@ if [ -x "$P" ]; then
 	r0=$?
 	[ $r0 -eq 4 ] && has "$tmp/e0" "two processes say they are rank 1" && ok hostile-rank-twice ||
 		bad "hostile-rank-twice: exit $r0: $(cat "$tmp/e0")"
-	# an impostor holding the token takes rank 1's place first: the
-	# rightful rank 1 hears why rank 0 gave up, not only that it failed
-	port=$((port + 1))
-	RANK=0 WORLD_SIZE=3 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port FABSCOPE_TOKEN=$TOK \
-		"$F" probe -b 4K -e 4K -n 1 --timeout 10 >"$tmp/o0" 2>"$tmp/e0" &
-	p0=$!
-	"$P" $port $TOK join 1 3 7 0 &
-	sleep 0.5
-	RANK=1 WORLD_SIZE=3 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port FABSCOPE_TOKEN=$TOK \
-		"$F" probe -b 4K -e 4K -n 1 --timeout 10 >"$tmp/o1" 2>"$tmp/e1"
-	r1=$?
-	wait "$p0"
-	[ $r1 -eq 4 ] && has "$tmp/e1" "rank 1: rank 0 gave up the rendezvous: two processes say they are rank 1" &&
-		ok hostile-impostor-told || bad "hostile-impostor-told: exit $r1: $(cat "$tmp/e1")"
+	# told NAME SIZE0 RANK SIZE WANT [IMPOSTOR]: rank 0 of a job of SIZE0,
+	# the impostor (fab_peer join RANK SIZE) first where one is named, then
+	# a rightful process as RANK of SIZE, which must hear WANT, why rank 0
+	# gave up the rendezvous, not only that it failed
+	told() {
+		port=$((port + 1))
+		RANK=0 WORLD_SIZE=$2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port FABSCOPE_TOKEN=$TOK \
+			"$F" probe -b 4K -e 4K -n 1 --timeout 10 >"$tmp/o0" 2>"$tmp/e0" &
+		p0=$!
+		[ -n "${6:-}" ] && "$P" $port $TOK join "$3" "$4" 7 0 &
+		sleep 0.5
+		RANK=$3 WORLD_SIZE=$4 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port FABSCOPE_TOKEN=$TOK \
+			"$F" probe -b 4K -e 4K -n 1 --timeout 10 >"$tmp/o1" 2>"$tmp/e1"
+		r1=$?
+		wait "$p0"
+		[ $r1 -eq 4 ] && has "$tmp/e1" "rank $3: rank 0 gave up the rendezvous: $5" && ok "$1" ||
+			bad "$1: exit $r1: $(cat "$tmp/e1")"
+	}
+	# an impostor holding the token takes rank 1's place first
+	told hostile-impostor-told 3 1 3 "two processes say they are rank 1" impostor
 	# a process that counts more ranks than rank 0 (launchers' sizes
-	# differ) hears why too, though it waits for a longer table
-	port=$((port + 1))
-	RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port FABSCOPE_TOKEN=$TOK \
-		"$F" probe -b 4K -e 4K -n 1 --timeout 10 >"$tmp/o0" 2>"$tmp/e0" &
-	p0=$!
-	sleep 0.3
-	RANK=2 WORLD_SIZE=3 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port FABSCOPE_TOKEN=$TOK \
-		"$F" probe -b 4K -e 4K -n 1 --timeout 10 >"$tmp/o1" 2>"$tmp/e1"
-	r1=$?
-	wait "$p0"
-	[ $r1 -eq 4 ] && has "$tmp/e1" "rank 2: rank 0 gave up the rendezvous: a process gave a rank outside the job" &&
-		ok hostile-sizes-told || bad "hostile-sizes-told: exit $r1: $(cat "$tmp/e1")"
+	# differ), though it waits for a longer table
+	told hostile-sizes-told 2 2 3 "a process gave a rank outside the job"
 else
 	bad "hostile peer tool $P not built"
 fi

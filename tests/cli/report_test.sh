@@ -74,6 +74,27 @@ printf 'topology: {leaves: 2, servers_per_leaf: 4, gpus_per_server: 1, nics_per_
 	[ "$flows" -gt 5000 ] && [ "$pts" -le 3600 ] && [ "$pts" -gt 100 ] && has "$tmp/out" "a series of more than 2000 points drawn by each pixel column" &&
 		[ "$(wc -c <"$tmp/out")" -lt 60000 ] && ok "report-long-series ($flows flows, $pts points)" ||
 		bad "report-long-series: $flows flows, $pts points, $(wc -c <"$tmp/out") bytes"; }
+# a matrix of 300 endpoints is drawn by blocks of 2 x 2 pairs (150 cells a
+# side, not 300), each coloured by its slowest pair: a slow pair planted at
+# (17, 201) shows in its block's title
+command -v python3 >/dev/null && python3 - "$tmp/mat/result.json" "$tmp/big.json" <<'PY' &&
+import json, sys
+d = json.load(open(sys.argv[1]))
+m, n = d["matrix"], 300
+m["endpoints"] = ["server%d.nic0" % i for i in range(n)]
+m["bw_GBps"] = [[None if i == j else 40.0 + (i * 7 + j) % 5 / 10 for j in range(n)] for i in range(n)]
+m["bw_GBps"][17][201] = 5.0
+m["lat_us"] = [[None if i == j else 5.0 for j in range(n)] for i in range(n)]
+m["gpus"] = [[8 * i] for i in range(n)]
+m["links"] = [m["links"][0]] * n
+m.pop("failed_pairs", None)
+json.dump(d, open(sys.argv[2], "w"))
+PY
+	run report-matrix-blocks 0 "$F" report "$tmp/big.json" -s matrix-1 && {
+		cells=$(grep -c '<rect x="[0-9]*" y="[0-9]*" width="4" height="4" fill=' "$tmp/out")
+		[ "$cells" -eq 22500 ] && has "$tmp/out" "300 endpoints: a cell is a block of 2 x 2 pairs" &&
+			has "$tmp/out" "server16.nic0..server17.nic0 to server200.nic0..server201.nic0: slowest 5 GB/s" &&
+			ok "report-matrix-blocks ($cells cells)" || bad "report-matrix-blocks: $cells cells"; }
 # self-contained: nothing fetched, no script
 if grep -qiE '<script|<link|src=|@import|url\(|https?://' "$R"; then bad "self-contained: $(grep -oiE '<script|<link|src=|@import|url\(|https?://' "$R" | head -3)"; else ok self-contained; fi
 [ "$(grep -c '<polyline' "$R")" -ge 4 ] && ok charts || bad charts
