@@ -210,6 +210,9 @@ int cmd_sim(int argc, char **argv);
 int cmd_coll(int argc, char **argv);
 int cmd_matrix(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
+/* twin.c */
+int cmd_calibrate(int argc, char **argv);
+int cmd_twin(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_plan(int argc, char **argv);

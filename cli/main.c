@@ -5,7 +5,8 @@
  * is a terminal).  Exit codes: 0 ok, 1 checks failed, 2 usage, 3 bad
  * input, 4 I/O error, 5 internal error.
  *
- * sim.c: sim; coll.c: coll and matrix; diagnose.c; probe.c (with
+ * sim.c: sim; coll.c: coll and matrix; diagnose.c; twin.c (calibrate,
+ * twin); probe.c (with
  * probe_local.c, probe_run.c); report.c; plan.c; sweep.c (with sweep_run.c);
  * common.c and out.c: what they share.
  */
@@ -25,6 +26,8 @@ static const char *usage_main =
 	"  coll [SCENARIO.yaml]  nccl-tests in simulation: a collective over a range of sizes\n"
 	"  matrix [SCENARIO.yaml]  every NIC pair's latency and bandwidth, in simulation\n"
 	"  diagnose RESULT.json...  name the suspect node, link or port from result documents\n"
+	"  calibrate SCENARIO PROBE...  the design scenario fitted to the probe's matrix\n"
+	"  twin SCENARIO PROBE...  measured against the calibrated scenario: what departs\n"
 	"  probe                 collectives on the real network over TCP (--local N: on this machine)\n"
 	"  report                one HTML page from result documents (pictures, suspects)\n"
 	"  plan                  design the fabric for N GPUs (optics, cost, power), compare designs\n"
@@ -42,8 +45,10 @@ static const struct {
 	const char *name;
 	int (*run)(int argc, char **argv);
 } commands[] = {
-	{"sim", cmd_sim},     {"coll", cmd_coll},     {"matrix", cmd_matrix}, {"diagnose", cmd_diagnose},
-	{"probe", cmd_probe}, {"report", cmd_report}, {"plan", cmd_plan},     {"sweep", cmd_sweep},
+	{"sim", cmd_sim},           {"coll", cmd_coll},           {"matrix", cmd_matrix},
+	{"diagnose", cmd_diagnose}, {"calibrate", cmd_calibrate}, {"twin", cmd_twin},
+	{"probe", cmd_probe},       {"report", cmd_report},       {"plan", cmd_plan},
+	{"sweep", cmd_sweep},
 };
 
 /* a and b differ by one letter changed, added, dropped or two swapped */

@@ -22,6 +22,7 @@
 
 #include "../src/analysis/diagnose.h"
 #include "../src/analysis/schema.h"
+#include "../src/analysis/twin.h"
 #include "../src/base/base.h"
 #include "../src/coll/coll.h"
 #include "../src/grid/grid.h"

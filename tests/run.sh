@@ -72,6 +72,7 @@ suite report tests/cli/report_test.sh "report (and in Chromium where installed)"
 bin test_collsim
 bin test_job
 suite plan tests/cli/plan_test.sh "fabscope plan"
+suite twin tests/cli/twin_test.sh "fabscope calibrate and twin"
 bin test_flow
 bin test_coll
 suite sweep tests/cli/sweep_test.sh "fabscope sweep (-j, mpirun, Slurm array)"
@@ -86,6 +87,7 @@ else
 fi
 # the probe between network namespaces (skips without root)
 suite net tests/net/probe_netns.sh "namespace tests"
+suite twin-net tests/net/twin_netns.sh "the twin on a namespace cluster"
 # make install into a scratch prefix (the plain build only: it links a
 # program against the installed library)
 if [ "${BUILD:-build}" = build ]; then

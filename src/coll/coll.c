@@ -205,3 +205,11 @@ void fab_sched_free(struct fab_sched *s)
 	free(s->deps);
 	memset(s, 0, sizeof *s);
 }
+
+bool fab_circle_pair(uint32_t n, uint32_t r, uint32_t k, uint32_t *x, uint32_t *y)
+{
+	uint32_t N = n + (n & 1);
+	*x = k == 0 ? 0 : 1 + (k - 1 + r) % (N - 1);
+	*y = 1 + (N - 2 - k + r) % (N - 1);
+	return *x < n && *y < n;
+}

@@ -118,6 +118,12 @@ void fab_coll_sizes(int op, uint64_t count, uint32_t elem_bytes, uint32_t nranks
 		    uint64_t *in_bytes, uint64_t *out_bytes);
 /* nccl-tests' bus bandwidth factor: busbw = algbw x factor. */
 double fab_coll_busbw_factor(int op, uint32_t nranks);
+/* The circle method's round r (of n - 1, or n when n is odd) over n
+ * endpoints: its k-th pair (k < (n + 1) / 2) in *x, *y; false when one of
+ * them is the stand-in an odd n adds (that endpoint sits the round out).
+ * Endpoint 0 stays, the others rotate.  The simulated matrix and the
+ * probe's pair alike, so their rounds can be compared. */
+bool fab_circle_pair(uint32_t n, uint32_t r, uint32_t k, uint32_t *x, uint32_t *y);
 bool fab_coll_supported(int op, int algo, uint32_t nranks, uint32_t ranks_per_node, char *why, size_t why_len);
 
 const char *fab_coll_op_name(int op);     /* "allreduce" */

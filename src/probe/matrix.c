@@ -10,12 +10,14 @@ static uint32_t to_ns(double s)
 	return s * 1e9 >= (double)(UINT32_MAX - 1) ? UINT32_MAX - 1 : (uint32_t)(s * 1e9);
 }
 
-/* round r of the circle method over m (even) slots: the partner of j, or
- * NO_RANK; slot m-1 stays, the others rotate */
-static uint32_t partner(uint32_t m, uint32_t r, uint32_t j)
+/* round r of the circle method over n endpoints (fab_circle_pair, as the
+ * simulated matrix pairs them): the partner of j, or NO_RANK */
+static uint32_t partner(uint32_t n, uint32_t r, uint32_t j)
 {
-	for (uint32_t k = 0; k < m / 2; k++) {
-		uint32_t a = k ? (r + k) % (m - 1) : m - 1, b = (r + m - 1 - k) % (m - 1);
+	for (uint32_t k = 0; k < (n + 1) / 2; k++) {
+		uint32_t a, b;
+		if (!fab_circle_pair(n, r, k, &a, &b))
+			continue;
 		if (a == j)
 			return b;
 		if (b == j)
@@ -28,7 +30,7 @@ static uint32_t partner(uint32_t m, uint32_t r, uint32_t j)
 static void stage_pairs(const struct fab_probe *pr, const struct fab_probe_matrix_opts *o, bool retest, uint32_t st,
 			uint32_t *part)
 {
-	uint32_t n = pr->n, m = n + (n & 1);
+	uint32_t n = pr->n;
 	for (uint32_t j = 0; j < n; j++)
 		part[j] = NO_RANK;
 	if (retest) {
@@ -45,8 +47,7 @@ static void stage_pairs(const struct fab_probe *pr, const struct fab_probe_matri
 				}
 	} else {
 		for (uint32_t j = 0; j < n; j++) {
-			uint32_t p = partner(m, st, j);
-			part[j] = p < n ? p : NO_RANK;
+			part[j] = partner(n, st, j);
 		}
 	}
 }

@@ -74,7 +74,7 @@ static const struct fab_key_def core_keys[] = {
 	{"topology.nvls_efficiency", K_DOUBLE, OFF(server.nvls_eff), "0.61", 0.01, 1, NULL,
 	 "an NVLS AllReduce moves each GPU's buffer at this share of nvlink_rate (H100: algbw 275 GB/s, busbw "
 	 "480, as NCCL's maintainers give it)"},
-	{"topology.pcie_rate", K_RATE, OFF(server.pcie_bps), "512Gbps", 1e9, 1e14, NULL,
+	{"topology.pcie_rate", K_RATE, OFF(server.pcie_bps), "512Gbps", 1e6, 1e14, NULL,
 	 "GPU to NIC (PCIe Gen5 x16); a NIC sends no faster than this"},
 	{"topology.file", K_PATH, OFF(topo_file), "", 0, 0, NULL,
 	 "file: edge list (nic NAME / switch NAME / link A B RATE DELAY); ns3: NODES SWITCHES LINKS, the switch "

@@ -456,16 +456,6 @@ out:
 	return rc;
 }
 
-static char *resolve_path(const char *base_dir, const char *p)
-{
-	if (!p || p[0] == '/' || !base_dir || !*base_dir || !strcmp(base_dir, "."))
-		return p ? fab_xstrdup(p) : NULL;
-	size_t n = strlen(base_dir) + strlen(p) + 2;
-	char *out = fab_xcalloc(1, n);
-	snprintf(out, n, "%s/%s", base_dir, p);
-	return out;
-}
-
 /* A family's preset sets the keys the scenario did not give. */
 static int apply_preset(struct loader *L, const struct fab_param_family *fam)
 {
@@ -676,8 +666,10 @@ struct fab_config *fab_config_parse(const char *text, size_t len, const char *or
 	}
 	struct ynode *root = fab_ydom_parse(
 		text, len, c->origin, "a scenario is a mapping with sections topology, fabric, traffic, run", err);
-	if (!root)
+	if (!root || fab_scenario_rebase(&root, base_dir, &c->base_origin, err)) {
+		fab_ydom_free(root);
 		goto fail;
+	}
 	for (size_t i = 0; i < nsets; i++)
 		if (apply_set(root, sets[i], err)) {
 			fab_ydom_free(root);
@@ -691,20 +683,20 @@ struct fab_config *fab_config_parse(const char *text, size_t len, const char *or
 	if (transport_defaults(&L) || cross_checks(&L))
 		goto fail;
 	/* resolve relative paths against the scenario's folder */
-	char *tf = resolve_path(base_dir, c->topo_file);
+	char *tf = fab_scenario_path(base_dir, c->topo_file);
 	free(c->topo_file);
 	c->topo_file = tf;
 	c->topo.file = c->topo_file;
-	char *fc = resolve_path(base_dir, c->traffic.flows_csv);
+	char *fc = fab_scenario_path(base_dir, c->traffic.flows_csv);
 	free(c->traffic.flows_csv);
 	c->traffic.flows_csv = fc;
-	fc = resolve_path(base_dir, c->traffic.flows_ns3);
+	fc = fab_scenario_path(base_dir, c->traffic.flows_ns3);
 	free(c->traffic.flows_ns3);
 	c->traffic.flows_ns3 = fc;
 	for (size_t i = 0; i < c->traffic.ngens; i++) {
 		char **cdf = &c->traffic.gens[i].cdf;
 		if (*cdf && strcmp(*cdf, "websearch") && strcmp(*cdf, "fb_hadoop")) {
-			fc = resolve_path(base_dir, *cdf);
+			fc = fab_scenario_path(base_dir, *cdf);
 			free(*cdf);
 			*cdf = fc;
 		}
@@ -773,6 +765,7 @@ void fab_config_free(struct fab_config *c)
 	fab_traffic_free(&c->traffic);
 	free(c->topo_file);
 	free(c->origin);
+	free(c->base_origin);
 	free(c->loc);
 	free(c);
 }

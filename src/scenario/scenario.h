@@ -47,6 +47,7 @@ struct fab_config {
 	struct fab_matrix_params matrix;
 	struct fab_nccl_params nccl;
 	char *origin;            /* the scenario's name in messages */
+	char *base_origin;       /* its base's (base.c), or NULL */
 	char *topo_file;         /* owned; topo.file points here */
 	struct fab_key_loc *loc; /* per key of the table */
 };
@@ -67,6 +68,12 @@ int fab_config_check_sets(const char *const *sets, size_t nsets, struct fab_err 
 struct fab_config *fab_config_parse(const char *text, size_t len, const char *origin, const char *base_dir,
 				    const char *const *sets, size_t nsets, struct fab_err *err);
 void fab_config_free(struct fab_config *c);
+/* base.c: "base: FILE" read and the tree merged onto it (root replaced;
+ * origin: the base's name, for the config to keep); 0, or an error.  A
+ * relative path p against base_dir (owned). */
+struct ynode;
+int fab_scenario_rebase(struct ynode **root, const char *base_dir, char **origin, struct fab_err *err);
+char *fab_scenario_path(const char *base_dir, const char *p);
 
 /* The built-in default scenario's YAML text. */
 extern const char fab_default_scenario[];

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../base/rng.h"
+#include "../coll/coll.h"
 #include "matrix.h"
 
 enum { K_PING, K_PONG, K_BW_AB, K_BW_BA };
@@ -128,11 +129,9 @@ static void start_round(struct fab_matrix *m)
 		m->pairs[m->npairs][0] = a;
 		m->pairs[m->npairs++][1] = a + 1 + k;
 	} else {
-		uint32_t N = n + (n & 1); /* a dummy endpoint when n is odd */
-		for (uint32_t i = 0; i < N / 2; i++) {
-			uint32_t x = i == 0 ? 0 : 1 + (i - 1 + r) % (N - 1);
-			uint32_t y = 1 + (N - 2 - i + r) % (N - 1);
-			if (x >= n || y >= n)
+		for (uint32_t i = 0; i < (n + 1) / 2; i++) {
+			uint32_t x, y;
+			if (!fab_circle_pair(n, r, i, &x, &y))
 				continue;
 			m->pairs[m->npairs][0] = x;
 			m->pairs[m->npairs++][1] = y;

@@ -1,0 +1,108 @@
+#!/bin/sh
+# fabscope calibrate and twin against a cluster made in simulation: the
+# design of tests/twin/ with two links slowed (a scenario on top of it,
+# "base:"), its simulated matrix written as a probe's document; the fit must
+# name those two links and nothing else, at their rates (within 5%), and
+# the healthy cluster must give no departure.  Then bad input.
+# Last line: "twin: N passed, N failed".
+F=${1:-./build/fabscope}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+D=tests/twin
+mkdir "$tmp/other"
+# the real cluster: the design with host5's link at 50 Mbit/s and the
+# leaves' link at 200 (a scenario in another folder: the base's topology
+# file stays relative to the base)
+cat >"$tmp/other/real.yaml" <<EOT
+base: $PWD/$D/cluster.yaml
+faults:
+  - {kind: degrade, node: host5, peer: leaf1, rate: 50Mbps}
+  - {kind: degrade, node: leaf0, peer: leaf1, rate: 200Mbps}
+EOT
+# probe NAME SCENARIO: its simulated matrix as a probe's document
+probe() {
+	"$F" matrix "$2" --bytes 1MiB --set matrix.timeout=0 --format json >"$tmp/$1.sim" &&
+		"$F" probe --local 6 --test matrix -e 1M -n 2 --json "$tmp/$1.json" >/dev/null 2>&1 &&
+		python3 - "$tmp/$1.sim" "$tmp/$1.json" <<'EOT'
+import json, sys
+s = json.load(open(sys.argv[1]))["matrix"]
+p = json.load(open(sys.argv[2]))
+for k in ("bw_GBps", "lat_us"):
+    p["matrix"][k] = s[k]
+p["matrix"]["retested"] = []
+json.dump(p, open(sys.argv[2], "w"))
+EOT
+}
+if ! command -v python3 >/dev/null; then
+	echo "skip: the twin tests need python3"
+	echo "twin: 0 passed, 0 failed"
+	exit 0
+fi
+probe real "$tmp/other/real.yaml" && probe healthy $D/cluster.yaml || bad "probe documents"
+
+run calibrate 0 "$F" calibrate $D/cluster.yaml "$tmp/real.json" -o "$tmp/cal.yaml" --format json && {
+	python3 - "$tmp/out" <<'EOT' && ok calibrate-names-both || bad "calibrate-names-both: $(cat "$tmp/out" | head -c 600)"
+import json, sys
+f = json.load(open(sys.argv[1]))
+d = {x["target"].split(" (")[0]: x for x in f["departures"]}
+want = {"link of rank5@127.0.0.1": 50e6, "fabric between leaf0 and leaf1": 200e6}
+assert set(d) == set(want), sorted(d)
+for t, rate in want.items():
+    got = float(d[t]["fault"]["rate"].replace("Mbps", "")) * 1e6
+    assert abs(got / rate - 1) < 0.05, (t, got)
+# the healthy pairs at the design's rate: no achievable-rate key
+assert abs(f["factor"] - 1) < 0.02, f["factor"]
+assert not [k for k in f["keys"] if k["key"] == "topology.pcie_rate"], f["keys"]
+EOT
+}
+# the calibrated scenario is a scenario: base, the keys, the faults
+has "$tmp/cal.yaml" "base: " && has "$tmp/cal.yaml" "kind: degrade" &&
+	run cal-loads 0 "$F" matrix "$tmp/cal.yaml" --set matrix.timeout=0 && ok calibrated-scenario-runs ||
+	bad calibrated-scenario-runs
+run twin-departs 1 "$F" twin $D/cluster.yaml "$tmp/real.json" && has "$tmp/out" "2 departures" &&
+	has "$tmp/out" "fabric between leaf0 and leaf1" && ok twin-departs
+run twin-healthy 0 "$F" twin $D/cluster.yaml "$tmp/healthy.json" && has "$tmp/out" "0 departures" && ok twin-healthy
+
+# a slower achievable rate everywhere becomes topology.pcie_rate
+
+python3 - "$tmp/healthy.json" "$tmp/slow.json" <<'EOT'
+import json, sys
+p = json.load(open(sys.argv[1]))
+p["matrix"]["bw_GBps"] = [[None if v is None else v * 0.8 for v in r] for r in p["matrix"]["bw_GBps"]]
+json.dump(p, open(sys.argv[2], "w"))
+EOT
+run calibrate-rate 0 "$F" calibrate $D/cluster.yaml "$tmp/slow.json" -o "$tmp/slow.yaml" &&
+	grep -q 'pcie_rate: 16[0-9][.0-9]*Mbps' "$tmp/slow.yaml" && has "$tmp/out" "0 departures" &&
+	ok calibrate-rate || bad "calibrate-rate: $(cat "$tmp/slow.yaml")"
+
+# bad input
+run no-output 2 "$F" calibrate $D/cluster.yaml "$tmp/real.json" && ok calibrate-needs-output
+"$F" matrix $D/cluster.yaml --format json >"$tmp/sim.json" 2>/dev/null
+run not-probe 3 "$F" calibrate $D/cluster.yaml "$tmp/sim.json" -o "$tmp/x.yaml" &&
+	has "$tmp/err" "not a probe's matrix" && [ ! -e "$tmp/x.yaml" ] && ok not-a-probe-document
+printf '0 host0\n1 host1\n2 host2\n3 host3\n4 nope\n' >"$tmp/map"
+run bad-map 3 "$F" calibrate $D/cluster.yaml "$tmp/real.json" -o "$tmp/x.yaml" --map "$tmp/map" &&
+	has "$tmp/err" "map:5: nope: no such NIC" && ok bad-map-nic
+# ranks 3 and 5 swapped (one leaf): rank 5's slow link is host3's
+printf '0 host0\n1 host1\n2 host2  # comment\n5 host3\n4 host4\n3 host5\n' >"$tmp/map"
+run map 0 "$F" calibrate $D/cluster.yaml "$tmp/real.json" -o "$tmp/x.yaml" --map "$tmp/map" &&
+	has "$tmp/out" "2 departures" && has "$tmp/out" "link of rank5@127.0.0.1 (host3 - leaf1)" && ok map-moves-ranks ||
+	bad "map-moves-ranks: $(cat "$tmp/out")"
+printf 'topology:\n  kind: file\n  file: cluster.topo\n  gpus_per_server: 1\n  nics_per_server: 1\n' >"$tmp/five.yaml"
+sed '/host5/d' $D/cluster.topo >"$tmp/cluster.topo"
+run ranks-differ 3 "$F" calibrate "$tmp/five.yaml" "$tmp/real.json" -o "$tmp/x.yaml" &&
+	has "$tmp/err" "6 hosts and the scenario has 5 NICs" && ok ranks-differ
+run bad-tolerance 2 "$F" twin $D/cluster.yaml "$tmp/real.json" --tolerance 2 && ok bad-tolerance
+
+# base: a base of its own, a missing base
+printf 'base: %s\n' "$tmp/other/real.yaml" >"$tmp/two.yaml"
+run base-of-base 3 "$F" matrix "$tmp/two.yaml" && has "$tmp/err" "cannot have a base of its own" && ok base-of-base
+printf 'base: nowhere.yaml\n' >"$tmp/none.yaml"
+run base-missing 4 "$F" matrix "$tmp/none.yaml" && has "$tmp/err" "none.yaml:1:7: base:" && ok base-missing
+printf 'base: %s\ntopology: {hosts_rate: 1Gbps}\n' "$PWD/$D/cluster.yaml" >"$tmp/typo.yaml"
+run base-typo 3 "$F" matrix "$tmp/typo.yaml" && has "$tmp/err" "typo.yaml:2:12: topology.hosts_rate: unknown key" &&
+	ok base-keys-checked
+
+echo "twin: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
