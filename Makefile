@@ -170,7 +170,7 @@ PIC_OBJ := $(patsubst %.c,$(BUILD)/pic/%.o,$(LIB_SRC)) $(BUILD)/pic/gen/default_
 SOLIB   := $(BUILD)/libfabscope.so
 # the public header and the headers it includes, installed side by side in
 # INCDIR/fabscope/ (their relative includes made plain; the names are unique)
-PUB_H   := include/fabscope.h src/analysis/diagnose.h src/analysis/schema.h src/base/base.h src/coll/coll.h src/out/nccl_table.h src/out/report.h src/topo/plan.h src/grid/grid.h \
+PUB_H   := include/fabscope.h src/analysis/diagnose.h src/analysis/schema.h src/analysis/twin.h src/base/base.h src/coll/coll.h src/out/nccl_table.h src/out/report.h src/topo/plan.h src/grid/grid.h \
 	   src/out/probe_out.h src/probe/probe.h
 
 $(BUILD)/pic/%.o: %.c

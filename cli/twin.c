@@ -24,7 +24,7 @@
 #define REFINE_STEPS 4
 
 static const char *usage_calibrate =
-	"usage: fabscope calibrate SCENARIO.yaml PROBE.json... -o CALIBRATED.yaml [options]\n"
+	"usage: fabscope calibrate SCENARIO.yaml PROBE.json... -o CAL.yaml [options]\n"
 	"\n"
 	"Fit the cluster's design scenario to what the probe measured on the real\n"
 	"cluster: its matrix (fabscope probe --test matrix --json).  Writes the\n"
