@@ -79,8 +79,17 @@ static double pair_ratio(const struct fit *f, uint32_t i, uint32_t j)
 	return f->ratio[(size_t)(i < j ? i : j) * f->n + (i < j ? j : i)];
 }
 
-/* the factor: the median of the pairs within tolerance of the upper
- * quartile, then of those within tolerance of that median */
+/* i -> j's measured over simulated; NAN where either is missing */
+static double dir_ratio(const struct fit *f, uint32_t i, uint32_t j)
+{
+	size_t ij = (size_t)i * f->n + j;
+	return f->bw_e[ij] > 0 ? f->bw_m[ij] / f->bw_e[ij] : NAN;
+}
+
+/* the factor: the median of both directions of the pairs whose lower
+ * direction is within tolerance of the upper quartile, then of that
+ * median (a pair is low by its lower direction; the factor is every
+ * direction's) */
 static void fit_factor(struct fit *f, const struct fab_twin_params *p, double *tmp)
 {
 	size_t k = 0;
@@ -92,11 +101,17 @@ static void fit_factor(struct fit *f, const struct fab_twin_params *p, double *t
 	double ref = tmp[(k * 3) / 4];
 	for (int round = 0; round < 2; round++) {
 		size_t m = 0;
-		for (size_t x = 0; x < k; x++)
-			if (tmp[x] >= p->tolerance * ref)
-				tmp[k + m++] = tmp[x];
-		ref = median(tmp + k, m);
-		qsort(tmp, k, sizeof *tmp, cmp_d);
+		for (uint32_t i = 0; i < f->n; i++)
+			for (uint32_t j = i + 1; j < f->n; j++) {
+				if (!(pair_ratio(f, i, j) >= p->tolerance * ref))
+					continue;
+				double a = dir_ratio(f, i, j), b = dir_ratio(f, j, i);
+				if (!isnan(a))
+					tmp[m++] = a;
+				if (!isnan(b))
+					tmp[m++] = b;
+			}
+		ref = median(tmp, m);
 	}
 	f->factor = ref;
 	for (uint32_t i = 0; i < f->n; i++)

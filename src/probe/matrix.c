@@ -52,11 +52,11 @@ static void stage_pairs(const struct fab_probe *pr, const struct fab_probe_matri
 	}
 }
 
-/* one pair: 8-byte ping-pongs, then `bytes` each way at once */
-static int pair_test(struct fab_probe *pr, const struct fab_probe_matrix_opts *o, uint32_t peer, uint8_t *sbuf,
-		     uint8_t *rbuf, double *rtt, uint32_t *lat_ns, uint32_t *rx_ns)
+/* one pair's latency: 8-byte ping-pongs, half the median round trip
+ * (the lower rank leads and reports it) */
+static int pair_latency(struct fab_probe *pr, const struct fab_probe_matrix_opts *o, uint32_t peer, double end,
+			double *rtt, uint32_t *lat_ns)
 {
-	double end = pr_now_s() + o->pair_timeout_s, t_rx = 0;
 	bool lead = pr->me < peer;
 	uint8_t ping[8] = {0};
 	for (uint32_t it = 0; it < o->lat_iters; it++) {
@@ -66,10 +66,19 @@ static int pair_test(struct fab_probe *pr, const struct fab_probe_matrix_opts *o
 			return -1;
 		rtt[it] = pr_now_s() - t0;
 	}
-	if (pr_xfer(pr, peer, pr->nc, sbuf, o->bytes, rbuf, o->bytes, end, &t_rx))
-		return -1;
 	qsort(rtt, o->lat_iters, sizeof *rtt, fab_cmp_double);
 	*lat_ns = lead ? to_ns(rtt[(o->lat_iters - 1) / 2] / 2) : 0;
+	return 0;
+}
+
+/* one pair's bandwidth: `bytes` each way at once; the time this rank took
+ * to receive them */
+static int pair_bandwidth(struct fab_probe *pr, const struct fab_probe_matrix_opts *o, uint32_t peer, double end,
+			  uint8_t *sbuf, uint8_t *rbuf, uint32_t *rx_ns)
+{
+	double t_rx = 0;
+	if (pr_xfer(pr, peer, pr->nc, sbuf, o->bytes, rbuf, o->bytes, end, &t_rx))
+		return -1;
 	*rx_ns = FAB_MAX(to_ns(t_rx), 1u);
 	return 0;
 }
@@ -182,9 +191,17 @@ static int run_stages(struct fab_probe *pr, const struct fab_probe_matrix_opts *
 			break;
 		stage_pairs(pr, o, retest, st, part);
 		uint32_t peer = part[pr->me], lat_ns = 0, rx_ns = 0;
+		/* every pair's ping-pongs, then every pair's bytes at once: no
+		 * ping waits behind another pair's data, and the pairs of a
+		 * round share the fabric from the start, as the simulated
+		 * matrix's do */
+		double end = pr_now_s() + o->pair_timeout_s;
+		int bad = peer == NO_RANK ? 0 : pair_latency(pr, o, peer, end, rtt, &lat_ns);
+		if ((rc = pr_raw_barrier(pr, err)))
+			break;
 		if (peer == NO_RANK)
 			continue;
-		if (pair_test(pr, o, peer, sbuf, rbuf, rtt, &lat_ns, &rx_ns)) {
+		if (bad || pair_bandwidth(pr, o, peer, pr_now_s() + o->pair_timeout_s, sbuf, rbuf, &rx_ns)) {
 			/* recorded, and the connections dropped: their state is unknown */
 			lat_ns = FAILED;
 			for (uint32_t k = 0; k < pr->nc; k++)

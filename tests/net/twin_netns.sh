@@ -5,8 +5,8 @@
 # (tests/twin/cluster.yaml) has 600, and host 5's link to 50 Mbit/s.  The
 # probe runs its matrix and an AllReduce with one rank per host,
 # torchrun-style; calibrate and twin must name the leaves' link and host
-# 5's link and nothing else, fit host 5's within 15% and the leaves' from
-# 0.8 to 1.7 x, and predict the AllReduce's busbw within 15%.  KEEP=DIR keeps the documents and outputs.
+# 5's link and nothing else, fit both rates within 10% of the shaping, and
+# predict the AllReduce's busbw within 15%.  KEEP=DIR keeps the documents and outputs.
 # Needs root and `ip netns`; prints "skip" otherwise.  Last line:
 # "twin-net: N passed, N failed".
 F=${1:-./build/fabscope}
@@ -76,10 +76,8 @@ probe matrix --test matrix -e 1M -n 20 && probe allreduce --test coll -b 2M -e 2
 import json, sys
 f = json.load(open(sys.argv[1]))
 d = {x["target"].split(" (")[0]: x for x in f["departures"]}
-# a host's link within 15%; the leaves' link from 0.8 to 1.7 x (the real
-# pairs of a round overlap only in part, the simulated ones whole:
-# doc/twin.md)
-want = {"link of rank5@10.196.0.6": (50e6, 0.85, 1.15), "fabric between leaf0 and leaf1": (100e6, 0.8, 1.7)}
+# both links within 10% of their shaping
+want = {"link of rank5@10.196.0.6": (50e6, 0.9, 1.1), "fabric between leaf0 and leaf1": (100e6, 0.9, 1.1)}
 for t, (rate, lo, hi) in want.items():
     got = float(d[t]["fault"]["rate"].replace("Mbps", "")) * 1e6 if t in d else 0
     print("twin: %s fitted at %.1f Mbit/s, shaped at %.0f" % (t, got / 1e6, rate / 1e6))
