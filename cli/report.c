@@ -14,6 +14,7 @@
 static const char *usage_report = "usage: fabscope report RESULT.json... [-o report.html]\n"
 				  "       fabscope report DIR/sweep.json [--x KEY] [--y RESULT] [-o sweep.html]\n"
 				  "       fabscope report DIR/compare.json [-o compare.html]\n"
+				  "       fabscope report twin.json [-o twin.html]\n"
 				  "\n"
 				  "One self-contained HTML page (no network, no scripts, no fonts to fetch) from\n"
 				  "result documents of sim, coll, matrix, a probe and jobs: the documents,\n"
@@ -21,8 +22,9 @@ static const char *usage_report = "usage: fabscope report RESULT.json... [-o rep
 				  "every collective sweep overlaid, each simulation's flow completion times,\n"
 				  "busiest queues and their queues over time, each job's iterations, each\n"
 				  "matrix as a heatmap with a legend, each simulation's topology with its links'\n"
-				  "utilisation, drops, PAUSE and ECN.  A sweep's sweep.json or plan --compare's\n"
-				  "compare.json alone makes a page of its own.  Same documents, same bytes.\n"
+				  "utilisation, drops, PAUSE and ECN.  A sweep's sweep.json, plan --compare's\n"
+				  "compare.json or twin --format json's document alone makes a page of its\n"
+				  "own.  Same documents, same bytes.\n"
 				  "\n"
 				  "options:\n"
 				  "  -o, --output FILE     write the page to FILE (default: standard output)\n"
@@ -66,13 +68,15 @@ static int other_page(const char *path, const char *out, const char *x, const ch
 	if (hf)
 		fclose(hf);
 	head[got] = 0;
-	if (!strstr(head, "\"fabscope.sweep/1\"") && !strstr(head, "\"fabscope.plan-compare/1\""))
+	if (!strstr(head, "\"fabscope.sweep/1\"") && !strstr(head, "\"fabscope.plan-compare/1\"") &&
+	    !strstr(head, "\"fabscope.calibration/1\""))
 		return -1;
 	json_t *d = json_load_file(path, JSON_REJECT_DUPLICATES, NULL);
 	const char *schema = json_string_value(json_object_get(d, "schema"));
 	bool sweep = schema && !strcmp(schema, "fabscope.sweep/1"),
-	     cmp = schema && !strcmp(schema, "fabscope.plan-compare/1");
-	if (!sweep && !cmp) {
+	     cmp = schema && !strcmp(schema, "fabscope.plan-compare/1"),
+	     twin = schema && !strcmp(schema, "fabscope.calibration/1");
+	if (!sweep && !cmp && !twin) {
 		json_decref(d);
 		return -1;
 	}
@@ -82,6 +86,7 @@ static int other_page(const char *path, const char *out, const char *x, const ch
 	FILE *m = open_memstream(&p.text, &p.len);
 	int r = !m      ? fab_err_set(&err, FAB_EIO, "report: out of memory")
 		: sweep ? fab_report_sweep(m, d, path, x, y, &err)
+		: twin  ? fab_report_twin(m, d, path, &err)
 			: fab_report_compare_checked(m, d, path, &err);
 	if (m && fclose(m) && !r)
 		r = fab_err_set(&err, FAB_EIO, "report: out of memory");

@@ -353,17 +353,26 @@ static int write_cal(FILE *f, void *ctx, int arg)
 		if (!flt)
 			continue;
 		if (!any)
-			fputs("faults:  # the links that depart, as measured\n", f);
+			fputs("faults:  # the links and hosts that depart, as measured\n", f);
 		any = true;
-		fputs("  - {kind: degrade, node: ", f);
+		bool rate = json_object_get(flt, "rate") != NULL;
+		fprintf(f, "  - {kind: %s, node: ", rate ? "degrade" : "delay");
 		yaml_string(f, json_string_value(json_object_get(flt, "node")));
 		fputs(", peer: ", f);
 		yaml_string(f, json_string_value(json_object_get(flt, "peer")));
-		fprintf(f, ", rate: %s}  # %s: %.3f of expected, %lld of %lld pairs low\n",
-			json_string_value(json_object_get(flt, "rate")),
-			json_string_value(json_object_get(k, "target")), json_number_value(json_object_get(k, "ratio")),
-			(long long)json_integer_value(json_object_get(k, "low_pairs")),
-			(long long)json_integer_value(json_object_get(k, "pairs")));
+		if (rate)
+			fprintf(f, ", rate: %s}  # %s: %.3f of expected, %lld of %lld pairs low\n",
+				json_string_value(json_object_get(flt, "rate")),
+				json_string_value(json_object_get(k, "target")),
+				json_number_value(json_object_get(k, "ratio")),
+				(long long)json_integer_value(json_object_get(k, "low_pairs")),
+				(long long)json_integer_value(json_object_get(k, "pairs")));
+		else
+			fprintf(f, ", delay: %s}  # %s: %.1f us one way, the hosts' median %.1f us\n",
+				json_string_value(json_object_get(flt, "delay")),
+				json_string_value(json_object_get(k, "target")),
+				json_number_value(json_object_get(k, "measured_us")),
+				json_number_value(json_object_get(k, "expected_us")));
 	}
 	return ferror(f) ? -1 : 0;
 }
@@ -484,10 +493,12 @@ static void print_fit(FILE *f, const struct twin_args *a, const json_t *fit)
 		const char *kind = json_string_value(json_object_get(k, "kind"));
 		double r = json_number_value(json_object_get(k, "ratio"));
 		if (!strcmp(kind, "host")) {
-			fprintf(f, "%2zu. %s: latency %.1f us, %.1fx the hosts' median %.1f us\n", i + 1,
+			const json_t *hf = json_object_get(k, "fault");
+			fprintf(f, "%2zu. %s: latency %.1f us, %.1fx the hosts' median %.1f us%s%s\n", i + 1,
 				json_string_value(json_object_get(k, "target")),
 				json_number_value(json_object_get(k, "measured_us")), r,
-				json_number_value(json_object_get(k, "expected_us")));
+				json_number_value(json_object_get(k, "expected_us")), hf ? ": its link delays by " : "",
+				hf ? json_string_value(json_object_get(hf, "delay")) : "");
 			continue;
 		}
 		fprintf(f, "%2zu. %s: %.2f of expected, %lld of %lld pairs low (%.4g GB/s measured, %.4g expected)",
@@ -539,32 +550,6 @@ static void print_twin(FILE *f, const json_t *fit, const json_t *pairs, const js
 				json_number_value(json_object_get(r, "expected_busbw_GBps")), p, p > 0 ? m / p : NAN);
 		}
 	}
-}
-
-/* every measured pair beside the design's (at the fitted factor) and the
- * calibrated scenario's */
-static json_t *compare_pairs(const struct twin_args *a, const json_t *fit, const json_t *exp, const json_t *pred)
-{
-	const json_t *pm = json_object_get(json_object_get(a->matrix, "matrix"), "bw_GBps");
-	const json_t *em = json_object_get(json_object_get(exp, "matrix"), "bw_GBps");
-	const json_t *qm = json_object_get(json_object_get(pred, "matrix"), "bw_GBps");
-	double factor = json_number_value(json_object_get(fit, "factor"));
-	size_t n = json_array_size(pm);
-	json_t *out = json_array();
-	for (size_t i = 0; i < n; i++)
-		for (size_t j = 0; j < n; j++) {
-			const json_t *m = json_array_get(json_array_get(pm, i), j);
-			size_t di = a->map_v ? a->map_v[i] : i, dj = a->map_v ? a->map_v[j] : j;
-			const json_t *e = json_array_get(json_array_get(em, di), dj);
-			const json_t *p = json_array_get(json_array_get(qm, di), dj);
-			if (i == j || !json_is_number(m) || !json_is_number(e) || !json_is_number(p))
-				continue;
-			json_array_append_new(out,
-					      json_pack("{sI sI sO sf sO}", "from", (json_int_t)i, "to", (json_int_t)j,
-							"measured_GBps", m, "expected_GBps",
-							json_number_value(e) * factor, "predicted_GBps", p));
-		}
-	return out;
 }
 
 static void args_free(struct twin_args *a)
@@ -634,9 +619,9 @@ static int run(int argc, char **argv, bool twin)
 		if (!(exp = run_matrix(&a, a.scenario, json_object_get(fit, "keys"), &err)) ||
 		    !(colls = compare_colls(&a, json_object_get(fit, "keys"), &err)))
 			goto failed;
-		json_object_set_new(
-			out, "twin",
-			json_pack("{so sO}", "pairs", compare_pairs(&a, fit, exp, pred), "collectives", colls));
+		json_object_set_new(out, "twin",
+				    json_pack("{so sO}", "pairs", fab_twin_pairs(fit, a.matrix, exp, pred, a.map_v),
+					      "collectives", colls));
 	}
 	if (!strcmp(a.format, "json")) {
 		cli_json_write(out, stdout, JSON_INDENT(2));

@@ -401,7 +401,8 @@ const char *fab_schema_of(const json_t *doc)
 	static const char *const other[][2] = {{"fabscope.sweep/1", "sweep"},
 					       {"fabscope.plan-compare/1", "compare"},
 					       {"fabscope.diagnosis/1", "diagnosis"},
-					       {"fabscope.plan/1", "plan"}};
+					       {"fabscope.plan/1", "plan"},
+					       {"fabscope.calibration/1", "calibration"}};
 	for (size_t i = 0; i < FAB_ARRAY_LEN(other); i++)
 		if (!strcmp(s, other[i][0]))
 			return other[i][1];
@@ -420,7 +421,7 @@ int fab_schema_check(const json_t *doc, const char *name, struct fab_err *err)
 				err, FAB_EINVAL,
 				"%s: schema: \"%.80s\" is not a format this fabscope reads (fabscope.result/1, "
 				"fabscope.sweep/1, fabscope.plan-compare/1, fabscope.diagnosis/1, "
-				"fabscope.plan/1)",
+				"fabscope.plan/1, fabscope.calibration/1)",
 				name, s);
 		return fab_err_set(err, FAB_EINVAL, "%s: not a fabscope document (schema missing)", name);
 	}

@@ -230,8 +230,8 @@ static json_t *path_departure(const struct fit *f, uint32_t i, uint32_t j, const
 
 /* the hosts' latency: each one's median over its pairs, the median of
  * those, and a departure for each host far above it */
-static double fit_latency(const struct fit *f, const struct fab_twin_params *p, const json_t *ends, double *tmp,
-			  json_t *deps, json_t *rows, double *expected)
+static double fit_latency(struct fit *f, const struct fab_twin_params *p, const json_t *ends, const json_t *dends,
+			  double *tmp, json_t *deps, json_t *rows, double *expected)
 {
 	double *own = tmp + (size_t)2 * f->n * f->n, *exp_own = own + f->n;
 	for (int which = 0; which < 2; which++) {
@@ -257,6 +257,13 @@ static double fit_latency(const struct fit *f, const struct fab_twin_params *p, 
 		json_object_set_new(json_array_get(rows, i), "lat_us", isnan(own[i]) ? json_null() : json_real(own[i]));
 		if (isnan(own[i]) || own[i] <= p->lat_factor * typical || own[i] - typical < p->lat_min_us)
 			continue;
+		/* a slow host's late ACKs cost its pairs some bandwidth: its
+		 * pairs down to half the factor are its, not a link's */
+		for (uint32_t j = 0; j < f->n; j++) {
+			size_t ij = (size_t)(i < j ? i : j) * f->n + (i < j ? j : i);
+			if (j != i && pair_ratio(f, i, j) >= 0.5 * f->factor)
+				f->explained[ij] = true;
+		}
 		char target[200];
 		snprintf(target, sizeof target, "host %s", json_string_value(json_array_get(ends, i)));
 		json_t *d = json_object();
@@ -265,6 +272,14 @@ static double fit_latency(const struct fit *f, const struct fab_twin_params *p, 
 		json_object_set_new(d, "ratio", json_real(own[i] / typical));
 		json_object_set_new(d, "measured_us", json_real(own[i]));
 		json_object_set_new(d, "expected_us", json_real(typical));
+		/* the host's extra time, each way, on its link */
+		char delay[48];
+		const char *nic = json_string_value(json_array_get(dends, f->map ? f->map[i] : i));
+		fab_fmt_time((fab_time_ps)llround((own[i] - typical) * 1e3) * 1000, delay, sizeof delay);
+		if (nic)
+			json_object_set_new(d, "fault",
+					    json_pack("{ss ss ss ss}", "kind", "delay", "node", nic, "peer",
+						      f->sw_name[f->sw[i]], "delay", delay));
 		json_array_append_new(deps, d);
 	}
 	return typical;
@@ -502,8 +517,8 @@ json_t *fab_twin_fit(const json_t *probe, const json_t *design, const uint32_t *
 		json_object_set_new(r, "ratio", k ? json_real(median(tmp, k)) : json_null());
 		json_array_append_new(rows, r);
 	}
+	double lat_e, lat_m = fit_latency(&f, p, ends, dends, tmp, deps, rows, &lat_e);
 	explain(&f, p, c, nc, ends, design, tmp, deps);
-	double lat_e, lat_m = fit_latency(&f, p, ends, tmp, deps, rows, &lat_e);
 	size_t nd = json_array_size(deps), pairs = 0, low = 0;
 	json_t **sorted = fab_xcalloc(nd + 1, sizeof *sorted);
 	for (size_t i = 0; i < nd; i++)
@@ -571,7 +586,7 @@ double fab_twin_refine(json_t *fit, const json_t *probe, const json_t *pred, con
 		char why[80];
 		if (x < sizeof scale / sizeof *scale)
 			scale[x] = NAN;
-		if (x >= sizeof scale / sizeof *scale || !flt ||
+		if (x >= sizeof scale / sizeof *scale || !flt || !json_object_get(flt, "rate") ||
 		    fab_parse_rate(json_string_value(json_object_get(flt, "rate")), &rate, why, sizeof why))
 			continue;
 		json_array_foreach(json_object_get(d, "explains"), k, pr)
@@ -601,4 +616,29 @@ double fab_twin_refine(json_t *fit, const json_t *probe, const json_t *pred, con
 			json_object_set_new(flt, "rate", rate_text((double)rate * scale[x]));
 	}
 	return worst;
+}
+
+json_t *fab_twin_pairs(const json_t *fit, const json_t *probe, const json_t *exp, const json_t *pred,
+		       const uint32_t *map)
+{
+	const json_t *pm = json_object_get(probe, "matrix");
+	const json_t *em = json_object_get(json_object_get(exp, "matrix"), "bw_GBps");
+	const json_t *qm = json_object_get(json_object_get(pred, "matrix"), "bw_GBps");
+	double factor = json_number_value(json_object_get(fit, "factor"));
+	size_t n = json_array_size(json_object_get(pm, "endpoints"));
+	json_t *out = json_array();
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < n; j++) {
+			const json_t *m = measured_bw(pm, (json_int_t)i, (json_int_t)j);
+			size_t di = map ? map[i] : i, dj = map ? map[j] : j;
+			const json_t *e = json_array_get(json_array_get(em, di), dj);
+			const json_t *q = json_array_get(json_array_get(qm, di), dj);
+			if (i == j || !json_is_number(m) || !json_is_number(e) || !json_is_number(q))
+				continue;
+			json_array_append_new(out,
+					      json_pack("{sI sI sO sf sO}", "from", (json_int_t)i, "to", (json_int_t)j,
+							"measured_GBps", m, "expected_GBps",
+							json_number_value(e) * factor, "predicted_GBps", q));
+		}
+	return out;
 }

@@ -39,4 +39,11 @@ json_t *fab_twin_fit(const json_t *probe, const json_t *design, const uint32_t *
  * largest scale is tol or more away from 1.  That distance. */
 double fab_twin_refine(json_t *fit, const json_t *probe, const json_t *pred, const uint32_t *map, double tol);
 
+/* Every measured pair (a re-tested one from its round) beside exp's (the
+ * design with the fitted keys, at the fit's factor) and pred's (the
+ * calibrated scenario): from, to, measured_GBps, expected_GBps,
+ * predicted_GBps. */
+json_t *fab_twin_pairs(const json_t *fit, const json_t *probe, const json_t *exp, const json_t *pred,
+		       const uint32_t *map);
+
 #endif

@@ -33,5 +33,9 @@ int fab_report_compare(FILE *f, const json_t *cmp);
 int fab_report_sweep(FILE *f, const json_t *sw, const char *name, const char *x, const char *y, struct fab_err *err);
 /* fab_report_compare, the document (named name) checked first */
 int fab_report_compare_checked(FILE *f, const json_t *cmp, const char *name, struct fab_err *err);
+/* fabscope twin's document (schema fabscope.calibration/1) as a page of
+ * its own (report_twin.c): the fit, the departures, every pair and
+ * collective row measured, expected and predicted.  0, or an error. */
+int fab_report_twin(FILE *f, const json_t *d, const char *name, struct fab_err *err);
 
 #endif

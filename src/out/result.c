@@ -15,10 +15,16 @@
 static json_t *items_json(const struct fab_key_def *keys, size_t nkeys, const void *items, size_t stride, size_t n)
 {
 	json_t *arr = json_array();
+	size_t nx;
+	bool faults = keys == fab_config_fault_keys(&nx);
 	for (size_t i = 0; i < n; i++) {
 		json_t *o = json_object();
 		for (size_t k = 0; k < nkeys; k++) {
 			char val[128];
+			/* a fault's delay only on a delay fault */
+			if (faults && !strcmp(keys[k].path, "delay") &&
+			    ((const struct fab_fault_spec *)items)[i].kind != FAB_FAULT_DELAY)
+				continue;
 			fab_config_value_text(&keys[k], (const char *)items + i * stride, val, sizeof val);
 			json_object_set_new(o, keys[k].path, json_string(val));
 		}

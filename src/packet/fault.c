@@ -137,6 +137,14 @@ void fault_apply(struct psim *s, const struct fab_fault *f, int what)
 			storm_arm(s, a, f->prio);
 		}
 		break;
+	case FAB_FAULT_DELAY:
+		/* frames already on the wire keep their arrival; a later one
+		 * never arrives before them (sim_port_transmit) */
+		a->delay_ps = end ? a->delay_ps - f->delay_ps : a->delay_ps + f->delay_ps;
+		b->delay_ps = end ? b->delay_ps - f->delay_ps : b->delay_ps + f->delay_ps;
+		a->delay_cut |= end;
+		b->delay_cut |= end;
+		break;
 	case FAB_FAULT_ECN: {
 		struct sim_switch *sw = &s->switches[s->c.topo->switch_index[f->node]];
 		sw->kmin_bytes = end ? s->c.fp.ecn.kmin_bytes : f->kmin_bytes;

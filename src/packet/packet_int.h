@@ -94,6 +94,7 @@ struct sim_port {
 	uint8_t dropped_mask; /* priorities it turned lossy (a watchdog): their packets are dropped here */
 	uint8_t queued_mask;  /* priorities with frames in their egress queue */
 	uint8_t cr_pending;   /* InfiniBand: lanes with a credit update to send (credit.c) */
+	bool delay_cut;       /* a delay fault ended: later frames kept behind those on the wire (fault.c) */
 	fab_rate_bps rate_bps;
 	fab_time_ps delay_ps;
 	uint64_t qbytes_total; /* egress queue, frame bytes */

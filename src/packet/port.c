@@ -114,6 +114,9 @@ void sim_port_transmit(struct psim *s, struct sim_port *port, struct pkt *p)
 	port->done_ps = s->c.now_ps + ser;
 	port->done_key = fab_eq_key(&s->c.eq, port->done_ps);
 	p->arrive_ps = s->c.now_ps + ser + port->delay_ps;
+	/* after a delay fault ends, no frame overtakes one sent before */
+	if (port->delay_cut && port->wire_tail && p->arrive_ps < port->wire_tail->arrive_ps)
+		p->arrive_ps = port->wire_tail->arrive_ps;
 	p->key = fab_eq_key(&s->c.eq, p->arrive_ps);
 	p->next = NULL;
 	if (port->remote) {

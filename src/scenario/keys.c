@@ -425,8 +425,9 @@ static struct fab_key_def job_keys[] = {
 
 #define XOFF(field) offsetof(struct fab_fault_spec, field)
 static const struct fab_key_def fault_keys[] = {
-	{"kind", K_ENUM, XOFF(kind), NULL, 0, 0, "degrade|lossy|down|pfc-storm|ecn|slow-gpu",
-	 "what breaks: a link's speed, a link's frames, a link, a NIC's PAUSE, a switch's ECN, a GPU"},
+	{"kind", K_ENUM, XOFF(kind), NULL, 0, 0, "degrade|lossy|down|pfc-storm|ecn|slow-gpu|delay",
+	 "what breaks: a link's speed, a link's frames, a link, a NIC's PAUSE, a switch's ECN, a GPU, a link's "
+	 "latency"},
 	{"node", K_STR32, XOFF(node), "", 0, 0, NULL, "the NIC or switch (for a link: one end)"},
 	{"peer", K_STR32, XOFF(peer), "", 0, 0, NULL, "a link's other end (default: the node's first link)"},
 	{"link_index", K_U32, XOFF(link_index), "0", 0, 1024, NULL, "which of parallel links to peer"},
@@ -439,6 +440,8 @@ static const struct fab_key_def fault_keys[] = {
 	{"kmax", K_BYTES, XOFF(kmax_bytes), "0", 0, 1e12, NULL, "ecn: the switch's Kmax"},
 	{"convergence", K_TIME, XOFF(convergence_ps), "50us", 0, 1e13, NULL,
 	 "down: time until switches route around the link"},
+	{"delay", K_TIME, XOFF(delay_ps), "0", 0, 1e12, NULL,
+	 "delay: what the link adds to each frame, each way (packet engine; a slow host's link)"},
 	{"gpu", K_U32, XOFF(gpu), "0", 0, 1e9, NULL, "slow-gpu: the GPU"},
 	{"factor", K_DOUBLE, XOFF(factor), "1", 1, 1000, NULL, "slow-gpu: its compute takes factor times as long"},
 	{"start", K_TIME, XOFF(start_ps), "0", 0, 1e15, NULL, "when it breaks"},

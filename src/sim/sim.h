@@ -181,6 +181,7 @@ enum fab_fault_kind {
 	FAB_FAULT_PFC_STORM, /* the NIC sends PAUSE for prio without end */
 	FAB_FAULT_ECN,       /* the switch marks with kmin/kmax instead of the fabric's */
 	FAB_FAULT_SLOW_GPU,  /* the GPU computes factor times slower (jobs) */
+	FAB_FAULT_DELAY,     /* the link's frames take delay_ps longer each way (a slow host's link) */
 	FAB_FAULT_COUNT
 };
 
@@ -196,6 +197,7 @@ struct fab_fault {
 	uint8_t prio;
 	fab_bytes kmin_bytes, kmax_bytes;
 	fab_time_ps convergence_ps;
+	fab_time_ps delay_ps; /* DELAY */
 	fab_time_ps start_ps, end_ps;
 };
 

@@ -40,6 +40,7 @@ int fab_fault_resolve(const struct fab_fault_spec *f, const struct fab_topo *t, 
 	out->kmin_bytes = f->kmin_bytes;
 	out->kmax_bytes = f->kmax_bytes;
 	out->convergence_ps = f->convergence_ps;
+	out->delay_ps = f->delay_ps;
 	out->gpu = f->gpu;
 	out->start_ps = f->start_ps;
 	out->end_ps = f->end_ps;
@@ -82,6 +83,8 @@ int fab_fault_resolve(const struct fab_fault_spec *f, const struct fab_topo *t, 
 			if (f->kind == FAB_FAULT_DEGRADE && (!f->rate_bps || f->rate_bps > t->ports[p].rate_bps))
 				return locerr(err, f, "rate: a degraded link runs slower than its configured rate",
 					      NULL);
+			if (f->kind == FAB_FAULT_DELAY && !f->delay_ps)
+				return locerr(err, f, "delay: a delayed link adds more than 0", NULL);
 			if (f->kind == FAB_FAULT_LOSSY && !f->drop_every && (f->drop <= 0 || f->drop >= 1))
 				return locerr(err, f, "drop: a probability between 0 and 1 (or drop_every)", NULL);
 			return 0;

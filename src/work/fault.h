@@ -21,6 +21,7 @@ struct fab_fault_spec {
 	uint32_t priority;
 	fab_bytes kmin_bytes, kmax_bytes;
 	fab_time_ps convergence_ps;
+	fab_time_ps delay_ps;
 	uint32_t gpu;
 	double factor;
 	fab_time_ps start_ps, end_ps;

@@ -3,9 +3,10 @@
  *
  * Circle method: endpoint 0 stays, the others rotate; round r pairs
  * position i with position n-1-i, so every pair meets exactly once in n-1
- * rounds and no endpoint is in two pairs of a round.  A pair first
- * ping-pongs lat_bytes (latency = half the round trip), then sends bytes
- * each way at once (bandwidth per direction = bytes / its transfer time).
+ * rounds and no endpoint is in two pairs of a round.  Every pair of a
+ * round first ping-pongs lat_bytes (latency = half the round trip); once
+ * all have, every pair sends bytes each way at once (bandwidth per
+ * direction = bytes / its transfer time), as the probe's matrix does.
  * The next round starts when every pair of this one is done, or at the
  * round's timeout: pairs still running then fail (bandwidth 0, latency the
  * timeout) and whatever they still deliver is ignored.
@@ -48,10 +49,16 @@ static void arrived(void *obj, uint32_t val)
 	case K_PONG: {
 		double us = (double)(now - m->t0[pair]) / 2 / 1e6;
 		m->lat_us[(size_t)a * m->n + b] = m->lat_us[(size_t)b * m->n + a] = us;
-		m->t0[pair] = now;
 		m->left[pair] = 2;
-		post(m, a, b, m->p.bytes, pair, K_BW_AB);
-		post(m, b, a, m->p.bytes, pair, K_BW_BA);
+		/* once every pair of the round has its latency, every pair
+		 * sends its bytes at once (as the probe does) */
+		if (++m->pinged < m->npairs)
+			return;
+		for (uint32_t i = 0; i < m->npairs; i++) {
+			m->t0[i] = now;
+			post(m, m->pairs[i][0], m->pairs[i][1], m->p.bytes, i, K_BW_AB);
+			post(m, m->pairs[i][1], m->pairs[i][0], m->p.bytes, i, K_BW_BA);
+		}
 		return;
 	}
 	default: {
@@ -138,6 +145,7 @@ static void start_round(struct fab_matrix *m)
 		}
 	}
 	m->pending = m->npairs;
+	m->pinged = 0;
 	fab_time_ps now = fab_sim_now(m->w->sim);
 	if (m->p.timeout_ps)
 		fab_work_timer(m->w, now + m->p.timeout_ps, round_timeout, m, r);

@@ -30,6 +30,7 @@ struct fab_matrix {
 	double *lat_us;       /* [n*n]: one way, half the round trip */
 	uint32_t (*pairs)[2]; /* this round's pairs */
 	uint32_t npairs, pending, round, nrounds;
+	uint32_t pinged;      /* pairs of the round whose ping-pong is done */
 	fab_time_ps *t0;      /* per pair: when its current phase started */
 	uint8_t *left;        /* per pair: bandwidth messages still travelling */
 	bool *tested;         /* [n*n]: the pair was measured */

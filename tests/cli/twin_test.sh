@@ -3,7 +3,9 @@
 # design of tests/twin/ with two links slowed (a scenario on top of it,
 # "base:"), its simulated matrix written as a probe's document; the fit must
 # name those two links and nothing else, at their rates (within 5%), and
-# the healthy cluster must give no departure.  Then bad input.
+# the healthy cluster must give no departure.  A link with a delay fault
+# (a slow host) adds its delay to its pairs' latency; the twin names that
+# host alone and fits its delay within 5%.  Then bad input.
 # Last line: "twin: N passed, N failed".
 F=${1:-./build/fabscope}
 tmp=$(mktemp -d)
@@ -76,11 +78,86 @@ run calibrate-rate 0 "$F" calibrate $D/cluster.yaml "$tmp/slow.json" -o "$tmp/sl
 	grep -q 'pcie_rate: 16[0-9][.0-9]*Mbps' "$tmp/slow.yaml" && has "$tmp/out" "0 departures" &&
 	ok calibrate-rate || bad "calibrate-rate: $(cat "$tmp/slow.yaml")"
 
+# the delay fault: a link that adds 100 us each way adds 100 us to the
+# one-way latency of every pair through it (half the round trip), within
+# 2 us, and nothing to any other pair (within 2 us: a ping that shares the
+# leaves' link with the slowed pair's data queues a little differently),
+# nor 1% to any bandwidth
+cat >"$tmp/other/slowhost.yaml" <<EOT
+base: $PWD/$D/cluster.yaml
+faults:
+  - {kind: delay, node: host2, delay: 100us}
+EOT
+"$F" matrix $D/cluster.yaml --bytes 1MiB --set matrix.timeout=0 --format json >"$tmp/d0.json" 2>/dev/null
+"$F" matrix "$tmp/other/slowhost.yaml" --bytes 1MiB --set matrix.timeout=0 --format json >"$tmp/d1.json" 2>/dev/null
+python3 - "$tmp/d0.json" "$tmp/d1.json" <<'EOT' && ok delay-fault-latency || bad delay-fault-latency
+import json, sys
+a, b = (json.load(open(x))["matrix"] for x in sys.argv[1:])
+for i in range(6):
+    for j in range(6):
+        if i == j:
+            continue
+        d = b["lat_us"][i][j] - a["lat_us"][i][j]
+        want = 100 if 2 in (i, j) else 0
+        assert abs(d - want) < 2, (i, j, d)
+        assert abs(b["bw_GBps"][i][j] / a["bw_GBps"][i][j] - 1) < 0.01, (i, j)
+EOT
+# a slow host found by its latency, and put into the calibrated scenario
+probe slow "$tmp/other/slowhost.yaml"
+run twin-slow-host 1 "$F" twin $D/cluster.yaml "$tmp/slow.json" -o "$tmp/slowcal.yaml" --format json && {
+	python3 - "$tmp/out" <<'EOT' && ok twin-slow-host || bad "twin-slow-host: $(head -c 600 "$tmp/out")"
+import json, sys
+f = json.load(open(sys.argv[1]))
+d = f["departures"]
+assert [x["target"] for x in d] == ["host rank2@127.0.0.1"], [x["target"] for x in d]
+delay = float(d[0]["fault"]["delay"].replace("us", ""))
+assert abs(delay / 100 - 1) < 0.05, delay
+# the calibrated scenario's matrix gives the host's pairs what was measured
+for p in f["twin"]["pairs"]:
+    assert abs(p["predicted_GBps"] / p["measured_GBps"] - 1) < 0.02, p
+EOT
+}
+# the twin's document as a page: the departure, the pairs, schema-checked
+cp "$tmp/out" "$tmp/twin-slow.json"
+run report-twin 0 "$F" report "$tmp/twin-slow.json" -o "$tmp/twin.html" && has "$tmp/twin.html" "Departures (1)" &&
+	has "$tmp/twin.html" "host rank2@127.0.0.1" && has "$tmp/twin.html" "delay to 100" &&
+	has "$tmp/twin.html" 'id="pairs"' && has "$tmp/twin.html" "<svg" && ok report-twin-page
+run calibrate-json 0 "$F" calibrate $D/cluster.yaml "$tmp/real.json" -o "$tmp/x.yaml" --format json &&
+	cp "$tmp/out" "$tmp/cal.json" && run report-calibration 0 "$F" report "$tmp/cal.json" &&
+	has "$tmp/out" "Departures (2)" && ! has "$tmp/out" 'id="pairs"' && ok report-calibration-page
+sed 's/"factor": /"factor": -/' "$tmp/cal.json" >"$tmp/bad.json"
+run report-twin-bad 3 "$F" report "$tmp/bad.json" && has "$tmp/err" "factor: expected a number of at least 0" &&
+	ok report-twin-schema
+has "$tmp/slowcal.yaml" "kind: delay" && run slowcal-runs 0 "$F" matrix "$tmp/slowcal.yaml" --set matrix.timeout=0 &&
+	ok calibrated-delay-runs
+# a delay that ends mid-run: the frames after it never overtake those
+# before (every byte delivered, in order), and 0 is refused
+cat >"$tmp/other/dend.yaml" <<EOT
+base: $PWD/$D/cluster.yaml
+traffic:
+  flows:
+    - {src: 0, dst: 4, bytes: 2MB}
+    - {src: 1, dst: 3, bytes: 2MB}
+faults:
+  - {kind: delay, node: leaf0, peer: leaf1, delay: 300us, start: 10ms, end: 30ms}
+EOT
+run delay-ends 0 "$F" sim "$tmp/other/dend.yaml" --format json && python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))["summary"]
+c = s["conservation"]
+assert s["flows_done"] == 2 and c["sent_bytes"] == c["delivered_bytes"] == 4000000, s' "$tmp/out" &&
+	ok delay-ends-in-order || bad delay-ends-in-order
+printf '  - {kind: delay, node: host0, delay: 0us}\n' >>"$tmp/other/dend.yaml"
+run delay-zero 3 "$F" sim "$tmp/other/dend.yaml" && has "$tmp/err" "dend.yaml:8:5: faults[1]: delay: a delayed link adds more than 0" &&
+	ok delay-zero-refused
+run delay-flow 3 "$F" matrix "$tmp/other/slowhost.yaml" --engine flow && has "$tmp/err" "packet" && ok delay-not-on-flow
+
 # bad input
 run no-output 2 "$F" calibrate $D/cluster.yaml "$tmp/real.json" && ok calibrate-needs-output
 "$F" matrix $D/cluster.yaml --format json >"$tmp/sim.json" 2>/dev/null
-run not-probe 3 "$F" calibrate $D/cluster.yaml "$tmp/sim.json" -o "$tmp/x.yaml" &&
-	has "$tmp/err" "not a probe's matrix" && [ ! -e "$tmp/x.yaml" ] && ok not-a-probe-document
+run not-probe 3 "$F" calibrate $D/cluster.yaml "$tmp/sim.json" -o "$tmp/none.yaml" &&
+	{ has "$tmp/err" "not a probe's matrix" && [ ! -e "$tmp/none.yaml" ] && ok not-a-probe-document ||
+		bad "not-a-probe-document: $(cat "$tmp/err")"; }
 printf '0 host0\n1 host1\n2 host2\n3 host3\n4 nope\n' >"$tmp/map"
 run bad-map 3 "$F" calibrate $D/cluster.yaml "$tmp/real.json" -o "$tmp/x.yaml" --map "$tmp/map" &&
 	has "$tmp/err" "map:5: nope: no such NIC" && ok bad-map-nic
