@@ -77,6 +77,7 @@ struct twin_args {
 	uint32_t *map_v; /* rank -> design endpoint, or NULL */
 	char cal_path[PATH_MAX];
 	bool cal_temp;
+	bool first; /* the simulated matrix over each server's first NIC (matrix.nics=first) */
 };
 
 static int parse_args(struct twin_args *a, int argc, char **argv, const char *usage)
@@ -272,6 +273,8 @@ static json_t *run_matrix(const struct twin_args *a, const char *scenario, const
 	sets[n++] = bytes;
 	sets[n++] = "matrix.latency_bytes=8";
 	sets[n++] = "matrix.timeout=0";
+	if (a->first)
+		sets[n++] = "matrix.nics=first";
 	for (size_t i = 0; i < json_array_size(keys) && nk < 8; i++, nk++) {
 		const json_t *k = json_array_get(keys, i);
 		snprintf(kv[nk], sizeof kv[nk], "%s=%s", json_string_value(json_object_get(k, "key")),
@@ -582,6 +585,21 @@ static int run(int argc, char **argv, bool twin)
 		goto done;
 	if (!(design = run_matrix(&a, a.scenario, NULL, &err)))
 		goto failed;
+	/* one rank a host: the probe's ranks against each server's first NIC */
+	size_t nranks = json_array_size(json_object_get(json_object_get(a.matrix, "matrix"), "endpoints"));
+	if (!a.map && json_array_size(json_object_get(json_object_get(design, "matrix"), "endpoints")) > nranks) {
+		json_t *per_server;
+		a.first = true;
+		if (!(per_server = run_matrix(&a, a.scenario, NULL, &err)))
+			goto failed;
+		if (json_array_size(json_object_get(json_object_get(per_server, "matrix"), "endpoints")) == nranks) {
+			json_decref(design);
+			design = per_server;
+		} else {
+			a.first = false;
+			json_decref(per_server);
+		}
+	}
 	if (a.map && (rc = read_map(&a, design)))
 		goto done;
 	if (!(fit = fab_twin_fit(a.matrix, design, a.map_v, &a.p, &err)))
@@ -614,6 +632,9 @@ static int run(int argc, char **argv, bool twin)
 		if (it == REFINE_STEPS || fab_twin_refine(fit, a.matrix, pred, a.map_v, 0.03) < 0.03)
 			break;
 	}
+	/* what the calibrated scenario explains is not a departure (the
+	 * file carries only faults, which pruning leaves alone) */
+	fab_twin_prune(fit, a.matrix, pred, a.map_v);
 	out = json_incref(fit);
 	if (twin) {
 		if (!(exp = run_matrix(&a, a.scenario, json_object_get(fit, "keys"), &err)) ||

@@ -41,7 +41,8 @@ struct fit {
 	const char **sw_name;
 	uint32_t nsw;
 	bool *low, *explained;
-	double factor;
+	double factor;       /* what every host achieves of the design's rate */
+	double low_ref;      /* the pairs' own median, the lower direction each: low is under tolerance x this */
 	const uint32_t *map; /* rank -> design endpoint, or NULL */
 };
 
@@ -86,10 +87,11 @@ static double dir_ratio(const struct fit *f, uint32_t i, uint32_t j)
 	return f->bw_e[ij] > 0 ? f->bw_m[ij] / f->bw_e[ij] : NAN;
 }
 
-/* the factor: the median of both directions of the pairs whose lower
- * direction is within tolerance of the upper quartile, then of that
- * median (a pair is low by its lower direction; the factor is every
- * direction's) */
+/* The pairs that are not low: those whose lower direction is within
+ * tolerance of the upper quartile, then of the median of those (a pair is
+ * low by its lower direction).  The factor: the median of both directions
+ * of the pairs that are not low (each direction's own, so that the noise
+ * between a pair's two directions does not pull it down). */
 static void fit_factor(struct fit *f, const struct fab_twin_params *p, double *tmp)
 {
 	size_t k = 0;
@@ -101,22 +103,26 @@ static void fit_factor(struct fit *f, const struct fab_twin_params *p, double *t
 	double ref = tmp[(k * 3) / 4];
 	for (int round = 0; round < 2; round++) {
 		size_t m = 0;
-		for (uint32_t i = 0; i < f->n; i++)
-			for (uint32_t j = i + 1; j < f->n; j++) {
-				if (!(pair_ratio(f, i, j) >= p->tolerance * ref))
-					continue;
-				double a = dir_ratio(f, i, j), b = dir_ratio(f, j, i);
-				if (!isnan(a))
-					tmp[m++] = a;
-				if (!isnan(b))
-					tmp[m++] = b;
-			}
-		ref = median(tmp, m);
+		for (size_t x = 0; x < k; x++)
+			if (tmp[x] >= p->tolerance * ref)
+				tmp[k + m++] = tmp[x];
+		ref = median(tmp + k, m);
+		qsort(tmp, k, sizeof *tmp, cmp_d);
 	}
-	f->factor = ref;
+	size_t m = 0;
 	for (uint32_t i = 0; i < f->n; i++)
-		for (uint32_t j = i + 1; j < f->n; j++)
+		for (uint32_t j = i + 1; j < f->n; j++) {
 			f->low[(size_t)i * f->n + j] = pair_ratio(f, i, j) < p->tolerance * ref;
+			if (!(pair_ratio(f, i, j) >= p->tolerance * ref))
+				continue;
+			double a = dir_ratio(f, i, j), b = dir_ratio(f, j, i);
+			if (!isnan(a))
+				tmp[m++] = a;
+			if (!isnan(b))
+				tmp[m++] = b;
+		}
+	f->factor = m ? median(tmp, m) : ref;
+	f->low_ref = ref;
 }
 
 static int switch_of(struct fit *f, const char *name)
@@ -222,6 +228,7 @@ static json_t *path_departure(const struct fit *f, uint32_t i, uint32_t j, const
 	json_object_set_new(d, "ratio", json_real(pair_ratio(f, i, j) / f->factor));
 	json_object_set_new(d, "pairs", json_integer(1));
 	json_object_set_new(d, "low_pairs", json_integer(1));
+	json_object_set_new(d, "explains", json_pack("[[II]]", (json_int_t)i, (json_int_t)j));
 	double m = fmin(f->bw_m[(size_t)i * f->n + j], f->bw_m[(size_t)j * f->n + i]);
 	json_object_set_new(d, "measured_GBps", json_real(m));
 	json_object_set_new(d, "expected_GBps", json_real(f->bw_e[(size_t)i * f->n + j] * f->factor));
@@ -261,7 +268,7 @@ static double fit_latency(struct fit *f, const struct fab_twin_params *p, const 
 		 * pairs down to half the factor are its, not a link's */
 		for (uint32_t j = 0; j < f->n; j++) {
 			size_t ij = (size_t)(i < j ? i : j) * f->n + (i < j ? j : i);
-			if (j != i && pair_ratio(f, i, j) >= 0.5 * f->factor)
+			if (j != i && pair_ratio(f, i, j) >= 0.5 * f->low_ref)
 				f->explained[ij] = true;
 		}
 		char target[200];
@@ -334,7 +341,8 @@ static json_t *fit_keys(const struct fit *f, const json_t *design, const json_t 
 		snprintf(why, sizeof why,
 			 "the pairs that are not low move %.3f of what the design allows: a NIC achieves %.3f x %s",
 			 f->factor, f->factor, fab_fmt_rate((fab_rate_bps)base, dv, sizeof dv));
-		fab_fmt_rate((fab_rate_bps)llround(base * f->factor / 1e3) * 1000, v, sizeof v);
+		/* no slower than the slowest rate a scenario takes */
+		fab_fmt_rate((fab_rate_bps)llround(fmax(base * f->factor, 1e6) / 1e3) * 1000, v, sizeof v);
 		json_array_append_new(keys, key_row("topology.pcie_rate", v, pcie, why));
 	}
 	const char *tp = json_string_value(json_object_get(json_object_get(cfg, "fabric"), "transport"));
@@ -641,4 +649,43 @@ json_t *fab_twin_pairs(const json_t *fit, const json_t *probe, const json_t *exp
 							json_number_value(e) * factor, "predicted_GBps", q));
 		}
 	return out;
+}
+
+size_t fab_twin_prune(json_t *fit, const json_t *probe, const json_t *pred, const uint32_t *map)
+{
+	const json_t *pm = json_object_get(probe, "matrix");
+	const json_t *qm = json_object_get(json_object_get(pred, "matrix"), "bw_GBps");
+	double tol = json_number_value(json_object_get(fit, "tolerance"));
+	json_t *deps = json_object_get(fit, "departures");
+	size_t dropped = 0;
+	for (size_t x = json_array_size(deps); x-- > 0;) {
+		json_t *d = json_array_get(deps, x);
+		const char *kind = json_string_value(json_object_get(d, "kind"));
+		if (!kind || json_object_get(d, "fault") || (strcmp(kind, "path") && strcmp(kind, "fabric")))
+			continue;
+		/* every direction of every pair it names within tolerance of
+		 * what the calibrated scenario gives it */
+		bool explained = true;
+		size_t k;
+		const json_t *pr;
+		json_array_foreach(json_object_get(d, "explains"), k, pr)
+		{
+			json_int_t i = json_integer_value(json_array_get(pr, 0)),
+				   j = json_integer_value(json_array_get(pr, 1));
+			for (int dir = 0; dir < 2; dir++) {
+				json_int_t a = dir ? j : i, b = dir ? i : j;
+				const json_t *mv = measured_bw(pm, a, b);
+				const json_t *qv = json_array_get(json_array_get(qm, map ? map[a] : (size_t)a),
+								  map ? map[b] : (size_t)b);
+				if (json_is_number(mv) && json_is_number(qv) &&
+				    json_number_value(mv) < tol * json_number_value(qv))
+					explained = false;
+			}
+		}
+		if (explained) {
+			json_array_remove(deps, x);
+			dropped++;
+		}
+	}
+	return dropped;
 }

@@ -46,4 +46,10 @@ double fab_twin_refine(json_t *fit, const json_t *probe, const json_t *pred, con
 json_t *fab_twin_pairs(const json_t *fit, const json_t *probe, const json_t *exp, const json_t *pred,
 		       const uint32_t *map);
 
+/* The departures without a fault of their own (a path, a fabric between
+ * switches that no one link joins) whose every pair runs within tolerance
+ * of what pred (the calibrated scenario's matrix) gives it: the congestion
+ * the other departures cause, not departures; removed.  How many. */
+size_t fab_twin_prune(json_t *fit, const json_t *probe, const json_t *pred, const uint32_t *map);
+
 #endif

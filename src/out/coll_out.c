@@ -329,11 +329,11 @@ json_t *fab_matrix_json(const struct fab_matrix *m)
 	json_object_set_new(o, "theory_lat_us", json_real(m->theory_lat_us));
 	json_t *ep = json_array(), *gp = json_array(), *links = json_array();
 	for (uint32_t i = 0; i < m->n; i++) {
-		const struct fab_node *nd = &t->nodes[t->nic_node[i]];
+		const struct fab_node *nd = &t->nodes[t->nic_node[m->nic[i]]];
 		json_array_append_new(ep, json_string(nd->name));
 		json_t *g = json_array();
 		for (uint32_t x = 0; x < t->ngpus; x++)
-			if (fab_topo_gpu_nic(t, x) == i)
+			if (fab_topo_gpu_nic(t, x) == m->nic[i])
 				json_array_append_new(g, json_integer(x));
 		json_array_append_new(gp, g);
 		/* the endpoint's own link: NIC port and the switch port it meets */
@@ -402,7 +402,7 @@ int fab_matrix_write_text(FILE *f, const struct fab_matrix *m)
 	}
 	fprintf(f, "slowest endpoints (median GB/s to and from the others):\n");
 	for (uint32_t i = 0; i < m->n && i < 5; i++)
-		fprintf(f, "  %-16s %.2f\n", t->nodes[t->nic_node[ord[i]]].name, med[ord[i]]);
+		fprintf(f, "  %-16s %.2f\n", t->nodes[t->nic_node[m->nic[ord[i]]]].name, med[ord[i]]);
 	free(v);
 	free(l);
 	free(med);

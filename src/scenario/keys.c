@@ -293,6 +293,8 @@ static const struct fab_key_def core_keys[] = {
 	{"matrix.serial", K_BOOL, OFF(matrix.serial), "false", 0, 0, NULL,
 	 "one pair at a time instead of n-1 rounds of disjoint pairs"},
 	{"matrix.priority", K_U32, OFF(matrix.priority), "3", 0, 7, NULL, "traffic class"},
+	{"matrix.nics", K_ENUM, OFF(matrix.nics), "all", 0, 0, "all|first",
+	 "the endpoints: every NIC, or the first NIC of each server (as a probe with one rank a host measures)"},
 	{"matrix.timeout", K_TIME, OFF(matrix.timeout_ps), "10ms", 0, 1e15, NULL,
 	 "a round not done by then fails its remaining pairs (bandwidth 0) and the test goes on; 0 = wait"},
 	{"matrix.sample_pairs", K_U32, OFF(matrix.sample_pairs), "0", 0, 1e6, NULL,

@@ -24,7 +24,7 @@ static uint32_t conn(struct fab_matrix *m, uint32_t a, uint32_t b)
 {
 	uint32_t *c = &m->conn[(size_t)a * m->n + b];
 	if (*c == UINT32_MAX)
-		*c = fab_sim_open(m->w->sim, a, b, (uint8_t)m->p.priority);
+		*c = fab_sim_open(m->w->sim, m->nic[a], m->nic[b], (uint8_t)m->p.priority);
 	return *c;
 }
 
@@ -164,7 +164,11 @@ void fab_matrix_init(struct fab_matrix *m, struct fab_work *w, const struct fab_
 	m->w = w;
 	m->t = w->topo;
 	m->p = *p;
-	m->n = w->topo->nnics;
+	uint32_t step = p->nics ? w->topo->nics_per_server : 1;
+	m->n = w->topo->nnics / (step ? step : 1);
+	m->nic = fab_xcalloc(m->n + 1, sizeof *m->nic);
+	for (uint32_t i = 0; i < m->n; i++)
+		m->nic[i] = i * (step ? step : 1);
 	size_t nn = (size_t)m->n * m->n;
 	m->conn = fab_xcalloc(nn, sizeof *m->conn);
 	for (size_t i = 0; i < nn; i++)
@@ -198,6 +202,7 @@ void fab_matrix_start(struct fab_matrix *m)
 void fab_matrix_free(struct fab_matrix *m)
 {
 	free(m->conn);
+	free(m->nic);
 	free(m->bw_GBps);
 	free(m->lat_us);
 	free(m->pairs);

@@ -15,6 +15,7 @@ struct fab_matrix_params {
 	fab_bytes lat_bytes; /* ping-pong message */
 	bool serial;         /* one pair at a time instead of rounds */
 	uint32_t priority;
+	int nics;               /* 0: every NIC; 1: each server's first */
 	uint32_t sample_pairs;  /* baseline: this many random pairs, one at a time (0 = every pair) */
 	fab_time_ps timeout_ps; /* a round not done by then: its pairs fail (bandwidth 0) */
 	uint64_t seed;
@@ -25,6 +26,7 @@ struct fab_matrix {
 	const struct fab_topo *t;
 	struct fab_matrix_params p;
 	uint32_t n;           /* endpoints: NICs */
+	uint32_t *nic;        /* [n]: each endpoint's NIC */
 	uint32_t *conn;       /* [n*n], UINT32_MAX until opened */
 	double *bw_GBps;      /* [n*n]: i -> j */
 	double *lat_us;       /* [n*n]: one way, half the round trip */

@@ -22,10 +22,11 @@ faults:
   - {kind: degrade, node: host5, peer: leaf1, rate: 50Mbps}
   - {kind: degrade, node: leaf0, peer: leaf1, rate: 200Mbps}
 EOT
-# probe NAME SCENARIO: its simulated matrix as a probe's document
+# probe NAME SCENARIO [RANKS [SET]]: its simulated matrix (with --set SET)
+# as a probe's document of RANKS ranks (6)
 probe() {
-	"$F" matrix "$2" --bytes 1MiB --set matrix.timeout=0 --format json >"$tmp/$1.sim" &&
-		"$F" probe --local 6 --test matrix -e 1M -n 2 --json "$tmp/$1.json" >/dev/null 2>&1 &&
+	"$F" matrix "$2" --bytes 1MiB --set matrix.timeout=0 --set "${4:-matrix.nics=all}" --format json >"$tmp/$1.sim" &&
+		"$F" probe --local "${3:-6}" --test matrix -e 1M -n 2 --json "$tmp/$1.json" >/dev/null 2>&1 &&
 		python3 - "$tmp/$1.sim" "$tmp/$1.json" <<'EOT'
 import json, sys
 s = json.load(open(sys.argv[1]))["matrix"]
@@ -105,6 +106,7 @@ EOT
 # a slow host found by its latency, and put into the calibrated scenario
 probe slow "$tmp/other/slowhost.yaml"
 run twin-slow-host 1 "$F" twin $D/cluster.yaml "$tmp/slow.json" -o "$tmp/slowcal.yaml" --format json && {
+	cp "$tmp/out" "$tmp/twin-slow.json"
 	python3 - "$tmp/out" <<'EOT' && ok twin-slow-host || bad "twin-slow-host: $(head -c 600 "$tmp/out")"
 import json, sys
 f = json.load(open(sys.argv[1]))
@@ -117,8 +119,22 @@ for p in f["twin"]["pairs"]:
     assert abs(p["predicted_GBps"] / p["measured_GBps"] - 1) < 0.02, p
 EOT
 }
+# one rank a host on servers of two NICs each: the ranks meet each
+# server's first NIC (matrix.nics=first), and a slow one is found there
+cat >"$tmp/two.yaml" <<EOT
+topology: {kind: spine-leaf, leaves: 2, spines: 2, servers_per_leaf: 2, gpus_per_server: 2, nics_per_server: 2,
+  host_rate: 100Gbps, fabric_rate: 100Gbps}
+EOT
+cat >"$tmp/other/two-real.yaml" <<EOT
+base: $tmp/two.yaml
+faults: [{kind: degrade, node: server2.nic0, rate: 25Gbps}]
+EOT
+probe two "$tmp/other/two-real.yaml" 4 matrix.nics=first
+run per-server 1 "$F" twin "$tmp/two.yaml" "$tmp/two.json" &&
+	{ has "$tmp/out" "1 departure" && has "$tmp/out" "link of rank2@127.0.0.1 (server2.nic0 - leaf1)" &&
+		ok twin-first-nics || bad "twin-first-nics: $(head -c 800 "$tmp/out")"; }
+
 # the twin's document as a page: the departure, the pairs, schema-checked
-cp "$tmp/out" "$tmp/twin-slow.json"
 run report-twin 0 "$F" report "$tmp/twin-slow.json" -o "$tmp/twin.html" && has "$tmp/twin.html" "Departures (1)" &&
 	has "$tmp/twin.html" "host rank2@127.0.0.1" && has "$tmp/twin.html" "delay to 100" &&
 	has "$tmp/twin.html" 'id="pairs"' && has "$tmp/twin.html" "<svg" && ok report-twin-page
