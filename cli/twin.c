@@ -263,7 +263,7 @@ static int read_map(struct twin_args *a, const json_t *design)
  * were let finish) */
 static json_t *run_matrix(const struct twin_args *a, const char *scenario, const json_t *keys, struct fab_err *err)
 {
-	const char *sets[MAX_SETS + 8];
+	const char *sets[MAX_SETS + 16];
 	char bytes[64], kv[8][160];
 	size_t n = 0, nk = 0;
 	for (size_t i = 0; i < a->nsets; i++)
@@ -275,6 +275,9 @@ static json_t *run_matrix(const struct twin_args *a, const char *scenario, const
 	sets[n++] = "matrix.timeout=0";
 	if (a->first)
 		sets[n++] = "matrix.nics=first";
+	const char *mode = json_string_value(json_object_get(json_object_get(a->matrix, "matrix"), "mode"));
+	if (mode && !strcmp(mode, "serial"))
+		sets[n++] = "matrix.serial=true";
 	for (size_t i = 0; i < json_array_size(keys) && nk < 8; i++, nk++) {
 		const json_t *k = json_array_get(keys, i);
 		snprintf(kv[nk], sizeof kv[nk], "%s=%s", json_string_value(json_object_get(k, "key")),
@@ -301,6 +304,14 @@ static void base_path(const struct twin_args *a, char *out, size_t len)
 		snprintf(out, len, "%s", a->scenario);
 }
 
+/* text for a YAML comment: a control character (a line break above all,
+ * which would end the comment) printed as '?' */
+static void comment(FILE *f, const char *s)
+{
+	for (; s && *s; s++)
+		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+}
+
 static void yaml_string(FILE *f, const char *s)
 {
 	json_t *j = json_string(s);
@@ -319,9 +330,20 @@ static int write_cal(FILE *f, void *ctx, int arg)
 	const json_t *fit = c[1];
 	char base[PATH_MAX];
 	base_path(a, base, sizeof base);
-	fprintf(f, "# fabscope calibrate: %s fitted to the probe's matrix %s (%lld hosts, %lld bytes a pair)\n",
-		a->scenario, a->matrix_path, (long long)json_integer_value(json_object_get(fit, "ranks")),
+	fputs("# fabscope calibrate: ", f);
+	comment(f, a->scenario);
+	fputs(" fitted to the probe's matrix ", f);
+	comment(f, a->matrix_path);
+	fprintf(f, " (%lld hosts, %lld bytes a pair)\n", (long long)json_integer_value(json_object_get(fit, "ranks")),
 		(long long)json_integer_value(json_object_get(fit, "bytes")));
+	if (a->nsets) {
+		fputs("# fitted with", f);
+		for (size_t s = 0; s < a->nsets; s++) {
+			fputs(" --set ", f);
+			comment(f, a->sets[s]);
+		}
+		fputs(": run it with the same\n", f);
+	}
 	fputs("base: ", f);
 	yaml_string(f, base);
 	fputc('\n', f);
@@ -344,9 +366,12 @@ static int write_cal(FILE *f, void *ctx, int arg)
 			fprintf(f, "%*s%.*s:\n", (int)(2 * depth++), "", (int)(dot - part), part);
 			part = dot + 1;
 		}
-		fprintf(f, "%*s%s: %s  # design %s; %s\n", (int)(2 * depth), "", part,
-			json_string_value(json_object_get(k, "value")), json_string_value(json_object_get(k, "design")),
-			json_string_value(json_object_get(k, "why")));
+		fprintf(f, "%*s%s: %s  # design ", (int)(2 * depth), "", part,
+			json_string_value(json_object_get(k, "value")));
+		comment(f, json_string_value(json_object_get(k, "design")));
+		fputs("; ", f);
+		comment(f, json_string_value(json_object_get(k, "why")));
+		fputc('\n', f);
 		snprintf(prev, sizeof prev, "%s", key);
 	}
 	bool any = false;
@@ -363,17 +388,16 @@ static int write_cal(FILE *f, void *ctx, int arg)
 		yaml_string(f, json_string_value(json_object_get(flt, "node")));
 		fputs(", peer: ", f);
 		yaml_string(f, json_string_value(json_object_get(flt, "peer")));
+		fprintf(f, ", %s: %s}  # ", rate ? "rate" : "delay",
+			json_string_value(json_object_get(flt, rate ? "rate" : "delay")));
+		comment(f, json_string_value(json_object_get(k, "target")));
 		if (rate)
-			fprintf(f, ", rate: %s}  # %s: %.3f of expected, %lld of %lld pairs low\n",
-				json_string_value(json_object_get(flt, "rate")),
-				json_string_value(json_object_get(k, "target")),
+			fprintf(f, ": %.3f of expected, %lld of %lld pairs low\n",
 				json_number_value(json_object_get(k, "ratio")),
 				(long long)json_integer_value(json_object_get(k, "low_pairs")),
 				(long long)json_integer_value(json_object_get(k, "pairs")));
 		else
-			fprintf(f, ", delay: %s}  # %s: %.1f us one way, the hosts' median %.1f us\n",
-				json_string_value(json_object_get(flt, "delay")),
-				json_string_value(json_object_get(k, "target")),
+			fprintf(f, ": %.1f us one way, the hosts' median %.1f us\n",
 				json_number_value(json_object_get(k, "measured_us")),
 				json_number_value(json_object_get(k, "expected_us")));
 	}
@@ -579,6 +603,12 @@ static int run(int argc, char **argv, bool twin)
 			usage_calibrate);
 		return FAB_EXIT_USAGE;
 	}
+	char ro[PATH_MAX], rs[PATH_MAX];
+	if (a.output && realpath(a.output, ro) && realpath(a.scenario, rs) && !strcmp(ro, rs)) {
+		fprintf(stderr, "fabscope: -o %s: that is the scenario; the calibrated one is written beside it\n",
+			a.output);
+		return FAB_EXIT_USAGE;
+	}
 	json_t *design = NULL, *fit = NULL, *exp = NULL, *pred = NULL, *colls = NULL, *out = NULL;
 	struct fab_err err = {0};
 	if ((rc = load_docs(&a, argc, argv)))
@@ -604,21 +634,23 @@ static int run(int argc, char **argv, bool twin)
 		goto done;
 	if (!(fit = fab_twin_fit(a.matrix, design, a.map_v, &a.p, &err)))
 		goto failed;
-	if (a.output) {
-		snprintf(a.cal_path, sizeof a.cal_path, "%s", a.output);
-	} else {
-		const char *tmp = getenv("TMPDIR");
-		snprintf(a.cal_path, sizeof a.cal_path, "%s/fabscope-twin-XXXXXX.yaml", tmp && *tmp ? tmp : "/tmp");
-		int fd = mkstemps(a.cal_path, 5);
-		if (fd < 0) {
-			fprintf(stderr, "fabscope: %s: cannot create: %s\n", a.cal_path, strerror(errno));
-			rc = FAB_EXIT_IO;
-			goto done;
-		}
-		close(fd);
-		unlink(a.cal_path);
-		a.cal_temp = true;
+	/* the scenario is refined in a file of its own (beside -o, so that
+	 * its base is named as -o will name it); -o is written once it runs */
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof dir, "%s", a.output ? a.output : "");
+	const char *tmp = getenv("TMPDIR");
+	snprintf(a.cal_path, sizeof a.cal_path, "%s/.fabscope-twin-XXXXXX.yaml",
+		 a.output              ? dirname(dir)
+			 : tmp && *tmp ? tmp
+				       : "/tmp");
+	int fd = mkstemps(a.cal_path, 5);
+	if (fd < 0) {
+		fprintf(stderr, "fabscope: %s: cannot create: %s\n", a.cal_path, strerror(errno));
+		rc = FAB_EXIT_IO;
+		goto done;
 	}
+	close(fd);
+	a.cal_temp = true;
 	const void *ctx[2] = {&a, fit};
 	struct out_spec spec = {"", write_cal, 0};
 	/* the faults' rates refined until the calibrated scenario's matrix
@@ -635,6 +667,8 @@ static int run(int argc, char **argv, bool twin)
 	/* what the calibrated scenario explains is not a departure (the
 	 * file carries only faults, which pruning leaves alone) */
 	fab_twin_prune(fit, a.matrix, pred, a.map_v);
+	if (a.output && (rc = cli_write_out_file(a.output, &spec, (void *)ctx)))
+		goto done;
 	out = json_incref(fit);
 	if (twin) {
 		if (!(exp = run_matrix(&a, a.scenario, json_object_get(fit, "keys"), &err)) ||

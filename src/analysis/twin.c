@@ -210,7 +210,7 @@ static json_t *departure(const struct fit *f, const struct cand *c, const json_t
 		json_object_set_new(fault, "kind", json_string("degrade"));
 		json_object_set_new(fault, "node", json_string(node));
 		json_object_set_new(fault, "peer", json_string(peer));
-		json_object_set_new(fault, "rate", rate_text(rate * ratio));
+		json_object_set_new(fault, "rate", rate_text(rate * fmin(ratio, 1)));
 		json_object_set_new(d, "design_bps", json_real(rate));
 		json_object_set_new(d, "fault", fault);
 	}
@@ -282,8 +282,11 @@ static double fit_latency(struct fit *f, const struct fab_twin_params *p, const 
 		/* the host's extra time, each way, on its link */
 		char delay[48];
 		const char *nic = json_string_value(json_array_get(dends, f->map ? f->map[i] : i));
-		fab_fmt_time((fab_time_ps)llround((own[i] - typical) * 1e3) * 1000, delay, sizeof delay);
-		if (nic)
+		/* a delay fault adds at most 1 s */
+		bool fits = own[i] - typical <= 1e6;
+		if (fits)
+			fab_fmt_time((fab_time_ps)llround((own[i] - typical) * 1e3) * 1000, delay, sizeof delay);
+		if (nic && fits)
 			json_object_set_new(d, "fault",
 					    json_pack("{ss ss ss ss}", "kind", "delay", "node", nic, "peer",
 						      f->sw_name[f->sw[i]], "delay", delay));
@@ -352,11 +355,10 @@ static json_t *fit_keys(const struct fit *f, const json_t *design, const json_t 
 	if (tp && !strcmp(tp, "tcp") && kl && !fab_parse_time(kl, &klps, e, sizeof e) && !isnan(lat_m) &&
 	    !isnan(lat_e) && fabs(lat_m - lat_e) > 0.05 * lat_e) {
 		double want = (double)klps / 1e6 + lat_m - lat_e;
-		snprintf(
-			why, sizeof why,
-			"the hosts' median one-way latency is %.2f us, the design's %.2f us: the kernel's part moved by "
-			"the difference%s",
-			lat_m, lat_e, want < 0 ? " (no less than 0)" : "");
+		snprintf(why, sizeof why,
+			 "the pairs that depart in nothing run %+.2f us one way against the design (the median): the "
+			 "kernel's part moved by that%s",
+			 lat_m - lat_e, want < 0 ? " (no less than 0)" : "");
 		fab_fmt_time((fab_time_ps)llround(fmax(want, 0) * 1e3) * 1000, v, sizeof v);
 		json_array_append_new(keys, key_row("fabric.tcp.kernel_latency", v, kl, why));
 	}
@@ -462,9 +464,13 @@ static int load(struct fit *f, const json_t *probe, const json_t *design, const 
 			continue;
 		for (int d = 0; d < 2; d++) {
 			const json_t *v = json_array_get(before, (size_t)d);
-			f->bw_m[d ? j * (json_int_t)n + i : i * (json_int_t)n + j] = json_is_number(v)
-				? json_number_value(v)
-				: NAN;
+			double bv = json_is_number(v) ? json_number_value(v) : NAN;
+			if (v && !json_is_null(v) && !(bv >= 0 && isfinite(bv)))
+				return fab_err_set(
+					err, FAB_EINVAL,
+					"matrix.retested[%zu].before_GBps[%d]: expected a number of at least 0 or null",
+					x, d);
+			f->bw_m[d ? j * (json_int_t)n + i : i * (json_int_t)n + j] = bv;
 		}
 	}
 	for (uint32_t i = 0; i < n; i++)
@@ -501,6 +507,12 @@ json_t *fab_twin_fit(const json_t *probe, const json_t *design, const uint32_t *
 	uint32_t n = f.n;
 	double *tmp = fab_xcalloc(3 * (size_t)n * n + 2 * n, sizeof *tmp);
 	fit_factor(&f, p, tmp);
+	if (!(f.factor > 0 && isfinite(f.factor))) {
+		free(tmp);
+		fit_free(&f);
+		fab_err_set(err, FAB_EINVAL, "no measured pair moved any bytes: nothing to fit");
+		return NULL;
+	}
 	/* the candidates: every host's link, the fabric between every two
 	 * switches that hold hosts */
 	struct cand *c = fab_xcalloc(n + (size_t)f.nsw * f.nsw, sizeof *c);
@@ -552,7 +564,18 @@ json_t *fab_twin_fit(const json_t *probe, const json_t *design, const uint32_t *
 	json_object_set_new(lat, "measured_us", isnan(lat_m) ? json_null() : json_real(lat_m));
 	json_object_set_new(lat, "expected_us", isnan(lat_e) ? json_null() : json_real(lat_e));
 	json_object_set_new(out, "latency", lat);
-	json_object_set_new(out, "keys", fit_keys(&f, design, dends, map, lat_m, lat_e));
+	/* TCP's per-message latency from the pairs that depart in nothing:
+	 * the median of measured minus designed over them */
+	size_t nl = 0;
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t j = i + 1; j < n; j++) {
+			size_t ij = (size_t)i * n + j;
+			double dl = f.lat_m[ij] - f.lat_e[ij];
+			if (!f.low[ij] && !f.explained[ij] && !isnan(dl))
+				tmp[nl++] = dl;
+		}
+	double lat_shift = nl ? median(tmp, nl) : lat_m - lat_e;
+	json_object_set_new(out, "keys", fit_keys(&f, design, dends, map, lat_e + lat_shift, lat_e));
 	json_object_set_new(out, "endpoints", rows);
 	json_object_set_new(out, "departures", deps);
 	free(sorted);
@@ -619,9 +642,12 @@ double fab_twin_refine(json_t *fit, const json_t *probe, const json_t *pred, con
 		json_t *flt = json_object_get(d, "fault");
 		fab_rate_bps rate;
 		char why[80];
+		/* a degraded link runs no faster than its design */
+		double cap = json_number_value(json_object_get(d, "design_bps"));
 		if (worst >= tol && x < sizeof scale / sizeof *scale && !isnan(scale[x]) && flt &&
 		    !fab_parse_rate(json_string_value(json_object_get(flt, "rate")), &rate, why, sizeof why))
-			json_object_set_new(flt, "rate", rate_text((double)rate * scale[x]));
+			json_object_set_new(flt, "rate",
+					    rate_text(fmin((double)rate * scale[x], cap > 0 ? cap : INFINITY)));
 	}
 	return worst;
 }
@@ -632,7 +658,16 @@ json_t *fab_twin_pairs(const json_t *fit, const json_t *probe, const json_t *exp
 	const json_t *pm = json_object_get(probe, "matrix");
 	const json_t *em = json_object_get(json_object_get(exp, "matrix"), "bw_GBps");
 	const json_t *qm = json_object_get(json_object_get(pred, "matrix"), "bw_GBps");
+	/* expected: the design at the factor (exp already runs at it where
+	 * the fit wrote topology.pcie_rate) */
 	double factor = json_number_value(json_object_get(fit, "factor"));
+	size_t x;
+	const json_t *k;
+	json_array_foreach(json_object_get(fit, "keys"), x, k)
+	{
+		if (!strcmp(json_string_value(json_object_get(k, "key")), "topology.pcie_rate"))
+			factor = 1;
+	}
 	size_t n = json_array_size(json_object_get(pm, "endpoints"));
 	json_t *out = json_array();
 	for (size_t i = 0; i < n; i++)

@@ -144,6 +144,10 @@ void fault_apply(struct psim *s, const struct fab_fault *f, int what)
 		b->delay_ps = end ? b->delay_ps - f->delay_ps : b->delay_ps + f->delay_ps;
 		a->delay_cut |= end;
 		b->delay_cut |= end;
+		if (s->llfc->delay_changed) {
+			s->llfc->delay_changed(s, a);
+			s->llfc->delay_changed(s, b);
+		}
 		break;
 	case FAB_FAULT_ECN: {
 		struct sim_switch *sw = &s->switches[s->c.topo->switch_index[f->node]];

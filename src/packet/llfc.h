@@ -54,6 +54,9 @@ struct pkt_llfc_ops {
 	/* optional: the fabric rests, nothing in flight (fab_sim_rest): what
 	 * the control still holds back is settled */
 	void (*rest)(struct psim *s);
+	/* port's link delay changed (a delay fault): what depends on it, the
+	 * headroom; NULL when nothing does */
+	void (*delay_changed)(struct psim *s, struct sim_port *port);
 };
 
 extern const struct pkt_llfc_ops pkt_pfc;

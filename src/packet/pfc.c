@@ -121,6 +121,16 @@ static void pfc_init_port(struct psim *s, struct sim_port *port)
 	pkt_switch_of(s, port)->pfc_set_aside += port->pfc.headroom_bytes + pfc->reserve_bytes;
 }
 
+/* a delay fault: the headroom for the link's new round trip, the switch's
+ * pool set aside by the difference */
+static void pfc_delay_changed(struct psim *s, struct sim_port *port)
+{
+	fab_bytes was = port->pfc.headroom_bytes;
+	port->pfc.headroom_bytes = pfc_headroom(s, port);
+	if (s->c.fp.pfc.dynamic && port->is_switch)
+		pkt_switch_of(s, port)->pfc_set_aside += port->pfc.headroom_bytes - was;
+}
+
 /* dynamic: the pause threshold of ingress port `in` now */
 static uint64_t dyn_threshold(const struct psim *s, const struct sim_port *in)
 {
@@ -410,6 +420,7 @@ static void pfc_finish(struct psim *s, struct sim_port *port)
 
 const struct pkt_llfc_ops pkt_pfc = {
 	.name = "pfc",
+	.delay_changed = pfc_delay_changed,
 	.lossless_mask = pfc_lossless_mask,
 	.init_port = pfc_init_port,
 	.port_thresholds = pfc_port_thresholds,

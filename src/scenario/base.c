@@ -9,6 +9,7 @@
  * CDFs) stay relative to the base's folder.
  */
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,17 +56,27 @@ static void absolute_paths(struct ynode *root, const char *dir)
 			absolute(gens->vals[i], "cdf", dir);
 }
 
-/* over's keys onto into: mappings merged, lists appended, the rest
- * replaced; over's nodes move (over is left empty) */
-static void merge(struct ynode *into, struct ynode *over)
+/* the lists a file adds to its base's; any other value replaces */
+static bool appended(const char *path)
+{
+	return !strcmp(path, "traffic.flows") || !strcmp(path, "traffic.generators") || !strcmp(path, "jobs") ||
+		!strcmp(path, "faults");
+}
+
+/* over's keys onto into (at path prefix): mappings merged, the lists of
+ * appended() appended, the rest replaced; over's nodes move (over is left
+ * empty) */
+static void merge(struct ynode *into, struct ynode *over, const char *prefix)
 {
 	for (size_t i = 0; i < over->n; i++) {
 		struct ynode *v = over->vals[i], *old = fab_ydom_get(into, over->keys[i]);
+		char path[160];
+		snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "." : "", over->keys[i]);
 		if (old && old->kind == Y_MAP && v->kind == Y_MAP) {
-			merge(old, v);
+			merge(old, v, path);
 			continue;
 		}
-		if (old && old->kind == Y_SEQ && v->kind == Y_SEQ) {
+		if (old && old->kind == Y_SEQ && v->kind == Y_SEQ && appended(path)) {
 			for (size_t k = 0; k < v->n; k++)
 				fab_ydom_append(old, v->vals[k]);
 			v->n = 0;
@@ -126,7 +137,7 @@ int fab_scenario_rebase(struct ynode **root, const char *base_dir, char **origin
 				(*root)->n--;
 				break;
 			}
-		merge(base, *root);
+		merge(base, *root, "");
 		fab_ydom_free(*root);
 		*root = base;
 		base = NULL;

@@ -34,6 +34,19 @@ static void post(struct fab_matrix *m, uint32_t a, uint32_t b, fab_bytes bytes, 
 
 #define ROUND_TAG(r) (((r)&0xffffu) << 16)
 
+/* the round's bandwidth phase: every pair whose ping-pong is done sends
+ * its bytes each way at once */
+static void send_all(struct fab_matrix *m, fab_time_ps now)
+{
+	m->sending = true;
+	for (uint32_t i = 0; i < m->npairs; i++)
+		if (m->left[i] == 2) {
+			m->t0[i] = now;
+			post(m, m->pairs[i][0], m->pairs[i][1], m->p.bytes, i, K_BW_AB);
+			post(m, m->pairs[i][1], m->pairs[i][0], m->p.bytes, i, K_BW_BA);
+		}
+}
+
 static void arrived(void *obj, uint32_t val)
 {
 	struct fab_matrix *m = obj;
@@ -47,18 +60,15 @@ static void arrived(void *obj, uint32_t val)
 		post(m, b, a, m->p.lat_bytes, pair, K_PONG);
 		return;
 	case K_PONG: {
+		if (m->sending)
+			return; /* too late: the pair failed when its ping phase timed out */
 		double us = (double)(now - m->t0[pair]) / 2 / 1e6;
 		m->lat_us[(size_t)a * m->n + b] = m->lat_us[(size_t)b * m->n + a] = us;
 		m->left[pair] = 2;
 		/* once every pair of the round has its latency, every pair
 		 * sends its bytes at once (as the probe does) */
-		if (++m->pinged < m->npairs)
-			return;
-		for (uint32_t i = 0; i < m->npairs; i++) {
-			m->t0[i] = now;
-			post(m, m->pairs[i][0], m->pairs[i][1], m->p.bytes, i, K_BW_AB);
-			post(m, m->pairs[i][1], m->pairs[i][0], m->p.bytes, i, K_BW_BA);
-		}
+		if (++m->pinged == m->npairs)
+			send_all(m, now);
 		return;
 	}
 	default: {
@@ -85,6 +95,27 @@ static void round_timeout(void *obj, uint32_t round)
 	if (m->finished || round != m->round - 1 || !m->pending)
 		return;
 	double us = (double)m->p.timeout_ps / 1e6;
+	if (!m->sending) {
+		/* the ping phase timed out: the pairs without an answer fail,
+		 * the others send, with a timeout of their own */
+		fab_time_ps now = fab_sim_now(m->w->sim);
+		for (uint32_t i = 0; i < m->npairs; i++) {
+			size_t ab = (size_t)m->pairs[i][0] * m->n + m->pairs[i][1];
+			size_t ba = (size_t)m->pairs[i][1] * m->n + m->pairs[i][0];
+			if (m->left[i])
+				continue;
+			m->lat_us[ab] = m->lat_us[ba] = us;
+			m->bw_GBps[ab] = m->bw_GBps[ba] = 0;
+			m->failed++;
+			m->pending--;
+		}
+		send_all(m, now);
+		if (!m->pending)
+			start_round(m);
+		else
+			fab_work_timer(m->w, now + m->p.timeout_ps, round_timeout, m, round);
+		return;
+	}
 	for (uint32_t i = 0; i < m->npairs; i++) {
 		uint32_t a = m->pairs[i][0], b = m->pairs[i][1];
 		size_t ab = (size_t)a * m->n + b, ba = (size_t)b * m->n + a;
@@ -146,6 +177,7 @@ static void start_round(struct fab_matrix *m)
 	}
 	m->pending = m->npairs;
 	m->pinged = 0;
+	m->sending = false;
 	fab_time_ps now = fab_sim_now(m->w->sim);
 	if (m->p.timeout_ps)
 		fab_work_timer(m->w, now + m->p.timeout_ps, round_timeout, m, r);

@@ -33,6 +33,7 @@ struct fab_matrix {
 	uint32_t (*pairs)[2]; /* this round's pairs */
 	uint32_t npairs, pending, round, nrounds;
 	uint32_t pinged;      /* pairs of the round whose ping-pong is done */
+	bool sending;         /* the round's bandwidth phase has begun */
 	fab_time_ps *t0;      /* per pair: when its current phase started */
 	uint8_t *left;        /* per pair: bandwidth messages still travelling */
 	bool *tested;         /* [n*n]: the pair was measured */

@@ -31,7 +31,7 @@ probe() {
 import json, sys
 s = json.load(open(sys.argv[1]))["matrix"]
 p = json.load(open(sys.argv[2]))
-for k in ("bw_GBps", "lat_us"):
+for k in ("bw_GBps", "lat_us", "mode"):
     p["matrix"][k] = s[k]
 p["matrix"]["retested"] = []
 json.dump(p, open(sys.argv[2], "w"))
@@ -167,6 +167,58 @@ printf '  - {kind: delay, node: host0, delay: 0us}\n' >>"$tmp/other/dend.yaml"
 run delay-zero 3 "$F" sim "$tmp/other/dend.yaml" && has "$tmp/err" "dend.yaml:8:5: faults[1]: delay: a delayed link adds more than 0" &&
 	ok delay-zero-refused
 run delay-flow 3 "$F" matrix "$tmp/other/slowhost.yaml" --engine flow && has "$tmp/err" "packet" && ok delay-not-on-flow
+
+# a probe run one pair at a time is simulated one pair at a time: a
+# healthy cluster whose leaves' link would slow pairs sharing it in a round
+sed 's/leaf0 leaf1 600Mbps/leaf0 leaf1 200Mbps/' $D/cluster.topo >"$tmp/narrow.topo"
+sed 's/file: cluster.topo/file: narrow.topo/' $D/cluster.yaml >"$tmp/narrow.yaml"
+probe serial "$tmp/narrow.yaml" 6 matrix.serial=true
+run twin-serial 0 "$F" twin "$tmp/narrow.yaml" "$tmp/serial.json" &&
+	{ has "$tmp/out" "0 departures" && ok twin-serial || bad "twin-serial: $(head -c 600 "$tmp/out")"; }
+
+# a link down: its pairs fail at the round's timeout, the others of the
+# round are measured (their ping-pongs answered)
+cat >"$tmp/other/down.yaml" <<EOT
+base: $PWD/$D/cluster.yaml
+faults: [{kind: down, node: host5, peer: leaf1}]
+EOT
+run matrix-down 0 "$F" matrix "$tmp/other/down.yaml" --set matrix.timeout=50ms --format json &&
+	python3 -c '
+import json, sys
+bw = json.load(open(sys.argv[1]))["matrix"]["bw_GBps"]
+for i in range(6):
+    for j in range(6):
+        if i != j:
+            assert (bw[i][j] == 0) == (5 in (i, j)), (i, j, bw[i][j])' "$tmp/out" && ok matrix-down-only-its-pairs ||
+	bad matrix-down-only-its-pairs
+
+# hostile strings: an endpoint with a line break stays in its comment;
+# re-tested figures that are no bandwidth are refused
+python3 - "$tmp/slow.json" "$tmp/evil.json" "$tmp/neg.json" <<'EOT'
+import json, sys
+p = json.load(open(sys.argv[1]))
+p["matrix"]["endpoints"][2] = "x\nfabric: {transport: roce}\n#"
+json.dump(p, open(sys.argv[2], "w"))
+p = json.load(open(sys.argv[1]))
+p["matrix"]["retested"] = [{"pair": [0, 1], "before_GBps": [-1, 0.01], "after_GBps": [0.01, 0.01]}]
+json.dump(p, open(sys.argv[3], "w"))
+EOT
+run evil-endpoint 0 "$F" calibrate $D/cluster.yaml "$tmp/evil.json" -o "$tmp/evil.yaml" &&
+	run evil-loads 0 "$F" matrix "$tmp/evil.yaml" --set matrix.timeout=0 --format json &&
+	{ python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["config"]["fabric"]["transport"] == "tcp"' \
+		"$tmp/out" && ok evil-endpoint-commented || bad evil-endpoint-commented; }
+run negative-retest 3 "$F" calibrate $D/cluster.yaml "$tmp/neg.json" -o "$tmp/none.yaml" &&
+	has "$tmp/err" "retested[0].before_GBps[0]" && ok negative-retest-refused
+# -o naming the scenario itself is refused, the scenario left as it was
+cp $D/cluster.yaml $D/cluster.topo "$tmp/other/" 2>/dev/null
+run o-is-scenario 2 "$F" calibrate "$tmp/other/cluster.yaml" "$tmp/real.json" -o "$tmp/other/cluster.yaml" &&
+	cmp -s "$tmp/other/cluster.yaml" $D/cluster.yaml && ok output-not-the-scenario
+# a base's list other than flows, generators, jobs and faults is replaced
+printf 'fabric:\n  pfc:\n    priorities: [3]\n' >"$tmp/bb.yaml"
+printf 'base: bb.yaml\nfabric:\n  pfc:\n    priorities: [4]\n' >"$tmp/bo.yaml"
+run base-list 0 "$F" matrix "$tmp/bo.yaml" --format json &&
+	python3 -c 'import json, sys; p = json.load(open(sys.argv[1]))["config"]["fabric"]["pfc"]["priorities"]; assert str(p).replace(" ", "") == "[4]", p' \
+		"$tmp/out" && ok base-list-replaced
 
 # bad input
 run no-output 2 "$F" calibrate $D/cluster.yaml "$tmp/real.json" && ok calibrate-needs-output
