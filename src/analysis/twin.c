@@ -23,7 +23,7 @@
 
 void fab_twin_defaults(struct fab_twin_params *p)
 {
-	*p = (struct fab_twin_params){.tolerance = 0.8, .share = 0.75, .lat_factor = 2, .lat_min_us = 20};
+	*p = (struct fab_twin_params){.tolerance = 0.8, .share = 0.75, .lat_factor = 3, .lat_min_us = 50};
 }
 
 /* a candidate: a host's link (sw_b < 0) or the fabric between two switches */

@@ -20,8 +20,8 @@
 struct fab_twin_params {
 	double tolerance;  /* a pair below this x the cluster's factor is low: 0.8 */
 	double share;      /* a link explains its pairs when this share of them is low: 0.75 */
-	double lat_factor; /* a host's latency above this x the cluster's median: 2 */
-	double lat_min_us; /* and at least this much above it: 20 us */
+	double lat_factor; /* a host's latency above this x the cluster's median: 3 */
+	double lat_min_us; /* and at least this much above it: 50 us (noise on a loaded host: 20 us and more) */
 };
 
 void fab_twin_defaults(struct fab_twin_params *p);

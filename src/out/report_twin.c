@@ -59,7 +59,7 @@ static void departures_section(FILE *f, const json_t *d)
 	fprintf(f, "<section id=\"departures\"><h2>Departures (%zu)</h2>\n", json_array_size(deps));
 	if (!json_array_size(deps)) {
 		fputs("<p class=\"ok\">Every pair within the tolerance of the cluster's factor, every host's latency "
-		      "within twice the hosts' median.</p>\n</section>\n",
+		      "within 3 times the hosts' median (or 50 us of it).</p>\n</section>\n",
 		      f);
 		return;
 	}
