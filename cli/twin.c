@@ -161,6 +161,20 @@ static int load_docs(struct twin_args *a, int argc, char **argv)
 			json_decref(d);
 			return FAB_EXIT_INPUT;
 		}
+		const json_t *rows = json_object_get(json_object_get(d, "collective"), "rows");
+		json_int_t mb = json_integer_value(json_object_get(json_object_get(d, "matrix"), "bytes"));
+		bool up = true;
+		for (size_t r = 1; r < json_array_size(rows); r++)
+			up = up &&
+				json_integer_value(json_object_get(json_array_get(rows, r), "size_bytes")) >
+					json_integer_value(json_object_get(json_array_get(rows, r - 1), "size_bytes"));
+		if (json_object_get(d, "matrix") ? mb < 1 || mb > 1000000000000LL : !json_array_size(rows) || !up) {
+			fprintf(stderr, "fabscope: %s: %s\n", path,
+				json_object_get(d, "matrix") ? "matrix.bytes: expected 1 to 1e12 bytes"
+							     : "collective.rows: expected rows of growing sizes");
+			json_decref(d);
+			return FAB_EXIT_INPUT;
+		}
 		if (json_object_get(d, "matrix")) {
 			if (a->matrix) {
 				fprintf(stderr, "fabscope: %s: a second matrix (%s is the first): give one\n", path,

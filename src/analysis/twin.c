@@ -605,7 +605,8 @@ double fab_twin_refine(json_t *fit, const json_t *probe, const json_t *pred, con
 {
 	const json_t *pm = json_object_get(probe, "matrix");
 	const json_t *qm = json_object_get(json_object_get(pred, "matrix"), "bw_GBps");
-	double worst = 0, v[2 * 4096], scale[64];
+	size_t nd = json_array_size(json_object_get(fit, "departures"));
+	double worst = 0, v[2 * 4096], *scale = fab_xcalloc(nd + 1, sizeof *scale);
 	size_t x;
 	json_t *d;
 	json_array_foreach(json_object_get(fit, "departures"), x, d)
@@ -615,9 +616,8 @@ double fab_twin_refine(json_t *fit, const json_t *probe, const json_t *pred, con
 		size_t k, nv = 0;
 		fab_rate_bps rate;
 		char why[80];
-		if (x < sizeof scale / sizeof *scale)
-			scale[x] = NAN;
-		if (x >= sizeof scale / sizeof *scale || !flt || !json_object_get(flt, "rate") ||
+		scale[x] = NAN;
+		if (!flt || !json_object_get(flt, "rate") ||
 		    fab_parse_rate(json_string_value(json_object_get(flt, "rate")), &rate, why, sizeof why))
 			continue;
 		json_array_foreach(json_object_get(d, "explains"), k, pr)
@@ -644,11 +644,12 @@ double fab_twin_refine(json_t *fit, const json_t *probe, const json_t *pred, con
 		char why[80];
 		/* a degraded link runs no faster than its design */
 		double cap = json_number_value(json_object_get(d, "design_bps"));
-		if (worst >= tol && x < sizeof scale / sizeof *scale && !isnan(scale[x]) && flt &&
+		if (worst >= tol && !isnan(scale[x]) && flt &&
 		    !fab_parse_rate(json_string_value(json_object_get(flt, "rate")), &rate, why, sizeof why))
 			json_object_set_new(flt, "rate",
 					    rate_text(fmin((double)rate * scale[x], cap > 0 ? cap : INFINITY)));
 	}
+	free(scale);
 	return worst;
 }
 

@@ -115,8 +115,8 @@ static void pairs_section(FILE *f, const json_t *pairs)
 	size_t n = json_array_size(pairs), i;
 	if (!n)
 		return;
-	const json_t **v = calloc(n, sizeof *v);
-	double *x = calloc(n + 1, sizeof *x);
+	const json_t **v = fab_xcalloc(n, sizeof *v);
+	double *x = fab_xcalloc(n + 1, sizeof *x);
 	for (i = 0; i < n; i++)
 		v[i] = json_array_get(pairs, i);
 	qsort(v, n, sizeof *v, by_measured);
@@ -124,7 +124,7 @@ static void pairs_section(FILE *f, const json_t *pairs)
 	struct series s[3] = {{"measured", x, NULL, n},
 			      {"expected (the design at the factor)", x, NULL, n},
 			      {"predicted (the calibrated scenario)", x, NULL, n}};
-	double *ys = calloc(3 * n + 1, sizeof *ys);
+	double *ys = fab_xcalloc(3 * n + 1, sizeof *ys);
 	for (int k = 0; k < 3; k++) {
 		for (i = 0; i < n; i++) {
 			x[i] = (double)i;
