@@ -527,6 +527,15 @@ static void print_fit(FILE *f, const struct twin_args *a, const json_t *fit)
 			json_string_value(json_object_get(k, "value")), json_string_value(json_object_get(k, "design")),
 			json_string_value(json_object_get(k, "why")));
 	}
+	const json_t *res = json_object_get(fit, "residuals");
+	if (res)
+		fprintf(f,
+			"residuals: the calibrated scenario gives the pairs what they measured within %.1f%% (median); "
+			"the furthest, %lld -> %lld, measured %.2f x predicted\n",
+			100 * json_number_value(json_object_get(res, "median_ratio_off")),
+			(long long)json_integer_value(json_array_get(json_object_get(res, "worst_pair"), 0)),
+			(long long)json_integer_value(json_array_get(json_object_get(res, "worst_pair"), 1)),
+			json_number_value(json_object_get(res, "worst_ratio")));
 	size_t nd = json_array_size(json_object_get(fit, "departures"));
 	fprintf(f, "%zu departure%s%s\n", nd, nd == 1 ? "" : "s", nd ? " (worst first):" : "");
 	json_array_foreach(json_object_get(fit, "departures"), i, k)
@@ -681,6 +690,7 @@ static int run(int argc, char **argv, bool twin)
 	/* what the calibrated scenario explains is not a departure (the
 	 * file carries only faults, which pruning leaves alone) */
 	fab_twin_prune(fit, a.matrix, pred, a.map_v);
+	fab_twin_residuals(fit, a.matrix, pred, a.map_v);
 	if (a.output && (rc = cli_write_out_file(a.output, &spec, (void *)ctx)))
 		goto done;
 	out = json_incref(fit);

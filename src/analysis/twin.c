@@ -725,3 +725,33 @@ size_t fab_twin_prune(json_t *fit, const json_t *probe, const json_t *pred, cons
 	}
 	return dropped;
 }
+
+void fab_twin_residuals(json_t *fit, const json_t *probe, const json_t *pred, const uint32_t *map)
+{
+	json_t *pairs = fab_twin_pairs(fit, probe, pred, pred, map);
+	size_t n = json_array_size(pairs), k = 0, worst = 0;
+	double *v = fab_xcalloc(n + 1, sizeof *v), far = -1;
+	for (size_t i = 0; i < n; i++) {
+		const json_t *p = json_array_get(pairs, i);
+		double m = json_number_value(json_object_get(p, "measured_GBps"));
+		double q = json_number_value(json_object_get(p, "predicted_GBps"));
+		if (!(q > 0) || !(m > 0))
+			continue;
+		double off = fabs(log(m / q));
+		v[k++] = off;
+		if (off > far) {
+			far = off;
+			worst = i;
+		}
+	}
+	if (k) {
+		const json_t *w = json_array_get(pairs, worst);
+		double r = json_number_value(json_object_get(w, "measured_GBps")) /
+			json_number_value(json_object_get(w, "predicted_GBps"));
+		json_object_set_new(fit, "residuals",
+				    json_pack("{sf sf s[OO]}", "median_ratio_off", exp(median(v, k)) - 1, "worst_ratio",
+					      r, "worst_pair", json_object_get(w, "from"), json_object_get(w, "to")));
+	}
+	free(v);
+	json_decref(pairs);
+}

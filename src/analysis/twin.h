@@ -52,4 +52,9 @@ json_t *fab_twin_pairs(const json_t *fit, const json_t *probe, const json_t *exp
  * the other departures cause, not departures; removed.  How many. */
 size_t fab_twin_prune(json_t *fit, const json_t *probe, const json_t *pred, const uint32_t *map);
 
+/* The calibrated scenario against what was measured, pair by pair (pred:
+ * its matrix): residuals.median_ratio_off (the median of |measured over
+ * predicted| away from 1, as a ratio), worst_ratio and worst_pair. */
+void fab_twin_residuals(json_t *fit, const json_t *probe, const json_t *pred, const uint32_t *map);
+
 #endif

@@ -56,6 +56,8 @@ for t, rate in want.items():
     assert abs(got / rate - 1) < 0.05, (t, got)
 # the healthy pairs at the design's rate: no achievable-rate key
 assert abs(f["factor"] - 1) < 0.02, f["factor"]
+# and the calibrated scenario gives every pair what it measured
+assert f["residuals"]["median_ratio_off"] < 0.02, f["residuals"]
 assert not [k for k in f["keys"] if k["key"] == "topology.pcie_rate"], f["keys"]
 EOT
 }
