@@ -404,6 +404,41 @@ static void explain(struct fit *f, const struct fab_twin_params *p, struct cand 
 				json_array_append_new(deps, path_departure(f, i, j, ends));
 }
 
+/* the probe's bandwidth matrix, n x n (NAN where not measured), a pair
+ * re-tested alone taken from its round (before_GBps), as the simulated
+ * matrix runs it; NULL and err when a re-tested figure is no bandwidth */
+static double *measured_matrix(const json_t *pm, size_t n, struct fab_err *err)
+{
+	double *m = fab_xcalloc(n * n + 1, sizeof *m);
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < n; j++)
+			m[i * n + j] = cell(json_object_get(pm, "bw_GBps"), (uint32_t)i, (uint32_t)j);
+	size_t x;
+	const json_t *rt;
+	json_array_foreach(json_object_get(pm, "retested"), x, rt)
+	{
+		const json_t *pair = json_object_get(rt, "pair"), *before = json_object_get(rt, "before_GBps");
+		json_int_t i = json_integer_value(json_array_get(pair, 0)),
+			   j = json_integer_value(json_array_get(pair, 1));
+		if (i < 0 || j < 0 || i >= (json_int_t)n || j >= (json_int_t)n || i == j)
+			continue;
+		for (int d = 0; d < 2; d++) {
+			const json_t *v = json_array_get(before, (size_t)d);
+			double bv = json_is_number(v) ? json_number_value(v) : NAN;
+			if (v && !json_is_null(v) && !(bv >= 0 && isfinite(bv))) {
+				free(m);
+				fab_err_set(
+					err, FAB_EINVAL,
+					"matrix.retested[%zu].before_GBps[%d]: expected a number of at least 0 or null",
+					x, d);
+				return NULL;
+			}
+			m[d ? (size_t)j * n + (size_t)i : (size_t)i * n + (size_t)j] = bv;
+		}
+	}
+	return m;
+}
+
 /* the two documents' matrices side by side; 0, or an error */
 static int load(struct fit *f, const json_t *probe, const json_t *design, const uint32_t *map, struct fab_err *err)
 {
@@ -445,34 +480,16 @@ static int load(struct fit *f, const json_t *probe, const json_t *design, const 
 		f->sw[i] = switch_of(f, sw ? sw : "?");
 		for (uint32_t j = 0; j < n; j++) {
 			uint32_t dj = map ? map[j] : j;
-			f->bw_m[i * n + j] = cell(json_object_get(pm, "bw_GBps"), i, j);
 			f->bw_e[i * n + j] = cell(json_object_get(dm, "bw_GBps"), di, dj);
 			f->lat_m[i * n + j] = cell(json_object_get(pm, "lat_us"), i, j);
 			f->lat_e[i * n + j] = cell(json_object_get(dm, "lat_us"), di, dj);
 		}
 	}
-	/* a pair re-tested alone: its figures from its round, as the
-	 * simulated matrix runs it */
-	size_t x;
-	const json_t *rt;
-	json_array_foreach(json_object_get(pm, "retested"), x, rt)
-	{
-		const json_t *pair = json_object_get(rt, "pair"), *before = json_object_get(rt, "before_GBps");
-		json_int_t i = json_integer_value(json_array_get(pair, 0)),
-			   j = json_integer_value(json_array_get(pair, 1));
-		if (i < 0 || j < 0 || i >= (json_int_t)n || j >= (json_int_t)n || i == j)
-			continue;
-		for (int d = 0; d < 2; d++) {
-			const json_t *v = json_array_get(before, (size_t)d);
-			double bv = json_is_number(v) ? json_number_value(v) : NAN;
-			if (v && !json_is_null(v) && !(bv >= 0 && isfinite(bv)))
-				return fab_err_set(
-					err, FAB_EINVAL,
-					"matrix.retested[%zu].before_GBps[%d]: expected a number of at least 0 or null",
-					x, d);
-			f->bw_m[d ? j * (json_int_t)n + i : i * (json_int_t)n + j] = bv;
-		}
-	}
+	double *mm = measured_matrix(pm, n, err);
+	if (!mm)
+		return FAB_EINVAL;
+	memcpy(f->bw_m, mm, nn * sizeof *mm);
+	free(mm);
 	for (uint32_t i = 0; i < n; i++)
 		for (uint32_t j = i + 1; j < n; j++) {
 			double a = f->bw_m[i * n + j] / f->bw_e[i * n + j], b = f->bw_m[j * n + i] / f->bw_e[j * n + i];
@@ -585,25 +602,11 @@ json_t *fab_twin_fit(const json_t *probe, const json_t *design, const uint32_t *
 	return out;
 }
 
-/* the probe's figure for i -> j: a re-tested pair's from its round */
-static const json_t *measured_bw(const json_t *pm, json_int_t i, json_int_t j)
-{
-	size_t x;
-	const json_t *rt;
-	json_array_foreach(json_object_get(pm, "retested"), x, rt)
-	{
-		const json_t *pair = json_object_get(rt, "pair");
-		json_int_t a = json_integer_value(json_array_get(pair, 0)),
-			   b = json_integer_value(json_array_get(pair, 1));
-		if ((a == i && b == j) || (a == j && b == i))
-			return json_array_get(json_object_get(rt, "before_GBps"), a == i ? 0 : 1);
-	}
-	return json_array_get(json_array_get(json_object_get(pm, "bw_GBps"), (size_t)i), (size_t)j);
-}
-
 double fab_twin_refine(json_t *fit, const json_t *probe, const json_t *pred, const uint32_t *map, double tol)
 {
 	const json_t *pm = json_object_get(probe, "matrix");
+	size_t n = json_array_size(json_object_get(pm, "endpoints"));
+	double *mm = measured_matrix(pm, n, NULL);
 	const json_t *qm = json_object_get(json_object_get(pred, "matrix"), "bw_GBps");
 	size_t nd = json_array_size(json_object_get(fit, "departures"));
 	double worst = 0, v[2 * 4096], *scale = fab_xcalloc(nd + 1, sizeof *scale);
@@ -626,11 +629,11 @@ double fab_twin_refine(json_t *fit, const json_t *probe, const json_t *pred, con
 				   j = json_integer_value(json_array_get(pr, 1));
 			for (int dir = 0; dir < 2 && nv < sizeof v / sizeof *v; dir++) {
 				json_int_t a = dir ? j : i, b = dir ? i : j;
-				const json_t *mv = measured_bw(pm, a, b);
+				double mv = mm ? mm[(size_t)a * n + (size_t)b] : NAN;
 				const json_t *qv = json_array_get(json_array_get(qm, map ? map[a] : (size_t)a),
 								  map ? map[b] : (size_t)b);
-				if (json_is_number(mv) && json_number_value(qv) > 0)
-					v[nv++] = json_number_value(mv) / json_number_value(qv);
+				if (!isnan(mv) && json_number_value(qv) > 0)
+					v[nv++] = mv / json_number_value(qv);
 			}
 		}
 		scale[x] = median(v, nv);
@@ -650,6 +653,7 @@ double fab_twin_refine(json_t *fit, const json_t *probe, const json_t *pred, con
 					    rate_text(fmin((double)rate * scale[x], cap > 0 ? cap : INFINITY)));
 	}
 	free(scale);
+	free(mm);
 	return worst;
 }
 
@@ -670,26 +674,30 @@ json_t *fab_twin_pairs(const json_t *fit, const json_t *probe, const json_t *exp
 			factor = 1;
 	}
 	size_t n = json_array_size(json_object_get(pm, "endpoints"));
+	double *mm = measured_matrix(pm, n, NULL);
 	json_t *out = json_array();
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < n; j++) {
-			const json_t *m = measured_bw(pm, (json_int_t)i, (json_int_t)j);
+			double m = mm ? mm[i * n + j] : NAN;
 			size_t di = map ? map[i] : i, dj = map ? map[j] : j;
 			const json_t *e = json_array_get(json_array_get(em, di), dj);
 			const json_t *q = json_array_get(json_array_get(qm, di), dj);
-			if (i == j || !json_is_number(m) || !json_is_number(e) || !json_is_number(q))
+			if (i == j || isnan(m) || !json_is_number(e) || !json_is_number(q))
 				continue;
 			json_array_append_new(out,
-					      json_pack("{sI sI sO sf sO}", "from", (json_int_t)i, "to", (json_int_t)j,
+					      json_pack("{sI sI sf sf sO}", "from", (json_int_t)i, "to", (json_int_t)j,
 							"measured_GBps", m, "expected_GBps",
 							json_number_value(e) * factor, "predicted_GBps", q));
 		}
+	free(mm);
 	return out;
 }
 
 size_t fab_twin_prune(json_t *fit, const json_t *probe, const json_t *pred, const uint32_t *map)
 {
 	const json_t *pm = json_object_get(probe, "matrix");
+	size_t n = json_array_size(json_object_get(pm, "endpoints"));
+	double *mm = measured_matrix(pm, n, NULL);
 	const json_t *qm = json_object_get(json_object_get(pred, "matrix"), "bw_GBps");
 	double tol = json_number_value(json_object_get(fit, "tolerance"));
 	json_t *deps = json_object_get(fit, "departures");
@@ -710,11 +718,10 @@ size_t fab_twin_prune(json_t *fit, const json_t *probe, const json_t *pred, cons
 				   j = json_integer_value(json_array_get(pr, 1));
 			for (int dir = 0; dir < 2; dir++) {
 				json_int_t a = dir ? j : i, b = dir ? i : j;
-				const json_t *mv = measured_bw(pm, a, b);
+				double mv = mm ? mm[(size_t)a * n + (size_t)b] : NAN;
 				const json_t *qv = json_array_get(json_array_get(qm, map ? map[a] : (size_t)a),
 								  map ? map[b] : (size_t)b);
-				if (json_is_number(mv) && json_is_number(qv) &&
-				    json_number_value(mv) < tol * json_number_value(qv))
+				if (!isnan(mv) && json_is_number(qv) && mv < tol * json_number_value(qv))
 					explained = false;
 			}
 		}
@@ -723,6 +730,7 @@ size_t fab_twin_prune(json_t *fit, const json_t *probe, const json_t *pred, cons
 			dropped++;
 		}
 	}
+	free(mm);
 	return dropped;
 }
 

@@ -125,11 +125,11 @@ static void pairs_section(FILE *f, const json_t *pairs)
 			      {"expected (the design at the factor)", x, NULL, n},
 			      {"predicted (the calibrated scenario)", x, NULL, n}};
 	double *ys = fab_xcalloc(3 * n + 1, sizeof *ys);
+	for (i = 0; i < n; i++)
+		x[i] = (double)i;
 	for (int k = 0; k < 3; k++) {
-		for (i = 0; i < n; i++) {
-			x[i] = (double)i;
+		for (i = 0; i < n; i++)
 			ys[(size_t)k * n + i] = rep_jnum(v[i], what[k]);
-		}
 		s[k].y = ys + (size_t)k * n;
 	}
 	fputs("<section id=\"pairs\"><h2>Pairs: measured, expected, predicted</h2>\n", f);

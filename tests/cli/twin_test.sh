@@ -66,8 +66,8 @@ has "$tmp/cal.yaml" "base: " && has "$tmp/cal.yaml" "kind: degrade" &&
 	run cal-loads 0 "$F" matrix "$tmp/cal.yaml" --set matrix.timeout=0 && ok calibrated-scenario-runs ||
 	bad calibrated-scenario-runs
 run twin-departs 1 "$F" twin $D/cluster.yaml "$tmp/real.json" && has "$tmp/out" "2 departures" &&
-	has "$tmp/out" "fabric between leaf0 and leaf1" && ok twin-departs
-run twin-healthy 0 "$F" twin $D/cluster.yaml "$tmp/healthy.json" && has "$tmp/out" "0 departures" && ok twin-healthy
+	has "$tmp/out" "fabric between leaf0 and leaf1" && ok twin-departs || bad twin-departs
+run twin-healthy 0 "$F" twin $D/cluster.yaml "$tmp/healthy.json" && has "$tmp/out" "0 departures" && ok twin-healthy || bad twin-healthy
 
 # a slower achievable rate everywhere becomes topology.pcie_rate
 
@@ -139,15 +139,15 @@ run per-server 1 "$F" twin "$tmp/two.yaml" "$tmp/two.json" &&
 # the twin's document as a page: the departure, the pairs, schema-checked
 run report-twin 0 "$F" report "$tmp/twin-slow.json" -o "$tmp/twin.html" && has "$tmp/twin.html" "Departures (1)" &&
 	has "$tmp/twin.html" "host rank2@127.0.0.1" && has "$tmp/twin.html" "delay to 100" &&
-	has "$tmp/twin.html" 'id="pairs"' && has "$tmp/twin.html" "<svg" && ok report-twin-page
+	has "$tmp/twin.html" 'id="pairs"' && has "$tmp/twin.html" "<svg" && ok report-twin-page || bad report-twin-page
 run calibrate-json 0 "$F" calibrate $D/cluster.yaml "$tmp/real.json" -o "$tmp/x.yaml" --format json &&
 	cp "$tmp/out" "$tmp/cal.json" && run report-calibration 0 "$F" report "$tmp/cal.json" &&
-	has "$tmp/out" "Departures (2)" && ! has "$tmp/out" 'id="pairs"' && ok report-calibration-page
+	has "$tmp/out" "Departures (2)" && ! has "$tmp/out" 'id="pairs"' && ok report-calibration-page || bad report-calibration-page
 sed 's/"factor": /"factor": -/' "$tmp/cal.json" >"$tmp/bad.json"
 run report-twin-bad 3 "$F" report "$tmp/bad.json" && has "$tmp/err" "factor: expected a number of at least 0" &&
-	ok report-twin-schema
+	ok report-twin-schema || bad report-twin-schema
 has "$tmp/slowcal.yaml" "kind: delay" && run slowcal-runs 0 "$F" matrix "$tmp/slowcal.yaml" --set matrix.timeout=0 &&
-	ok calibrated-delay-runs
+	ok calibrated-delay-runs || bad calibrated-delay-runs
 # a delay that ends mid-run: the frames after it never overtake those
 # before (every byte delivered, in order), and 0 is refused
 cat >"$tmp/other/dend.yaml" <<EOT
@@ -167,8 +167,8 @@ assert s["flows_done"] == 2 and c["sent_bytes"] == c["delivered_bytes"] == 40000
 	ok delay-ends-in-order || bad delay-ends-in-order
 printf '  - {kind: delay, node: host0, delay: 0us}\n' >>"$tmp/other/dend.yaml"
 run delay-zero 3 "$F" sim "$tmp/other/dend.yaml" && has "$tmp/err" "dend.yaml:8:5: faults[1]: delay: a delayed link adds more than 0" &&
-	ok delay-zero-refused
-run delay-flow 3 "$F" matrix "$tmp/other/slowhost.yaml" --engine flow && has "$tmp/err" "packet" && ok delay-not-on-flow
+	ok delay-zero-refused || bad delay-zero-refused
+run delay-flow 3 "$F" matrix "$tmp/other/slowhost.yaml" --engine flow && has "$tmp/err" "packet" && ok delay-not-on-flow || bad delay-not-on-flow
 
 # a probe run one pair at a time is simulated one pair at a time: a
 # healthy cluster whose leaves' link would slow pairs sharing it in a round
@@ -210,17 +210,17 @@ run evil-endpoint 0 "$F" calibrate $D/cluster.yaml "$tmp/evil.json" -o "$tmp/evi
 	{ python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["config"]["fabric"]["transport"] == "tcp"' \
 		"$tmp/out" && ok evil-endpoint-commented || bad evil-endpoint-commented; }
 run negative-retest 3 "$F" calibrate $D/cluster.yaml "$tmp/neg.json" -o "$tmp/none.yaml" &&
-	has "$tmp/err" "retested[0].before_GBps[0]" && ok negative-retest-refused
+	has "$tmp/err" "retested[0].before_GBps[0]" && ok negative-retest-refused || bad negative-retest-refused
 # -o naming the scenario itself is refused, the scenario left as it was
 cp $D/cluster.yaml $D/cluster.topo "$tmp/other/" 2>/dev/null
 run o-is-scenario 2 "$F" calibrate "$tmp/other/cluster.yaml" "$tmp/real.json" -o "$tmp/other/cluster.yaml" &&
-	cmp -s "$tmp/other/cluster.yaml" $D/cluster.yaml && ok output-not-the-scenario
+	cmp -s "$tmp/other/cluster.yaml" $D/cluster.yaml && ok output-not-the-scenario || bad output-not-the-scenario
 # a base's list other than flows, generators, jobs and faults is replaced
 printf 'fabric:\n  pfc:\n    priorities: [3]\n' >"$tmp/bb.yaml"
 printf 'base: bb.yaml\nfabric:\n  pfc:\n    priorities: [4]\n' >"$tmp/bo.yaml"
 run base-list 0 "$F" matrix "$tmp/bo.yaml" --format json &&
 	python3 -c 'import json, sys; p = json.load(open(sys.argv[1]))["config"]["fabric"]["pfc"]["priorities"]; assert str(p).replace(" ", "") == "[4]", p' \
-		"$tmp/out" && ok base-list-replaced
+		"$tmp/out" && ok base-list-replaced || bad base-list-replaced
 
 # bad input
 run no-output 2 "$F" calibrate $D/cluster.yaml "$tmp/real.json" && ok calibrate-needs-output
@@ -230,7 +230,7 @@ run not-probe 3 "$F" calibrate $D/cluster.yaml "$tmp/sim.json" -o "$tmp/none.yam
 		bad "not-a-probe-document: $(cat "$tmp/err")"; }
 printf '0 host0\n1 host1\n2 host2\n3 host3\n4 nope\n' >"$tmp/map"
 run bad-map 3 "$F" calibrate $D/cluster.yaml "$tmp/real.json" -o "$tmp/x.yaml" --map "$tmp/map" &&
-	has "$tmp/err" "map:5: nope: no such NIC" && ok bad-map-nic
+	has "$tmp/err" "map:5: nope: no such NIC" && ok bad-map-nic || bad bad-map-nic
 # ranks 3 and 5 swapped (one leaf): rank 5's slow link is host3's
 printf '0 host0\n1 host1\n2 host2  # comment\n5 host3\n4 host4\n3 host5\n' >"$tmp/map"
 run map 0 "$F" calibrate $D/cluster.yaml "$tmp/real.json" -o "$tmp/x.yaml" --map "$tmp/map" &&
@@ -239,17 +239,17 @@ run map 0 "$F" calibrate $D/cluster.yaml "$tmp/real.json" -o "$tmp/x.yaml" --map
 printf 'topology:\n  kind: file\n  file: cluster.topo\n  gpus_per_server: 1\n  nics_per_server: 1\n' >"$tmp/five.yaml"
 sed '/host5/d' $D/cluster.topo >"$tmp/cluster.topo"
 run ranks-differ 3 "$F" calibrate "$tmp/five.yaml" "$tmp/real.json" -o "$tmp/x.yaml" &&
-	has "$tmp/err" "6 hosts and the scenario has 5 NICs" && ok ranks-differ
+	has "$tmp/err" "6 hosts and the scenario has 5 NICs" && ok ranks-differ || bad ranks-differ
 run bad-tolerance 2 "$F" twin $D/cluster.yaml "$tmp/real.json" --tolerance 2 && ok bad-tolerance
 
 # base: a base of its own, a missing base
 printf 'base: %s\n' "$tmp/other/real.yaml" >"$tmp/two.yaml"
-run base-of-base 3 "$F" matrix "$tmp/two.yaml" && has "$tmp/err" "cannot have a base of its own" && ok base-of-base
+run base-of-base 3 "$F" matrix "$tmp/two.yaml" && has "$tmp/err" "cannot have a base of its own" && ok base-of-base || bad base-of-base
 printf 'base: nowhere.yaml\n' >"$tmp/none.yaml"
-run base-missing 4 "$F" matrix "$tmp/none.yaml" && has "$tmp/err" "none.yaml:1:7: base:" && ok base-missing
+run base-missing 4 "$F" matrix "$tmp/none.yaml" && has "$tmp/err" "none.yaml:1:7: base:" && ok base-missing || bad base-missing
 printf 'base: %s\ntopology: {hosts_rate: 1Gbps}\n' "$PWD/$D/cluster.yaml" >"$tmp/typo.yaml"
 run base-typo 3 "$F" matrix "$tmp/typo.yaml" && has "$tmp/err" "typo.yaml:2:12: topology.hosts_rate: unknown key" &&
-	ok base-keys-checked
+	ok base-keys-checked || bad base-keys-checked
 
 echo "twin: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
