@@ -372,6 +372,9 @@ static struct fab_key_def job_keys[] = {
 	{"overlap", K_BOOL, JOFF(overlap), "true", 0, 0, NULL,
 	 "a bucket's all-reduce starts when the backward pass has produced it (else after the pass)"},
 	{"tp", K_U32, JOFF(tp), "1", 1, 1024, NULL, "tensor-parallel group size (consecutive GPUs, one server)"},
+	{"replay", K_BOOL, JOFF(replay), "true", 0, 0, NULL,
+	 "a collective inside one server whose NVLink nothing else uses runs once per size, then repeats its "
+	 "time exactly, without the events (doc/jobs.md)"},
 	{"tp_bytes", K_BYTES, JOFF(tp_bytes), "0", 0, 1e13, NULL, "bytes of each tensor-parallel all-reduce"},
 	{"tp_collectives", K_U32, JOFF(tp_collectives), "4", 0, 1e6, NULL,
 	 "tensor-parallel all-reduces per forward pass of a micro-batch (each blocks compute)"},

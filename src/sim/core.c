@@ -416,6 +416,18 @@ void fab_sim_post_local(struct fab_sim *s, uint32_t src_gpu, uint32_t dst_gpu, f
 	fab_eq_push(&s->eq, start + ser + s->server.nvlink_lat_ps, EV_LOCAL, NULL, cookie);
 }
 
+fab_time_ps fab_sim_local_free(const struct fab_sim *s, uint32_t gpu)
+{
+	return s->nvl_free_ps ? s->nvl_free_ps[gpu] : 0;
+}
+
+void fab_sim_local_set_free(struct fab_sim *s, uint32_t gpu, fab_time_ps at_ps)
+{
+	if (!s->nvl_free_ps)
+		s->nvl_free_ps = fab_xcalloc(s->topo->ngpus, sizeof *s->nvl_free_ps);
+	s->nvl_free_ps[gpu] = at_ps;
+}
+
 void fab_sim_timer(struct fab_sim *s, fab_time_ps at_ps, uint32_t arg)
 {
 	fab_eq_push(&s->eq, FAB_MAX(at_ps, s->now_ps), EV_USER, NULL, arg);

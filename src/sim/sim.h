@@ -387,6 +387,10 @@ uint32_t fab_sim_open_key(struct fab_sim *s, uint32_t src_nic, uint32_t dst_nic,
 			  uint64_t key);
 void fab_sim_post(struct fab_sim *s, uint32_t conn, fab_bytes bytes, uint32_t cookie);
 void fab_sim_post_local(struct fab_sim *s, uint32_t src_gpu, uint32_t dst_gpu, fab_bytes bytes, uint32_t cookie);
+/* when GPU gpu's NVLink egress is free of what was posted on it; and
+ * that instant set (a replayed operation's, comm_replay.c) */
+fab_time_ps fab_sim_local_free(const struct fab_sim *s, uint32_t gpu);
+void fab_sim_local_set_free(struct fab_sim *s, uint32_t gpu, fab_time_ps at_ps);
 void fab_sim_timer(struct fab_sim *s, fab_time_ps at_ps, uint32_t arg);
 void fab_sim_hold(struct fab_sim *s, int delta);
 fab_time_ps fab_sim_now(const struct fab_sim *s);

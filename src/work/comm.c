@@ -379,6 +379,7 @@ int fab_comm_init(struct fab_comm *c, struct fab_work *w, const struct fab_comm_
 		c->channels = 32;
 
 	comm_orders(c, p);
+	comm_nvl_register(c);
 	comm_cost_inputs(c, w);
 	comm_log_layout(c, w);
 	return 0;
@@ -402,6 +403,7 @@ void fab_comm_free(struct fab_comm *c)
 	free(c->sh_left);
 	free(c->sh_stage);
 	free(c->agg_arr);
+	comm_replay_free(c);
 	memset(c, 0, sizeof *c);
 }
 

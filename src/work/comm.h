@@ -114,6 +114,12 @@ struct fab_comm {
 	void *done_ctx;
 	uint64_t ops;
 	void *user; /* the owner's back pointer */
+	/* replay (comm_replay.c): inside one server, an operation run once per
+	 * request and then repeated */
+	bool replay;            /* the owner allows it */
+	bool nvl_reg;           /* it counts as a user of its GPUs' NVLink */
+	int8_t replay_ok;       /* 0: not looked at yet; 1: it may; -1: it may not */
+	struct comm_replay *rp; /* what it ran */
 	/* the cost model's inputs */
 	double bw_nic_Bps, bw_nvl_Bps; /* bytes per second */
 	double alpha_net_s, alpha_nvl_s;

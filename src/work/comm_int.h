@@ -29,6 +29,8 @@ uint32_t comm_send_conn(struct fab_comm *c, uint32_t src, uint32_t dst, uint32_t
  * counting them; an aggregated operation ends at `at` (now at the
  * soonest) */
 uint64_t comm_wire_bytes(int proto, uint64_t b);
+/* the log's line for the operation that just ended */
+void comm_log_op(struct fab_comm *c, uint32_t channels, uint64_t chunk, uint32_t nsteps);
 fab_time_ps comm_step_overhead(const struct fab_comm *c, bool net);
 void comm_agg_post(struct fab_comm *c, uint32_t src, uint32_t dst, uint32_t ch, uint64_t bytes, fab_work_fn fn,
 		   uint32_t arg);
@@ -38,5 +40,14 @@ void comm_agg_finish(struct fab_comm *c, fab_time_ps at);
  * whether op at size runs so, and its start */
 bool comm_tree_aggregate(const struct fab_comm *c, int op, int algo, uint64_t size);
 void comm_tree_aggregate_start(struct fab_comm *c, int op, uint64_t count, uint32_t root);
+
+/* comm_replay.c: c counted among its GPUs' NVLink users where it sends
+ * over NVLink; an operation repeated instead of run (true: it is under
+ * way, done(ctx, result) at its end); what a run operation took, kept to
+ * repeat it; the kept runs freed */
+void comm_nvl_register(struct fab_comm *c);
+bool comm_replay_start(struct fab_comm *c, const struct fab_coll_req *r, int algo, fab_comm_done_fn done, void *ctx);
+void comm_replay_record(struct fab_comm *c);
+void comm_replay_free(struct fab_comm *c);
 
 #endif

@@ -16,18 +16,26 @@
 
 #include "comm_int.h"
 
-static void finish_op(struct fab_comm *c)
+void comm_log_op(struct fab_comm *c, uint32_t channels, uint64_t chunk, uint32_t nsteps)
 {
-	c->res.end_ps = fab_sim_now(c->w->sim);
+	if (!c->w->log.enabled)
+		return;
 	char a[32], b[32];
 	fab_log_printf(&c->w->log,
 		       "fabscope INFO %s: %s opCount %llu bytes %llu count %llu algo %s proto %s channels %u "
 		       "chunk %llu steps %u start %s end %s time %.3f us\n",
 		       c->name, fab_coll_op_title(c->res.op), (unsigned long long)c->res.op_count,
 		       (unsigned long long)c->res.bytes, (unsigned long long)c->res.count,
-		       fab_coll_algo_name(c->res.algo), fab_proto_name(c->res.proto), c->sched.channels,
-		       (unsigned long long)c->cur_chunk, c->sched.nsteps, fab_fmt_time(c->res.start_ps, a, sizeof a),
+		       fab_coll_algo_name(c->res.algo), fab_proto_name(c->res.proto), channels,
+		       (unsigned long long)chunk, nsteps, fab_fmt_time(c->res.start_ps, a, sizeof a),
 		       fab_fmt_time(c->res.end_ps, b, sizeof b), (double)(c->res.end_ps - c->res.start_ps) / 1e6);
+}
+
+static void finish_op(struct fab_comm *c)
+{
+	c->res.end_ps = fab_sim_now(c->w->sim);
+	comm_replay_record(c);
+	comm_log_op(c, c->sched.channels, c->cur_chunk, c->sched.nsteps);
 	c->busy = false;
 	free(c->sh_left);
 	free(c->sh_stage);
@@ -408,6 +416,8 @@ int fab_comm_start(struct fab_comm *c, const struct fab_coll_req *r, fab_comm_do
 	fab_coll_sizes(r->op, r->count, r->elem_bytes, c->nranks, &size, &in, &out);
 	int algo = r->algo, proto = c->w->nccl.proto;
 	fab_comm_select(c, r->op, size, &algo, &proto);
+	if (comm_replay_start(c, r, algo, done, ctx))
+		return 0;
 	struct fab_coll_args a = {
 		.op = r->op,
 		.algo = algo,

@@ -546,6 +546,7 @@ int fab_job_init(struct fab_job *j, struct fab_work *w, const struct fab_job_spe
 							     j->pp * j->dp};
 				if (fab_comm_init(&j->tp_comm[s * j->dp + d], w, &cp, err))
 					goto fail;
+				j->tp_comm[s * j->dp + d].replay = spec->replay;
 			}
 	}
 	if (jb_moe_init(j, w, err))
@@ -557,9 +558,15 @@ int fab_job_init(struct fab_job *j, struct fab_work *w, const struct fab_job_spe
 		for (uint32_t s = 0; s < nb; s++)
 			for (uint32_t d = 0; d < j->dp; d++)
 				for (uint32_t x = 0; x < j->tp; x++) {
-					uint32_t a = fab_topo_gpu_nic(j->t, j->gpu[rank_of(j, s, d, x)]);
-					uint32_t b = fab_topo_gpu_nic(j->t, j->gpu[rank_of(j, (s + 1) % j->pp, d, x)]);
+					uint32_t ga = j->gpu[rank_of(j, s, d, x)],
+						 gb = j->gpu[rank_of(j, (s + 1) % j->pp, d, x)];
+					uint32_t a = fab_topo_gpu_nic(j->t, ga), b = fab_topo_gpu_nic(j->t, gb);
 					size_t ci = (((size_t)s * j->dp + d) * j->tp + x) * 2;
+					if (fab_topo_gpu_server(j->t, ga) == fab_topo_gpu_server(j->t, gb)) {
+						/* over NVLink, both ways */
+						fab_work_nvl_use(w, ga);
+						fab_work_nvl_use(w, gb);
+					}
 					if (a == b)
 						continue; /* same NIC: the transfer stays in the server */
 					/* 5-tuples from the job and the boundary, as a

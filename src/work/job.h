@@ -34,6 +34,7 @@ struct fab_job_spec {
 	fab_bytes grad_bytes;   /* gradient bytes each GPU all-reduces per iteration */
 	uint32_t buckets;
 	bool overlap;
+	bool replay; /* collectives inside one server repeated, once run (comm_replay.c) */
 	uint32_t tp, pp, microbatches;
 	int schedule;                /* enum fab_pipe_schedule */
 	struct fab_model_spec model; /* when model.layers: compute and volumes come from it */

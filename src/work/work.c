@@ -75,6 +75,7 @@ const char *fab_proto_name(int proto)
 void fab_work_free(struct fab_work *w)
 {
 	free(w->slots);
+	free(w->nvl_users);
 	fab_log_free(&w->log);
 }
 

@@ -62,12 +62,15 @@ struct fab_work {
 	uint32_t nslots, cap_slots, free_head;
 	struct fab_log log;
 	struct fab_nccl_params nccl; /* the facade copies the scenario's */
+	uint32_t *nvl_users;         /* per GPU: who may send over its NVLink (comm_replay.c) */
 };
 
 void fab_work_init(struct fab_work *w, struct fab_sim *sim, const struct fab_topo *topo);
 void fab_work_free(struct fab_work *w);
 /* A cookie for fab_sim_post / fab_sim_post_local: fn(obj, val) on arrival. */
 uint32_t fab_work_cookie(struct fab_work *w, fab_work_fn fn, void *obj, uint32_t val);
+/* Counts one more sender over GPU gpu's NVLink (before the run). */
+void fab_work_nvl_use(struct fab_work *w, uint32_t gpu);
 /* fn(obj, val) at simulated time at_ps. */
 void fab_work_timer(struct fab_work *w, fab_time_ps at_ps, fab_work_fn fn, void *obj, uint32_t val);
 

@@ -353,6 +353,65 @@ static void test_job_tensor_parallel_allreduces_block(void **state)
 	trun_free(&t);
 }
 
+/* A job run with its in-server collectives replayed (`replay`, the
+ * default) and run every time: the same iterations to the picosecond on
+ * both engines, with fewer events where the tensor-parallel groups own
+ * their servers' NVLink; where something else sends over it (two groups'
+ * data-parallel ranks in one server, pipeline stages in one server),
+ * nothing is replayed: the same events. */
+static uint64_t replay_case(const char *yaml, const char *engine, bool *same_iters)
+{
+	char e[32];
+	snprintf(e, sizeof e, "engine=%s", engine);
+	const char *on[] = {e, "jobs.0.replay=true"}, *off[] = {e, "jobs.0.replay=false"};
+	struct trun a = job_run(yaml, on, 2), b = job_run(yaml, off, 2);
+	const struct fab_job *ja = job(&a, 0), *jb = job(&b, 0);
+	*same_iters = ja->niters == jb->niters && ja->niters > 0;
+	for (uint32_t k = 0; *same_iters && k < ja->niters; k++)
+		*same_iters = ja->iters[k].start_ps == jb->iters[k].start_ps &&
+			ja->iters[k].end_ps == jb->iters[k].end_ps;
+	uint64_t ea = fab_sim_totals(a.run->sim)->events, eb = fab_sim_totals(b.run->sim)->events;
+	print_message("%s: %llu events replayed, %llu run, iteration %.3f us\n", engine, (unsigned long long)ea,
+		      (unsigned long long)eb, iter_ps(ja, ja->niters - 1) / 1e6);
+	assert_true(ea <= eb);
+	trun_free(&a);
+	trun_free(&b);
+	return eb - ea;
+}
+
+static void test_job_replay_same_times(void **state)
+{
+	(void)state;
+	const char *own = ONE_LEAF_4
+		"jobs:\n"
+		"  - {gpus: 32, tp: 8, pp: 2, tp_bytes: 4MiB, tp_collectives: 4, microbatches: 4, pp_bytes: 1MiB,\n"
+		"     schedule: 1f1b, iterations: 2, compute: 2ms, gradient_bytes: 8MiB}\n";
+	/* tp 4: each server holds two ranks of every data-parallel group */
+	const char *dp_inside = ONE_LEAF_4
+		"jobs:\n"
+		"  - {gpus: 32, tp: 4, tp_bytes: 4MiB, tp_collectives: 4, iterations: 2, compute: 2ms,\n"
+		"     gradient_bytes: 8MiB}\n";
+	/* tp 4 x pp 2, one replica: a server holds both stages (no NVLink
+	 * SHARP, which the one-GPU data-parallel groups would run) */
+	const char *pp_inside =
+		"topology: {leaves: 1, servers_per_leaf: 4, spines: 1, links_per_spine: 1, nvls: false}\n"
+		"jobs:\n"
+		"  - {gpus: 8, tp: 4, pp: 2, tp_bytes: 4MiB, tp_collectives: 4, microbatches: 4, pp_bytes: 1MiB,\n"
+		"     iterations: 2, compute: 2ms, gradient_bytes: 8MiB, placement: packed}\n";
+	static const char *const engines[] = {"packet", "flow"};
+	for (int i = 0; i < 2; i++) {
+		bool same;
+		/* 8 tensor-parallel groups x 16 all-reduces (4 a forward pass, 4
+		 * micro-batches) x 2 iterations, less the first of each group */
+		assert_true(replay_case(own, engines[i], &same) > 0);
+		assert_true(same);
+		assert_int_equal(replay_case(dp_inside, engines[i], &same), 0);
+		assert_true(same);
+		assert_int_equal(replay_case(pp_inside, engines[i], &same), 0);
+		assert_true(same);
+	}
+}
+
 /* The result document as the CLI writes it (FAB_OUT_JSON: the long tables
  * written row by row) is, byte for byte, the document built whole and
  * dumped by jansson: jobs, time series, flows cut off by run.end (their
@@ -402,6 +461,7 @@ int main(void)
 		cmocka_unit_test(test_job_pipeline_bubble),
 		cmocka_unit_test(test_job_pipeline_schedules),
 		cmocka_unit_test(test_job_tensor_parallel_allreduces_block),
+		cmocka_unit_test(test_job_replay_same_times),
 		cmocka_unit_test(test_job_model_volumes),
 		cmocka_unit_test(test_job_model_step),
 		cmocka_unit_test(test_job_expert_parallel_groups),
