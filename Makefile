@@ -120,9 +120,9 @@ test: deps
 	@$(MAKE) --no-print-directory check
 
 # the figures of examples/*/README.md written from each example's
-# figures.sh (FABSCOPE_SLOW_EXAMPLES=1: the slow ones too, ring-vs-tree and
-# training-scale); make test checks
-# them (tests/cli/examples_test.sh)
+# figures.sh (FABSCOPE_SLOW_EXAMPLES=1: the slow one too, training-131k);
+# make test checks them (tests/cli/examples_test.sh), make validate
+# training-131k's
 figures: $(BIN)
 	sh tests/cli/examples_test.sh --write ./$(BIN)
 
@@ -153,13 +153,15 @@ bench: deps
 # long validations, asserted (minutes): the flow engine against the packet
 # engine on 256 GPUs; the packet engine against HPCC's ns-3 on its own run
 # (shared/reference/hpcc-ns3, skipped where it is absent), with DCQCN and
-# with HPCC (tests/validate/hpcc-cc)
+# with HPCC (tests/validate/hpcc-cc); the published results; the figures of
+# examples/training-131k (17 minutes)
 validate: deps
 	@$(MAKE) --no-print-directory all
 	sh tests/validate/flow.sh ./$(BIN)
 	sh tests/validate/hpcc.sh ./$(BIN)
 	sh tests/validate/hpcc_cc.sh ./$(BIN)
 	sh tests/validate/published.sh ./$(BIN)
+	sh tests/cli/examples_test.sh ./$(BIN) training-131k
 
 # ---- install: PREFIX (default /usr/local), DESTDIR for staging ----
 PREFIX ?= /usr/local

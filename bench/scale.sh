@@ -10,7 +10,7 @@
 # CPU (user + system), peak memory and events per second; then the
 # training steps of examples/training-scale (16,384 GPUs and the 4,096-GPU
 # mixture of experts, about 45 s; with SCALE_131K=1
-# the 131,072-GPU one too, about 6.5 minutes).
+# the 131,072-GPU one too, about 4 minutes).
 F=${1:-./build/fabscope}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -38,14 +38,14 @@ for p in $plans; do
 done
 # training steps at scale (examples/training-scale), flow engine
 echo "training steps on planned fabrics, flow engine:"
-steps="gpt3-16k llama-16k llama-moe-4k"
-[ -n "$SCALE_131K" ] && steps="$steps gpt3-131k"
+steps="training-scale/gpt3-16k training-scale/llama-16k training-scale/llama-moe-4k"
+[ -n "$SCALE_131K" ] && steps="$steps training-131k/gpt3-131k"
 for f in $steps; do
-	/usr/bin/time -f "%U %S %M" "$F" sim "examples/training-scale/$f.yaml" >"$tmp/out" 2>"$tmp/err" ||
+	/usr/bin/time -f "%U %S %M" "$F" sim "examples/$f.yaml" >"$tmp/out" 2>"$tmp/err" ||
 		{ cat "$tmp/err"; exit 1; }
 	set -- $(tail -1 "$tmp/err")
 	ev=$(awk '/ events in /{ print $2 }' "$tmp/err")
 	awk -v f=$f -v u="$1" -v s="$2" -v m="$3" -v ev="$ev" '/tokens\/s/ { sub(/^ +/, ""); line = $0 }
-		END { cpu = u + s; printf "  %-10s %6.2f s CPU %5d MiB %9s events (%.2f M/s)\n    %s\n", f, cpu, m / 1024, ev,
+		END { cpu = u + s; sub(/.*\//, "", f); printf "  %-10s %6.2f s CPU %5d MiB %9s events (%.2f M/s)\n    %s\n", f, cpu, m / 1024, ev,
 			(cpu > 0 ? ev / cpu / 1e6 : 0), line }' "$tmp/out"
 done

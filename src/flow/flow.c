@@ -58,6 +58,8 @@ static void fl_init(struct flsim *s)
 	s->fl = fl;
 	fl_set_rates(s);
 	fl->batch_ps = s->c.fp.flow_batch_ps;
+	if (s->c.fp.flow_solve == FL_SOLVE_AUTO) /* local where the fabric is large */
+		s->c.fp.flow_solve = s->c.topo->nnics >= FL_SOLVE_LOCAL_NICS;
 	fl->series = s->c.fp.series_interval_ps > 0;
 	fl->ops = fl_queue_model(s->c.fp.flow_queues);
 	if (fl->ops->init)

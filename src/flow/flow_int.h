@@ -168,6 +168,12 @@ struct fl_queue_ops;
 /* flow.batch_large applies while recomputations re-solve this many
  * transfers at once */
 #define FL_LARGE_COMPONENT 256u
+/* flow.solve auto: local from this many NICs (at 1,024 GPUs a
+ * mixture-of-experts step's all-to-alls reach most of the fabric and
+ * local took 14.9 s where component took 12.8; from 4,096 local was as
+ * fast or 2x faster: doc/flow.md) */
+#define FL_SOLVE_AUTO 2
+#define FL_SOLVE_LOCAL_NICS 4096u
 
 struct fl_state {
 	const struct fl_queue_ops *ops; /* its queue model (flow.queues: queue.h) */

@@ -93,10 +93,11 @@ static const struct fab_key_def core_keys[] = {
 	 "flow engine: rates are recomputed once for all changes within this time of the first (0 = at every "
 	 "instant; with flow.queues fifo a new transfer still gets its rate at once); trades exactness for speed "
 	 "where many small transfers overlap (doc/flow.md)"},
-	{"flow.solve", K_ENUM, OFF(fabric.flow_solve), "component", 0, 0, "component|local",
+	{"flow.solve", K_ENUM, OFF(fabric.flow_solve), "auto", 0, 0, "component|local|auto",
 	 "flow engine, flow.queues fair: a change re-solves the fair shares of its whole component of ports and "
 	 "transfers (component), or of the transfers it reaches, grown until every other transfer keeps a "
-	 "bottleneck (local: the same shares but for the ACKs' load, times within 0.2%; doc/flow.md)"},
+	 "bottleneck (local: the same shares but for the ACKs' load, times within 0.2%); auto: local from "
+	 "4,096 NICs (doc/flow.md)"},
 	{"flow.batch_large", K_TIME, OFF(fabric.flow_batch_large_ps), "1us", 0, 1e9, NULL,
 	 "flow engine, flow.queues fair: flow.batch's window while the last recomputation re-solved "
 	 "256 transfers or more at once (a collective's steps, an all-to-all, across a large fabric; 0 = none); "

@@ -120,7 +120,7 @@ struct fab_fabric_params {
 	uint32_t partitions;       /* with threads: the fabric split this many ways (run.partitions; 0: 8 a thread) */
 	fab_time_ps flow_batch_ps; /* flow engine: changes this close together share one recomputation */
 	fab_time_ps flow_batch_large_ps; /* and while recomputations are large (FL_LARGE_COMPONENT transfers) */
-	int flow_solve; /* flow.solve: 0 component, 1 local (fair shares re-solved where a change reaches) */
+	int flow_solve; /* flow.solve: 0 component, 1 local (fair shares re-solved where a change reaches), 2 auto */
 	uint32_t mtu;   /* payload bytes per packet */
 	struct fab_wire_params wire; /* framing overrides */
 	fab_bytes buffer_bytes;      /* shared buffer per switch */

@@ -96,14 +96,16 @@ static void replay_done(void *obj, uint32_t idx)
 
 bool comm_replay_start(struct fab_comm *c, const struct fab_coll_req *r, int algo, fab_comm_done_fn done, void *ctx)
 {
-	if (!eligible(c) || algo == FAB_ALGO_SHARP)
+	if (!eligible(c))
 		return false;
+	struct comm_replay *rp = c->rp;
+	rp->rec = -1;
+	if (algo == FAB_ALGO_SHARP)
+		return false; /* it crosses the fabric */
 	fab_time_ps now = fab_sim_now(c->w->sim);
 	for (uint32_t k = 0; k < c->nranks; k++)
 		if (fab_sim_local_free(c->w->sim, c->gpu[k]) > now)
 			return false; /* not idle: the time would differ */
-	struct comm_replay *rp = c->rp;
-	rp->rec = -1;
 	for (uint32_t i = 0; i < rp->n; i++) {
 		const struct replay_entry *e = &rp->e[i];
 		if (!same_req(&e->req, r))

@@ -1067,6 +1067,42 @@ static void test_flow_solve_local(void **state)
 	}
 }
 
+/* flow.solve auto: component below 4,096 NICs, local from there (the
+ * same times and the same solves as the mode it stands for; the other
+ * mode's solves differ) */
+static void test_flow_solve_auto(void **state)
+{
+	(void)state;
+	static const char *const fabrics[] = {
+		FABRIC_2TO1,
+		/* 64 leaves x 8 servers x 8 NICs */
+		"topology: {leaves: 64, servers_per_leaf: 8, gpus_per_server: 8, nics_per_server: 8, spines: 8,\n"
+		"           links_per_spine: 8, radix: 1024}\n",
+	};
+	for (int f = 0; f < 2; f++) {
+		char yaml[1024];
+		snprintf(yaml, sizeof yaml,
+			 "%scollective: {op: allreduce, algo: %s, min_bytes: 4MiB, max_bytes: 4MiB}\n", fabrics[f],
+			 f ? "tree" : "ring");
+		static const char *const modes[] = {"flow.solve=auto", "flow.solve=component", "flow.solve=local"};
+		double t[3], comp[3];
+		uint64_t rec[3];
+		for (int m = 0; m < 3; m++) {
+			const char *sets[] = {"engine=flow", "collective.gpus=0", modes[m]};
+			struct crun c = coll_yaml(yaml, sets, 3);
+			t[m] = c.r->sweep.rows[0].time_us;
+			fab_sim_flow_engine_stats(c.r->run->sim, &rec[m], &comp[m]);
+			if (m == 0)
+				print_message("%u NICs: auto %.3f us, %llu solves of %.1f transfers\n",
+					      c.r->run->topo->nnics, t[m], (unsigned long long)rec[m], comp[m]);
+			crun_free(&c);
+		}
+		int same = f ? 2 : 1, other = f ? 1 : 2;
+		assert_true(t[0] == t[same] && rec[0] == rec[same] && comp[0] == comp[same]);
+		assert_true(rec[0] != rec[other] || comp[0] != comp[other]);
+	}
+}
+
 /* two jobs sharing an oversubscribed fabric, and the same at 1:1 */
 static void test_flow_two_jobs_vs_packet(void **state)
 {
@@ -1207,6 +1243,7 @@ int main(void)
 		cmocka_unit_test(test_flow_channels_share_a_nic),
 		cmocka_unit_test(test_flow_batch),
 		cmocka_unit_test(test_flow_solve_local),
+		cmocka_unit_test(test_flow_solve_auto),
 		cmocka_unit_test(test_flow_two_jobs_vs_packet),
 		cmocka_unit_test(test_flow_degrade_fault),
 	};
