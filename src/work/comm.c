@@ -96,6 +96,7 @@ uint32_t comm_conn_slot(struct fab_comm *c, uint32_t src, uint32_t dst, bool rai
 	uint64_t key = ((uint64_t)src << 42) | ((uint64_t)dst << 22) | ((uint64_t)ch << 1) | rail;
 	key += 1; /* 0 marks an empty slot */
 	if (c->nconns * 2 >= c->conn_cap) {
+		c->step_slot_n = 0; /* the slots move */
 		uint32_t ncap = c->conn_cap ? 2 * c->conn_cap : 1024;
 		uint64_t *nk = fab_xcalloc(ncap, sizeof *nk);
 		uint32_t *nv = fab_xcalloc(ncap, sizeof *nv), *nr = fab_xcalloc(ncap, sizeof *nr);
@@ -400,6 +401,7 @@ void fab_comm_free(struct fab_comm *c)
 	free(c->conn_key);
 	free(c->conn_val);
 	free(c->conn_rr);
+	free(c->step_slot);
 	free(c->sh_left);
 	free(c->sh_stage);
 	free(c->agg_arr);

@@ -87,6 +87,12 @@ struct fab_comm {
 	uint32_t *conn_val;
 	uint32_t *conn_rr; /* per connection: messages posted (round robin over its queue pairs) */
 	uint32_t conn_cap, nconns;
+	/* per step of the schedule: its connection's slot (UINT32_MAX: not
+	 * looked up yet), kept while the operations repeat the same request and
+	 * the connections stay where they are (comm_run.c) */
+	uint32_t *step_slot;
+	uint32_t step_slot_n;
+	struct fab_coll_req slot_req;
 	/* the operation in progress */
 	bool busy;
 	struct fab_sched sched;

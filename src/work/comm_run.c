@@ -98,6 +98,21 @@ fab_time_ps comm_step_overhead(const struct fab_comm *c, bool net)
 	return want > links ? want - links : 0;
 }
 
+/* the steps' connection slots of the last operation kept if this one asks
+ * the same (the same schedule, the same connections), else forgotten */
+static void keep_slots(struct fab_comm *c, const struct fab_coll_req *r)
+{
+	const struct fab_coll_req *k = &c->slot_req;
+	bool same = c->step_slot_n == c->sched.nsteps && k->op == r->op && k->algo == r->algo && k->count == r->count &&
+		k->elem_bytes == r->elem_bytes && k->root == r->root;
+	if (same)
+		return;
+	c->step_slot = fab_xrealloc(c->step_slot, FAB_MAX(c->sched.nsteps, 1u), sizeof *c->step_slot);
+	memset(c->step_slot, 0xff, (size_t)c->sched.nsteps * sizeof *c->step_slot);
+	c->step_slot_n = c->sched.nsteps;
+	c->slot_req = *r;
+}
+
 static void post_send(void *obj, uint32_t step)
 {
 	struct fab_comm *c = obj;
@@ -110,7 +125,13 @@ static void post_send(void *obj, uint32_t step)
 		fab_sim_post_local(c->w->sim, src, dst, bytes, fab_work_cookie(c->w, on_delivered, c, step));
 		return;
 	}
-	uint32_t slot = comm_send_slot(c, src, dst, st->channel), conn = c->conn_val[slot];
+	uint32_t slot = step < c->step_slot_n ? c->step_slot[step] : UINT32_MAX;
+	if (slot == UINT32_MAX) {
+		slot = comm_send_slot(c, src, dst, st->channel);
+		if (step < c->step_slot_n)
+			c->step_slot[step] = slot;
+	}
+	uint32_t conn = c->conn_val[slot];
 	/* NCCL's default (nccl.split_data_on_qps false): a message goes on one
 	 * queue pair per NIC port, the connection's next in turn; split, it is
 	 * striped over all of them */
@@ -473,6 +494,8 @@ int fab_comm_start(struct fab_comm *c, const struct fab_coll_req *r, fab_comm_do
 		rc = fab_coll_build(&a, &c->sched, err);
 	if (rc)
 		return rc;
+	if (!agg)
+		keep_slots(c, r);
 	c->map = algo == FAB_ALGO_HIER ? c->hier_gpu : c->gpu;
 	c->res = (struct fab_op_result){.op = r->op,
 					.algo = algo,
