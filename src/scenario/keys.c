@@ -96,7 +96,7 @@ static const struct fab_key_def core_keys[] = {
 	{"flow.solve", K_ENUM, OFF(fabric.flow_solve), "auto", 0, 0, "component|local|auto",
 	 "flow engine, flow.queues fair: a change re-solves the fair shares of its whole component of ports and "
 	 "transfers (component), or of the transfers it reaches, grown until every other transfer keeps a "
-	 "bottleneck (local: the same shares but for the ACKs' load, times within 0.2%); auto: local from "
+	 "bottleneck (local: the same shares but for the ACKs' load, times within 1%); auto: local from "
 	 "4,096 NICs (doc/flow.md)"},
 	{"flow.batch_large", K_TIME, OFF(fabric.flow_batch_large_ps), "1us", 0, 1e9, NULL,
 	 "flow engine, flow.queues fair: flow.batch's window while the last recomputation re-solved "
