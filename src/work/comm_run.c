@@ -269,6 +269,15 @@ static bool use_aggregate(const struct fab_comm *c, int op, int algo, int proto,
 	return c->nservers == 1 || ring_sched_steps(c, op, algo, proto, size) * c->siblings > 4e6;
 }
 
+/* whether a schedule of steps taking bytes can be built: fewer steps than
+ * an index counts, and bytes within 80% of the memory available (*avail:
+ * how much that is; 0 unknown, and then it fits) */
+static bool sched_fits(double steps, double bytes, uint64_t *avail)
+{
+	*avail = fab_mem_available();
+	return steps < 2e9 && (!*avail || bytes < 0.8 * (double)*avail);
+}
+
 /* An all-to-all connects every pair of ranks on every channel, each
  * connection with its send and receive steps and its queue pair: measured
  * on 1,024 GPUs of 8 channels (8.4 M connections), 5.4 GiB of peak memory
@@ -283,8 +292,8 @@ static int alltoall_fits(const struct fab_comm *c, int op, int algo, uint64_t co
 	double conns = n * (n - 1) * ch, steps = n + 2 * conns;
 	bool flow = fab_sim_fabric(c->w->sim)->engine == FAB_ENGINE_FLOW;
 	double bytes = conns * (flow ? 680.0 : 1300.0);
-	uint64_t avail = fab_mem_available();
-	if (steps < 2e9 && (!avail || bytes < 0.8 * (double)avail))
+	uint64_t avail;
+	if (sched_fits(steps, bytes, &avail))
 		return 0;
 	return fab_err_set(err, FAB_EINVAL,
 			   "%s: an all-to-all of %u ranks on %.0f channels would open %.3g connections, each with its "
@@ -303,8 +312,8 @@ static int ring_fits(const struct fab_comm *c, int op, int algo, int proto, uint
 		return 0;
 	double steps = ring_sched_steps(c, op, algo, proto, size);
 	double bytes = steps * (sizeof(struct fab_step) + 2 * sizeof(uint32_t)); /* a step and its dependencies */
-	uint64_t avail = fab_mem_available();
-	if (steps < 2e9 && (!avail || bytes < 0.8 * (double)avail))
+	uint64_t avail;
+	if (sched_fits(steps, bytes, &avail))
 		return 0;
 	return fab_err_set(err, FAB_EINVAL,
 			   "%s: a ring of %u ranks, %u channels, %s: its schedule would hold %.3g steps (about %.1f "
