@@ -80,4 +80,5 @@ void fl_sample(struct flsim *s)
 			s->c.now_ps, i, now > f->series_mark ? now - f->series_mark : 0, f->nqps ? rate / f->nqps : 0};
 		f->series_mark = FAB_MAX(now, f->series_mark);
 	}
+	sim_series_instant(&s->c);
 }

@@ -46,6 +46,7 @@ void counters_sample(struct psim *s)
 			s->c.now_ps, i, sim_flow_delivered(&s->c, i) - f->series_mark, rate / f->nqps};
 		f->series_mark = sim_flow_delivered(&s->c, i);
 	}
+	sim_series_instant(&s->c);
 	/* nothing else will ever happen (a workload stuck on a failed queue
 	 * pair): sampling stops too */
 	if (fab_eq_len(&s->c.eq))

@@ -211,7 +211,8 @@ static const struct fab_key_def core_keys[] = {
 	{"fabric.nic.cnp_interval", K_TIME, OFF(fabric.nic.cnp_interval_ps), "50us", 0, 1e12, NULL,
 	 "at most one CNP per queue pair per interval"},
 	{"fabric.series_interval", K_TIME, OFF(fabric.series_interval_ps), "0", 0, 1e13, NULL,
-	 "sample switch queue depth and throughput every interval (0 = off)"},
+	 "sample switch queue depth and throughput every interval (0 = off; of instants in a row where nothing "
+	 "moved, the first and the last)"},
 	/* traffic */
 	{"traffic.flows_csv", K_PATH, OFF(traffic.flows_csv), "", 0, 0, NULL,
 	 "CSV flow list with header src,dst,bytes[,start,priority,qps], relative to the scenario"},

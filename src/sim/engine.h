@@ -127,6 +127,12 @@ struct fab_sim {
 	size_t nseries, cap_series;
 	struct fab_flow_series_row *fseries;
 	size_t nfseries, cap_fseries;
+	/* the rows of the last instant kept (from ser_prev, fser_prev) and of
+	 * the one being taken (from ser_mark, fser_mark); instants in a row
+	 * where nothing moved (sim_series_instant) */
+	size_t ser_prev, fser_prev, ser_mark, fser_mark;
+	uint32_t ser_still;
+	bool ser_any;
 	fab_progress_fn progress;
 	void *progress_ctx;
 	struct fab_sim_ranks ranks; /* n 0: one process */
@@ -201,6 +207,10 @@ void sim_flow_start(struct fab_sim *s, struct sim_flow *f);
  * a flow's, time series */
 struct fab_series_row *sim_series_row(struct fab_sim *s);
 struct fab_flow_series_row *sim_flow_series_row(struct fab_sim *s);
+/* the rows of an instant are all taken: of three or more instants in a
+ * row where nothing moved (every count 0, every queue and rate as the
+ * instant before), only the first and the last are kept */
+void sim_series_instant(struct fab_sim *s);
 /* the PAUSE frames a port sent and received, all priorities */
 void sim_port_pauses(const struct fab_port_stats *st, uint64_t *tx, uint64_t *rx);
 /* the egress ports from src_nic to dst_nic for a 5-tuple hash, as the
