@@ -89,7 +89,7 @@ enum fab_rng_kind {
 	FAB_RNG_LINK_LOSS,       /* index: the port that sends on the link */
 	FAB_RNG_MATRIX,          /* index: the round of sampled pairs */
 	FAB_RNG_CHECK,           /* the collective checker's order of completions */
-	FAB_RNG_FLUID_MARK,      /* index: the queue pair (flow.queues dcqcn's ECN marks) */
+	FAB_RNG_FLUID_MARK, /* index: the queue pair's ends and source port, mixed (flow.queues dcqcn's ECN marks) */
 };
 
 #define FAB_RNG_COLL_INDEX (UINT64_C(1) << 40)

@@ -118,6 +118,34 @@ void fq_rest(struct flsim *s)
 	}
 }
 
+/* The fabric has rested (fab_sim_rest): no transfer is active and
+ * nothing is in flight, so every queue is empty.  What rounding left of
+ * the rates and bytes that came and went (1e-16 of a byte per ps after a
+ * 16 MiB tree on 64 GPUs) goes, and with it the records of the ingress
+ * ports that sent (fifo_pfc.c): a size of coll's sweep starts from the
+ * queues a fresh run starts from, and under DCQCN, whose rates follow
+ * their marks chaotically, a trace of the sizes before moved its row by
+ * up to 28% */
+void fq_restart(struct flsim *s)
+{
+	struct fl_state *fl = s->fl;
+	for (uint32_t i = 0; i < s->c.topo->nports; i++) {
+		struct fq_port *f = &fl->fq[i];
+		FAB_ASSERT(!f->pn && !f->holding && !f->pfc_rate);
+		f->backlog = f->ain = f->aout = f->served = f->ack = f->ack_used = 0;
+		f->scale = f->scale_sent = 1;
+		f->marking = false;
+		for (uint32_t j = 0; j < f->nin; j++)
+			f->in[j].rate = f->in[j].out = 0;
+		fq_in_empty(s, f);
+		cap_set(fl, i);
+	}
+	/* (and no timer of a port or a switch is due: a queue that empties,
+	 * passes kmin, a switch's check) */
+	for (uint32_t i = 0; i < fl->tm_cc; i++)
+		fab_timers_set(&fl->timers, i, FAB_TIME_NEVER);
+}
+
 void fq_caps(struct flsim *s)
 {
 	for (uint32_t i = 0; i < s->c.topo->nports; i++)
@@ -402,4 +430,5 @@ const struct fl_queue_ops fl_queues_fifo = {
 	       "congestion control, deep buffers)",
 	FQ_QUEUE_OPS,
 	.rest = fq_rest,
+	.restart = fq_restart,
 };

@@ -22,6 +22,16 @@
 #include "../cc/dcqcn.h"
 #include "fifo.h"
 
+/* the stream a queue pair's marks are drawn from: its identity (its ends,
+ * priority and UDP source port, which come from who connects), not its
+ * place among the queue pairs, which moves with what opened before it (a
+ * collective's size after others in coll's sweep, a flow added in front) */
+static uint64_t cc_stream(const struct sim_conn *k)
+{
+	return fab_rng_stream(FAB_RNG_FLUID_MARK,
+			      fab_mix64(((uint64_t)k->src_nic << 32 | k->dst_nic) ^ (uint64_t)k->sport << 8 ^ k->prio));
+}
+
 /* a queue pair's congestion control, made when it first sends: DCQCN as
  * the packet engine's RoCE runs it (the paper's or the firmware's) */
 static struct fl_cc *cc_of(struct flsim *s, uint32_t id)
@@ -37,7 +47,7 @@ static struct fl_cc *cc_of(struct flsim *s, uint32_t id)
 	c->ops->init(c->st, d, (double)s->ports[q->path[0]].rate_bps);
 	c->tick_ps = FAB_TIME_NEVER;
 	fab_timers_grow(&s->fl->timers, s->fl->tm_cc + s->fl->cap_qps);
-	fab_rng_init(&c->rng, s->c.seed, fab_rng_stream(FAB_RNG_FLUID_MARK, id));
+	fab_rng_init(&c->rng, s->c.seed, cc_stream(s->c.qps[id]));
 	return c;
 }
 
@@ -333,6 +343,33 @@ static void dcqcn_rest(struct flsim *s)
 	fq_rest(s);
 }
 
+/* The fabric has rested, nothing in flight (fab_sim_rest: between the
+ * sizes of coll's sweep): each queue pair's DCQCN starts again as on one
+ * that never sent, its timers and windows forgotten and its marks drawn
+ * from the start of its stream, so a size's row is the one it gives
+ * alone (the packet engine's roce_rest) */
+static void dcqcn_restart(struct flsim *s)
+{
+	struct fl_state *fl = s->fl;
+	for (uint32_t id = 0; fl->cc && id < fl->cap_qps; id++) {
+		struct fl_qp *q = &fl->qps[id];
+		struct fl_cc *c = q->cc;
+		if (!c)
+			continue;
+		const struct fab_cc_ops *ops = c->ops;
+		uint32_t cnps = c->cnps;
+		memset(c, 0, sizeof *c + ops->state_size);
+		c->ops = ops;
+		c->cnps = cnps;
+		ops->init(c->st, fab_cc_params(&s->c.fp.cc, ops), (double)s->ports[q->path[0]].rate_bps);
+		c->tick_ps = FAB_TIME_NEVER;
+		c->cap = cc_cap(s, c); /* (its NIC shares it that much; fq_cc_start, at its first send) */
+		fab_rng_init(&c->rng, s->c.seed, cc_stream(s->c.qps[id]));
+		fab_timers_set(&fl->timers, fl->tm_cc + id, FAB_TIME_NEVER);
+	}
+	fq_restart(s);
+}
+
 const struct fl_queue_ops fl_queues_dcqcn = {
 	.name = "dcqcn",
 	.doc = "dcqcn: those queues, and each queue pair's rate set by DCQCN from ECN marks drawn on the queues' "
@@ -341,4 +378,5 @@ const struct fl_queue_ops fl_queues_dcqcn = {
 	.flow_done = dcqcn_flow_done,
 	.qp_rate_bps = dcqcn_qp_rate_bps,
 	.rest = dcqcn_rest,
+	.restart = dcqcn_restart,
 };

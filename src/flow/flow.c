@@ -584,6 +584,14 @@ static void fl_batch(struct fab_sim *sim, int hold, fab_time_ps ps)
 	fl->batch_ps = FAB_MAX(sim->fp.flow_batch_ps, fl->hold_ps);
 }
 
+/* fab_sim_rest: the queue model's memory of the past starts again */
+static void fl_sim_rest(struct fab_sim *sim)
+{
+	struct flsim *s = (struct flsim *)sim;
+	if (s->fl->ops->restart)
+		s->fl->ops->restart(s);
+}
+
 static const struct sim_engine_ops flow_ops = {
 	.name = "flow",
 	.conn_alloc = NULL, /* a bare struct sim_conn from the core's slabs (one transport per fabric) */
@@ -597,6 +605,7 @@ static const struct sim_engine_ops flow_ops = {
 	.engine_stats = fl_stats,
 	.batch = fl_batch,
 	.kept_path = fl_kept_path,
+	.rest = fl_sim_rest,
 };
 
 struct fab_sim *fab_flow_new(const struct fab_topo *topo, const struct fab_fabric_params *fp, uint64_t seed,

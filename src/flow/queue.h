@@ -84,6 +84,9 @@ struct fl_queue_ops {
 	void (*port_pfc)(const struct flsim *s, uint32_t port, fab_bytes *headroom, fab_bytes *xoff);
 	/* optional: a run stops (fl_run returns) */
 	void (*rest)(struct flsim *s);
+	/* optional: the fabric has rested, nothing in flight (fab_sim_rest):
+	 * what the model keeps of the past starts again */
+	void (*restart)(struct flsim *s);
 };
 
 extern const struct fl_queue_ops fl_queues_fair;  /* fair.c */

@@ -235,9 +235,11 @@ fi
 # a size's row does not depend on the sizes before it (the fabric rests
 # between sizes, congestion control and draws start again): the 16 MiB
 # AllReduce row alone and after three smaller sizes, on RoCE with DCQCN,
-# InfiniBand, TCP and the flow engine; and a 16 MiB AllGather row whose
-# history moved it by 14% before
-for o in roce "--set fabric.transport=ib" "--set fabric.transport=tcp" "--engine flow" "-o allgather"; do
+# InfiniBand, TCP and the flow engine with each queue model (fluid DCQCN's
+# row moved by 28% with the sizes before it); and a 16 MiB AllGather row
+# whose history moved it by 14% before
+for o in roce "--set fabric.transport=ib" "--set fabric.transport=tcp" "--engine flow" \
+	"--engine flow --set flow.queues=fifo" "--engine flow --set flow.queues=dcqcn" "-o allgather"; do
 	n=row-alone-$(echo "$o" | sed 's/.*[= ]//')
 	[ "$o" = roce ] && o=
 	"$F" coll -b 16M -e 16M $o 2>/dev/null | awk '$1 == 16777216 { print $6 }' >"$tmp/alone"
