@@ -118,17 +118,31 @@ void fq_rest(struct flsim *s)
 	}
 }
 
-/* The fabric has rested (fab_sim_rest): no transfer is active and
- * nothing is in flight, so every queue is empty.  What rounding left of
- * the rates and bytes that came and went (1e-16 of a byte per ps after a
- * 16 MiB tree on 64 GPUs) goes, and with it the records of the ingress
- * ports that sent (fifo_pfc.c): a size of coll's sweep starts from the
- * queues a fresh run starts from, and under DCQCN, whose rates follow
- * their marks chaotically, a trace of the sizes before moved its row by
- * up to 28% */
+/* whether no transfer is active: a rest with nothing in flight (coll's
+ * own, without background traffic, which runs through it) */
+bool fq_idle(const struct flsim *s)
+{
+	const struct fl_state *fl = s->fl;
+	for (uint32_t id = 0; id < fl->cap_qps; id++)
+		if (fl->qps[id].active)
+			return false;
+	return true;
+}
+
+/* The fabric has rested (fab_sim_rest) and no transfer is active, so
+ * every queue is empty.  What rounding left of the rates and bytes that
+ * came and went (1e-16 of a byte per ps after a 16 MiB tree on 64 GPUs)
+ * goes, and with it the records of the ingress ports that sent
+ * (fifo_pfc.c): a size of coll's sweep starts from the queues a fresh run
+ * starts from, and under DCQCN, whose rates follow their marks
+ * chaotically, a trace of the sizes before moved its row by up to 28%.
+ * Background traffic that runs through the rest keeps the queues as they
+ * are. */
 void fq_restart(struct flsim *s)
 {
 	struct fl_state *fl = s->fl;
+	if (!fq_idle(s))
+		return;
 	for (uint32_t i = 0; i < s->c.topo->nports; i++) {
 		struct fq_port *f = &fl->fq[i];
 		FAB_ASSERT(!f->pn && !f->holding && !f->pfc_rate);

@@ -275,6 +275,7 @@ void fq_init(struct flsim *s);
 void fq_free(struct flsim *s);
 void fq_caps(struct flsim *s);
 void fq_rest(struct flsim *s);
+bool fq_idle(const struct flsim *s);
 void fq_restart(struct flsim *s);
 void fq_start(struct flsim *s, uint32_t id, struct fl_qp *q);
 void fq_stop(struct flsim *s, uint32_t id, struct fl_qp *q);

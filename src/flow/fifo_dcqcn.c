@@ -347,10 +347,13 @@ static void dcqcn_rest(struct flsim *s)
  * sizes of coll's sweep): each queue pair's DCQCN starts again as on one
  * that never sent, its timers and windows forgotten and its marks drawn
  * from the start of its stream, so a size's row is the one it gives
- * alone (the packet engine's roce_rest) */
+ * alone (the packet engine's roce_rest).  With background traffic that
+ * runs through the rest, every queue pair keeps its state. */
 static void dcqcn_restart(struct flsim *s)
 {
 	struct fl_state *fl = s->fl;
+	if (!fq_idle(s))
+		return;
 	for (uint32_t id = 0; fl->cc && id < fl->cap_qps; id++) {
 		struct fl_qp *q = &fl->qps[id];
 		struct fl_cc *c = q->cc;
