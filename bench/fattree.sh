@@ -3,7 +3,8 @@
 # 3-tier k-ary fat trees at 100 Gbps (k^3/4 hosts: 1,024 at k = 16, 3,456
 # at 24, 8,192 at 32, 16,000 at 40), RoCE with PFC and no congestion
 # control, as htsim's htsim_roce runs it.  Per size: events, CPU seconds,
-# microseconds of CPU per event and peak RSS; reported, not asserted.
+# microseconds of CPU per event (and its ratio to the first size's) and
+# peak RSS; reported, not asserted.
 # FATTREE_K lists the sizes (default "16 24 32"; 40 takes minutes).
 # With HTSIM_ROCE=path/to/htsim_roce (built from Broadcom/csg-htsim's
 # sim/: make), htsim runs the same permutation (hosts in the same order:
@@ -47,8 +48,11 @@ for k in ${FATTREE_K:-16 24 32}; do
 		--out "$tmp/out$k" >/dev/null 2>"$tmp/err" || { cat "$tmp/err"; exit 1; }
 	events=$(sed -n 's/^fabscope: \([0-9]*\) events in.*/\1/p' "$tmp/err")
 	read -r user sys rss <"$tmp/time"
-	awk -v k="$k" -v e="$events" -v u="$user" -v s="$sys" -v r="$rss" 'BEGIN {
-		printf "fat-tree k=%d (%d hosts) permutation 2 MiB: %d events, %.2f s CPU, %.3f us per event, peak RSS %d MiB\n",
-			k, k * k * k / 4, e, u + s, (u + s) * 1e6 / e, r / 1024 }'
+	upe=$(awk -v e="$events" -v u="$user" -v s="$sys" 'BEGIN { printf "%.6f", (u + s) * 1e6 / e }')
+	[ -n "$first_upe" ] || first_upe=$upe first_k=$k
+	awk -v k="$k" -v e="$events" -v u="$user" -v s="$sys" -v r="$rss" -v upe="$upe" -v f="$first_upe" -v fk="$first_k" 'BEGIN {
+		printf "fat-tree k=%d (%d hosts) permutation 2 MiB: %d events, %.2f s CPU, %.3f us per event", k, k * k * k / 4, e, u + s, upe
+		if (k != fk) printf " (%.1fx k=%d'"'"'s)", upe / f, fk
+		printf ", peak RSS %d MiB\n", r / 1024 }'
 	if [ -n "$HTSIM_ROCE" ]; then htsim "$k" "$user" "$sys"; fi
 done
