@@ -134,6 +134,12 @@ struct fab_comm {
 
 int fab_comm_init(struct fab_comm *c, struct fab_work *w, const struct fab_comm_params *p, struct fab_err *err);
 void fab_comm_free(struct fab_comm *c);
+/* Whether operation r's schedule can be built (the ring's and the
+ * all-to-all's limits: a schedule that would not fit in memory or in a
+ * step index), before anything runs: coll checks every size before its
+ * table's head, so a refused sweep prints no half table.  0, or the
+ * refusal in err. */
+int fab_comm_fits(const struct fab_comm *c, const struct fab_coll_req *r, struct fab_err *err);
 /* Starts one operation now; done(ctx, result) when every rank has finished. */
 int fab_comm_start(struct fab_comm *c, const struct fab_coll_req *r, fab_comm_done_fn done, void *ctx,
 		   struct fab_err *err);

@@ -323,6 +323,26 @@ static int ring_fits(const struct fab_comm *c, int op, int algo, int proto, uint
 			   (double)avail / (1 << 30), steps < 2e9 ? "" : " (and more steps than it can count)");
 }
 
+/* a schedule that would not fit, refused: a ring's or an all-to-all's */
+static int sched_check(const struct fab_comm *c, int op, int algo, int proto, uint64_t size, uint64_t count,
+		       struct fab_err *err)
+{
+	int rc = ring_fits(c, op, algo, proto, size, err);
+	return rc ? rc : alltoall_fits(c, op, algo, count, err);
+}
+
+int fab_comm_fits(const struct fab_comm *c, const struct fab_coll_req *r, struct fab_err *err)
+{
+	uint64_t size, in, out;
+	fab_coll_sizes(r->op, r->count, r->elem_bytes, c->nranks, &size, &in, &out);
+	int algo = r->algo, proto = c->w->nccl.proto;
+	fab_comm_select(c, r->op, size, &algo, &proto);
+	/* (aggregated, no schedule is built; a tree's is never refused) */
+	if (use_aggregate(c, r->op, algo, proto, size) || algo == FAB_ALGO_NVLS || algo == FAB_ALGO_SHARP)
+		return 0;
+	return sched_check(c, r->op, algo, proto, size, r->count, err);
+}
+
 static void ring_aggregate_start(struct fab_comm *c, int op, uint64_t size)
 {
 	uint32_t n = c->nranks, steps = fab_comm_ring_steps(op, n);
@@ -496,9 +516,7 @@ int fab_comm_start(struct fab_comm *c, const struct fab_coll_req *r, fab_comm_do
 		: use_aggregate(c, r->op, algo, proto, size) || algo == FAB_ALGO_NVLS || algo == FAB_ALGO_SHARP;
 	c->agg_eb = r->elem_bytes;
 	c->agg_root = r->root;
-	int rc = agg ? 0 : ring_fits(c, r->op, algo, proto, size, err);
-	if (!rc && !agg)
-		rc = alltoall_fits(c, r->op, algo, r->count, err);
+	int rc = agg ? 0 : sched_check(c, r->op, algo, proto, size, r->count, err);
 	if (!rc && !agg)
 		rc = fab_coll_build(&a, &c->sched, err);
 	if (rc)

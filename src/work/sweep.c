@@ -256,6 +256,13 @@ int fab_sweep_start(struct fab_sweep *sw, struct fab_comm *c, const struct fab_c
 	if (!sw->nrows)
 		return fab_err_set(err, FAB_EINVAL,
 				   "collective.max_bytes: no size in the range holds a whole element per rank");
+	/* every size's schedule can be built, or the sweep is refused before
+	 * anything runs or is printed */
+	for (uint32_t i = 0; i < sw->nrows; i++) {
+		struct fab_coll_req req = {p->op, p->algo, sw->rows[i].count, eb, p->root};
+		if (fab_comm_fits(c, &req, err))
+			return err->code;
+	}
 	sw->expect = sw->p.warmup + sw->p.iters;
 	/* every size, the first too, begins at rest (rested) */
 	fab_sim_hold(c->w->sim, +1);
