@@ -269,13 +269,19 @@ static bool use_aggregate(const struct fab_comm *c, int op, int algo, int proto,
 	return c->nservers == 1 || ring_sched_steps(c, op, algo, proto, size) * c->siblings > 4e6;
 }
 
-/* whether a schedule of steps taking bytes can be built: fewer steps than
- * an index counts, and bytes within 80% of the memory available (*avail:
- * how much that is; 0 unknown, and then it fits) */
-static bool sched_fits(double steps, double bytes, uint64_t *avail)
+/* A schedule of steps taking bytes is built only in fewer steps than an
+ * index counts and within 80% of the memory available (0 unknown: it
+ * fits); else refused with what it is (what), what was over (counts: the
+ * step index's limit) and the way out (way). */
+static int sched_refuse(const struct fab_comm *c, double steps, double bytes, const char *what, const char *counts,
+			const char *way, struct fab_err *err)
 {
-	*avail = fab_mem_available();
-	return steps < 2e9 && (!*avail || bytes < 0.8 * (double)*avail);
+	uint64_t avail = fab_mem_available();
+	if (steps < 2e9 && (!avail || bytes < 0.8 * (double)avail))
+		return 0;
+	return fab_err_set(err, FAB_EINVAL,
+			   "%s: %s (about %.1f GiB), more than this machine's %.1f GiB available%s; %s", c->name, what,
+			   bytes / (1 << 30), (double)avail / (1 << 30), steps < 2e9 ? "" : counts, way);
 }
 
 /* An all-to-all connects every pair of ranks on every channel, each
@@ -291,17 +297,16 @@ static int alltoall_fits(const struct fab_comm *c, int op, int algo, uint64_t co
 	double n = c->nranks, ch = (double)FAB_MIN((uint64_t)c->channels, FAB_MAX(count, 1));
 	double conns = n * (n - 1) * ch, steps = n + 2 * conns;
 	bool flow = fab_sim_fabric(c->w->sim)->engine == FAB_ENGINE_FLOW;
-	double bytes = conns * (flow ? 680.0 : 1300.0);
-	uint64_t avail;
-	if (sched_fits(steps, bytes, &avail))
-		return 0;
-	return fab_err_set(err, FAB_EINVAL,
-			   "%s: an all-to-all of %u ranks on %.0f channels would open %.3g connections, each with its "
-			   "send and receive (about %.1f GiB), more than this machine's %.1f GiB available%s; fewer "
-			   "ranks (a job's mixture-of-experts all-to-alls run within groups of model.ep replicas) or "
-			   "fewer channels (collective.channels)",
-			   c->name, c->nranks, ch, conns, bytes / (1 << 30), (double)avail / (1 << 30),
-			   steps < 2e9 ? "" : " (and more steps than a schedule can count)");
+	char what[160];
+	snprintf(
+		what, sizeof what,
+		"an all-to-all of %u ranks on %.0f channels would open %.3g connections, each with its send and receive",
+		c->nranks, ch, conns);
+	return sched_refuse(
+		c, steps, conns * (flow ? 680.0 : 1300.0), what, " (and more steps than a schedule can count)",
+		"fewer ranks (a job's mixture-of-experts all-to-alls run within groups of model.ep replicas) or "
+		"fewer channels (collective.channels)",
+		err);
 }
 
 /* A ring's schedule that would not fit (in this machine's memory, or in a
@@ -311,16 +316,13 @@ static int ring_fits(const struct fab_comm *c, int op, int algo, int proto, uint
 	if (algo != FAB_ALGO_RING || !fab_comm_ring_steps(op, c->nranks))
 		return 0;
 	double steps = ring_sched_steps(c, op, algo, proto, size);
-	double bytes = steps * (sizeof(struct fab_step) + 2 * sizeof(uint32_t)); /* a step and its dependencies */
-	uint64_t avail;
-	if (sched_fits(steps, bytes, &avail))
-		return 0;
-	return fab_err_set(err, FAB_EINVAL,
-			   "%s: a ring of %u ranks, %u channels, %s: its schedule would hold %.3g steps (about %.1f "
-			   "GiB), more than this machine's %.1f GiB available%s; use the flow engine (engine: flow, "
-			   "which aggregates a ring), fewer ranks or a smaller size",
-			   c->name, c->nranks, c->channels, fab_coll_op_title(op), steps, bytes / (1 << 30),
-			   (double)avail / (1 << 30), steps < 2e9 ? "" : " (and more steps than it can count)");
+	char what[160];
+	snprintf(what, sizeof what, "a ring of %u ranks, %u channels, %s: its schedule would hold %.3g steps",
+		 c->nranks, c->channels, fab_coll_op_title(op), steps);
+	return sched_refuse(
+		c, steps, steps * (sizeof(struct fab_step) + 2 * sizeof(uint32_t)), /* a step and its dependencies */
+		what, " (and more steps than it can count)",
+		"use the flow engine (engine: flow, which aggregates a ring), fewer ranks or a smaller size", err);
 }
 
 /* a schedule that would not fit, refused: a ring's or an all-to-all's */
